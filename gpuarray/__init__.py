@@ -1,0 +1,73 @@
+"""gpuarray: NumPy-style arrays on any GPU through WebGPU, with automatic fusion.
+
+>>> import gpuarray as xp
+>>> x = xp.linspace(0.0, 1.0, 5, device="cpu")
+>>> y = xp.exp(-x * x * 0.5) * xp.sin(x)      # recorded lazily
+>>> xp.evaluate(y)                            # one fused kernel
+>>> round(float(y[-1]), 4)
+0.5104
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes
+from ._array import GpuArray
+from ._devices import CPU, Device, all_devices, default_device, set_default_device
+from ._metrics import metrics, reset_metrics
+from .namespace.creation import (
+    arange, asarray, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
+)
+from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from .namespace.elementwise import FUNCTIONS as _ELEMENTWISE
+from .namespace.manipulation import (
+    broadcast_arrays, broadcast_to, expand_dims, flip, matrix_transpose, permute_dims, reshape, squeeze,
+)
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+
+bool = _dtypes.bool_  # noqa: A001 - Array API name
+int8, int16, int32, int64 = _dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64
+uint8, uint16, uint32, uint64 = _dtypes.uint8, _dtypes.uint16, _dtypes.uint32, _dtypes.uint64
+float32, float64 = _dtypes.float32, _dtypes.float64
+
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+pi = 3.141592653589793
+newaxis = None
+
+globals().update(_ELEMENTWISE)
+
+
+def evaluate(*arrays: GpuArray) -> None:
+    """Compute these arrays now (fused, one submit). Values are kept on their device.
+
+    >>> a = asarray([1.0, 2.0], device="cpu") + 1
+    >>> evaluate(a)
+    """
+    from .planner import evaluate_nodes
+    for a in arrays:
+        if not isinstance(a, GpuArray):
+            raise TypeError(f"evaluate: expected GpuArrays; got {type(a).__name__}")
+    evaluate_nodes([a._node for a in arrays])
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(f"module 'gpuarray' has no attribute {name!r}")
+
+
+__all__ = [
+    "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
+    "metrics", "reset_metrics", "evaluate",
+    "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
+    "ones", "ones_like", "zeros", "zeros_like",
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "matrix_transpose", "permute_dims",
+    "reshape", "squeeze",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+    "e", "inf", "nan", "pi", "newaxis",
+    *_ELEMENTWISE,
+]

@@ -1,0 +1,244 @@
+"""GpuArray: a lazy NumPy-style array. Operators come from the op table.
+
+>>> import gpuarray as xp
+>>> a = xp.asarray([1.0, 2.0, 3.0], device="cpu")
+>>> (a * 2 + 1).tolist()
+[3.0, 5.0, 7.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._devices import Device
+from ._elementwise import apply, finish
+from ._ops import OPS
+from .graph import views
+from .graph.node import Node
+
+
+class GpuArray:
+    """An n-dimensional array whose operations are recorded lazily and run fused."""
+
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 100.0
+
+    def __init__(self, node: Node) -> None:
+        if not isinstance(node, Node):
+            raise TypeError("GpuArray is created with gpuarray.asarray(...), not directly")
+        self._node = node
+
+    # ---- attributes
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._node.shape, dtype=np.int64))
+
+    @property
+    def device(self) -> Device:
+        return self._node.device
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def T(self) -> GpuArray:
+        return GpuArray(views.permute(self._node, tuple(range(self.ndim))[::-1]))
+
+    @property
+    def mT(self) -> GpuArray:
+        if self.ndim < 2:
+            raise ValueError(f"mT requires an array with at least 2 dimensions; got {self.ndim}")
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return GpuArray(views.permute(self._node, axes))
+
+    # ---- materialization
+    def _host(self) -> np.ndarray:
+        from .planner import evaluate_nodes
+        evaluate_nodes([self._node])
+        return self._node.data.get_host().reshape(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("a GpuArray cannot be exposed to NumPy without a copy; use copy=None or True")
+        out = np.array(self._host(), dtype=dtype, copy=True)
+        return out
+
+    def to_numpy(self) -> np.ndarray:
+        """A host copy as a NumPy array."""
+        return self.__array__()
+
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._host().tolist()
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1 or (self.ndim != 0 and kind == "index"):
+            if kind == "bool":
+                raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                                 "Use a.any() or a.all()")
+            raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
+                            f"converted to Python {kind}s")
+        return self._host().reshape(())[()]
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; got {self.dtype}")
+        return int(self._scalar("index"))
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        text = repr(self._host())          # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"
+        body = text[len("array("):-1].replace("\n", "\n" + " " * (len("GpuArray(") - len("array(")))
+        return f"GpuArray({body}, device='{self.device.name}')"
+
+    def __str__(self) -> str:
+        return str(self._host())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._host()[()], spec)
+        return format(str(self), spec)
+
+    def __hash__(self) -> None:  # type: ignore[override]
+        raise TypeError("unhashable type: 'GpuArray'")
+
+    # ---- indexing and views
+    def __getitem__(self, key: Any) -> GpuArray:
+        from ._indexing import basic_index
+        if isinstance(key, GpuArray) or isinstance(key, (list, np.ndarray)):
+            raise IndexError("integer-array and boolean-mask indexing is not supported yet; "
+                             "use integers, slices, None and ...")
+        return GpuArray(basic_index(self._node, key))
+
+    def reshape(self, *shape: Any) -> GpuArray:
+        from .namespace.manipulation import reshape
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return reshape(self, shape)
+
+    def astype(self, dtype: Any, copy: bool = True) -> GpuArray:
+        from .namespace.data_types import astype
+        return astype(self, dtype, copy=copy)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
+        from .namespace.creation import asarray
+        if stream is not None:
+            raise ValueError("stream is not supported; pass stream=None")
+        return asarray(self, device=device)
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; expected '2024.12'")
+        import gpuarray
+        return gpuarray
+
+    # ---- in-place helper used by generated __i*__ methods
+    def _inplace(self, result: GpuArray, name: str) -> GpuArray:
+        if result.shape != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match "
+                             f"the broadcast shape {result.shape} in {name}")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+                raise TypeError(f"Cannot cast {name} output from dtype {result.dtype} to {self.dtype} "
+                                "with casting rule 'same_kind'")
+            result = result.astype(self.dtype)
+        self._node = result._node
+        return self
+
+
+_OPERAND_TYPES = (GpuArray, bool, int, float, np.ndarray, np.generic)
+
+
+def _binary(name: str, reflected: bool) -> Any:
+    opdef = OPS[name]
+
+    def method(self: GpuArray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return apply(opdef, other, self) if reflected else apply(opdef, self, other)
+    return method
+
+
+def _inplace(name: str) -> Any:
+    opdef = OPS[name]
+
+    def method(self: GpuArray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return self._inplace(apply(opdef, self, other), opdef.name)
+    return method
+
+
+def _unary(name: str) -> Any:
+    opdef = OPS[name]
+
+    def method(self: GpuArray) -> Any:
+        return apply(opdef, self)
+    return method
+
+
+def _install() -> None:
+    for name, opdef in OPS.items():
+        for d in opdef.dunders:
+            for attr, fn in ((f"__{d}__", _binary(name, False)),
+                             (f"__r{d}__", _binary(name, True)),
+                             (f"__i{d}__", _inplace(name))):
+                if d in ("eq", "ne", "lt", "le", "gt", "ge") and attr != f"__{d}__":
+                    continue
+                fn.__name__ = attr
+                fn.__doc__ = f"``{attr}``: {opdef.name} (elementwise)."
+                setattr(GpuArray, attr, fn)
+        if opdef.unary_dunder:
+            fn = _unary(name)
+            fn.__name__ = f"__{opdef.unary_dunder}__"
+            setattr(GpuArray, fn.__name__, fn)
+
+
+_install()
+__all__ = ["GpuArray", "finish"]

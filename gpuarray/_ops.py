@@ -1,0 +1,199 @@
+"""THE op table: one ``OpDef`` per elementwise operation.
+
+Each entry drives the namespace function, the Python operator (with its
+reflected and in-place forms), the NumPy ufunc mapping, the WGSL (through
+the renderer) and the host implementation (the in-process provider).
+Adding an elementwise op means adding one entry here.
+
+WGSL templates are format strings: ``{0}``, ``{1}``, ``{2}`` are the operands,
+``{T}`` their WGSL register type and ``{S}`` the suffix of helper functions
+(``f32``, ``i64`` ...); ``ga_*_{S}`` helpers come from ``render/wgsl_lib.py``.
+A template may be a dict keyed by dtype kind: ``f`` float, ``i`` signed,
+``u`` unsigned, ``b`` bool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Template = str | dict[str, str]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One elementwise operation.
+
+    name: Array API name; ufunc: NumPy ufunc name; nargs: operand count;
+    category: dtype category the operands must belong to (``_dtypes.CATEGORIES``);
+    result: ``same`` (the promoted operand dtype), ``bool``, or ``float``
+    (integer operands are promoted to the default float first);
+    dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
+    wgsl: template; host: NumPy implementation taking arrays of the compute dtype.
+    """
+
+    name: str
+    ufunc: str | None
+    nargs: int
+    category: str
+    wgsl: Template
+    result: str = "same"
+    dunders: tuple[str, ...] = ()
+    unary_dunder: str | None = None
+    host: Callable[..., Any] | None = None
+    doc: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def template(self, kind: str) -> str:
+        t = self.wgsl
+        if isinstance(t, str):
+            return t
+        if kind in t:
+            return t[kind]
+        if kind in "iu" and "int" in t:
+            return t["int"]
+        return t["default"]
+
+    def host_impl(self) -> Callable[..., Any]:
+        if self.host is not None:
+            return self.host
+        assert self.ufunc is not None
+        return getattr(np, self.ufunc)
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def op(name: str, ufunc: str | None, nargs: int, category: str, wgsl: Template, **kw: Any) -> None:
+    OPS[name] = OpDef(name, ufunc, nargs, category, wgsl, **kw)
+
+
+# ---- host implementations where NumPy's own ufunc differs from what the kernel computes
+def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer power; negative exponents give the truncated result (NumPy raises instead)."""
+    if a.dtype.kind in "iu":
+        neg = b < 0
+        if np.any(neg):
+            safe = np.where(neg, 0, b)
+            r = np.power(a, safe)
+            trunc = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+            return np.where(neg, trunc.astype(a.dtype), r)
+    return np.power(a, b)
+
+
+def _shift(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def impl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # NumPy defines shifts past the width (0, or -1 for negative >>); negative
+        # counts are undefined there: we treat them like counts past the width.
+        bits = a.dtype.itemsize * 8
+        big = (b < 0) | (b >= bits)
+        r = fn(a, np.where(big, 0, b).astype(a.dtype))
+        if fn is np.left_shift:
+            fill = np.zeros_like(a)
+        else:
+            fill = np.where(a < 0, -1, 0).astype(a.dtype) if a.dtype.kind == "i" else np.zeros_like(a)
+        return np.where(big, fill, r)
+    return impl
+
+
+_FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
+
+
+def _fl(body: str) -> str:
+    """Float template that propagates NaN explicitly (WGSL may assume no NaN)."""
+    return _FLOAT_GUARD.replace("{body}", body)
+
+
+# ---- arithmetic
+op("add", "add", 2, "numeric", {"default": "({0} + {1})", "b": "({0} || {1})"}, dunders=("add",))
+op("subtract", "subtract", 2, "numeric", "({0} - {1})", dunders=("sub",))
+op("multiply", "multiply", 2, "numeric", {"default": "({0} * {1})", "b": "({0} && {1})"}, dunders=("mul",))
+op("divide", "divide", 2, "numeric", "({0} / {1})", result="float", dunders=("truediv",))
+op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
+op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
+op("pow", "power", 2, "numeric", "ga_pow_{S}({0}, {1})", dunders=("pow",), host=_int_pow)
+op("negative", "negative", 1, "numeric", "({T}(0) - {0})", unary_dunder="neg")
+op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")
+op("abs", "absolute", 1, "numeric", {"f": "abs({0})", "i": "abs({0})", "u": "{0}"}, unary_dunder="abs")
+op("square", "square", 1, "numeric", "({0} * {0})")
+op("reciprocal", "reciprocal", 1, "real floating", "({T}(1) / {0})")
+op("sign", "sign", 1, "numeric", {"f": "ga_sign_{S}({0})", "i": "ga_sign_{S}({0})",
+                                   "u": "select({T}(0), {T}(1), {0} > {T}(0))"})
+op("maximum", "maximum", 2, "real numeric", {"f": "ga_maximum_{S}({0}, {1})", "int": "max({0}, {1})"})
+op("minimum", "minimum", 2, "real numeric", {"f": "ga_minimum_{S}({0}, {1})", "int": "min({0}, {1})"})
+op("copysign", "copysign", 2, "real floating", "ga_copysign_{S}({0}, {1})")
+op("hypot", "hypot", 2, "real floating", "ga_hypot_{S}({0}, {1})")
+op("logaddexp", "logaddexp", 2, "real floating", "ga_logaddexp_{S}({0}, {1})")
+op("nextafter", "nextafter", 2, "real floating", "ga_nextafter_{S}({0}, {1})")
+op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
+
+# ---- rounding
+op("ceil", "ceil", 1, "real numeric", {"f": "ceil({0})", "int": "{0}"})
+op("floor", "floor", 1, "real numeric", {"f": "floor({0})", "int": "{0}"})
+op("trunc", "trunc", 1, "real numeric", {"f": "trunc({0})", "int": "{0}"})
+op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}"})
+
+# ---- transcendental (NaN propagated explicitly; special values in the helpers)
+for _name, _uf, _body in [
+    ("exp", "exp", "ga_exp_{S}({0})"), ("expm1", "expm1", "ga_expm1_{S}({0})"),
+    ("log", "log", "ga_log_{S}({0})"), ("log1p", "log1p", "ga_log1p_{S}({0})"),
+    ("log2", "log2", "ga_log2_{S}({0})"), ("log10", "log10", "ga_log10_{S}({0})"),
+    ("sqrt", "sqrt", "ga_sqrt_{S}({0})"),
+    ("sin", "sin", "ga_sin_{S}({0})"), ("cos", "cos", "ga_cos_{S}({0})"), ("tan", "tan", "ga_tan_{S}({0})"),
+    ("asin", "arcsin", "ga_asin_{S}({0})"), ("acos", "arccos", "ga_acos_{S}({0})"),
+    ("atan", "arctan", "atan({0})"),
+    ("sinh", "sinh", "ga_sinh_{S}({0})"), ("cosh", "cosh", "ga_cosh_{S}({0})"),
+    ("tanh", "tanh", "ga_tanh_{S}({0})"),
+    ("asinh", "arcsinh", "ga_asinh_{S}({0})"), ("acosh", "arccosh", "ga_acosh_{S}({0})"),
+    ("atanh", "arctanh", "ga_atanh_{S}({0})"),
+]:
+    op(_name, _uf, 1, "real floating", _fl(_body), extra={"transcendental": True})
+
+# ---- predicates
+op("isnan", "isnan", 1, "numeric", {"f": "ga_isnan_{S}({0})", "int": "false"}, result="bool")
+op("isinf", "isinf", 1, "numeric", {"f": "ga_isinf_{S}({0})", "int": "false"}, result="bool")
+op("isfinite", "isfinite", 1, "numeric", {"f": "ga_isfinite_{S}({0})", "int": "true"}, result="bool")
+op("signbit", "signbit", 1, "real floating", "ga_signbit_{S}({0})", result="bool")
+
+# ---- comparison (NaN compares unordered, written out explicitly)
+for _name, _uf, _sym, _dunder in [
+    ("equal", "equal", "==", "eq"), ("not_equal", "not_equal", "!=", "ne"),
+    ("less", "less", "<", "lt"), ("less_equal", "less_equal", "<=", "le"),
+    ("greater", "greater", ">", "gt"), ("greater_equal", "greater_equal", ">=", "ge"),
+]:
+    _nan = "true" if _sym == "!=" else "false"
+    _f = f"select(({{0}} {_sym} {{1}}), {_nan}, ga_isnan_{{S}}({{0}}) || ga_isnan_{{S}}({{1}}))"
+    _cat = "any" if _sym in ("==", "!=") else "real numeric"
+    op(_name, _uf, 2, _cat, {"f": _f, "default": f"({{0}} {_sym} {{1}})"}, result="bool",
+       dunders=(_dunder,))
+
+# ---- logical and bitwise
+op("logical_and", "logical_and", 2, "bool", "({0} && {1})")
+op("logical_or", "logical_or", 2, "bool", "({0} || {1})")
+op("logical_xor", "logical_xor", 2, "bool", "({0} != {1})")
+op("logical_not", "logical_not", 1, "bool", "(!{0})")
+op("bitwise_and", "bitwise_and", 2, "integer or boolean", {"default": "({0} & {1})", "b": "({0} && {1})"},
+   dunders=("and",))
+op("bitwise_or", "bitwise_or", 2, "integer or boolean", {"default": "({0} | {1})", "b": "({0} || {1})"},
+   dunders=("or",))
+op("bitwise_xor", "bitwise_xor", 2, "integer or boolean", {"default": "({0} ^ {1})", "b": "({0} != {1})"},
+   dunders=("xor",))
+op("bitwise_invert", "invert", 1, "integer or boolean", {"default": "(~{0})", "b": "(!{0})"},
+   unary_dunder="invert")
+op("bitwise_left_shift", "left_shift", 2, "integer", "ga_shl_{S}({0}, {1}, {BITS})", dunders=("lshift",),
+   host=_shift(np.left_shift))
+op("bitwise_right_shift", "right_shift", 2, "integer", "ga_shr_{S}({0}, {1}, {BITS})", dunders=("rshift",),
+   host=_shift(np.right_shift))
+
+# ---- complex-ready identities on real dtypes
+op("conj", "conjugate", 1, "numeric", "{0}")
+op("real", None, 1, "numeric", "{0}", host=lambda a: a.copy())
+op("imag", None, 1, "numeric", "{T}(0)", host=np.zeros_like)
+
+# ---- selection
+op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)
+
+UFUNC_TO_OP: dict[str, str] = {d.ufunc: n for n, d in OPS.items() if d.ufunc}

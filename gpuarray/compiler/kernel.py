@@ -1,0 +1,77 @@
+"""Kernel plans: a small SSA program over one output shape.
+
+A ``Kernel`` is what a provider runs. Its instructions are:
+
+- ``input``   a realized array read from a buffer (params: ``(k,)`` into ``inputs``)
+- ``const``   a 0-d scalar, passed as a uniform (params: ``(value,)``)
+- ``iota``    the linear index as a 1-d array of ``shape``
+- ``view``    a strided view of its argument's C-contiguous layout
+              (params: ``(strides, offset)``, in elements)
+- ``reshape`` the argument's elements in C order, in a new shape
+- ``astype``  a conversion to ``dtype``
+- any op-table name: elementwise, operands broadcast to ``shape``
+
+Shapes, strides, offsets and scalar values are runtime parameters; only the
+structure (ops, dtypes, ranks, broadcast patterns) goes into ``signature``,
+so one compiled pipeline serves every size and every scalar value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..graph.shapes import Shape, broadcast_pattern
+
+
+@dataclass
+class Instr:
+    op: str
+    args: tuple[int, ...]
+    dtype: np.dtype
+    shape: Shape
+    params: tuple = ()
+
+    def static(self, instrs: list[Instr]) -> tuple:
+        """The structural part of this instruction (what the shader depends on)."""
+        pats = tuple(broadcast_pattern(instrs[a].shape, self.shape) for a in self.args)
+        extra: tuple = ()
+        if self.op in ("view", "reshape"):
+            extra = (len(instrs[self.args[0]].shape),)
+        return (self.op, self.args, self.dtype.str, len(self.shape), pats, extra)
+
+
+@dataclass
+class Kernel:
+    instrs: list[Instr]
+    inputs: list[Any]            # realized graph nodes, in ``input`` order
+    outputs: list[int]           # instruction indices, all of shape ``out_shape``
+    out_nodes: list[Any]         # graph nodes that receive the outputs
+    out_shape: Shape
+    device: Any = None
+    _sig: tuple | None = field(default=None, repr=False)
+
+    @property
+    def signature(self) -> tuple:
+        if self._sig is None:
+            self._sig = (tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
+                         len(self.out_shape))
+        return self._sig
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.out_shape, dtype=np.int64))
+
+    def ops(self) -> set[str]:
+        return {i.op for i in self.instrs}
+
+    def dtypes(self) -> set[np.dtype]:
+        return {i.dtype for i in self.instrs}
+
+    def describe(self) -> str:
+        lines = [f"kernel -> {self.out_shape} ({len(self.outputs)} output(s))"]
+        for n, ins in enumerate(self.instrs):
+            lines.append(f"  %{n} = {ins.op}{list(ins.args)} : {ins.dtype}{list(ins.shape)}")
+        return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""Graph nodes: immutable, hash-consed records of one operation.
+
+A node is (op, inputs, dtype, shape, attrs). Identical requests return the
+same node, so common subexpressions are shared. Once a node is evaluated it
+holds its data (``node.data``) and drops its inputs, so a long chain of
+evaluated nodes does not keep its history alive.
+
+>>> import numpy as np
+>>> a = leaf(np.arange(3.0), device="cpu")
+>>> make("add", (a, a), a.dtype, a.shape) is make("add", (a, a), a.dtype, a.shape)
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .shapes import Shape
+
+_serial = itertools.count(1)
+_table: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+_lock = threading.Lock()
+
+# Depth of unevaluated history after which a node is evaluated eagerly, so that
+# graphs built in long loops stay bounded in memory and shader size.
+MAX_DEPTH = 96
+
+
+class Node:
+    """One operation in the expression graph (or a leaf holding data)."""
+
+    __slots__ = ("op", "inputs", "dtype", "shape", "attrs", "device", "serial",
+                 "data", "depth", "__weakref__")
+
+    op: str
+    inputs: tuple[Node, ...]
+    dtype: np.dtype
+    shape: Shape
+    attrs: tuple
+    device: Any
+    serial: int
+    data: Any            # a residency.Data once realized, else None
+    depth: int
+
+    def __init__(self, op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
+                 attrs: tuple, device: Any) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.dtype = dtype
+        self.shape = shape
+        self.attrs = attrs
+        self.device = device
+        self.serial = next(_serial)
+        self.data = None
+        self.depth = 1 + max((i.depth for i in inputs), default=0)
+
+    @property
+    def realized(self) -> bool:
+        return self.data is not None
+
+    def realize(self, data: Any) -> None:
+        """Attach evaluated data and forget the inputs."""
+        self.data = data
+        self.inputs = ()
+        self.depth = 0
+
+    def __repr__(self) -> str:
+        state = "realized" if self.realized else f"{len(self.inputs)} inputs"
+        return f"Node#{self.serial}({self.op}, {self.dtype}, {self.shape}, {state})"
+
+
+def _attr_key(value: Any) -> Any:
+    """Hashable key for attrs; floats by their bits so -0.0, 0.0 and NaN stay apart."""
+    if isinstance(value, float):
+        return ("f", struct.pack("<d", value))
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.tobytes())
+    if isinstance(value, tuple):
+        return tuple(_attr_key(v) for v in value)
+    return value
+
+
+def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
+         attrs: tuple = (), device: Any = None) -> Node:
+    """Return the node for this operation, reusing an identical live one."""
+    if device is None:
+        device = inputs[0].device
+    key = (op, tuple(i.serial for i in inputs), dtype.str, shape, _attr_key(attrs), device)
+    with _lock:
+        node = _table.get(key)
+        if node is None:
+            node = Node(op, inputs, dtype, shape, attrs, device)
+            _table[key] = node
+    return node
+
+
+def const(value: Any, dtype: np.dtype, device: Any) -> Node:
+    """A 0-d constant; its value reaches kernels as a uniform, never as a literal."""
+    v = np.asarray(value, dtype=dtype)[()]
+    return make("const", (), dtype, (), (v,), device)
+
+
+def leaf(host: np.ndarray, device: Any) -> Node:
+    """A node holding data that starts on the host."""
+    from ..residency import Data
+
+    node = Node("leaf", (), host.dtype, tuple(host.shape), (), device)
+    node.realize(Data.from_host(host, device))
+    return node
+
+
+def realized_leaf(data: Any, dtype: np.dtype, shape: Shape, device: Any) -> Node:
+    node = Node("leaf", (), dtype, shape, (), device)
+    node.realize(data)
+    return node

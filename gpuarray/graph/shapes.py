@@ -1,0 +1,61 @@
+"""Shape arithmetic: broadcasting, contiguous strides, view composition."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Shape = tuple[int, ...]
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    """Broadcast shapes as NumPy does.
+
+    >>> broadcast_shapes((3, 1), (4,))
+    (3, 4)
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                raise ValueError(
+                    "operands could not be broadcast together with shapes "
+                    + " ".join(str(tuple(x)) for x in shapes)
+                )
+    return tuple(out)
+
+
+def contiguous_strides(shape: Sequence[int]) -> Shape:
+    """Element strides of a C-contiguous array of this shape."""
+    strides = [1] * len(shape)
+    acc = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def size_of(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+def broadcast_pattern(in_shape: Shape, out_shape: Shape) -> tuple[bool, ...] | None:
+    """None when in_shape == out_shape, else a flag per input dim: True where it is broadcast."""
+    if in_shape == out_shape:
+        return None
+    lead = len(out_shape) - len(in_shape)
+    return tuple(d == 1 and out_shape[lead + i] != 1 for i, d in enumerate(in_shape))
+
+
+def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{name} must be an integer; got {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        from numpy.exceptions import AxisError
+
+        raise AxisError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim

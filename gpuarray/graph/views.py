@@ -1,0 +1,109 @@
+"""Views as index arithmetic: slicing, permuting, broadcasting, reshaping.
+
+A ``view`` node reads its base's elements through (shape, strides, offset),
+in elements of the base's C-contiguous layout, as NumPy's strided views do.
+A view of a view composes into one view of the same base, so chains of
+slicing stay one index computation. ``reshape`` reads elements in C order.
+No view copies data; a kernel computes the index.
+
+>>> import numpy as np
+>>> from .node import leaf
+>>> v = strided_view(leaf(np.arange(6.0), "cpu"), (3,), (2,), 1)
+>>> v.op, v.attrs
+('view', ((2,), 1))
+"""
+
+from __future__ import annotations
+
+from .node import Node, make, realized_leaf
+from .shapes import Shape, contiguous_strides, size_of
+
+
+def strided_parts(node: Node) -> tuple[Node, Shape, tuple[int, ...], int]:
+    """(base, shape, strides, offset) describing ``node`` as a strided view of a base."""
+    if node.op == "view" and not node.realized:
+        strides, offset = node.attrs
+        return node.inputs[0], node.shape, strides, offset
+    return node, node.shape, contiguous_strides(node.shape), 0
+
+
+def strided_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int) -> Node:
+    """A view of ``base``; the base itself when the view is the identity."""
+    shape = tuple(int(s) for s in shape)
+    strides = tuple(0 if shape[i] == 1 else int(st) for i, st in enumerate(strides))
+    if shape == base.shape and offset == 0 and strides == tuple(
+            0 if d == 1 else s for d, s in zip(base.shape, contiguous_strides(base.shape), strict=True)):
+        return base
+    return make("view", (base,), base.dtype, shape, (strides, int(offset)))
+
+
+def compose(node: Node, shape: Shape, strides: tuple[int, ...], offset: int) -> Node:
+    """Apply a strided map given relative to ``node``'s strided description (already composed)."""
+    base = strided_parts(node)[0]
+    return strided_view(base, shape, strides, offset)
+
+
+def permute(node: Node, axes: tuple[int, ...]) -> Node:
+    base, shape, strides, off = strided_parts(node)
+    return strided_view(base, tuple(shape[a] for a in axes), tuple(strides[a] for a in axes), off)
+
+
+def broadcast_to(node: Node, shape: Shape) -> Node:
+    base, old, strides, off = strided_parts(node)
+    lead = len(shape) - len(old)
+    new_strides = [0] * lead
+    for i, d in enumerate(old):
+        new_strides.append(0 if d == 1 and shape[lead + i] != 1 else strides[i])
+    return strided_view(base, shape, tuple(new_strides), off)
+
+
+def reshape(node: Node, shape: Shape) -> Node:
+    """``node``'s elements in C order in ``shape`` (sizes must agree)."""
+    shape = tuple(shape)
+    if shape == node.shape:
+        return node
+    if node.realized:
+        return realized_leaf(node.data, node.dtype, shape, node.device)
+    if node.op == "reshape":
+        node = node.inputs[0]
+        if node.shape == shape:
+            return node
+    base, old, strides, off = strided_parts(node)
+    if node.op == "view" and size_of(shape) > 0:
+        attempt = _nocopy_strides(old, strides, shape)
+        if attempt is not None:
+            return strided_view(base, shape, attempt, off)
+    return make("reshape", (node,), node.dtype, shape)
+
+
+def _nocopy_strides(old: Shape, strides: tuple[int, ...], new: Shape) -> tuple[int, ...] | None:
+    """NumPy's attempt_nocopy_reshape: strides for ``new`` over the same memory, or None."""
+    o = [(d, s) for d, s in zip(old, strides, strict=True) if d != 1]
+    n_dims = list(new)
+    out = [0] * len(new)
+    oi = ni = 0
+    nonones = [i for i, d in enumerate(n_dims) if d != 1]
+    nn = [n_dims[i] for i in nonones]
+    res = [0] * len(nn)
+    while oi < len(o) and ni < len(nn):
+        np_, op_ = nn[ni], o[oi][0]
+        nj, oj = ni + 1, oi + 1
+        while np_ != op_:
+            if np_ < op_:
+                np_ *= nn[nj]
+                nj += 1
+            else:
+                op_ *= o[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if o[k][1] != o[k + 1][0] * o[k + 1][1]:
+                return None
+        res[nj - 1] = o[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            res[k - 1] = res[k] * nn[k]
+        ni, oi = nj, oj
+    if ni != len(nn) or oi != len(o):
+        return None
+    for idx, i in enumerate(nonones):
+        out[i] = res[idx]
+    return tuple(out)

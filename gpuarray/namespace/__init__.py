@@ -1,0 +1,1 @@
+"""Array API functions, one module per spec category."""

@@ -1,0 +1,239 @@
+"""Creation functions (Array API: creation category). All lazy: nothing is
+uploaded or computed until a value is needed.
+
+>>> import gpuarray as xp
+>>> xp.arange(4, device="cpu").tolist()
+[0, 1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._array import GpuArray
+from .._devices import Device, as_device
+from .._elementwise import apply, astype_node, finish
+from .._ops import OPS
+from ..graph.node import const, leaf, make
+from ..graph.views import strided_view
+
+ShapeLike = int | Sequence[int]
+
+
+def _shape(shape: ShapeLike) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        out = tuple(operator.index(s) for s in shape)  # type: ignore[union-attr]
+    except TypeError as exc:
+        raise TypeError(f"shape must be an int or a sequence of ints; got {shape!r}") from exc
+    if any(s < 0 for s in out):
+        raise ValueError(f"negative dimensions are not allowed; got shape {out}")
+    return out
+
+
+def _dtype_or(dtype: Any, default: np.dtype, device: Device) -> np.dtype:
+    dt = default if dtype is None else _dtypes.as_dtype(dtype)
+    device.check_dtype(dt)
+    return dt
+
+
+def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
+    """Default dtypes for Python data: bool, the device's default int and float."""
+    kind = host.dtype.kind
+    from_python = not isinstance(obj, (np.ndarray, np.generic))
+    if kind == "b":
+        return _dtypes.bool_
+    if kind in "iu" and from_python:
+        return device.default_int if host.dtype.itemsize <= 8 else host.dtype
+    if kind == "f" and from_python:
+        return device.default_float
+    if host.dtype in _dtypes.ALL_DTYPES:
+        return host.dtype
+    raise TypeError(f"gpuarray does not support dtype {host.dtype}; expected one of {_dtypes.dtype_names()}")
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> GpuArray:
+    """Convert lists, scalars, NumPy arrays and GpuArrays to a GpuArray.
+
+    >>> asarray([1, 2], dtype="float32", device="cpu").dtype
+    dtype('float32')
+    """
+    if isinstance(obj, GpuArray):
+        dev = obj.device if device is None else as_device(device)
+        out = obj
+        if dtype is not None and _dtypes.as_dtype(dtype) != obj.dtype:
+            if copy is False:
+                raise ValueError("asarray: copy=False but a dtype conversion needs a copy")
+            out = GpuArray(astype_node(obj._node, _dtypes.as_dtype(dtype)))
+        if dev != obj.device:
+            if copy is False:
+                raise ValueError(f"asarray: copy=False but moving to {dev.name} needs a copy")
+            dev.check_dtype(out.dtype)
+            return GpuArray(leaf(out._host(), dev))
+        return GpuArray(out._node) if copy else out
+    dev = as_device(device)
+    if copy is False and not isinstance(obj, np.ndarray):
+        raise ValueError("asarray: copy=False requires an existing array; this input needs a copy")
+    if isinstance(obj, (complex, np.complexfloating)):
+        raise TypeError("complex data is not supported yet; expected bool, int or float data")
+    try:
+        host = np.asarray(obj)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"asarray: cannot convert {type(obj).__name__} to an array: {exc}") from exc
+    if host.dtype == object:
+        raise TypeError(f"asarray: cannot convert {type(obj).__name__} with mixed or non-numeric items")
+    if dtype is None:
+        dt = _infer_dtype(host, obj, dev)
+    else:
+        dt = _dtypes.as_dtype(dtype)
+    dev.check_dtype(dt)
+    if host.dtype.kind in "iu" and dt.kind in "iu" and host.size and not isinstance(obj, np.ndarray):
+        info = np.iinfo(dt)
+        if host.min() < info.min or host.max() > info.max:
+            raise OverflowError(f"Python integer out of bounds for {dt}")
+    if copy is False and host.dtype != dt:
+        raise ValueError("asarray: copy=False but a dtype conversion needs a copy")
+    data = np.array(host, dtype=dt, copy=True)
+    return GpuArray(leaf(data, dev))
+
+
+def full(shape: ShapeLike, fill_value: bool | int | float, *, dtype: Any = None,
+         device: Any = None) -> GpuArray:
+    """An array of ``shape`` filled with ``fill_value`` (lazy: a broadcast uniform)."""
+    dev = as_device(device)
+    shp = _shape(shape)
+    if isinstance(fill_value, GpuArray):
+        fill_value = fill_value.item()
+    if isinstance(fill_value, (np.generic,)):
+        fill_value = fill_value.item()
+    kind = _dtypes.scalar_kind(fill_value)
+    if kind is None:
+        raise TypeError(f"fill_value must be bool, int or float; got {type(fill_value).__name__}")
+    default = {"b": _dtypes.bool_, "i": dev.default_int, "f": dev.default_float}[kind]
+    dt = _dtype_or(dtype, default, dev)
+    if kind == "i" and dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not info.min <= fill_value <= info.max:
+            raise OverflowError(f"Python integer {fill_value} out of bounds for {dt}")
+    c = const(fill_value, dt, dev)
+    return GpuArray(strided_view(c, shp, (0,) * len(shp), 0) if shp else c)
+
+
+def zeros(shape: ShapeLike, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    """An array of zeros (default float dtype)."""
+    dev = as_device(device)
+    return full(shape, 0, dtype=_dtype_or(dtype, dev.default_float, dev), device=dev)
+
+
+def ones(shape: ShapeLike, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    """An array of ones (default float dtype)."""
+    dev = as_device(device)
+    return full(shape, 1, dtype=_dtype_or(dtype, dev.default_float, dev), device=dev)
+
+
+def empty(shape: ShapeLike, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    """An uninitialized array; gpuarray fills it with zeros."""
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def _like(x: GpuArray, dtype: Any, device: Any) -> tuple[Any, Any]:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"expected a GpuArray; got {type(x).__name__}")
+    return (x.dtype if dtype is None else dtype), (x.device if device is None else device)
+
+
+def zeros_like(x: GpuArray, /, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    dt, dev = _like(x, dtype, device)
+    return zeros(x.shape, dtype=dt, device=dev)
+
+
+def ones_like(x: GpuArray, /, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    dt, dev = _like(x, dtype, device)
+    return ones(x.shape, dtype=dt, device=dev)
+
+
+def empty_like(x: GpuArray, /, *, dtype: Any = None, device: Any = None) -> GpuArray:
+    dt, dev = _like(x, dtype, device)
+    return empty(x.shape, dtype=dt, device=dev)
+
+
+def full_like(x: GpuArray, /, fill_value: bool | int | float, *, dtype: Any = None,
+              device: Any = None) -> GpuArray:
+    dt, dev = _like(x, dtype, device)
+    return full(x.shape, fill_value, dtype=dt, device=dev)
+
+
+def _iota(n: int, dtype: np.dtype, device: Device) -> GpuArray:
+    return GpuArray(make("iota", (), dtype, (n,), (), device))
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: Any = None, device: Any = None) -> GpuArray:
+    """Evenly spaced values in [start, stop), computed on the device as ``start + i * step``."""
+    dev = as_device(device)
+    if stop is None:
+        start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if _dtypes.scalar_kind(v) is None and not isinstance(v, np.number):
+            raise TypeError(f"arange: {name} must be a real number; got {type(v).__name__}")
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+    dt = _dtype_or(dtype, dev.default_float if is_float else dev.default_int, dev)
+    n = max(0, math.ceil((stop - start) / step))
+    if dt.kind in "iu" and n:
+        info = np.iinfo(dt)
+        last = start + (n - 1) * step
+        if not (info.min <= start <= info.max and info.min <= last <= info.max):
+            raise OverflowError(f"arange: values do not fit {dt}")
+    if dt == _dtypes.bool_:
+        if n > 2:
+            raise ValueError("arange: no more than 2 elements for a boolean result")
+        return asarray(np.arange(start, stop, step, dtype=bool), device=dev)
+    i = _iota(n, dt, dev)
+    mul, add = OPS["multiply"], OPS["add"]
+    out = i if step == 1 else apply(mul, i, dt.type(step).item())
+    return out if start == 0 else apply(add, out, dt.type(start).item())
+
+
+def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any = None,
+             device: Any = None, endpoint: bool = True) -> GpuArray:
+    """``num`` evenly spaced samples over [start, stop] (as NumPy: the last is exactly ``stop``)."""
+    dev = as_device(device)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    dt = _dtype_or(dtype, dev.default_float, dev)
+    if dt.kind != "f":
+        raise TypeError(f"linspace: dtype must be a floating-point dtype; got {dt}")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    i = _iota(num, dt, dev)
+    y = apply(OPS["add"], apply(OPS["multiply"], i, float(step)), float(start))
+    if endpoint and num > 1:
+        last = apply(OPS["equal"], i, float(num - 1))
+        y = apply(OPS["where"], last, float(stop), y)
+    return y
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device: Any = None) -> GpuArray:
+    """Ones on the k-th diagonal, zeros elsewhere (computed from two index ramps)."""
+    dev = as_device(device)
+    n_cols = n_rows if n_cols is None else n_cols
+    n_rows, n_cols, k = operator.index(n_rows), operator.index(n_cols), operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError("eye: dimensions must be non-negative")
+    dt = _dtype_or(dtype, dev.default_float, dev)
+    it = _dtypes.int32
+    rows = GpuArray(make("reshape", (_iota(n_rows, it, dev)._node,), it, (n_rows, 1)))
+    cols = _iota(n_cols, it, dev)
+    hit = apply(OPS["equal"], apply(OPS["add"], rows, k) if k else rows, cols)
+    return finish(astype_node(hit._node, dt))

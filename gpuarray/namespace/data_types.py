@@ -1,0 +1,81 @@
+"""Data type functions: astype, can_cast, finfo, iinfo, isdtype, result_type.
+
+>>> import gpuarray as xp
+>>> xp.isdtype(xp.float32, "real floating")
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._array import GpuArray
+from .._devices import as_device
+from .._elementwise import astype_node, finish
+
+
+def astype(x: GpuArray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> GpuArray:
+    """``x`` converted to ``dtype`` (NumPy's casting results, computed on the device)."""
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"astype: expected a GpuArray; got {type(x).__name__}")
+    dt = _dtypes.as_dtype(dtype)
+    dev = x.device if device is None else as_device(device)
+    dev.check_dtype(dt)
+    out = x if dt == x.dtype and not copy else finish(astype_node(x._node, dt))
+    if dt == x.dtype and copy:
+        out = GpuArray(x._node)
+    return out if dev == x.device else out.to_device(dev)
+
+
+def _dt(x: Any) -> np.dtype:
+    return x.dtype if isinstance(x, GpuArray) else _dtypes.as_dtype(x)
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether Array API promotion allows ``from_`` -> ``to``."""
+    return bool(np.can_cast(_dt(from_), _dtypes.as_dtype(to), casting="safe"))
+
+
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    """The dtype an operation on these would return (Python scalars weak)."""
+    args = [a.dtype if isinstance(a, GpuArray) else a for a in arrays_and_dtypes]
+    args = [a if _dtypes.scalar_kind(a) is not None and not isinstance(a, np.dtype)
+            else _dtypes.as_dtype(a) for a in args]
+    return _dtypes.result_type(*args)
+
+
+def finfo(type: Any, /) -> Any:
+    """Machine limits of a floating-point dtype."""
+    dt = _dt(type)
+    if dt.kind != "f":
+        raise ValueError(f"finfo: expected a floating-point dtype; got {dt}")
+    return np.finfo(dt)
+
+
+def iinfo(type: Any, /) -> Any:
+    """Machine limits of an integer dtype."""
+    dt = _dt(type)
+    if dt.kind not in "iu":
+        raise ValueError(f"iinfo: expected an integer dtype; got {dt}")
+    return np.iinfo(dt)
+
+
+_KIND_NAMES = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
+               "complex floating", "numeric")
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether ``dtype`` is of ``kind`` (a dtype, a kind name, or a tuple of those)."""
+    dt = _dtypes.as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(dt, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KIND_NAMES:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {_KIND_NAMES}")
+        if kind == "complex floating":
+            return False
+        return dt in _dtypes.CATEGORIES[kind]
+    return dt == _dtypes.as_dtype(kind)

@@ -1,0 +1,45 @@
+"""Elementwise functions, generated from the op table (one function per ``OpDef``).
+
+>>> import gpuarray as xp
+>>> xp.exp(xp.asarray([0.0], device="cpu")).tolist()
+[1.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._elementwise import apply
+from .._ops import OPS, OpDef
+
+_NAMES = ("x",) , ("x1", "x2"), ("condition", "x1", "x2")
+
+
+def _make(opdef: OpDef) -> Any:
+    def fn(*args: Any) -> Any:
+        return apply(opdef, *args)
+    fn.__name__ = fn.__qualname__ = opdef.name
+    params = ", ".join(_NAMES[opdef.nargs - 1])
+    fn.__doc__ = (f"{opdef.name}({params}, /): elementwise {opdef.name}"
+                  f"{' (NumPy: ' + opdef.ufunc + ')' if opdef.ufunc else ''}; "
+                  f"operands must be {opdef.category}.")
+    fn.__module__ = "gpuarray"
+    return fn
+
+
+FUNCTIONS: dict[str, Any] = {name: _make(d) for name, d in OPS.items()}
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
+    """Clamp ``x`` to [min, max] (NaN propagates, as in NumPy); keeps ``x``'s dtype."""
+    out = x
+    if min is not None:
+        out = apply(OPS["maximum"], out, min)
+    if max is not None:
+        out = apply(OPS["minimum"], out, max)
+    if out is x:
+        return apply(OPS["positive"], x)
+    return out.astype(x.dtype) if out.dtype != x.dtype else out
+
+
+FUNCTIONS["clip"] = clip

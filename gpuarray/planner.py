@@ -1,0 +1,86 @@
+"""Where each kernel runs, and running it.
+
+Today's rule: a kernel runs on the provider of its device, unless that
+provider cannot run it (an unsupported dtype or op on that adapter, a size
+past its limits); then it runs on the host with NumPy, the fallback is
+counted in ``metrics()["host_fallbacks"]``, and its result stays with the
+array's device (uploaded when a later kernel needs it there).
+Every decision is kept in a short log (``decisions()``).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from . import _metrics
+from .compiler.kernel import Kernel
+from .compiler.schedule import schedule
+from .graph.node import Node
+from .providers.inprocess import run_kernel
+from .residency import Data
+
+_log: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
+_lock = threading.RLock()
+
+
+def decisions() -> list[dict[str, Any]]:
+    """The most recent placement decisions, oldest first."""
+    return list(_log)
+
+
+def place(kernel: Kernel) -> tuple[Any, str]:
+    """(provider, reason) for ``kernel``."""
+    provider = kernel.device.provider
+    if provider.host_memory:
+        return provider, "device is the host"
+    why = provider.cannot_run(kernel)
+    if why:
+        return None, why
+    return provider, f"runs on {kernel.device.name}"
+
+
+def _inputs_on_host(kernel: Kernel) -> list[Any]:
+    return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
+
+
+def evaluate_nodes(nodes: Sequence[Node]) -> None:
+    """Realize ``nodes``: schedule their unevaluated cones and run the kernels."""
+    targets = [n for n in nodes if not n.realized]
+    if not targets:
+        return
+    with _lock:
+        targets = [n for n in targets if not n.realized]
+        kernels = schedule(targets)
+        if not kernels:
+            return
+        _metrics.add("evaluations")
+        batches: dict[int, tuple[Any, list[Kernel]]] = {}
+        for k in kernels:
+            provider, why = place(k)
+            _log.append({"kernel": k.describe().splitlines()[0], "device": k.device.name,
+                         "placed": "host" if provider is None or provider.host_memory else provider.name,
+                         "why": why, "elements": k.size})
+            if provider is None:
+                outs = run_kernel(k, _inputs_on_host(k))
+                _metrics.add("host_fallbacks")
+                _metrics.add("host_kernels")
+                for node, arr in zip(k.out_nodes, outs, strict=True):
+                    node.realize(Data(arr.dtype, arr.shape, host=arr))
+                continue
+            batches.setdefault(id(provider), (provider, []))[1].append(k)
+        for provider, ks in batches.values():
+            if provider.host_memory:
+                _metrics.add("host_kernels", len(ks))
+                batch = [(k, _inputs_on_host(k)) for k in ks]
+            else:
+                batch = [(k, [n.data.get_handle(provider) for n in k.inputs]) for k in ks]
+            results = provider.run(batch)
+            for k, outs in zip(ks, results, strict=True):
+                for node, h in zip(k.out_nodes, outs, strict=True):
+                    if provider.host_memory:
+                        node.realize(Data(node.dtype, node.shape, host=h))
+                    else:
+                        node.realize(Data(node.dtype, node.shape, handle=h, provider=provider))

@@ -1,0 +1,1 @@
+"""Renderers: kernel plans -> shader source. Renderers never touch a device."""

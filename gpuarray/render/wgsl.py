@@ -1,0 +1,278 @@
+"""Render a kernel plan as one WGSL compute shader.
+
+The output index ``gi`` is spread over a 2-D grid of workgroups (at most
+65535 per dimension). Operands are inlined as SSA ``let``s; views and
+broadcasting become index arithmetic, shapes and strides are read from the
+``prm`` parameter array, and scalars are uniforms too, so the source depends
+only on ``kernel.signature``.
+
+>>> import numpy as np
+>>> from gpuarray.graph import leaf, make
+>>> from gpuarray.compiler import schedule
+>>> a = leaf(np.arange(4, dtype=np.float32), "cpu")
+>>> k = schedule([make("exp", (a,), a.dtype, a.shape)])[0]
+>>> "fn main" in render(k).source
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from .._ops import OPS
+from ..compiler.kernel import Kernel
+from ..graph.shapes import contiguous_strides
+from .wgsl_lib import helpers_for
+
+WORKGROUP = 256
+_WIDE = {"f64": "cf64", "i64": "ci64", "u64": "cu64"}
+_SMALL_WRAP = {
+    np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({x}) << 16u) >> 16u",
+    np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu",
+}
+
+Idx = tuple  # ("lin", expr) | ("multi", (expr, ...))
+
+
+@dataclass
+class Rendered:
+    """WGSL source plus how to fill its parameter arrays for any kernel of the same signature."""
+
+    source: str
+    slots: list[tuple]                 # prm[1:] specs
+    wide: dict[str, list[int]]         # 64-bit const arrays: WGSL type -> const instr indices
+    n_inputs: int
+    n_outputs: int
+
+    def meta(self, kernel: Kernel) -> np.ndarray:
+        vals = [kernel.size]
+        ins = kernel.instrs
+        for spec in self.slots:
+            kind = spec[0]
+            if kind == "dim":
+                vals.append(ins[spec[1]].shape[spec[2]])
+            elif kind == "cstride":
+                vals.append(contiguous_strides(ins[spec[1]].shape)[spec[2]])
+            elif kind == "vstride":
+                vals.append(ins[spec[1]].params[0][spec[2]])
+            elif kind == "voffset":
+                vals.append(ins[spec[1]].params[1])
+            elif kind == "c32":
+                c = np.asarray(ins[spec[1]].params[0], dtype=ins[spec[1]].dtype)
+                vals.append(int(c.astype(_bits32(c.dtype)).view(np.uint32)))
+        return np.array([v & 0xFFFFFFFF for v in vals], dtype=np.uint32)
+
+    def wide_values(self, kernel: Kernel) -> dict[str, np.ndarray]:
+        out = {}
+        for t, idxs in self.wide.items():
+            dt = {"f64": np.float64, "i64": np.int64, "u64": np.uint64}[t]
+            out[t] = np.array([kernel.instrs[i].params[0] for i in idxs], dtype=dt)
+        return out
+
+
+def _bits32(dtype: np.dtype) -> np.dtype:
+    if dtype == np.bool_ or dtype.kind == "u":
+        return np.dtype(np.uint32)
+    if dtype.kind == "i":
+        return np.dtype(np.int32)
+    return np.dtype(np.float32)
+
+
+def _suffix(dtype: np.dtype) -> str:
+    return WGSL_STORAGE_TYPE[dtype]
+
+
+def _shape_classes(kernel: Kernel) -> list[int]:
+    """Representative instruction per shape-equality class that holds for the whole signature."""
+    parent = list(range(len(kernel.instrs)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for n, ins in enumerate(kernel.instrs):
+        if ins.op in ("view", "reshape", "iota", "input", "const"):
+            continue
+        for a in ins.args:
+            if kernel.instrs[a].shape == ins.shape:
+                union(n, a)
+    for o in kernel.outputs[1:]:
+        union(kernel.outputs[0], o)
+    return [find(i) for i in range(len(kernel.instrs))]
+
+
+class _Gen:
+    def __init__(self, kernel: Kernel) -> None:
+        self.k = kernel
+        self.ins = kernel.instrs
+        self.rep = _shape_classes(kernel)
+        self.lines: list[str] = []
+        self.slots: dict[tuple, int] = {}
+        self.wide: dict[str, list[int]] = {}
+        self.memo: dict[tuple, str] = {}
+        self.count = 0
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def emit(self, expr: str, prefix: str = "v") -> str:
+        name = self.fresh(prefix)
+        self.lines.append(f"  let {name} = {expr};")
+        return name
+
+    def slot(self, spec: tuple) -> str:
+        if spec not in self.slots:
+            self.slots[spec] = len(self.slots) + 1
+        return f"prm[{self.slots[spec]}]"
+
+    def multi(self, idx: Idx, i: int) -> tuple[str, ...]:
+        if idx[0] == "multi":
+            return idx[1]
+        nd = len(self.ins[i].shape)
+        if nd == 0:
+            return ()
+        if nd == 1:
+            return (idx[1],)
+        key = ("multi", idx, self.rep[i])
+        if key in self.memo:
+            return tuple(self.memo[key].split(","))
+        rem = idx[1]
+        out = [""] * nd
+        for d in range(nd - 1, 0, -1):
+            dim = self.slot(("dim", self.rep[i], d))
+            out[d] = self.emit(f"{rem} % {dim}", "m")
+            rem = self.emit(f"{rem} / {dim}", "q")
+        out[0] = rem
+        self.memo[key] = ",".join(out)
+        return tuple(out)
+
+    def lin(self, idx: Idx, i: int) -> str:
+        if idx[0] == "lin":
+            return idx[1]
+        m = idx[1]
+        if not m:
+            return "0u"
+        key = ("lin", idx, self.rep[i])
+        if key not in self.memo:
+            terms = [f"{m[d]} * {self.slot(('cstride', self.rep[i], d))}" for d in range(len(m) - 1)]
+            terms.append(m[-1])
+            self.memo[key] = self.emit(" + ".join(terms), "l")
+        return self.memo[key]
+
+    def value(self, i: int, idx: Idx) -> str:
+        ins = self.ins[i]
+        key = (i, None) if ins.op == "const" else (i, idx)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = out = self._value(i, idx)
+        return out
+
+    def _value(self, i: int, idx: Idx) -> str:
+        ins = self.ins[i]
+        op, dt = ins.op, ins.dtype
+        if op == "input":
+            k = ins.params[0]
+            expr = f"in{k}[{self.lin(idx, i)}]"
+            return self.emit(f"{expr} != 0u" if dt == np.bool_ else expr)
+        if op == "const":
+            st = WGSL_STORAGE_TYPE[dt]
+            if st in _WIDE:
+                lst = self.wide.setdefault(st, [])
+                lst.append(i)
+                return self.emit(f"{_WIDE[st]}[{len(lst) - 1}]")
+            raw = self.slot(("c32", i))
+            if dt == np.bool_:
+                return self.emit(f"{raw} != 0u")
+            return self.emit(raw if st == "u32" else f"bitcast<{st}>({raw})")
+        if op == "iota":
+            return self.emit(self._cast(self.lin(idx, i), np.dtype(np.uint32), dt))
+        if op == "view":
+            m = self.multi(idx, i)
+            terms = [f"i32({self.slot(('voffset', i))})"]
+            terms += [f"i32({m[d]}) * i32({self.slot(('vstride', i, d))})" for d in range(len(m))]
+            return self.value(ins.args[0], ("lin", self.emit(f"u32({' + '.join(terms)})", "l")))
+        if op == "reshape":
+            return self.value(ins.args[0], ("lin", self.lin(idx, i)))
+        if op == "astype":
+            src = self.ins[ins.args[0]]
+            return self.emit(self._cast(self.value(ins.args[0], idx), src.dtype, dt))
+        opdef = OPS[op]
+        vals = []
+        for a in ins.args:
+            arg = self.ins[a]
+            if arg.shape == ins.shape:
+                vals.append(self.value(a, idx))
+            else:
+                m = self.multi(idx, i)
+                lead = len(ins.shape) - len(arg.shape)
+                am = tuple("0u" if (arg.shape[d] == 1 and ins.shape[lead + d] != 1) else m[lead + d]
+                           for d in range(len(arg.shape)))
+                vals.append(self.value(a, ("multi", am)))
+        odt = self.ins[ins.args[-1]].dtype
+        tmpl = opdef.template(odt.kind)
+        expr = tmpl.replace("{T}", WGSL_TYPE[odt]).replace("{S}", _suffix(odt))
+        expr = expr.replace("{BITS}", f"{odt.itemsize * 8}u")
+        for n, v in enumerate(vals):
+            expr = expr.replace("{" + str(n) + "}", v)
+        if dt in _SMALL_WRAP:
+            expr = _SMALL_WRAP[dt].replace("{x}", expr)
+        return self.emit(expr)
+
+    def _cast(self, v: str, src: np.dtype, dst: np.dtype) -> str:
+        if src == dst:
+            return v
+        t = WGSL_TYPE[dst]
+        if dst == np.bool_:
+            if src.kind == "f":
+                return f"(ga_isnan_{_suffix(src)}({v}) || {v} != {WGSL_TYPE[src]}(0))"
+            return f"({v} != {WGSL_TYPE[src]}(0))"
+        if src == np.bool_:
+            return f"select({t}(0), {t}(1), {v})"
+        expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
+        if dst in _SMALL_WRAP:
+            expr = _SMALL_WRAP[dst].replace("{x}", expr)
+        return expr
+
+
+def render(kernel: Kernel) -> Rendered:
+    """WGSL for ``kernel``; reusable for every kernel with the same signature."""
+    g = _Gen(kernel)
+    stores = []
+    for j, o in enumerate(kernel.outputs):
+        v = g.value(o, ("lin", "gi"))
+        dt = kernel.instrs[o].dtype
+        stores.append(f"  out{j}[gi] = {'select(0u, 1u, ' + v + ')' if dt == np.bool_ else v};")
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    b = 1
+    for k, node in enumerate(kernel.inputs):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
+        b += 1
+    for j, o in enumerate(kernel.outputs):
+        st = WGSL_STORAGE_TYPE[kernel.instrs[o].dtype]
+        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out{j}: array<{st}>;")
+        b += 1
+    for st in sorted(g.wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
+        b += 1
+    body = "\n".join(g.lines + stores)
+    main = (
+        f"@compute @workgroup_size({WORKGROUP})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+        "        @builtin(local_invocation_index) lid: u32) {\n"
+        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
+        "  if (gi >= prm[0]) { return; }\n" + body + "\n}\n"
+    )
+    src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
+    return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
+                    len(kernel.outputs))
