@@ -17,12 +17,30 @@ from ._array import GpuArray
 from ._devices import CPU, Device, all_devices, default_device, set_default_device
 from ._metrics import metrics, reset_metrics
 from .namespace.creation import (
-    arange, asarray, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from .namespace.elementwise import FUNCTIONS as _ELEMENTWISE
 from .namespace.manipulation import (
-    broadcast_arrays, broadcast_to, expand_dims, flip, matrix_transpose, permute_dims, reshape, squeeze,
+    broadcast_arrays,
+    broadcast_to,
+    expand_dims,
+    flip,
+    matrix_transpose,
+    permute_dims,
+    reshape,
+    squeeze,
 )
 
 __version__ = "0.1.0"

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
 from ._devices import Device
 from ._elementwise import apply, finish
 from ._ops import OPS

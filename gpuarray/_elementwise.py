@@ -91,7 +91,7 @@ def apply(opdef: OpDef, *args: Any) -> Any:
     device = common_device(arrays, opdef.name)
     args = tuple(_coerce(a, device) for a in args)
     if opdef.name == "where":
-        return _where(*args, device=device)
+        return _where(args[0], args[1], args[2], device=device)
     arrays = [a for a in args if _is_array(a)]
     for a in arrays:
         _check(opdef, a.dtype)

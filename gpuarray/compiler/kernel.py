@@ -36,10 +36,12 @@ class Instr:
 
     def static(self, instrs: list[Instr]) -> tuple:
         """The structural part of this instruction (what the shader depends on)."""
-        pats = tuple(broadcast_pattern(instrs[a].shape, self.shape) for a in self.args)
         extra: tuple = ()
         if self.op in ("view", "reshape"):
+            pats: tuple = ()
             extra = (len(instrs[self.args[0]].shape),)
+        else:
+            pats = tuple(broadcast_pattern(instrs[a].shape, self.shape) for a in self.args)
         return (self.op, self.args, self.dtype.str, len(self.shape), pats, extra)
 
 

@@ -24,9 +24,78 @@ from .._dtypes import ALL_DTYPES
 from .._ops import OPS
 from ..compiler.kernel import Kernel
 
+CHUNK = 1 << 14   # elements per block: the scratch of a whole kernel stays in cache
+
+
+def _chunkable(kernel: Kernel) -> bool:
+    """Elementwise over equal shapes (scalars aside): evaluable block by block on flat arrays."""
+    for ins in kernel.instrs:
+        if ins.op in ("view", "reshape", "iota"):
+            return False
+        if ins.op not in ("input", "const") and ins.shape != kernel.out_shape:
+            return False
+        for a in ins.args:
+            arg = kernel.instrs[a]
+            if arg.op != "const" and arg.shape != kernel.out_shape:
+                return False
+    return True
+
+
+def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Fused evaluation on the host: each block runs the whole kernel in cache-sized scratch."""
+    n = kernel.size
+    flat = [np.asarray(a).reshape(-1) for a in inputs]
+    outs = [np.empty(n, dtype=kernel.instrs[o].dtype) for o in kernel.outputs]
+    scratch: list[np.ndarray | None] = []
+    consts: dict[int, np.ndarray] = {}
+    for i, ins in enumerate(kernel.instrs):
+        if ins.op == "const":
+            consts[i] = np.asarray(ins.params[0], dtype=ins.dtype)
+        scratch.append(np.empty(CHUNK, dtype=ins.dtype) if ins.op not in ("input", "const") else None)
+    out_of = {o: j for j, o in enumerate(kernel.outputs)}
+    funcs = [OPS[ins.op].host_impl() if ins.op in OPS else None for ins in kernel.instrs]
+    with np.errstate(all="ignore"):
+        for start in range(0, n, CHUNK):
+            stop = min(n, start + CHUNK)
+            m = stop - start
+            vals: list[Any] = []
+            for i, ins in enumerate(kernel.instrs):
+                op = ins.op
+                if op == "input":
+                    v = flat[ins.params[0]][start:stop]
+                elif op == "const":
+                    v = consts[i]
+                else:
+                    buf = scratch[i]
+                    assert buf is not None
+                    v = buf[:m]
+                    args = [vals[a] for a in ins.args]
+                    fn = funcs[i]
+                    if op == "astype":
+                        np.copyto(v, args[0], casting="unsafe")
+                    elif isinstance(fn, np.ufunc):
+                        fn(*args, out=v, casting="unsafe")
+                    else:
+                        assert fn is not None
+                        np.copyto(v, fn(*args), casting="unsafe")
+                vals.append(v)
+                if i in out_of:
+                    outs[out_of[i]][start:stop] = v
+    result = []
+    for j, o in enumerate(kernel.outputs):
+        if n == 0 or kernel.instrs[o].op in ("input", "const"):
+            src = inputs[kernel.instrs[o].params[0]] if kernel.instrs[o].op == "input" else consts[o]
+            outs[j] = np.array(np.broadcast_to(src, kernel.out_shape), dtype=kernel.instrs[o].dtype).reshape(-1)
+        out = outs[j].reshape(kernel.out_shape)
+        out.flags.writeable = False
+        result.append(out)
+    return result
+
 
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
+    if kernel.size > CHUNK and _chunkable(kernel):
+        return _run_chunked(kernel, inputs)
     vals: list[np.ndarray] = []
     with np.errstate(all="ignore"):
         for ins in kernel.instrs:

@@ -19,42 +19,42 @@ FLOAT_CONSTS = {
 }
 INT_CONSTS = {s: {"T": s} for s in ("i32", "i64", "u32", "u64")}
 
-F: dict[str, str] = {}   # float helpers: name -> body template
-I: dict[str, str] = {}   # integer helpers (signed and unsigned)
+FLT: dict[str, str] = {}   # float helpers: name -> body template
+INT: dict[str, str] = {}   # integer helpers (signed and unsigned)
 
-F["isnan"] = "fn ga_isnan_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABSM}) > {INFB}; }"
-F["isinf"] = "fn ga_isinf_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABSM}) == {INFB}; }"
-F["isfinite"] = "fn ga_isfinite_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {INFB}) != {INFB}; }"
-F["signbit"] = "fn ga_signbit_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {SIGN}) != {U}(0); }"
-F["nan"] = "fn ga_nan_{S}() -> {T} { return bitcast<{T}>({NANB}); }"
-F["inf"] = "fn ga_inf_{S}() -> {T} { return bitcast<{T}>({INFB}); }"
-F["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
+FLT["isnan"] = "fn ga_isnan_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABSM}) > {INFB}; }"
+FLT["isinf"] = "fn ga_isinf_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABSM}) == {INFB}; }"
+FLT["isfinite"] = "fn ga_isfinite_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {INFB}) != {INFB}; }"
+FLT["signbit"] = "fn ga_signbit_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {SIGN}) != {U}(0); }"
+FLT["nan"] = "fn ga_nan_{S}() -> {T} { return bitcast<{T}>({NANB}); }"
+FLT["inf"] = "fn ga_inf_{S}() -> {T} { return bitcast<{T}>({INFB}); }"
+FLT["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
   return bitcast<{T}>((bitcast<{U}>(a) & {ABSM}) | (bitcast<{U}>(b) & {SIGN}));
 }"""
-F["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
+FLT["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a)) { return a; }
   if (ga_isnan_{S}(b)) { return b; }
   return select(b, a, a > b);
 }"""
-F["minimum"] = """fn ga_minimum_{S}(a: {T}, b: {T}) -> {T} {
+FLT["minimum"] = """fn ga_minimum_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a)) { return a; }
   if (ga_isnan_{S}(b)) { return b; }
   return select(b, a, a < b);
 }"""
-F["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
+FLT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   if (ga_isnan_{S}(x)) { return x; }
   if (x > {T}(0)) { return {T}(1); }
   if (x < {T}(0)) { return {T}(-1); }
   return {T}(0);
 }"""
-F["fmod"] = """fn ga_fmod_{S}(a: {T}, b: {T}) -> {T} {
+FLT["fmod"] = """fn ga_fmod_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a) || ga_isnan_{S}(b) || ga_isinf_{S}(a) || b == {T}(0)) { return ga_nan_{S}(); }
   if (ga_isinf_{S}(b)) { return a; }
   let r = a - b * trunc(a / b);
   if (r == {T}(0)) { return ga_copysign_{S}({T}(0), a); }
   return r;
 }"""
-F["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
+FLT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   let m = ga_fmod_{S}(a, b);
   if (ga_isnan_{S}(m)) { return m; }
   if (m != {T}(0)) {
@@ -63,7 +63,7 @@ F["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   }
   return ga_copysign_{S}({T}(0), b);
 }"""
-F["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
+FLT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0) || ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return a / b; }
   let m = ga_fmod_{S}(a, b);
   if (ga_isnan_{S}(m)) { return m; }
@@ -76,7 +76,7 @@ F["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
   }
   return ga_copysign_{S}({T}(0), a / b);
 }"""
-F["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
+FLT["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
   if (y == {T}(0) || x == {T}(1)) { return {T}(1); }
   if (ga_isnan_{S}(x) || ga_isnan_{S}(y)) { return ga_nan_{S}(); }
   let yint = ga_isfinite_{S}(y) && floor(y) == y;
@@ -103,11 +103,11 @@ F["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
   }
   return pow(x, y);
 }"""
-F["exp"] = """fn ga_exp_{S}(x: {T}) -> {T} {
+FLT["exp"] = """fn ga_exp_{S}(x: {T}) -> {T} {
   if (ga_isinf_{S}(x)) { return select({T}(0), x, x > {T}(0)); }
   return exp(x);
 }"""
-F["expm1"] = """fn ga_expm1_{S}(x: {T}) -> {T} {
+FLT["expm1"] = """fn ga_expm1_{S}(x: {T}) -> {T} {
   if (abs(x) > {T}(0.5) || ga_isinf_{S}(x)) { return ga_exp_{S}(x) - {T}(1); }
   if (x == {T}(0)) { return x; }
   let u = exp(x);
@@ -115,25 +115,25 @@ F["expm1"] = """fn ga_expm1_{S}(x: {T}) -> {T} {
   let um1 = u - {T}(1);
   return um1 * x / log(u);
 }"""
-F["log"] = """fn ga_log_{S}(x: {T}) -> {T} {
+FLT["log"] = """fn ga_log_{S}(x: {T}) -> {T} {
   if (x < {T}(0)) { return ga_nan_{S}(); }
   if (x == {T}(0)) { return -ga_inf_{S}(); }
   if (ga_isinf_{S}(x)) { return x; }
   return log(x);
 }"""
-F["log2"] = """fn ga_log2_{S}(x: {T}) -> {T} {
+FLT["log2"] = """fn ga_log2_{S}(x: {T}) -> {T} {
   if (x < {T}(0)) { return ga_nan_{S}(); }
   if (x == {T}(0)) { return -ga_inf_{S}(); }
   if (ga_isinf_{S}(x)) { return x; }
   return log2(x);
 }"""
-F["log10"] = """fn ga_log10_{S}(x: {T}) -> {T} {
+FLT["log10"] = """fn ga_log10_{S}(x: {T}) -> {T} {
   if (x < {T}(0)) { return ga_nan_{S}(); }
   if (x == {T}(0)) { return -ga_inf_{S}(); }
   if (ga_isinf_{S}(x)) { return x; }
   return log2(x) * {T}(0.30102999566398119521);
 }"""
-F["log1p"] = """fn ga_log1p_{S}(x: {T}) -> {T} {
+FLT["log1p"] = """fn ga_log1p_{S}(x: {T}) -> {T} {
   if (x == {T}(-1)) { return -ga_inf_{S}(); }
   if (x < {T}(-1)) { return ga_nan_{S}(); }
   if (ga_isinf_{S}(x)) { return x; }
@@ -141,24 +141,24 @@ F["log1p"] = """fn ga_log1p_{S}(x: {T}) -> {T} {
   if (u == {T}(1)) { return x; }
   return log(u) * x / (u - {T}(1));
 }"""
-F["sqrt"] = """fn ga_sqrt_{S}(x: {T}) -> {T} {
+FLT["sqrt"] = """fn ga_sqrt_{S}(x: {T}) -> {T} {
   if (x < {T}(0)) { return ga_nan_{S}(); }
   if (ga_isinf_{S}(x) || x == {T}(0)) { return x; }
   return sqrt(x);
 }"""
 for _f in ("sin", "cos", "tan"):
-    F[_f] = f"""fn ga_{_f}_{{S}}(x: {{T}}) -> {{T}} {{
+    FLT[_f] = f"""fn ga_{_f}_{{S}}(x: {{T}}) -> {{T}} {{
   if (ga_isinf_{{S}}(x)) {{ return ga_nan_{{S}}(); }}
   {"if (x == {T}(0)) { return x; }" if _f != "cos" else ""}
   return {_f}(x);
 }}"""
 for _f in ("asin", "acos"):
-    F[_f] = f"""fn ga_{_f}_{{S}}(x: {{T}}) -> {{T}} {{
+    FLT[_f] = f"""fn ga_{_f}_{{S}}(x: {{T}}) -> {{T}} {{
   if (abs(x) > {{T}}(1)) {{ return ga_nan_{{S}}(); }}
   {"if (x == {T}(0)) { return x; }" if _f == "asin" else ""}
   return {_f}(x);
 }}"""
-F["sinh"] = """fn ga_sinh_{S}(x: {T}) -> {T} {
+FLT["sinh"] = """fn ga_sinh_{S}(x: {T}) -> {T} {
   if (ga_isinf_{S}(x) || x == {T}(0)) { return x; }
   let a = abs(x);
   var r: {T};
@@ -171,20 +171,20 @@ F["sinh"] = """fn ga_sinh_{S}(x: {T}) -> {T} {
   }
   return ga_copysign_{S}(r, x);
 }"""
-F["cosh"] = """fn ga_cosh_{S}(x: {T}) -> {T} {
+FLT["cosh"] = """fn ga_cosh_{S}(x: {T}) -> {T} {
   let a = abs(x);
   if (ga_isinf_{S}(a)) { return a; }
   let e = ga_exp_{S}({T}(0.5) * a);
   return ({T}(0.5) * e) * e + {T}(0.5) / (e * e);
 }"""
-F["tanh"] = """fn ga_tanh_{S}(x: {T}) -> {T} {
+FLT["tanh"] = """fn ga_tanh_{S}(x: {T}) -> {T} {
   if (x == {T}(0)) { return x; }
   let a = abs(x);
   if (a > {T}(20)) { return ga_copysign_{S}({T}(1), x); }
   let e = ga_expm1_{S}({T}(2) * a);
   return ga_copysign_{S}(e / (e + {T}(2)), x);
 }"""
-F["asinh"] = """fn ga_asinh_{S}(x: {T}) -> {T} {
+FLT["asinh"] = """fn ga_asinh_{S}(x: {T}) -> {T} {
   if (ga_isinf_{S}(x) || x == {T}(0)) { return x; }
   let a = abs(x);
   var r: {T};
@@ -195,21 +195,21 @@ F["asinh"] = """fn ga_asinh_{S}(x: {T}) -> {T} {
   }
   return ga_copysign_{S}(r, x);
 }"""
-F["acosh"] = """fn ga_acosh_{S}(x: {T}) -> {T} {
+FLT["acosh"] = """fn ga_acosh_{S}(x: {T}) -> {T} {
   if (x < {T}(1)) { return ga_nan_{S}(); }
   if (ga_isinf_{S}(x)) { return x; }
   if (x > {T}(1e18)) { return ga_log_{S}(x) + {T}(0.69314718055994530942); }
   let t = x - {T}(1);
   return ga_log1p_{S}(t + sqrt({T}(2) * t + t * t));
 }"""
-F["atanh"] = """fn ga_atanh_{S}(x: {T}) -> {T} {
+FLT["atanh"] = """fn ga_atanh_{S}(x: {T}) -> {T} {
   let a = abs(x);
   if (a > {T}(1)) { return ga_nan_{S}(); }
   if (a == {T}(1)) { return ga_copysign_{S}(ga_inf_{S}(), x); }
   if (x == {T}(0)) { return x; }
   return ga_copysign_{S}({T}(0.5) * ga_log1p_{S}({T}(2) * a / ({T}(1) - a)), x);
 }"""
-F["atan2"] = """fn ga_atan2_{S}(y: {T}, x: {T}) -> {T} {
+FLT["atan2"] = """fn ga_atan2_{S}(y: {T}, x: {T}) -> {T} {
   let pi = {T}(3.14159265358979323846);
   if (ga_isnan_{S}(x) || ga_isnan_{S}(y)) { return ga_nan_{S}(); }
   if (ga_isinf_{S}(x) && ga_isinf_{S}(y)) {
@@ -221,7 +221,7 @@ F["atan2"] = """fn ga_atan2_{S}(y: {T}, x: {T}) -> {T} {
   if (x == {T}(0)) { return ga_copysign_{S}({T}(0.5) * pi, y); }
   return atan2(y, x);
 }"""
-F["hypot"] = """fn ga_hypot_{S}(a: {T}, b: {T}) -> {T} {
+FLT["hypot"] = """fn ga_hypot_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isinf_{S}(a) || ga_isinf_{S}(b)) { return ga_inf_{S}(); }
   if (ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_nan_{S}(); }
   let x = abs(a);
@@ -231,14 +231,14 @@ F["hypot"] = """fn ga_hypot_{S}(a: {T}, b: {T}) -> {T} {
   let n = min(x, y) / m;
   return m * sqrt({T}(1) + n * n);
 }"""
-F["logaddexp"] = """fn ga_logaddexp_{S}(a: {T}, b: {T}) -> {T} {
+FLT["logaddexp"] = """fn ga_logaddexp_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_nan_{S}(); }
   if (a == b) { return a + {T}(0.69314718055994530942); }
   let m = max(a, b);
   if (ga_isinf_{S}(m)) { return m; }
   return m + ga_log1p_{S}(ga_exp_{S}(-abs(a - b)));
 }"""
-F["nextafter"] = """fn ga_nextafter_{S}(x: {T}, y: {T}) -> {T} {
+FLT["nextafter"] = """fn ga_nextafter_{S}(x: {T}, y: {T}) -> {T} {
   if (ga_isnan_{S}(x) || ga_isnan_{S}(y)) { return ga_nan_{S}(); }
   if (x == y) { return y; }
   if (x == {T}(0)) { return ga_copysign_{S}(bitcast<{T}>({ONE}), y); }
@@ -247,22 +247,22 @@ F["nextafter"] = """fn ga_nextafter_{S}(x: {T}, y: {T}) -> {T} {
   return bitcast<{T}>(b - {ONE});
 }"""
 
-I["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
+INT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   return select(select({T}(0), {T}(-1), x < {T}(0)), {T}(1), x > {T}(0));
 }"""
-I["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
+INT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0)) { return {T}(0); }
   var q = a / b;
   if ((a % b != {T}(0)) && ((a < {T}(0)) != (b < {T}(0)))) { q = q - {T}(1); }
   return q;
 }"""
-I["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
+INT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0)) { return {T}(0); }
   var r = a % b;
   if (r != {T}(0) && ((r < {T}(0)) != (b < {T}(0)))) { r = r + b; }
   return r;
 }"""
-I["pow"] = """fn ga_pow_{S}(a: {T}, b: {T}) -> {T} {
+INT["pow"] = """fn ga_pow_{S}(a: {T}, b: {T}) -> {T} {
   if (b < {T}(0)) {
     if (a == {T}(1)) { return {T}(1); }
     if (a == {T}(0) - {T}(1)) { return select(a, {T}(1), (b & {T}(1)) == {T}(0)); }
@@ -279,11 +279,11 @@ I["pow"] = """fn ga_pow_{S}(a: {T}, b: {T}) -> {T} {
   }
   return r;
 }"""
-I["shl"] = """fn ga_shl_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
+INT["shl"] = """fn ga_shl_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
   if (b < {T}(0) || b >= {T}(bits)) { return {T}(0); }
   return a << u32(b);
 }"""
-I["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
+INT["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
   if (b < {T}(0) || b >= {T}(bits)) { return select({T}(0), {T}(0) - {T}(1), a < {T}(0)); }
   return a >> u32(b);
 }"""
@@ -293,9 +293,9 @@ _NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64)\b")
 
 def _definition(name: str, suffix: str) -> str:
     if suffix in FLOAT_CONSTS:
-        table, consts = F, FLOAT_CONSTS[suffix]
+        table, consts = FLT, FLOAT_CONSTS[suffix]
     else:
-        table, consts = I, INT_CONSTS[suffix]
+        table, consts = INT, INT_CONSTS[suffix]
     if name not in table:
         raise KeyError(f"no WGSL helper ga_{name} for {suffix}")
     text = table[name].replace("{S}", suffix)

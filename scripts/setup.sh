@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian machine for gpuarray: a Vulkan driver (Mesa's lavapipe when no
+# driver is present and we may install it), a virtualenv in .venv, and the package with
+# its test extras. Sourced by scripts/demo.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+have_vulkan_driver() {
+  ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json \
+    >/dev/null 2>&1
+}
+
+if ! have_vulkan_driver || ! ldconfig -p 2>/dev/null | grep -q libvulkan.so.1; then
+  echo "setup: no Vulkan driver found; installing Mesa's software driver (mesa-vulkan-drivers)"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" = none ] || ! command -v apt-get >/dev/null; then
+    echo "setup: cannot install mesa-vulkan-drivers here (need root and apt-get); the wgpu provider will not start"
+  else
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/python -m pip install -q -e ".[test${EXTRAS:+,$EXTRAS}]"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: set up, lint (ruff), type-check (mypy), then pytest on both
+# providers (the wgpu provider on lavapipe when there is no GPU; it must start).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+.venv/bin/python -m ruff check gpuarray tests bench
+.venv/bin/python -m mypy
+.venv/bin/python -m gpuarray info
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

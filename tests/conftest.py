@@ -1,0 +1,54 @@
+"""Every test that takes ``device`` runs on both providers: the in-process
+provider (``cpu``) and the wgpu provider (``wgpu:0``; lavapipe in CI).
+The wgpu provider never skips: if it cannot start, its tests fail."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gpuarray as xp  # noqa: E402
+
+DEVICES = ["cpu", "wgpu:0"]
+
+
+def _start(name: str) -> xp.Device:
+    dev = xp.Device(name)
+    if dev.kind == "wgpu":
+        try:
+            dev.provider  # noqa: B018 - starts the provider
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"the wgpu provider could not start ({type(exc).__name__}: {exc}); "
+                        "install a Vulkan driver (Debian: mesa-vulkan-drivers)", pytrace=False)
+    return dev
+
+
+@pytest.fixture(params=DEVICES)
+def device(request: pytest.FixtureRequest) -> xp.Device:
+    return _start(request.param)
+
+
+@pytest.fixture
+def wgpu_device() -> xp.Device:
+    return _start("wgpu:0")
+
+
+def assert_same(got: xp.GpuArray | np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 0.0,
+                check_signed_zero: bool = True) -> None:
+    """Same dtype, shape, NaN positions and values (within tolerance) as NumPy."""
+    g = np.asarray(got)
+    w = np.asarray(want)
+    assert g.dtype == w.dtype, f"dtype {g.dtype} != {w.dtype}"
+    assert g.shape == w.shape, f"shape {g.shape} != {w.shape}"
+    if w.dtype.kind == "f":
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg="NaN positions differ")
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        if check_signed_zero:
+            zero = (w == 0) & (g == 0)
+            np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(w[zero]), err_msg="sign of zero differs")
+    else:
+        np.testing.assert_array_equal(g, w)
