@@ -99,6 +99,11 @@ def _shift(fn: Callable[..., Any]) -> Callable[..., Any]:
     return impl
 
 
+def _round(a: np.ndarray) -> np.ndarray:
+    """Round half to even; integers are returned as they are (np.rint would give float16/32/64)."""
+    return np.rint(a) if a.dtype.kind == "f" else a.copy()
+
+
 _FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
 
 
@@ -134,7 +139,7 @@ op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
 op("ceil", "ceil", 1, "real numeric", {"f": "ceil({0})", "int": "{0}"})
 op("floor", "floor", 1, "real numeric", {"f": "floor({0})", "int": "{0}"})
 op("trunc", "trunc", 1, "real numeric", {"f": "trunc({0})", "int": "{0}"})
-op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}"})
+op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}"}, host=_round)
 
 # ---- transcendental (NaN propagated explicitly; special values in the helpers)
 for _name, _uf, _body in [

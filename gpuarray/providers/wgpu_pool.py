@@ -40,10 +40,17 @@ class BufferPool:
         return self.device.create_buffer(size=cls, usage=self.usage)
 
     def put(self, buf: Any) -> None:
+        """Keep ``buf`` for reuse; evict other size classes (largest first) to stay under the cap."""
         cls = buf.size
-        if self.free_bytes + cls > self.keep_bytes:
+        if cls > self.keep_bytes:
             buf.destroy()
             return
+        while self.free_bytes + cls > self.keep_bytes:
+            victim = max((c for c, lst in self.free.items() if lst), default=None)
+            if victim is None:
+                break
+            self.free[victim].pop().destroy()
+            self.free_bytes -= victim
         self.free.setdefault(cls, []).append(buf)
         self.free_bytes += cls
 

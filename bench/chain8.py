@@ -1,0 +1,158 @@
+"""The fused 8-op chain through the public API, side by side with NumPy and,
+where importable, CuPy (eager and fuse), PyTorch (eager and compile) and JAX (jit).
+
+    python -m bench.chain8 [--log2n 28] [--reps 20] [--out results.json]
+
+gpuarray is timed by wall clock over ``reps`` evaluations followed by one
+read-back (which waits for the queue), so the figure includes submit and
+Python overhead; the others are timed with CUDA events (device time) or,
+for JAX, by wall clock after ``block_until_ready``. Medians of 5 trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import gpuarray as xp
+
+
+def chain(m: Any, x: Any) -> Any:
+    return m.exp(-x * x * 0.5) * m.sin(x) + m.cos(x) * 0.25 - m.tanh(x)
+
+
+def _trials(fn: Callable[[], float], trials: int = 5) -> float:
+    return statistics.median(fn() for _ in range(trials))
+
+
+def time_gpuarray(x: Any, reps: int) -> float:
+    def once() -> float:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            xp.evaluate(chain(xp, x))
+        float(x[:1][0] + 0)        # waits for the queue (maps a staging buffer)
+        return (time.perf_counter() - t0) / reps * 1e3
+    once()
+    return _trials(once)
+
+
+def time_numpy(n: int) -> float:
+    h = np.random.default_rng(0).random(n, dtype=np.float32)
+
+    def once() -> float:
+        t0 = time.perf_counter()
+        chain(np, h)
+        return (time.perf_counter() - t0) * 1e3
+    return _trials(once, 3)
+
+
+def others(n: int, reps: int) -> dict[str, float | str]:
+    out: dict[str, float | str] = {}
+    try:
+        import cupy as cp
+
+        def ctime(f: Callable[[], Any]) -> float:
+            f()
+            cp.cuda.Device().synchronize()
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            for _ in range(reps):
+                f()
+            e.record()
+            e.synchronize()
+            return float(cp.cuda.get_elapsed_time(s, e)) / reps
+        cx = cp.random.rand(n, dtype=cp.float32)
+        out["cupy_eager_ms"] = _trials(lambda: ctime(lambda: chain(cp, cx)))
+        def chain_cp(x: Any) -> Any:
+            return cp.exp(-x * x * 0.5) * cp.sin(x) + cp.cos(x) * 0.25 - cp.tanh(x)
+        fused = cp.fuse()(chain_cp)
+        out["cupy_fuse_ms"] = _trials(lambda: ctime(lambda: fused(cx)))
+        del cx
+        cp.get_default_memory_pool().free_all_blocks()
+    except Exception as exc:  # noqa: BLE001 - a missing library is reported, not fatal
+        out["cupy_error"] = repr(exc)[:200]
+    try:
+        import torch
+
+        def ttime(f: Callable[[], Any]) -> float:
+            f()
+            torch.cuda.synchronize()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            for _ in range(reps):
+                f()
+            e.record()
+            e.synchronize()
+            return float(s.elapsed_time(e)) / reps
+        tx = torch.rand(n, device="cuda")
+        out["torch_eager_ms"] = _trials(lambda: ttime(lambda: chain(torch, tx)))
+        cf = torch.compile(lambda x: chain(torch, x))
+        out["torch_compile_ms"] = _trials(lambda: ttime(lambda: cf(tx)))
+        del tx
+        torch.cuda.empty_cache()
+    except Exception as exc:  # noqa: BLE001
+        out["torch_error"] = repr(exc)[:200]
+    try:
+        import jax
+        import jax.numpy as jnp
+        jx = jax.random.uniform(jax.random.PRNGKey(0), (n,), dtype=jnp.float32)
+        jf = jax.jit(lambda x: chain(jnp, x))
+        jf(jx).block_until_ready()
+
+        def jtime() -> float:
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                r = jf(jx)
+            r.block_until_ready()
+            return (time.perf_counter() - t0) / reps * 1e3
+        out["jax_jit_ms"] = _trials(jtime)
+    except Exception as exc:  # noqa: BLE001
+        out["jax_error"] = repr(exc)[:200]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--log2n", type=int, default=28)
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--numpy-log2n", type=int, default=26)
+    p.add_argument("--out", default="")
+    a = p.parse_args(argv)
+    n = 1 << a.log2n
+    dev = xp.default_device()
+    host = np.random.default_rng(0).random(n, dtype=np.float32)
+    x = xp.asarray(host, device=dev)
+    xp.evaluate(x)
+    # correctness first, on a slice
+    got = np.asarray(chain(xp, x[: 1 << 20]))
+    ok = bool(np.allclose(got, chain(np, host[: 1 << 20]), rtol=1e-4, atol=1e-5))
+    xp.reset_metrics()
+    xp.evaluate(chain(xp, x))
+    dispatches = xp.metrics()["dispatches"]
+    res: dict[str, Any] = {
+        "workload": "chain8 exp(-x*x*0.5)*sin(x)+cos(x)*0.25-tanh(x)", "dtype": "float32",
+        "n": n, "device": dev.name, "adapter": dev.provider.device_info().get("name"),
+        "host": platform.node(), "correct": ok, "dispatches_per_eval": dispatches,
+        "gpuarray_ms": time_gpuarray(x, a.reps),
+        "numpy_ms_at_numpy_n": time_numpy(1 << a.numpy_log2n), "numpy_n": 1 << a.numpy_log2n,
+    }
+    del x
+    res.update(others(n, a.reps))
+    res["gpuarray_GBps"] = 2 * n * 4 / res["gpuarray_ms"] / 1e6
+    text = json.dumps(res, indent=2)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
