@@ -74,7 +74,7 @@ def others(n: int, reps: int) -> dict[str, float | str]:
             return cp.exp(-x * x * 0.5) * cp.sin(x) + cp.cos(x) * 0.25 - cp.tanh(x)
         fused = cp.fuse()(chain_cp)
         out["cupy_fuse_ms"] = _trials(lambda: ctime(lambda: fused(cx)))
-        del cx
+        cx = None
         cp.get_default_memory_pool().free_all_blocks()
     except Exception as exc:  # noqa: BLE001 - a missing library is reported, not fatal
         out["cupy_error"] = repr(exc)[:200]
@@ -95,7 +95,7 @@ def others(n: int, reps: int) -> dict[str, float | str]:
         out["torch_eager_ms"] = _trials(lambda: ttime(lambda: chain(torch, tx)))
         cf = torch.compile(lambda x: chain(torch, x))
         out["torch_compile_ms"] = _trials(lambda: ttime(lambda: cf(tx)))
-        del tx
+        tx = None
         torch.cuda.empty_cache()
     except Exception as exc:  # noqa: BLE001
         out["torch_error"] = repr(exc)[:200]
@@ -113,6 +113,7 @@ def others(n: int, reps: int) -> dict[str, float | str]:
             r.block_until_ready()
             return (time.perf_counter() - t0) / reps * 1e3
         out["jax_jit_ms"] = _trials(jtime)
+        jx = None
     except Exception as exc:  # noqa: BLE001
         out["jax_error"] = repr(exc)[:200]
     return out

@@ -75,7 +75,7 @@ def info(args: argparse.Namespace) -> int:
     dev = xp.default_device()
     report: dict[str, Any] = {"default_device": dev.name, "why": choice_reason(), "adapters": []}
     for i, a in enumerate(wgpu_adapters()):
-        entry = {"device": f"wgpu:{i}", **{k: str(v) for k, v in dict(a.info).items()},
+        entry = {**{k: str(v) for k, v in dict(a.info).items()}, "id": f"wgpu:{i}",
                  "features": sorted(a.features),
                  "limits": {k: a.limits[k] for k in sorted(a.limits) if "storage" in k or "buffer" in k
                             or "workgroup" in k}}
@@ -93,7 +93,7 @@ def info(args: argparse.Namespace) -> int:
     if not report["adapters"]:
         print("wgpu adapters: none (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)")
     for a in report["adapters"]:
-        print(f"- {a['device']}: {a.get('device')} [{a.get('adapter_type')}, {a.get('backend_type')}]"
+        print(f"- {a['id']}: {a.get('device')} [{a.get('adapter_type')}, {a.get('backend_type')}]"
               f" {a.get('description', '')}")
         print(f"    features: {', '.join(a['features'])}")
         print("    limits: " + ", ".join(f"{k}={v}" for k, v in a["limits"].items()))

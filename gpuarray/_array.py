@@ -144,6 +144,10 @@ class GpuArray:
             return format(self._host()[()], spec)
         return format(str(self), spec)
 
+    def __reduce__(self) -> tuple:
+        """Pickle (and ``copy.copy`` / ``deepcopy``) through the host: dtype, shape, values, device."""
+        return (_rebuild, (self.to_numpy(), self.device.name))
+
     def __hash__(self) -> None:  # type: ignore[override]
         raise TypeError("unhashable type: 'GpuArray'")
 
@@ -189,6 +193,11 @@ class GpuArray:
             result = result.astype(self.dtype)
         self._node = result._node
         return self
+
+
+def _rebuild(host: np.ndarray, device: str) -> GpuArray:
+    from .namespace.creation import asarray
+    return asarray(host, device=device)
 
 
 _OPERAND_TYPES = (GpuArray, bool, int, float, np.ndarray, np.generic)

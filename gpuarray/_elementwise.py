@@ -116,8 +116,8 @@ def _where(cond: Any, x1: Any, x2: Any, device: Device) -> Any:
     if vals:
         dt = _dtypes.result_type(*(x1, x2), default_float=device.default_float)
     else:
-        dt = _dtypes.result_type(np.asarray(x1).dtype if not isinstance(x1, float) else device.default_float,
-                                 x2, default_float=device.default_float)
+        kinds = {_dtypes.scalar_kind(x1), _dtypes.scalar_kind(x2)}
+        dt = (device.default_float if "f" in kinds else device.default_int if "i" in kinds else _dtypes.bool_)
     shape = broadcast_shapes(cond.shape, *(v.shape for v in vals))
     nodes = tuple(astype_node(v._node, dt) if _is_array(v) else const(v, dt, device) for v in (x1, x2))
     return finish(make("where", (cond._node,) + nodes, dt, shape, device=device))

@@ -23,7 +23,13 @@ fi
 
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
+  if ! "$PY" -m venv .venv 2>/dev/null; then
+    echo "setup: python3 -m venv failed; installing python3-venv"
+    rm -rf .venv
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    else sudo -n apt-get update -qq && sudo -n apt-get install -y -qq python3-venv >/dev/null; fi
+    "$PY" -m venv .venv
+  fi
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q -e ".[test${EXTRAS:+,$EXTRAS}]"

@@ -59,6 +59,14 @@ def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
     raise TypeError(f"gpuarray does not support dtype {host.dtype}; expected one of {_dtypes.dtype_names()}")
 
 
+def _has_big_int(obj: Any) -> bool:
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return not -(2**63) <= obj < 2**64
+    if isinstance(obj, (list, tuple)):
+        return any(_has_big_int(o) for o in obj)
+    return False
+
+
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> GpuArray:
     """Convert lists, scalars, NumPy arrays and GpuArrays to a GpuArray.
 
@@ -79,14 +87,16 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             return GpuArray(leaf(out._host(), dev))
         return GpuArray(out._node) if copy else out
     dev = as_device(device)
-    if copy is False and not isinstance(obj, np.ndarray):
-        raise ValueError("asarray: copy=False requires an existing array; this input needs a copy")
+    if copy is False:
+        raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} must be copied into a GpuArray")
     if isinstance(obj, (complex, np.complexfloating)):
         raise TypeError("complex data is not supported yet; expected bool, int or float data")
     try:
         host = np.asarray(obj)
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"asarray: cannot convert {type(obj).__name__} to an array: {exc}") from exc
+    if host.dtype == object and _has_big_int(obj):
+        raise OverflowError("asarray: Python integer out of bounds for int64 / uint64")
     if host.dtype == object:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} with mixed or non-numeric items")
     if dtype is None:
@@ -98,8 +108,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         info = np.iinfo(dt)
         if host.min() < info.min or host.max() > info.max:
             raise OverflowError(f"Python integer out of bounds for {dt}")
-    if copy is False and host.dtype != dt:
-        raise ValueError("asarray: copy=False but a dtype conversion needs a copy")
     data = np.array(host, dtype=dt, copy=True)
     return GpuArray(leaf(data, dev))
 

@@ -57,7 +57,11 @@ def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
     """``x`` broadcast to ``shape`` (a view with zero strides)."""
     x = _arr(x, "broadcast_to")
     shape = tuple(operator.index(s) for s in shape)
-    if len(shape) < x.ndim or broadcast_shapes(x.shape, shape) != shape:
+    try:
+        ok = len(shape) >= x.ndim and broadcast_shapes(x.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
         raise ValueError(f"cannot broadcast array of shape {x.shape} to shape {shape}")
     return GpuArray(views.broadcast_to(x._node, shape))
 

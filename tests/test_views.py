@@ -1,0 +1,123 @@
+"""Views and basic indexing: index arithmetic in the kernel, no host copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+A = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
+
+KEYS = [
+    0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (0, None, slice(1, 3)),
+    slice(None, None, -1), (slice(None), slice(None, None, 2)), (1, slice(None, None, -2), slice(3, 0, -1)),
+    (Ellipsis,), (Ellipsis, None), (slice(5, 10),), (slice(None), slice(2, 2)), (-2, -3, -4), (),
+    (slice(None, None, 3), Ellipsis, slice(-1, None)),
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_basic_indexing_matches_numpy(device, key):
+    g = xp.asarray(A, device=device)
+    assert_same(g[key], A[key])
+
+
+def test_view_of_view_composes(device):
+    g = xp.asarray(A, device=device)
+    v = g[:, ::-1][1][::2, 1:]
+    assert v._node.op == "view" and v._node.inputs[0] is g._node
+    assert_same(v, A[:, ::-1][1][::2, 1:])
+
+
+def test_views_evaluate_on_device_without_host_copies(wgpu_device):
+    g = xp.asarray(A.astype(np.float32), device=wgpu_device)
+    xp.evaluate(g + 0)
+    xp.reset_metrics()
+    y = xp.exp(g[:, ::-1].mT * 0.1) + g[0, 0, 0]
+    xp.evaluate(y)
+    m = xp.metrics()
+    assert m["bytes_downloaded"] == 0 and m["bytes_uploaded"] == 0
+    assert m["dispatches"] == 1
+    want = np.exp(np.swapaxes(A[:, ::-1], -1, -2).astype(np.float32) * np.float32(0.1)) + np.float32(0)
+    assert_same(y, want, rtol=2e-6)
+
+
+def test_index_errors(device):
+    g = xp.asarray(A, device=device)
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 3"):
+        g[0, 3]
+    with pytest.raises(IndexError, match="too many indices"):
+        g[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        g[..., ...]
+    with pytest.raises(IndexError):
+        g["a"]
+
+
+@pytest.mark.parametrize("shape", [(24,), (4, 6), (2, 3, 4), (-1, 2), (3, -1, 2), (1, 24, 1)])
+def test_reshape(device, shape):
+    g = xp.asarray(A, device=device)
+    assert_same(xp.reshape(g, shape), A.reshape(shape))
+    assert_same(g.reshape(*shape), A.reshape(shape))
+
+
+def test_reshape_of_strided_views(device):
+    g = xp.asarray(A, device=device)
+    assert_same(g.mT.reshape(-1), np.swapaxes(A, -1, -2).reshape(-1))
+    assert_same(g[:, ::2].reshape(2, 8), A[:, ::2].reshape(2, 8))
+    assert_same(g[:, 1:].reshape(4, 4), A[:, 1:].reshape(4, 4))
+    assert_same((g * 2).T.reshape(6, 4) + 1, (A * 2).T.reshape(6, 4) + 1)
+
+
+def test_reshape_errors(device):
+    g = xp.asarray(A, device=device)
+    with pytest.raises(ValueError, match="cannot reshape array of size 24 into shape"):
+        xp.reshape(g, (5, 5))
+    with pytest.raises(ValueError, match="only specify one unknown dimension"):
+        xp.reshape(g, (-1, -1))
+
+
+def test_permute_transpose(device):
+    g = xp.asarray(A, device=device)
+    assert_same(xp.permute_dims(g, (2, 0, 1)), np.transpose(A, (2, 0, 1)))
+    assert_same(g.T, A.T)
+    assert_same(g.mT, np.swapaxes(A, -1, -2))
+    assert_same(xp.matrix_transpose(g), np.swapaxes(A, -1, -2))
+    with pytest.raises(ValueError, match="not a permutation"):
+        xp.permute_dims(g, (0, 0, 1))
+
+
+def test_broadcast_expand_squeeze_flip(device):
+    g = xp.asarray(A[0], device=device)
+    assert_same(xp.broadcast_to(g[:, :1], (2, 3, 4)), np.broadcast_to(A[0][:, :1], (2, 3, 4)))
+    assert_same(xp.expand_dims(g, axis=1), np.expand_dims(A[0], 1))
+    assert_same(xp.squeeze(xp.expand_dims(g, axis=-1), axis=-1), A[0])
+    assert_same(xp.flip(g), np.flip(A[0]))
+    assert_same(xp.flip(g, axis=1), np.flip(A[0], 1))
+    a, b = xp.broadcast_arrays(g, xp.asarray(np.arange(4, dtype=np.int32), device=device))
+    assert a.shape == b.shape == (3, 4)
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        xp.broadcast_to(g, (4, 4))
+    with pytest.raises(ValueError, match="squeeze"):
+        xp.squeeze(g, axis=0)
+
+
+def test_iteration_and_len(device):
+    g = xp.asarray(A[0], device=device)
+    assert len(g) == 3
+    rows = [r.tolist() for r in g]
+    assert rows == A[0].tolist()
+    with pytest.raises(TypeError):
+        len(xp.asarray(1.0, device=device))
+
+
+def test_views_of_empty_and_0d(device):
+    e = xp.asarray(np.zeros((0, 3), np.float32), device=device)
+    assert_same(e[:, 1:], np.zeros((0, 2), np.float32))
+    assert_same(e.T + 1, np.zeros((3, 0), np.float32))
+    s = xp.asarray(np.float32(5), device=device)
+    assert_same(s[None], np.array([5], np.float32))
+    assert_same(s[...], np.float32(5)[...])
