@@ -1,0 +1,141 @@
+"""Creation functions against NumPy, on both providers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+
+def test_asarray_from_python(device):
+    assert_same(xp.asarray([1, 2, 3], device=device), np.array([1, 2, 3], dtype=device.default_int))
+    assert_same(xp.asarray([1.5, -0.0], device=device), np.array([1.5, -0.0], dtype=device.default_float))
+    assert_same(xp.asarray([True, False], device=device), np.array([True, False]))
+    assert_same(xp.asarray(3.0, device=device), np.asarray(3.0, dtype=device.default_float))
+    assert_same(xp.asarray([[1, 2], [3, 4]], dtype=xp.int8, device=device), np.array([[1, 2], [3, 4]], np.int8))
+    assert_same(xp.asarray([], device=device), np.array([], dtype=device.default_float))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                   "uint64", "float32", "float64"])
+def test_asarray_roundtrip_every_dtype(device, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        host = np.array([0.0, -0.0, 1.5, np.nan, np.inf, -np.inf, np.finfo(dt).max, np.finfo(dt).tiny], dt)
+    elif dt.kind == "b":
+        host = np.array([True, False, True])
+    else:
+        info = np.iinfo(dt)
+        host = np.array([info.min, info.max, 0, 1, info.max // 3], dt)
+    g = xp.asarray(host, device=device)
+    assert g.dtype == dt
+    assert_same(g, host)
+    # through a kernel and back
+    assert_same(g * 1 if dt.kind != "b" else g & True, host * dt.type(1) if dt.kind != "b" else host)
+    assert_same(g[::-1], host[::-1])
+
+
+def test_asarray_from_gpuarray_and_copy(device):
+    a = xp.asarray([1.0, 2.0], device=device)
+    assert xp.asarray(a) is a
+    b = xp.asarray(a, copy=True)
+    assert b is not a and b.tolist() == [1.0, 2.0]
+    assert_same(xp.asarray(a, dtype=xp.int32), np.array([1, 2], np.int32))
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(a, dtype=xp.int32, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(np.zeros(3), copy=False, device=device)
+
+
+def test_asarray_to_other_device(device):
+    a = xp.asarray([1.0, 2.0], device="cpu")
+    b = xp.asarray(a, device=device)
+    assert b.device == device
+    assert_same(b * 2, np.array([2.0, 4.0]))
+    assert a.to_device(device).device == device
+
+
+def test_asarray_errors(device):
+    with pytest.raises(TypeError, match="complex"):
+        xp.asarray([1 + 2j], device=device)
+    with pytest.raises(TypeError, match="does not support dtype"):
+        xp.asarray(np.zeros(2, np.float16), device=device)
+    with pytest.raises(TypeError):
+        xp.asarray(["a", "b"], device=device)
+    with pytest.raises(OverflowError):
+        xp.asarray(2**70, device=device)
+    with pytest.raises(OverflowError):
+        xp.asarray([300], dtype=xp.int8, device=device)
+    with pytest.raises(ValueError):
+        xp.asarray([[1, 2], [3]], device=device)
+
+
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty"])
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3), 4])
+def test_zeros_ones_empty(device, fn, shape):
+    got = getattr(xp, fn)(shape, device=device)
+    want = (np.ones if fn == "ones" else np.zeros)(shape, dtype=device.default_float)
+    assert_same(got, want)
+    assert_same(getattr(xp, fn)(shape, dtype=xp.int16, device=device), want.astype(np.int16))
+
+
+def test_full(device):
+    assert_same(xp.full((2, 2), 7, device=device), np.full((2, 2), 7, dtype=device.default_int))
+    assert_same(xp.full(3, -0.0, device=device), np.full(3, -0.0, dtype=device.default_float))
+    assert_same(xp.full(3, float("nan"), dtype=xp.float32, device=device), np.full(3, np.nan, np.float32))
+    assert_same(xp.full((2,), True, device=device), np.full((2,), True))
+    assert_same(xp.full((2,), 255, dtype=xp.uint8, device=device), np.full((2,), 255, np.uint8))
+    with pytest.raises(OverflowError):
+        xp.full(2, 300, dtype=xp.int8, device=device)
+    with pytest.raises(TypeError):
+        xp.full(2, "x", device=device)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        xp.full((-1,), 0, device=device)
+
+
+def test_like_functions(device):
+    a = xp.asarray(np.arange(6, dtype=np.int16).reshape(2, 3), device=device)
+    assert_same(xp.zeros_like(a), np.zeros((2, 3), np.int16))
+    assert_same(xp.ones_like(a, dtype=xp.float32), np.ones((2, 3), np.float32))
+    assert_same(xp.empty_like(a), np.zeros((2, 3), np.int16))
+    assert_same(xp.full_like(a, 9), np.full((2, 3), 9, np.int16))
+    assert xp.zeros_like(a).device == device
+
+
+@pytest.mark.parametrize("args", [(5,), (2, 10), (10, 2, -3), (0,), (3, 3), (-5, 5, 2), (1, 2, 0.25),
+                                  (0.0, 1.0, 0.1), (10, 0, -1.5)])
+def test_arange(device, args):
+    got = xp.arange(*args, device=device)
+    is_float = any(isinstance(a, float) for a in args)
+    want = np.arange(*args, dtype=device.default_float if is_float else device.default_int)
+    if is_float:
+        assert_same(got, want, rtol=1e-12, atol=1e-12)
+    else:
+        assert_same(got, want)
+    assert_same(xp.arange(*args, dtype=xp.float32, device=device), np.arange(*args, dtype=np.float32),
+                rtol=1e-6, atol=1e-6)
+
+
+def test_arange_errors(device):
+    with pytest.raises(ZeroDivisionError):
+        xp.arange(0, 5, 0, device=device)
+    with pytest.raises(OverflowError):
+        xp.arange(0, 300, dtype=xp.int8, device=device)
+
+
+@pytest.mark.parametrize("args,kw", [((0, 1, 5), {}), ((-2.5, 7, 11), {}), ((0, 1, 4), {"endpoint": False}),
+                                     ((3, 3, 1), {}), ((1, 0, 0), {}), ((0, 10, 101), {})])
+def test_linspace(device, args, kw):
+    assert_same(xp.linspace(*args, device=device, **kw), np.linspace(*args, **kw), rtol=1e-14, atol=1e-14)
+    got32 = xp.linspace(*args, dtype=xp.float32, device=device, **kw)
+    assert_same(got32, np.linspace(*args, dtype=np.float32, **kw), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("args,kw", [((3,), {}), ((2, 4), {}), ((4, 3), {"k": 1}), ((4,), {"k": -2}),
+                                     ((0,), {}), ((3,), {"k": 5})])
+def test_eye(device, args, kw):
+    assert_same(xp.eye(*args, device=device, **kw), np.eye(*args, **kw))
+    assert_same(xp.eye(*args, dtype=xp.int8, device=device, **kw), np.eye(*args, dtype=np.int8, **kw))
