@@ -10,7 +10,7 @@ have_vulkan_driver() {
     >/dev/null 2>&1
 }
 
-if ! have_vulkan_driver || ! ldconfig -p 2>/dev/null | grep -q libvulkan.so.1; then
+if ! have_vulkan_driver || ! ldconfig -p 2>/dev/null | grep libvulkan.so.1 >/dev/null; then
   echo "setup: no Vulkan driver found; installing Mesa's software driver (mesa-vulkan-drivers)"
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ] || ! command -v apt-get >/dev/null; then
