@@ -32,6 +32,7 @@ from .namespace.creation import (
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from .namespace.elementwise import FUNCTIONS as _ELEMENTWISE
+from .namespace.info import __array_namespace_info__
 from .namespace.manipulation import (
     broadcast_arrays,
     broadcast_to,
@@ -42,6 +43,7 @@ from .namespace.manipulation import (
     reshape,
     squeeze,
 )
+from .namespace.statistical import all, any, max, mean, min, prod, std, sum, var  # noqa: A004
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -80,11 +82,13 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
     "metrics", "reset_metrics", "evaluate",
+    "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
     "ones", "ones_like", "zeros", "zeros_like",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "matrix_transpose", "permute_dims",
     "reshape", "squeeze",
+    "sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
     "e", "inf", "nan", "pi", "newaxis",
     *_ELEMENTWISE,

@@ -47,40 +47,38 @@ def _inputs_on_host(kernel: Kernel) -> list[Any]:
 
 
 def evaluate_nodes(nodes: Sequence[Node]) -> None:
-    """Realize ``nodes``: schedule their unevaluated cones and run the kernels."""
-    targets = [n for n in nodes if not n.realized]
-    if not targets:
+    """Realize ``nodes``: schedule their unevaluated graph and run the kernels in order.
+
+    Device kernels are recorded into one compute pass per provider and submitted
+    once at the end; a kernel that runs on the host first flushes what its
+    inputs depend on (downloads flush on their own).
+    """
+    if all(n.realized for n in nodes):
         return
     with _lock:
-        targets = [n for n in targets if not n.realized]
-        kernels = schedule(targets)
+        kernels = schedule([n for n in nodes if not n.realized])
         if not kernels:
             return
         _metrics.add("evaluations")
-        batches: dict[int, tuple[Any, list[Kernel]]] = {}
-        for k in kernels:
-            provider, why = place(k)
-            _log.append({"kernel": k.describe().splitlines()[0], "device": k.device.name,
-                         "placed": "host" if provider is None or provider.host_memory else provider.name,
-                         "why": why, "elements": k.size})
-            if provider is None:
-                outs = run_kernel(k, _inputs_on_host(k))
-                _metrics.add("host_fallbacks")
-                _metrics.add("host_kernels")
-                for node, arr in zip(k.out_nodes, outs, strict=True):
-                    node.realize(Data(arr.dtype, arr.shape, host=arr))
-                continue
-            batches.setdefault(id(provider), (provider, []))[1].append(k)
-        for provider, ks in batches.values():
-            if provider.host_memory:
-                _metrics.add("host_kernels", len(ks))
-                batch = [(k, _inputs_on_host(k)) for k in ks]
-            else:
-                batch = [(k, [n.data.get_handle(provider) for n in k.inputs]) for k in ks]
-            results = provider.run(batch)
-            for k, outs in zip(ks, results, strict=True):
-                for node, h in zip(k.out_nodes, outs, strict=True):
-                    if provider.host_memory:
-                        node.realize(Data(node.dtype, node.shape, host=h))
-                    else:
-                        node.realize(Data(node.dtype, node.shape, handle=h, provider=provider))
+        used: dict[int, Any] = {}
+        try:
+            for k in kernels:
+                provider, why = place(k)
+                _log.append({"kernel": k.describe().splitlines()[0], "device": k.device.name,
+                             "placed": "host" if provider is None or provider.host_memory else provider.name,
+                             "why": why, "elements": k.size})
+                if provider is None or provider.host_memory:
+                    outs = run_kernel(k, _inputs_on_host(k))
+                    _metrics.add("host_kernels")
+                    if provider is None:
+                        _metrics.add("host_fallbacks")
+                    for node, arr in zip(k.out_nodes, outs, strict=True):
+                        node.realize(Data(node.dtype, node.shape, host=arr))
+                    continue
+                used[id(provider)] = provider
+                handles = provider.enqueue(k, [n.data.get_handle(provider) for n in k.inputs])
+                for node, h in zip(k.out_nodes, handles, strict=True):
+                    node.realize(Data(node.dtype, node.shape, handle=h, provider=provider))
+        finally:
+            for provider in used.values():
+                provider.flush()

@@ -136,9 +136,9 @@ def test_failed_evaluation_leaves_inputs_intact(wgpu_device, monkeypatch):
     y = x * 2
     provider = wgpu_device.provider
 
-    def boom(batch):
+    def boom(kernel, handles):
         raise RuntimeError("injected failure")
-    monkeypatch.setattr(provider, "run", boom)
+    monkeypatch.setattr(provider, "enqueue", boom)
     with pytest.raises(RuntimeError, match="injected"):
         xp.evaluate(y + 1)
     monkeypatch.undo()

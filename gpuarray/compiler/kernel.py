@@ -11,6 +11,9 @@ A ``Kernel`` is what a provider runs. Its instructions are:
 - ``astype``  a conversion to ``dtype``
 - any op-table name: elementwise, operands broadcast to ``shape``
 
+A kernel of another ``kind`` (a reduction, ...) computes its ``operands``
+with these instructions (a fused prologue) and then does its own work.
+
 Shapes, strides, offsets and scalar values are runtime parameters; only the
 structure (ops, dtypes, ranks, broadcast patterns) goes into ``signature``,
 so one compiled pipeline serves every size and every scalar value.
@@ -53,13 +56,17 @@ class Kernel:
     out_nodes: list[Any]         # graph nodes that receive the outputs
     out_shape: Shape
     device: Any = None
+    kind: str = "elementwise"    # or a breaker op: "reduce", ...
+    attrs: tuple = ()            # the breaker node's attrs
+    operands: list[int] = field(default_factory=list)   # breaker inputs, as instruction indices
     _sig: tuple | None = field(default=None, repr=False)
 
     @property
     def signature(self) -> tuple:
+        """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
         if self._sig is None:
-            self._sig = (tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
-                         len(self.out_shape))
+            self._sig = (self.kind, tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
+                         tuple(self.operands), len(self.out_shape))
         return self._sig
 
     @property
@@ -73,7 +80,8 @@ class Kernel:
         return {i.dtype for i in self.instrs}
 
     def describe(self) -> str:
-        lines = [f"kernel -> {self.out_shape} ({len(self.outputs)} output(s))"]
+        what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else f"{self.kind}{self.attrs}"
+        lines = [f"kernel -> {self.out_shape} ({what})"]
         for n, ins in enumerate(self.instrs):
             lines.append(f"  %{n} = {ins.op}{list(ins.args)} : {ins.dtype}{list(ins.shape)}")
         return "\n".join(lines)

@@ -92,10 +92,50 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     return result
 
 
+def _host_reduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    rop, axes = kernel.attrs
+    dt = kernel.out_nodes[0].dtype
+    x = operands[0]
+    if rop in ("sum", "prod"):
+        r = (np.sum if rop == "sum" else np.prod)(x, axis=axes, dtype=dt)
+    else:
+        fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all}[rop]
+        r = fn(x, axis=axes)
+    return [np.asarray(r, dtype=dt).reshape(kernel.out_shape)]
+
+
+# Kernel kinds other than elementwise: NumPy on the operands (computed by the prologue).
+HOST_KINDS: dict[str, Any] = {"reduce": _host_reduce}
+
+
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
+    if kernel.kind != "elementwise":
+        vals = _evaluate(kernel, inputs)
+        with np.errstate(all="ignore"):
+            results = HOST_KINDS[kernel.kind](kernel, [vals[i] for i in kernel.operands])
+        outs = []
+        for r in results:
+            out = np.array(r, copy=True, order="C")
+            out.flags.writeable = False
+            outs.append(out)
+        return outs
     if kernel.size > CHUNK and _chunkable(kernel):
         return _run_chunked(kernel, inputs)
+    vals = _evaluate(kernel, inputs)
+    outs = []
+    for o in kernel.outputs:
+        v = np.broadcast_to(vals[o], kernel.out_shape)
+        out = np.ascontiguousarray(v, dtype=kernel.instrs[o].dtype)
+        if out is vals[o] or not out.flags.owndata:
+            out = out.copy()
+        out.flags.writeable = False
+        outs.append(out)
+    return outs
+
+
+def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Every instruction of ``kernel`` as a whole array."""
     vals: list[np.ndarray] = []
     with np.errstate(all="ignore"):
         for ins in kernel.instrs:
@@ -124,15 +164,7 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
                 if v.dtype != ins.dtype:
                     v = v.astype(ins.dtype)
             vals.append(v)
-    outs = []
-    for o in kernel.outputs:
-        v = np.broadcast_to(vals[o], kernel.out_shape)
-        out = np.ascontiguousarray(v, dtype=kernel.instrs[o].dtype)
-        if out is vals[o] or not out.flags.owndata:
-            out = out.copy()
-        out.flags.writeable = False
-        outs.append(out)
-    return outs
+    return vals
 
 
 class InProcessProvider:

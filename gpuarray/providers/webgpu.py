@@ -23,6 +23,10 @@ from .._dtypes import STORAGE_NP, float64, int64, uint64
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render
 from .wgpu_pool import BufferPool
+from .wgpu_reduce import enqueue_reduce
+
+# Kernel kinds other than elementwise that have WGSL implementations here.
+WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce}
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query")
 WANTED_LIMITS = (
@@ -97,6 +101,9 @@ class WgpuProvider:
         self.pipelines: dict[str, tuple[Any, Any]] = {}
         self.lock = threading.RLock()
         self.host_only_f64: set[str] = set(F64_HOST_OPS) if self.f64 else set()
+        self._enc: Any = None
+        self._pass: Any = None
+        self._keep: list[Any] = []
 
     # ---- capabilities
     def supports(self, dtype: np.dtype) -> bool:
@@ -107,6 +114,8 @@ class WgpuProvider:
         return True
 
     def cannot_run(self, kernel: Kernel) -> str | None:
+        if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
+            return f"no WGSL kernel for {kernel.kind} yet; it runs on the host"
         for ins in kernel.instrs:
             if not self.supports(ins.dtype):
                 return f"{ins.dtype} is not supported by this adapter"
@@ -142,6 +151,7 @@ class WgpuProvider:
         if n == 0:
             return np.empty(shape, dtype=dtype)
         with self.lock:
+            self.flush()
             stage = self.staging.get(n)
             enc = self.device.create_command_encoder()
             enc.copy_buffer_to_buffer(handle.buffer, 0, stage, 0, n)
@@ -160,16 +170,12 @@ class WgpuProvider:
             self.pool.put(handle.buffer)
 
     # ---- kernels
-    def _pipeline(self, kernel: Kernel) -> tuple[Rendered, Any, Any]:
-        sig = kernel.signature
-        r = self.rendered.get(sig)
-        if r is None:
-            r = render(kernel)
-            self.rendered[sig] = r
-        key = hashlib.sha1(r.source.encode()).hexdigest()
+    def pipeline_for(self, source: str) -> tuple[Any, Any]:
+        """(pipeline, bind-group layout) for WGSL ``source``, compiled once per source."""
+        key = hashlib.sha1(source.encode()).hexdigest()
         entry = self.pipelines.get(key)
         if entry is None:
-            module = self.device.create_shader_module(code=r.source)
+            module = self.device.create_shader_module(code=source)
             pipeline = self.device.create_compute_pipeline(layout="auto",
                                                            compute={"module": module, "entry_point": "main"})
             entry = (pipeline, pipeline.get_bind_group_layout(0))
@@ -177,51 +183,90 @@ class WgpuProvider:
             _metrics.add("kernels_compiled")
         else:
             _metrics.add("pipeline_cache_hits")
-        return r, entry[0], entry[1]
+        return entry
+
+    def rendered_for(self, kernel: Kernel, render_fn: Any = render) -> Rendered:
+        sig = kernel.signature
+        r = self.rendered.get(sig)
+        if r is None:
+            r = render_fn(kernel)
+            self.rendered[sig] = r
+        return r
+
+    def _begin(self) -> None:
+        if self._pass is None:
+            self._enc = self.device.create_command_encoder()
+            self._pass = self._enc.begin_compute_pass()
+
+    def flush(self) -> None:
+        """Submit the open compute pass (one submit for everything enqueued since the last flush)."""
+        with self.lock:
+            if self._pass is None:
+                return
+            self._pass.end()
+            self.device.queue.submit([self._enc.finish()])
+            self._pass = None
+            self._enc = None
+            self._keep = []
+            _metrics.add("submits")
+
+    def dispatch(self, source: str, prm: np.ndarray, buffers: Sequence[Any], groups: int) -> None:
+        """Record one dispatch of ``source`` over ``groups`` workgroups (2-D past 65535) into the open pass.
+
+        Bindings: 0 is the ``prm`` u32 array, then ``buffers`` (GpuHandles or raw buffers) in order.
+        """
+        if groups <= 0:
+            return
+        pipeline, layout = self.pipeline_for(source)
+        bu = self.wgpu.BufferUsage
+        self._begin()
+        pbuf = self.device.create_buffer_with_data(data=prm, usage=bu.STORAGE)
+        self._keep.append(pbuf)
+        entries = [{"binding": 0, "resource": {"buffer": pbuf}}]
+        for b, h in enumerate(buffers, start=1):
+            if isinstance(h, GpuHandle):
+                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 4)}
+            else:
+                res = {"buffer": h}
+            entries.append({"binding": b, "resource": res})
+        bind = self.device.create_bind_group(layout=layout, entries=entries)
+        gx = min(groups, self.max_groups)
+        gy = -(-groups // gx)
+        if gy > self.max_groups:
+            raise ValueError(f"too many workgroups ({groups}) for one dispatch")
+        assert self._pass is not None
+        self._pass.set_pipeline(pipeline)
+        self._pass.set_bind_group(0, bind)
+        self._pass.dispatch_workgroups(gx, gy, 1)
+        _metrics.add("dispatches")
+
+    def data_buffer(self, values: np.ndarray) -> Any:
+        """A small read-only storage buffer holding ``values``, kept alive until the next flush."""
+        buf = self.device.create_buffer_with_data(data=values, usage=self.wgpu.BufferUsage.STORAGE)
+        self._keep.append(buf)
+        return buf
+
+    def enqueue(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
+        """Record ``kernel`` into the open pass; returns its output handles (valid once flushed)."""
+        with self.lock:
+            if kernel.kind != "elementwise":
+                return list(WGPU_KINDS[kernel.kind](self, kernel, list(in_handles)))
+            outs = [self.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize)
+                    for o in kernel.outputs]
+            if kernel.size == 0:
+                return outs
+            r = self.rendered_for(kernel)
+            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], -(-kernel.size // WORKGROUP))
+            return outs
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:
         """Run kernels in order in one compute pass and one submit; returns output handles."""
-        bu = self.wgpu.BufferUsage
-        results: list[list[Any]] = []
         with self.lock:
-            enc = self.device.create_command_encoder()
-            cpass = enc.begin_compute_pass()
-            keep: list[Any] = []
-            for kernel, in_handles in batch:
-                outs = [self.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize)
-                        for o in kernel.outputs]
-                results.append(outs)
-                if kernel.size == 0:
-                    continue
-                r, pipeline, layout = self._pipeline(kernel)
-                meta = r.meta(kernel)
-                mbuf = self.device.create_buffer_with_data(data=meta, usage=bu.STORAGE)
-                keep.append(mbuf)
-                entries = [{"binding": 0, "resource": {"buffer": mbuf}}]
-                b = 1
-                for h in list(in_handles) + outs:
-                    entries.append({"binding": b, "resource": {"buffer": h.buffer, "offset": 0,
-                                                               "size": max(h.nbytes, 4)}})
-                    b += 1
-                for _t, vals in sorted(r.wide_values(kernel).items()):
-                    wbuf = self.device.create_buffer_with_data(data=vals, usage=bu.STORAGE)
-                    keep.append(wbuf)
-                    entries.append({"binding": b, "resource": {"buffer": wbuf}})
-                    b += 1
-                bind = self.device.create_bind_group(layout=layout, entries=entries)
-                groups = -(-kernel.size // WORKGROUP)
-                gx = min(groups, self.max_groups)
-                gy = -(-groups // gx)
-                cpass.set_pipeline(pipeline)
-                cpass.set_bind_group(0, bind)
-                cpass.dispatch_workgroups(gx, gy, 1)
-                _metrics.add("dispatches")
-            cpass.end()
-            self.device.queue.submit([enc.finish()])
-            _metrics.add("submits")
+            results = [self.enqueue(k, ins) for k, ins in batch]
+            self.flush()
         return results
 
-    # ---- self-test
     def device_info(self) -> dict[str, Any]:
         info = dict(self.adapter.info)
         return {

@@ -47,7 +47,8 @@ class Rendered:
     n_inputs: int
     n_outputs: int
 
-    def meta(self, kernel: Kernel) -> np.ndarray:
+    def meta(self, kernel: Kernel, extra: dict[str, int] | None = None) -> np.ndarray:
+        """The ``prm`` array: [size, slot values...]; ``("extra", name)`` slots come from ``extra``."""
         vals = [kernel.size]
         ins = kernel.instrs
         for spec in self.slots:
@@ -60,6 +61,8 @@ class Rendered:
                 vals.append(ins[spec[1]].params[0][spec[2]])
             elif kind == "voffset":
                 vals.append(ins[spec[1]].params[1])
+            elif kind == "extra":
+                vals.append((extra or {})[spec[1]])
             elif kind == "c32":
                 c = np.asarray(ins[spec[1]].params[0], dtype=ins[spec[1]].dtype)
                 vals.append(int(c.astype(_bits32(c.dtype)).view(np.uint32)))

@@ -1,0 +1,151 @@
+"""Statistical and utility reductions: sum, prod, max, min, mean, var, std, all, any.
+
+Each is one ``reduce`` node; the elementwise work feeding it (casts, the
+``x - mean`` of ``var``) runs inside the reduction kernel as its prologue.
+
+>>> import gpuarray as xp
+>>> float(xp.sum(xp.arange(5, dtype=xp.float32, device="cpu") ** 2))
+30.0
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import numpy as np
+from numpy.exceptions import AxisError
+
+from .. import _dtypes
+from .._array import GpuArray
+from .._elementwise import apply, astype_node, finish
+from .._ops import OPS
+from ..graph import views
+from ..graph.node import make
+
+Axis = int | tuple[int, ...] | None
+
+
+def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(x.ndim))
+    items = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in items:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{name}: axis must be an int or a tuple of ints; got {type(a).__name__}")
+        if not -x.ndim <= a < builtins.max(x.ndim, 1) or (x.ndim == 0 and a not in (0, -1)):
+            raise AxisError(f"{name}: axis {a} is out of bounds for array of dimension {x.ndim}")
+        out.append(int(a) % builtins.max(x.ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: duplicate value in 'axis'")
+    return tuple(sorted(a for a in out if a < x.ndim))
+
+
+def _check(x: Any, name: str) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
+    return x
+
+
+def _reduce(x: GpuArray, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> GpuArray:
+    node = astype_node(x._node, dtype)
+    out_shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    r = make("reduce", (node,), dtype, out_shape, (rop, axes), x.device)
+    if keepdims:
+        r = views.reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return finish(r)
+
+
+def _sum_dtype(x: GpuArray, dtype: Any, name: str) -> np.dtype:
+    if dtype is not None:
+        dt = _dtypes.as_dtype(dtype)
+        x.device.check_dtype(dt)
+        return dt
+    if x.dtype.kind in "b" or x.dtype in _dtypes.SIGNED:
+        return x.device.default_int
+    if x.dtype in _dtypes.UNSIGNED:
+        return np.dtype(f"uint{x.device.default_int.itemsize * 8}")
+    return x.dtype
+
+
+def sum(x: GpuArray, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
+    """Sum over ``axis`` (all axes by default); integers accumulate in the default integer dtype."""
+    x = _check(x, "sum")
+    return _reduce(x, "sum", _axes(x, axis, "sum"), _sum_dtype(x, dtype, "sum"), keepdims)
+
+
+def prod(x: GpuArray, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> GpuArray:
+    """Product over ``axis``; integers accumulate in the default integer dtype."""
+    x = _check(x, "prod")
+    return _reduce(x, "prod", _axes(x, axis, "prod"), _sum_dtype(x, dtype, "prod"), keepdims)
+
+
+def _extreme(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
+    name = "maximum" if rop == "max" else "minimum"
+    x = _check(x, rop)
+    if x.dtype == _dtypes.bool_:
+        raise TypeError(f"Only numeric dtypes are allowed in {rop}; got bool.")
+    axes = _axes(x, axis, rop)
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    return _reduce(x, rop, axes, x.dtype, keepdims)
+
+
+def max(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
+    """Largest element over ``axis``; NaN propagates, as in NumPy."""
+    return _extreme(x, "max", axis, keepdims)
+
+
+def min(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
+    """Smallest element over ``axis``; NaN propagates, as in NumPy."""
+    return _extreme(x, "min", axis, keepdims)
+
+
+def _float_input(x: Any, name: str) -> GpuArray:
+    x = _check(x, name)
+    if x.dtype.kind != "f":
+        raise TypeError(f"Only floating-point dtypes are allowed in {name}; got {x.dtype}.")
+    return x
+
+
+def mean(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:
+    """Arithmetic mean over ``axis`` (NaN for an empty reduction, as NumPy gives)."""
+    x = _float_input(x, "mean")
+    axes = _axes(x, axis, "mean")
+    n = math.prod(x.shape[a] for a in axes)
+    return apply(OPS["divide"], _reduce(x, "sum", axes, x.dtype, keepdims), float(n))
+
+
+def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> GpuArray:
+    """Variance over ``axis`` with ``correction`` degrees of freedom removed (two passes)."""
+    x = _float_input(x, "var")
+    axes = _axes(x, axis, "var")
+    n = math.prod(x.shape[a] for a in axes)
+    m = mean(x, axis=axes, keepdims=True)
+    d = apply(OPS["subtract"], x, m)
+    ss = _reduce(apply(OPS["multiply"], d, d), "sum", axes, x.dtype, keepdims)
+    return apply(OPS["divide"], ss, float(builtins.max(n - correction, 0)))
+
+
+def std(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> GpuArray:
+    """Standard deviation: ``sqrt(var(...))``."""
+    return apply(OPS["sqrt"], var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def all(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
+    """True where every element over ``axis`` is non-zero (NaN counts as true)."""
+    x = _check(x, "all")
+    return _reduce(x, "all", _axes(x, axis, "all"), _dtypes.bool_, keepdims)
+
+
+def any(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
+    """True where some element over ``axis`` is non-zero."""
+    x = _check(x, "any")
+    return _reduce(x, "any", _axes(x, axis, "any"), _dtypes.bool_, keepdims)
+
+
+__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any"]

@@ -1,0 +1,126 @@
+"""Render a reduction kernel (sum, prod, max, min, any, all) as WGSL.
+
+One workgroup of 256 threads produces one partial result: output ``m`` is
+split into ``G`` chunks (``G`` = 1 for one pass), workgroup ``w`` reduces
+chunk ``w % G`` of output ``w / G``; each thread strides over its chunk
+evaluating the fused prologue at the input index, then the workgroup
+combines in shared memory. The provider runs a second pass over the ``G``
+partials when ``G`` > 1. Sizes and ``G`` are runtime parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from .._ops import OPS
+from ..compiler.kernel import Kernel
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl_lib import helpers_for
+
+COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+           "any": "maximum", "all": "minimum"}
+
+
+def identity(rop: str, dtype: np.dtype) -> str:
+    """WGSL expression of the identity of ``rop`` for ``dtype`` (bools travel as u32 0/1)."""
+    if dtype == np.bool_:
+        return "0u" if rop == "any" else "1u"
+    t = WGSL_TYPE[dtype]
+    if rop == "sum":
+        return f"{t}(0)"
+    if rop == "prod":
+        return f"{t}(1)"
+    if dtype.kind == "f":
+        inf = f"ga_inf_{_suffix(dtype)}()"
+        return f"-{inf}" if rop == "max" else inf
+    info = np.iinfo(dtype)
+    v = info.min if rop == "max" else info.max
+    if t == "i64" and v < 0:
+        return "(i64(-9223372036854775807) - i64(1))"
+    if t == "i32" and v == -(2**31):
+        return "(i32(-2147483647) - i32(1))"
+    return f"{t}({v})"
+
+
+def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
+    if dtype == np.bool_:
+        return f"{'max' if rop == 'any' else 'min'}({a}, {b})"
+    tmpl = OPS[COMBINE[rop]].template(dtype.kind)
+    return (tmpl.replace("{T}", WGSL_TYPE[dtype]).replace("{S}", _suffix(dtype))
+            .replace("{0}", a).replace("{1}", b))
+
+
+def render_reduce(kernel: Kernel) -> Rendered:
+    """WGSL for a ``reduce`` kernel; ``prm`` extras: M (outputs), L (reduce length), G (chunks)."""
+    rop, axes = kernel.attrs
+    op_i = kernel.operands[0]
+    src = kernel.instrs[op_i]
+    dt = kernel.out_nodes[0].dtype
+    acc_t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
+    g = _Gen(kernel)
+    rep = g.rep[op_i]
+    kept = [d for d in range(len(src.shape)) if d not in axes]
+    red = [d for d in range(len(src.shape)) if d in axes]
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  let G = {g.slot(('extra', 'G'))};",
+            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
+            "  let m = w / G;",
+            "  let chunk = w % G;",
+            f"  let L = {g.slot(('extra', 'L'))};"]
+    full: dict[int, str] = {}
+    rem = "m"
+    for d in reversed(kept):
+        dim = g.slot(("dim", rep, d))
+        head.append(f"  let o{d} = {rem} % {dim};")
+        head.append(f"  let oq{d} = {rem} / {dim};")
+        full[d], rem = f"o{d}", f"oq{d}"
+    g.lines = []
+    body = ["    var kr = k;"]
+    for d in reversed(red):
+        dim = g.slot(("dim", rep, d))
+        body.append(f"    let r{d} = kr % {dim};")
+        body.append(f"    kr = kr / {dim};")
+        full[d] = f"r{d}"
+    idx = tuple(full[d] for d in range(len(src.shape)))
+    v = g.value(op_i, ("multi", idx))
+    body += g.lines
+    val = f"select(0u, 1u, {v})" if dt == np.bool_ else v
+    body.append(f"    acc = {combine(rop, dt, 'acc', val)};")
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    b = 1
+    for k, node in enumerate(kernel.inputs):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
+        b += 1
+    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[dt]}>;")
+    b += 1
+    for st in sorted(g.wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
+        b += 1
+    decls.append(f"var<workgroup> sh: array<{acc_t}, {WORKGROUP}>;")
+    main = "\n".join([
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head,
+        f"  var acc: {acc_t} = {identity(rop, dt)};",
+        f"  var k = chunk * {WORKGROUP}u + lid;",
+        "  loop {",
+        "    if (k >= L) { break; }",
+        *body,
+        f"    k = k + G * {WORKGROUP}u;",
+        "  }",
+        "  sh[lid] = acc;",
+        "  workgroupBarrier();",
+        f"  var s = {WORKGROUP // 2}u;",
+        "  loop {",
+        "    if (s == 0u) { break; }",
+        f"    if (lid < s) {{ sh[lid] = {combine(rop, dt, 'sh[lid]', 'sh[lid + s]')}; }}",
+        "    workgroupBarrier();",
+        "    s = s >> 1u;",
+        "  }",
+        "  if (lid == 0u) { out0[w] = sh[0]; }",
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
