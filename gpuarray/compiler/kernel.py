@@ -57,7 +57,7 @@ class Kernel:
     out_shape: Shape
     device: Any = None
     kind: str = "elementwise"    # or a breaker op: "reduce", ...
-    attrs: tuple = ()            # the breaker node's attrs
+    attrs: tuple = ()            # the breaker node's attrs (structural: part of the signature)
     operands: list[int] = field(default_factory=list)   # breaker inputs, as instruction indices
     _sig: tuple | None = field(default=None, repr=False)
 
@@ -65,8 +65,8 @@ class Kernel:
     def signature(self) -> tuple:
         """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
         if self._sig is None:
-            self._sig = (self.kind, tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
-                         tuple(self.operands), len(self.out_shape))
+            self._sig = (self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
+                         tuple(self.outputs), tuple(self.operands), len(self.out_shape))
         return self._sig
 
     @property

@@ -30,7 +30,9 @@ Axis = int | tuple[int, ...] | None
 def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(x.ndim))
-    items = (axis,) if isinstance(axis, int) else tuple(axis)
+    if not isinstance(axis, (int, np.integer, tuple, list)):
+        raise TypeError(f"{name}: axis must be an int or a tuple of ints; got {type(axis).__name__}")
+    items = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in items:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):

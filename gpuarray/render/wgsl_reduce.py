@@ -40,6 +40,8 @@ def identity(rop: str, dtype: np.dtype) -> str:
         return "(i64(-9223372036854775807) - i64(1))"
     if t == "i32" and v == -(2**31):
         return "(i32(-2147483647) - i32(1))"
+    if t in ("u32", "u64") and v == np.iinfo(np.dtype(t.replace("u", "uint"))).max:
+        return f"(~{t}(0))"
     return f"{t}({v})"
 
 
