@@ -11,6 +11,7 @@ from ._devices import Device
 from ._ops import OpDef
 from .graph.node import MAX_DEPTH, Node, const, make
 from .graph.shapes import broadcast_shapes
+from .graph.views import strided_view
 
 
 def finish(node: Node) -> Any:
@@ -69,7 +70,8 @@ def _check(opdef: OpDef, dtype: np.dtype, position: str = "") -> None:
 def _check_scalar(opdef: OpDef, value: Any) -> None:
     kind = _dtypes.scalar_kind(value)
     allowed = {_d.kind for _d in _dtypes.CATEGORIES[opdef.category]}
-    ok = {"b": "b" in allowed, "i": bool(allowed & {"i", "u"}), "f": "f" in allowed}[kind or "f"]
+    # Python ints are allowed with floating-point arrays too (they convert exactly enough)
+    ok = {"b": "b" in allowed, "i": bool(allowed & {"i", "u", "f"}), "f": "f" in allowed}[kind or "f"]
     if not ok:
         words = _dtypes.CATEGORY_WORDS[opdef.category]
         raise TypeError(f"Only {words} dtypes are allowed in {opdef.name}; got Python {type(value).__name__}.")
@@ -98,13 +100,38 @@ def apply(opdef: OpDef, *args: Any) -> Any:
     for a in args:
         if not _is_array(a):
             _check_scalar(opdef, a)
-    dt = _dtypes.result_type(*args, default_float=device.default_float)
+    try:
+        dt = _dtypes.result_type(*args, default_float=device.default_float)
+    except OverflowError:
+        # NumPy 2 defines these for an int scalar outside the array's range: true division
+        # converts to float, and comparisons compare mathematically
+        if opdef.result == "float":
+            dt = device.default_float
+        elif opdef.result == "bool" and opdef.nargs == 2:
+            return _compare_out_of_range(opdef, args, device)
+        else:
+            raise
     if opdef.result == "float" and dt.kind != "f":
         dt = device.default_float
     out_dtype = _dtypes.bool_ if opdef.result == "bool" else dt
     shape = broadcast_shapes(*(a.shape for a in arrays))
     nodes = tuple(astype_node(a._node, dt) if _is_array(a) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
+
+
+_SWAP = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
+         "equal": "equal", "not_equal": "not_equal"}
+
+
+def _compare_out_of_range(opdef: OpDef, args: tuple, device: Device) -> Any:
+    """``array <cmp> int`` with the int outside the array dtype's range: a constant result."""
+    arr, s, name = (args[0], args[1], opdef.name) if _is_array(args[0]) else (args[1], args[0], _SWAP[opdef.name])
+    above = s > 0          # the scalar lies above every value of the dtype (else below)
+    value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+             "greater": not above, "greater_equal": not above}[name]
+    c = const(value, _dtypes.bool_, device)
+    shape = arr.shape
+    return finish(strided_view(c, shape, (0,) * len(shape), 0) if shape else c)
 
 
 def _where(cond: Any, x1: Any, x2: Any, device: Device) -> Any:

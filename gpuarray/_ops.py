@@ -149,7 +149,7 @@ for _name, _uf, _body in [
     ("sqrt", "sqrt", "ga_sqrt_{S}({0})"),
     ("sin", "sin", "ga_sin_{S}({0})"), ("cos", "cos", "ga_cos_{S}({0})"), ("tan", "tan", "ga_tan_{S}({0})"),
     ("asin", "arcsin", "ga_asin_{S}({0})"), ("acos", "arccos", "ga_acos_{S}({0})"),
-    ("atan", "arctan", "atan({0})"),
+    ("atan", "arctan", "ga_atan_{S}({0})"),
     ("sinh", "sinh", "ga_sinh_{S}({0})"), ("cosh", "cosh", "ga_cosh_{S}({0})"),
     ("tanh", "tanh", "ga_tanh_{S}({0})"),
     ("asinh", "arcsinh", "ga_asinh_{S}({0})"), ("acosh", "arccosh", "ga_acosh_{S}({0})"),

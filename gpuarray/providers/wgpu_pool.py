@@ -17,6 +17,10 @@ def size_class(nbytes: int) -> int:
     return (n + step - 1) // step * step
 
 
+def _alive(buf: Any) -> bool:
+    return getattr(buf, "_internal", True) is not None
+
+
 class BufferPool:
     """Reuses released buffers of the same size class and usage."""
 
@@ -32,15 +36,21 @@ class BufferPool:
     def get(self, nbytes: int) -> Any:
         cls = size_class(nbytes)
         lst = self.free.get(cls)
-        if lst:
-            self.reused += 1
+        while lst:
+            buf = lst.pop()
             self.free_bytes -= cls
-            return lst.pop()
+            if _alive(buf):
+                self.reused += 1
+                return buf
         self.created += 1
         return self.device.create_buffer(size=cls, usage=self.usage)
 
     def put(self, buf: Any) -> None:
         """Keep ``buf`` for reuse; evict other size classes (largest first) to stay under the cap."""
+        if not _alive(buf):
+            # a garbage-collected reference cycle can finalize the GPUBuffer before the
+            # array that owns it: never pool a released buffer
+            return
         cls = buf.size
         if cls > self.keep_bytes:
             buf.destroy()
