@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dtypes
+from . import _dtypes, fft, linalg
 from ._array import GpuArray
+from ._config import HostFallbackError, HostFallbackWarning, config
 from ._devices import CPU, Device, all_devices, default_device, set_default_device
+from ._interop import from_dlpack
 from ._metrics import metrics, reset_metrics
 from .namespace.creation import (
     arange,
@@ -32,18 +34,44 @@ from .namespace.creation import (
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from .namespace.elementwise import FUNCTIONS as _ELEMENTWISE
+from .namespace.indexing import take, take_along_axis
 from .namespace.info import __array_namespace_info__
+from .namespace.linear_algebra import matmul, tensordot, vecdot
 from .namespace.manipulation import (
     broadcast_arrays,
     broadcast_to,
+    concat,
     expand_dims,
     flip,
     matrix_transpose,
+    moveaxis,
     permute_dims,
+    repeat,
     reshape,
+    roll,
     squeeze,
+    stack,
+    tile,
+    unstack,
 )
-from .namespace.statistical import all, any, max, mean, min, prod, std, sum, var  # noqa: A004
+from .namespace.searching import argmax, argmin, count_nonzero
+from .namespace.searching_sorted import nonzero, searchsorted
+from .namespace.sets import unique_all, unique_counts, unique_inverse, unique_values
+from .namespace.sorting import argsort, sort
+from .namespace.statistical import (  # noqa: A004
+    all,
+    any,
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from .namespace.utility import diff
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -75,20 +103,35 @@ def evaluate(*arrays: GpuArray) -> None:
     evaluate_nodes([a._node for a in arrays])
 
 
+def synchronize(device: Any = None) -> None:
+    """Wait until every kernel submitted to ``device`` (default: the default device) has finished.
+
+    >>> synchronize("cpu")
+    """
+    from ._devices import as_device
+    as_device(device).provider.synchronize()
+
+
 def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'gpuarray' has no attribute {name!r}")
 
 
 __all__ = [
     "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
-    "metrics", "reset_metrics", "evaluate",
+    "metrics", "reset_metrics", "evaluate", "synchronize",
+    "config", "HostFallbackWarning", "HostFallbackError", "from_dlpack",
     "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
     "ones", "ones_like", "zeros", "zeros_like",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "matrix_transpose", "permute_dims",
     "reshape", "squeeze",
+    "concat", "stack", "unstack", "tile", "repeat", "roll", "moveaxis", "take", "take_along_axis",
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
+    "matmul", "tensordot", "vecdot", "linalg", "fft",
+    "sort", "argsort", "searchsorted", "nonzero",
+    "unique_values", "unique_counts", "unique_inverse", "unique_all",
+    "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero", "diff",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
     "e", "inf", "nan", "pi", "newaxis",
     *_ELEMENTWISE,

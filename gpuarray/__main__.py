@@ -1,4 +1,4 @@
-"""Command line: ``python -m gpuarray demo | info``.
+"""Command line: ``python -m gpuarray demo | info | bench``.
 
 - ``demo``: the device found, a fused 8-op expression evaluated there,
   checked against NumPy, and its time next to NumPy's.
@@ -112,8 +112,24 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--repeat", type=int, default=7)
     i = sub.add_parser("info", help="provider, adapters, features and limits")
     i.add_argument("--json", action="store_true")
+    sub.add_parser("bench", help="the benchmark suite (bench/suite.py); --help there", add_help=False)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        return bench(argv[1:])
     args = parser.parse_args(argv)
     return {"demo": demo, "info": info}[args.cmd](args)
+
+
+def bench(argv: list[str]) -> int:
+    """Run bench/suite.py from a source checkout."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists(os.path.join(root, "bench", "suite.py")):
+        print("the benchmark suite lives in the source checkout (bench/suite.py)", file=sys.stderr)
+        return 2
+    sys.path.insert(0, root)
+    from bench.suite import main as suite_main
+    return int(suite_main(argv))
 
 
 if __name__ == "__main__":

@@ -8,21 +8,74 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from . import _interop
 from ._devices import Device
 from ._elementwise import apply, finish
 from ._ops import OPS
 from .graph import views
 from .graph.node import Node
 
+if TYPE_CHECKING:
+    _Operand: TypeAlias = "GpuArray | bool | int | float | np.ndarray | np.generic"
+
 
 class GpuArray:
     """An n-dimensional array whose operations are recorded lazily and run fused."""
 
     __slots__ = ("_node", "__weakref__")
+
+    if TYPE_CHECKING:  # the operators are installed from the op table by _install(); declared for type checkers
+        def __add__(self, other: _Operand, /) -> GpuArray: ...
+        def __radd__(self, other: _Operand, /) -> GpuArray: ...
+        def __iadd__(self, other: _Operand, /) -> GpuArray: ...
+        def __sub__(self, other: _Operand, /) -> GpuArray: ...
+        def __rsub__(self, other: _Operand, /) -> GpuArray: ...
+        def __isub__(self, other: _Operand, /) -> GpuArray: ...
+        def __mul__(self, other: _Operand, /) -> GpuArray: ...
+        def __rmul__(self, other: _Operand, /) -> GpuArray: ...
+        def __imul__(self, other: _Operand, /) -> GpuArray: ...
+        def __truediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __rtruediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __itruediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __floordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __rfloordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __ifloordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __mod__(self, other: _Operand, /) -> GpuArray: ...
+        def __rmod__(self, other: _Operand, /) -> GpuArray: ...
+        def __imod__(self, other: _Operand, /) -> GpuArray: ...
+        def __pow__(self, other: _Operand, /) -> GpuArray: ...
+        def __rpow__(self, other: _Operand, /) -> GpuArray: ...
+        def __ipow__(self, other: _Operand, /) -> GpuArray: ...
+        def __and__(self, other: _Operand, /) -> GpuArray: ...
+        def __rand__(self, other: _Operand, /) -> GpuArray: ...
+        def __iand__(self, other: _Operand, /) -> GpuArray: ...
+        def __or__(self, other: _Operand, /) -> GpuArray: ...
+        def __ror__(self, other: _Operand, /) -> GpuArray: ...
+        def __ior__(self, other: _Operand, /) -> GpuArray: ...
+        def __xor__(self, other: _Operand, /) -> GpuArray: ...
+        def __rxor__(self, other: _Operand, /) -> GpuArray: ...
+        def __ixor__(self, other: _Operand, /) -> GpuArray: ...
+        def __lshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rlshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __ilshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rrshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __irshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __eq__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __ne__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __lt__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __le__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __gt__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __ge__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __neg__(self) -> GpuArray: ...
+        def __pos__(self) -> GpuArray: ...
+        def __abs__(self) -> GpuArray: ...
+        def __invert__(self) -> GpuArray: ...
+
     __array_priority__ = 100.0
 
     def __init__(self, node: Node) -> None:
@@ -153,11 +206,13 @@ class GpuArray:
 
     # ---- indexing and views
     def __getitem__(self, key: Any) -> GpuArray:
-        from ._indexing import basic_index
-        if isinstance(key, GpuArray) or isinstance(key, (list, np.ndarray)):
-            raise IndexError("integer-array and boolean-mask indexing is not supported yet; "
-                             "use integers, slices, None and ...")
-        return GpuArray(basic_index(self._node, key))
+        from ._indexing import getitem
+        return GpuArray(getitem(self._node, key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Rebinds this array to a new value (views of the old value are not changed)."""
+        from ._indexing import setitem
+        self._node = setitem(self._node, key, value)
 
     def reshape(self, *shape: Any) -> GpuArray:
         from .namespace.manipulation import reshape
@@ -175,11 +230,40 @@ class GpuArray:
             raise ValueError("stream is not supported; pass stream=None")
         return asarray(self, device=device)
 
+    # ---- NumPy protocols and conversions (gpuarray/_interop.py)
+    __array_ufunc__ = _interop.array_ufunc
+    __array_function__ = _interop.array_function
+    __dlpack__ = _interop.dlpack
+    __dlpack_device__ = _interop.dlpack_device
+    get = _interop.get
+
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}; expected '2024.12'")
         import gpuarray
         return gpuarray
+
+    # ---- matrix product (gpuarray.matmul)
+    def _matmul_operand(self, other: Any) -> GpuArray | None:
+        if isinstance(other, np.ndarray):
+            from .namespace.creation import asarray
+            return asarray(other, device=self.device)
+        return other if isinstance(other, GpuArray) else None
+
+    def __matmul__(self, other: Any) -> Any:
+        from .namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else matmul(self, o)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        from .namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else matmul(o, self)
+
+    def __imatmul__(self, other: Any) -> Any:
+        from .namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else self._inplace(matmul(self, o), "matmul")
 
     # ---- in-place helper used by generated __i*__ methods
     def _inplace(self, result: GpuArray, name: str) -> GpuArray:

@@ -29,7 +29,7 @@ _choice_reason = ""
 class Device:
     """A place where arrays live and kernels run: ``Device("cpu")`` or ``Device("wgpu:0")``."""
 
-    __slots__ = ("kind", "index")
+    __slots__ = ("kind", "index", "name", "_hash")
 
     def __init__(self, spec: str = "cpu") -> None:
         kind, _, idx = spec.partition(":")
@@ -37,10 +37,8 @@ class Device:
             raise ValueError(f"unknown device {spec!r}; expected 'cpu' or 'wgpu[:N]'")
         self.kind = kind
         self.index = int(idx) if idx else 0
-
-    @property
-    def name(self) -> str:
-        return "cpu" if self.kind == "cpu" else f"wgpu:{self.index}"
+        self.name = "cpu" if kind == "cpu" else f"wgpu:{self.index}"
+        self._hash = hash((self.kind, self.index))
 
     def __repr__(self) -> str:
         return f"Device('{self.name}')"
@@ -49,10 +47,10 @@ class Device:
         return self.name
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Device) and other.kind == self.kind and other.index == self.index
+        return self is other or (isinstance(other, Device) and other.name == self.name)
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.index))
+        return self._hash
 
     def __reduce__(self) -> tuple:
         return (Device, (self.name,))
@@ -84,6 +82,9 @@ CPU = Device("cpu")
 
 
 def provider_for(device: Device) -> Any:
+    p = _providers.get(device.name)
+    if p is not None:
+        return p
     with _lock:
         p = _providers.get(device.name)
         if p is None:

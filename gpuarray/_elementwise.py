@@ -13,15 +13,23 @@ from .graph.node import MAX_DEPTH, Node, const, make
 from .graph.shapes import broadcast_shapes
 from .graph.views import strided_view
 
+_cls: Any = None      # GpuArray, bound on first use (``_array`` imports this module)
+
+
+def _array_cls() -> Any:
+    global _cls
+    if _cls is None:
+        from ._array import GpuArray
+        _cls = GpuArray
+    return _cls
+
 
 def finish(node: Node) -> Any:
     """Wrap a node as a GpuArray, evaluating it first when its history grows too long."""
-    from ._array import GpuArray
-    from .planner import evaluate_nodes
-
     if node.depth > MAX_DEPTH:
+        from .planner import evaluate_nodes
         evaluate_nodes([node])
-    return GpuArray(node)
+    return (_cls or _array_cls())(node)
 
 
 def astype_node(node: Node, dtype: np.dtype) -> Node:
@@ -34,8 +42,7 @@ def astype_node(node: Node, dtype: np.dtype) -> Node:
 
 
 def _is_array(x: Any) -> bool:
-    from ._array import GpuArray
-    return isinstance(x, GpuArray)
+    return isinstance(x, _cls or _array_cls())
 
 
 def common_device(arrays: list[Any], what: str) -> Device:
@@ -49,8 +56,8 @@ def common_device(arrays: list[Any], what: str) -> Device:
 
 def _coerce(x: Any, device: Device) -> Any:
     """NumPy arrays and NumPy scalars become arrays on ``device``; Python scalars stay weak."""
-    from ._array import GpuArray
-    if isinstance(x, GpuArray) or _dtypes.scalar_kind(x) is not None and not isinstance(x, np.generic):
+    if type(x) in _PY_SCALARS or isinstance(x, _cls or _array_cls()) or (
+            _dtypes.scalar_kind(x) is not None and not isinstance(x, np.generic)):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         from .namespace.creation import asarray
@@ -59,6 +66,9 @@ def _coerce(x: Any, device: Device) -> Any:
         raise TypeError("complex scalars are not supported yet; expected bool, int or float")
     raise TypeError(f"unsupported operand type {type(x).__name__}; expected a GpuArray, "
                     "a NumPy array or a Python scalar")
+
+
+_PY_SCALARS = (float, int, bool)
 
 
 def _check(opdef: OpDef, dtype: np.dtype, position: str = "") -> None:
@@ -81,41 +91,53 @@ def apply(opdef: OpDef, *args: Any) -> Any:
     """Record ``opdef`` on ``args`` (GpuArrays, NumPy arrays, Python scalars)."""
     if len(args) != opdef.nargs:
         raise TypeError(f"{opdef.name}() takes {opdef.nargs} array argument(s); got {len(args)}")
-    arrays = [a for a in args if _is_array(a)]
+    cls = _cls or _array_cls()
+    arrays = [a for a in args if isinstance(a, cls)]
     if not arrays:
-        from ._array import GpuArray
         npa = [a for a in args if isinstance(a, (np.ndarray, np.generic))]
         if not npa:
             raise TypeError(f"{opdef.name}() needs at least one array argument")
         from .namespace.creation import asarray
         args = tuple(asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
-        arrays = [a for a in args if isinstance(a, GpuArray)]
-    device = common_device(arrays, opdef.name)
-    args = tuple(_coerce(a, device) for a in args)
+        arrays = [a for a in args if isinstance(a, cls)]
+    device = arrays[0]._node.device if len(arrays) == 1 else common_device(arrays, opdef.name)
+    if len(arrays) != len(args) and any(type(a) not in _PY_SCALARS and not isinstance(a, cls) for a in args):
+        args = tuple(_coerce(a, device) for a in args)
+        arrays = [a for a in args if isinstance(a, cls)]
     if opdef.name == "where":
         return _where(args[0], args[1], args[2], device=device)
-    arrays = [a for a in args if _is_array(a)]
+    members = _dtypes.CATEGORIES[opdef.category]
     for a in arrays:
-        _check(opdef, a.dtype)
-    for a in args:
-        if not _is_array(a):
-            _check_scalar(opdef, a)
-    try:
-        dt = _dtypes.result_type(*args, default_float=device.default_float)
-    except OverflowError:
-        # NumPy 2 defines these for an int scalar outside the array's range: true division
-        # converts to float, and comparisons compare mathematically
-        if opdef.result == "float":
-            dt = device.default_float
-        elif opdef.result == "bool" and opdef.nargs == 2:
-            return _compare_out_of_range(opdef, args, device)
-        else:
-            raise
+        if a._node.dtype not in members:
+            _check(opdef, a._node.dtype)
+    if len(arrays) != len(args):
+        for a in args:
+            if not isinstance(a, cls):
+                _check_scalar(opdef, a)
+    first = arrays[0]._node.dtype
+    if len(arrays) == len(args) and all(a._node.dtype == first for a in arrays):
+        dt = first
+    elif len(args) == 2 and len(arrays) == 1 and type(args[0] if arrays[0] is args[1] else args[1]) is float:
+        dt = first if first.kind == "f" else device.default_float     # array with a weak Python float
+    else:
+        try:
+            dt = _dtypes.result_type(*args, default_float=device.default_float)
+        except OverflowError:
+            # NumPy 2 defines these for an int scalar outside the array's range: true division
+            # converts to float, and comparisons compare mathematically
+            if opdef.result == "float":
+                dt = device.default_float
+            elif opdef.result == "bool" and opdef.nargs == 2:
+                return _compare_out_of_range(opdef, args, device)
+            else:
+                raise
     if opdef.result == "float" and dt.kind != "f":
         dt = device.default_float
     out_dtype = _dtypes.bool_ if opdef.result == "bool" else dt
-    shape = broadcast_shapes(*(a.shape for a in arrays))
-    nodes = tuple(astype_node(a._node, dt) if _is_array(a) else const(a, dt, device) for a in args)
+    shape = arrays[0]._node.shape
+    if any(a._node.shape != shape for a in arrays):
+        shape = broadcast_shapes(*(a._node.shape for a in arrays))
+    nodes = tuple(astype_node(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
 
 

@@ -1,12 +1,69 @@
-"""Basic indexing as views: integers, slices (with steps, negative indices), None, ``...``."""
+"""Indexing: ``x[key]`` and ``x[key] = value`` as graph nodes.
+
+Basic indices (integers, slices with steps and negative bounds, None, ``...``)
+give views. Integer arrays and boolean masks are handled in
+``_indexing_advanced``. ``x[key] = value`` never writes into existing data: it
+rebinds ``x`` to a new node that reads ``value`` inside the indexed region and
+the old ``x`` elsewhere (a fusable ``setslice``), so arithmetic on ``x`` after
+the assignment fuses with it.
+"""
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
-from .graph.node import Node
+import numpy as np
+
+from . import _dtypes
+from .graph import views
+from .graph.node import Node, const, leaf, make
+from .graph.shapes import broadcast_shapes
 from .graph.views import strided_parts, strided_view
+
+# Largest cone (counted as a tree: a node read at two indices counts twice) that an index
+# instruction inlines. Past it, the instruction's inputs are evaluated first: code that reads
+# an array at shifted indices repeatedly (x = concat([x, x[-1:] + 1]) in a loop) would otherwise
+# double the shader per step, and lavapipe took 14 s to compile 3000 lines.
+FUSE_LIMIT = 256
+
+
+def _tree_size(node: Node, limit: int) -> int:
+    from .compiler.schedule import is_breaker
+
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if n.serial in sizes:
+            continue
+        if n.realized or (n is not node and is_breaker(n)):
+            sizes[n.serial] = 1
+        elif done:
+            sizes[n.serial] = min(limit + 1, 1 + sum(sizes[i.serial] for i in n.inputs))
+        else:
+            stack.append((n, True))
+            stack.extend((i, False) for i in n.inputs if i.serial not in sizes)
+    return sizes[node.serial]
+
+
+def bounded(node: Node) -> Node:
+    """``node``, with its inputs evaluated first when its fused cone would exceed ``FUSE_LIMIT``."""
+    if _tree_size(node, FUSE_LIMIT) > FUSE_LIMIT:
+        from .planner import evaluate_nodes
+        evaluate_nodes([i for i in node.inputs if not i.realized])
+    return node
+
+
+def _is_advanced_item(k: Any) -> bool:
+    from ._array import GpuArray
+    return isinstance(k, (GpuArray, np.ndarray, list, tuple, bool, np.bool_))
+
+
+def is_basic(key: Any) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return not any(_is_advanced_item(k) for k in items)
 
 
 def _normalize_key(key: Any, ndim: int) -> list[Any]:
@@ -24,8 +81,8 @@ def _normalize_key(key: Any, ndim: int) -> list[Any]:
             consumed += 1
             continue
         raise IndexError(
-            "only integers, slices (`:`), ellipsis (`...`) and None (`numpy.newaxis`) are valid indices "
-            f"here; got {type(k).__name__}"
+            "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or boolean "
+            f"arrays are valid indices; got {type(k).__name__}"
         )
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
@@ -64,3 +121,101 @@ def basic_index(node: Node, key: Any) -> Node:
             offset += (i % size) * stride
         axis += 1
     return strided_view(base, tuple(new_shape), tuple(new_strides), offset)
+
+
+def getitem(node: Node, key: Any) -> Node:
+    """The node for ``x[key]``."""
+    if is_basic(key):
+        return basic_index(node, key)
+    from ._indexing_advanced import advanced_getitem
+    return advanced_getitem(node, key)
+
+
+def setitem(node: Node, key: Any, value: Any) -> Node:
+    """The node ``x`` is rebound to by ``x[key] = value`` (``value`` cast to ``x.dtype``)."""
+    val = value_node(value, node.dtype, node.device)
+    if is_basic(key):
+        region = basic_index(node, key).shape
+        out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+    else:
+        from ._indexing_advanced import advanced_setitem
+        out = advanced_setitem(node, key, val)
+    from ._elementwise import finish
+    return finish(out)._node
+
+
+def broadcast_value(val: Node, shape: tuple[int, ...]) -> Node:
+    """``val`` broadcast to the indexed shape; ValueError (as NumPy) when it does not fit."""
+    extra = len(val.shape) - len(shape)
+    if extra > 0 and all(d == 1 for d in val.shape[:extra]):      # NumPy drops leading 1s of the value
+        val = views.reshape(val, val.shape[extra:])
+    try:
+        ok = len(val.shape) <= len(shape) and broadcast_shapes(val.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input array from shape {val.shape} into shape {shape}")
+    return views.broadcast_to(val, shape)
+
+
+def write_region(node: Node, items: list[Any], val: Node) -> Node:
+    """``node`` with the basic-index region ``items`` (normalized) replaced by ``val`` (region's shape)."""
+    shape = node.shape
+    starts, steps, counts = [], [], []
+    axis = 0
+    for k in items:
+        if k is None:
+            continue
+        n = shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            starts.append(start)
+            steps.append(step)
+            counts.append(len(range(start, stop, step)))
+        else:
+            starts.append(operator.index(k) % n)
+            steps.append(1)
+            counts.append(1)
+        axis += 1
+    if math.prod(counts) == 0:
+        return node
+    region = views.reshape(val, tuple(counts))
+    if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
+        return region
+    return bounded(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
+
+
+def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:
+    """``value`` as a node of ``dtype`` on ``device``: ``same_kind`` casting, Python scalars weak."""
+    from ._array import GpuArray
+    from ._elementwise import astype_node
+
+    if isinstance(value, GpuArray):
+        if value.device != device:
+            raise ValueError(f"setitem: the value is on {value.device.name}, the array on {device.name}; "
+                             "move it with to_device() first")
+        if not np.can_cast(value.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast array data from dtype('{value.dtype}') to dtype('{dtype}') according "
+                            "to the rule 'same_kind'")
+        return astype_node(value._node, dtype)
+    kind = _dtypes.scalar_kind(value)
+    if kind is not None and not isinstance(value, np.generic):
+        if kind == "i" and dtype == _dtypes.bool_ or kind == "f" and dtype.kind != "f":
+            raise TypeError(f"setitem: cannot assign a Python {type(value).__name__} to a {dtype} array")
+        if kind == "i" and dtype.kind in "iu":
+            _dtypes.weak_result(dtype, value, _dtypes.float64)     # OverflowError when it does not fit
+        return const(value, dtype, device)
+    if isinstance(value, (np.ndarray, np.generic, list, tuple)):
+        try:
+            a = np.asarray(value)
+        except ValueError as exc:
+            raise TypeError(f"setitem: cannot convert the value to an array: {exc}") from exc
+        if a.dtype not in _dtypes.ALL_DTYPES:
+            raise TypeError(f"setitem: unsupported value dtype {a.dtype}; expected one of {_dtypes.dtype_names()}")
+        if not np.can_cast(a.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast array data from dtype('{a.dtype}') to dtype('{dtype}') according "
+                            "to the rule 'same_kind'")
+        host = a.astype(dtype)
+        return const(host[()], dtype, device) if host.ndim == 0 else leaf(host, device)
+    raise TypeError(f"setitem: cannot assign a {type(value).__name__}; expected a GpuArray, a NumPy array or a "
+                    "Python scalar")

@@ -29,7 +29,7 @@ class Data:
 
     @classmethod
     def from_host(cls, host: np.ndarray, device: Any = None) -> Data:
-        host = np.ascontiguousarray(host)
+        host = np.ascontiguousarray(host).view()   # a view: the caller's flags stay as they were
         host.flags.writeable = False
         return cls(host.dtype, tuple(host.shape), host=host)
 

@@ -28,6 +28,14 @@ import numpy as np
 
 from ..graph.shapes import Shape, broadcast_pattern
 
+# Fusable index instructions (beyond ``view``/``reshape``): each output element reads its
+# arguments at computed indices. The value says whether the params are structural (part of
+# the signature) or run-time values (sent in ``prm``).
+#   concat    (axis,)            arguments joined along ``axis``
+#   gather    (axis, mode)       arg 0 read at indices taken from arg 1 ("take" / "along")
+#   setslice  (starts, steps)    arg 0 with the strided region replaced by arg 1
+INDEX_OPS: dict[str, bool] = {"concat": True, "gather": True, "setslice": False}
+
 
 @dataclass
 class Instr:
@@ -43,6 +51,9 @@ class Instr:
         if self.op in ("view", "reshape"):
             pats: tuple = ()
             extra = (len(instrs[self.args[0]].shape),)
+        elif self.op in INDEX_OPS:
+            pats = ()
+            extra = tuple(len(instrs[a].shape) for a in self.args) + (self.params if INDEX_OPS[self.op] else ())
         else:
             pats = tuple(broadcast_pattern(instrs[a].shape, self.shape) for a in self.args)
         return (self.op, self.args, self.dtype.str, len(self.shape), pats, extra)

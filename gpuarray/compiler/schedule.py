@@ -23,9 +23,9 @@ from typing import Any
 
 from .._ops import OPS
 from ..graph.node import Node
-from .kernel import Instr, Kernel
+from .kernel import INDEX_OPS, Instr, Kernel
 
-FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS)
+FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
 
 
 def is_breaker(node: Node) -> bool:
@@ -36,12 +36,12 @@ def is_breaker(node: Node) -> bool:
 def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
     """Unrealized-cone nodes of ``targets`` in dependency order (iterative DFS).
 
-    With ``through_breakers`` False, the walk stops at breaker nodes (other than
-    the targets themselves), which then appear as leaves.
+    With ``through_breakers`` False, the walk stops at breaker nodes, targets
+    included, which then appear as leaves (a breaker's operand that is itself a
+    breaker is read as an input, not inlined).
     """
     order: list[Node] = []
     seen: set[int] = set()
-    roots = {t.serial for t in targets}
     for t in targets:
         stack: list[tuple[Node, bool]] = [(t, False)]
         while stack:
@@ -53,7 +53,7 @@ def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
                 continue
             seen.add(node.serial)
             stack.append((node, True))
-            leaf = node.realized or (not through_breakers and is_breaker(node) and node.serial not in roots)
+            leaf = node.realized or (not through_breakers and is_breaker(node))
             if not leaf:
                 for i in reversed(node.inputs):
                     if i.serial not in seen:

@@ -91,7 +91,7 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     """Return the node for this operation, reusing an identical live one."""
     if device is None:
         device = inputs[0].device
-    key = (op, tuple(i.serial for i in inputs), dtype.str, shape, _attr_key(attrs), device)
+    key = (op, tuple([i.serial for i in inputs]), dtype, shape, _attr_key(attrs) if attrs else (), device)
     with _lock:
         node = _table.get(key)
         if node is None:

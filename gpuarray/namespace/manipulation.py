@@ -12,9 +12,14 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from .. import _dtypes
 from .._array import GpuArray
-from .._elementwise import common_device
+from .._elementwise import astype_node, common_device, finish
+from .._indexing import basic_index, bounded
 from ..graph import views
+from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
 
 
@@ -104,3 +109,198 @@ def flip(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None) -> GpuArr
 def matrix_transpose(x: GpuArray, /) -> GpuArray:
     """Swap the last two axes."""
     return _arr(x, "matrix_transpose").mT
+
+
+# ---- joining, splitting, repeating: index arithmetic that fuses into the consumer's kernel
+
+MAX_CONCAT_INPUTS = 16   # more arguments are joined in evaluated groups (storage bindings are limited)
+
+
+def _axes_tuple(axis: Any, ndim: int, fn: str) -> tuple[int, ...]:
+    items = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(normalize_axis(operator.index(a), ndim) for a in items)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fn}: repeated axis in {tuple(items)}")
+    return out
+
+
+def concat(arrays: Sequence[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
+    """Join arrays along ``axis`` (flattened first when ``axis`` is None); one fusable instruction.
+
+    >>> import gpuarray as xp
+    >>> a = xp.asarray([1, 2], device="cpu")
+    >>> xp.concat([a * 2, a + 1]).tolist()
+    [2, 4, 2, 3]
+    """
+    if isinstance(arrays, GpuArray) or not isinstance(arrays, (list, tuple)):
+        raise TypeError(f"concat: expected a tuple or list of arrays; got {type(arrays).__name__}")
+    arrs = [_arr(a, "concat") for a in arrays]
+    if not arrs:
+        raise ValueError("concat: need at least one array to concatenate")
+    common_device(arrs, "concat")
+    dt = _dtypes.result_type(*arrs)
+    if axis is None:
+        arrs = [reshape(a, (-1,)) for a in arrs]
+        ax = 0
+    else:
+        nd = arrs[0].ndim
+        if nd == 0:
+            raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
+        for j, a in enumerate(arrs):
+            if a.ndim != nd:
+                raise ValueError(f"concat: all the input arrays must have the same number of dimensions, but "
+                                 f"the array at index 0 has {nd} dimension(s) and the array at index {j} has "
+                                 f"{a.ndim} dimension(s)")
+        ax = normalize_axis(axis, nd)
+        for j, a in enumerate(arrs):
+            for d in range(nd):
+                if d != ax and a.shape[d] != arrs[0].shape[d]:
+                    raise ValueError(f"concat: all the input array dimensions except for the concatenation axis "
+                                     f"must match exactly, but along dimension {d}, the array at index 0 has size "
+                                     f"{arrs[0].shape[d]} and the array at index {j} has size {a.shape[d]}")
+    nodes = [astype_node(a._node, dt) for a in arrs]
+    keep = [n for n in nodes if n.shape[ax] > 0] or nodes[:1]
+    while len(keep) > MAX_CONCAT_INPUTS:
+        from ..planner import evaluate_nodes
+        groups = [keep[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(keep), MAX_CONCAT_INPUTS)]
+        keep = [_concat_nodes(g, ax) for g in groups]
+        evaluate_nodes(keep)
+    return finish(_concat_nodes(keep, ax))
+
+
+def _concat_nodes(nodes: list[Node], ax: int) -> Node:
+    if len(nodes) == 1:
+        return nodes[0]
+    n0 = nodes[0]
+    shape = n0.shape[:ax] + (sum(n.shape[ax] for n in nodes),) + n0.shape[ax + 1:]
+    return bounded(make("concat", tuple(nodes), n0.dtype, shape, (ax,), n0.device))
+
+
+def stack(arrays: Sequence[GpuArray], /, *, axis: int = 0) -> GpuArray:
+    """Join arrays of one shape along a new axis."""
+    if isinstance(arrays, GpuArray) or not isinstance(arrays, (list, tuple)):
+        raise TypeError(f"stack: expected a tuple or list of arrays; got {type(arrays).__name__}")
+    arrs = [_arr(a, "stack") for a in arrays]
+    if not arrs:
+        raise ValueError("stack: need at least one array to stack")
+    shape = arrs[0].shape
+    if any(a.shape != shape for a in arrs):
+        raise ValueError(f"stack: all input arrays must have the same shape; got "
+                         f"{', '.join(str(a.shape) for a in arrs)}")
+    ax = normalize_axis(axis, len(shape) + 1)
+    return concat([reshape(a, shape[:ax] + (1,) + shape[ax:]) for a in arrs], axis=ax)
+
+
+def unstack(x: GpuArray, /, *, axis: int = 0) -> tuple[GpuArray, ...]:
+    """Split ``x`` along ``axis`` into a tuple of views."""
+    x = _arr(x, "unstack")
+    ax = normalize_axis(axis, x.ndim)
+    return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
+
+
+def moveaxis(x: GpuArray, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> GpuArray:
+    """Move axes to new positions (a view)."""
+    x = _arr(x, "moveaxis")
+    src = _axes_tuple(source, x.ndim, "moveaxis")
+    dst = _axes_tuple(destination, x.ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same number of elements")
+    order = [d for d in range(x.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return GpuArray(views.permute(x._node, tuple(order)))
+
+
+def tile(x: GpuArray, repetitions: Sequence[int], /) -> GpuArray:
+    """``x`` repeated ``repetitions[i]`` times along axis ``i`` (index arithmetic, no copy until used)."""
+    x = _arr(x, "tile")
+    items = (repetitions,) if isinstance(repetitions, (int, np.integer)) else tuple(repetitions)
+    reps = tuple(operator.index(r) for r in items)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative; got {reps}")
+    nd = max(len(reps), x.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    shp = (1,) * (nd - x.ndim) + x.shape
+    inter = tuple(v for s in shp for v in (1, s))
+    wide = tuple(v for r, s in zip(reps, shp, strict=True) for v in (r, s))
+    node = views.broadcast_to(views.reshape(x._node, inter), wide)
+    return GpuArray(views.reshape(node, tuple(r * s for r, s in zip(reps, shp, strict=True))))
+
+
+def repeat(x: GpuArray, repeats: int | GpuArray, /, *, axis: int | None = None) -> GpuArray:
+    """Repeat each element ``repeats`` times along ``axis`` (``x`` flattened when ``axis`` is None).
+
+    An int is index arithmetic. An array of repeats gives a data-dependent shape: it is
+    evaluated (and read back) at once, and the result is a ``take`` with computed indices.
+    """
+    from .indexing import gather, index_dtype
+
+    x = _arr(x, "repeat")
+    node = x._node
+    if axis is None:
+        node = views.reshape(node, (x.size,))
+        ax = 0
+    else:
+        ax = normalize_axis(axis, x.ndim)
+    shape = node.shape
+    n = shape[ax]
+    if isinstance(repeats, bool):
+        raise TypeError("repeat: repeats must be an integer or an integer array; got bool")
+    if isinstance(repeats, (int, np.integer)):
+        r: Any = int(repeats)
+    else:
+        r = repeats._host() if isinstance(repeats, GpuArray) else np.asarray(repeats)
+        if r.dtype.kind not in "iu":
+            raise TypeError(f"repeat: repeats must have an integer dtype; got {r.dtype}")
+        if r.ndim > 1:
+            raise ValueError(f"repeat: repeats must be 0- or 1-dimensional; got {r.ndim} dimensions")
+        if r.size == 1:
+            r = int(r.reshape(()))
+        elif r.shape != (n,):
+            raise ValueError(f"repeat: operands could not be broadcast together with shape ({n},) {r.shape}")
+    if isinstance(r, int):
+        if r < 0:
+            raise ValueError(f"repeat: repeats must be non-negative; got {r}")
+        wide = views.broadcast_to(views.reshape(node, shape[:ax + 1] + (1,) + shape[ax + 1:]),
+                                  shape[:ax + 1] + (r,) + shape[ax + 1:])
+        return GpuArray(views.reshape(wide, shape[:ax] + (n * r,) + shape[ax + 1:]))
+    if (r < 0).any():
+        raise ValueError("repeat: repeats must be non-negative")
+    idx = np.repeat(np.arange(n, dtype=index_dtype(n)), r)
+    return finish(gather(node, leaf(idx, x.device), ax))
+
+
+def roll(x: GpuArray, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> GpuArray:
+    """Shift elements cyclically along ``axis`` (flattened when None); a ``concat`` of two slices per axis."""
+    x = _arr(x, "roll")
+    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    shifts = tuple(operator.index(s) for s in shifts)
+    if axis is None:
+        flat = views.reshape(x._node, (x.size,))
+        return finish(views.reshape(_roll_axis(flat, sum(shifts), 0), x.shape))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(normalize_axis(operator.index(a), x.ndim) for a in axes)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift and axis must have the same length; got {len(shifts)} and {len(axes)}")
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes, strict=True):
+        total[a] = total.get(a, 0) + s
+    node = x._node
+    for a, s in total.items():
+        node = _roll_axis(node, s, a)
+    return finish(node)
+
+
+def _roll_axis(node: Node, s: int, ax: int) -> Node:
+    n = node.shape[ax]
+    if n == 0 or s % n == 0:
+        return node
+    s %= n
+    pre = (slice(None),) * ax
+    tail = basic_index(node, pre + (slice(n - s, None),))
+    head = basic_index(node, pre + (slice(0, n - s),))
+    return bounded(make("concat", (tail, head), node.dtype, node.shape, (ax,), node.device))

@@ -1,7 +1,9 @@
-"""Statistical and utility reductions: sum, prod, max, min, mean, var, std, all, any.
+"""Statistical and utility reductions: sum, prod, max, min, mean, var, std, all, any;
+and the cumulative sum and product.
 
-Each is one ``reduce`` node; the elementwise work feeding it (casts, the
-``x - mean`` of ``var``) runs inside the reduction kernel as its prologue.
+Each reduction is one ``reduce`` node, each cumulative function one ``scan``
+node; the elementwise work feeding it (casts, the ``x - mean`` of ``var``)
+runs inside that kernel as its prologue.
 
 >>> import gpuarray as xp
 >>> float(xp.sum(xp.arange(5, dtype=xp.float32, device="cpu") ** 2))
@@ -150,4 +152,51 @@ def any(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArra
     return _reduce(x, "any", _axes(x, axis, "any"), _dtypes.bool_, keepdims)
 
 
-__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any"]
+def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_initial: bool,
+                name: str) -> GpuArray:
+    x = _check(x, name)
+    if x.ndim == 0:
+        raise ValueError(f"{name}: x must have at least one dimension; got a 0-d array")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis must be given for an array of {x.ndim} dimensions")
+        axis = 0
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{name}: axis must be an int or None; got {type(axis).__name__}")
+    if not -x.ndim <= axis < x.ndim:
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {x.ndim}")
+    ax = int(axis) % x.ndim
+    dt = _sum_dtype(x, dtype, name)
+    init = bool(include_initial)
+    shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
+    node = astype_node(x._node, dt)
+    return finish(make("scan", (node,), dt, shape, (op, ax, init), x.device))
+
+
+def cumulative_sum(x: GpuArray, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> GpuArray:
+    """Cumulative sum along ``axis`` (optional for 1-D arrays); dtype rules as for ``sum``.
+
+    With ``include_initial`` the result starts with 0 and is one longer along ``axis``.
+
+    >>> import gpuarray as xp
+    >>> xp.cumulative_sum(xp.asarray([1, 2, 3], device="cpu"), include_initial=True).tolist()
+    [0, 1, 3, 6]
+    """
+    return _cumulative(x, "sum", axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x: GpuArray, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> GpuArray:
+    """Cumulative product along ``axis`` (optional for 1-D arrays); dtype rules as for ``prod``.
+
+    With ``include_initial`` the result starts with 1 and is one longer along ``axis``.
+
+    >>> import gpuarray as xp
+    >>> xp.cumulative_prod(xp.asarray([1.0, 2.0, 3.0], device="cpu")).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    return _cumulative(x, "prod", axis, dtype, include_initial, "cumulative_prod")
+
+
+__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cumulative_sum", "cumulative_prod"]

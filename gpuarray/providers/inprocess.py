@@ -22,7 +22,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from .._dtypes import ALL_DTYPES
 from .._ops import OPS
-from ..compiler.kernel import Kernel
+from ..compiler.kernel import INDEX_OPS, Kernel
+from .host_index import host_index, host_scatter
+from .host_linalg import LINALG_HOST_KINDS
+from .host_sort import HOST_SORT_KINDS
 
 CHUNK = 1 << 14   # elements per block: the scratch of a whole kernel stays in cache
 
@@ -30,7 +33,7 @@ CHUNK = 1 << 14   # elements per block: the scratch of a whole kernel stays in c
 def _chunkable(kernel: Kernel) -> bool:
     """Elementwise over equal shapes (scalars aside): evaluable block by block on flat arrays."""
     for ins in kernel.instrs:
-        if ins.op in ("view", "reshape", "iota"):
+        if ins.op in ("view", "reshape", "iota") or ins.op in INDEX_OPS:
             return False
         if ins.op not in ("input", "const") and ins.shape != kernel.out_shape:
             return False
@@ -104,8 +107,40 @@ def _host_reduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]
     return [np.asarray(r, dtype=dt).reshape(kernel.out_shape)]
 
 
+def _host_matmul(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    dt = kernel.out_nodes[0].dtype
+    r = np.matmul(operands[0], operands[1])
+    return [r.astype(dt, copy=False).reshape(kernel.out_shape)]
+
+
 # Kernel kinds other than elementwise: NumPy on the operands (computed by the prologue).
-HOST_KINDS: dict[str, Any] = {"reduce": _host_reduce}
+HOST_KINDS: dict[str, Any] = {"reduce": _host_reduce, "matmul": _host_matmul}
+HOST_KINDS.update(LINALG_HOST_KINDS)
+
+
+def _host_scan(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    op, axis, init = kernel.attrs[:3]
+    dt = kernel.out_nodes[0].dtype
+    r = (np.cumsum if op == "sum" else np.cumprod)(operands[0], axis=axis, dtype=dt)
+    if init:
+        first = np.full(r.shape[:axis] + (1,) + r.shape[axis + 1:], 0 if op == "sum" else 1, dtype=dt)
+        r = np.concatenate([first, r], axis=axis)
+    return [np.asarray(r, dtype=dt).reshape(kernel.out_shape)]
+
+
+def _host_argreduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    op, axes = kernel.attrs[:2]
+    x = operands[0]
+    length = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim))).reshape(kernel.out_shape + (length,))
+    r = (np.argmax if op == "max" else np.argmin)(moved, axis=-1)
+    return [np.asarray(r, dtype=kernel.out_nodes[0].dtype).reshape(kernel.out_shape)]
+
+
+HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod
+HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
+HOST_KINDS["scatter"] = host_scatter
+HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 
 
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -158,6 +193,8 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
                 v = np.reshape(vals[ins.args[0]], ins.shape)
             elif op == "astype":
                 v = vals[ins.args[0]].astype(ins.dtype)
+            elif op in INDEX_OPS:
+                v = host_index(ins, [np.broadcast_to(vals[a], kernel.instrs[a].shape) for a in ins.args])
             else:
                 args = [vals[a] for a in ins.args]
                 v = np.asarray(OPS[op].host_impl()(*args))
@@ -186,6 +223,12 @@ class InProcessProvider:
         return handle
 
     def free(self, handle: Any) -> None:
+        return None
+
+    def flush(self) -> None:
+        return None
+
+    def synchronize(self) -> None:
         return None
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:

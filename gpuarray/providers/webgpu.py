@@ -22,11 +22,23 @@ from .. import _metrics
 from .._dtypes import STORAGE_NP, float64, int64, uint64
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render
+from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool
 from .wgpu_reduce import enqueue_reduce
+from .wgpu_scan import enqueue_scan
+from .wgpu_scatter import enqueue_scatter
+from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
-WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce}
+WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
+WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_prod
+WGPU_KINDS["argreduce"] = enqueue_argreduce    # argmax / argmin
+WGPU_KINDS["scatter"] = enqueue_scatter        # x[int_array] = value
+WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_searchsorted)
+# Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
+WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
+                                    "searchsorted": searchsorted_cannot_run}
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query")
 WANTED_LIMITS = (
@@ -104,6 +116,8 @@ class WgpuProvider:
         self._enc: Any = None
         self._pass: Any = None
         self._keep: list[Any] = []
+        self._deferred: list[Any] = []
+        self._fence: tuple[Any, Any] | None = None
 
     # ---- capabilities
     def supports(self, dtype: np.dtype) -> bool:
@@ -122,7 +136,8 @@ class WgpuProvider:
             if ins.dtype == float64 and ins.op in self.host_only_f64:
                 return (f"float64 {ins.op} has no WGSL implementation that is exact on every device yet; "
                         "it runs on the host")
-        n_bind = len(kernel.inputs) + len(kernel.outputs) + 4
+        # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
+        n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise" else 6)
         if n_bind > self.max_storage_buffers:
             return f"kernel needs {n_bind} storage buffers; the adapter allows {self.max_storage_buffers}"
         for node in list(kernel.inputs) + list(kernel.out_nodes):
@@ -131,7 +146,8 @@ class WgpuProvider:
                 return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {self.max_binding}"
         if kernel.size >= 2**32:
             return "more than 2**32 - 1 elements"
-        return None
+        check = WGPU_KIND_CHECKS.get(kernel.kind)
+        return check(self, kernel) if check is not None else None
 
     # ---- memory
     def alloc(self, nbytes: int) -> GpuHandle:
@@ -166,8 +182,13 @@ class WgpuProvider:
         return arr.astype(dtype) if sdt != dtype else arr.copy()
 
     def free(self, handle: GpuHandle) -> None:
+        """Return a buffer to the pool; while a pass is open, only after it is submitted
+        (the pool may destroy buffers, and the open pass may still use this one)."""
         with self.lock:
-            self.pool.put(handle.buffer)
+            if self._pass is not None:
+                self._deferred.append(handle.buffer)
+            else:
+                self.pool.put(handle.buffer)
 
     # ---- kernels
     def pipeline_for(self, source: str) -> tuple[Any, Any]:
@@ -185,12 +206,14 @@ class WgpuProvider:
             _metrics.add("pipeline_cache_hits")
         return entry
 
-    def rendered_for(self, kernel: Kernel, render_fn: Any = render) -> Rendered:
-        sig = kernel.signature
-        r = self.rendered.get(sig)
+    def rendered_for(self, kernel: Kernel, render_fn: Any = render, variant: Any = None) -> Rendered:
+        """The rendered shader for ``kernel`` by ``render_fn``, cached by signature (and ``variant``,
+        for kinds that render several shaders per kernel)."""
+        key = (getattr(render_fn, "__qualname__", render_fn), variant, kernel.signature)
+        r = self.rendered.get(key)
         if r is None:
-            r = render_fn(kernel)
-            self.rendered[sig] = r
+            r = render_fn(kernel) if variant is None else render_fn(kernel, variant)
+            self.rendered[key] = r
         return r
 
     def _begin(self) -> None:
@@ -208,6 +231,9 @@ class WgpuProvider:
             self._pass = None
             self._enc = None
             self._keep = []
+            for buf in self._deferred:
+                self.pool.put(buf)
+            self._deferred = []
             _metrics.add("submits")
 
     def dispatch(self, source: str, prm: np.ndarray, buffers: Sequence[Any], groups: int) -> None:
@@ -225,7 +251,7 @@ class WgpuProvider:
         entries = [{"binding": 0, "resource": {"buffer": pbuf}}]
         for b, h in enumerate(buffers, start=1):
             if isinstance(h, GpuHandle):
-                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 4)}
+                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 8)}  # 8: an empty 64-bit array
             else:
                 res = {"buffer": h}
             entries.append({"binding": b, "resource": res})
@@ -266,6 +292,21 @@ class WgpuProvider:
             results = [self.enqueue(k, ins) for k, ins in batch]
             self.flush()
         return results
+
+    def synchronize(self) -> None:
+        """Submit pending work and wait until the queue has finished it."""
+        with self.lock:
+            self.flush()
+            if self._fence is None:
+                bu = self.wgpu.BufferUsage
+                self._fence = (self.device.create_buffer(size=4, usage=bu.COPY_SRC | bu.STORAGE),
+                               self.device.create_buffer(size=4, usage=bu.MAP_READ | bu.COPY_DST))
+            src, dst = self._fence
+            enc = self.device.create_command_encoder()
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, 4)
+            self.device.queue.submit([enc.finish()])
+            dst.map_sync(self.wgpu.MapMode.READ, 0, 4)   # returns once all earlier work is done
+            dst.unmap()
 
     def device_info(self) -> dict[str, Any]:
         info = dict(self.adapter.info)

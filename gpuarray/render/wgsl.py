@@ -23,8 +23,9 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .._ops import OPS
-from ..compiler.kernel import Kernel
+from ..compiler.kernel import INDEX_OPS, Kernel
 from ..graph.shapes import contiguous_strides
+from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
 
 WORKGROUP = 256
@@ -61,6 +62,8 @@ class Rendered:
                 vals.append(ins[spec[1]].params[0][spec[2]])
             elif kind == "voffset":
                 vals.append(ins[spec[1]].params[1])
+            elif kind == "param":          # ("param", instr, j, d): params[j][d] of an index op
+                vals.append(ins[spec[1]].params[spec[2]][spec[3]])
             elif kind == "extra":
                 vals.append((extra or {})[spec[1]])
             elif kind == "c32":
@@ -104,7 +107,7 @@ def _shape_classes(kernel: Kernel) -> list[int]:
             parent[max(ra, rb)] = min(ra, rb)
 
     for n, ins in enumerate(kernel.instrs):
-        if ins.op in ("view", "reshape", "iota", "input", "const"):
+        if ins.op in ("view", "reshape", "iota", "input", "const") or ins.op in INDEX_OPS:
             continue
         for a in ins.args:
             if kernel.instrs[a].shape == ins.shape:
@@ -207,6 +210,8 @@ class _Gen:
             return self.value(ins.args[0], ("lin", self.emit(f"u32({' + '.join(terms)})", "l")))
         if op == "reshape":
             return self.value(ins.args[0], ("lin", self.lin(idx, i)))
+        if op in INDEX_OPS:
+            return index_value(self, i, idx)
         if op == "astype":
             src = self.ins[ins.args[0]]
             return self.emit(self._cast(self.value(ins.args[0], idx), src.dtype, dt))

@@ -15,7 +15,7 @@ import numpy as np
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .._ops import OPS
 from ..compiler.kernel import Kernel
-from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import helpers_for
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
@@ -25,7 +25,7 @@ COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
 def identity(rop: str, dtype: np.dtype) -> str:
     """WGSL expression of the identity of ``rop`` for ``dtype`` (bools travel as u32 0/1)."""
     if dtype == np.bool_:
-        return "0u" if rop == "any" else "1u"
+        return "0u" if rop in ("any", "sum") else "1u"
     t = WGSL_TYPE[dtype]
     if rop == "sum":
         return f"{t}(0)"
@@ -46,11 +46,14 @@ def identity(rop: str, dtype: np.dtype) -> str:
 
 
 def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
-    if dtype == np.bool_:
-        return f"{'max' if rop == 'any' else 'min'}({a}, {b})"
+    if dtype == np.bool_:   # bools travel as u32 0/1: sum and any are "or", prod and all are "and"
+        return f"{'max' if rop in ('any', 'sum') else 'min'}({a}, {b})"
     tmpl = OPS[COMBINE[rop]].template(dtype.kind)
-    return (tmpl.replace("{T}", WGSL_TYPE[dtype]).replace("{S}", _suffix(dtype))
+    expr = (tmpl.replace("{T}", WGSL_TYPE[dtype]).replace("{S}", _suffix(dtype))
             .replace("{0}", a).replace("{1}", b))
+    if dtype in _SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
+        expr = _SMALL_WRAP[dtype].replace("{x}", expr)
+    return expr
 
 
 def render_reduce(kernel: Kernel) -> Rendered:

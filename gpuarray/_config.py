@@ -1,0 +1,105 @@
+"""Runtime settings: ``gpuarray.config(...)``, as a call or as a context manager.
+
+``fallback`` says what happens when a NumPy function or ufunc method called on
+a GpuArray has no device implementation and runs on the host instead:
+
+- ``"warn"`` (default): run on the host; a ``HostFallbackWarning`` naming the
+  function is shown once per function;
+- ``"silent"``: run on the host without a warning;
+- ``"raise"``: raise ``HostFallbackError`` (a ``TypeError``).
+
+Every host fallback is counted in ``metrics()["host_fallbacks"]``.
+
+A plain call changes the process-wide setting; ``with config(...):`` changes it
+for the current thread (context) only and restores the previous value on exit.
+
+>>> import gpuarray as xp
+>>> with xp.config(fallback="raise"):
+...     xp.config().fallback
+'raise'
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from typing import Any
+
+_OPTIONS: dict[str, tuple[str, ...]] = {"fallback": ("warn", "silent", "raise")}
+_global: dict[str, str] = {"fallback": "warn"}
+_lock = threading.Lock()
+_local: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("gpuarray_config", default=None)
+
+
+class HostFallbackWarning(UserWarning):
+    """A NumPy function ran on the host because gpuarray has no device implementation of it."""
+
+
+class HostFallbackError(TypeError):
+    """Raised under ``config(fallback="raise")`` instead of running a function on the host."""
+
+
+def get(name: str) -> str:
+    """The effective value of one setting (the thread's ``with`` override, else the global one)."""
+    local = _local.get()
+    if local is not None and name in local:
+        return local[name]
+    with _lock:
+        return _global[name]
+
+
+def _validate(settings: dict[str, Any]) -> dict[str, str]:
+    for key, value in settings.items():
+        if key not in _OPTIONS:
+            raise TypeError(f"config: unknown setting {key!r}; expected one of {sorted(_OPTIONS)}")
+        if value not in _OPTIONS[key]:
+            raise ValueError(f"config: {key}={value!r} is not valid; expected one of {_OPTIONS[key]}")
+    return dict(settings)
+
+
+class config:  # noqa: N801 - used like a function
+    """Read or change settings. ``config()`` shows them; ``config(fallback="raise")`` sets one.
+
+    Used as ``with config(...):`` the change applies to the current thread only
+    and the previous value comes back when the block ends.
+
+    >>> import gpuarray as xp
+    >>> old = xp.config().fallback
+    >>> with xp.config(fallback="silent"):
+    ...     xp.config().fallback
+    'silent'
+    >>> xp.config().fallback == old
+    True
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        self._settings = _validate(settings)
+        self._previous: dict[str, str] = {}
+        self._token: contextvars.Token[dict[str, str] | None] | None = None
+        with _lock:
+            self._previous = {k: _global[k] for k in self._settings}
+            _global.update(self._settings)
+
+    def __getattr__(self, name: str) -> str:
+        if name in _OPTIONS:
+            return get(name)
+        raise AttributeError(f"config has no setting {name!r}; expected one of {sorted(_OPTIONS)}")
+
+    def __enter__(self) -> config:
+        # Undo the process-wide change the call made and apply it to this context instead.
+        with _lock:
+            for k, v in self._previous.items():
+                if _global[k] == self._settings[k]:
+                    _global[k] = v
+        merged = dict(_local.get() or {})
+        merged.update(self._settings)
+        self._token = _local.set(merged)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _local.reset(self._token)
+            self._token = None
+
+    def __repr__(self) -> str:
+        return "config(" + ", ".join(f"{k}={get(k)!r}" for k in _OPTIONS) + ")"

@@ -1,0 +1,133 @@
+"""Set functions: unique_values, unique_counts, unique_inverse, unique_all.
+
+Their output shapes depend on the data, so they evaluate at once. The sort
+runs on ``x``'s device (a stable ``sort`` / ``argsort`` kernel over the
+flattened array); the small data-dependent step (where runs of equal values
+start, counts, inverse indices) runs on the host over the sorted result, and
+the results are put back on ``x``'s device. Values come out sorted; NaNs are
+distinct (each its own value, count 1); ``-0.0`` and ``0.0`` are one value,
+reported as the one that occurs first. Index arrays have the default integer
+dtype.
+
+>>> import gpuarray as xp
+>>> r = xp.unique_counts(xp.asarray([3, 1, 3, 3], device="cpu"))
+>>> r.values.tolist(), r.counts.tolist()
+([1, 3], [1, 3])
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._array import GpuArray
+from ..graph import views
+from .sorting import argsort, sort
+
+
+class UniqueAllResult(NamedTuple):
+    values: GpuArray
+    indices: GpuArray
+    inverse_indices: GpuArray
+    counts: GpuArray
+
+
+class UniqueCountsResult(NamedTuple):
+    values: GpuArray
+    counts: GpuArray
+
+
+class UniqueInverseResult(NamedTuple):
+    values: GpuArray
+    inverse_indices: GpuArray
+
+
+def _check(x: Any, name: str) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
+    return x
+
+
+def _flat(x: GpuArray) -> GpuArray:
+    return GpuArray(views.reshape(x._node, (x.size,)))
+
+
+def _starts(sv: np.ndarray) -> np.ndarray:
+    """True where a run of equal values starts in sorted ``sv`` (NaN != NaN, so NaNs are distinct)."""
+    flags = np.ones(sv.size, dtype=bool)
+    if sv.size > 1:
+        np.not_equal(sv[1:], sv[:-1], out=flags[1:])
+    return flags
+
+
+def _put(x: GpuArray, host: np.ndarray, dtype: np.dtype) -> GpuArray:
+    from .creation import asarray
+    return asarray(np.asarray(host, dtype=dtype), dtype=dtype, device=x.device)
+
+
+def _counts(starts: np.ndarray, n: int) -> np.ndarray:
+    return np.diff(np.append(np.flatnonzero(starts), n))
+
+
+def _sorted_with_perm(x: GpuArray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted flat values, stable permutation) with the sort on ``x``'s device."""
+    host = np.asarray(x).reshape(-1)          # evaluates x once; the argsort then reads it
+    perm = np.asarray(argsort(_flat(x))).astype(np.intp)
+    return host[perm], perm
+
+
+def unique_values(x: GpuArray, /) -> GpuArray:
+    """The unique elements of ``x``, sorted, as a 1-D array.
+
+    >>> import gpuarray as xp
+    >>> xp.unique_values(xp.asarray([2, 0, 2], device="cpu")).tolist()
+    [0, 2]
+    """
+    x = _check(x, "unique_values")
+    sv = np.asarray(sort(_flat(x)))
+    return _put(x, sv[_starts(sv)], x.dtype)
+
+
+def unique_counts(x: GpuArray, /) -> UniqueCountsResult:
+    """The unique elements of ``x`` and how often each occurs."""
+    x = _check(x, "unique_counts")
+    sv = np.asarray(sort(_flat(x)))
+    starts = _starts(sv)
+    di = x.device.default_int
+    return UniqueCountsResult(_put(x, sv[starts], x.dtype), _put(x, _counts(starts, sv.size), di))
+
+
+def _inverse(starts: np.ndarray, perm: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    inv = np.empty(perm.size, dtype=np.int64)
+    inv[perm] = np.cumsum(starts) - 1
+    return inv.reshape(shape)
+
+
+def unique_inverse(x: GpuArray, /) -> UniqueInverseResult:
+    """The unique elements of ``x`` and, for each element of ``x``, the index of its value (shape of ``x``)."""
+    x = _check(x, "unique_inverse")
+    sv, perm = _sorted_with_perm(x)
+    starts = _starts(sv)
+    di = x.device.default_int
+    return UniqueInverseResult(_put(x, sv[starts], x.dtype), _put(x, _inverse(starts, perm, x.shape), di))
+
+
+def unique_all(x: GpuArray, /) -> UniqueAllResult:
+    """Unique values, the flat index of each one's first occurrence, inverse indices and counts.
+
+    >>> import gpuarray as xp
+    >>> r = xp.unique_all(xp.asarray([5, 3, 5], device="cpu"))
+    >>> r.values.tolist(), r.indices.tolist(), r.inverse_indices.tolist(), r.counts.tolist()
+    ([3, 5], [1, 0], [1, 0, 1], [1, 2])
+    """
+    x = _check(x, "unique_all")
+    sv, perm = _sorted_with_perm(x)
+    starts = _starts(sv)
+    di = x.device.default_int
+    return UniqueAllResult(_put(x, sv[starts], x.dtype), _put(x, perm[starts], di),
+                           _put(x, _inverse(starts, perm, x.shape), di), _put(x, _counts(starts, sv.size), di))
+
+
+__all__ = ["unique_values", "unique_counts", "unique_inverse", "unique_all",
+           "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]

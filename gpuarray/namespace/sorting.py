@@ -1,0 +1,60 @@
+"""Sorting functions: sort, argsort.
+
+Each is one node of kind ``sort`` / ``argsort``; its elementwise operand runs
+inside the sort kernel as a prologue. Sorts are always stable (``stable`` is
+accepted and ignored). NaN sorts after +inf and ``-0.0`` equals ``0.0``, as
+in NumPy; ``descending=True`` gives the reverse order by value (NaN first)
+and keeps equal elements in their original order.
+
+>>> import gpuarray as xp
+>>> x = xp.asarray([3.0, float("nan"), 1.0, 2.0], device="cpu")
+>>> xp.sort(x).tolist()
+[1.0, 2.0, 3.0, nan]
+>>> xp.argsort(x, descending=True).tolist()
+[1, 0, 3, 2]
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from .._array import GpuArray
+from .._elementwise import finish
+from ..graph.node import make
+from ..graph.shapes import normalize_axis
+
+
+def _sort_node(x: Any, axis: int, descending: bool, kind: str) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{kind}: expected a GpuArray; got {type(x).__name__}")
+    if isinstance(axis, bool):
+        raise TypeError(f"{kind}: axis must be an integer; got bool")
+    ax = normalize_axis(operator.index(axis), x.ndim)
+    if not isinstance(descending, bool):
+        raise TypeError(f"{kind}: descending must be a bool; got {type(descending).__name__}")
+    dtype = x.dtype if kind == "sort" else x.device.default_int
+    return finish(make(kind, (x._node,), dtype, x.shape, (ax, descending), x.device))
+
+
+def sort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> GpuArray:
+    """A sorted copy of ``x`` along ``axis`` (stable; NaN last, or first when descending).
+
+    >>> import gpuarray as xp
+    >>> xp.sort(xp.asarray([[3, 1], [0, 2]], device="cpu"), axis=0).tolist()
+    [[0, 1], [3, 2]]
+    """
+    return _sort_node(x, axis, descending, "sort")
+
+
+def argsort(x: GpuArray, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> GpuArray:
+    """Indices (default integer dtype) that sort ``x`` along ``axis``; ties keep their original order.
+
+    >>> import gpuarray as xp
+    >>> xp.argsort(xp.asarray([2, 1, 2, 0], device="cpu")).tolist()
+    [3, 1, 0, 2]
+    """
+    return _sort_node(x, axis, descending, "argsort")
+
+
+__all__ = ["sort", "argsort"]

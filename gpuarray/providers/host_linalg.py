@@ -1,0 +1,117 @@
+"""Host implementations (NumPy / LAPACK) of the ``linalg_*`` kernel kinds.
+
+Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
+``linalg_<name>``. No provider has WGSL for these yet, so on a wgpu device
+the planner runs them here as a host fallback (counted in
+``metrics()["host_fallbacks"]``) and the result stays with the array's device.
+Functions with several results return them packed along the last axis; the
+namespace hands out views of the packed array.
+
+Each entry is ``fn(kernel, operands) -> [array]`` like ``HOST_KINDS`` in
+``inprocess.py``; the result is cast to the node's dtype and shape there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..compiler.kernel import Kernel
+
+
+def _pack(parts: list[np.ndarray], nbatch: int) -> np.ndarray:
+    """Concatenate each part's trailing (matrix) dimensions, flattened, along one last axis."""
+    batch = parts[0].shape[:nbatch]
+    return np.concatenate([np.reshape(p, batch + (math.prod(p.shape[nbatch:]),)) for p in parts], axis=-1)
+
+
+def _det(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.linalg.det(ops[0])]
+
+
+def _slogdet(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    sign, logabs = np.linalg.slogdet(ops[0])
+    return [np.stack([sign, logabs], axis=-1)]
+
+
+def _inv(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.linalg.inv(ops[0])]
+
+
+def _solve(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    (vector,) = k.attrs
+    a, b = ops
+    if vector:                    # b is one vector for every matrix of the stack
+        return [np.linalg.solve(a, b[..., None])[..., 0]]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    return [np.linalg.solve(a, b)]
+
+
+def _cholesky(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    (upper,) = k.attrs
+    return [np.linalg.cholesky(ops[0], upper=upper)]
+
+
+def _qr(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    (mode,) = k.attrs
+    q, r = np.linalg.qr(ops[0], mode=mode)
+    return [_pack([q, r], ops[0].ndim - 2)]
+
+
+def _eigh(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    w, v = np.linalg.eigh(ops[0])
+    return [np.concatenate([w[..., None, :], v], axis=-2)]
+
+
+def _eigvalsh(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.linalg.eigvalsh(ops[0])]
+
+
+def _svd(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    (full,) = k.attrs
+    u, s, vh = np.linalg.svd(ops[0], full_matrices=full)
+    return [_pack([u, s, vh], ops[0].ndim - 2)]
+
+
+def _svdvals(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.linalg.svd(ops[0], compute_uv=False)]
+
+
+def _rtol(ops: list[np.ndarray]) -> Any:
+    return ops[1] if len(ops) > 1 else None
+
+
+def _pinv(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    x = ops[0]
+    if 0 in x.shape[-2:]:
+        return [np.zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), x.dtype)]
+    return [np.linalg.pinv(x, rtol=_rtol(ops))]
+
+
+def _matrix_rank(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    x = ops[0]
+    if 0 in x.shape[-2:]:
+        return [np.zeros(x.shape[:-2], np.int64)]
+    return [np.linalg.matrix_rank(x, rtol=_rtol(ops))]
+
+
+def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
+    def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+        dt = kernel.out_nodes[0].dtype
+        return [np.asarray(r).astype(dt, copy=False).reshape(kernel.out_shape) for r in fn(kernel, operands)]
+    run.__name__ = fn.__name__
+    return run
+
+
+LINALG_HOST_KINDS: dict[str, Any] = {
+    f"linalg_{name}": _wrap(fn) for name, fn in {
+        "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
+        "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
+        "pinv": _pinv, "matrix_rank": _matrix_rank,
+    }.items()
+}

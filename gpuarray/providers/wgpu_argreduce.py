@@ -1,0 +1,49 @@
+"""argmax / argmin on the wgpu provider: one pass, or two when few outputs reduce many elements.
+
+The first pass of two writes one (value, index) pair per chunk; the second
+combines each output's pairs with the same first-occurrence rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from .._dtypes import STORAGE_NP, uint32
+from ..compiler.kernel import Instr, Kernel
+from ..render.wgsl_argreduce import render_argreduce
+from .wgpu_reduce import chunks_for
+
+
+def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    op, axes = kernel.attrs[:2]
+    src = kernel.instrs[kernel.operands[0]]
+    out_dt = kernel.out_nodes[0].dtype
+    m = kernel.size
+    out = provider.alloc(m * STORAGE_NP[out_dt].itemsize)
+    length = math.prod(src.shape[d] for d in axes)
+    if m == 0 or length == 0:
+        return [out]
+    g = chunks_for(m, length)
+    mode = "final" if g == 1 else "partial"
+    k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode), _sig=None)
+    r = provider.rendered_for(k1, render_argreduce)
+    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(k1).items())]
+    prm = r.meta(k1, {"G": g, "MG": m * g, "L": length})
+    if g == 1:
+        provider.dispatch(r.source, prm, [*in_handles, out, *wide], m)
+        return [out]
+    # scratch buffers live until the pass is submitted (data_buffer keeps them until the flush)
+    vals = provider.data_buffer(np.zeros(m * g, dtype=STORAGE_NP[src.dtype]))
+    idxs = provider.data_buffer(np.zeros(m * g, dtype=np.uint32))
+    provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], m * g)
+    pv = Instr("input", (), src.dtype, (m, g), (0,))
+    pi = Instr("input", (), uint32, (m, g), (1,))
+    k2 = Kernel([pv, pi], [kernel.out_nodes[0], kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape,
+                kernel.device, kind="argreduce", attrs=(op, (1,), "pairs"), operands=[0])
+    r2 = provider.rendered_for(k2, render_argreduce)
+    provider.dispatch(r2.source, r2.meta(k2, {"G": 1, "MG": m, "L": g}), [vals, idxs, out], m)
+    return [out]

@@ -1,0 +1,152 @@
+"""Render an argmax / argmin kernel as WGSL.
+
+Like the reduction (``wgsl_reduce``): one workgroup of 256 threads per
+output, or per chunk ``w % G`` of output ``w / G``. Each thread keeps a
+(value, index) pair while it strides over its elements, evaluating the fused
+prologue at each index; the workgroup then combines pairs in shared memory.
+The index is the position in C order over the reduced axes (the flat index
+for ``axis=None``).
+
+``arg_better`` decides whether pair b replaces pair a: NaN beats every
+number, a larger (argmax) / smaller (argmin) value wins, and ties go to the
+smaller index, so the first occurrence (and the first NaN) wins as in NumPy,
+whatever order the pairs meet in. An empty pair has the index 0xffffffff.
+
+The kernel's ``attrs`` are ``(op, axes[, mode])``:
+
+- ``final``   (default) the prologue feeds the pairs, ``out0`` gets the index;
+- ``partial`` the prologue feeds the pairs, ``out0``/``out1`` get value and index per chunk;
+- ``pairs``   the inputs are those (value, index) partials, laid out (M, G); ``out0`` gets the index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..compiler.kernel import Kernel
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl_lib import helpers_for
+
+EMPTY = "0xffffffffu"
+
+
+def val_type(dtype: np.dtype) -> str:
+    return "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
+
+
+def better_fn(op: str, dtype: np.dtype) -> str:
+    t = val_type(dtype)
+    cmp = ">" if op == "max" else "<"
+    lines = [f"fn arg_better(av: {t}, ai: u32, bv: {t}, bi: u32) -> bool {{",
+             f"  if (bi == {EMPTY}) {{ return false; }}",
+             f"  if (ai == {EMPTY}) {{ return true; }}"]
+    if dtype.kind == "f":
+        s = _suffix(dtype)
+        lines += [f"  let an = ga_isnan_{s}(av);",
+                  f"  let bn = ga_isnan_{s}(bv);",
+                  "  if (an || bn) { return bn && (!an || bi < ai); }"]
+    lines += [f"  return bv {cmp} av || (bv == av && bi < ai);", "}"]
+    return "\n".join(lines)
+
+
+def render_argreduce(kernel: Kernel) -> Rendered:
+    """WGSL for an ``argreduce`` kernel; ``prm`` extras: G (chunks), MG (outputs x G), L (reduced length)."""
+    op, axes = kernel.attrs[:2]
+    mode = kernel.attrs[2] if len(kernel.attrs) > 2 else "final"
+    out_dt = kernel.out_nodes[0].dtype
+    g = _Gen(kernel)
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  let G = {g.slot(('extra', 'G'))};",
+            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
+            "  let m = w / G;",
+            "  let chunk = w % G;",
+            f"  let L = {g.slot(('extra', 'L'))};"]
+    if mode == "pairs":
+        vdt = kernel.instrs[0].dtype
+        body = ["    let v = in0[m * L + k];", "    let i = in1[m * L + k];"]
+    else:
+        op_i = kernel.operands[0]
+        src = kernel.instrs[op_i]
+        vdt = src.dtype
+        rep = g.rep[op_i]
+        kept = [d for d in range(len(src.shape)) if d not in axes]
+        red = [d for d in range(len(src.shape)) if d in axes]
+        full: dict[int, str] = {}
+        rem = "m"
+        for d in reversed(kept):
+            dim = g.slot(("dim", rep, d))
+            head.append(f"  let o{d} = {rem} % {dim};")
+            head.append(f"  let oq{d} = {rem} / {dim};")
+            full[d], rem = f"o{d}", f"oq{d}"
+        g.lines = []
+        body = ["    var kr = k;"]
+        for d in reversed(red):
+            dim = g.slot(("dim", rep, d))
+            body.append(f"    let r{d} = kr % {dim};")
+            body.append(f"    kr = kr / {dim};")
+            full[d] = f"r{d}"
+        v = g.value(op_i, ("multi", tuple(full[d] for d in range(len(src.shape)))))
+        body += g.lines
+        body.append(f"    let v = {'select(0u, 1u, ' + v + ')' if vdt == np.bool_ else v};")
+        body.append("    let i = k;")
+    t = val_type(vdt)
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    b = 1
+    in_types = ([WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs"
+                else [WGSL_STORAGE_TYPE[node.dtype] for node in kernel.inputs])
+    for k, st in enumerate(in_types):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{st}>;")
+        b += 1
+    if mode == "partial":
+        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[vdt]}>;")
+        decls.append(f"@group(0) @binding({b + 1}) var<storage, read_write> out1: array<u32>;")
+        b += 2
+        store = ["  if (lid == 0u) { out0[w] = shv[0]; out1[w] = shi[0]; }"]
+    else:
+        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[out_dt]}>;")
+        b += 1
+        store = [f"  if (lid == 0u) {{ out0[w] = {WGSL_TYPE[out_dt]}(shi[0]); }}"]
+    for st in sorted(g.wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
+        b += 1
+    decls.append(f"var<workgroup> shv: array<{t}, {WORKGROUP}>;")
+    decls.append(f"var<workgroup> shi: array<u32, {WORKGROUP}>;")
+    if mode == "pairs":
+        start, step = "lid", f"{WORKGROUP}u"     # G is 1: one workgroup reads the L pairs of output m
+    else:
+        start, step = f"chunk * {WORKGROUP}u + lid", f"G * {WORKGROUP}u"
+    main = "\n".join([
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head,
+        f"  var bv: {t} = {t}(0);",
+        f"  var bi: u32 = {EMPTY};",
+        f"  var k = {start};",
+        "  loop {",
+        "    if (k >= L) { break; }",
+        *body,
+        "    if (arg_better(bv, bi, v, i)) { bv = v; bi = i; }",
+        f"    k = k + {step};",
+        "  }",
+        "  shv[lid] = bv;",
+        "  shi[lid] = bi;",
+        "  workgroupBarrier();",
+        f"  var s = {WORKGROUP // 2}u;",
+        "  loop {",
+        "    if (s == 0u) { break; }",
+        "    if (lid < s && arg_better(shv[lid], shi[lid], shv[lid + s], shi[lid + s])) {",
+        "      shv[lid] = shv[lid + s];",
+        "      shi[lid] = shi[lid + s];",
+        "    }",
+        "    workgroupBarrier();",
+        "    s = s >> 1u;",
+        "  }",
+        *store,
+        "}",
+    ])
+    fn = better_fn(op, vdt)
+    source = "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + fn + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    2 if mode == "partial" else 1)

@@ -1,0 +1,200 @@
+"""Render a ``matmul`` kernel as a tiled WGSL compute shader.
+
+The kernel's two operands are ``A`` of shape ``(*batch, M, K)`` and ``B`` of
+shape ``(*batch, K, N)`` (the namespace broadcasts the batch dimensions with
+zero-stride views). Each is computed by its fused prologue, evaluated at the
+index being loaded, so ``matmul(a * 2, b.T)`` reads ``a`` and ``b`` through
+index arithmetic and never writes ``a * 2`` or ``b.T`` to memory.
+
+Tiling (all sizes are a :class:`Tiles`, so they can be tuned per device and
+shape later):
+
+- one workgroup computes a ``BM x BN`` tile of one batch's output, with
+  ``(BM / TM) * (BN / TN)`` threads; each thread keeps ``TM x TN``
+  accumulators in registers;
+- the ``K`` loop steps by ``BK``: the workgroup loads a ``BM x BK`` tile of
+  ``A`` and a ``BK x BN`` tile of ``B`` into shared memory (zero outside the
+  matrix, so sizes need not be multiples of the tile), then every thread
+  accumulates its outer products from shared memory.
+
+Workgroups are numbered ``(batch, tile row, tile column)`` over a 2-D grid;
+sizes, strides and the tile counts are runtime parameters, so one pipeline
+serves every shape with the same structure.
+
+Not done yet (the levers for the H200 target): vector (vec4) loads and
+stores, double buffering of the shared tiles, subgroup operations, and an
+autotuner that picks :class:`Tiles` per device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..compiler.kernel import Kernel
+from .wgsl import _SMALL_WRAP, _WIDE, Rendered, _Gen
+from .wgsl_lib import helpers_for
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Tile sizes of the matmul kernel: workgroup tile ``bm x bn``, K step ``bk``, ``tm x tn`` per thread.
+
+    With ``strided`` a thread's outputs are rows ``ty + i * bm / tm`` and columns
+    ``tx + j * bn / tn`` of the tile, so neighbouring threads read neighbouring
+    shared-memory words and write neighbouring outputs; otherwise each thread
+    owns a contiguous ``tm x tn`` block.
+    """
+
+    bm: int = 64
+    bn: int = 64
+    bk: int = 16
+    tm: int = 4
+    tn: int = 4
+    strided: bool = True     # a thread's outputs are spaced by the thread grid (conflict-free shared reads)
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def check(self) -> None:
+        if self.bm % self.tm or self.bn % self.tn:
+            raise ValueError(f"tile {self.bm}x{self.bn} is not a multiple of the per-thread {self.tm}x{self.tn}")
+        if not 1 <= self.threads <= 1024:
+            raise ValueError(f"{self.threads} threads per workgroup; expected 1..1024")
+
+
+def _load(g: _Gen, op_i: int, batch: list[str], rows: str, cols: str, tile: str,
+          n_elems: int, threads: int, inner: int, row_lim: str, col_lim: str,
+          reg_t: str, store_index: str) -> list[str]:
+    """Code that loads one shared-memory tile, evaluating operand ``op_i``'s prologue per element.
+
+    Element ``e`` of the tile is (row ``e / inner``, column ``e % inner``) relative to
+    ``(rows, cols)``; ``store_index`` is the shared-memory index written, in terms of
+    ``r`` and ``c``.
+    """
+    g.memo = {}          # values computed in another block are out of scope here
+    g.lines = []
+    idx = (*batch, "gr", "gc")
+    v = g.value(op_i, ("multi", idx))
+    body = ["        " + line.strip() for line in g.lines]
+    count = -(-n_elems // threads)
+    out = [f"  for (var l = 0u; l < {count}u; l = l + 1u) {{",
+           f"    let e = l * {threads}u + lid;"]
+    if n_elems % threads:
+        out.append(f"    if (e >= {n_elems}u) {{ break; }}")
+    out += [f"    let r = e / {inner}u;",
+            f"    let c = e % {inner}u;",
+            f"    let gr = {rows} + r;",
+            f"    let gc = {cols} + c;",
+            f"    var x: {reg_t} = {reg_t}(0);",
+            f"    if (gr < {row_lim} && gc < {col_lim}) {{",
+            *body,
+            f"        x = {v};",
+            "    }",
+            f"    {tile}[{store_index}] = x;",
+            "  }"]
+    return out
+
+
+def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
+    """WGSL for a ``matmul`` kernel with tile sizes ``t``; ``prm`` extras: GM, GN (tiles), NG (workgroups)."""
+    t = t or Tiles()
+    t.check()
+    ai, bi = kernel.operands
+    a = kernel.instrs[ai]
+    dt = kernel.out_nodes[0].dtype
+    reg = WGSL_TYPE[dt]
+    nb = len(a.shape) - 2
+    g = _Gen(kernel)
+    ra, rb = g.rep[ai], g.rep[bi]
+    M, K = g.slot(("dim", ra, nb)), g.slot(("dim", ra, nb + 1))
+    N = g.slot(("dim", rb, nb + 1))
+    threads = t.threads
+    cols_per = t.bn // t.tn
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  if (w >= {g.slot(('extra', 'NG'))}) {{ return; }}",
+            f"  let GN = {g.slot(('extra', 'GN'))};",
+            f"  let GM = {g.slot(('extra', 'GM'))};",
+            "  let tcol = w % GN;",
+            "  let q = w / GN;",
+            "  let trow = q % GM;",
+            "  let bat = q / GM;",
+            f"  let M = {M};",
+            f"  let N = {N};",
+            f"  let K = {K};",
+            f"  let m0 = trow * {t.bm}u;",
+            f"  let n0 = tcol * {t.bn}u;",
+            f"  let tx = lid % {cols_per}u;",
+            f"  let ty = lid / {cols_per}u;"]
+    batch: list[str] = [""] * nb
+    rem = "bat"
+    for d in range(nb - 1, -1, -1):
+        dim = g.slot(("dim", ra, d))
+        if d == 0:
+            batch[d] = rem
+        else:
+            head.append(f"  let b{d} = {rem} % {dim};")
+            head.append(f"  let bq{d} = {rem} / {dim};")
+            batch[d], rem = f"b{d}", f"bq{d}"
+    head += [f"  var acc{i}_{j}: {reg} = {reg}(0);" for i in range(t.tm) for j in range(t.tn)]
+    # A tile, stored k-major (As[k * BM + m]) so the inner loop reads a thread's rows together
+    load_a = _load(g, ai, batch, "m0", "k0", "As", t.bm * t.bk, threads, t.bk, "M", "K", reg,
+                   f"c * {t.bm}u + r")
+    load_b = _load(g, bi, batch, "k0", "n0", "Bs", t.bk * t.bn, threads, t.bn, "K", "N", reg,
+                   f"r * {t.bn}u + c")
+    rows_per = t.bm // t.tm
+
+    def row(i: int) -> str:      # tile row of a thread's i-th output row
+        return f"ty + {i * rows_per}u" if t.strided else f"ty * {t.tm}u + {i}u"
+
+    def col(j: int) -> str:
+        return f"tx + {j * cols_per}u" if t.strided else f"tx * {t.tn}u + {j}u"
+
+    inner = [f"      let av{i} = As[kk * {t.bm}u + {row(i)}];" for i in range(t.tm)]
+    inner += [f"      let bv{j} = Bs[kk * {t.bn}u + {col(j)}];" for j in range(t.tn)]
+    inner += [f"      acc{i}_{j} = acc{i}_{j} + av{i} * bv{j};" for i in range(t.tm) for j in range(t.tn)]
+    stores = ["  let obase = bat * M * N;"]
+    stores += [f"  let on{j} = n0 + {col(j)};" for j in range(t.tn)]
+    for i in range(t.tm):
+        stores.append(f"  let om{i} = m0 + {row(i)};")
+        for j in range(t.tn):
+            val = f"acc{i}_{j}"
+            if dt in _SMALL_WRAP:
+                val = _SMALL_WRAP[dt].replace("{x}", val)
+            stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    bnd = 1
+    for k, node in enumerate(kernel.inputs):
+        decls.append(f"@group(0) @binding({bnd}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
+        bnd += 1
+    decls.append(f"@group(0) @binding({bnd}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[dt]}>;")
+    bnd += 1
+    for st in sorted(g.wide):
+        decls.append(f"@group(0) @binding({bnd}) var<storage, read> {_WIDE[st]}: array<{st}>;")
+        bnd += 1
+    decls.append(f"var<workgroup> As: array<{reg}, {t.bm * t.bk}>;")
+    decls.append(f"var<workgroup> Bs: array<{reg}, {t.bk * t.bn}>;")
+    main = "\n".join([
+        f"@compute @workgroup_size({threads})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head,
+        "  var k0 = 0u;",
+        "  loop {",
+        "    if (k0 >= K) { break; }",
+        *["  " + line for line in load_a],
+        *["  " + line for line in load_b],
+        "    workgroupBarrier();",
+        f"    for (var kk = 0u; kk < {t.bk}u; kk = kk + 1u) {{",
+        *inner,
+        "    }",
+        "    workgroupBarrier();",
+        f"    k0 = k0 + {t.bk}u;",
+        "  }",
+        *stores,
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+

@@ -1,0 +1,324 @@
+"""Render a scan kernel (cumulative sum / product along one axis) as WGSL.
+
+Workgroup ``w`` scans chunk ``w % G`` of row ``w / G`` (a row is one line
+along the scan axis; ``G`` = 1 scans whole rows). It walks its chunk in
+blocks of ``BLOCK`` = 256 x ``PER_THREAD`` elements: each thread scans its
+``PER_THREAD`` consecutive elements in registers (evaluating the fused
+prologue at their index), the workgroup scans the 256 thread totals in
+shared memory (Hillis-Steele over two halves, one barrier per step), and a
+running total (``carry``) takes the result from one block to the next.
+
+The kernel's ``attrs`` are ``(op, axis, include_initial[, mode])``; the
+provider picks the mode:
+
+- ``single``  (default) whole rows, the output is written;
+- ``partial`` only each chunk's total is written (``out0[w]``), a plain reduction;
+- ``spine``   the chunk totals (``in0``, laid out rows x L) scanned per row, into ``out0``;
+- ``carry``   like ``single`` over chunks, starting from the scanned totals of the chunks
+  before (``carries[r * G + c - 1]``);
+- ``serial``  one thread per row, in order, over axis positions [START, STOP), continuing
+  from the value at START - 1: NumPy's order of operations, so the same bits.
+
+The float sum starts from -0.0, the exact identity of ``+``, so a leading
+-0.0 stays -0.0 as in NumPy. Narrow integers wrap after every step, so the
+stored values are the ones NumPy gives.
+
+A float product is scanned as a pair (product, flags): whether a 0, an inf
+or a NaN was met, and the parity of the signs. The pair is combined
+associatively, and the output follows NumPy's left-to-right product where
+regrouping would differ: a 0 that was met keeps the result ±0 (a regrouped
+product would give 0 * inf = NaN where the other factors overflow), an inf
+keeps it ±inf, and a 0 and an inf together give NaN. Apart from that the
+grouping changes only rounding, and where intermediate products leave the
+float range (as NumPy's own ``prod`` does by its pairwise grouping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..compiler.kernel import Kernel
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl_lib import FLOAT_CONSTS, helpers_for
+
+PER_THREAD = 8
+BLOCK = WORKGROUP * PER_THREAD
+MODES = ("single", "partial", "spine", "carry", "serial")
+
+
+def identity(op: str, dtype: np.dtype) -> str:
+    """WGSL expression of the identity of ``op`` (-0.0 for a float sum: ``-0.0 + x == x`` for every x)."""
+    if dtype == np.bool_:
+        return "0u" if op == "sum" else "1u"
+    t = WGSL_TYPE[dtype]
+    if op == "prod":
+        return f"{t}(1)"
+    if dtype.kind == "f":
+        return f"bitcast<{t}>({FLOAT_CONSTS[t]['SIGN']})"
+    return f"{t}(0)"
+
+
+def initial(op: str, dtype: np.dtype) -> str:
+    """The value ``include_initial`` writes first: +0 for a sum (as NumPy), 1 for a product."""
+    if dtype == np.bool_:
+        return "0u" if op == "sum" else "1u"
+    return f"{WGSL_TYPE[dtype]}({0 if op == 'sum' else 1})"
+
+
+def combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
+    """``a (op) b`` on the plain value type (bools as u32 0/1; narrow integers wrapped)."""
+    if dtype == np.bool_:
+        return f"{'max' if op == 'sum' else 'min'}({a}, {b})"
+    expr = f"({a} {'+' if op == 'sum' else '*'} {b})"
+    if dtype in _SMALL_WRAP:
+        expr = _SMALL_WRAP[dtype].replace("{x}", expr)
+    return expr
+
+
+def is_pair(op: str, dtype: np.dtype) -> bool:
+    """True where the scan state is a (product, flags) pair: float products."""
+    return op == "prod" and dtype.kind == "f"
+
+
+def state_nbytes(op: str, dtype: np.dtype) -> int:
+    """Bytes of one scan state in a storage buffer (chunk totals)."""
+    if is_pair(op, dtype):
+        return 16 if dtype.itemsize == 8 else 8       # struct {value, u32}, aligned to the value
+    return 4 if dtype.itemsize < 4 else dtype.itemsize
+
+
+@dataclass
+class _Monoid:
+    """How a scan combines: the state type, its identity, and the step into and out of it."""
+
+    t: str                      # WGSL type of the state
+    ident: str
+    decls: str                  # WGSL declarations the expressions below need
+    comb: str                   # template over {a} and {b}
+    lift: str                   # template over {x}: an element -> a state
+    out: str                    # template over {x}: a state -> the stored value
+
+    def c(self, a: str, b: str) -> str:
+        return self.comb.replace("{a}", a).replace("{b}", b)
+
+
+def monoid(op: str, dtype: np.dtype) -> _Monoid:
+    if not is_pair(op, dtype):
+        t = "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
+        return _Monoid(t, identity(op, dtype), "", combine(op, dtype, "{a}", "{b}"), "{x}", "{x}")
+    ft, s = WGSL_TYPE[dtype], _suffix(dtype)
+    k = FLOAT_CONSTS[ft]
+    decls = "\n".join([
+        f"struct SP {{ v: {ft}, f: u32 }}",
+        "// flags: 1 a zero was met, 2 an inf, 4 a NaN, 8 the parity of the signs",
+        f"fn sp_lift(x: {ft}) -> SP {{",
+        f"  var f = select(0u, 8u, ga_signbit_{s}(x));",
+        f"  if (x == {ft}(0)) {{ f = f | 1u; }}",
+        f"  if (ga_isinf_{s}(x)) {{ f = f | 2u; }}",
+        f"  if (ga_isnan_{s}(x)) {{ f = f | 4u; }}",
+        "  return SP(x, f);",
+        "}",
+        "fn sp_comb(a: SP, b: SP) -> SP { return SP(a.v * b.v, ((a.f | b.f) & 7u) | ((a.f ^ b.f) & 8u)); }",
+        f"fn sp_out(p: SP) -> {ft} {{",
+        f"  let sign = select({k['U']}(0), {k['SIGN']}, (p.f & 8u) != 0u);",
+        f"  if ((p.f & 4u) != 0u || (p.f & 3u) == 3u) {{ return ga_nan_{s}(); }}",
+        f"  if ((p.f & 1u) != 0u) {{ return bitcast<{ft}>(sign); }}",
+        f"  if ((p.f & 2u) != 0u) {{ return bitcast<{ft}>(sign | {k['INFB']}); }}",
+        "  return p.v;",
+        "}",
+    ])
+    return _Monoid("SP", f"SP({ft}(1), 0u)", decls, "sp_comb({a}, {b})", "sp_lift({x})", "sp_out({x})")
+
+
+def render_scan(kernel: Kernel) -> Rendered:
+    """WGSL for a ``scan`` kernel; ``prm`` extras: G, RG (rows x G), L (axis length),
+    CH (chunk length), INNER (elements after the axis), LI (output axis length x INNER);
+    ``serial``: RG (rows), START, STOP, INNER, LI."""
+    op, axis, init = kernel.attrs[:3]
+    mode = kernel.attrs[3] if len(kernel.attrs) > 3 else "single"
+    assert mode in MODES, mode
+    dt = kernel.out_nodes[0].dtype
+    g = _Gen(kernel)
+    if mode == "serial":
+        return _render_serial(kernel, g, op, axis, init)
+    mo = monoid(op, dt)
+    t = mo.t
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  if (w >= {g.slot(('extra', 'RG'))}) {{ return; }}",
+            f"  let G = {g.slot(('extra', 'G'))};",
+            "  let r = w / G;",
+            "  let c = w % G;",
+            f"  let L = {g.slot(('extra', 'L'))};",
+            f"  let CH = {g.slot(('extra', 'CH'))};",
+            f"  let INNER = {g.slot(('extra', 'INNER'))};",
+            "  let start = min(c * CH, L);",
+            "  let stop = min(start + CH, L);",
+            f"  let obase = (r / INNER) * {g.slot(('extra', 'LI'))} + r % INNER;"]
+    st = t if mo.t == "SP" else WGSL_STORAGE_TYPE[dt]
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    if mode == "spine":
+        read = ["        x = in0[r * L + k];"]
+        decls.append(f"@group(0) @binding(1) var<storage, read> in0: array<{st}>;")
+        decls.append(f"@group(0) @binding(2) var<storage, read_write> out0: array<{st}>;")
+        store = "{x}"
+    else:
+        val = _row_index(g, kernel.operands[0], axis, head)
+        read = ["        " + ln.strip() for ln in g.lines] + [f"        x = {mo.lift.replace('{x}', val)};"]
+        decls += _decls(kernel, g, st if mode == "partial" else WGSL_STORAGE_TYPE[dt],
+                        st if mode == "carry" else None)
+        store = mo.out
+    decls.append(f"var<workgroup> sh: array<{t}, {WORKGROUP if mode == 'partial' else 2 * WORKGROUP}>;")
+    load = [
+        f"    for (var j = 0u; j < {PER_THREAD}u; j = j + 1u) {{",
+        f"      let k = base + lid * {PER_THREAD}u + j;",
+        f"      var x: {t} = {mo.ident};",
+        "      if (k < stop) {",
+        *read,
+        "      }",
+        f"      tot = {mo.c('tot', 'x')};",
+    ]
+    if mode == "partial":
+        # the chunk's total: each thread folds its elements of every block, then a shared-memory tree
+        body = [
+            f"  var tot: {t} = {mo.ident};",
+            "  var base = start;",
+            "  loop {",
+            "    if (base >= stop) { break; }",
+            *load,
+            "    }",
+            f"    base = base + {BLOCK}u;",
+            "  }",
+            "  sh[lid] = tot;",
+            "  workgroupBarrier();",
+            f"  for (var s = {WORKGROUP // 2}u; s > 0u; s = s >> 1u) {{",
+            f"    if (lid < s) {{ sh[lid] = {mo.c('sh[lid]', 'sh[lid + s]')}; }}",
+            "    workgroupBarrier();",
+            "  }",
+            "  if (lid == 0u) { out0[w] = sh[0]; }",
+        ]
+        return _finish(g, decls, mo.decls, head + body)
+    body = [f"  var carry: {t} = {mo.ident};"]
+    if mode == "carry":
+        body.append("  if (c > 0u) { carry = carries[r * G + c - 1u]; }")
+    if init and mode != "spine":
+        body.append(f"  if (c == 0u && lid == 0u) {{ out0[obase] = {initial(op, dt)}; }}")
+    # per block: each thread scans its PER_THREAD elements in registers, the workgroup scans the
+    # thread totals (Hillis-Steele, ping-pong halves of ``sh``: one barrier per step), and each
+    # thread adds the running total and the totals of the threads before it
+    one = int(bool(init)) if mode != "spine" else 0
+    body += [
+        "  var base = start;",
+        "  loop {",
+        "    if (base >= stop) { break; }",
+        f"    var loc: array<{t}, {PER_THREAD}>;",
+        f"    var tot: {t} = {mo.ident};",
+        *load,
+        "      loc[j] = tot;",
+        "    }",
+        "    sh[lid] = tot;",
+        "    workgroupBarrier();",
+        "    var src = 0u;",
+        f"    for (var off = 1u; off < {WORKGROUP}u; off = off << 1u) {{",
+        "      var s = sh[src + lid];",
+        f"      if (lid >= off) {{ s = {mo.c('sh[src + lid - off]', 's')}; }}",
+        f"      src = src ^ {WORKGROUP}u;",
+        "      sh[src + lid] = s;",
+        "      workgroupBarrier();",
+        "    }",
+        "    var pre = carry;",
+        f"    if (lid > 0u) {{ pre = {mo.c('carry', 'sh[src + lid - 1u]')}; }}",
+        f"    for (var j = 0u; j < {PER_THREAD}u; j = j + 1u) {{",
+        f"      let k = base + lid * {PER_THREAD}u + j;",
+        f"      if (k < stop) {{ out0[obase + (k + {one}u) * INNER] = "
+        f"{store.replace('{x}', mo.c('pre', 'loc[j]'))}; }}",
+        "    }",
+        f"    carry = {mo.c('carry', f'sh[src + {WORKGROUP - 1}u]')};",
+        "    workgroupBarrier();",
+        f"    base = base + {BLOCK}u;",
+        "  }",
+    ]
+    return _finish(g, decls, mo.decls, head + body)
+
+
+def _row_index(g: _Gen, op_i: int, axis: int, head: list[str]) -> str:
+    """Append the row's kept coordinates (from ``r``) to ``head``; the prologue value at axis index ``k``."""
+    src = g.ins[op_i]
+    rep = g.rep[op_i]
+    nd = len(src.shape)
+    idx: list[str] = [""] * nd
+    rem = "r"
+    for d in reversed(range(nd)):
+        if d == axis:
+            continue
+        dim = g.slot(("dim", rep, d))
+        head.append(f"  let o{d} = {rem} % {dim};")
+        head.append(f"  let oq{d} = {rem} / {dim};")
+        idx[d], rem = f"o{d}", f"oq{d}"
+    idx[axis] = "k"
+    g.lines = []
+    v = g.value(op_i, ("multi", tuple(idx)))
+    return f"select(0u, 1u, {v})" if src.dtype == np.bool_ else v
+
+
+def _decls(kernel: Kernel, g: _Gen, out_type: str, carry_type: str | None) -> list[str]:
+    """Bindings after ``prm``: the inputs, ``out0``, ``carries`` (if any), the 64-bit constants."""
+    decls = []
+    b = 1
+    for k, node in enumerate(kernel.inputs):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
+        b += 1
+    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{out_type}>;")
+    b += 1
+    if carry_type is not None:
+        decls.append(f"@group(0) @binding({b}) var<storage, read> carries: array<{carry_type}>;")
+        b += 1
+    for st in sorted(g.wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
+        b += 1
+    return decls
+
+
+def _finish(g: _Gen, decls: list[str], extra: str, body: list[str]) -> Rendered:
+    main = "\n".join([
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *body,
+        "}",
+    ])
+    code = (extra + "\n\n" if extra else "") + main
+    source = "\n".join(decls) + "\n\n" + helpers_for(code) + "\n\n" + code + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(g.k.inputs), 1)
+
+
+def _render_serial(kernel: Kernel, g: _Gen, op: str, axis: int, init: bool) -> Rendered:
+    """One thread per row (rows ``RG``), scanning axis positions [START, STOP) in order, starting
+    from the value at START - 1 that an earlier dispatch wrote. The provider splits long rows into
+    such segments: lavapipe (gallivm) silently ends every loop of an invocation once 65535 loop
+    iterations have run in it, counted over all its loops together."""
+    dt = kernel.out_nodes[0].dtype
+    head = [f"  let r = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;",
+            f"  if (r >= {g.slot(('extra', 'RG'))}) {{ return; }}",
+            f"  let START = {g.slot(('extra', 'START'))};",
+            f"  let STOP = {g.slot(('extra', 'STOP'))};",
+            f"  let INNER = {g.slot(('extra', 'INNER'))};",
+            f"  let obase = (r / INNER) * {g.slot(('extra', 'LI'))} + r % INNER;"]
+    val = _row_index(g, kernel.operands[0], axis, head)
+    one = int(bool(init))
+    t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
+    body = [f"  var acc: {t} = {identity(op, dt)};"]
+    if init:
+        body.append(f"  if (START == 0u) {{ out0[obase] = {initial(op, dt)}; }}")
+    body += [
+        f"  if (START > 0u) {{ acc = out0[obase + (START - 1u + {one}u) * INNER]; }}",
+        "  for (var k = START; k < STOP; k = k + 1u) {",
+        *["  " + ln for ln in g.lines],
+        f"    acc = {combine(op, dt, 'acc', val)};",
+        f"    out0[obase + (k + {one}u) * INNER] = acc;",
+        "  }",
+    ]
+    return _finish(g, ["@group(0) @binding(0) var<storage, read> prm: array<u32>;",
+                       *_decls(kernel, g, WGSL_STORAGE_TYPE[dt], None)], "", head + body)

@@ -1,0 +1,480 @@
+"""concat/stack/unstack/tile/repeat/roll/moveaxis, take/take_along_axis, advanced
+indexing and __setitem__, against NumPy on both providers; fusion through metrics()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.exceptions import AxisError
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"]
+
+
+def _data(dtype: str, shape=(3, 4), seed: int = 0) -> np.ndarray:
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    if dt.kind == "b":
+        return rng.random(shape) > 0.5
+    if dt.kind == "f":
+        a = rng.standard_normal(shape).astype(dt)
+        flat = a.reshape(-1)
+        for i, v in enumerate([np.nan, -0.0, np.inf, -np.inf, 0.0][:flat.size]):
+            flat[i] = v
+        return a
+    info = np.iinfo(dt)
+    a = rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dt)
+    a.reshape(-1)[:2] = [info.min, info.max][:a.size]
+    return a
+
+
+def _ga(a: np.ndarray, device) -> xp.GpuArray:
+    return xp.asarray(a, device=device)
+
+
+# ---------------------------------------------------------------- manipulation
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_concat_stack_all_dtypes(device, dtype):
+    a, b = _data(dtype, (3, 4), 1), _data(dtype, (2, 4), 2)
+    ga, gb = _ga(a, device), _ga(b, device)
+    assert_same(xp.concat([ga, gb]), np.concatenate([a, b]))
+    assert_same(xp.concat([ga, ga[:, ::-1]], axis=-1), np.concatenate([a, a[:, ::-1]], axis=-1))
+    assert_same(xp.concat((ga, gb), axis=None), np.concatenate([a, b], axis=None))
+    assert_same(xp.stack([ga, ga[::-1]], axis=1), np.stack([a, a[::-1]], axis=1))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_concat_axes_and_sizes(device, axis):
+    arrs = [_data("float32", s, i) for i, s in enumerate([(2, 3, 4), (2, 3, 4), (2, 3, 4)])]
+    shp = list(arrs[1].shape)
+    shp[axis] = 5
+    arrs[1] = _data("float32", tuple(shp), 7)
+    shp[axis] = 0
+    arrs.append(np.zeros(shp, np.float32))
+    g = [_ga(a, device) for a in arrs]
+    assert_same(xp.concat(g, axis=axis), np.concatenate(arrs, axis=axis))
+    assert_same(xp.concat([g[0] * 2, g[1] + 1, g[2]], axis=axis),
+                np.concatenate([arrs[0] * 2, arrs[1] + 1, arrs[2]], axis=axis))
+
+
+def test_concat_promotion_many_and_empty(device):
+    a8 = np.array([1, -2], np.int8)
+    a16 = np.array([300], np.int16)
+    f = np.array([0.5], np.float32)
+    assert_same(xp.concat([_ga(a8, device), _ga(a16, device)]), np.concatenate([a8, a16]))
+    assert_same(xp.concat([_ga(f, device), _ga(np.array([1.5], np.float64), device)]),
+                np.concatenate([f, np.array([1.5])]))
+    many = [np.arange(i, i + 3, dtype=np.int32) for i in range(40)]
+    assert_same(xp.concat([_ga(m, device) for m in many]), np.concatenate(many))
+    e = np.zeros((0, 3), np.float32)
+    assert_same(xp.concat([_ga(e, device), _ga(e, device)]), np.concatenate([e, e]))
+    one = _ga(a8, device)
+    assert_same(xp.concat([one]), a8)
+
+
+def test_concat_errors(device):
+    a = _ga(np.zeros((2, 3), np.float32), device)
+    with pytest.raises(ValueError, match="must match exactly"):
+        xp.concat([a, _ga(np.zeros((2, 4), np.float32), device)])
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        xp.concat([a, _ga(np.zeros(3, np.float32), device)])
+    with pytest.raises(ValueError, match="zero-dimensional"):
+        xp.concat([a[0, 0], a[0, 1]])
+    with pytest.raises(ValueError, match="at least one"):
+        xp.concat([])
+    with pytest.raises(AxisError):
+        xp.concat([a, a], axis=2)
+    with pytest.raises(TypeError):
+        xp.concat(a)
+    with pytest.raises(ValueError, match="same shape"):
+        xp.stack([a, a[:1]])
+
+
+def test_unstack_moveaxis(device):
+    a = _data("int32", (2, 3, 4))
+    g = _ga(a, device)
+    for axis in (0, 1, -1):
+        got = xp.unstack(g, axis=axis)
+        want = [np.take(a, i, axis=axis) for i in range(a.shape[axis])]
+        assert len(got) == len(want)
+        for x, w in zip(got, want):
+            assert_same(x, w)
+    assert_same(xp.moveaxis(g, 0, -1), np.moveaxis(a, 0, -1))
+    assert_same(xp.moveaxis(g, (0, 2), (2, 0)), np.moveaxis(a, (0, 2), (2, 0)))
+    assert_same(xp.moveaxis(g, (-1, 0), (0, 1)), np.moveaxis(a, (-1, 0), (0, 1)))
+    with pytest.raises(ValueError):
+        xp.moveaxis(g, (0, 1), (0,))
+    with pytest.raises(AxisError):
+        xp.moveaxis(g, 3, 0)
+    with pytest.raises(AxisError):
+        xp.unstack(g[0, 0, 0])
+
+
+@pytest.mark.parametrize("reps", [(2,), (1, 3), (2, 1, 2), (0, 2), (3, 1, 1, 1)], ids=repr)
+def test_tile(device, reps):
+    a = _data("float32", (2, 3))
+    assert_same(xp.tile(_ga(a, device), reps), np.tile(a, reps))
+    assert_same(xp.tile(_ga(a, device) * 2, reps), np.tile(a * 2, reps))
+
+
+def test_tile_errors_and_0d(device):
+    assert_same(xp.tile(_ga(np.array(5, np.int16), device), (3,)), np.tile(np.array(5, np.int16), (3,)))
+    with pytest.raises(ValueError):
+        xp.tile(_ga(np.zeros(2), device), (-1,))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float32"])
+def test_repeat(device, dtype):
+    a = _data(dtype, (3, 4))
+    g = _ga(a, device)
+    assert_same(xp.repeat(g, 2), np.repeat(a, 2))
+    assert_same(xp.repeat(g, 3, axis=0), np.repeat(a, 3, axis=0))
+    assert_same(xp.repeat(g, 0, axis=-1), np.repeat(a, 0, axis=-1))
+    r = np.array([1, 0, 3])
+    assert_same(xp.repeat(g, _ga(r, device), axis=0), np.repeat(a, r, axis=0))
+    assert_same(xp.repeat(g, [2, 0, 1, 1], axis=1), np.repeat(a, [2, 0, 1, 1], axis=1))
+    assert_same(xp.repeat(g, _ga(np.array([2]), device), axis=1), np.repeat(a, [2], axis=1))
+
+
+def test_repeat_errors(device):
+    g = _ga(np.zeros((3, 4)), device)
+    with pytest.raises(ValueError):
+        xp.repeat(g, -1)
+    with pytest.raises(ValueError):
+        xp.repeat(g, [1, 2], axis=0)
+    with pytest.raises(ValueError):
+        xp.repeat(g, [1, -2, 1], axis=0)
+    with pytest.raises(TypeError):
+        xp.repeat(g, _ga(np.array([1.0, 2.0, 1.0]), device), axis=0)
+    with pytest.raises(AxisError):
+        xp.repeat(g, 2, axis=2)
+
+
+@pytest.mark.parametrize("shift,axis", [(1, None), (-7, None), (2, 0), (-1, -1), (5, 1), ((1, 2), (0, 1)),
+                                        ((1, -1), (1, 1)), (3, (0, 1)), (0, 0), (12, None)], ids=repr)
+def test_roll(device, shift, axis):
+    a = _data("float32", (3, 4))
+    assert_same(xp.roll(_ga(a, device), shift, axis=axis), np.roll(a, shift, axis=axis))
+    assert_same(xp.roll(_ga(a, device) + 1, shift, axis=axis), np.roll(a + 1, shift, axis=axis))
+
+
+def test_roll_special(device):
+    b = np.array([True, False, False])
+    assert_same(xp.roll(_ga(b, device), 1), np.roll(b, 1))
+    e = np.zeros((0, 3), np.int32)
+    assert_same(xp.roll(_ga(e, device), 2, axis=0), np.roll(e, 2, axis=0))
+    s = np.array(4.0)
+    assert_same(xp.roll(_ga(s, device), 3), np.roll(s, 3))
+    with pytest.raises(ValueError):
+        xp.roll(_ga(np.zeros((2, 2)), device), (1, 2, 3), axis=(0, 1))
+
+
+# ---------------------------------------------------------------- take
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take_all_dtypes(device, dtype):
+    a = _data(dtype, (3, 4))
+    g = _ga(a, device)
+    idx = np.array([3, 0, -1, -4, 2])
+    assert_same(xp.take(g, _ga(idx, device), axis=1), np.take(a, idx, axis=1))
+    assert_same(xp.take(g[0], _ga(idx, device)), np.take(a[0], idx))
+    idx2 = np.array([[0, -1], [2, 1]], dtype=np.int8)
+    assert_same(xp.take(g, _ga(idx2, device), axis=0), np.take(a, idx2, axis=0))
+    assert_same(xp.take(g, _ga(np.array([5], np.uint16), device)), np.take(a, [5]))
+
+
+def test_take_indices_variants(device):
+    a = _data("float32", (2, 3, 4))
+    g = _ga(a, device)
+    assert_same(xp.take(g, [1, -1], axis=-1), np.take(a, [1, -1], axis=-1))
+    assert_same(xp.take(g, np.array(1), axis=1), np.take(a, np.array(1), axis=1))
+    assert_same(xp.take(g, _ga(np.array([], np.int32), device), axis=1), np.take(a, np.array([], np.int32), axis=1))
+    i = _ga(np.array([1, 0], np.int64), device)
+    assert_same(xp.take(g * 2, i + 1, axis=1), np.take(a * 2, [2, 1], axis=1))
+    assert_same(xp.take(_ga(np.float32(3), device), [0, 0]), np.take(np.float32(3), [0, 0]))
+
+
+def test_take_errors(device):
+    g = _ga(np.arange(6.0).reshape(2, 3), device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        xp.take(g, _ga(np.array([3]), device), axis=1)
+    with pytest.raises(IndexError, match="out of bounds"):
+        xp.take(g, [-3], axis=0)
+    with pytest.raises(IndexError):
+        xp.take(g[:, :0], [0], axis=1)
+    with pytest.raises(TypeError, match="integer dtype"):
+        xp.take(g, _ga(np.array([1.0]), device), axis=0)
+    with pytest.raises(TypeError, match="integer dtype"):
+        xp.take(g, _ga(np.array([True]), device), axis=0)
+    with pytest.raises(AxisError):
+        xp.take(g, [0], axis=2)
+
+
+def test_take_device_indices_clamp(device):
+    """Indices only known on the device are not checked: they wrap once, then clamp (documented)."""
+    g = _ga(np.arange(5, dtype=np.int32) * 10, device)
+    idx = _ga(np.array([7, -9, -1, 4], np.int32), device) + 0     # not evaluated: no check
+    assert xp.take(g, idx).tolist() == [40, 0, 40, 40]
+
+
+def test_take_along_axis(device):
+    a = _data("float32", (3, 4), 3)
+    g = _ga(a, device)
+    order = np.argsort(np.nan_to_num(a), axis=1)
+    assert_same(xp.take_along_axis(g, _ga(order, device), axis=1), np.take_along_axis(a, order, axis=1))
+    order0 = np.argsort(np.nan_to_num(a), axis=0)[:2]
+    assert_same(xp.take_along_axis(g, _ga(order0, device), axis=0), np.take_along_axis(a, order0, axis=0))
+    col = np.array([[0], [3], [-1]])
+    assert_same(xp.take_along_axis(g, _ga(col, device), axis=-1), np.take_along_axis(a, col, axis=-1))
+    row = np.array([[1, 0, 2, 1]])
+    assert_same(xp.take_along_axis(g, row, axis=0), np.take_along_axis(a, row, axis=0))
+    b = np.ones((1, 4), np.int32)
+    assert_same(xp.take_along_axis(_ga(b, device), _ga(np.zeros((3, 2), np.int32), device), axis=1),
+                np.take_along_axis(b, np.zeros((3, 2), np.int64), axis=1).astype(np.int32))
+    with pytest.raises(ValueError):
+        xp.take_along_axis(g, _ga(np.zeros(2, np.int32), device), axis=0)
+    with pytest.raises(IndexError):
+        xp.take_along_axis(g, _ga(np.array([[4]]), device), axis=1)
+
+
+# ---------------------------------------------------------------- advanced getitem
+
+A = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
+I1 = np.array([2, 0, -1])
+I2 = np.array([[1, 0], [3, -4]])
+MASK = (A % 3) == 0
+GET_KEYS = [
+    [1, 0], (slice(None), [2, 0]), (Ellipsis, I2), (0, I1), (1, slice(None), [0, 3]), (I1[1:], 1),
+    (slice(None), I1, slice(1, 3)), ([0, 1], [1, 2]), ([0, 1], slice(None), [1, 2]), ([[0], [1]], [1, 2], 0),
+    (None, slice(None), [1]), (slice(None), None, [2, 1]), (slice(None), [], 0), ([-2], 2, slice(None, None, -1)),
+    MASK, (slice(None), MASK[0]), (1, MASK[0]), (slice(None), MASK[0, :, 0]), (MASK[:, 0, 0], slice(1, 3)),
+    (Ellipsis, MASK[0, 0]), (MASK[:, :, 0], 2), np.zeros(2, bool), True, (False, 0), (1, [True, False, True]),
+]
+
+
+@pytest.mark.parametrize("key", GET_KEYS, ids=lambda k: repr(k).replace("\n", "")[:60])
+def test_advanced_getitem_matches_numpy(device, key):
+    g = _ga(A, device)
+    assert_same(g[key], A[key])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_advanced_getitem_dtypes_and_device_keys(device, dtype):
+    a = _data(dtype, (3, 4))
+    g = _ga(a, device)
+    m = a.astype(bool)
+    assert_same(g[_ga(m, device)], a[m])
+    assert_same(g[:, _ga(np.array([3, -1, 0]), device)], a[:, [3, -1, 0]])
+    assert_same(g[_ga(np.array([1, 2]), device) + 0, _ga(np.array([0, 3]), device) + 0], a[[1, 2], [0, 3]])
+
+
+def test_advanced_getitem_0d_and_empty(device):
+    s = np.float32(2.5)
+    gs = _ga(np.array(s), device)
+    assert_same(gs[True], np.array(s)[True])
+    assert_same(gs[np.array(False)], np.array(s)[np.array(False)])
+    e = np.zeros((0, 3), np.float32)
+    ge = _ga(e, device)
+    assert_same(ge[np.zeros((0, 3), bool)], e[np.zeros((0, 3), bool)])
+    assert_same(ge[:, [0, 2]], e[:, [0, 2]])
+
+
+def test_advanced_getitem_errors(device):
+    g = _ga(A, device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        g[[0, 2]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        g[:, _ga(np.array([-4]), device)]
+    with pytest.raises(IndexError):
+        g[np.array([0.0, 1.0])]
+    with pytest.raises(IndexError):
+        g[_ga(np.array([1.0]), device)]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        g[np.ones(3, bool)]
+    with pytest.raises(IndexError, match="too many indices"):
+        g[0, 0, 0, [0]]
+    with pytest.raises(IndexError, match="shape mismatch"):
+        g[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError):
+        g["a"]
+    with pytest.raises(IndexError):
+        g[1.5]
+
+
+# ---------------------------------------------------------------- setitem
+
+SET_CASES = [
+    (0, 7), ((1, 2), -1), ((slice(None), 1), [[10], [20]]), ((Ellipsis, slice(None, None, -2)), 5),
+    ((slice(None, None, -1), slice(1, None, 2), 0), np.array([[1, 2]]).T), ((), 3), ((None, 1), 9),
+    (slice(5, 9), 4), ([1, 0], 8), ((slice(None), [2, 0]), np.arange(8).reshape(2, 1, 4)),
+    ((0, [1, 2], [3, -1]), [100, 200]), (([0, 1], slice(None), [1, 2]), 6), (MASK, -5), (MASK, np.arange(MASK.sum())),
+    ((Ellipsis, MASK[0]), 11), ((1, MASK[0, :, 0]), np.array([1, 2, 3, 4])), ((slice(None), MASK[0, :, 0], 2), 12),
+    ((MASK[:, :, 0], slice(1, 3)), np.array([[1, 2]])), (np.zeros((2, 3, 4), bool), 1),
+]
+
+
+@pytest.mark.parametrize("key,value", SET_CASES, ids=lambda k: repr(k).replace("\n", "")[:40])
+def test_setitem_matches_numpy(device, key, value):
+    want = A.copy()
+    want[key] = value
+    g = _ga(A, device)
+    g[key] = value
+    assert_same(g, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_setitem_dtypes_and_special_values(device, dtype):
+    a = _data(dtype, (3, 4))
+    b = _data(dtype, (3, 4), 5)
+    g = _ga(a, device)
+    w = a.copy()
+    g[1:, ::2] = _ga(b[:2, :2], device)
+    w[1:, ::2] = b[:2, :2]
+    g[_ga(b.astype(bool), device)] = _ga(b, device)[0, 0]
+    w[b.astype(bool)] = b[0, 0]
+    g[[2, 0], -1] = _ga(b[0, :2], device)
+    w[[2, 0], -1] = b[0, :2]
+    assert_same(g, w)
+    if a.dtype.kind == "f":
+        g[0] = float("nan")
+        w[0] = np.nan
+        g[:, 0] = -0.0
+        w[:, 0] = -0.0
+        assert_same(g, w)
+
+
+def test_setitem_casting(device):
+    g = _ga(np.zeros(3, np.float32), device)
+    g[0] = 2                                   # Python int into float: weak
+    g[1] = _ga(np.array(1.5), device)          # float64 array into float32: same_kind
+    assert_same(g, np.array([2, 1.5, 0], np.float32))
+    i = _ga(np.zeros(3, np.int8), device)
+    i[0] = True
+    i[1:] = _ga(np.array([300, -1], np.int16), device)   # same kind: wraps like astype
+    assert_same(i, np.array([1, 44, -1], np.int8))
+    with pytest.raises(TypeError):
+        i[0] = 1.5
+    with pytest.raises(TypeError):
+        i[:] = _ga(np.ones(3), device)
+    with pytest.raises(OverflowError):
+        i[0] = 300
+    b = _ga(np.zeros(2, bool), device)
+    with pytest.raises(TypeError):
+        b[0] = 1
+    with pytest.raises(TypeError):
+        g[0] = "x"
+    with pytest.raises(ValueError, match="could not broadcast"):
+        g[:2] = _ga(np.ones(3, np.float32), device)
+    with pytest.raises(ValueError):
+        g[[0, 1]] = [1.0, 2.0, 3.0]
+    with pytest.raises(IndexError):
+        g[3] = 1.0
+    with pytest.raises(IndexError):
+        g[[3]] = 1.0
+    assert_same(g, np.array([2, 1.5, 0], np.float32))
+
+
+def test_setitem_device_indices(device):
+    a = _data("float32", (4, 3))
+    g = _ga(a, device)
+    idx = _ga(np.array([3, -4], np.int64), device) + 0      # lazy: clamped, not checked
+    g[idx] = _ga(np.arange(6, dtype=np.float32).reshape(2, 3), device) * 2
+    w = a.copy()
+    w[[3, 0]] = np.arange(6, dtype=np.float32).reshape(2, 3) * 2
+    assert_same(g, w)
+    u = _ga(np.array([2, 0], np.uint64), device)
+    assert_same(g[:, u], w[:, [2, 0]])
+    g[:, u] = 1.0
+    w[:, [2, 0]] = 1.0
+    assert_same(g, w)
+    if device.kind == "wgpu":
+        other = _ga(np.array([0]), "cpu")
+        with pytest.raises(ValueError):
+            g[other]
+
+
+def test_setitem_copy_semantics(device):
+    x = _ga(np.zeros((2, 3), np.float32), device)
+    y = x[0]
+    y[...] = 1
+    z = x
+    x[1, 1] = 5
+    assert_same(x, np.array([[0, 0, 0], [0, 5, 0]], np.float32))
+    assert_same(y, np.ones(3, np.float32))
+    assert z is x
+    x0 = _ga(np.zeros((), np.int32), device)
+    x0[()] = 4
+    assert x0.item() == 4
+
+
+def test_setitem_loop_stays_bounded(device):
+    x = _ga(np.zeros(200, np.float32), device)
+    w = np.zeros(200, np.float32)
+    for i in range(150):
+        x[i] = i
+        w[i] = i
+    assert_same(x, w)
+
+
+# ---------------------------------------------------------------- fusion
+
+def _dispatches(device, *arrays) -> int:
+    xp.evaluate(*arrays)
+    m = xp.metrics()
+    return m["dispatches"] if device.kind == "wgpu" else m["host_kernels"]
+
+
+def test_concat_and_take_fuse(device):
+    a = _ga(np.arange(6, dtype=np.float32).reshape(2, 3), device)
+    b = _ga(np.arange(4, dtype=np.float32).reshape(2, 2), device)
+    idx = _ga(np.array([2, 0, 1, 1], np.int32), device)
+    xp.evaluate(a + 0, b + 0, idx + 0)                 # uploads outside the measured region
+    xp.reset_metrics()
+    c = xp.concat([a * 2, b + 1], axis=1)
+    assert _dispatches(device, c) == 1
+    assert xp.metrics()["host_fallbacks"] == 0 and xp.metrics()["bytes_downloaded"] == 0
+    xp.reset_metrics()
+    t = xp.take(a * 2, idx, axis=1) - 1
+    assert _dispatches(device, t) == 1
+    assert xp.metrics()["bytes_downloaded"] == 0
+    xp.reset_metrics()
+    r = xp.roll(xp.tile(a, (1, 2)), 1, axis=1) + xp.repeat(a, 2, axis=1)
+    assert _dispatches(device, r) == 1
+    assert_same(c, np.concatenate([np.arange(6.0).reshape(2, 3) * 2, np.arange(4.0).reshape(2, 2) + 1], 1)
+                .astype(np.float32))
+    assert_same(t, np.take(np.arange(6, dtype=np.float32).reshape(2, 3) * 2, [2, 0, 1, 1], axis=1) - 1)
+
+
+def test_setitem_then_arithmetic_fuses(device):
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = _ga(host, device)
+    m = _ga(host > 5, device)
+    xp.evaluate(x + 0, m)
+    xp.reset_metrics()
+    x[1:, ::2] = 0.5
+    x[m] = -1.0
+    y = x * 2 + 1
+    assert _dispatches(device, y) == 1
+    assert xp.metrics()["bytes_downloaded"] == 0
+    w = host.copy()
+    w[1:, ::2] = 0.5
+    w[host > 5] = -1
+    assert_same(y, w * 2 + 1)
+
+
+def test_pipelines_are_reused_across_sizes(wgpu_device):
+    def run(n: int, k: int) -> None:
+        a = _ga(np.arange(n, dtype=np.float32), wgpu_device)
+        b = _ga(np.arange(k, dtype=np.float32), wgpu_device)
+        xp.evaluate(xp.concat([a * 2, b + 1]))
+        x = a + 0
+        x[1:n:2] = 3.0
+        xp.evaluate(x)
+    run(8, 3)
+    xp.reset_metrics()
+    run(20, 7)
+    assert xp.metrics()["kernels_compiled"] == 0
