@@ -103,6 +103,11 @@ def evaluate(*arrays: GpuArray) -> None:
     evaluate_nodes([a._node for a in arrays])
 
 
+from ._calibration import calibrate  # noqa: E402
+from ._explain import explain  # noqa: E402
+from ._profile import profile  # noqa: E402
+
+
 def synchronize(device: Any = None) -> None:
     """Wait until every kernel submitted to ``device`` (default: the default device) has finished.
 
@@ -118,7 +123,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
-    "metrics", "reset_metrics", "evaluate", "synchronize",
+    "metrics", "reset_metrics", "evaluate", "synchronize", "explain", "profile", "calibrate",
     "config", "HostFallbackWarning", "HostFallbackError", "from_dlpack",
     "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",

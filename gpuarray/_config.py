@@ -10,6 +10,17 @@ a GpuArray has no device implementation and runs on the host instead:
 
 Every host fallback is counted in ``metrics()["host_fallbacks"]``.
 
+Placement (the planner, ``planner.py``):
+
+- ``offload``: ``"auto"`` (default: small work whose data is on the host stays
+  there, see the thresholds), ``"always"`` (every kernel runs on its array's
+  device), ``"never"`` (every kernel runs on the host);
+- ``elementwise_threshold``, ``reduction_threshold`` (elements) and
+  ``matmul_threshold`` (FLOPs): below these, a kernel whose inputs all have a
+  host copy runs on the host. ``None`` (default) means: the environment
+  (``GPUARRAY_ELEMENTWISE_THRESHOLD`` ...), else the calibration file written
+  by ``gpuarray.calibrate()``, else the built-in defaults.
+
 A plain call changes the process-wide setting; ``with config(...):`` changes it
 for the current thread (context) only and restores the previous value on exit.
 
@@ -22,13 +33,23 @@ for the current thread (context) only and restores the previous value on exit.
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 from typing import Any
 
-_OPTIONS: dict[str, tuple[str, ...]] = {"fallback": ("warn", "silent", "raise")}
-_global: dict[str, str] = {"fallback": "warn"}
+_OPTIONS: dict[str, tuple[str, ...] | type] = {
+    "fallback": ("warn", "silent", "raise"),
+    "offload": ("auto", "always", "never"),
+    "elementwise_threshold": int, "reduction_threshold": int, "matmul_threshold": int,
+}
+_global: dict[str, Any] = {"fallback": "warn", "offload": "auto", "elementwise_threshold": None,
+                           "reduction_threshold": None, "matmul_threshold": None}
+if os.environ.get("GPUARRAY_OFFLOAD", "").strip():
+    _global["offload"] = os.environ["GPUARRAY_OFFLOAD"].strip().lower()
+    if _global["offload"] not in _OPTIONS["offload"]:   # type: ignore[operator]
+        raise ValueError(f"GPUARRAY_OFFLOAD={_global['offload']!r}; expected one of {_OPTIONS['offload']}")
 _lock = threading.Lock()
-_local: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("gpuarray_config", default=None)
+_local: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("gpuarray_config", default=None)
 
 
 class HostFallbackWarning(UserWarning):
@@ -39,7 +60,7 @@ class HostFallbackError(TypeError):
     """Raised under ``config(fallback="raise")`` instead of running a function on the host."""
 
 
-def get(name: str) -> str:
+def get(name: str) -> Any:
     """The effective value of one setting (the thread's ``with`` override, else the global one)."""
     local = _local.get()
     if local is not None and name in local:
@@ -48,12 +69,16 @@ def get(name: str) -> str:
         return _global[name]
 
 
-def _validate(settings: dict[str, Any]) -> dict[str, str]:
+def _validate(settings: dict[str, Any]) -> dict[str, Any]:
     for key, value in settings.items():
         if key not in _OPTIONS:
             raise TypeError(f"config: unknown setting {key!r}; expected one of {sorted(_OPTIONS)}")
-        if value not in _OPTIONS[key]:
-            raise ValueError(f"config: {key}={value!r} is not valid; expected one of {_OPTIONS[key]}")
+        allowed = _OPTIONS[key]
+        if isinstance(allowed, tuple):
+            if value not in allowed:
+                raise ValueError(f"config: {key}={value!r} is not valid; expected one of {allowed}")
+        elif value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"config: {key}={value!r} is not valid; expected a non-negative int or None")
     return dict(settings)
 
 
@@ -74,13 +99,13 @@ class config:  # noqa: N801 - used like a function
 
     def __init__(self, **settings: Any) -> None:
         self._settings = _validate(settings)
-        self._previous: dict[str, str] = {}
-        self._token: contextvars.Token[dict[str, str] | None] | None = None
+        self._previous: dict[str, Any] = {}
+        self._token: contextvars.Token[dict[str, Any] | None] | None = None
         with _lock:
             self._previous = {k: _global[k] for k in self._settings}
             _global.update(self._settings)
 
-    def __getattr__(self, name: str) -> str:
+    def __getattr__(self, name: str) -> Any:
         if name in _OPTIONS:
             return get(name)
         raise AttributeError(f"config has no setting {name!r}; expected one of {sorted(_OPTIONS)}")

@@ -1,21 +1,38 @@
 """Where each kernel runs, and running it.
 
-Today's rule: a kernel runs on the provider of its device, unless that
-provider cannot run it (an unsupported dtype or op on that adapter, a size
-past its limits); then it runs on the host with NumPy, the fallback is
-counted in ``metrics()["host_fallbacks"]``, and its result stays with the
-array's device (uploaded when a later kernel needs it there).
-Every decision is kept in a short log (``decisions()``).
+A kernel (one fusion group) is placed as a whole, in this order:
+
+1. its device is the host (the in-process provider): the host;
+2. the device's provider cannot run it (an unsupported dtype or op, a kernel
+   kind without WGSL, a size past the adapter's limits): the host, counted in
+   ``metrics()["host_fallbacks"]``;
+3. ``config(offload="always" | "never")``: the device / the host;
+4. some input already lives on the device: the device (data stays where it is);
+5. the work is below the threshold for its kind (elements for elementwise and
+   reduction-like kernels, FLOPs for matmul) and every input has a host copy:
+   the host, where NumPy is faster than an upload, a dispatch and a download;
+6. otherwise the device.
+
+Thresholds come from ``config(...)``, else the environment
+(``GPUARRAY_ELEMENTWISE_THRESHOLD``, ``GPUARRAY_REDUCTION_THRESHOLD``,
+``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
+``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS``.
+A host-run kernel's result keeps its array's device; it is uploaded when a
+later device kernel needs it. Every decision is kept in a short log
+(``decisions()``).
 """
 
 from __future__ import annotations
 
 import collections
+import math
+import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from . import _metrics
+from . import _calibration, _config, _metrics, _profile
 from .compiler.kernel import Kernel
 from .compiler.schedule import schedule
 from .graph.node import Node
@@ -25,21 +42,94 @@ from .residency import Data
 _log: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
 _lock = threading.RLock()
 
+DEFAULT_THRESHOLDS: dict[str, int] = {"elementwise": 1 << 16, "reduction": 1 << 16, "matmul": 1 << 22}
+ENV_THRESHOLDS: dict[str, str] = {
+    "elementwise": "GPUARRAY_ELEMENTWISE_THRESHOLD", "reduction": "GPUARRAY_REDUCTION_THRESHOLD",
+    "matmul": "GPUARRAY_MATMUL_THRESHOLD",
+}
+_REDUCTION_KINDS = ("reduce", "argreduce", "scan", "sort", "argsort", "searchsorted")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a kernel runs (``device``, ``host`` or ``fallback``) and why."""
+
+    where: str
+    why: str
+    provider: Any = None
+
 
 def decisions() -> list[dict[str, Any]]:
     """The most recent placement decisions, oldest first."""
     return list(_log)
 
 
-def place(kernel: Kernel) -> tuple[Any, str]:
-    """(provider, reason) for ``kernel``."""
+def thresholds(device: Any) -> dict[str, int]:
+    """The effective thresholds for ``device``, with their source applied in priority order."""
+    out = dict(DEFAULT_THRESHOLDS)
+    out.update(_calibration.load(device))
+    for kind, var in ENV_THRESHOLDS.items():
+        if os.environ.get(var, "").strip():
+            out[kind] = int(os.environ[var])
+        explicit = _config.get(f"{kind}_threshold")
+        if explicit is not None:
+            out[kind] = int(explicit)
+    return out
+
+
+def work(kernel: Kernel) -> tuple[str, int]:
+    """(threshold kind, amount of work): elements, or FLOPs for matmul."""
+    sizes = [math.prod(kernel.instrs[i].shape) for i in kernel.operands]
+    if kernel.kind == "matmul" and len(kernel.operands) == 2:
+        k = kernel.instrs[kernel.operands[0]].shape[-1] if kernel.instrs[kernel.operands[0]].shape else 1
+        return "matmul", 2 * kernel.size * k
+    if kernel.kind in _REDUCTION_KINDS:
+        return "reduction", max([kernel.size, *sizes])
+    return "elementwise", max([kernel.size, *sizes])
+
+
+def place(kernel: Kernel) -> Placement:
+    """Where ``kernel`` runs and why (see the module docstring for the rules)."""
     provider = kernel.device.provider
     if provider.host_memory:
-        return provider, "device is the host"
+        return Placement("host", "the device is the host", provider)
     why = provider.cannot_run(kernel)
     if why:
-        return None, why
-    return provider, f"runs on {kernel.device.name}"
+        return Placement("fallback", why)
+    mode = _config.get("offload")
+    if mode == "always":
+        return Placement("device", "config(offload='always')", provider)
+    if mode == "never":
+        return Placement("host", "config(offload='never')")
+    resident = [n for n in kernel.inputs if n.data is not None and n.data.on_device(provider)]
+    if resident:
+        return Placement("device", f"{len(resident)} input(s) already on {kernel.device.name}", provider)
+    if any(n.data is None for n in kernel.inputs):     # only seen by explain(): not computed yet
+        return Placement("device", "its inputs come from earlier kernels of this evaluation", provider)
+    kind, amount = work(kernel)
+    limit = thresholds(kernel.device)[kind]
+    unit = "FLOPs" if kind == "matmul" else "elements"
+    if amount < limit and all(n.data is not None and n.data.host is not None for n in kernel.inputs):
+        return Placement("host", f"{amount} {unit} is below the {kind} threshold {limit}; inputs are on the host")
+    return Placement("device", f"{amount} {unit} is at or above the {kind} threshold {limit}", provider)
+
+
+def bytes_to_move(kernel: Kernel, placement: Placement, seen: set[tuple[int, bool]] | None = None) -> tuple[int, int]:
+    """(bytes uploaded, bytes downloaded) that running ``kernel`` there would cause now
+    (``seen``: data already counted for earlier kernels of the same evaluation)."""
+    up = down = 0
+    seen = set() if seen is None else seen
+    for n in kernel.inputs:
+        d = n.data
+        nbytes = math.prod(n.shape) * n.dtype.itemsize
+        if d is None or (id(d), placement.where == "device") in seen:
+            continue        # produced by an earlier kernel, or moved for one already
+        seen.add((id(d), placement.where == "device"))
+        if placement.where == "device" and not d.on_device(placement.provider):
+            up += nbytes
+        elif placement.where != "device" and d.host is None:
+            down += nbytes
+    return up, down
 
 
 def _inputs_on_host(kernel: Kernel) -> list[Any]:
@@ -63,20 +153,21 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
         used: dict[int, Any] = {}
         try:
             for k in kernels:
-                provider, why = place(k)
+                p = place(k)
                 _log.append({"kernel": k.describe().splitlines()[0], "device": k.device.name,
-                             "placed": "host" if provider is None or provider.host_memory else provider.name,
-                             "why": why, "elements": k.size})
-                if provider is None or provider.host_memory:
-                    outs = run_kernel(k, _inputs_on_host(k))
+                             "placed": p.where, "why": p.why, "elements": k.size})
+                if p.where != "device":
+                    outs = _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
                     _metrics.add("host_kernels")
-                    if provider is None:
+                    if p.where == "fallback":
                         _metrics.add("host_fallbacks")
                     for node, arr in zip(k.out_nodes, outs, strict=True):
                         node.realize(Data(node.dtype, node.shape, host=arr))
                     continue
+                provider = p.provider
                 used[id(provider)] = provider
-                handles = provider.enqueue(k, [n.data.get_handle(provider) for n in k.inputs])
+                ins = [n.data.get_handle(provider) for n in k.inputs]
+                handles = _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
                 for node, h in zip(k.out_nodes, handles, strict=True):
                     node.realize(Data(node.dtype, node.shape, handle=h, provider=provider))
         finally:

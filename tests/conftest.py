@@ -7,6 +7,9 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# Provider tests check what each device computes, so every kernel runs on its array's
+# device; tests/test_planner.py turns automatic placement on where it tests it.
+os.environ.setdefault("GPUARRAY_OFFLOAD", "always")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -1,0 +1,143 @@
+"""Automatic placement, residency, thresholds, calibration, explain() and profile()."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray import _calibration, planner
+
+from .conftest import assert_same
+
+
+@pytest.fixture
+def auto():
+    with xp.config(offload="auto", elementwise_threshold=None, reduction_threshold=None):
+        yield
+
+
+def test_small_work_stays_on_the_host(wgpu_device, auto):
+    h = np.arange(100, dtype=np.float32) / 10
+    x = xp.asarray(h, device=wgpu_device)
+    xp.reset_metrics()
+    y = xp.exp(x) * 2 + 1
+    assert_same(y, np.exp(h) * 2 + 1, rtol=1e-6)
+    m = xp.metrics()
+    assert m["bytes_uploaded"] == 0 and m["dispatches"] == 0 and m["host_fallbacks"] == 0
+    assert m["host_kernels"] == 1
+    assert y.device == wgpu_device
+    assert "below the elementwise threshold" in planner.decisions()[-1]["why"]
+
+
+def test_large_work_runs_on_the_device(wgpu_device, auto):
+    n = 1 << 17
+    x = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)
+    xp.reset_metrics()
+    s = xp.sum(x * 2)
+    assert float(s) == 2 * n
+    m = xp.metrics()
+    assert m["dispatches"] >= 1 and m["bytes_uploaded"] == 4 * n
+
+
+def test_resident_input_keeps_small_host_data_on_the_device(wgpu_device, auto):
+    n = 1 << 17
+    big = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)
+    xp.evaluate(big * 1)                      # big is now resident on the device
+    small = xp.asarray(np.arange(4, dtype=np.float32), device=wgpu_device)
+    xp.reset_metrics()
+    r = big[:4] + small                       # tiny, but one input lives on the device
+    xp.evaluate(r)
+    assert xp.metrics()["dispatches"] == 1
+    assert "already on wgpu:0" in planner.decisions()[-1]["why"]
+    assert_same(r, np.arange(4, dtype=np.float32) + 1)
+
+
+def test_repeated_evaluation_of_resident_array_moves_nothing(wgpu_device, auto):
+    x = xp.asarray(np.ones(1 << 17, dtype=np.float32), device=wgpu_device)
+    y = x * 3
+    xp.evaluate(y)
+    xp.reset_metrics()
+    for _ in range(3):
+        xp.evaluate(y)
+        xp.evaluate(y + 1)
+    m = xp.metrics()
+    assert m["bytes_uploaded"] == 0 and m["bytes_downloaded"] == 0
+
+
+def test_thresholds_from_config_and_environment(wgpu_device, auto, monkeypatch):
+    x = xp.asarray(np.ones(100, dtype=np.float32), device=wgpu_device)
+    with xp.config(elementwise_threshold=10):
+        xp.reset_metrics()
+        xp.evaluate(x + 1)
+        assert xp.metrics()["dispatches"] == 1
+    monkeypatch.setenv("GPUARRAY_ELEMENTWISE_THRESHOLD", "5")
+    assert planner.thresholds(wgpu_device)["elementwise"] == 5
+    with xp.config(elementwise_threshold=1000):
+        assert planner.thresholds(wgpu_device)["elementwise"] == 1000
+    with pytest.raises(ValueError, match="non-negative int"):
+        xp.config(elementwise_threshold=-1)
+    with xp.config(offload="never"):
+        xp.reset_metrics()
+        xp.evaluate(xp.asarray(np.ones(1 << 17, np.float32), device=wgpu_device) * 2)
+        assert xp.metrics()["dispatches"] == 0
+
+
+def test_calibration_is_written_reloaded_and_overridden(wgpu_device, auto, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUARRAY_CACHE_DIR", str(tmp_path))
+    _calibration.forget()
+    try:
+        res = xp.calibrate(wgpu_device, repeats=1, progress=False,
+                           sizes={"elementwise": [256, 4096], "reduction": [256, 4096], "matmul": [16, 32]})
+        path = tmp_path / "calibration" / f"{_calibration.adapter_key(wgpu_device)}.json"
+        assert res["path"] == str(path) and path.exists()
+        stored = json.loads(path.read_text())
+        assert set(stored["thresholds"]) == {"elementwise", "reduction", "matmul"}
+        assert len(stored["measurements"]) == 6
+        _calibration.forget()
+        assert _calibration.load(wgpu_device) == stored["thresholds"]
+        assert planner.thresholds(wgpu_device)["matmul"] == stored["thresholds"]["matmul"]
+        # a later process reads the same file; the environment overrides it
+        code = ("import gpuarray as xp; from gpuarray import planner; "
+                "print(planner.thresholds(xp.Device('wgpu:0'))['reduction'])")
+        env = dict(os.environ, GPUARRAY_CACHE_DIR=str(tmp_path))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.stdout.strip() == str(stored["thresholds"]["reduction"]), out.stderr
+        env["GPUARRAY_REDUCTION_THRESHOLD"] = "7"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.stdout.strip() == "7", out.stderr
+    finally:
+        _calibration.forget()
+
+
+def test_explain_reports_groups_placement_wgsl_and_bytes(wgpu_device, auto):
+    n = 1 << 17
+    x = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)
+    y = xp.sum(xp.exp(x) * 2) + xp.max(x)
+    report = xp.explain(y)
+    assert [k.kind for k in report.kernels] == ["reduce", "reduce", "elementwise"]
+    assert report.kernels[0].ops == ["exp", "multiply", "reduce"]
+    assert report.upload_bytes == 4 * n          # x is uploaded once for both reductions
+    assert "fn main" in (report.kernels[0].wgsl or "")
+    text = str(report)
+    assert "reduction threshold" in text and "bytes up" in text
+    assert not y._node.realized                  # explain evaluates nothing
+    small = xp.explain(xp.asarray([1.0, 2.0], device=wgpu_device) * 2)
+    assert small.kernels[0].placed == "host" and small.kernels[0].wgsl is None
+    assert str(xp.explain(x)) == "nothing to do: every array is already evaluated"
+
+
+def test_profile_counts_kernels(device):
+    x = xp.asarray(np.ones(64, dtype=np.float32), device=device)
+    with xp.profile() as p:
+        for _ in range(3):
+            xp.evaluate(x * 2 + 1)
+        xp.evaluate(xp.sum(x))
+    counts = sorted(len(v) for v in p.records.values())
+    assert counts == [1, 3]
+    assert "count" in p.table() and p.total_seconds > 0
