@@ -36,8 +36,11 @@ def astype_node(node: Node, dtype: np.dtype) -> Node:
     if node.dtype == dtype:
         return node
     if node.op == "const" and not node.realized:
+        v = np.asarray(node.attrs[0])
+        if v.dtype.kind == "c" and dtype.kind != "c":     # complex -> real keeps the real part (bool: nonzero)
+            v = v != 0 if dtype == _dtypes.bool_ else v.real
         with np.errstate(all="ignore"):
-            return const(np.asarray(node.attrs[0]).astype(dtype)[()], dtype, node.device)
+            return const(v.astype(dtype)[()], dtype, node.device)
     return make("astype", (node,), dtype, node.shape)
 
 
@@ -62,13 +65,11 @@ def _coerce(x: Any, device: Device) -> Any:
     if isinstance(x, (np.ndarray, np.generic)):
         from .namespace.creation import asarray
         return asarray(x, device=device)
-    if isinstance(x, complex):
-        raise TypeError("complex scalars are not supported yet; expected bool, int or float")
     raise TypeError(f"unsupported operand type {type(x).__name__}; expected a GpuArray, "
                     "a NumPy array or a Python scalar")
 
 
-_PY_SCALARS = (float, int, bool)
+_PY_SCALARS = (float, int, bool, complex)
 
 
 def _check(opdef: OpDef, dtype: np.dtype, position: str = "") -> None:
@@ -77,14 +78,22 @@ def _check(opdef: OpDef, dtype: np.dtype, position: str = "") -> None:
         raise TypeError(f"Only {words} dtypes are allowed in {opdef.name}{position}; got {dtype}.")
 
 
+_SCALAR_OK: set[tuple[str, type]] = set()
+
+
 def _check_scalar(opdef: OpDef, value: Any) -> None:
+    if (opdef.name, type(value)) in _SCALAR_OK:
+        return
     kind = _dtypes.scalar_kind(value)
     allowed = {_d.kind for _d in _dtypes.CATEGORIES[opdef.category]}
     # Python ints are allowed with floating-point arrays too (they convert exactly enough)
-    ok = {"b": "b" in allowed, "i": bool(allowed & {"i", "u", "f"}), "f": "f" in allowed}[kind or "f"]
+    ok = {"b": "b" in allowed, "i": bool(allowed & {"i", "u", "f", "c"}), "f": bool(allowed & {"f", "c"}),
+          "c": "c" in allowed}[kind or "f"]
     if not ok:
         words = _dtypes.CATEGORY_WORDS[opdef.category]
         raise TypeError(f"Only {words} dtypes are allowed in {opdef.name}; got Python {type(value).__name__}.")
+    if type(value) in _PY_SCALARS:
+        _SCALAR_OK.add((opdef.name, type(value)))
 
 
 def apply(opdef: OpDef, *args: Any) -> Any:
@@ -118,7 +127,7 @@ def apply(opdef: OpDef, *args: Any) -> Any:
     if len(arrays) == len(args) and all(a._node.dtype == first for a in arrays):
         dt = first
     elif len(args) == 2 and len(arrays) == 1 and type(args[0] if arrays[0] is args[1] else args[1]) is float:
-        dt = first if first.kind == "f" else device.default_float     # array with a weak Python float
+        dt = first if first.kind in "fc" else device.default_float     # array with a weak Python float
     else:
         try:
             dt = _dtypes.result_type(*args, default_float=device.default_float)
@@ -131,9 +140,12 @@ def apply(opdef: OpDef, *args: Any) -> Any:
                 return _compare_out_of_range(opdef, args, device)
             else:
                 raise
-    if opdef.result == "float" and dt.kind != "f":
+    if opdef.result == "float" and dt.kind not in "fc":
         dt = device.default_float
-    out_dtype = _dtypes.bool_ if opdef.result == "bool" else dt
+    if dt.kind == "c" and dt != first:
+        device.check_dtype(dt)        # a complex scalar made the operation complex
+    out_dtype = (_dtypes.bool_ if opdef.result == "bool" else
+                 _dtypes.real_dtype(dt) if opdef.result == "real" else dt)
     shape = arrays[0]._node.shape
     if any(a._node.shape != shape for a in arrays):
         shape = broadcast_shapes(*(a._node.shape for a in arrays))
@@ -166,7 +178,8 @@ def _where(cond: Any, x1: Any, x2: Any, device: Device) -> Any:
         dt = _dtypes.result_type(*(x1, x2), default_float=device.default_float)
     else:
         kinds = {_dtypes.scalar_kind(x1), _dtypes.scalar_kind(x2)}
-        dt = (device.default_float if "f" in kinds else device.default_int if "i" in kinds else _dtypes.bool_)
+        dt = (device.default_complex if "c" in kinds else device.default_float if "f" in kinds
+              else device.default_int if "i" in kinds else _dtypes.bool_)
     shape = broadcast_shapes(cond.shape, *(v.shape for v in vals))
     nodes = tuple(astype_node(v._node, dt) if _is_array(v) else const(v, dt, device) for v in (x1, x2))
     return finish(make("where", (cond._node,) + nodes, dt, shape, device=device))

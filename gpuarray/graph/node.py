@@ -58,7 +58,11 @@ class Node:
         self.device = device
         self.serial = next(_serial)
         self.data = None
-        self.depth = 1 + max((i.depth for i in inputs), default=0)
+        depth = 0
+        for i in inputs:
+            if i.depth > depth:
+                depth = i.depth
+        self.depth = depth + 1
 
     @property
     def realized(self) -> bool:
@@ -100,10 +104,25 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     return node
 
 
+_recent_consts: dict[tuple, Node] = {}     # strong refs to recently used constants (bounded)
+
+
 def const(value: Any, dtype: np.dtype, device: Any) -> Node:
     """A 0-d constant; its value reaches kernels as a uniform, never as a literal."""
+    ckey = (type(value), value, dtype, device) if type(value) in (int, bool) else None
+    if type(value) is float:
+        ckey = (float, struct.pack("<d", value), dtype, device)
+    if ckey is not None:
+        node = _recent_consts.get(ckey)
+        if node is not None:
+            return node
     v = np.asarray(value, dtype=dtype)[()]
-    return make("const", (), dtype, (), (v,), device)
+    node = make("const", (), dtype, (), (v,), device)
+    if ckey is not None:
+        if len(_recent_consts) >= 512:
+            _recent_consts.clear()
+        _recent_consts[ckey] = node
+    return node
 
 
 def leaf(host: np.ndarray, device: Any) -> Node:
