@@ -27,9 +27,12 @@ from .namespace.creation import (
     full,
     full_like,
     linspace,
+    meshgrid,
     ones,
     ones_like,
     zeros,
+    tril,
+    triu,
     zeros_like,
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -127,7 +130,7 @@ __all__ = [
     "config", "HostFallbackWarning", "HostFallbackError", "from_dlpack",
     "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
-    "ones", "ones_like", "zeros", "zeros_like",
+    "ones", "ones_like", "zeros", "zeros_like", "meshgrid", "tril", "triu",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "matrix_transpose", "permute_dims",
     "reshape", "squeeze",

@@ -139,3 +139,31 @@ def test_linspace(device, args, kw):
 def test_eye(device, args, kw):
     assert_same(xp.eye(*args, device=device, **kw), np.eye(*args, **kw))
     assert_same(xp.eye(*args, dtype=xp.int8, device=device, **kw), np.eye(*args, dtype=np.int8, **kw))
+
+
+@pytest.mark.parametrize("k", [-2, -1, 0, 1, 3])
+def test_tril_triu(device, k):
+    a = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4) - 5
+    g = xp.asarray(a, device=device)
+    assert_same(xp.tril(g, k=k), np.tril(a, k))
+    assert_same(xp.triu(g, k=k), np.triu(a, k))
+    b = xp.asarray(np.array([[True, False], [True, True]]), device=device)
+    assert_same(xp.triu(b), np.triu(np.array([[True, False], [True, True]])))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        xp.tril(xp.asarray([1.0], device=device))
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+def test_meshgrid(device, indexing):
+    hosts = [np.arange(3, dtype=np.int16), np.arange(2, dtype=np.int16) * 5, np.arange(4, dtype=np.int16)]
+    for n in (1, 2, 3):
+        got = xp.meshgrid(*(xp.asarray(h, device=device) for h in hosts[:n]), indexing=indexing)
+        want = np.meshgrid(*hosts[:n], indexing=indexing)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert_same(g, w)
+    assert xp.meshgrid() == []
+    with pytest.raises(ValueError, match="one-dimensional"):
+        xp.meshgrid(xp.zeros((2, 2), device=device))
+    with pytest.raises(ValueError, match="indexing"):
+        xp.meshgrid(xp.zeros(2, device=device), indexing="yx")

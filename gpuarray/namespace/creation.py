@@ -245,3 +245,60 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     cols = _iota(n_cols, it, dev)
     hit = apply(OPS["equal"], apply(OPS["add"], rows, k) if k else rows, cols)
     return finish(astype_node(hit._node, dt))
+
+
+def meshgrid(*arrays: GpuArray, indexing: str = "xy") -> list[GpuArray]:
+    """Coordinate grids from 1-D arrays (broadcast views: nothing is copied).
+
+    >>> [g.shape for g in meshgrid(arange(3, device="cpu"), arange(2, device="cpu"))]
+    [(2, 3), (2, 3)]
+    """
+    from .manipulation import broadcast_to, reshape
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, GpuArray) or a.ndim != 1:
+            raise ValueError("meshgrid: every input must be a one-dimensional GpuArray")
+    if arrays:
+        dts = {a.dtype for a in arrays}
+        devs = {a.device for a in arrays}
+        if len(dts) > 1:
+            raise ValueError(f"meshgrid: inputs must share one dtype; got {sorted(str(d) for d in dts)}")
+        if len(devs) > 1:
+            raise ValueError(f"meshgrid: inputs are on different devices: {sorted(d.name for d in devs)}")
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and len(arrays) > 1 and i < 2:
+            axis = 1 - i
+        view = [1] * len(arrays)
+        view[axis] = a.shape[0]
+        out.append(broadcast_to(reshape(a, tuple(view)), tuple(shape)))
+    return out
+
+
+def _triangle(x: GpuArray, k: int, lower: bool, name: str) -> GpuArray:
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: x must have at least 2 dimensions; got {x.ndim}")
+    k = operator.index(k)
+    m, n = x.shape[-2], x.shape[-1]
+    it = _dtypes.int64 if x.device.supports(_dtypes.int64) else _dtypes.int32
+    rows = GpuArray(make("reshape", (_iota(m, it, x.device)._node,), it, (m, 1)))
+    diff = apply(OPS["subtract"], _iota(n, it, x.device), rows)          # col - row
+    keep = apply(OPS["less_equal"] if lower else OPS["greater_equal"], diff, k)
+    return apply(OPS["where"], keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(x: GpuArray, /, *, k: int = 0) -> GpuArray:
+    """The lower triangle of the last two axes (elements above diagonal ``k`` are zero)."""
+    return _triangle(x, k, True, "tril")
+
+
+def triu(x: GpuArray, /, *, k: int = 0) -> GpuArray:
+    """The upper triangle of the last two axes (elements below diagonal ``k`` are zero)."""
+    return _triangle(x, k, False, "triu")
