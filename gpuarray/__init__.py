@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dtypes, fft, linalg
+from . import (
+    _dtypes,
+    _interop_functions,  # NumPy function adapters
+    fft,
+    lib,  # xp.lib.stride_tricks.sliding_window_view, which xarray's rolling windows use
+    linalg,
+    special,  # xp.special, which SciPy's special functions look for
+)
 from ._array import GpuArray
 from ._config import HostFallbackError, HostFallbackWarning, config
 from ._devices import CPU, Device, all_devices, default_device, set_default_device
+from ._errors import DeviceLostError, OutOfMemoryError
 from ._interop import from_dlpack
 from ._metrics import metrics, reset_metrics
 from .namespace.creation import (
@@ -30,9 +38,9 @@ from .namespace.creation import (
     meshgrid,
     ones,
     ones_like,
-    zeros,
     tril,
     triu,
+    zeros,
     zeros_like,
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -57,6 +65,7 @@ from .namespace.manipulation import (
     tile,
     unstack,
 )
+from .namespace.numpy_compat import pad  # NumPy's pad, which xarray's rolling calls on the namespace
 from .namespace.searching import argmax, argmin, count_nonzero
 from .namespace.searching_sorted import nonzero, searchsorted
 from .namespace.sets import unique_all, unique_counts, unique_inverse, unique_values
@@ -83,6 +92,7 @@ bool = _dtypes.bool_  # noqa: A001 - Array API name
 int8, int16, int32, int64 = _dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64
 uint8, uint16, uint32, uint64 = _dtypes.uint8, _dtypes.uint16, _dtypes.uint32, _dtypes.uint64
 float32, float64 = _dtypes.float32, _dtypes.float64
+complex64, complex128 = _dtypes.complex64, _dtypes.complex128
 
 e = 2.718281828459045
 inf = float("inf")
@@ -127,7 +137,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
     "metrics", "reset_metrics", "evaluate", "synchronize", "explain", "profile", "calibrate",
-    "config", "HostFallbackWarning", "HostFallbackError", "from_dlpack",
+    "config", "HostFallbackWarning", "HostFallbackError", "OutOfMemoryError", "DeviceLostError", "from_dlpack",
     "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
     "ones", "ones_like", "zeros", "zeros_like", "meshgrid", "tril", "triu",
@@ -136,11 +146,12 @@ __all__ = [
     "reshape", "squeeze",
     "concat", "stack", "unstack", "tile", "repeat", "roll", "moveaxis", "take", "take_along_axis",
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
-    "matmul", "tensordot", "vecdot", "linalg", "fft",
+    "matmul", "tensordot", "vecdot", "linalg", "fft", "pad", "lib", "special",
     "sort", "argsort", "searchsorted", "nonzero",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero", "diff",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+    "complex64", "complex128",
     "e", "inf", "nan", "pi", "newaxis",
     *_ELEMENTWISE,
 ]

@@ -15,16 +15,20 @@ import numpy as np
 from . import _interop
 from ._devices import Device
 from ._elementwise import apply, finish
+from ._methods import NumPyMethods, format_array
 from ._ops import OPS
 from .graph import views
 from .graph.node import Node
 
 if TYPE_CHECKING:
-    _Operand: TypeAlias = "GpuArray | bool | int | float | np.ndarray | np.generic"
+    _Operand: TypeAlias = "GpuArray | bool | int | float | complex | np.ndarray | np.generic"
 
 
-class GpuArray:
-    """An n-dimensional array whose operations are recorded lazily and run fused."""
+class GpuArray(NumPyMethods):
+    """An n-dimensional array whose operations are recorded lazily and run fused.
+
+    The ndarray methods (``sum``, ``mean``, ``astype``, ``reshape``, ``flags`` ...) come from
+    ``_methods.NumPyMethods``."""
 
     __slots__ = ("_node", "__weakref__")
 
@@ -139,15 +143,12 @@ class GpuArray:
         """A host copy as a NumPy array."""
         return self.__array__()
 
-    def item(self) -> Any:
-        if self.size != 1:
-            raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self._host().reshape(()).item()
-
     def tolist(self) -> Any:
         return self._host().tolist()
 
     def _scalar(self, kind: str) -> Any:
+        if kind in ("float", "int") and self.dtype.kind == "c":
+            raise TypeError(f"can't convert a complex array to Python {kind}; use real(x) or abs(x) first")
         if self.size != 1 or (self.ndim != 0 and kind == "index"):
             if kind == "bool":
                 raise ValueError("The truth value of an array with more than one element is ambiguous. "
@@ -185,20 +186,22 @@ class GpuArray:
             yield self[i]
 
     def __repr__(self) -> str:
-        text = repr(self._host())          # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"
+        text = format_array(self, repr)    # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"
         body = text[len("array("):-1].replace("\n", "\n" + " " * (len("GpuArray(") - len("array(")))
         return f"GpuArray({body}, device='{self.device.name}')"
 
     def __str__(self) -> str:
-        return str(self._host())
+        return format_array(self, str)
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:
             return format(self._host()[()], spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to GpuArray.__format__")
+        return str(self)
 
     def __reduce__(self) -> tuple:
-        """Pickle (and ``copy.copy`` / ``deepcopy``) through the host: dtype, shape, values, device."""
+        """Pickle through the host: dtype, shape, values, device (``copy.copy`` / ``deepcopy`` share the value)."""
         return (_rebuild, (self.to_numpy(), self.device.name))
 
     def __hash__(self) -> None:  # type: ignore[override]
@@ -213,16 +216,6 @@ class GpuArray:
         """Rebinds this array to a new value (views of the old value are not changed)."""
         from ._indexing import setitem
         self._node = setitem(self._node, key, value)
-
-    def reshape(self, *shape: Any) -> GpuArray:
-        from .namespace.manipulation import reshape
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return reshape(self, shape)
-
-    def astype(self, dtype: Any, copy: bool = True) -> GpuArray:
-        from .namespace.data_types import astype
-        return astype(self, dtype, copy=copy)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
         from .namespace.creation import asarray
@@ -242,6 +235,11 @@ class GpuArray:
             raise ValueError(f"unsupported Array API version {api_version!r}; expected '2024.12'")
         import gpuarray
         return gpuarray
+
+    def __dask_tokenize__(self) -> Any:
+        """dask's token, without reading data; registers GpuArray with dask on first use (``_dask``)."""
+        from ._dask import token
+        return token(self)
 
     # ---- matrix product (gpuarray.matmul)
     def _matmul_operand(self, other: Any) -> GpuArray | None:
@@ -284,7 +282,7 @@ def _rebuild(host: np.ndarray, device: str) -> GpuArray:
     return asarray(host, device=device)
 
 
-_OPERAND_TYPES = (GpuArray, bool, int, float, np.ndarray, np.generic)
+_OPERAND_TYPES = (GpuArray, bool, int, float, complex, np.ndarray, np.generic)
 
 
 def _binary(name: str, reflected: bool) -> Any:

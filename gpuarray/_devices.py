@@ -67,6 +67,10 @@ class Device:
         return _dtypes.float64 if self.supports(_dtypes.float64) else _dtypes.float32
 
     @property
+    def default_complex(self) -> np.dtype:
+        return _dtypes.complex128 if self.supports(_dtypes.float64) else _dtypes.complex64
+
+    @property
     def default_int(self) -> np.dtype:
         return _dtypes.int64 if self.supports(_dtypes.int64) else _dtypes.int32
 
@@ -74,7 +78,7 @@ class Device:
         if not self.supports(dtype):
             raise TypeError(
                 f"{dtype} is not supported on device {self.name} (the adapter lacks "
-                f"{'shader-f64' if dtype.kind == 'f' else 'shader-int64'}); use float32 / int32 there"
+                f"{'shader-f64' if dtype.kind in 'fc' else 'shader-int64'}); use float32 / complex64 / int32 there"
             )
 
 
@@ -82,12 +86,13 @@ CPU = Device("cpu")
 
 
 def provider_for(device: Device) -> Any:
+    """The device's provider, started on first use (and started again after its device was lost)."""
     p = _providers.get(device.name)
-    if p is not None:
+    if p is not None and getattr(p, "lost", None) is None:
         return p
     with _lock:
         p = _providers.get(device.name)
-        if p is None:
+        if p is None or getattr(p, "lost", None) is not None:
             if device.kind == "cpu":
                 from .providers.inprocess import InProcessProvider
                 p = InProcessProvider()
@@ -98,7 +103,7 @@ def provider_for(device: Device) -> Any:
                     raise RuntimeError(
                         f"device {device.name} does not exist: {len(found)} wgpu adapter(s) found"
                     )
-                p = WgpuProvider(found[device.index])
+                p = WgpuProvider(found[device.index], device_name=device.name)
             _providers[device.name] = p
         return p
 

@@ -25,15 +25,23 @@ uint32 = np.dtype("uint32")
 uint64 = np.dtype("uint64")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
 
 ALL_DTYPES: tuple[np.dtype, ...] = (
-    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64,
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128,
 )
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
 FLOATING = (float32, float64)
-NUMERIC = INTEGER + FLOATING
+COMPLEX = (complex64, complex128)
+REAL_NUMERIC = INTEGER + FLOATING
+NUMERIC = REAL_NUMERIC + COMPLEX
+
+# complex dtype <-> the real dtype of its components
+REAL_OF: dict[np.dtype, np.dtype] = {complex64: float32, complex128: float64}
+COMPLEX_OF: dict[np.dtype, np.dtype] = {float32: complex64, float64: complex128}
 
 # Category name (as the Array API and our op table spell it) -> member dtypes.
 CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
@@ -44,8 +52,9 @@ CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
     "integer": INTEGER,
     "integer or boolean": INTEGER + (bool_,),
     "real floating": FLOATING,
-    "floating-point": FLOATING,
-    "real numeric": NUMERIC,
+    "complex floating": COMPLEX,
+    "floating-point": FLOATING + COMPLEX,
+    "real numeric": REAL_NUMERIC,
     "numeric": NUMERIC,
     "any": ALL_DTYPES,
 }
@@ -56,9 +65,10 @@ CATEGORY_WORDS: dict[str, str] = {
     "integer": "integer",
     "integral": "integer",
     "integer or boolean": "integer or boolean",
-    "real floating": "floating-point",
+    "real floating": "real floating-point",
+    "complex floating": "complex floating-point",
     "floating-point": "floating-point",
-    "real numeric": "numeric",
+    "real numeric": "real numeric",
     "numeric": "numeric",
     "signed integer": "signed integer",
     "unsigned integer": "unsigned integer",
@@ -96,6 +106,27 @@ def is_float(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 
 
+def is_complex(dtype: np.dtype) -> bool:
+    return dtype.kind == "c"
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of the components of a complex dtype; a real dtype itself.
+
+    >>> real_dtype(complex64)
+    dtype('float32')
+    """
+    return REAL_OF.get(dtype, dtype)
+
+
+def complex_dtype(dtype: np.dtype, default_float: np.dtype = float64) -> np.dtype:
+    """The complex dtype holding ``dtype`` exactly enough: float32 -> complex64, float64 -> complex128;
+    integers and bool go to the complex of ``default_float``."""
+    if dtype.kind == "c":
+        return dtype
+    return COMPLEX_OF[dtype if dtype.kind == "f" else default_float]
+
+
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     """Promote two array dtypes (Array API table, NumPy's rules for mixed kinds)."""
     if a == b:
@@ -104,13 +135,15 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def scalar_kind(value: Any) -> str | None:
-    """'b', 'i', 'f' for Python bool/int/float (weak scalars), else None."""
+    """'b', 'i', 'f', 'c' for Python bool/int/float/complex (weak scalars), else None."""
     if isinstance(value, (bool, np.bool_)):
         return "b"
     if isinstance(value, int):
         return "i"
     if isinstance(value, float):
         return "f"
+    if isinstance(value, complex):
+        return "c"
     return None
 
 
@@ -131,8 +164,10 @@ def weak_result(array_dtype: np.dtype, value: Any, default_float: np.dtype) -> n
                 raise OverflowError(f"Python integer {value} out of bounds for {array_dtype}")
         return array_dtype
     if kind == "f":
-        return array_dtype if array_dtype.kind == "f" else default_float
-    raise TypeError(f"unsupported scalar type {type(value).__name__}; expected bool, int or float")
+        return array_dtype if array_dtype.kind in "fc" else default_float
+    if kind == "c":
+        return complex_dtype(array_dtype, default_float)
+    raise TypeError(f"unsupported scalar type {type(value).__name__}; expected bool, int, float or complex")
 
 
 def result_type(*args: Any, default_float: np.dtype = float64) -> np.dtype:
@@ -158,12 +193,19 @@ def result_type(*args: Any, default_float: np.dtype = float64) -> np.dtype:
 
 # How each dtype lives in a WGSL storage buffer and in registers.
 # Types WGSL storage cannot hold (bool, 8- and 16-bit ints) are widened to 32 bits.
+# Complex numbers are (real, imaginary) pairs: vec2<f32> / vec2<f64>, which is NumPy's
+# interleaved layout, so they upload and download without conversion.
 STORAGE_NP: dict[np.dtype, np.dtype] = {
     bool_: uint32, int8: int32, int16: int32, uint8: uint32, uint16: uint32,
     int32: int32, uint32: uint32, int64: int64, uint64: uint64, float32: float32, float64: float64,
+    complex64: complex64, complex128: complex128,
 }
 WGSL_TYPE: dict[np.dtype, str] = {
     bool_: "bool", int8: "i32", int16: "i32", int32: "i32", int64: "i64",
     uint8: "u32", uint16: "u32", uint32: "u32", uint64: "u64", float32: "f32", float64: "f64",
+    complex64: "vec2<f32>", complex128: "vec2<f64>",
 }
 WGSL_STORAGE_TYPE: dict[np.dtype, str] = {d: WGSL_TYPE[d] if d != bool_ else "u32" for d in ALL_DTYPES}
+# Suffix of the ``ga_<name>_<suffix>`` WGSL helpers for each dtype (render/wgsl_lib.py).
+WGSL_SUFFIX: dict[np.dtype, str] = {d: WGSL_STORAGE_TYPE[d] for d in ALL_DTYPES} | {
+    complex64: "c64", complex128: "c128"}

@@ -57,6 +57,32 @@ def common_device(arrays: list[Any], what: str) -> Device:
     return dev
 
 
+def scalars_to_device(arrays: list[Any], what: str) -> list[Any]:
+    """``arrays`` with their 0-d members moved to the device of the others (0-d arrays act as scalars).
+
+    Libraries write ``xp.where(x > 0, x, xp.asarray(0.0))``: the 0-d array lands on the default
+    device wherever ``x`` lives. As PyTorch lets 0-d CPU tensors meet CUDA tensors, a 0-d array
+    follows the device of the arrays with dimensions; among 0-d arrays only, one on a
+    non-default device wins. Arrays with dimensions on two devices still raise ``ValueError``."""
+    devs = {a.device for a in arrays}
+    if len(devs) == 1:
+        return arrays
+    shaped = [a for a in arrays if a.ndim]
+    if shaped:
+        dev = common_device(shaped, what)
+    else:
+        from ._devices import default_device
+        dev = next((a.device for a in arrays if a.device != default_device()), arrays[0].device)
+    return [a if a.device == dev else _scalar_to(a, dev) for a in arrays]
+
+
+def _scalar_to(a: Any, dev: Device) -> Any:
+    node = a._node
+    if node.op == "const" and not node.realized:            # a lazy constant is rebuilt there, no transfer
+        return (_cls or _array_cls())(const(node.attrs[0], node.dtype, dev))
+    return a.to_device(dev)
+
+
 def _coerce(x: Any, device: Device) -> Any:
     """NumPy arrays and NumPy scalars become arrays on ``device``; Python scalars stay weak."""
     if type(x) in _PY_SCALARS or isinstance(x, _cls or _array_cls()) or (
@@ -109,7 +135,11 @@ def apply(opdef: OpDef, *args: Any) -> Any:
         from .namespace.creation import asarray
         args = tuple(asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
         arrays = [a for a in args if isinstance(a, cls)]
-    device = arrays[0]._node.device if len(arrays) == 1 else common_device(arrays, opdef.name)
+    if len(arrays) > 1 and any(a._node.device != arrays[0]._node.device for a in arrays):
+        moved = dict(zip(map(id, arrays), scalars_to_device(arrays, opdef.name)))
+        args = tuple(moved.get(id(a), a) for a in args)
+        arrays = [a for a in args if isinstance(a, cls)]
+    device = arrays[0]._node.device
     if len(arrays) != len(args) and any(type(a) not in _PY_SCALARS and not isinstance(a, cls) for a in args):
         args = tuple(_coerce(a, device) for a in args)
         arrays = [a for a in args if isinstance(a, cls)]
@@ -140,6 +170,10 @@ def apply(opdef: OpDef, *args: Any) -> Any:
                 return _compare_out_of_range(opdef, args, device)
             else:
                 raise
+    if dt not in members and len(arrays) > 1:
+        # e.g. int64 & uint64: NumPy promotes to float64, which bitwise ops do not take
+        raise TypeError(f"{opdef.name} is not supported for the input types: "
+                        f"{', '.join(str(a.dtype) for a in arrays)} promote to {dt}")
     if opdef.result == "float" and dt.kind not in "fc":
         dt = device.default_float
     if dt.kind == "c" and dt != first:

@@ -136,6 +136,12 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
     val = value_node(value, node.dtype, node.device)
     if is_basic(key):
         region = basic_index(node, key).shape
+        items = key if isinstance(key, tuple) else (key,)
+        if val.shape and len(items) == len(node.shape) and not any(
+                k is None or k is Ellipsis or isinstance(k, slice) for k in items):
+            # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
+            raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
+                             "cannot be stored in one element")
         out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
     else:
         from ._indexing_advanced import advanced_setitem

@@ -132,6 +132,19 @@ def _has_array(obj: Any) -> bool:
     return _first_array(obj) is not None
 
 
+def _only_empty(obj: Any) -> bool:
+    """True when ``obj`` holds GpuArrays and all of them are empty (no data moves: dask's meta calls)."""
+    GA = _ga()
+    if isinstance(obj, GA):
+        return obj.size == 0
+    if isinstance(obj, (list, tuple)):
+        items = [o for o in obj if _has_array(o)]
+        return bool(items) and all(_only_empty(o) for o in items)
+    if isinstance(obj, dict):
+        return _only_empty(list(obj.values()))
+    return False
+
+
 class _ToHost:
     """Replaces GpuArrays by host arrays; writable copies are written back to their GpuArray after the call."""
 
@@ -216,8 +229,10 @@ def _written(func: Any, nargs: int) -> tuple[set[int], set[str]]:
 
 
 def host_function(func: Callable[..., Any], args: tuple, kwargs: dict, device: Device) -> Any:
-    """Run a NumPy function on host copies of its GpuArray arguments; results back on ``device``."""
-    note_fallback(_func_name(func))
+    """Run a NumPy function on host copies of its GpuArray arguments; results back on ``device``.
+    Calls on empty arrays only (metadata, e.g. dask's ``_meta``) move no data and are not counted."""
+    if not _only_empty((args, kwargs)):
+        note_fallback(_func_name(func))
     positions, keywords = _written(func, len(args))
     conv = _ToHost()
     hargs = [conv(a, writable=i in positions) for i, a in enumerate(args)]
@@ -230,7 +245,8 @@ def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, device
                detail: str = "") -> Any:
     """Run a ufunc method on the host; outputs and ``ufunc.at``'s operand are written back."""
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-    note_fallback(name, detail)
+    if not _only_empty((inputs, kwargs)):
+        note_fallback(name, detail)
     conv = _ToHost()
     hinputs = [conv(x, writable=method == "at" and i == 0) for i, x in enumerate(inputs)]
     hkwargs = {k: conv(v, writable=k == "out") for k, v in kwargs.items()}
@@ -724,6 +740,9 @@ def _squeeze(p: dict) -> Any:
     a, axis = p["a"], p["axis"]
     if axis is None:
         return reshape(a, tuple(s for s in a.shape if s != 1))
+    if a.ndim == 0:
+        _axes(axis, 1)                   # NumPy takes axis 0 or -1 of a 0-d array
+        return _ga()(a._node)
     axes = _axes(axis, a.ndim)
     if any(a.shape[i] != 1 for i in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -815,8 +834,10 @@ for _n in (1, 2, 3):
 
 
 def _where(condition: Any, *xy: Any) -> Any:
+    if not xy and isinstance(condition, _ga()):
+        return np.nonzero(condition)  # np.where(c) is np.nonzero(c)
     if len(xy) != 2:
-        return _FALLBACK             # np.where(c) is nonzero(): a data-dependent shape, on the host
+        return _FALLBACK
     x, y = xy
     device = _device_from((condition, x, y), None)
     with np.errstate(all="ignore"):
@@ -843,6 +864,9 @@ def _clip(p: dict) -> Any:
     if any(_given(x) and _given(y) for x, y in both):
         return _FALLBACK             # NumPy's own error for passing both spellings
     lo, hi = (x if _given(x) else (y if _given(y) else None) for x, y in both)
+    if isinstance(a, _ga()) and a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)         # NumPy clips with out-of-range Python ints instead of raising
+        lo, hi = (min(max(v, info.min), info.max) if type(v) is int else v for v in (lo, hi))
     if p.get("out") is not None:
         kwargs["out"] = p["out"] if isinstance(p["out"], tuple) else (p["out"],)
     if lo is None and hi is None:
@@ -865,23 +889,60 @@ def _astype(p: dict) -> Any:
     return astype(p["x"], np.dtype(p["dtype"]), copy=p["copy"], device=p.get("device"))
 
 
+def _power_of_ten(n: int) -> float:
+    """NumPy's ``power_of_ten`` (``numpy/_core/src/multiarray/calculation.c``), bit for bit."""
+    if n < 9:
+        return (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)[n]
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+    return ret
+
+
 @_implements("round", "around")
 def _round(p: dict) -> Any:
-    a = p["a"]
-    if p["decimals"] != 0 or p["out"] is not None or a.dtype.kind not in "fiu":
+    """NumPy's ``PyArray_Round``: ``rint(a * 10**d) / 10**d`` (``rint(a / 10**-d) * 10**-d`` for d < 0)
+    in ``a``'s float dtype; integers are unchanged for d >= 0 and go through float64 for d < 0."""
+    a, out = p["a"], p["out"]
+    decimals = int(p["decimals"])
+    if not isinstance(a, _ga()) or a.dtype.kind not in "fiu":
         return _FALLBACK
-    return apply(OPS["round"], a) if a.dtype.kind == "f" else _ga()(a._node)
+    if a.dtype.kind in "iu" and decimals >= 0:
+        r = _ga()(a._node)
+    else:
+        x = a
+        if a.dtype.kind in "iu":
+            fdt = _map_dtype(_dtypes.float64, a.device)
+            if fdt is None:
+                return _FALLBACK
+            x = a.astype(fdt)
+        if decimals == 0:
+            r = apply(OPS["round"], x)
+        else:
+            f = _power_of_ten(abs(decimals))
+            op1, op2 = ("multiply", "divide") if decimals >= 0 else ("divide", "multiply")
+            r = apply(OPS[op2], apply(OPS["round"], apply(OPS[op1], x, f)), f)
+        if r.dtype != a.dtype:
+            r = r.astype(a.dtype)
+    return r if out is None else _into_out(r, out, "round")
 
 
 @_implements("real")
 def _real(p: dict) -> Any:
-    return _ga()(p["val"]._node)
+    v = p["val"]
+    if not isinstance(v, _ga()):
+        return _FALLBACK
+    return apply(OPS["real"], v) if v.dtype.kind == "c" else _ga()(v._node)
 
 
 @_implements("imag")
 def _imag(p: dict) -> Any:
     from .namespace.creation import zeros
     v = p["val"]
+    if not isinstance(v, _ga()):
+        return _FALLBACK
+    if v.dtype.kind == "c":
+        return apply(OPS["imag"], v)
     return zeros(v.shape, dtype=v.dtype, device=v.device)
 
 
@@ -903,12 +964,12 @@ def _size(p: dict) -> int:
 
 @_implements("iscomplexobj")
 def _iscomplexobj(p: dict) -> bool:
-    return False
+    return bool(p["x"].dtype.kind == "c")
 
 
 @_implements("isrealobj")
 def _isrealobj(p: dict) -> bool:
-    return True
+    return bool(p["x"].dtype.kind != "c")
 
 
 def _plain(x: Any) -> Any:
@@ -931,6 +992,8 @@ def _like_factory(kind: str) -> Callable[..., Any]:
         a = p["prototype"] if "prototype" in p else p["a"]
         dt = a.dtype if p["dtype"] is None else np.dtype(p["dtype"])
         dev = a.device if p.get("device") is None else as_device(p["device"])
+        if dt.fields is not None:       # as CuPy does; dask then keeps (vals, arg) pairs in a dict
+            raise TypeError(f"numpy.{kind}_like: gpuarray has no structured dtypes; got {dt}")
         if not _supported(dt, dev):
             return _FALLBACK
         shape = a.shape if p["shape"] is None else _shape_arg(p["shape"])
@@ -973,22 +1036,117 @@ def _axis_arg(axis: Any) -> Any:
     return axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
 
 
+def _into_out(r: Any, out: Any, name: str) -> Any:
+    """NumPy's ``out=`` of a reduction or scan: same shape, any dtype (cast 'unsafe'); returns ``out``."""
+    GA = _ga()
+    o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if not isinstance(o, (GA, np.ndarray)):
+        return _FALLBACK              # NumPy raises its own TypeError on the host
+    if o.shape != r.shape:
+        raise ValueError(f"output parameter for reduction operation {name} has the wrong shape: "
+                         f"{o.shape}; expected {r.shape}")
+    if isinstance(o, GA):
+        if o.device != r.device:
+            raise ValueError(f"numpy.{name}: out is on {o.device.name} but the operand is on {r.device.name}; "
+                             "move one with to_device() first")
+        o._node = (r if r.dtype == o.dtype else r.astype(o.dtype))._node
+    else:
+        with np.errstate(all="ignore"):
+            np.copyto(o, np.asarray(r), casting="unsafe")
+    return o
+
+
+def _where_mask(where: Any, a: Any) -> Any:
+    """``where=`` as a bool GpuArray broadcast to ``a``'s shape; None when it does not broadcast (NumPy raises)."""
+    from .namespace.manipulation import broadcast_to
+    m = _mask(where, a.device)
+    try:
+        if broadcast_shapes(m.shape, a.shape) != a.shape:
+            return None
+    except ValueError:
+        return None
+    return broadcast_to(m, a.shape)
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}
+
+
 def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
+    """``numpy.<np_name>`` with NumPy's dtype rules, ``out``, ``where``, ``initial`` and ``ddof``, on the device:
+    ``where`` masks the operand with the reduction's identity (``initial`` for max/min) inside the
+    reduction's prologue, ``initial`` is combined with the result, ``out`` receives a cast copy."""
     npf = getattr(np, np_name)
+    ufunc_name = {"sum": "add", "prod": "multiply", "max": "maximum", "amax": "maximum", "min": "minimum",
+                  "amin": "minimum", "all": "logical_and", "any": "logical_or"}.get(np_name, np_name)
 
     def impl(p: dict) -> Any:
-        if _given(p.get("out"), p.get("initial"), p.get("where"), p.get("mean")):
+        from .namespace.creation import full
+        a, out, where, initial = p["a"], p.get("out"), p.get("where", True), p.get("initial", _NOVALUE)
+        fn = _xp(xp_name)
+        if fn is None or not isinstance(a, _ga()) or _given(p.get("mean")):
             return _FALLBACK
         axis, keepdims = p["axis"], _flag(p.get("keepdims", False))
+        masked = where is not True and where is not _NOVALUE
         probe_kw = {k: p[k] for k in ("dtype", "ddof", "correction") if _given(p.get(k))}
-        kw: dict[str, Any] = {"axis": _axis_arg(axis), "keepdims": keepdims}
-        if np_name in ("std", "var"):
-            kw["correction"] = p["correction"] if _given(p.get("correction")) else p["ddof"]
-        if np_name in ("sum", "prod"):
-            kw["dtype"] = None       # _via passes NumPy's result dtype
-        return _via(xp_name, p["a"], lambda z: npf(z, axis=axis, keepdims=keepdims, **probe_kw),
-                    cast_input=cast_input, **kw)
+        if _given(initial):
+            probe_kw["initial"] = initial
+        if masked:
+            probe_kw["where"] = np.ones((1,) * a.ndim, bool)
+        with np.errstate(all="ignore"), warnings.catch_warnings():   # NumPy checks the arguments, gives the dtype
+            warnings.simplefilter("ignore")
+            want = np.asarray(npf(np.zeros((1,) * a.ndim, a.dtype), axis=axis, keepdims=keepdims,
+                                  **probe_kw)).dtype
+        mw = _map_dtype(want, a.device)
+        m = _where_mask(where, a) if masked else None
+        if mw is None or (masked and m is None):
+            return _FALLBACK
+        x = a.astype(mw) if cast_input and a.dtype != mw else a
+        ax = None if axis is None else tuple(v for v in _axes(axis, max(a.ndim, 1)) if v < a.ndim)  # 0-d: 0, -1
+        kw: dict[str, Any] = {"axis": ax, "keepdims": keepdims}
+        init = _py_scalar(initial, mw) if _given(initial) else None
+        kind = xp_name
+        if kind in ("sum", "prod"):
+            kw["dtype"] = mw
+        if kind in ("all", "any") and x.dtype != _dtypes.bool_:
+            x = x.astype(_dtypes.bool_)
+        if kind in ("mean", "var", "std") and m is not None:
+            r = _masked_moment(x, m, kind, ax, keepdims, p)
+        else:
+            if m is not None:
+                fill = init if kind in ("max", "min") else _IDENTITY[kind]
+                x = apply(OPS["where"], m, x, full((), _py_scalar(fill, x.dtype), dtype=x.dtype, device=x.device))
+            if kind in ("var", "std"):
+                kw["correction"] = p["correction"] if _given(p.get("correction")) else p["ddof"]
+            if kind in ("max", "min") and init is not None and 0 in x.shape:
+                shape = np.zeros(x.shape, bool).sum(axis=ax, keepdims=keepdims).shape
+                r = full(shape, init, dtype=mw, device=x.device)
+            else:
+                r = fn(x, **kw)
+            if init is not None:
+                combine = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[kind]
+                r = apply(OPS[combine], r, init)
+        r = r if r.dtype == mw else r.astype(mw)
+        return r if out is None else _into_out(r, out, ufunc_name)
     _implements(np_name)(impl)
+
+
+def _masked_moment(x: Any, m: Any, kind: str, axis: Any, keepdims: bool, p: dict) -> Any:
+    """mean / var / std of ``x`` over ``axis`` counting only where ``m`` is true (NumPy's ``where=``)."""
+    from .namespace.creation import zeros
+    from .namespace.manipulation import reshape
+    from .namespace.statistical import sum as xsum
+    zero = zeros((), dtype=x.dtype, device=x.device)
+    count = xsum(m, axis=axis, keepdims=True).astype(x.dtype)
+    mean = apply(OPS["divide"], xsum(apply(OPS["where"], m, x, zero), axis=axis, keepdims=True), count)
+    shape = mean.shape if keepdims else xsum(m, axis=axis).shape
+    if kind == "mean":
+        return reshape(mean, shape)
+    d = apply(OPS["subtract"], x, mean)
+    ss = xsum(apply(OPS["where"], m, apply(OPS["multiply"], d, d), zero), axis=axis, keepdims=keepdims)
+    ddof = p["correction"] if _given(p.get("correction")) else p["ddof"]
+    dof = apply(OPS["maximum"], apply(OPS["subtract"], reshape(count, shape), ddof), 0)
+    var = apply(OPS["divide"], ss, dof)
+    return var if kind == "var" else apply(OPS["sqrt"], var)
 
 
 for _np_name, _xp_name, _cast in (
@@ -1002,10 +1160,9 @@ def _arg_reduction(np_name: str) -> None:
     npf = getattr(np, np_name)
 
     def impl(p: dict) -> Any:
-        if p["out"] is not None:
-            return _FALLBACK
-        axis, keepdims = p["axis"], _flag(p.get("keepdims", False))
-        return _via(np_name, p["a"], lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
+        axis, keepdims, out = p["axis"], _flag(p.get("keepdims", False)), p["out"]
+        r = _via(np_name, p["a"], lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
+        return r if r is _FALLBACK or out is None else _into_out(r, out, np_name)
     _implements(np_name)(impl)
 
 
@@ -1017,12 +1174,17 @@ def _scan(np_name: str, xp_name: str) -> None:
     npf = getattr(np, np_name)
 
     def impl(p: dict) -> Any:
-        a, axis, dtype = p["a"], p["axis"], p["dtype"]
-        if p["out"] is not None or _xp(xp_name) is None or not isinstance(a, _ga()):
+        a, axis, dtype, out = p["a"], p["axis"], p["dtype"], p["out"]
+        if _xp(xp_name) is None or not isinstance(a, _ga()):
             return _FALLBACK
-        if axis is None:
+        if axis is None or a.ndim == 0:
+            if a.ndim == 0:
+                _axes(axis if axis is not None else 0, 1)         # NumPy takes axis 0 or -1 of a 0-d array
             a, axis = _reshape_order(a, (-1,), "C"), 0
-        return _via(xp_name, a, lambda z: npf(z, axis=axis, dtype=dtype), axis=axis, dtype=None)
+        if a.size == 0:
+            return _FALLBACK
+        r = _via(xp_name, a, lambda z: npf(z, axis=axis, dtype=dtype), axis=axis, dtype=None)
+        return r if r is _FALLBACK or out is None else _into_out(r, out, np_name)
     _implements(np_name)(impl)
 
 
@@ -1101,7 +1263,7 @@ def _like_device(like: Any, device: Any) -> Device:
     return like.device if device is None else as_device(device)
 
 
-@_implements("asarray", "asanyarray", "ascontiguousarray", "array", like=True)
+@_implements("asarray", "asanyarray", "array", "require", like=True)
 def _asarray_like(like: Any, p: dict) -> Any:
     from .namespace.creation import asarray
     from .namespace.manipulation import reshape
@@ -1112,6 +1274,13 @@ def _asarray_like(like: Any, p: dict) -> Any:
     r = asarray(a if isinstance(a, _ga()) else np.asarray(a), dtype=dtype, device=dev, copy=p.get("copy"))
     ndmin = p.get("ndmin", 0)
     return reshape(r, (1,) * (ndmin - r.ndim) + r.shape) if r.ndim < ndmin else r
+
+
+@_implements("ascontiguousarray", "asfortranarray", like=True)
+def _ascontiguous_like(like: Any, p: dict) -> Any:
+    from .namespace.manipulation import reshape
+    r = _asarray_like(like, p)
+    return reshape(r, (1,)) if r.ndim == 0 else r         # NumPy: "ndim >= 1"
 
 
 def _default_float(dtype: Any, device: Device) -> np.dtype:

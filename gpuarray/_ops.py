@@ -7,9 +7,13 @@ Adding an elementwise op means adding one entry here.
 
 WGSL templates are format strings: ``{0}``, ``{1}``, ``{2}`` are the operands,
 ``{T}`` their WGSL register type and ``{S}`` the suffix of helper functions
-(``f32``, ``i64`` ...); ``ga_*_{S}`` helpers come from ``render/wgsl_lib.py``.
-A template may be a dict keyed by dtype kind: ``f`` float, ``i`` signed,
-``u`` unsigned, ``b`` bool.
+(``f32``, ``i64``, ``c64`` ...), ``{F}`` the WGSL type of a complex number's
+components (``f32`` for ``vec2<f32>``; the type itself for real dtypes);
+``ga_*_{S}`` helpers come from ``render/wgsl_lib.py``.
+A template may be a dict keyed by dtype kind: ``f`` float, ``c`` complex,
+``i`` signed, ``u`` unsigned, ``b`` bool. Complex numbers are ``vec2`` pairs
+(real, imaginary) in registers, so a plain string template that is only right
+componentwise (``+``, ``-``, ``select``) serves them too.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ class OpDef:
 
     name: Array API name; ufunc: NumPy ufunc name; nargs: operand count;
     category: dtype category the operands must belong to (``_dtypes.CATEGORIES``);
-    result: ``same`` (the promoted operand dtype), ``bool``, or ``float``
-    (integer operands are promoted to the default float first);
+    result: ``same`` (the promoted operand dtype), ``bool``, ``float``
+    (integer operands are promoted to the default float first), or ``real``
+    (the promoted dtype, with complex dtypes replaced by their component dtype:
+    ``abs``, ``real``, ``imag``);
     dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
     wgsl: template; host: NumPy implementation taking arrays of the compute dtype.
     """
@@ -100,8 +106,60 @@ def _shift(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _round(a: np.ndarray) -> np.ndarray:
-    """Round half to even; integers are returned as they are (np.rint would give float16/32/64)."""
-    return np.rint(a) if a.dtype.kind == "f" else a.copy()
+    """Round half to even (both parts of a complex number); integers are returned as they are
+    (np.rint would give float16/32/64)."""
+    return np.rint(a) if a.dtype.kind in "fc" else a.copy()
+
+
+def _log1p(a: np.ndarray) -> np.ndarray:
+    """log1p; for complex ``z`` near 0 as ``log1p(x (2 + x) + y^2) / 2 + i atan2(y, 1 + x)`` (NumPy's own
+    complex log1p is ``log(1 + z)``, which loses every digit for small ``z``), as the WGSL does."""
+    if a.dtype.kind != "c":
+        return np.log1p(a)
+    shape, a = np.shape(a), np.asarray(a).reshape(-1)
+    x = a.real.astype(np.float64)
+    y = a.imag.astype(np.float64)
+    w = a.copy()
+    w.real += 1                      # 1 + z that keeps the sign of a zero imaginary part
+    out = np.log(w)
+    near = np.isfinite(a) & (np.abs(x) < 0.5) & (np.abs(y) < 0.5)
+    if near.any():
+        xn, yn = x[near], y[near]
+        part = np.empty(xn.shape, dtype=a.dtype)
+        part.real = 0.5 * np.log1p(xn * (2 + xn) + yn * yn)
+        part.imag = np.arctan2(yn, 1 + xn)
+        out[near] = part
+    return out.reshape(shape)
+
+
+def _expm1(a: np.ndarray) -> np.ndarray:
+    """expm1; for complex, NumPy's formula on finite input and the standard's special values
+    (those of ``exp(z) - 1``; ``-1 +- 0j`` for a real part of -inf) elsewhere, as the WGSL does."""
+    if a.dtype.kind != "c":
+        return np.expm1(a)
+    shape, a = np.shape(a), np.asarray(a).reshape(-1)
+    out = np.expm1(a)
+    x, y = a.real, a.imag
+    big = ~np.isfinite(a) | (x > (80.0 if a.dtype == np.complex64 else 700.0))
+    if big.any():
+        w = np.exp(a[big])
+        w.real -= 1
+        out[big] = w
+    ninf = np.isneginf(x)
+    out.real[ninf] = -1
+    out.imag[ninf] = np.copysign(0, y[ninf])
+    flat = np.isfinite(x) & (y == 0)
+    out.real[flat] = np.expm1(x[flat]) + 0.0          # + 0.0: the standard's +0 for a real part of -0
+    out.imag[flat] = y[flat]
+    return out.reshape(shape)
+
+
+def _imag(a: np.ndarray) -> np.ndarray:
+    return a.imag.copy() if a.dtype.kind == "c" else np.zeros_like(a)
+
+
+def _real(a: np.ndarray) -> np.ndarray:
+    return a.real.copy() if a.dtype.kind == "c" else a.copy()
 
 
 _FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
@@ -115,18 +173,23 @@ def _fl(body: str) -> str:
 # ---- arithmetic
 op("add", "add", 2, "numeric", {"default": "({0} + {1})", "b": "({0} || {1})"}, dunders=("add",))
 op("subtract", "subtract", 2, "numeric", "({0} - {1})", dunders=("sub",))
-op("multiply", "multiply", 2, "numeric", {"default": "({0} * {1})", "b": "({0} && {1})"}, dunders=("mul",))
-op("divide", "divide", 2, "numeric", "({0} / {1})", result="float", dunders=("truediv",))
+op("multiply", "multiply", 2, "numeric", {"default": "({0} * {1})", "b": "({0} && {1})",
+                                          "c": "ga_cmul_{S}({0}, {1})"}, dunders=("mul",))
+op("divide", "divide", 2, "numeric", {"default": "({0} / {1})", "c": "ga_cdiv_{S}({0}, {1})"}, result="float",
+   dunders=("truediv",))
 op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
 op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
-op("pow", "power", 2, "numeric", "ga_pow_{S}({0}, {1})", dunders=("pow",), host=_int_pow)
-op("negative", "negative", 1, "numeric", "({T}(0) - {0})", unary_dunder="neg")
+op("pow", "power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
+   dunders=("pow",), host=_int_pow)
+op("negative", "negative", 1, "numeric", {"default": "({T}(0) - {0})", "c": "ga_cneg_{S}({0})"},
+   unary_dunder="neg")
 op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")
-op("abs", "absolute", 1, "numeric", {"f": "abs({0})", "i": "abs({0})", "u": "{0}"}, unary_dunder="abs")
-op("square", "square", 1, "numeric", "({0} * {0})")
-op("reciprocal", "reciprocal", 1, "real floating", "({T}(1) / {0})")
+op("abs", "absolute", 1, "numeric", {"f": "abs({0})", "i": "abs({0})", "u": "{0}", "c": "ga_cabs_{S}({0})"},
+   result="real", unary_dunder="abs")
+op("square", "square", 1, "numeric", {"default": "({0} * {0})", "c": "ga_csquare_{S}({0})"})
+op("reciprocal", "reciprocal", 1, "floating-point", {"f": "({T}(1) / {0})", "c": "ga_crecip_{S}({0})"})
 op("sign", "sign", 1, "numeric", {"f": "ga_sign_{S}({0})", "i": "ga_sign_{S}({0})",
-                                   "u": "select({T}(0), {T}(1), {0} > {T}(0))"})
+                                   "u": "select({T}(0), {T}(1), {0} > {T}(0))", "c": "ga_csign_{S}({0})"})
 op("maximum", "maximum", 2, "real numeric", {"f": "ga_maximum_{S}({0}, {1})", "int": "max({0}, {1})"})
 op("minimum", "minimum", 2, "real numeric", {"f": "ga_minimum_{S}({0}, {1})", "int": "min({0}, {1})"})
 op("copysign", "copysign", 2, "real floating", "ga_copysign_{S}({0}, {1})")
@@ -139,7 +202,7 @@ op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
 op("ceil", "ceil", 1, "real numeric", {"f": "ceil({0})", "int": "{0}"})
 op("floor", "floor", 1, "real numeric", {"f": "floor({0})", "int": "{0}"})
 op("trunc", "trunc", 1, "real numeric", {"f": "trunc({0})", "int": "{0}"})
-op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}"}, host=_round)
+op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}", "c": "round({0})"}, host=_round)
 
 # ---- transcendental (NaN propagated explicitly; special values in the helpers)
 for _name, _uf, _body in [
@@ -155,12 +218,16 @@ for _name, _uf, _body in [
     ("asinh", "arcsinh", "ga_asinh_{S}({0})"), ("acosh", "arccosh", "ga_acosh_{S}({0})"),
     ("atanh", "arctanh", "ga_atanh_{S}({0})"),
 ]:
-    op(_name, _uf, 1, "real floating", _fl(_body), extra={"transcendental": True})
+    op(_name, _uf, 1, "floating-point", {"f": _fl(_body), "c": _body.replace("ga_", "ga_c")},
+       host={"log1p": _log1p, "expm1": _expm1}.get(_name), extra={"transcendental": True})
 
 # ---- predicates
-op("isnan", "isnan", 1, "numeric", {"f": "ga_isnan_{S}({0})", "int": "false"}, result="bool")
-op("isinf", "isinf", 1, "numeric", {"f": "ga_isinf_{S}({0})", "int": "false"}, result="bool")
-op("isfinite", "isfinite", 1, "numeric", {"f": "ga_isfinite_{S}({0})", "int": "true"}, result="bool")
+op("isnan", "isnan", 1, "numeric", {"f": "ga_isnan_{S}({0})", "int": "false", "c": "ga_cisnan_{S}({0})"},
+   result="bool")
+op("isinf", "isinf", 1, "numeric", {"f": "ga_isinf_{S}({0})", "int": "false", "c": "ga_cisinf_{S}({0})"},
+   result="bool")
+op("isfinite", "isfinite", 1, "numeric", {"f": "ga_isfinite_{S}({0})", "int": "true",
+                                          "c": "ga_cisfinite_{S}({0})"}, result="bool")
 op("signbit", "signbit", 1, "real floating", "ga_signbit_{S}({0})", result="bool")
 
 # ---- comparison (NaN compares unordered, written out explicitly)
@@ -170,9 +237,11 @@ for _name, _uf, _sym, _dunder in [
     ("greater", "greater", ">", "gt"), ("greater_equal", "greater_equal", ">=", "ge"),
 ]:
     _nan = "true" if _sym == "!=" else "false"
-    _f = f"select(({{0}} {_sym} {{1}}), {_nan}, ga_isnan_{{S}}({{0}}) || ga_isnan_{{S}}({{1}}))"
+    _f = (f"select((ga_key_{{S}}({{0}}) {_sym} ga_key_{{S}}({{1}})), {_nan}, "
+          f"ga_isnan_{{S}}({{0}}) || ga_isnan_{{S}}({{1}}))")
     _cat = "any" if _sym in ("==", "!=") else "real numeric"
-    op(_name, _uf, 2, _cat, {"f": _f, "default": f"({{0}} {_sym} {{1}})"}, result="bool",
+    _c = {"==": "ga_ceq_{S}({0}, {1})", "!=": "(!ga_ceq_{S}({0}, {1}))"}.get(_sym, "")
+    op(_name, _uf, 2, _cat, {"f": _f, "default": f"({{0}} {_sym} {{1}})", "c": _c}, result="bool",
        dunders=(_dunder,))
 
 # ---- logical and bitwise
@@ -193,10 +262,10 @@ op("bitwise_left_shift", "left_shift", 2, "integer", "ga_shl_{S}({0}, {1}, {BITS
 op("bitwise_right_shift", "right_shift", 2, "integer", "ga_shr_{S}({0}, {1}, {BITS})", dunders=("rshift",),
    host=_shift(np.right_shift))
 
-# ---- complex-ready identities on real dtypes
-op("conj", "conjugate", 1, "numeric", "{0}")
-op("real", None, 1, "numeric", "{0}", host=lambda a: a.copy())
-op("imag", None, 1, "numeric", "{T}(0)", host=np.zeros_like)
+# ---- complex parts (identities and zeros on real dtypes)
+op("conj", "conjugate", 1, "numeric", {"default": "{0}", "c": "ga_conj_{S}({0})"})
+op("real", None, 1, "numeric", {"default": "{0}", "c": "{0}.x"}, result="real", host=_real)
+op("imag", None, 1, "numeric", {"default": "{T}(0)", "c": "{0}.y"}, result="real", host=_imag)
 
 # ---- selection
 op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)

@@ -28,7 +28,7 @@ class Profile:
         self.records: dict[tuple[str, str, str], list[float]] = collections.defaultdict(list)
 
     def add(self, kernel: Kernel, placed: str, seconds: float) -> None:
-        key = (kernel.describe().splitlines()[0].replace("kernel -> ", ""), kernel.device.name, placed)
+        key = (kernel.summary().replace("kernel -> ", ""), kernel.device.name, placed)
         self.records[key].append(seconds)
 
     @property

@@ -1,28 +1,42 @@
-"""The Array API ``fft`` extension (2024.12): what works today and what does not.
+"""The Array API ``fft`` extension (2024.12).
 
-Working, on the array's device:
+Every transform is built from one kernel kind, ``fft``: a one-dimensional
+complex transform along one axis (forward or inverse, with its
+normalization). The others are compositions recorded lazily around it:
 
-- ``fftfreq``, ``rfftfreq``: an index ramp and one elementwise kernel;
-- ``fftshift``, ``ifftshift``: rolls, which are views (no data is copied:
-  the kernel that reads them computes the wrapped index).
+- ``fftn``/``ifftn``: one ``fft`` node per axis;
+- ``rfft``: the complex transform of the real input, of which the first
+  ``n // 2 + 1`` terms are kept (a view); ``rfftn``: ``rfft`` on the last axis,
+  then ``fft`` on the others;
+- ``irfft``: the Hermitian spectrum is completed (``concat`` of the half
+  spectrum and the conjugated, reversed interior: index arithmetic fused into
+  the transform's prologue), transformed back, and its real part taken; so
+  the imaginary parts of the zero (and, for even ``n``, the Nyquist) terms are
+  ignored, as NumPy does; ``irfftn`` likewise;
+- ``hfft(x) = irfft(conj(x))`` and ``ihfft(x) = conj(rfft(x))`` with the
+  normalization swapped, as NumPy defines them.
 
-Not yet: every transform. gpuarray has no complex dtypes, and each
-transform either returns a complex array (``fft``, ``ifft``, ``fftn``,
-``ifftn``, ``rfft``, ``rfftn``, ``ihfft``) or takes one (``irfft``,
-``irfftn``, ``hfft``), so each raises ``TypeError`` after checking its
-arguments. Until then, transform a host copy: ``numpy.fft.fft(np.asarray(x))``.
+Where it runs: on the host (the in-process provider, and any length that is
+not a power of two on wgpu) with ``numpy.fft``, keeping the precision
+(complex64 in, complex64 out); on wgpu, power-of-two lengths are a radix-2
+Stockham WGSL kernel, ``log2(n)`` dispatches in the open compute pass
+(``render/wgsl_fft.py``). Other lengths count in ``metrics()["host_fallbacks"]``.
 
-What adding them takes: complex64/complex128 in ``_dtypes`` and the op table
-(storage as interleaved ``vec2<f32>``), then one ``fft`` kernel kind: a
-Stockham radix-2/4 WGSL kernel per axis (one workgroup per transform while
-it fits in shared memory, one dispatch per stage beyond that, Bluestein for
-sizes that are not powers of two), with a NumPy host implementation in
-``providers/inprocess.py`` ``HOST_KINDS``. ``_transform`` below is where the
-kernels would be called; argument checking is already done there.
+Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``irfft``/``irfftn``/``hfft``
+take complex input (real floating-point input is converted to the complex
+dtype of its precision); ``rfft``/``rfftn``/``ihfft`` take real floating-point
+input. Results are complex64/complex128 (float32/float64 for ``irfft``,
+``irfftn``, ``hfft``) of the input's precision. Integer and boolean inputs
+raise ``TypeError``.
+
+``fftfreq``/``rfftfreq`` are an index ramp and one elementwise kernel;
+``fftshift``/``ifftshift`` are rolls, which are views.
 
 >>> import gpuarray as xp
 >>> xp.fft.fftfreq(4, device="cpu").tolist()
 [0.0, 0.25, -0.5, -0.25]
+>>> xp.fft.fft(xp.asarray([1.0, 2.0, 3.0, 4.0], device="cpu")).tolist()
+[(10+0j), (-2+2j), (-2+0j), (-2-2j)]
 """
 
 from __future__ import annotations
@@ -38,93 +52,203 @@ from ._elementwise import apply, astype_node, finish
 from ._ops import OPS
 from .graph.node import make
 from .graph.shapes import normalize_axis
+from .namespace.creation import zeros
 from .namespace.linear_algebra import roll_node
+from .namespace.manipulation import concat, flip
 
 _NORMS = ("backward", "ortho", "forward")
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def _check_args(name: str, x: Any, n: Any, axis: Any, norm: str, sizes: str = "n") -> GpuArray:
+def _arr(x: Any, name: str, norm: str) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"fft.{name}: expected a GpuArray; got {type(x).__name__}")
     if norm not in _NORMS:
         raise ValueError(f"fft.{name}: norm must be one of {_NORMS}; got {norm!r}")
-    if sizes == "n":
-        if n is not None and operator.index(n) < 1:
-            raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
-        if x.ndim == 0:
-            raise ValueError(f"fft.{name}: x must have at least one dimension")
-        normalize_axis(operator.index(axis), x.ndim)
-    else:
-        axes = range(x.ndim) if axis is None else [operator.index(a) for a in axis]
-        for a in axes:
-            normalize_axis(a, x.ndim)
-        if n is not None:
-            if axis is not None and len(n) != len(axis):
-                raise ValueError(f"fft.{name}: s and axes must have the same length")
-            if any(operator.index(v) < 1 for v in n):
-                raise ValueError(f"fft.{name}: invalid number of data points ({tuple(n)}) specified")
+    if x.ndim == 0:
+        raise ValueError(f"fft.{name}: x must have at least one dimension")
     return x
 
 
-def _transform(name: str, x: Any, n: Any, axis: Any, norm: str, sizes: str, complex_side: str) -> GpuArray:
-    _check_args(name, x, n, axis, norm, sizes)
-    raise TypeError(
-        f"fft.{name}: complex dtypes are not supported yet (gpuarray has no complex64/complex128), "
-        f"and {name} {complex_side}; transform a host copy with numpy.fft.{name}(numpy.asarray(x)) for now")
+def _as_complex(x: GpuArray, name: str) -> GpuArray:
+    """``x`` in a complex dtype: complex stays, real floating-point goes to the complex of its precision."""
+    if x.dtype.kind == "c":
+        return x
+    if x.dtype.kind != "f":
+        raise TypeError(f"Only floating-point dtypes are allowed in fft.{name}; got {x.dtype}.")
+    return GpuArray(astype_node(x._node, _dtypes.complex_dtype(x.dtype)))
+
+
+def _real_input(x: GpuArray, name: str) -> GpuArray:
+    if x.dtype.kind != "f":
+        raise TypeError(f"Only real floating-point dtypes are allowed in fft.{name}; got {x.dtype}.")
+    return x
+
+
+def _length(n: Any, default: int, name: str) -> int:
+    if n is None or (not isinstance(n, bool) and isinstance(n, int) and n == -1):
+        return default
+    if isinstance(n, bool):
+        raise TypeError(f"fft.{name}: n must be an integer; got bool")
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+    return n
+
+
+def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
+    """``x`` cut to, or padded with zeros to, length ``n`` along ``axis``."""
+    m = x.shape[axis]
+    if n == m:
+        return x
+    if n < m:
+        return x[(slice(None),) * axis + (slice(0, n),)]
+    pad = zeros(x.shape[:axis] + (n - m,) + x.shape[axis + 1:], dtype=x.dtype, device=x.device)
+    return concat([x, pad], axis=axis)
+
+
+def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
+    """One ``fft`` node: the complex transform of ``x`` (resized to ``n``) along ``axis``."""
+    x = _resize(x, axis, n)
+    return finish(make("fft", (x._node,), x.dtype, x.shape, (axis, bool(inverse), norm), x.device))
+
+
+def _axis(axis: Any, x: GpuArray) -> int:
+    return normalize_axis(operator.index(axis), x.ndim)
+
+
+def _plan(name: str, x: GpuArray, s: Any, axes: Any) -> list[tuple[int, int | None]]:
+    """(axis, length or None) pairs for an n-dimensional transform."""
+    if axes is None:
+        ax = list(range(x.ndim)) if s is None else list(range(x.ndim - len(s), x.ndim))
+    else:
+        ax = [normalize_axis(operator.index(a), x.ndim) for a in axes]
+    if s is None:
+        sizes: list[Any] = [None] * len(ax)
+    else:
+        sizes = list(s)
+        if len(sizes) != len(ax):
+            raise ValueError(f"fft.{name}: s and axes must have the same length")
+        for v in sizes:
+            if isinstance(v, bool) or operator.index(v) < 1 and operator.index(v) != -1:
+                raise ValueError(f"fft.{name}: invalid number of data points ({tuple(sizes)}) specified")
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"fft.{name}: axes must not repeat; got {tuple(ax)}")
+    return list(zip(ax, sizes, strict=True))
+
+
+def _irfft_axis(x: GpuArray, n: Any, axis: int, norm: str, name: str) -> GpuArray:
+    """Real inverse transform of a half spectrum along ``axis`` (the output has ``n`` points)."""
+    m = x.shape[axis]
+    n = _length(n, 2 * (m - 1), name)
+    if n < 1:
+        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
+    half = n // 2 + 1
+    h = _resize(x, axis, half)
+    tail = n - half
+    if tail:
+        sl = (slice(None),) * axis + (slice(1, tail + 1),)
+        mirrored = apply(OPS["conj"], flip(h[sl], axis=axis))
+        h = concat([h, mirrored], axis=axis)
+    return apply(OPS["real"], _c2c(h, n, axis, norm, inverse=True))
 
 
 def fft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """One-dimensional discrete Fourier transform. Not available yet: it returns a complex array."""
-    return _transform("fft", x, n, axis, norm, "n", "returns a complex array")
+    """One-dimensional discrete Fourier transform along ``axis`` (``x`` cut or zero-padded to ``n``).
+
+    >>> import gpuarray as xp
+    >>> xp.fft.fft(xp.asarray([1j, 0j], device="cpu")).tolist()
+    [1j, 1j]
+    """
+    x = _as_complex(_arr(x, "fft", norm), "fft")
+    ax = _axis(axis, x)
+    return _c2c(x, _length(n, x.shape[ax], "fft"), ax, norm, inverse=False)
 
 
 def ifft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """Inverse of ``fft``. Not available yet: it takes and returns complex arrays."""
-    return _transform("ifft", x, n, axis, norm, "n", "returns a complex array")
+    """Inverse of ``fft``."""
+    x = _as_complex(_arr(x, "ifft", norm), "ifft")
+    ax = _axis(axis, x)
+    return _c2c(x, _length(n, x.shape[ax], "ifft"), ax, norm, inverse=True)
+
+
+def _nd(name: str, x: GpuArray, s: Any, axes: Any, norm: str, inverse: bool) -> GpuArray:
+    x = _as_complex(_arr(x, name, norm), name)
+    for ax, size in reversed(_plan(name, x, s, axes)):
+        x = _c2c(x, _length(size, x.shape[ax], name), ax, norm, inverse)
+    return x
 
 
 def fftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: str = "backward") -> GpuArray:
-    """N-dimensional discrete Fourier transform. Not available yet: it returns a complex array."""
-    return _transform("fftn", x, s, axes, norm, "s", "returns a complex array")
+    """N-dimensional discrete Fourier transform over ``axes`` (all axes by default), one axis at a time."""
+    return _nd("fftn", x, s, axes, norm, inverse=False)
 
 
 def ifftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward") -> GpuArray:
-    """Inverse of ``fftn``. Not available yet: it returns a complex array."""
-    return _transform("ifftn", x, s, axes, norm, "s", "returns a complex array")
+    """Inverse of ``fftn``."""
+    return _nd("ifftn", x, s, axes, norm, inverse=True)
 
 
 def rfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """Transform of real input. Not available yet: its result is complex."""
-    return _transform("rfft", x, n, axis, norm, "n", "returns a complex array")
+    """Transform of real input: the ``n // 2 + 1`` non-negative frequency terms.
+
+    >>> import gpuarray as xp
+    >>> xp.fft.rfft(xp.asarray([1.0, 1.0, 1.0, 1.0], device="cpu")).tolist()
+    [(4+0j), 0j, 0j]
+    """
+    x = _real_input(_arr(x, "rfft", norm), "rfft")
+    ax = _axis(axis, x)
+    size = _length(n, x.shape[ax], "rfft")
+    full = _c2c(_as_complex(x, "rfft"), size, ax, norm, inverse=False)
+    return full[(slice(None),) * ax + (slice(0, size // 2 + 1),)]
 
 
 def irfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """Inverse of ``rfft``; its result is real but its input is complex, so it is not available yet."""
-    return _transform("irfft", x, n, axis, norm, "n", "takes a complex array (the half spectrum)")
+    """Inverse of ``rfft``: ``n`` real points (default ``2 * (m - 1)`` for ``m`` input terms)."""
+    x = _as_complex(_arr(x, "irfft", norm), "irfft")
+    return _irfft_axis(x, n, _axis(axis, x), norm, "irfft")
 
 
 def rfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward") -> GpuArray:
-    """N-dimensional transform of real input. Not available yet: its result is complex."""
-    return _transform("rfftn", x, s, axes, norm, "s", "returns a complex array")
+    """N-dimensional transform of real input (``rfft`` over the last of ``axes``, ``fft`` over the others)."""
+    x = _real_input(_arr(x, "rfftn", norm), "rfftn")
+    plan = _plan("rfftn", x, s, axes)
+    if not plan:
+        return _as_complex(x, "rfftn")
+    last, size = plan[-1]
+    y = rfft(x, n=size if size is not None else None, axis=last, norm=norm)
+    for ax, sz in reversed(plan[:-1]):
+        y = _c2c(y, _length(sz, y.shape[ax], "rfftn"), ax, norm, inverse=False)
+    return y
 
 
 def irfftn(x: GpuArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: str = "backward") -> GpuArray:
-    """Inverse of ``rfftn``; its input is complex, so it is not available yet."""
-    return _transform("irfftn", x, s, axes, norm, "s", "takes a complex array (the half spectrum)")
+    """Inverse of ``rfftn``: ``ifft`` over all but the last of ``axes``, then ``irfft`` over that one."""
+    x = _as_complex(_arr(x, "irfftn", norm), "irfftn")
+    plan = _plan("irfftn", x, s, axes)
+    if not plan:
+        return apply(OPS["real"], x)
+    for ax, sz in reversed(plan[:-1]):
+        x = _c2c(x, _length(sz, x.shape[ax], "irfftn"), ax, norm, inverse=True)
+    last, size = plan[-1]
+    return _irfft_axis(x, size, last, norm, "irfftn")
 
 
 def hfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """Transform of a Hermitian-symmetric signal; its input is complex, so it is not available yet."""
-    return _transform("hfft", x, n, axis, norm, "n", "takes a complex array")
+    """Transform of a signal with Hermitian symmetry (given by its first half): real output of
+    ``n`` points, ``irfft(conj(x))`` with the normalization swapped."""
+    x = _as_complex(_arr(x, "hfft", norm), "hfft")
+    return _irfft_axis(apply(OPS["conj"], x), n, _axis(axis, x), _SWAP[norm], "hfft")
 
 
 def ihfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
-    """Inverse of ``hfft``. Not available yet: its result is complex."""
-    return _transform("ihfft", x, n, axis, norm, "n", "returns a complex array")
+    """Inverse of ``hfft``: ``conj(rfft(x))`` with the normalization swapped."""
+    x = _real_input(_arr(x, "ihfft", norm), "ihfft")
+    return apply(OPS["conj"], rfft(x, n=n, axis=axis, norm=_SWAP[norm]))
 
 
 def _freq_dtype(dtype: Any, device: Any) -> tuple[Any, Any]:

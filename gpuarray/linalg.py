@@ -19,6 +19,9 @@ What runs where:
 
 Integer and boolean inputs of the decompositions and norms are converted to
 the device's default floating-point dtype (NumPy converts them to float64).
+Complex inputs are accepted everywhere (the decompositions run on the host
+with LAPACK's complex routines); eigenvalues of ``eigh``/``eigvalsh``,
+singular values, ``slogdet``'s ``logabsdet`` and every norm are real.
 
 >>> import gpuarray as xp
 >>> a = xp.asarray([[2.0, 1.0], [1.0, 3.0]], device="cpu")
@@ -83,7 +86,7 @@ def _arr(x: Any, name: str) -> GpuArray:
 
 def _float_node(x: GpuArray) -> Node:
     """``x``'s node in a floating-point dtype (integers and bools go to the device's default float)."""
-    dt = x.dtype if x.dtype.kind == "f" else x.device.default_float
+    dt = x.dtype if x.dtype.kind in "fc" else x.device.default_float
     return astype_node(x._node, dt)
 
 
@@ -114,6 +117,7 @@ def _part(packed: Node, offset: int, shape: tuple[int, ...]) -> GpuArray:
 
 
 def _rtol_node(rtol: Any, x: GpuArray, dt: np.dtype) -> tuple[Node, ...]:
+    dt = _dtypes.real_dtype(dt)
     if rtol is None:
         return ()
     if isinstance(rtol, GpuArray):
@@ -130,6 +134,18 @@ def _rtol_node(rtol: Any, x: GpuArray, dt: np.dtype) -> tuple[Node, ...]:
     if _dtypes.scalar_kind(rtol) in ("i", "f") or isinstance(rtol, (np.floating, np.integer)):
         return (const(float(rtol), dt, x.device),)
     raise TypeError(f"rtol must be a real number or an array; got {type(rtol).__name__}")
+
+
+def _abs2(x: GpuArray) -> GpuArray:
+    """``|x|**2``, real: ``x * x`` for real dtypes, ``real**2 + imag**2`` for complex ones."""
+    if x.dtype.kind != "c":
+        return apply(OPS["multiply"], x, x)
+    re, im = apply(OPS["real"], x), apply(OPS["imag"], x)
+    return apply(OPS["add"], apply(OPS["multiply"], re, re), apply(OPS["multiply"], im, im))
+
+
+def _real_part(a: GpuArray) -> GpuArray:
+    return apply(OPS["real"], a) if a.dtype.kind == "c" else a
 
 
 # ---------------------------------------------------------------- views and device kernels
@@ -208,7 +224,7 @@ def vector_norm(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, ke
     ord = float(ord)
     ab = apply(OPS["abs"], xf)
     if ord == 2:
-        return apply(OPS["sqrt"], _sum(apply(OPS["multiply"], xf, xf), axis=axes, keepdims=keepdims))
+        return apply(OPS["sqrt"], _sum(_abs2(xf), axis=axes, keepdims=keepdims))
     if ord == 1:
         return _sum(ab, axis=axes, keepdims=keepdims)
     if ord == math.inf:
@@ -217,7 +233,7 @@ def vector_norm(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, ke
         return _min(ab, axis=axes, keepdims=keepdims)
     if ord == 0:
         nz = apply(OPS["not_equal"], xf, 0.0)
-        return _sum(GpuArray(astype_node(nz._node, xf.dtype)), axis=axes, keepdims=keepdims)
+        return _sum(GpuArray(astype_node(nz._node, ab.dtype)), axis=axes, keepdims=keepdims)
     if math.isnan(ord):
         raise ValueError("linalg.vector_norm: ord must not be NaN")
     s = _sum(apply(OPS["pow"], ab, ord), axis=axes, keepdims=keepdims)
@@ -235,7 +251,7 @@ def matrix_norm(x: GpuArray, /, *, keepdims: bool = False,
     if ord is None:
         ord = "fro"
     if ord == "fro":
-        r = apply(OPS["sqrt"], _sum(apply(OPS["multiply"], xf, xf), axis=(-2, -1)))
+        r = apply(OPS["sqrt"], _sum(_abs2(xf), axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         s = svdvals(xf)
         r = _sum(s, axis=-1) if ord == "nuc" else (_max if ord == 2 else _min)(s, axis=-1)
@@ -288,7 +304,7 @@ def slogdet(x: GpuArray, /) -> SlogdetResult:
     x = _matrices(x, "slogdet", square=True)
     node = _float_node(x)
     packed = GpuArray(_host("slogdet", (node,), node.dtype, x.shape[:-2] + (2,)))
-    return SlogdetResult(packed[..., 0], packed[..., 1])
+    return SlogdetResult(packed[..., 0], _real_part(packed[..., 1]))
 
 
 def inv(x: GpuArray, /) -> GpuArray:
@@ -304,7 +320,7 @@ def solve(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
     x1 = _matrices(x1, "solve", square=True)
     m = x1.shape[-1]
     dt = _dtypes.result_type(x1, x2)
-    dt = dt if dt.kind == "f" else x1.device.default_float
+    dt = dt if dt.kind in "fc" else x1.device.default_float
     if x2.ndim == 0:
         raise ValueError("linalg.solve: x2 must have at least one dimension")
     vector = x2.ndim == 1
@@ -345,14 +361,14 @@ def eigh(x: GpuArray, /) -> EighResult:
     node = _float_node(x)
     n = x.shape[-1]
     packed = GpuArray(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)))
-    return EighResult(packed[..., 0, :], packed[..., 1:, :])
+    return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
 
 
 def eigvalsh(x: GpuArray, /) -> GpuArray:
     """Eigenvalues (ascending) of each symmetric matrix."""
     x = _matrices(x, "eigvalsh", square=True)
     node = _float_node(x)
-    return GpuArray(_host("eigvalsh", (node,), node.dtype, x.shape[:-1]))
+    return GpuArray(_host("eigvalsh", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-1]))
 
 
 def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
@@ -364,14 +380,15 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     um, vn = (m, n) if full_matrices else (k, k)
     size = m * um + k + vn * n
     packed = _host("svd", (node,), node.dtype, x.shape[:-2] + (size,), (bool(full_matrices),))
-    return SVDResult(_part(packed, 0, (m, um)), _part(packed, m * um, (k,)), _part(packed, m * um + k, (vn, n)))
+    return SVDResult(_part(packed, 0, (m, um)), _real_part(_part(packed, m * um, (k,))),
+                     _part(packed, m * um + k, (vn, n)))
 
 
 def svdvals(x: GpuArray, /) -> GpuArray:
     """Singular values of each matrix, in descending order."""
     x = _matrices(x, "svdvals")
     node = _float_node(x)
-    return GpuArray(_host("svdvals", (node,), node.dtype, x.shape[:-2] + (min(x.shape[-2:]),)))
+    return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 
 
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:

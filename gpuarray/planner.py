@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _calibration, _config, _metrics, _profile
+from ._errors import DeviceLostError
 from .compiler.kernel import Kernel
 from .compiler.schedule import schedule
 from .graph.node import Node
@@ -146,30 +147,49 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
     if all(n.realized for n in nodes):
         return
     with _lock:
-        kernels = schedule([n for n in nodes if not n.realized])
-        if not kernels:
-            return
-        _metrics.add("evaluations")
-        used: dict[int, Any] = {}
+        undo: list[tuple[Node, tuple, int]] = []
         try:
-            for k in kernels:
-                p = place(k)
-                _log.append({"kernel": k.describe().splitlines()[0], "device": k.device.name,
-                             "placed": p.where, "why": p.why, "elements": k.size})
-                if p.where != "device":
-                    outs = _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
-                    _metrics.add("host_kernels")
-                    if p.where == "fallback":
-                        _metrics.add("host_fallbacks")
-                    for node, arr in zip(k.out_nodes, outs, strict=True):
-                        node.realize(Data(node.dtype, node.shape, host=arr))
-                    continue
-                provider = p.provider
-                used[id(provider)] = provider
-                ins = [n.data.get_handle(provider) for n in k.inputs]
-                handles = _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
-                for node, h in zip(k.out_nodes, handles, strict=True):
-                    node.realize(Data(node.dtype, node.shape, handle=h, provider=provider))
-        finally:
-            for provider in used.values():
-                provider.flush()
+            _evaluate(nodes, undo)
+        except DeviceLostError:
+            # The device was lost during this evaluation. What it computed there is gone, but
+            # these nodes were realized just now and their inputs are still known: put them
+            # back and run once more (the lost provider is replaced by a new one). Inputs whose
+            # only copy was on the lost device raise DeviceLostError again.
+            for node, inputs, depth in reversed(undo):
+                node.data, node.inputs, node.depth = None, inputs, depth
+            _evaluate(nodes, [])
+
+
+def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> None:
+    undo.append((node, node.inputs, node.depth))
+    node.realize(data)
+
+
+def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+    kernels = schedule([n for n in nodes if not n.realized])
+    if not kernels:
+        return
+    _metrics.add("evaluations")
+    used: dict[int, Any] = {}
+    try:
+        for k in kernels:
+            p = place(k)
+            _log.append({"kernel": k.summary(), "device": k.device.name,
+                         "placed": p.where, "why": p.why, "elements": k.size})
+            if p.where != "device":
+                outs = _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
+                _metrics.add("host_kernels")
+                if p.where == "fallback":
+                    _metrics.add("host_fallbacks")
+                for node, arr in zip(k.out_nodes, outs, strict=True):
+                    _realize(node, Data(node.dtype, node.shape, host=arr), undo)
+                continue
+            provider = p.provider
+            used[id(provider)] = provider
+            ins = [n.data.get_handle(provider) for n in k.inputs]
+            handles = _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
+            for node, h in zip(k.out_nodes, handles, strict=True):
+                _realize(node, Data(node.dtype, node.shape, handle=h, provider=provider), undo)
+    finally:
+        for provider in used.values():
+            provider.flush()

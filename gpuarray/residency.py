@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import _metrics
+from ._errors import DeviceLostError
 
 
 class Data:
@@ -43,7 +44,12 @@ class Data:
     def get_host(self) -> np.ndarray:
         """The data as a read-only C-contiguous host array (downloads once if needed)."""
         if self.host is None:
-            host = self.provider.download(self.handle, self.dtype, self.shape)
+            if getattr(self.provider, "lost", None) is not None:
+                raise self.lost_error()
+            try:
+                host = self.provider.download(self.handle, self.dtype, self.shape)
+            except DeviceLostError as exc:
+                raise self.lost_error() from exc
             _metrics.add("bytes_downloaded", host.nbytes)
             host.flags.writeable = False
             self.host = host
@@ -62,6 +68,16 @@ class Data:
         self.provider = provider
         _metrics.add("bytes_uploaded", host.nbytes)
         return self.handle
+
+    def lost_error(self) -> DeviceLostError:
+        """The error for reading data whose only copy was on a device that was lost."""
+        p = self.provider
+        name = getattr(p, "device_name", getattr(p, "name", "a device"))
+        return DeviceLostError(
+            f"this {self.dtype} array of shape {self.shape} was computed on {name}, which was lost "
+            f"({p.lost}), and it had no host copy: its contents are gone. Evaluated arrays keep "
+            "their data, not the expression that computed them, so it cannot be recomputed; "
+            "compute it again from its inputs", device=name, reason=str(p.lost))
 
     def release(self) -> None:
         if self.handle is not None and self.provider is not None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# SciPy reads this once, at its first import; tests/integration needs it (scikit-learn, SciPy).
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # Provider tests check what each device computes, so every kernel runs on its array's
 # device; tests/test_planner.py turns automatic placement on where it tests it.
 os.environ.setdefault("GPUARRAY_OFFLOAD", "always")
@@ -47,7 +49,17 @@ def assert_same(got: xp.GpuArray | np.ndarray, want: np.ndarray, rtol: float = 0
     w = np.asarray(want)
     assert g.dtype == w.dtype, f"dtype {g.dtype} != {w.dtype}"
     assert g.shape == w.shape, f"shape {g.shape} != {w.shape}"
-    if w.dtype.kind == "f":
+    if w.dtype.kind == "c":          # NaN and signed zeros per component; tolerance on the complex plane
+        for part in (np.real, np.imag):
+            np.testing.assert_array_equal(np.isnan(part(g)), np.isnan(part(w)), err_msg="NaN positions differ")
+            if check_signed_zero:
+                zero = (part(w) == 0) & (part(g) == 0)
+                np.testing.assert_array_equal(np.signbit(part(g)[zero]), np.signbit(part(w)[zero]),
+                                              err_msg="sign of zero differs")
+        fin = np.isfinite(w)
+        np.testing.assert_array_equal(g[~fin & ~np.isnan(w)], w[~fin & ~np.isnan(w)])
+        np.testing.assert_allclose(g[fin], w[fin], rtol=rtol, atol=atol)
+    elif w.dtype.kind == "f":
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg="NaN positions differ")
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
         if check_signed_zero:

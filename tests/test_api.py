@@ -88,7 +88,8 @@ def test_metrics_keys_and_reset():
         assert k in m
     xp.evaluate(xp.asarray([1.0], device="cpu") + 1)
     xp.reset_metrics()
-    assert all(v == 0 for v in xp.metrics().values())
+    # the device_bytes_* gauges measure what is held now; reset_metrics() leaves them alone
+    assert all(v == 0 for k, v in xp.metrics().items() if not k.startswith("device_bytes_"))
 
 
 def test_mixed_devices_error(wgpu_device):
@@ -110,10 +111,10 @@ def test_operand_errors(device):
         a + "x"
     with pytest.raises(TypeError):
         a + [1, 2]
-    with pytest.raises(TypeError, match="takes 2 array argument"):
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
         xp.add(a)
     with pytest.raises(TypeError, match="does not support dtype"):
-        xp.zeros(3, dtype=np.complex64, device=device)
+        xp.zeros(3, dtype=np.float16, device=device)
     with pytest.raises(TypeError, match="not a data type"):
         xp.zeros(3, dtype="nonsense", device=device)
 

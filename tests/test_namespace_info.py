@@ -9,7 +9,7 @@ import gpuarray as xp
 from gpuarray import _devices
 
 CANONICAL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float32", "float64"]
+             "float32", "float64", "complex64", "complex128"]
 
 
 def test_exported():
@@ -65,11 +65,12 @@ def test_dtypes_all(device):
     ("unsigned integer", ["uint8", "uint16", "uint32", "uint64"]),
     ("integral", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]),
     ("real floating", ["float32", "float64"]),
-    ("complex floating", []),
+    ("complex floating", ["complex64", "complex128"]),
     ("numeric", CANONICAL[1:]),
     (("bool", "real floating"), ["bool", "float32", "float64"]),
     (("signed integer", "unsigned integer"), CANONICAL[1:9]),
-    (("complex floating", "integral", "bool"), CANONICAL[:9]),
+    (("complex floating", "integral", "bool"), CANONICAL[:9] + ["complex64", "complex128"]),
+    (("real floating", "complex floating"), ["float32", "float64", "complex64", "complex128"]),
 ])
 def test_dtypes_kind(device, kind, names):
     out = xp.__array_namespace_info__().dtypes(device=device, kind=kind)
@@ -96,28 +97,36 @@ def test_device_by_name(device):
 
 def test_default_dtypes(device):
     out = xp.__array_namespace_info__().default_dtypes(device=device)
-    assert set(out) == {"real floating", "integral", "indexing"}   # no complex dtypes yet
+    assert set(out) == {"real floating", "complex floating", "integral", "indexing"}
     assert out["real floating"] == device.default_float
+    assert out["complex floating"] == device.default_complex == {
+        xp.float32: xp.complex64, xp.float64: xp.complex128}[device.default_float]
     assert out["integral"] == out["indexing"] == device.default_int
     supported = xp.__array_namespace_info__().dtypes(device=device)
     assert all(dt in supported.values() for dt in out.values())
     assert xp.asarray(1.5, device=device).dtype == out["real floating"]
     assert xp.asarray(1, device=device).dtype == out["integral"]
+    assert xp.asarray(1.5j, device=device).dtype == out["complex floating"]
 
 
 def test_wgpu_without_64_bit_features(wgpu_device, monkeypatch):
-    """An adapter without shader-f64 / shader-int64 lists no 64-bit dtypes and 32-bit defaults."""
+    """An adapter without shader-f64 / shader-int64 lists no 64-bit dtypes (nor complex128) and 32-bit
+    defaults."""
     provider = wgpu_device.provider
     monkeypatch.setattr(provider, "f64", False)
     monkeypatch.setattr(provider, "i64", False)
     info = xp.__array_namespace_info__()
     out = info.dtypes(device=wgpu_device)
-    assert "float64" not in out and "int64" not in out and "uint64" not in out
-    assert list(out) == ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"]
+    assert "float64" not in out and "int64" not in out and "uint64" not in out and "complex128" not in out
+    assert list(out) == ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64"]
     assert info.dtypes(device=wgpu_device, kind="real floating") == {"float32": xp.float32}
+    assert info.dtypes(device=wgpu_device, kind="complex floating") == {"complex64": xp.complex64}
     assert info.default_dtypes(device=wgpu_device) == {
-        "real floating": xp.float32, "integral": xp.int32, "indexing": xp.int32,
+        "real floating": xp.float32, "complex floating": xp.complex64, "integral": xp.int32, "indexing": xp.int32,
     }
+    with pytest.raises(TypeError, match="shader-f64"):
+        xp.asarray([1j], dtype=xp.complex128, device=wgpu_device)
+    assert xp.asarray([1j], device=wgpu_device).dtype == xp.complex64
     # The host keeps every dtype.
     assert "float64" in info.dtypes(device="cpu")
 
@@ -126,6 +135,7 @@ def test_wgpu_without_f64_only(wgpu_device, monkeypatch):
     monkeypatch.setattr(wgpu_device.provider, "f64", False)
     info = xp.__array_namespace_info__()
     assert "float64" not in info.dtypes(device=wgpu_device)
+    assert "complex128" not in info.dtypes(device=wgpu_device)
     assert "int64" in info.dtypes(device=wgpu_device)
     assert info.default_dtypes(device=wgpu_device)["real floating"] == xp.float32
     assert info.default_dtypes(device=wgpu_device)["integral"] == xp.int64

@@ -90,9 +90,13 @@ class Kernel:
     def dtypes(self) -> set[np.dtype]:
         return {i.dtype for i in self.instrs}
 
-    def describe(self) -> str:
+    def summary(self) -> str:
+        """One line: the output shape and what the kernel is."""
         what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else f"{self.kind}{self.attrs}"
-        lines = [f"kernel -> {self.out_shape} ({what})"]
+        return f"kernel -> {self.out_shape} ({what})"
+
+    def describe(self) -> str:
+        lines = [self.summary()]
         for n, ins in enumerate(self.instrs):
             lines.append(f"  %{n} = {ins.op}{list(ins.args)} : {ins.dtype}{list(ins.shape)}")
         return "\n".join(lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 Shape = tuple[int, ...]
 
 
@@ -52,8 +54,9 @@ def broadcast_pattern(in_shape: Shape, out_shape: Shape) -> tuple[bool, ...] | N
 
 
 def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
-    if not isinstance(axis, int) or isinstance(axis, bool):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{name} must be an integer; got {type(axis).__name__}")
+    axis = int(axis)      # NumPy integers are fine, as in NumPy
     if not -ndim <= axis < ndim:
         from numpy.exceptions import AxisError
 

@@ -45,7 +45,7 @@ def _dtype_or(dtype: Any, default: np.dtype, device: Device) -> np.dtype:
 
 
 def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
-    """Default dtypes for Python data: bool, the device's default int and float."""
+    """Default dtypes for Python data: bool, the device's default int, float and complex."""
     kind = host.dtype.kind
     from_python = not isinstance(obj, (np.ndarray, np.generic))
     if kind == "b":
@@ -54,9 +54,17 @@ def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
         return device.default_int if host.dtype.itemsize <= 8 else host.dtype
     if kind == "f" and from_python:
         return device.default_float
+    if kind == "c" and from_python:
+        return device.default_complex
     if host.dtype in _dtypes.ALL_DTYPES:
         return host.dtype
     raise TypeError(f"gpuarray does not support dtype {host.dtype}; expected one of {_dtypes.dtype_names()}")
+
+
+def _has_float(obj: Any) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return any(_has_float(o) for o in obj)
+    return isinstance(obj, (float, np.floating))
 
 
 def _has_big_int(obj: Any) -> bool:
@@ -89,11 +97,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     dev = as_device(device)
     if copy is False:
         raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} must be copied into a GpuArray")
-    if isinstance(obj, (complex, np.complexfloating)):
-        raise TypeError("complex data is not supported yet; expected bool, int or float data")
     try:
         host = np.asarray(obj)
-    except (ValueError, TypeError) as exc:
+        if dtype is not None and host.dtype == np.float64 and _dtypes.as_dtype(dtype).kind in "iu" and \
+                isinstance(obj, (list, tuple)) and not _has_float(obj):
+            host = np.asarray(obj, dtype=_dtypes.as_dtype(dtype))   # big ints: NumPy went through float64
+    except (ValueError, TypeError, OverflowError) as exc:
         raise type(exc)(f"asarray: cannot convert {type(obj).__name__} to an array: {exc}") from exc
     if host.dtype == object and _has_big_int(obj):
         raise OverflowError("asarray: Python integer out of bounds for int64 / uint64")
@@ -103,6 +112,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         dt = _infer_dtype(host, obj, dev)
     else:
         dt = _dtypes.as_dtype(dtype)
+        if host.dtype.kind == "c" and dt.kind != "c":
+            raise TypeError(f"asarray: cannot convert complex data to {dt}; take real() or abs() of it first")
     dev.check_dtype(dt)
     if host.dtype.kind in "iu" and dt.kind in "iu" and host.size and not isinstance(obj, np.ndarray):
         info = np.iinfo(dt)
@@ -112,7 +123,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     return GpuArray(leaf(data, dev))
 
 
-def full(shape: ShapeLike, fill_value: bool | int | float, *, dtype: Any = None,
+def full(shape: ShapeLike, fill_value: bool | int | float | complex, *, dtype: Any = None,
          device: Any = None) -> GpuArray:
     """An array of ``shape`` filled with ``fill_value`` (lazy: a broadcast uniform)."""
     dev = as_device(device)
@@ -123,11 +134,14 @@ def full(shape: ShapeLike, fill_value: bool | int | float, *, dtype: Any = None,
         fill_value = fill_value.item()
     kind = _dtypes.scalar_kind(fill_value)
     if kind is None:
-        raise TypeError(f"fill_value must be bool, int or float; got {type(fill_value).__name__}")
-    default = {"b": _dtypes.bool_, "i": dev.default_int, "f": dev.default_float}[kind]
+        raise TypeError(f"fill_value must be bool, int, float or complex; got {type(fill_value).__name__}")
+    default = {"b": _dtypes.bool_, "i": dev.default_int, "f": dev.default_float, "c": dev.default_complex}[kind]
     dt = _dtype_or(dtype, default, dev)
+    if kind == "c" and dt.kind != "c":
+        raise TypeError(f"full: a complex fill_value needs a complex dtype; got {dt}")
     if kind == "i" and dt.kind in "iu":
         info = np.iinfo(dt)
+        assert isinstance(fill_value, int)
         if not info.min <= fill_value <= info.max:
             raise OverflowError(f"Python integer {fill_value} out of bounds for {dt}")
     c = const(fill_value, dt, dev)
@@ -172,7 +186,7 @@ def empty_like(x: GpuArray, /, *, dtype: Any = None, device: Any = None) -> GpuA
     return empty(x.shape, dtype=dt, device=dev)
 
 
-def full_like(x: GpuArray, /, fill_value: bool | int | float, *, dtype: Any = None,
+def full_like(x: GpuArray, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
               device: Any = None) -> GpuArray:
     dt, dev = _like(x, dtype, device)
     return full(x.shape, fill_value, dtype=dt, device=dev)
@@ -211,23 +225,35 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return out if start == 0 else apply(add, out, dt.type(start).item())
 
 
-def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any = None,
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
              device: Any = None, endpoint: bool = True) -> GpuArray:
-    """``num`` evenly spaced samples over [start, stop] (as NumPy: the last is exactly ``stop``)."""
+    """``num`` evenly spaced samples over [start, stop] (as NumPy: the last is exactly ``stop``).
+
+    Complex endpoints (or a complex ``dtype``) give a complex result (the device's default
+    complex dtype unless ``dtype`` says otherwise).
+
+    >>> import gpuarray as xp
+    >>> xp.linspace(0, 2 + 2j, 3, device="cpu").tolist()
+    [0j, (1+1j), (2+2j)]
+    """
     dev = as_device(device)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
-    dt = _dtype_or(dtype, dev.default_float, dev)
-    if dt.kind != "f":
+    is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(stop, (complex, np.complexfloating))
+    dt = _dtype_or(dtype, dev.default_complex if is_complex else dev.default_float, dev)
+    if dt.kind not in "fc":
         raise TypeError(f"linspace: dtype must be a floating-point dtype; got {dt}")
+    if is_complex and dt.kind != "c":
+        raise TypeError(f"linspace: complex start or stop needs a complex dtype; got {dt}")
+    cast: Any = complex if dt.kind == "c" else float
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     i = _iota(num, dt, dev)
-    y = apply(OPS["add"], apply(OPS["multiply"], i, float(step)), float(start))
+    y = apply(OPS["add"], apply(OPS["multiply"], i, cast(step)), cast(start))
     if endpoint and num > 1:
         last = apply(OPS["equal"], i, float(num - 1))
-        y = apply(OPS["where"], last, float(stop), y)
+        y = apply(OPS["where"], last, cast(stop), y)
     return y
 
 
@@ -240,6 +266,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     if n_rows < 0 or n_cols < 0:
         raise ValueError("eye: dimensions must be non-negative")
     dt = _dtype_or(dtype, dev.default_float, dev)
+    k = max(-n_rows - 1, min(k, n_cols + 1))     # a diagonal outside the matrix: all zeros
     it = _dtypes.int32
     rows = GpuArray(make("reshape", (_iota(n_rows, it, dev)._node,), it, (n_rows, 1)))
     cols = _iota(n_cols, it, dev)

@@ -18,10 +18,16 @@ from .._elementwise import astype_node, finish
 
 
 def astype(x: GpuArray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> GpuArray:
-    """``x`` converted to ``dtype`` (NumPy's casting results, computed on the device)."""
+    """``x`` converted to ``dtype`` (NumPy's casting results, computed on the device).
+
+    Complex to real is not allowed (as the standard says): take ``real``, ``imag`` or ``abs``
+    explicitly. Complex to bool is allowed: ``0 + 0j`` is False, anything else True.
+    """
     if not isinstance(x, GpuArray):
         raise TypeError(f"astype: expected a GpuArray; got {type(x).__name__}")
     dt = _dtypes.as_dtype(dtype)
+    if x.dtype.kind == "c" and dt.kind not in "cb":
+        raise TypeError(f"astype: casting {x.dtype} to {dt} is not allowed; use real(x), imag(x) or abs(x)")
     dev = x.device if device is None else as_device(device)
     dev.check_dtype(dt)
     out = x if dt == x.dtype and not copy else finish(astype_node(x._node, dt))
@@ -47,12 +53,43 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return _dtypes.result_type(*args)
 
 
-def finfo(type: Any, /) -> Any:
-    """Machine limits of a floating-point dtype."""
+class FInfo:
+    """Machine limits of a floating-point dtype, as the standard wants them: ``bits`` (int), ``eps``,
+    ``max``, ``min``, ``smallest_normal`` (Python floats) and ``dtype`` (the real floating-point
+    dtype). Other attributes of ``numpy.finfo`` (``tiny``, ``resolution`` ...) are passed through."""
+
+    __slots__ = ("_np", "bits", "eps", "max", "min", "smallest_normal", "dtype")
+
+    def __init__(self, dtype: np.dtype) -> None:
+        fi = np.finfo(dtype)
+        self._np = fi
+        self.bits = int(fi.bits)
+        self.eps = float(fi.eps)
+        self.max = float(fi.max)
+        self.min = float(fi.min)
+        self.smallest_normal = float(fi.smallest_normal)
+        self.dtype = np.dtype(fi.dtype)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._np, name)
+
+    def __repr__(self) -> str:
+        return (f"finfo(bits={self.bits}, eps={self.eps}, max={self.max}, min={self.min}, "
+                f"smallest_normal={self.smallest_normal}, dtype={self.dtype})")
+
+
+def finfo(type: Any, /) -> FInfo:
+    """Machine limits of a floating-point dtype; for a complex dtype, those of its real and
+    imaginary components (``finfo(complex64).dtype`` is float32).
+
+    >>> import gpuarray as xp
+    >>> xp.finfo(xp.complex64).dtype, xp.finfo(xp.float32).eps
+    (dtype('float32'), 1.1920928955078125e-07)
+    """
     dt = _dt(type)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         raise ValueError(f"finfo: expected a floating-point dtype; got {dt}")
-    return np.finfo(dt)
+    return FInfo(_dtypes.real_dtype(dt))
 
 
 def iinfo(type: Any, /) -> Any:
@@ -75,7 +112,5 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     if isinstance(kind, str):
         if kind not in _KIND_NAMES:
             raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {_KIND_NAMES}")
-        if kind == "complex floating":
-            return False
         return dt in _dtypes.CATEGORIES[kind]
     return dt == _dtypes.as_dtype(kind)

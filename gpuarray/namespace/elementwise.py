@@ -16,8 +16,17 @@ _NAMES = ("x",) , ("x1", "x2"), ("condition", "x1", "x2")
 
 
 def _make(opdef: OpDef) -> Any:
-    def fn(*args: Any) -> Any:
-        return apply(opdef, *args)
+    """A real function with the standard's positional-only parameters for ``opdef``."""
+    fn: Any
+    if opdef.nargs == 1:
+        def fn(x: Any, /) -> Any:
+            return apply(opdef, x)
+    elif opdef.nargs == 2:
+        def fn(x1: Any, x2: Any, /) -> Any:  # type: ignore[misc]
+            return apply(opdef, x1, x2)
+    else:
+        def fn(condition: Any, x1: Any, x2: Any, /) -> Any:  # type: ignore[misc]
+            return apply(opdef, condition, x1, x2)
     fn.__name__ = fn.__qualname__ = opdef.name
     params = ", ".join(_NAMES[opdef.nargs - 1])
     fn.__doc__ = (f"{opdef.name}({params}, /): elementwise {opdef.name}"

@@ -1,9 +1,9 @@
 """Inspection API (Array API 2024.12): ``__array_namespace_info__()``.
 
 Answers are truthful for the code as it is now and for each device: a wgpu
-adapter without ``shader-f64`` has no ``float64``, one without
-``shader-int64`` has no ``int64`` / ``uint64``, and its default dtypes are
-the 32-bit ones.
+adapter without ``shader-f64`` has no ``float64`` and no ``complex128``, one
+without ``shader-int64`` has no ``int64`` / ``uint64``, and its default dtypes
+are the 32-bit ones (complex64 for complex).
 
 >>> import gpuarray as xp
 >>> info = xp.__array_namespace_info__()
@@ -31,16 +31,17 @@ _NAMES: dict[str, np.dtype] = {
     "int8": _dtypes.int8, "int16": _dtypes.int16, "int32": _dtypes.int32, "int64": _dtypes.int64,
     "uint8": _dtypes.uint8, "uint16": _dtypes.uint16, "uint32": _dtypes.uint32, "uint64": _dtypes.uint64,
     "float32": _dtypes.float32, "float64": _dtypes.float64,
+    "complex64": _dtypes.complex64, "complex128": _dtypes.complex128,
 }
 
-# The spec's kind strings. Complex dtypes are not supported yet, so that kind is empty.
+# The spec's kind strings.
 _KINDS: dict[str, tuple[np.dtype, ...]] = {
     "bool": (_dtypes.bool_,),
     "signed integer": _dtypes.SIGNED,
     "unsigned integer": _dtypes.UNSIGNED,
     "integral": _dtypes.INTEGER,
     "real floating": _dtypes.FLOATING,
-    "complex floating": (),
+    "complex floating": _dtypes.COMPLEX,
     "numeric": _dtypes.NUMERIC,
 }
 
@@ -105,14 +106,13 @@ class Info:
     def default_dtypes(self, *, device: Device | str | None = None) -> dict[str, np.dtype]:
         """Default dtypes on ``device`` (the default device if None).
 
-        There is no ``"complex floating"`` key: complex dtypes are not supported yet.
-
-        >>> Info().default_dtypes(device="cpu")["real floating"]
-        dtype('float64')
+        >>> Info().default_dtypes(device="cpu")["complex floating"]
+        dtype('complex128')
         """
         dev = as_device(device)
         return {
             "real floating": dev.default_float,
+            "complex floating": dev.default_complex,
             "integral": dev.default_int,
             "indexing": dev.default_int,
         }

@@ -155,11 +155,13 @@ def tensordot(x1: GpuArray, x2: GpuArray, /, *,
 def vecdot(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
     """Dot product of vectors along ``axis`` (counted from the end), other dimensions broadcast.
 
-    For real dtypes the conjugation the standard asks of ``x1`` is the identity.
+    ``x1`` is conjugated, as the standard asks: ``sum(conj(x1) * x2)`` (the identity for real dtypes).
 
     >>> import gpuarray as xp
     >>> float(xp.vecdot(xp.asarray([1.0, 2.0], device="cpu"), xp.asarray([3.0, 4.0], device="cpu")))
     11.0
+    >>> complex(xp.vecdot(xp.asarray([1j], device="cpu"), xp.asarray([1j], device="cpu")))
+    (1+0j)
     """
     from .statistical import any as any_
     from .statistical import sum as sum_
@@ -172,6 +174,8 @@ def vecdot(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
     dt = _dtypes.result_type(x1, x2)
     if dt == _dtypes.bool_:
         return any_(apply(OPS["logical_and"], x1, x2), axis=axis)
+    if x1.dtype.kind == "c":
+        x1 = apply(OPS["conj"], x1)
     return sum_(apply(OPS["multiply"], x1, x2), axis=axis, dtype=dt)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._array import GpuArray
-from .._elementwise import astype_node, common_device, finish
+from .._elementwise import astype_node, common_device, finish, scalars_to_device
 from .._indexing import basic_index, bounded
 from ..graph import views
 from ..graph.node import Node, leaf, make
@@ -74,12 +74,12 @@ def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
 def broadcast_arrays(*arrays: GpuArray) -> list[GpuArray]:
     """Broadcast all arrays to their common shape."""
     if arrays:
-        common_device(list(arrays), "broadcast_arrays")
+        arrays = tuple(scalars_to_device([_arr(a, "broadcast_arrays") for a in arrays], "broadcast_arrays"))
     shape = broadcast_shapes(*(_arr(a, "broadcast_arrays").shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def expand_dims(x: GpuArray, /, *, axis: int = 0) -> GpuArray:
+def expand_dims(x: GpuArray, /, axis: int = 0) -> GpuArray:
     """Insert a length-1 axis at ``axis``."""
     x = _arr(x, "expand_dims")
     ax = normalize_axis(axis, x.ndim + 1)

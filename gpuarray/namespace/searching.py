@@ -29,8 +29,8 @@ from .statistical import Axis, _axes, _check, _reduce
 
 def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArray:
     x = _check(x, name)
-    if x.dtype not in _dtypes.NUMERIC and x.dtype != _dtypes.bool_:
-        raise TypeError(f"Only numeric dtypes are allowed in {name}; got {x.dtype}.")
+    if x.dtype not in _dtypes.REAL_NUMERIC and x.dtype != _dtypes.bool_:
+        raise TypeError(f"Only real numeric dtypes are allowed in {name}; got {x.dtype}.")
     if axis is None:
         axes = tuple(range(x.ndim))
     else:

@@ -54,6 +54,8 @@ def searchsorted(x1: GpuArray, x2: Any, /, *, side: str = "left", sorter: GpuArr
         arrays.append(sorter)
     device = common_device(arrays, "searchsorted")
     dt = _dtypes.result_type(x1, x2, default_float=device.default_float)
+    if dt.kind == "c":
+        raise TypeError(f"Only real-valued dtypes are allowed in searchsorted; got {dt}.")
     device.check_dtype(dt)
     n2 = astype_node(x2._node, dt) if isinstance(x2, GpuArray) else const(x2, dt, device)
     inputs = (astype_node(x1._node, dt), n2) + ((sorter._node,) if sorter is not None else ())

@@ -71,10 +71,23 @@ def _counts(starts: np.ndarray, n: int) -> np.ndarray:
 
 
 def _sorted_with_perm(x: GpuArray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted flat values, stable permutation) with the sort on ``x``'s device."""
+    """(sorted flat values, stable permutation) with the sort on ``x``'s device.
+
+    Complex values have no order in the standard (``sort`` rejects them); for the set functions
+    they are sorted on the host in NumPy's lexicographic order (real part, then imaginary part).
+    """
     host = np.asarray(x).reshape(-1)          # evaluates x once; the argsort then reads it
-    perm = np.asarray(argsort(_flat(x))).astype(np.intp)
+    if x.dtype.kind == "c":
+        perm = np.argsort(host, kind="stable")
+    else:
+        perm = np.asarray(argsort(_flat(x))).astype(np.intp)
     return host[perm], perm
+
+
+def _sorted(x: GpuArray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        return np.sort(np.asarray(x).reshape(-1), kind="stable")
+    return np.asarray(sort(_flat(x)))
 
 
 def unique_values(x: GpuArray, /) -> GpuArray:
@@ -85,14 +98,14 @@ def unique_values(x: GpuArray, /) -> GpuArray:
     [0, 2]
     """
     x = _check(x, "unique_values")
-    sv = np.asarray(sort(_flat(x)))
+    sv = _sorted(x)
     return _put(x, sv[_starts(sv)], x.dtype)
 
 
 def unique_counts(x: GpuArray, /) -> UniqueCountsResult:
     """The unique elements of ``x`` and how often each occurs."""
     x = _check(x, "unique_counts")
-    sv = np.asarray(sort(_flat(x)))
+    sv = _sorted(x)
     starts = _starts(sv)
     di = x.device.default_int
     return UniqueCountsResult(_put(x, sv[starts], x.dtype), _put(x, _counts(starts, sv.size), di))

@@ -30,6 +30,8 @@ def _sort_node(x: Any, axis: int, descending: bool, kind: str) -> GpuArray:
         raise TypeError(f"{kind}: expected a GpuArray; got {type(x).__name__}")
     if isinstance(axis, bool):
         raise TypeError(f"{kind}: axis must be an integer; got bool")
+    if x.dtype.kind == "c":
+        raise TypeError(f"Only real-valued dtypes are allowed in {kind}; got {x.dtype}.")
     ax = normalize_axis(operator.index(axis), x.ndim)
     if not isinstance(descending, bool):
         raise TypeError(f"{kind}: descending must be a bool; got {type(descending).__name__}")

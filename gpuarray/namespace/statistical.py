@@ -39,7 +39,7 @@ def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
     for a in items:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{name}: axis must be an int or a tuple of ints; got {type(a).__name__}")
-        if not -x.ndim <= a < builtins.max(x.ndim, 1) or (x.ndim == 0 and a not in (0, -1)):
+        if not -builtins.max(x.ndim, 1) <= a < builtins.max(x.ndim, 1):     # a 0-d array takes 0 and -1
             raise AxisError(f"{name}: axis {a} is out of bounds for array of dimension {x.ndim}")
         out.append(int(a) % builtins.max(x.ndim, 1))
     if len(set(out)) != len(out):
@@ -89,8 +89,8 @@ def prod(x: GpuArray, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool
 def _extreme(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
     name = "maximum" if rop == "max" else "minimum"
     x = _check(x, rop)
-    if x.dtype == _dtypes.bool_:
-        raise TypeError(f"Only numeric dtypes are allowed in {rop}; got bool.")
+    if x.dtype == _dtypes.bool_ or x.dtype.kind == "c":
+        raise TypeError(f"Only real numeric dtypes are allowed in {rop}; got {x.dtype}.")
     axes = _axes(x, axis, rop)
     if builtins.any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -109,7 +109,7 @@ def min(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArra
 
 def _float_input(x: Any, name: str) -> GpuArray:
     x = _check(x, name)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         raise TypeError(f"Only floating-point dtypes are allowed in {name}; got {x.dtype}.")
     return x
 
@@ -124,13 +124,21 @@ def mean(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArr
 
 def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
         keepdims: bool = False) -> GpuArray:
-    """Variance over ``axis`` with ``correction`` degrees of freedom removed (two passes)."""
+    """Variance over ``axis`` with ``correction`` degrees of freedom removed (two passes).
+
+    For complex ``x`` it is the mean of ``|x - mean(x)|**2``: a real result, as NumPy gives.
+    """
     x = _float_input(x, "var")
     axes = _axes(x, axis, "var")
     n = math.prod(x.shape[a] for a in axes)
     m = mean(x, axis=axes, keepdims=True)
     d = apply(OPS["subtract"], x, m)
-    ss = _reduce(apply(OPS["multiply"], d, d), "sum", axes, x.dtype, keepdims)
+    if x.dtype.kind == "c":
+        re, im = apply(OPS["real"], d), apply(OPS["imag"], d)
+        sq = apply(OPS["add"], apply(OPS["multiply"], re, re), apply(OPS["multiply"], im, im))
+    else:
+        sq = apply(OPS["multiply"], d, d)
+    ss = _reduce(sq, "sum", axes, sq.dtype, keepdims)
     return apply(OPS["divide"], ss, float(builtins.max(n - correction, 0)))
 
 

@@ -50,11 +50,13 @@ def _piece(v: Any, x: GpuArray, axis: int, name: str) -> GpuArray:
     return arr
 
 
-def diff(x: GpuArray, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> GpuArray:
+def diff(x: GpuArray, /, n: int = 1, axis: int = -1, *, prepend: Any = None, append: Any = None) -> GpuArray:
     """The ``n``-th discrete difference along ``axis``: ``out[i] = x[i + 1] - x[i]``, applied ``n`` times.
 
-    ``prepend`` / ``append`` are joined to ``x`` along ``axis`` first. The result is ``n`` shorter
-    along ``axis`` (empty when ``n`` is at least its length). Booleans give ``x[i + 1] != x[i]``.
+    ``n`` and ``axis`` may also be passed by position, in NumPy's order (``diff(x, 2)``, as
+    scikit-learn's ``roc_curve`` does). ``prepend`` / ``append`` are joined to ``x`` along ``axis``
+    first. The result is ``n`` shorter along ``axis`` (empty when ``n`` is at least its length).
+    Booleans give ``x[i + 1] != x[i]``.
 
     >>> import gpuarray as xp
     >>> xp.diff(xp.asarray([[1, 2, 4], [0, 0, 5]], device="cpu"), axis=1, n=2).tolist()

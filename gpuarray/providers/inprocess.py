@@ -137,6 +137,13 @@ def _host_argreduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarr
     return [np.asarray(r, dtype=kernel.out_nodes[0].dtype).reshape(kernel.out_shape)]
 
 
+def _host_fft(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    axis, inverse, norm = kernel.attrs
+    r = (np.fft.ifft if inverse else np.fft.fft)(operands[0], axis=axis, norm=norm)
+    return [np.asarray(r, dtype=kernel.out_nodes[0].dtype)]
+
+
+HOST_KINDS["fft"] = _host_fft                # one-dimensional complex transforms (gpuarray.fft)
 HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod
 HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
 HOST_KINDS["scatter"] = host_scatter

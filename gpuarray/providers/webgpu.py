@@ -6,23 +6,35 @@
 - 2-D dispatch beyond 65535 workgroups;
 - pipelines cached by kernel signature (and WGSL hash), a size-class buffer
   pool, and pooled MAP_READ staging buffers for readback;
-- float64 transcendentals run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``).
+- float64 transcendentals run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``);
+- elementwise kernels over arrays larger than one storage binding (or with 2**32
+  elements or more) run in chunks, each binding a sub-range of every buffer; arrays
+  larger than the largest buffer are split into segments (``SegmentedHandle``);
+- faults: an allocation that fails releases the pooled buffers and is retried once,
+  then raises ``OutOfMemoryError``; a lost device raises ``DeviceLostError`` and the
+  provider is replaced on the next use of its device (``_devices.provider_for``).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import gc
 import hashlib
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import _metrics
-from .._dtypes import STORAGE_NP, float64, int64, uint64
-from ..compiler.kernel import Kernel
+from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
+from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
+from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render
 from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool
 from .wgpu_reduce import enqueue_reduce
@@ -39,6 +51,10 @@ WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_
 # Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
 WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
                                     "searchsorted": searchsorted_cannot_run}
+WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
+WGPU_KIND_CHECKS["fft"] = fft_cannot_run
+# Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
+COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query")
 WANTED_LIMITS = (
@@ -49,7 +65,8 @@ WANTED_LIMITS = (
 # float64 ops whose WGSL would use a transcendental built-in. SPIR-V's GLSL.std.450
 # transcendentals are 32-bit only: naga still emits them for f64, lavapipe then returns
 # garbage and the NVIDIA driver fails to compile the shader and loses the device (both seen
-# here). Until software float64 versions exist, these run on the host.
+# here). Until software float64 versions exist, these run on the host. The same ops on
+# complex128 run on the host too (their WGSL would call the float64 ones).
 F64_HOST_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
@@ -64,6 +81,60 @@ class GpuHandle:
     def __init__(self, buffer: Any, nbytes: int) -> None:
         self.buffer = buffer
         self.nbytes = nbytes
+
+
+class SegmentedHandle:
+    """An array larger than the adapter's largest buffer: consecutive ``parts`` of
+    ``seg_elems`` elements each (the last one shorter). Only chunked elementwise kernels,
+    uploads and downloads read these; every other kernel kind refuses such arrays."""
+
+    __slots__ = ("parts", "seg_elems", "itemsize", "nbytes")
+
+    def __init__(self, parts: list[GpuHandle], seg_elems: int, itemsize: int, nbytes: int) -> None:
+        self.parts = parts
+        self.seg_elems = seg_elems
+        self.itemsize = itemsize
+        self.nbytes = nbytes
+
+    def ranges(self) -> list[tuple[GpuHandle, int, int]]:
+        """(part, first byte in the array, bytes) for each part."""
+        seg = self.seg_elems * self.itemsize
+        return [(p, i * seg, p.nbytes) for i, p in enumerate(self.parts)]
+
+
+# Reasons wgpu logged for lost devices ("The WGPU device was lost (destroyed): ..."), newest last.
+# wgpu-py 0.32 implements neither ``device.lost`` nor error scopes: the lost callback only logs,
+# and later calls on the device raise GPUValidationError("... Parent device is lost").
+_lost_reasons: list[str] = []
+
+
+class _LostWatcher(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if msg.startswith("The WGPU device was lost"):
+            head, _, rest = msg.partition(":")
+            why = head[len("The WGPU device was lost"):].strip(" ()")
+            detail = rest.strip().splitlines()[0] if rest.strip() else ""
+            _lost_reasons.append(f"{why}: {detail}" if detail else why)
+            del _lost_reasons[:-16]
+        return True
+
+
+_watcher: _LostWatcher | None = None
+
+
+def _watch_lost() -> None:
+    """Install the filter on wgpu's logger (after ``import wgpu``, which sets its logger class)."""
+    global _watcher
+    if _watcher is None:
+        _watcher = _LostWatcher()
+        logging.getLogger("wgpu").addFilter(_watcher)
+
+
+def is_device_lost(exc: BaseException) -> bool:
+    """Whether a wgpu exception says the device is gone."""
+    msg = str(exc).lower()
+    return "device is lost" in msg or "device lost" in msg or "devicelost" in msg
 
 
 def adapters() -> list[Any]:
@@ -88,11 +159,13 @@ class WgpuProvider:
     name = "wgpu"
     host_memory = False
 
-    def __init__(self, adapter: Any) -> None:
+    def __init__(self, adapter: Any, device_name: str = "wgpu") -> None:
         import wgpu
 
+        _watch_lost()
         self.wgpu = wgpu
         self.adapter = adapter
+        self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
         self.limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
         self.device = adapter.request_device_sync(required_features=self.features,
@@ -100,32 +173,52 @@ class WgpuProvider:
         self.f64 = "shader-f64" in self.features
         self.i64 = "shader-int64" in self.features
         self.max_binding = int(self.limits.get("max-storage-buffer-binding-size", 128 << 20))
+        self.max_buffer = int(self.limits.get("max-buffer-size", 256 << 20))
         self.max_groups = int(self.limits.get("max-compute-workgroups-per-dimension", 65535))
         self.max_storage_buffers = int(self.limits.get("max-storage-buffers-per-shader-stage", 8))
+        self.offset_align = int(self.device.limits.get("min-storage-buffer-offset-alignment", 256))
         bu = wgpu.BufferUsage
         # Keep up to two of the largest buffers free on a GPU (allocating 1 GiB there took
         # ~70 ms on the H200); a CPU adapter's memory is the host's, so keep less.
-        keep = 1 << 30 if adapter.info.get("adapter_type") == "CPU" else 2 * int(
-            self.limits.get("max-buffer-size", 1 << 30))
-        self.pool = BufferPool(self.device, bu.STORAGE | bu.COPY_SRC | bu.COPY_DST, keep)
-        self.staging = BufferPool(self.device, bu.MAP_READ | bu.COPY_DST, 256 << 20)
+        keep = 1 << 30 if adapter.info.get("adapter_type") == "CPU" else 2 * self.max_buffer
+        self.pool = BufferPool(self.device, bu.STORAGE | bu.COPY_SRC | bu.COPY_DST, keep, self.max_buffer)
+        self.staging = BufferPool(self.device, bu.MAP_READ | bu.COPY_DST, 256 << 20, self.max_buffer)
         self.rendered: dict[tuple, Rendered] = {}
         self.pipelines: dict[str, tuple[Any, Any]] = {}
         self.lock = threading.RLock()
         self.host_only_f64: set[str] = set(F64_HOST_OPS) if self.f64 else set()
+        self.lost: str | None = None          # why the device was lost, once it is
+        self._lost_seen = len(_lost_reasons)
         self._enc: Any = None
         self._pass: Any = None
         self._keep: list[Any] = []
         self._deferred: list[Any] = []
+        self._pending: collections.deque[Any] = collections.deque()
         self._fence: tuple[Any, Any] | None = None
 
     # ---- capabilities
     def supports(self, dtype: np.dtype) -> bool:
-        if dtype == float64:
+        if dtype == float64 or dtype == complex128:
             return self.f64
         if dtype in (int64, uint64):
             return self.i64
         return True
+
+    def chunk_elems(self) -> int:
+        """Elements per chunk of a split elementwise kernel: one chunk of any storage array
+        (up to 16 bytes an element: complex128) fits one binding, and chunk starts are aligned
+        for every element size."""
+        unit = max(1024, self.offset_align)
+        return max(unit, self.max_binding // 16 // unit * unit)
+
+    def needs_split(self, kernel: Kernel) -> bool:
+        """Whether an elementwise kernel exceeds one binding or 32-bit indexing (run in chunks)."""
+        if kernel.size >= 2**32:
+            return True
+        for node in list(kernel.inputs) + list(kernel.out_nodes):
+            if _nbytes(node) > self.max_binding:
+                return True
+        return False
 
     def cannot_run(self, kernel: Kernel) -> str | None:
         if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
@@ -133,15 +226,24 @@ class WgpuProvider:
         for ins in kernel.instrs:
             if not self.supports(ins.dtype):
                 return f"{ins.dtype} is not supported by this adapter"
-            if ins.dtype == float64 and ins.op in self.host_only_f64:
-                return (f"float64 {ins.op} has no WGSL implementation that is exact on every device yet; "
+            if (ins.dtype == float64 or ins.dtype == complex128) and ins.op in self.host_only_f64:
+                return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
                         "it runs on the host")
+        if kernel.kind not in COMPLEX_KINDS and any(
+                n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
+            return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
         # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
         n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise" else 6)
         if n_bind > self.max_storage_buffers:
             return f"kernel needs {n_bind} storage buffers; the adapter allows {self.max_storage_buffers}"
+        if kernel.kind == "elementwise" and self.needs_split(kernel):
+            if split_kernel(kernel, 1) is None:
+                return ("an array exceeds the adapter's storage binding limit "
+                        f"{self.max_binding} (or 2**32 elements), and only elementwise kernels over "
+                        "contiguous arrays of one size (and scalars) are split into chunks")
+            return None
         for node in list(kernel.inputs) + list(kernel.out_nodes):
-            nbytes = int(np.prod(node.shape, dtype=np.int64)) * STORAGE_NP[node.dtype].itemsize
+            nbytes = _nbytes(node)
             if nbytes > self.max_binding:
                 return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {self.max_binding}"
         if kernel.size >= 2**32:
@@ -149,46 +251,197 @@ class WgpuProvider:
         check = WGPU_KIND_CHECKS.get(kernel.kind)
         return check(self, kernel) if check is not None else None
 
+    # ---- faults: a lost device, and out of memory
+    def _lost_error(self) -> DeviceLostError:
+        return DeviceLostError(
+            f"the device {self.device_name} ({self.adapter.info.get('device')}) was lost: {self.lost}. "
+            "It is started again on its next use; arrays that have a host copy survive, arrays whose "
+            "only copy was on the lost device are gone", device=self.device_name, reason=self.lost or "")
+
+    def _mark_lost(self, exc: BaseException | None) -> DeviceLostError:
+        """Record the loss, forget every device object, and return the error to raise."""
+        if self.lost is None:
+            logged = _lost_reasons[self._lost_seen:]
+            detail = str(exc).strip().splitlines()[-1].strip() if exc is not None else ""
+            self.lost = logged[-1] if logged else (detail or "unknown reason")
+            self.pool.abandon()
+            self.staging.abandon()
+            self._enc = self._pass = self._fence = None
+            self._keep, self._deferred = [], []
+            self._pending.clear()
+            self.pipelines.clear()
+        return self._lost_error()
+
+    def _check_lost(self) -> None:
+        """Raise DeviceLostError if the device is known lost; after wgpu logged a loss
+        (of some device), probe this one with a tiny allocation."""
+        if self.lost is not None:
+            raise self._lost_error()
+        if len(_lost_reasons) != self._lost_seen:
+            try:
+                self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_DST)
+            except Exception as exc:  # noqa: BLE001 - any wgpu error: look at what it says
+                if is_device_lost(exc):
+                    raise self._mark_lost(exc) from exc
+            self._lost_seen = len(_lost_reasons)
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn wgpu's "device is lost" errors into DeviceLostError (and remember the loss)."""
+        self._check_lost()
+        try:
+            yield
+        except (DeviceLostError, OutOfMemoryError):
+            raise
+        except Exception as exc:
+            if is_device_lost(exc) or self.lost is not None:
+                raise self._mark_lost(exc) from exc
+            raise
+
+    def _get(self, pool: BufferPool, nbytes: int, what: str = "buffer") -> Any:
+        """A buffer from ``pool``; on failure release every pooled buffer and retry once."""
+        self._check_lost()
+        if nbytes > self.max_buffer:
+            raise OutOfMemoryError(
+                f"cannot allocate a {what} of {nbytes} bytes ({_fmt_bytes(nbytes)}) on {self.device_name}: "
+                f"the adapter's largest buffer is {self.max_buffer} bytes", requested=nbytes,
+                device=self.device_name, live=self.pool.live, pooled=self.pool.free_bytes)
+        try:
+            return pool.get(nbytes)
+        except Exception as exc:  # noqa: BLE001 - wgpu raises GPUValidationError / GPUOutOfMemoryError
+            if is_device_lost(exc):
+                raise self._mark_lost(exc) from exc
+        # release what can be released (the open pass first: it holds deferred frees) and retry
+        self.flush()
+        gc.collect()
+        released = self.pool.clear() + self.staging.clear()
+        try:
+            return pool.get(nbytes)
+        except Exception as exc:  # noqa: BLE001
+            if is_device_lost(exc):
+                raise self._mark_lost(exc) from exc
+            raise OutOfMemoryError(
+                f"out of device memory on {self.device_name}: a {what} of {nbytes} bytes "
+                f"({_fmt_bytes(nbytes)}) could not be allocated, even after releasing {released} pooled "
+                f"bytes and retrying; arrays hold {self.pool.live} bytes ({_fmt_bytes(self.pool.live)}) "
+                f"there now. wgpu said: {str(exc).strip().splitlines()[-1].strip()}",
+                requested=nbytes, device=self.device_name, live=self.pool.live,
+                pooled=self.pool.free_bytes) from exc
+
     # ---- memory
     def alloc(self, nbytes: int) -> GpuHandle:
         with self.lock:
-            return GpuHandle(self.pool.get(nbytes), nbytes)
+            self._drain()
+            return GpuHandle(self._get(self.pool, nbytes), nbytes)
 
-    def upload(self, host: np.ndarray) -> GpuHandle:
-        data = np.ascontiguousarray(host, dtype=STORAGE_NP[host.dtype])
-        h = self.alloc(data.nbytes)
-        if data.nbytes:
-            self.device.queue.write_buffer(h.buffer, 0, data)
+    def alloc_array(self, n: int, itemsize: int) -> GpuHandle | SegmentedHandle:
+        """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
+        is larger than the adapter's largest buffer."""
+        nbytes = n * itemsize
+        if nbytes <= self.max_buffer:
+            return self.alloc(nbytes)
+        chunk = self.chunk_elems()
+        seg = max(1, self.max_buffer // (itemsize * chunk)) * chunk
+        parts: list[GpuHandle] = []
+        try:
+            for start in range(0, n, seg):
+                parts.append(self.alloc(min(seg, n - start) * itemsize))
+        except BaseException:
+            for p in parts:
+                self.free(p)
+            raise
+        return SegmentedHandle(parts, seg, itemsize, nbytes)
+
+    def upload(self, host: np.ndarray) -> GpuHandle | SegmentedHandle:
+        sdt = STORAGE_NP[host.dtype]
+        flat = host.reshape(-1)
+        with self.lock, self._guard():
+            h = self.alloc_array(flat.size, sdt.itemsize)
+            try:
+                if isinstance(h, SegmentedHandle):
+                    parts = [(p, flat[i * h.seg_elems:(i + 1) * h.seg_elems]) for i, p in enumerate(h.parts)]
+                else:
+                    parts = [(h, flat)]
+                step = STAGE_BYTES // sdt.itemsize
+                for part, elems in parts:
+                    # in pieces: wgpu stages each write in a buffer of its size, and the storage
+                    # conversion (bool -> u32 ...) needs a host copy of each piece
+                    for start in range(0, elems.size, step):
+                        piece = np.ascontiguousarray(elems[start:start + step], dtype=sdt)
+                        self.device.queue.write_buffer(part.buffer, start * sdt.itemsize, piece)
+            except BaseException:
+                self.free(h)
+                raise
         return h
 
-    def download(self, handle: GpuHandle, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    def download(self, handle: GpuHandle | SegmentedHandle, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """The array's contents, copied through MAP_READ staging buffers of at most ``STAGE_BYTES``."""
         sdt = STORAGE_NP[dtype]
         n = handle.nbytes
         if n == 0:
             return np.empty(shape, dtype=dtype)
-        with self.lock:
+        out = np.empty(n // sdt.itemsize, dtype=sdt)
+        raw = out.view(np.uint8)
+        ranges = handle.ranges() if isinstance(handle, SegmentedHandle) else [(handle, 0, n)]
+        with self.lock, self._guard():
             self.flush()
-            stage = self.staging.get(n)
-            enc = self.device.create_command_encoder()
-            enc.copy_buffer_to_buffer(handle.buffer, 0, stage, 0, n)
-            self.device.queue.submit([enc.finish()])
-            stage.map_sync(self.wgpu.MapMode.READ, 0, n)
-            try:
-                raw = stage.read_mapped(0, n, copy=True)
-            finally:
-                stage.unmap()
-                self.staging.put(stage)
-        arr = np.frombuffer(raw, dtype=sdt).reshape(shape)
-        return arr.astype(dtype) if sdt != dtype else arr.copy()
+            for part, base, size in ranges:
+                for off in range(0, size, STAGE_BYTES):
+                    m = min(STAGE_BYTES, size - off)
+                    stage = self._get(self.staging, m, "staging buffer")
+                    try:
+                        enc = self.device.create_command_encoder()
+                        enc.copy_buffer_to_buffer(part.buffer, off, stage, 0, m)
+                        self.device.queue.submit([enc.finish()])
+                        stage.map_sync(self.wgpu.MapMode.READ, 0, m)
+                        try:
+                            view = stage.read_mapped(0, m, copy=False)
+                            raw[base + off:base + off + m] = np.frombuffer(view, dtype=np.uint8)
+                        finally:
+                            stage.unmap()
+                    finally:
+                        self.staging.put(stage)
+        arr = out.reshape(shape)
+        return arr.astype(dtype) if sdt != dtype else arr
 
-    def free(self, handle: GpuHandle) -> None:
+    def free(self, handle: GpuHandle | SegmentedHandle) -> None:
         """Return a buffer to the pool; while a pass is open, only after it is submitted
-        (the pool may destroy buffers, and the open pass may still use this one)."""
-        with self.lock:
+        (the pool may destroy buffers, and the open pass may still use this one).
+
+        This runs from ``Data.__del__``, i.e. wherever the garbage collector happens to run:
+        it never waits for the lock. When another thread holds it, the buffer is queued and
+        the next locked call returns it to the pool."""
+        if not self.lock.acquire(blocking=False):
+            self._pending.append(handle)        # deque.append is atomic
+            return
+        try:
+            self._free(handle)
+        finally:
+            self.lock.release()
+
+    def _free(self, handle: GpuHandle | SegmentedHandle) -> None:
+        if self.lost is not None:
+            return
+        parts = handle.parts if isinstance(handle, SegmentedHandle) else [handle]
+        for h in parts:
             if self._pass is not None:
-                self._deferred.append(handle.buffer)
+                self._deferred.append(h.buffer)
             else:
-                self.pool.put(handle.buffer)
+                self.pool.put(h.buffer)
+
+    def _drain(self) -> None:
+        """Return the buffers that ``free`` queued while the lock was taken (lock held)."""
+        while self._pending:
+            self._free(self._pending.popleft())
+
+    def release_pooled(self) -> int:
+        """Destroy every pooled (free) buffer now; returns the bytes released."""
+        with self.lock:
+            if self.lost is not None:
+                return 0
+            self.flush()
+            self._drain()
+            return self.pool.clear() + self.staging.clear()
 
     # ---- kernels
     def pipeline_for(self, source: str) -> tuple[Any, Any]:
@@ -224,22 +477,26 @@ class WgpuProvider:
     def flush(self) -> None:
         """Submit the open compute pass (one submit for everything enqueued since the last flush)."""
         with self.lock:
-            if self._pass is None:
+            if self._pass is None or self.lost is not None:
+                self._drain()
                 return
-            self._pass.end()
-            self.device.queue.submit([self._enc.finish()])
-            self._pass = None
-            self._enc = None
-            self._keep = []
-            for buf in self._deferred:
-                self.pool.put(buf)
-            self._deferred = []
+            with self._guard():
+                self._pass.end()
+                self.device.queue.submit([self._enc.finish()])
+                self._pass = None
+                self._enc = None
+                self._keep = []
+                for buf in self._deferred:
+                    self.pool.put(buf)
+                self._deferred = []
+                self._drain()
             _metrics.add("submits")
 
     def dispatch(self, source: str, prm: np.ndarray, buffers: Sequence[Any], groups: int) -> None:
         """Record one dispatch of ``source`` over ``groups`` workgroups (2-D past 65535) into the open pass.
 
-        Bindings: 0 is the ``prm`` u32 array, then ``buffers`` (GpuHandles or raw buffers) in order.
+        Bindings: 0 is the ``prm`` u32 array, then ``buffers`` in order: GpuHandles, raw buffers,
+        or ``(buffer, offset, size)`` sub-ranges.
         """
         if groups <= 0:
             return
@@ -251,7 +508,9 @@ class WgpuProvider:
         entries = [{"binding": 0, "resource": {"buffer": pbuf}}]
         for b, h in enumerate(buffers, start=1):
             if isinstance(h, GpuHandle):
-                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 8)}  # 8: an empty 64-bit array
+                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 16)}  # 16: an empty complex128 array
+            elif isinstance(h, tuple):
+                res = {"buffer": h[0], "offset": h[1], "size": h[2]}
             else:
                 res = {"buffer": h}
             entries.append({"binding": b, "resource": res})
@@ -274,9 +533,11 @@ class WgpuProvider:
 
     def enqueue(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
         """Record ``kernel`` into the open pass; returns its output handles (valid once flushed)."""
-        with self.lock:
+        with self.lock, self._guard():
             if kernel.kind != "elementwise":
                 return list(WGPU_KINDS[kernel.kind](self, kernel, list(in_handles)))
+            if kernel.size and (self.needs_split(kernel) or any(isinstance(h, SegmentedHandle) for h in in_handles)):
+                return self._enqueue_split(kernel, in_handles)
             outs = [self.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize)
                     for o in kernel.outputs]
             if kernel.size == 0:
@@ -285,6 +546,29 @@ class WgpuProvider:
             wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], -(-kernel.size // WORKGROUP))
             return outs
+
+    def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
+        """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
+        ``chunk_elems()`` elements, each binding the matching byte range of every array."""
+        n = kernel.size
+        chunk = self.chunk_elems()
+        items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
+        out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
+        outs = [self.alloc_array(n, it) for it in out_items]
+        flat: dict[int, Kernel] = {}
+        for start in range(0, n, chunk):
+            c = min(chunk, n - start)
+            k = flat.get(c)
+            if k is None:
+                k = split_kernel(kernel, c)
+                assert k is not None, "cannot_run refuses kernels that cannot be split"
+                flat[c] = k
+            r = self.rendered_for(k)
+            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(k).items())]
+            bound = [_sub_range(h, start, c, it) for h, it in zip(in_handles, items)]
+            bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
+            self.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
+        return outs
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:
         """Run kernels in order in one compute pass and one submit; returns output handles."""
@@ -295,7 +579,7 @@ class WgpuProvider:
 
     def synchronize(self) -> None:
         """Submit pending work and wait until the queue has finished it."""
-        with self.lock:
+        with self.lock, self._guard():
             self.flush()
             if self._fence is None:
                 bu = self.wgpu.BufferUsage
@@ -308,6 +592,10 @@ class WgpuProvider:
             dst.map_sync(self.wgpu.MapMode.READ, 0, 4)   # returns once all earlier work is done
             dst.unmap()
 
+    def memory(self) -> dict[str, int]:
+        """Bytes of device buffers held by arrays (``live``) and kept free for reuse (``pooled``)."""
+        return {"live": self.pool.live, "pooled": self.pool.free_bytes + self.staging.free_bytes}
+
     def device_info(self) -> dict[str, Any]:
         info = dict(self.adapter.info)
         return {
@@ -317,3 +605,58 @@ class WgpuProvider:
             "limits": dict(self.limits), "float64": self.f64, "int64": self.i64,
             "float64_on_host": sorted(self.host_only_f64),
         }
+
+
+STAGE_BYTES = 64 << 20     # downloads go through MAP_READ buffers of at most this size
+
+
+def _nbytes(node: Any) -> int:
+    return int(np.prod(node.shape, dtype=np.int64)) * STORAGE_NP[node.dtype].itemsize
+
+
+def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
+    """(buffer, byte offset, bytes) of elements [start, start + count) of an array."""
+    if isinstance(h, SegmentedHandle):
+        seg = start // h.seg_elems
+        return (h.parts[seg].buffer, (start - seg * h.seg_elems) * itemsize, count * itemsize)
+    return (h.buffer, start * itemsize, count * itemsize)
+
+
+def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
+    """The kernel over a flat chunk of ``count`` elements, or None when it cannot be split.
+
+    It can be split when every instruction is elementwise over arrays of the output's size
+    (contiguous inputs read in C order, reshapes of them) or a scalar (a const, or a
+    broadcast view of one): then element i of every array lines up with element i of the
+    output, and a chunk reads the same range of each buffer.
+    """
+    n = kernel.size
+    instrs: list[Instr] = []
+    for ins in kernel.instrs:
+        size = int(np.prod(ins.shape, dtype=np.int64))
+        if ins.op == "const":
+            instrs.append(ins)
+            continue
+        if ins.op == "iota" or ins.op in INDEX_OPS:
+            return None
+        if ins.op == "view":
+            src = kernel.instrs[ins.args[0]]
+            if src.shape != () or any(ins.params[0]) or size != n:
+                return None
+            instrs.append(Instr("view", ins.args, ins.dtype, (count,), ((0,), 0)))
+            continue
+        if ins.shape == () and ins.op != "input" and all(kernel.instrs[a].shape == () for a in ins.args):
+            instrs.append(ins)          # arithmetic on scalars
+            continue
+        if size != n:
+            return None
+        if ins.op not in ("input", "reshape"):
+            for a in ins.args:
+                ashape = kernel.instrs[a].shape
+                if ashape != () and int(np.prod(ashape, dtype=np.int64)) != n:
+                    return None
+        elif ins.op == "reshape" and int(np.prod(kernel.instrs[ins.args[0]].shape, dtype=np.int64)) != n:
+            return None
+        instrs.append(Instr(ins.op, ins.args, ins.dtype, (count,), ins.params))
+    return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), (count,),
+                  kernel.device)

@@ -17,11 +17,13 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from .._ops import OPS
 from ..compiler.kernel import INDEX_OPS, Kernel
 from ..graph.shapes import contiguous_strides
@@ -44,7 +46,8 @@ class Rendered:
 
     source: str
     slots: list[tuple]                 # prm[1:] specs
-    wide: dict[str, list[int]]         # 64-bit const arrays: WGSL type -> const instr indices
+    wide: dict[str, list[Any]]         # 64-bit const arrays: WGSL type -> const instr indices
+                                       # (or (index, part) for a part of a complex128 const)
     n_inputs: int
     n_outputs: int
 
@@ -66,8 +69,12 @@ class Rendered:
                 vals.append(ins[spec[1]].params[spec[2]][spec[3]])
             elif kind == "extra":
                 vals.append((extra or {})[spec[1]])
+            elif kind == "zero":           # a +0.0 the compiler cannot see (bits of f32 and u32 0)
+                vals.append(0)
             elif kind == "c32":
                 c = np.asarray(ins[spec[1]].params[0], dtype=ins[spec[1]].dtype)
+                if c.dtype.kind == "c":     # ("c32", i, part): the real or imaginary part of a complex64
+                    c = c.imag if spec[2] else c.real
                 vals.append(int(c.astype(_bits32(c.dtype)).view(np.uint32)))
         return np.array([v & 0xFFFFFFFF for v in vals], dtype=np.uint32)
 
@@ -75,8 +82,15 @@ class Rendered:
         out = {}
         for t, idxs in self.wide.items():
             dt = {"f64": np.float64, "i64": np.int64, "u64": np.uint64}[t]
-            out[t] = np.array([kernel.instrs[i].params[0] for i in idxs], dtype=dt)
+            out[t] = np.array([_wide_value(kernel, i) for i in idxs], dtype=dt)
         return out
+
+
+def _wide_value(kernel: Kernel, i: Any) -> Any:
+    if isinstance(i, tuple):              # (instr, part) of a complex128 const
+        c = complex(kernel.instrs[i[0]].params[0])
+        return c.imag if i[1] else c.real
+    return kernel.instrs[i].params[0]
 
 
 def _bits32(dtype: np.dtype) -> np.dtype:
@@ -88,7 +102,16 @@ def _bits32(dtype: np.dtype) -> np.dtype:
 
 
 def _suffix(dtype: np.dtype) -> str:
-    return WGSL_STORAGE_TYPE[dtype]
+    return WGSL_SUFFIX[dtype]
+
+
+def fill(tmpl: str, dtype: np.dtype, args: Sequence[str]) -> str:
+    """An op template with its placeholders filled for operands of ``dtype``."""
+    expr = (tmpl.replace("{T}", WGSL_TYPE[dtype]).replace("{S}", _suffix(dtype))
+            .replace("{F}", WGSL_TYPE[real_dtype(dtype)]).replace("{BITS}", f"{dtype.itemsize * 8}u"))
+    for n, v in enumerate(args):
+        expr = expr.replace("{" + str(n) + "}", v)
+    return expr
 
 
 def _shape_classes(kernel: Kernel) -> list[int]:
@@ -124,7 +147,7 @@ class _Gen:
         self.rep = _shape_classes(kernel)
         self.lines: list[str] = []
         self.slots: dict[tuple, int] = {}
-        self.wide: dict[str, list[int]] = {}
+        self.wide: dict[str, list[Any]] = {}
         self.memo: dict[tuple, str] = {}
         self.count = 0
 
@@ -192,6 +215,14 @@ class _Gen:
             expr = f"in{k}[{self.lin(idx, i)}]"
             return self.emit(f"{expr} != 0u" if dt == np.bool_ else expr)
         if op == "const":
+            if dt.kind == "c":
+                ft = WGSL_TYPE[real_dtype(dt)]
+                if ft in _WIDE:
+                    lst = self.wide.setdefault(ft, [])
+                    lst += [(i, 0), (i, 1)]
+                    return self.emit(f"vec2<{ft}>({_WIDE[ft]}[{len(lst) - 2}], {_WIDE[ft]}[{len(lst) - 1}])")
+                re, im = self.slot(("c32", i, 0)), self.slot(("c32", i, 1))
+                return self.emit(f"vec2<f32>(bitcast<f32>({re}), bitcast<f32>({im}))")
             st = WGSL_STORAGE_TYPE[dt]
             if st in _WIDE:
                 lst = self.wide.setdefault(st, [])
@@ -228,11 +259,7 @@ class _Gen:
                            for d in range(len(arg.shape)))
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
-        tmpl = opdef.template(odt.kind)
-        expr = tmpl.replace("{T}", WGSL_TYPE[odt]).replace("{S}", _suffix(odt))
-        expr = expr.replace("{BITS}", f"{odt.itemsize * 8}u")
-        for n, v in enumerate(vals):
-            expr = expr.replace("{" + str(n) + "}", v)
+        expr = fill(opdef.template(odt.kind), odt, vals)
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         return self.emit(expr)
@@ -242,12 +269,35 @@ class _Gen:
             return v
         t = WGSL_TYPE[dst]
         if dst == np.bool_:
+            if src.kind == "c":
+                return f"(ga_cisnan_{_suffix(src)}({v}) || any({v} != {WGSL_TYPE[src]}(0)))"
             if src.kind == "f":
                 return f"(ga_isnan_{_suffix(src)}({v}) || {v} != {WGSL_TYPE[src]}(0))"
             return f"({v} != {WGSL_TYPE[src]}(0))"
+        if dst.kind == "c":
+            # The imaginary part is a +0 read from ``prm``: as a literal, the compiler would fold
+            # ``0 * y`` to 0 and ``x + 0`` to x in the complex arithmetic that follows, which
+            # changes the sign of zero results (NumPy converts to complex and multiplies).
+            ft = WGSL_TYPE[real_dtype(dst)]
+            zero = f"{ft}(bitcast<f32>({self.slot(('zero',))}))"
+            if src.kind == "c":
+                return f"{t}({v})"
+            if src == np.bool_:
+                return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
+            return f"{t}({ft}({v}), {zero})"
+        if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
+            return self._cast(f"{v}.x", real_dtype(src), dst)
         if src == np.bool_:
             return f"select({t}(0), {t}(1), {v})"
         expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
+        if dst.kind in "iu" and dst.itemsize == 8 and src.kind in "iu" and src.itemsize < 8:
+            # 32 -> 64-bit integers by shifts, not by the conversion: naga's u64(i32) zero-extends
+            # (-3 -> 4294967293), its i64(u32) sign-extends (3653403236 -> -641564060), and on
+            # lavapipe (Mesa 22.3) an i64(i32) passed to a function compared wrongly with 0
+            # (sign(i64(-4)) was 1): the high word is rebuilt from the low one instead
+            low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
+            wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
+            expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
         if dst in _SMALL_WRAP:
             expr = _SMALL_WRAP[dst].replace("{x}", expr)
         return expr

@@ -104,7 +104,7 @@ def _setslice(g: Any, i: int, idx: tuple) -> str:
         qd = g.emit(f"{t} / {step}", "q")
         conds.append(f"({t} % {step} == 0 && {qd} >= 0 && {qd} < i32({g.slot(('dim', g.rep[val], d))}))")
         q.append(f"u32({qd})")
-    inside = g.emit(" && ".join(conds) or "true", "in")
+    inside = g.emit(" && ".join(conds) or "true", "inr")   # not "in": storage buffers are in0, in1, ...
     # select, not a branch: chains of assignments (x[i] = v in a loop) would nest ifs as deep as the
     # chain, which lavapipe miscompiled past ~80 levels. Outside the region the value is read at 0.
     qs = tuple(g.emit(f"select(0u, {qd}, {inside})", "q") for qd in q)

@@ -10,18 +10,21 @@ replace them: the exp/log/trig/pow family computed in software to within a
 few ULP of NumPy (the WGSL built-ins are not; see the F32 section). float64
 transcendentals run on the host (``providers/webgpu.py`` ``F64_HOST_OPS``), so
 their ``FLT`` versions, which use the built-ins, are not used there.
+Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py``.
 """
 
 from __future__ import annotations
 
 import re
 
+from .wgsl_clib import C64, CPLX_CONSTS, CPX
+
 # Per float suffix: bits type and masks.
 FLOAT_CONSTS = {
-    "f32": {"T": "f32", "U": "u32", "SIGN": "0x80000000u", "ABSM": "0x7fffffffu",
+    "f32": {"T": "f32", "U": "u32", "I": "i32", "SIGN": "0x80000000u", "ABSM": "0x7fffffffu",
             "INFB": "0x7f800000u", "NANB": "0x7fc00000u", "ONE": "1u",
             "MB": "23u", "MANT": "0x007fffffu", "IMPL": "0x00800000u"},
-    "f64": {"T": "f64", "U": "u64", "SIGN": "0x8000000000000000lu", "ABSM": "0x7ffffffffffffffflu",
+    "f64": {"T": "f64", "U": "u64", "I": "i64", "SIGN": "0x8000000000000000lu", "ABSM": "0x7ffffffffffffffflu",
             "INFB": "0x7ff0000000000000lu", "NANB": "0x7ff8000000000000lu", "ONE": "1lu",
             "MB": "52u", "MANT": "0x000ffffffffffffflu", "IMPL": "0x10000000000000lu"},
 }
@@ -35,6 +38,14 @@ FLT["isnan"] = "fn ga_isnan_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABS
 FLT["isinf"] = "fn ga_isinf_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {ABSM}) == {INFB}; }"
 FLT["isfinite"] = "fn ga_isfinite_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {INFB}) != {INFB}; }"
 FLT["signbit"] = "fn ga_signbit_{S}(x: {T}) -> bool { return (bitcast<{U}>(x) & {SIGN}) != {U}(0); }"
+# An integer key with the order of the (non-NaN) floats, -0.0 and 0.0 equal: comparisons
+# through it do not depend on the driver keeping subnormals (the H200's Vulkan driver
+# compared 1e-45 < 2e-45 as false).
+FLT["key"] = """fn ga_key_{S}(x: {T}) -> {I} {
+  let u = bitcast<{U}>(x);
+  let b = select(bitcast<{I}>(u), {I}(0), u == {SIGN});
+  return select(b, b ^ bitcast<{I}>({ABSM}), b < {I}(0));
+}"""
 FLT["nan"] = "fn ga_nan_{S}() -> {T} { return bitcast<{T}>({NANB}); }"
 FLT["inf"] = "fn ga_inf_{S}() -> {T} { return bitcast<{T}>({INFB}); }"
 FLT["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
@@ -785,7 +796,8 @@ INT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
 }"""
 INT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0)) { return {T}(0); }
-  var r = a % b;
+  // not a % b: the NVIDIA Vulkan driver (580) returned 0 for -1 % 3 (seen on the H200)
+  var r = a - (a / b) * b;
   if (r != {T}(0) && ((r < {T}(0)) != (b < {T}(0)))) { r = r + b; }
   return r;
 }"""
@@ -815,11 +827,13 @@ INT["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
   return a >> u32(b);
 }"""
 
-_NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64)\b")
+_NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 
 
 def _definition(name: str, suffix: str) -> str:
-    if suffix in FLOAT_CONSTS:
+    if suffix in CPLX_CONSTS:
+        table, consts = (C64 if suffix == "c64" and name in C64 else CPX), CPLX_CONSTS[suffix]
+    elif suffix in FLOAT_CONSTS:
         table, consts = (F32 if suffix == "f32" and name in F32 else FLT), FLOAT_CONSTS[suffix]
     else:
         table, consts = INT, INT_CONSTS[suffix]

@@ -15,7 +15,7 @@ import numpy as np
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .._ops import OPS
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_lib import helpers_for
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
@@ -30,7 +30,7 @@ def identity(rop: str, dtype: np.dtype) -> str:
     if rop == "sum":
         return f"{t}(0)"
     if rop == "prod":
-        return f"{t}(1)"
+        return f"{t}(1, 0)" if dtype.kind == "c" else f"{t}(1)"
     if dtype.kind == "f":
         inf = f"ga_inf_{_suffix(dtype)}()"
         return f"-{inf}" if rop == "max" else inf
@@ -48,9 +48,7 @@ def identity(rop: str, dtype: np.dtype) -> str:
 def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
     if dtype == np.bool_:   # bools travel as u32 0/1: sum and any are "or", prod and all are "and"
         return f"{'max' if rop in ('any', 'sum') else 'min'}({a}, {b})"
-    tmpl = OPS[COMBINE[rop]].template(dtype.kind)
-    expr = (tmpl.replace("{T}", WGSL_TYPE[dtype]).replace("{S}", _suffix(dtype))
-            .replace("{0}", a).replace("{1}", b))
+    expr = fill(OPS[COMBINE[rop]].template(dtype.kind), dtype, (a, b))
     if dtype in _SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
         expr = _SMALL_WRAP[dtype].replace("{x}", expr)
     return expr

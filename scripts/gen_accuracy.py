@@ -1,0 +1,248 @@
+"""Write docs/accuracy.md: the largest error of every floating-point elementwise op, per provider.
+
+    XDG_RUNTIME_DIR=/tmp python scripts/gen_accuracy.py            # writes docs/accuracy.md
+    python scripts/gen_accuracy.py --out - --n 20000                # a quick look, to stdout
+
+For each op of ``gpuarray._ops.OPS`` that takes and returns real floating-point values,
+each device (``cpu``, every ``wgpu:N``) and float32 / float64 (where the device has it),
+the op runs on a fixed sample (seeded, so every run sees the same inputs):
+
+- unary ops: the special values (0, -0.0, +-inf, NaN, 1, -1, 0.5, finfo.max, finfo.tiny,
+  subnormals, ...) and a dense sample: uniform on [-1, 1], [-20, 20] and [-100, 100],
+  magnitudes spread over the whole exponent range, values near 1 and near multiples
+  of pi/2, half-integers;
+- binary ops: every pair of special values, and as many random pairs from the dense
+  sample.
+
+Each result is compared with NumPy's on the same inputs (the ``vs NumPy`` columns) and
+with a more precise reference rounded to the dtype (``vs exact``: NumPy in float64 for
+float32 inputs, in long double for float64 inputs; long double is x87 80-bit on x86-64,
+so the float64 ``vs exact`` column is only as good as its libm). Errors are in units in
+the last place (ULP) of the reference. ``special`` counts the inputs where NaN, an
+infinity or the sign of a zero differs from NumPy (these must be 0). ``host`` marks ops
+that this device runs on the host (float64 transcendentals on wgpu, DESIGN.md 5.8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import gpuarray as xp  # noqa: E402
+from gpuarray._dtypes import CATEGORIES  # noqa: E402
+from gpuarray._ops import OPS  # noqa: E402
+
+F32, F64 = np.dtype("float32"), np.dtype("float64")
+# Real floating in, real floating out. Complex helpers (conj, real, imag) are identities on
+# real input, and where/comparisons/predicates do not round.
+SKIP = {"conj", "real", "imag", "where"}
+NUMPY_FUNC = {"round": np.round}
+
+
+def float_ops() -> list[str]:
+    return [n for n, d in OPS.items() if n not in SKIP and F32 in CATEGORIES[d.category] and d.result != "bool"]
+
+
+def specials(dt: np.dtype) -> np.ndarray:
+    fi = np.finfo(dt)
+    huge = 1e30 if dt == F32 else 1e300
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 7.0, -7.0, 0.1, 100.0, np.nan, np.inf,
+            -np.inf, fi.tiny, -fi.tiny, huge, -huge, fi.max, -fi.max, fi.smallest_subnormal,
+            -fi.smallest_subnormal, fi.tiny / 4, np.pi / 2, np.pi, 88.7, -103.9, 709.7, -745.1]
+    with np.errstate(all="ignore"):
+        return np.array(vals, dtype=np.float64).astype(dt)
+
+
+def dense(dt: np.dtype, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    top = np.log10(float(fi.max)) - 0.01
+    low = np.log10(float(fi.smallest_subnormal)) + 0.01
+    sign = rng.choice([-1.0, 1.0], n)
+    parts = [
+        rng.uniform(-1, 1, n), rng.uniform(-20, 20, n), rng.uniform(-100, 100, n // 4),
+        sign * 10.0 ** rng.uniform(low, top, n), sign * 10.0 ** rng.uniform(-8, 8, n),
+        1.0 + rng.uniform(-1e-3, 1e-3, n // 4), 1.0 + float(fi.eps) * rng.integers(-64, 64, n // 8),
+        np.arange(-200, 201) * (np.pi / 2), np.arange(-20, 20.5, 0.5),
+    ]
+    with np.errstate(all="ignore"):
+        return np.concatenate(parts).astype(dt)
+
+
+def inputs(name: str, dt: np.dtype, n: int) -> tuple[np.ndarray, ...]:
+    sp = specials(dt)
+    d = dense(dt, n, seed=sum(name.encode()) + dt.itemsize)
+    if OPS[name].nargs == 1:
+        return (np.concatenate([sp, d]),)
+    rng = np.random.default_rng(7 + dt.itemsize)
+    a = np.concatenate([np.repeat(sp, sp.size), d])
+    b = np.concatenate([np.tile(sp, sp.size), rng.permutation(d)])
+    if name == "pow":      # exponents spread over a useful range too
+        b[sp.size ** 2:] = rng.uniform(-30, 30, d.size).astype(dt)
+    return a, b
+
+
+def numpy_ref(name: str, args: tuple[np.ndarray, ...], dt: np.dtype, exact: bool) -> np.ndarray:
+    fn = NUMPY_FUNC.get(name) or getattr(np, OPS[name].ufunc or name)
+    with np.errstate(all="ignore"):
+        if not exact:
+            return np.asarray(fn(*args))
+        wide = np.float64 if dt == F32 else np.longdouble
+        return np.asarray(fn(*(a.astype(wide) for a in args))).astype(dt)
+
+
+def ulp(got: np.ndarray, want: np.ndarray) -> tuple[float, int]:
+    """(largest ULP error over values finite in both, count of special-value mismatches)."""
+    gn, wn = np.isnan(got), np.isnan(want)
+    special = (gn != wn) | ((np.isinf(got) | np.isinf(want)) & (got != want) & ~(gn | wn))
+    zero = (got == 0) & (want == 0)
+    special |= zero & (np.signbit(got) != np.signbit(want))
+    fin = np.isfinite(got) & np.isfinite(want)
+    if not fin.any():
+        return 0.0, int(special.sum())
+    g, w = got[fin], want[fin]
+    with np.errstate(all="ignore"):
+        sp = np.spacing(np.abs(w))
+        if w.dtype == F64:
+            err = np.abs(g.astype(np.longdouble) - w.astype(np.longdouble)) / sp.astype(np.longdouble)
+        else:
+            err = np.abs(g.astype(np.float64) - w.astype(np.float64)) / sp.astype(np.float64)
+    return float(np.max(err)), int(special.sum())
+
+
+def on_host(device: xp.Device, name: str, dt: np.dtype) -> bool:
+    p = device.provider
+    return bool(getattr(p, "host_only_f64", set())) and dt == F64 and name in p.host_only_f64
+
+
+def measure(device: xp.Device, name: str, dt: np.dtype, n: int) -> dict[str, Any]:
+    args = inputs(name, dt, n)
+    with xp.config(offload="always"):
+        got = np.asarray(getattr(xp, name)(*(xp.asarray(a, device=device) for a in args)))
+    want = numpy_ref(name, args, dt, exact=False)
+    exact = numpy_ref(name, args, dt, exact=True)
+    e_np, s_np = ulp(got, want)
+    e_ex, _ = ulp(got, exact)
+    e_npx, _ = ulp(want, exact)
+    return {"vs_numpy": e_np, "vs_exact": e_ex, "numpy_vs_exact": e_npx, "special": s_np,
+            "host": on_host(device, name, dt), "count": int(got.size)}
+
+
+def fmt(e: float) -> str:
+    if e == 0:
+        return "0"
+    return f"{e:.2f}" if e < 10 else f"{e:.3g}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs", "accuracy.md"))
+    ap.add_argument("--n", type=int, default=200_000, help="dense sample size per part (default 200000)")
+    ap.add_argument("--devices", default=None, help="comma-separated devices (default: all)")
+    args = ap.parse_args()
+    devices = [xp.Device(d) for d in args.devices.split(",")] if args.devices else xp.all_devices()
+    ops = float_ops()
+    t0 = time.time()
+    results: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for dev in devices:
+        for dt in (F32, F64):
+            if not dev.supports(dt):
+                continue
+            for name in ops:
+                results[(dev.name, dt.name, name)] = measure(dev, name, dt, args.n)
+            print(f"{dev.name} {dt}: {len(ops)} ops ({time.time() - t0:.0f} s)", file=sys.stderr)
+    lines = render(devices, ops, results, args.n, time.time() - t0)
+    text = "\n".join(lines) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w") as f:
+            f.write(text)
+        print(f"wrote {os.path.normpath(args.out)}", file=sys.stderr)
+
+
+def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seconds: float) -> list[str]:
+    counts = {k[2]: v["count"] for k, v in results.items()}
+    out = [
+        "# Accuracy of floating-point ops",
+        "",
+        "Generated by `scripts/gen_accuracy.py` (do not edit by hand; run it again after changing a",
+        f"kernel). Run on {datetime.date.today().isoformat()}, numpy {np.__version__}, in {seconds:.0f} s.",
+        "",
+        "Devices:",
+        "",
+    ]
+    for dev in devices:
+        info = dev.provider.device_info()
+        out.append(f"- `{dev.name}`: {info.get('name')} ({info.get('provider')}, {info.get('adapter_type') or 'host'})")
+    out += [
+        "",
+        "Each op runs on a fixed sample: special values (0, -0.0, +-inf, NaN, +-1, 0.5, finfo.max,",
+        "finfo.tiny, subnormals, overflow thresholds) and a dense seeded sample (uniform on [-1, 1],",
+        "[-20, 20], [-100, 100], magnitudes over the whole exponent range, values near 1 and near",
+        "multiples of pi/2, half-integers); binary ops get every pair of special values and as",
+        f"many random pairs ({n} is the size of each part of the dense sample; unary ops see",
+        f"about {max(counts.values()) if counts else 0} inputs, binary ops about as many pairs).",
+        "",
+        "Columns, in ULP (units in the last place of the reference), largest over the values that",
+        "are finite in both results:",
+        "",
+        "- **vs NumPy**: against NumPy's result in the same dtype (what the tests compare with);",
+        "- **vs exact**: against the result computed in a wider type and rounded (float64 for",
+        "  float32; long double, x87 80-bit on x86-64, for float64);",
+        "- **NumPy vs exact**: NumPy's own error, for scale;",
+        "- **special**: inputs where NaN, an infinity or the sign of zero differs from NumPy",
+        "  (must be 0);",
+        "- *host*: the device runs this op on the host (float64 transcendentals on wgpu).",
+        "",
+        "Errors of ops that cancel (logaddexp near 0, the last digits of sin/cos/tan near their",
+        "zeros, pow with huge results) are relative to a tiny result; tests/test_elementwise.py",
+        "bounds those in ULP of the terms instead. Add, subtract, multiply, divide, sqrt and the",
+        "rounding ops are correctly rounded (0 ULP).",
+        "",
+    ]
+    for dt in ("float32", "float64"):
+        devs = [d for d in devices if (d.name, dt, ops[0]) in results]
+        if not devs:
+            continue
+        out += [f"## {dt}", ""]
+        head = "| op |"
+        rule = "| --- |"
+        for d in devs:
+            head += f" `{d.name}` vs NumPy | `{d.name}` vs exact | special |"
+            rule += " ---: | ---: | ---: |"
+        head += " NumPy vs exact |"
+        rule += " ---: |"
+        out += [head, rule]
+        for name in ops:
+            row = f"| {name} |"
+            npx = 0.0
+            for d in devs:
+                r = results[(d.name, dt, name)]
+                tag = " *host*" if r["host"] else ""
+                row += f" {fmt(r['vs_numpy'])}{tag} | {fmt(r['vs_exact'])} | {r['special']} |"
+                npx = r["numpy_vs_exact"]
+            row += f" {fmt(npx)} |"
+            out.append(row)
+        out.append("")
+    worst = {dt: max((v["vs_numpy"] for k, v in results.items() if k[1] == dt and not v["host"]
+                      and k[0] != "cpu"), default=0.0) for dt in ("float32", "float64")}
+    specials_total = sum(v["special"] for v in results.values())
+    out += ["## Summary", "",
+            f"- largest error against NumPy on a GPU provider: float32 {fmt(worst['float32'])} ULP, "
+            f"float64 {fmt(worst['float64'])} ULP;",
+            f"- special-value mismatches (NaN, inf, sign of zero) against NumPy: {specials_total}."]
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,689 @@
+"""Reliability: out of device memory, arrays larger than one binding, a lost device,
+threads, leaks, and bad input.
+
+Most tests run on lavapipe (``wgpu:0``) in CI. Three need a real GPU or more memory
+than CI has, and skip themselves elsewhere (see docs/reliability.md):
+
+- ``test_more_than_2_31_elements``: a real GPU and 48 GiB of free host memory
+  (or ``GPUARRAY_TEST_BIG=1``);
+- ``test_exhaust_device_memory``: a discrete GPU (or ``GPUARRAY_TEST_OOM=1``);
+- ``test_device_lost_real_device``: runs everywhere; on a GPU it is the H200 check.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray import _devices, planner
+from gpuarray.providers.webgpu import SegmentedHandle, WgpuProvider, is_real_gpu
+
+from .conftest import DEVICES, assert_same
+
+MIB = 1 << 20
+
+
+def _wgpu_error(message: str) -> Exception:
+    import wgpu
+    return wgpu.GPUOutOfMemoryError(message)
+
+
+def _mem_available() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# ---------------------------------------------------------------- out of device memory
+
+def test_out_of_memory_error_is_a_memory_error() -> None:
+    assert issubclass(xp.OutOfMemoryError, MemoryError)
+    assert issubclass(xp.DeviceLostError, RuntimeError)
+
+
+def test_buffer_larger_than_max_buffer_size(wgpu_device: xp.Device) -> None:
+    p = wgpu_device.provider
+    n = p.max_buffer + 4
+    with pytest.raises(xp.OutOfMemoryError) as info:
+        p.alloc(n)
+    msg = str(info.value)
+    assert str(n) in msg and "wgpu:0" in msg and str(p.max_buffer) in msg
+    assert info.value.requested == n and info.value.device == "wgpu:0"
+    # the provider still works
+    assert_same(xp.asarray(np.arange(4.0, dtype=np.float32), device=wgpu_device) * 2,
+                np.arange(4.0, dtype=np.float32) * 2)
+
+
+def test_allocation_failure_releases_pool_and_retries_once(wgpu_device: xp.Device,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    p = wgpu_device.provider
+    host = np.arange(5000, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    xp.evaluate(x + 0)
+    # something in the pool to release
+    junk = [xp.asarray(np.ones(1000 * (i + 1), dtype=np.float32), device=wgpu_device) * 2 for i in range(3)]
+    xp.evaluate(*junk)
+    del junk
+    gc.collect()
+    assert xp.metrics()["device_bytes_pooled"] > 0
+    real_get, real_clear = p.pool.get, p.pool.clear
+    calls: list[int] = []
+    cleared: list[int] = []
+
+    def flaky(nbytes: int) -> Any:
+        calls.append(nbytes)
+        if len(calls) == 1:
+            raise _wgpu_error("Out of memory (injected)")
+        return real_get(nbytes)
+
+    def spy_clear() -> int:
+        cleared.append(p.pool.free_bytes)
+        return real_clear()
+
+    monkeypatch.setattr(p.pool, "get", flaky)
+    monkeypatch.setattr(p.pool, "clear", spy_clear)
+    y = x * 3 + 1
+    assert_same(y, host * 3 + 1)
+    assert len(calls) >= 2 and calls[0] == calls[1] == host.nbytes
+    assert cleared and cleared[0] > 0          # pooled buffers were released before the retry
+
+
+def test_allocation_failing_twice_raises_out_of_memory(wgpu_device: xp.Device,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    p = wgpu_device.provider
+    host = np.arange(3000, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    xp.evaluate(x + 0)
+
+    def fail(nbytes: int) -> Any:
+        raise _wgpu_error("Out of memory (injected)")
+
+    monkeypatch.setattr(p.pool, "get", fail)
+    y = xp.exp(x) - 1
+    with pytest.raises(xp.OutOfMemoryError) as info:
+        np.asarray(y)
+    msg = str(info.value)
+    assert str(host.nbytes) in msg and "wgpu:0" in msg and "retry" in msg
+    assert isinstance(info.value, MemoryError) and info.value.requested == host.nbytes
+    # an upload that cannot get memory fails the same way, and leaves nothing half-done
+    with pytest.raises(xp.OutOfMemoryError):
+        np.asarray(xp.asarray(host + 1, device=wgpu_device) * 2)
+    monkeypatch.undo()
+    # nothing is stuck: the same expressions evaluate once memory is back
+    assert_same(y, np.exp(host) - 1, rtol=4e-7, atol=1e-6)
+    assert_same(x * 2, host * 2)
+
+
+def test_download_staging_failure_raises_out_of_memory(wgpu_device: xp.Device,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    p = wgpu_device.provider
+    y = xp.asarray(np.arange(100, dtype=np.float32), device=wgpu_device) + 1
+    xp.evaluate(y)
+
+    def fail(nbytes: int) -> Any:
+        raise _wgpu_error("Out of memory (injected)")
+
+    monkeypatch.setattr(p.staging, "get", fail)
+    with pytest.raises(xp.OutOfMemoryError, match="staging buffer of 400 bytes"):
+        np.asarray(y)
+    monkeypatch.undo()
+    assert_same(y, np.arange(100, dtype=np.float32) + 1)
+
+
+def _discrete_gpu() -> bool:
+    found = _devices.wgpu_adapters()
+    return bool(found) and str(found[0].info.get("adapter_type")) == "DiscreteGPU"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (os.environ.get("GPUARRAY_TEST_OOM") == "1" or _discrete_gpu()),
+                    reason="fills a discrete GPU's memory (on a CPU adapter that is host memory); "
+                           "GPUARRAY_TEST_OOM=1 forces it")
+def test_exhaust_device_memory(wgpu_device: xp.Device) -> None:
+    """Allocate 1 GiB arrays until the device says no: an OutOfMemoryError, not a crash or a
+    hang; after the arrays are dropped the device works again."""
+    p = wgpu_device.provider
+    n = min(1 << 30, p.max_buffer) // 4
+    held: list[xp.GpuArray] = []
+    err: Exception | None = None
+    t0 = time.time()
+    try:
+        while len(held) < 1024:
+            if _mem_available() < 16 << 30:
+                pytest.skip(f"the device spills into host memory: {len(held)} GiB allocated "
+                            "without an out-of-memory error and host memory is running low")
+            a = xp.full((n,), float(len(held)), dtype=xp.float32, device=wgpu_device) + 0
+            xp.evaluate(a)
+            held.append(a)
+    except xp.OutOfMemoryError as exc:
+        err = exc
+    count = len(held)
+    print(f"\nOutOfMemoryError after {count} arrays of {n * 4} bytes in {time.time() - t0:.1f} s: {err}")
+    assert err is not None, "1024 GiB allocated without an out-of-memory error"
+    assert float(held[-1][0]) == count - 1            # the arrays that were made are intact
+    del held, a
+    gc.collect()
+    b = xp.full((n,), 2.0, dtype=xp.float32, device=wgpu_device) * 3
+    assert float(b[-1]) == 6.0
+    assert xp.metrics()["device_bytes_live"] <= 2 * n * 4 + (64 << 20)
+
+
+# ---------------------------------------------------------------- arrays larger than one binding
+
+def test_array_larger_than_one_binding_runs_on_device(wgpu_device: xp.Device) -> None:
+    """A float32 array 1.5 times the largest storage binding (192 MiB on lavapipe, which binds
+    128 MiB; 3 GiB on the H200) is split into chunks, on the device."""
+    p = wgpu_device.provider
+    n = p.max_binding * 3 // 2 // 4 + 1234    # not a multiple of the chunk
+    if 6 * n * 4 > _mem_available():
+        pytest.skip(f"needs {6 * n * 4 >> 20} MiB of free host memory")
+    assert n * 4 > p.max_binding
+    host = np.arange(n, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    xp.reset_metrics()
+    y = xp.where(x > 1000.0, x * 0.5, -x) + 1.0
+    got = np.asarray(y)
+    m = xp.metrics()
+    assert m["host_fallbacks"] == 0 and m["host_kernels"] == 0
+    chunks = -(-n // p.chunk_elems())
+    assert m["dispatches"] == chunks and m["submits"] >= 1
+    want = np.where(host > 1000.0, host * np.float32(0.5), -host) + np.float32(1.0)
+    np.testing.assert_array_equal(got, want)
+    del got, want, y
+    # a kernel that cannot be split (a strided view) still runs, on the host, and is counted
+    xp.reset_metrics()
+    z = x[::3] + 1
+    assert float(z[-1]) == float(host[::3][-1] + 1)
+    assert xp.metrics()["host_fallbacks"] == 1
+    assert "split into chunks" in planner.decisions()[-1]["why"]
+
+
+@pytest.fixture
+def small_limits(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> WgpuProvider:
+    """The wgpu provider pretending to bind 1 MiB and allocate 3 MiB at most, so that arrays
+    of a few MiB take the split and segmented paths."""
+    p = wgpu_device.provider
+    monkeypatch.setattr(p, "max_binding", 1 * MIB)
+    monkeypatch.setattr(p, "max_buffer", 3 * MIB)
+    monkeypatch.setattr(p.pool, "max_bytes", 3 * MIB)
+    return p
+
+
+def test_segmented_arrays(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
+    p = small_limits
+    n = p.max_buffer // 4 * 3 // 2 + 777      # float32 (and int8, stored in 4 bytes): 2 segments
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.integers(-100, 100, n).astype(np.int8)
+    ga, gb = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+    xp.reset_metrics()
+    s = xp.astype(ga, xp.float64) * 2 + gb            # int8 widened to 32 bits, float64 out
+    c = (ga > 0) & (gb < 50)                          # bool out
+    f = xp.full((n,), 3, dtype=xp.int32, device=wgpu_device) * xp.astype(gb, xp.int32)   # broadcast const
+    r = xp.reshape(ga, (1, n)) - 1                    # a reshape of an input
+    xp.evaluate(s, c, f, r)
+    m = xp.metrics()
+    assert m["host_fallbacks"] == 0
+    for arr in (ga, s, c, f):
+        assert isinstance(arr._node.data.handle, SegmentedHandle)
+    assert_same(s, a.astype(np.float64) * 2 + b)
+    assert_same(c, (a > 0) & (b < 50))
+    assert_same(f, np.int32(3) * b.astype(np.int32))
+    assert_same(r, a.reshape(1, n) - 1)
+    # a segmented result feeds another split kernel, and a reduction falls back to the host
+    xp.reset_metrics()
+    t = s - 1.0
+    assert_same(t, a.astype(np.float64) * 2 + b - 1.0)
+    assert_same(xp.sum(c), np.sum((a > 0) & (b < 50)))
+    assert xp.metrics()["host_fallbacks"] >= 1
+
+
+def test_split_kernel_rules(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
+    from gpuarray.compiler.schedule import schedule
+    from gpuarray.providers.webgpu import split_kernel
+    n = small_limits.max_binding // 4 * 2 + 5          # float32: two bindings' worth
+    x = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)
+    k_ok = schedule([(xp.sin(x) * 2 + 1)._node])[0]
+    k_view = schedule([(x[::-1] + 1)._node])[0]
+    k_iota = schedule([(xp.arange(n, dtype=xp.float32, device=wgpu_device) + x)._node])[0]
+    assert split_kernel(k_ok, 100) is not None
+    assert split_kernel(k_view, 100) is None and split_kernel(k_iota, 100) is None
+    assert small_limits.cannot_run(k_ok) is None
+    assert "split" in (small_limits.cannot_run(k_view) or "")
+
+
+def _big_ok() -> bool:
+    if os.environ.get("GPUARRAY_TEST_BIG") == "1":
+        return True
+    found = _devices.wgpu_adapters()
+    return bool(found) and is_real_gpu(found[0]) and _mem_available() >= 48 << 30
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _big_ok(), reason="needs a real GPU and 48 GiB of free host memory "
+                                          "(GPUARRAY_TEST_BIG=1 forces it)")
+def test_more_than_2_31_elements(wgpu_device: xp.Device) -> None:
+    """2**31 + 4099 elements: past 32-bit indexing in one dispatch and (as 4-byte storage)
+    past the largest buffer, so the arrays are segmented and the kernels split."""
+    n = 2**31 + 4099
+    p = wgpu_device.provider
+    host = (np.arange(n, dtype=np.uint32) % 251).astype(np.uint8)
+    t0 = time.time()
+    x = xp.asarray(host, device=wgpu_device)
+    xp.reset_metrics()
+    y = (x * 3) ^ 5
+    z = xp.full((n,), 1.5, dtype=xp.float32, device=wgpu_device) + xp.astype(x, xp.float32)
+    xp.evaluate(y, z)
+    m = xp.metrics()
+    assert m["host_fallbacks"] == 0, planner.decisions()[-4:]
+    assert isinstance(y._node.data.handle, SegmentedHandle) or n * 4 <= p.max_buffer
+    got_y = np.asarray(y)
+    np.testing.assert_array_equal(got_y, (host * np.uint8(3)) ^ np.uint8(5))
+    del got_y
+    got_z = np.asarray(z)
+    for i in (0, 1, 2**31 - 1, 2**31, 2**31 + 1, n - 1):
+        assert got_z[i] == np.float32(1.5) + np.float32(host[i]), i
+    print(f"\n{n} elements: upload, 2 split kernels and 2 downloads in {time.time() - t0:.1f} s, "
+          f"{m['dispatches']} dispatches")
+
+
+# ---------------------------------------------------------------- a lost device
+
+@pytest.fixture
+def fresh_wgpu(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> WgpuProvider:
+    """A provider of its own for wgpu:0 (destroyed by the test; the shared one is put back)."""
+    orig = _devices.provider_for(wgpu_device)
+    fresh = WgpuProvider(orig.adapter, device_name=wgpu_device.name)
+    monkeypatch.setitem(_devices._providers, wgpu_device.name, fresh)
+    return fresh
+
+
+def test_device_lost_real_device(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device) -> None:
+    p = fresh_wgpu
+    host = np.arange(1000, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)          # has a host copy
+    only_dev = x * 2                                  # computed there, never read back
+    xp.evaluate(only_dev)
+    assert only_dev._node.data.host is None
+    read_back = x + 5
+    np.asarray(read_back)                             # has both copies now
+    pending = xp.sqrt(x) + 1                          # not evaluated yet
+    assert xp.metrics()["device_bytes_live"] > 0
+
+    p.device.destroy()
+
+    # the next evaluation notices, starts a new device and runs there
+    assert_same(pending, np.sqrt(host) + 1, rtol=2e-7)
+    assert p.lost is not None
+    new = _devices.provider_for(wgpu_device)
+    assert new is not p and new.lost is None
+    assert pending._node.data.provider is new
+    # arrays with a host copy survive; new work on them runs on the new device
+    assert_same(read_back, host + 5)
+    assert_same(x * 3 + read_back, host * 3 + host + 5)
+    # an array whose only copy was on the lost device says so, every time it is used
+    with pytest.raises(xp.DeviceLostError) as info:
+        np.asarray(only_dev)
+    msg = str(info.value)
+    assert "wgpu:0" in msg and "lost" in msg and "(1000,)" in msg and "host copy" in msg
+    assert info.value.device == "wgpu:0" and info.value.reason
+    with pytest.raises(xp.DeviceLostError):
+        np.asarray(only_dev + 1)
+    # the lost provider holds nothing any more
+    assert p.pool.live == 0 and p.pool.free_bytes == 0
+
+
+def test_device_lost_during_submit(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """wgpu raising "Parent device is lost" from any call is recognized (here: the submit)."""
+    p = fresh_wgpu
+    host = np.linspace(0, 1, 500, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    xp.evaluate(x + 0)
+    import wgpu
+
+    class LostQueue:
+        def __init__(self, q: Any) -> None:
+            self.q = q
+
+        def submit(self, *a: Any) -> None:
+            raise wgpu.GPUValidationError("Validation Error\n\nCaused by:\n  In wgpuQueueSubmit\n"
+                                          "    Parent device is lost")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.q, name)
+
+    class LostDevice:
+        def __init__(self, d: Any) -> None:
+            self.d = d
+            self.queue = LostQueue(d.queue)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.d, name)
+
+    monkeypatch.setattr(p, "device", LostDevice(p.device))
+    y = xp.exp(x) * 2
+    assert_same(y, np.exp(host) * 2, rtol=4e-7)     # retried on a new device
+    assert p.lost is not None and "Parent device is lost" in p.lost
+    with pytest.raises(xp.DeviceLostError, match="was lost"):
+        p.alloc(16)
+    assert _devices.provider_for(wgpu_device) is not p
+
+
+def test_device_lost_errors_are_not_retried_forever(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device that is lost again at once: the evaluation raises DeviceLostError (one retry, no loop)."""
+    calls: list[WgpuProvider] = []
+
+    def lost_enqueue(self: WgpuProvider, kernel: Any, ins: Any) -> Any:
+        calls.append(self)
+        raise self._mark_lost(RuntimeError("Parent device is lost (injected)"))
+
+    x = xp.asarray(np.ones(64, dtype=np.float32), device=wgpu_device)
+    monkeypatch.setattr(WgpuProvider, "enqueue", lost_enqueue)
+    with pytest.raises(xp.DeviceLostError, match="injected"):
+        np.asarray(x + 1)
+    assert len(calls) == 2 and calls[0] is fresh_wgpu and calls[1] is not fresh_wgpu
+    monkeypatch.undo()
+
+
+# ---------------------------------------------------------------- threads
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_threads_build_and_evaluate_at_once(dev: str) -> None:
+    """8 threads x 200 expressions: shared arrays (hash-consed nodes met by several threads,
+    evaluated by whichever comes first), private arrays, reductions, views, long chains."""
+    device = xp.Device(dev)
+    n_threads, n_expr = 8, 200
+    rng0 = np.random.default_rng(0)
+    shared_np = rng0.standard_normal((48, 33)).astype(np.float32)
+    shared = xp.asarray(shared_np, device=device)
+    errors: list[tuple[int, int, str]] = []
+    barrier = threading.Barrier(n_threads)
+    f32 = np.float32
+
+    def work(tid: int) -> None:
+        rng = np.random.default_rng(tid + 1)
+        mine_np = rng.standard_normal((48, 33)).astype(np.float32)
+        mine = xp.asarray(mine_np, device=device)
+        acc, acc_np = mine, mine_np.copy()
+        barrier.wait()
+        for j in range(n_expr):
+            c = float(j % 7)
+            kind = j % 8
+            try:
+                if kind == 0:
+                    g, w = (shared + c) * mine, (shared_np + f32(c)) * mine_np
+                elif kind == 1:
+                    g, w = (xp.sum(xp.exp(shared * 0.25) - mine, axis=1),
+                            np.sum(np.exp(shared_np * f32(0.25)) - mine_np, axis=1))
+                elif kind == 2:
+                    g, w = xp.where(shared > mine, shared, mine - c), np.where(shared_np > mine_np, shared_np,
+                                                                               mine_np - f32(c))
+                elif kind == 3:
+                    g, w = (shared[::2, 1:] * 2 + c).T, (shared_np[::2, 1:] * f32(2) + f32(c)).T
+                elif kind == 4:
+                    g, w = xp.max(mine + shared, axis=0) + c, np.max(mine_np + shared_np, axis=0) + f32(c)
+                elif kind == 5:
+                    for _ in range(30):                      # crosses MAX_DEPTH: evaluates mid-chain
+                        acc = acc * 0.5 + 1.0
+                        acc_np = acc_np * f32(0.5) + f32(1.0)
+                    g, w = acc, acc_np
+                elif kind == 6:
+                    g, w = xp.astype(shared * 10, xp.int32) % 7, (shared_np * f32(10)).astype(np.int32) % 7
+                else:
+                    s = xp.asarray(shared_np[j % 48], device=device)
+                    g, w = xp.matmul(mine, xp.reshape(s[:33], (33, 1))), mine_np @ shared_np[j % 48].reshape(33, 1)
+                got = np.asarray(g)
+                assert got.dtype == w.dtype and got.shape == w.shape
+                np.testing.assert_allclose(got, w, rtol=2e-5, atol=2e-5)
+                if j % 50 == 49 and tid == 0:
+                    gc.collect()
+            except Exception as exc:  # noqa: BLE001 - collected and reported below
+                errors.append((tid, j, f"{type(exc).__name__}: {exc}"[:400]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert not errors, errors[:5]
+
+
+def test_hash_consing_across_threads_gives_one_node(device: xp.Device) -> None:
+    x = xp.asarray(np.arange(10.0, dtype=np.float32), device=device)
+    nodes: list[Any] = []
+    barrier = threading.Barrier(8)
+
+    def build() -> None:
+        barrier.wait()
+        for _ in range(200):
+            nodes.append((x * 2 + 1)._node)
+
+    threads = [threading.Thread(target=build) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(n) for n in nodes}) == 1
+
+
+# ---------------------------------------------------------------- leaks
+
+def test_device_buffers_freed_when_arrays_are_collected(wgpu_device: xp.Device) -> None:
+    gc.collect()
+    before = xp.metrics()["device_bytes_live"]
+    arrays = [xp.asarray(np.full(MIB // 4, i, dtype=np.float32), device=wgpu_device) * 2 for i in range(8)]
+    xp.evaluate(*arrays)
+    during = xp.metrics()["device_bytes_live"]
+    assert during - before >= 8 * MIB
+    del arrays
+    gc.collect()
+    after = xp.metrics()["device_bytes_live"]
+    assert after <= before + 64 * 1024
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_long_loop_keeps_memory_flat(dev: str) -> None:
+    """x = x + 1 a hundred thousand times (evaluated every 96 steps): device memory (live and
+    pooled) and host RSS stay flat."""
+    device = xp.Device(dev)
+    x = xp.zeros((1000,), dtype=xp.float32, device=device)
+    for _ in range(3000):                            # warm up: pipelines, pools, caches
+        x = x + 1
+    np.asarray(x)
+    gc.collect()
+    m0, r0 = xp.metrics(), _rss()
+    for _ in range(100_000):
+        x = x + 1
+    v = np.asarray(x)
+    gc.collect()
+    m1, r1 = xp.metrics(), _rss()
+    assert v[0] == 103_000.0
+    assert m1["device_bytes_live"] == m0["device_bytes_live"]
+    assert m1["device_bytes_pooled"] <= m0["device_bytes_pooled"] + 64 * 1024
+    assert r1 - r0 < 8 * MIB, f"RSS grew by {(r1 - r0) / MIB:.1f} MiB"
+
+
+# ---------------------------------------------------------------- bad input
+
+def _builtin_base(exc_type: type) -> type:
+    """NumPy's exception type as a builtin (UFuncTypeError -> TypeError, AxisError -> ValueError)."""
+    for t in exc_type.__mro__:
+        if t.__module__ == "builtins":
+            return t
+    return Exception
+
+
+A = np.arange(6, dtype=np.float32).reshape(2, 3)
+B = np.arange(4, dtype=np.float32)
+I = np.arange(3, dtype=np.int32)   # noqa: E741
+
+# (name, numpy call, gpuarray call); each gets (module, a, b, i)
+BAD: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [
+    ("broadcast", lambda a, b, i: a + b, None),
+    ("reshape size", lambda a, b, i: a.reshape(4, 2), None),
+    ("reshape two -1", lambda a, b, i: a.reshape(-1, -1), None),
+    ("bitwise on float", lambda a, b, i: np.bitwise_and(a, a), lambda a, b, i: xp.bitwise_and(a, a)),
+    ("axis out of range", lambda a, b, i: np.sum(a, axis=2), lambda a, b, i: xp.sum(a, axis=2)),
+    ("repeated axis", lambda a, b, i: np.sum(a, axis=(0, 0)), lambda a, b, i: xp.sum(a, axis=(0, 0))),
+    ("index out of range", lambda a, b, i: a[5], None),
+    ("negative index out of range", lambda a, b, i: a[-3], None),
+    ("too many indices", lambda a, b, i: a[1, 2, 0], None),
+    ("take out of range", lambda a, b, i: np.take(b, np.array([7])),
+     lambda a, b, i: xp.take(b, xp.asarray(np.array([7]), device=b.device))),
+    ("concat shapes", lambda a, b, i: np.concatenate([a, b]), lambda a, b, i: xp.concat([a, b])),
+    ("matmul shapes", lambda a, b, i: a @ b, None),
+    ("broadcast_to", lambda a, b, i: np.broadcast_to(a, (3, 3)), lambda a, b, i: xp.broadcast_to(a, (3, 3))),
+    ("permute repeated", lambda a, b, i: np.transpose(a, (0, 0)), lambda a, b, i: xp.permute_dims(a, (0, 0))),
+    ("squeeze non-1", lambda a, b, i: np.squeeze(a, axis=0), lambda a, b, i: xp.squeeze(a, axis=0)),
+    ("expand_dims axis", lambda a, b, i: np.expand_dims(a, 5), lambda a, b, i: xp.expand_dims(a, axis=5)),
+    ("sort axis", lambda a, b, i: np.sort(a, axis=3), lambda a, b, i: xp.sort(a, axis=3)),
+    ("argmax of empty", lambda a, b, i: np.argmax(a[:0]), lambda a, b, i: xp.argmax(a[:0])),
+    ("max of empty", lambda a, b, i: np.max(a[:0]), lambda a, b, i: xp.max(a[:0])),
+    ("string operand", lambda a, b, i: np.add(a, "x"), lambda a, b, i: xp.add(a, "x")),
+    ("stack shapes", lambda a, b, i: np.stack([a, b]), lambda a, b, i: xp.stack([a, b])),
+    ("where shapes", lambda a, b, i: np.where(a > 1, a, b), lambda a, b, i: xp.where(a > 1, a, b)),
+    ("moveaxis", lambda a, b, i: np.moveaxis(a, 0, 4), lambda a, b, i: xp.moveaxis(a, 0, 4)),
+    ("cumulative_sum axis", lambda a, b, i: np.cumsum(a, axis=3), lambda a, b, i: xp.cumulative_sum(a, axis=3)),
+    ("negative shape", lambda a, b, i: np.zeros((-1,)), lambda a, b, i: xp.zeros((-1,), device=a.device)),
+    ("in-place broadcast", lambda a, b, i: a.copy().__iadd__(np.ones((3, 2, 3), np.float32)),
+     lambda a, b, i: a.__iadd__(xp.ones((3, 2, 3), dtype=xp.float32, device=a.device))),
+    ("in-place cast", lambda a, b, i: i.copy().__iadd__(1.5), lambda a, b, i: i.__iadd__(1.5)),
+    ("setitem shape", lambda a, b, i: a.copy().__setitem__(slice(None), b), None),
+    ("inv of non-square", lambda a, b, i: np.linalg.inv(a), lambda a, b, i: xp.linalg.inv(a)),
+]
+
+
+@pytest.mark.parametrize("name,np_call,ga_call", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_raises_numpys_exception(name: str, np_call: Callable[..., Any], ga_call: Callable[..., Any] | None,
+                                           device: xp.Device) -> None:
+    a, b, i = (xp.asarray(v, device=device) for v in (A, B, I))
+    with pytest.raises(Exception) as want:
+        with np.errstate(all="ignore"):
+            np_call(A.copy(), B.copy(), I.copy())
+    base = _builtin_base(type(want.value))
+    with pytest.raises(base) as got:
+        r = (ga_call or np_call)(a, b, i)
+        if isinstance(r, xp.GpuArray):
+            np.asarray(r)
+    msg = str(got.value)
+    assert len(msg) > 15, f"unclear message: {msg!r}"
+    # the inputs are intact
+    assert_same(a, A)
+    assert_same(b, B)
+    assert_same(i, I)
+
+
+def test_unsupported_dtype_on_device(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter without shader-f64: float64 arrays are refused with a TypeError naming the feature."""
+    p = wgpu_device.provider
+    monkeypatch.setattr(p, "f64", False)
+    with pytest.raises(TypeError, match="shader-f64"):
+        xp.asarray(np.ones(3), dtype=xp.float64, device=wgpu_device)
+    x = xp.asarray(np.ones(3, dtype=np.float32), device=wgpu_device)
+    with pytest.raises(TypeError, match="float64"):
+        xp.astype(x, xp.float64)
+    assert_same(x, np.ones(3, dtype=np.float32))
+    assert xp.asarray([1.0, 2.0], device=wgpu_device).dtype == np.float32    # default float follows
+
+
+def test_failed_evaluation_leaves_inputs_intact(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that fails half-way (injected) leaves its inputs readable and unchanged."""
+    p = wgpu_device.provider
+    host = np.arange(50, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    xp.evaluate(x + 0)
+    real = p.dispatch
+    n = {"calls": 0}
+
+    def boom(*args: Any, **kw: Any) -> None:
+        n["calls"] += 1
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(p, "dispatch", boom)
+    y = xp.sin(x) + 1
+    with pytest.raises(RuntimeError, match="injected"):
+        xp.evaluate(y)
+    monkeypatch.setattr(p, "dispatch", real)
+    assert not y._node.realized
+    assert_same(x, host)
+    assert_same(y, np.sin(host) + 1, rtol=4e-7, atol=1e-7)
+
+
+# ---------------------------------------------------------------- regressions found by tests/test_fuzz.py
+
+SMALL_INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32"]
+
+
+@pytest.mark.parametrize("src", SMALL_INTS)
+def test_widening_to_64_bit_integers_in_one_kernel(src: str, device: xp.Device) -> None:
+    """32-bit registers widened to int64/uint64 inside a kernel, then used by helpers
+    (sign, floor_divide, remainder) and compared: on lavapipe naga's conversions zero- or
+    sign-extended wrongly, and an i64(i32) passed to a helper compared wrongly with 0."""
+    dt = np.dtype(src)
+    info = np.iinfo(dt)
+    h = np.array([info.min, info.max, 0, 1, 5, info.min + 1, info.max // 3], dtype=dt)
+    if dt.kind == "i":
+        h = np.concatenate([h, np.array([-1, -4, -128 if dt.itemsize > 1 else -100], dtype=dt)])
+    g = xp.asarray(h, device=device)
+    num = np.array([5, -7, 0, 9, -3] * 2, dtype=np.int64)[: h.size]
+    gn = xp.asarray(num, device=device)
+    for wide in (np.dtype("int64"), np.dtype("uint64")):
+        w = h.astype(wide)
+        gw = xp.astype(g, wide)
+        assert_same(gw, w)
+        assert_same(xp.sign(gw), np.sign(w))
+        assert_same(gw > 0, w > 0)
+        if wide == np.int64:
+            with np.errstate(all="ignore"):
+                assert_same(gn // gw, num // w)
+                assert_same(gn % gw, num % w)
+    with np.errstate(all="ignore"):
+        mixed = np.floor_divide(h, h.astype(np.uint32)) if dt.kind == "i" and dt.itemsize < 8 else None
+    if mixed is not None and mixed.dtype == np.int64:
+        assert_same(xp.floor_divide(g, xp.astype(g, xp.uint32)), mixed)
+
+
+def test_integer_ops_that_promote_to_float_raise(device: xp.Device) -> None:
+    """int64 with uint64 promotes to float64 (as in NumPy), which bitwise ops do not take."""
+    a = xp.asarray(np.array([1, 2], dtype=np.int64), device=device)
+    b = xp.asarray(np.array([3, 4], dtype=np.uint64), device=device)
+    with pytest.raises(TypeError, match="float64"):
+        xp.bitwise_and(a, b)
+    with pytest.raises(TypeError):
+        a << b
+    assert_same(a + b, np.array([4.0, 6.0]))
+
+
+def test_numpy_integer_axes(device: xp.Device) -> None:
+    a = xp.asarray(np.arange(6.0).reshape(2, 3), device=device)
+    assert_same(xp.sum(a, axis=np.int64(1)), np.arange(6.0).reshape(2, 3).sum(axis=1))
+    assert xp.permute_dims(a, (np.int32(1), np.int32(0))).shape == (3, 2)
+
+
+def test_setitem_one_element_needs_a_scalar(device: xp.Device) -> None:
+    a = xp.asarray(np.zeros(3, dtype=np.float32), device=device)
+    with pytest.raises(ValueError, match="sequence"):
+        a[0] = xp.asarray(np.ones(1, dtype=np.float32), device=device)
+    with pytest.raises(IndexError):
+        a[5] = xp.asarray(np.ones(1, dtype=np.float32), device=device)
+    a[0, ...] = xp.asarray(np.ones(1, dtype=np.float32), device=device)   # a 0-d region: NumPy broadcasts
+    a[1] = xp.asarray(np.float32(2.0), device=device)
+    assert_same(a, np.array([1.0, 2.0, 0.0], dtype=np.float32))
