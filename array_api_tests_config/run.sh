@@ -11,8 +11,7 @@
 #
 # environment: PYTHON (default /tmp/venv/bin/python, else python3), OUT_DIR (default
 #   ./array-api-tests-results), GPUARRAY_ROOT (the gpuarray checkout to test; default
-#   the one holding this script), ARRAY_API_TESTS_SKIP_DTYPES (default
-#   complex64,complex128: gpuarray has no complex dtypes yet), GPUARRAY_OFFLOAD (default
+#   the one holding this script), ARRAY_API_TESTS_SKIP_DTYPES (default: none), GPUARRAY_OFFLOAD (default
 #   always on wgpu, so kernels run on the device however small the arrays),
 #   ARRAY_API_TESTS_DEADLINE=1 (keep hypothesis' 800 ms deadline; off by default).
 #
@@ -52,10 +51,9 @@ xfails="$here/xfails-$provider.txt"
 
 export ARRAY_API_TESTS_MODULE=gpuarray
 export ARRAY_API_TESTS_VERSION=2024.12
-# gpuarray has no complex dtypes yet; the suite cannot even start without this
-# (it computes its default complex dtype with xp.asarray(complex()) at import).
-# Set ARRAY_API_TESTS_SKIP_DTYPES= (empty) once complex64/complex128 exist.
-export ARRAY_API_TESTS_SKIP_DTYPES="${ARRAY_API_TESTS_SKIP_DTYPES-complex64,complex128}"
+# Every dtype is tested (complex64/complex128 included); set ARRAY_API_TESTS_SKIP_DTYPES
+# to a comma-separated list to leave some out.
+export ARRAY_API_TESTS_SKIP_DTYPES="${ARRAY_API_TESTS_SKIP_DTYPES-}"
 export GPUARRAY_PROVIDER="$provider"
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"

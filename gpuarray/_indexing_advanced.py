@@ -128,7 +128,7 @@ def _plan(node: Node, key: Any) -> _Plan:
     view = basic_index(node, tuple(items))
     for v, k in masks:
         for j, d in enumerate(k.shape):
-            if view.shape[v + j] != d:
+            if view.shape[v + j] != d and d != 0 and math.prod(view.shape) != 0:   # NumPy lets empty ones through
                 raise IndexError(f"boolean index did not match indexed array along axis {v + j}; size of axis "
                                  f"is {view.shape[v + j]} but size of corresponding boolean axis is {d}")
     adjacent = adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))

@@ -1420,6 +1420,9 @@ def dlpack(self: Any, *, stream: Any = None, max_version: Any = None, dl_device:
                               "(np.from_dlpack(x, device='cpu')), or use .get()")
         kw["copy"] = True
         kw["dl_device"] = (KDL_CPU, 0)
+    elif max_version is None and copy is not False:
+        # a legacy (unversioned) consumer cannot be told the data is read-only: give it a copy
+        return np.array(self._host()).__dlpack__(**kw)
     return self._host().__dlpack__(**kw)
 
 
