@@ -675,8 +675,9 @@ def test_dlpack_cpu():
     h = np.from_dlpack(g)
     np.testing.assert_array_equal(h, A23)
     assert not h.flags.writeable            # exported data is read-only, as NumPy exports read-only arrays
+    assert type(g.__dlpack__()).__name__ == "PyCapsule"    # legacy (unversioned): a writable copy
     with pytest.raises(BufferError):
-        g.__dlpack__()                       # legacy (unversioned) DLPack cannot mark read-only
+        g.__dlpack__(copy=False)             # legacy DLPack cannot mark read-only, and no copy allowed
     assert np.from_dlpack(g, copy=True).flags.writeable
     assert type(g.__dlpack__(max_version=(1, 0))).__name__ == "PyCapsule"
 

@@ -21,8 +21,8 @@ def test_exported():
 
 def test_capabilities(device):
     caps = xp.__array_namespace_info__().capabilities()
-    assert caps["boolean indexing"] is False          # not implemented yet
-    assert caps["data-dependent shapes"] is False     # unique_*, nonzero, ... not implemented yet
+    assert caps["boolean indexing"] is True           # x[mask], x[mask] = v
+    assert caps["data-dependent shapes"] is True      # unique_*, nonzero, repeat with an array
     n = caps["max dimensions"]
     assert isinstance(n, int) and n > 0
     a = xp.ones((1,) * (n - 1) + (2,), device=device)

@@ -484,6 +484,23 @@ def test_hash_consing_across_threads_gives_one_node(device: xp.Device) -> None:
     assert len({id(n) for n in nodes}) == 1
 
 
+def test_free_never_waits_for_the_provider_lock(wgpu_device: xp.Device) -> None:
+    """free() runs from Data.__del__ wherever the garbage collector runs: while another thread
+    holds the provider's lock it queues the buffer instead of waiting (no lock-order deadlock)."""
+    p = wgpu_device.provider
+    h = p.alloc(4096)
+    live = p.pool.live
+    done = threading.Event()
+    with p.lock:
+        t = threading.Thread(target=lambda: (p.free(h), done.set()))
+        t.start()
+        assert done.wait(10), "free() blocked on the provider lock"
+        assert p.pool.live == live                   # queued, not returned yet
+    h2 = p.alloc(16)                                 # the next locked call returns it
+    assert p.pool.live == live - 4096 + 256
+    p.free(h2)
+
+
 # ---------------------------------------------------------------- leaks
 
 def test_device_buffers_freed_when_arrays_are_collected(wgpu_device: xp.Device) -> None:
@@ -687,3 +704,43 @@ def test_setitem_one_element_needs_a_scalar(device: xp.Device) -> None:
     a[0, ...] = xp.asarray(np.ones(1, dtype=np.float32), device=device)   # a 0-d region: NumPy broadcasts
     a[1] = xp.asarray(np.float32(2.0), device=device)
     assert_same(a, np.array([1.0, 2.0, 0.0], dtype=np.float32))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_cancelling_a_value_with_itself_keeps_nan(dt: str, device: xp.Device) -> None:
+    """x - x, x + (-x), x - (+x) of one value: 0, except NaN for inf and NaN (a compiler that
+    folds them to 0 loses that; lavapipe did)."""
+    h = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3e38], dtype=dt)
+    x = xp.asarray(h, device=device)
+    with np.errstate(all="ignore"):
+        assert_same(x - x, h - h)
+        assert_same(x + (-x), h + (-h))
+        assert_same((-x) + x, (-h) + h)
+        assert_same(x - xp.positive(x), h - np.positive(h))
+        assert_same(-x - (-x), -h - (-h))
+        assert_same(x * x - x * x, h * h - h * h)
+
+
+def test_values_known_at_compile_time_are_not_folded_into_nan_cases(device: xp.Device) -> None:
+    """isnan of an integer is a literal false, imag of a real a literal 0, i > i is false: a
+    compiler folded what followed (0 / 0 became 0, not NaN)."""
+    i = xp.asarray(np.array([0, 3, -2], dtype=np.int8), device=device)
+    f = xp.asarray(np.array([0.0, np.inf, -1.0], dtype=np.float32), device=device)
+    fz = np.zeros(3, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        assert_same(xp.astype(xp.isnan(i), xp.float32) / 0.0, fz / np.float32(0))
+        assert_same(xp.astype(xp.isinf(i), xp.float32) * f, fz * np.array([0.0, np.inf, -1.0], np.float32))
+        assert_same(xp.where(xp.isinf(i), i, xp.isinf(i)) / 0, np.zeros(3, np.int8) / 0)
+        assert_same(xp.astype(xp.isfinite(i), xp.float32) - 1.0, fz)
+        # an op of one value with itself is known to the compiler too
+        assert_same(xp.astype(i > i, xp.int8) / 0, np.zeros(3, np.int8) / 0)
+        assert_same(xp.astype(i ^ i, xp.float32) * xp.asarray(np.full(3, np.inf, np.float32), device=device),
+                    fz * np.float32(np.inf))
+
+
+def test_float_to_int_to_float_gives_positive_zero(device: xp.Device) -> None:
+    """float(int(-0.3)) is +0.0; a compiler that rewrites it as trunc(-0.3) gives -0.0."""
+    h = np.array([-0.3, 0.3, -1.7, -0.0, 2.5, -0.9], dtype=np.float32)
+    g = xp.asarray(h, device=device)
+    for it in ("int8", "int16", "int32", "int64"):
+        assert_same(xp.astype(xp.astype(g, np.dtype(it)), xp.float32), h.astype(it).astype(np.float32))

@@ -8,7 +8,7 @@ are the 32-bit ones (complex64 for complex).
 >>> import gpuarray as xp
 >>> info = xp.__array_namespace_info__()
 >>> info.capabilities()["boolean indexing"]
-False
+True
 >>> sorted(info.dtypes(device="cpu", kind="real floating"))
 ['float32', 'float64']
 >>> info.default_dtypes(device="cpu")["integral"]
@@ -73,14 +73,15 @@ class Info:
     __module__ = "gpuarray"
 
     def capabilities(self) -> dict[str, Any]:
-        """Boolean indexing and data-dependent shapes are not implemented yet; at most 64 dimensions.
+        """Boolean-mask indexing and data-dependent shapes (``unique_*``, ``nonzero``, masks) are
+        supported; at most 64 dimensions (NumPy's limit, which evaluation goes through).
 
         >>> Info().capabilities()["max dimensions"]
         64
         """
         return {
-            "boolean indexing": False,
-            "data-dependent shapes": False,
+            "boolean indexing": True,
+            "data-dependent shapes": True,
             "max dimensions": MAX_DIMENSIONS,
         }
 

@@ -149,6 +149,7 @@ class _Gen:
         self.slots: dict[tuple, int] = {}
         self.wide: dict[str, list[Any]] = {}
         self.memo: dict[tuple, str] = {}
+        self.alias: dict[str, tuple[str, bool]] = {}    # name -> (root name, negated): +x, -x, -(-x)
         self.count = 0
 
     def fresh(self, prefix: str = "v") -> str:
@@ -259,10 +260,32 @@ class _Gen:
                            for d in range(len(arg.shape)))
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
-        expr = fill(opdef.template(odt.kind), odt, vals)
+        tmpl = opdef.template(odt.kind)
+        expr = fill(tmpl, odt, vals)
+        roots = [self.alias.get(v, (v, False)) for v in vals]
+        if op in ("add", "subtract") and odt.kind == "f" and roots[0][0] == roots[1][0] and (
+                (roots[0][1] == roots[1][1]) == (op == "subtract")):
+            # x - x, x + (-x), x - (+x) of one SSA value: compilers fold these to 0 (lavapipe
+            # did), but with x = inf or NaN the result is NaN
+            s, r = _suffix(odt), roots[0][0]
+            expr = f"select(ga_nan_{s}(), {WGSL_TYPE[odt]}(0), !(ga_isnan_{s}({r}) || ga_isinf_{s}({r})))"
+        elif not any("{" + str(n) + "}" in tmpl for n in range(len(vals))) or (
+                len(vals) > 1 and len({r for r, _n in roots}) == 1):
+            # A result the compiler knows without the data: a literal (isnan of an integer is
+            # false, imag of a real is 0), or an op of one value with itself (x > x, x ^ x).
+            # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
+            # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
+            # Hide it behind a value known only at run time: prm[0], the element count, is
+            # never 0 when a kernel runs.
+            alt = f"!({expr})" if dt == np.bool_ else f"(({expr}) + {WGSL_TYPE[dt]}(1))"
+            expr = f"select({expr}, {alt}, prm[0] == 0u)"
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
-        return self.emit(expr)
+        name = self.emit(expr)
+        if op in ("positive", "negative") and dt.kind == "f":
+            root, neg = self.alias.get(vals[0], (vals[0], False))
+            self.alias[name] = (root, neg != (op == "negative"))
+        return name
 
     def _cast(self, v: str, src: np.dtype, dst: np.dtype) -> str:
         if src == dst:
@@ -298,6 +321,10 @@ class _Gen:
             low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
             wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
             expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
+        if src.kind == "f" and dst.kind in "iu":
+            # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
+            # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
+            expr = f"({expr} ^ {t}({self.slot(('zero',))}))"
         if dst in _SMALL_WRAP:
             expr = _SMALL_WRAP[dst].replace("{x}", expr)
         return expr
