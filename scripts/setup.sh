@@ -5,9 +5,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-have_vulkan_driver() {
-  ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json \
-    >/dev/null 2>&1
+have_vulkan_driver() {   # an installed Vulkan ICD manifest in any of the standard places
+  local d
+  for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
+    compgen -G "$d/*.json" >/dev/null && return 0
+  done
+  return 1
 }
 
 if ! have_vulkan_driver || ! ldconfig -p 2>/dev/null | grep libvulkan.so.1 >/dev/null; then
