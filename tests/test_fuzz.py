@@ -19,8 +19,10 @@ NumPy has NaN, and the sign of zero.
 Where gpuarray follows the Array API rather than NumPy, the step is skipped: an op on a
 dtype outside its category (``add`` on booleans), an integer power with a negative
 exponent array (NumPy raises; gpuarray truncates), a float -> integer cast of NaN, inf or
-out-of-range values (undefined in C and NumPy). When NumPy raises, gpuarray must raise the
-same (builtin) exception type.
+out-of-range values (undefined in C and NumPy), shift counts outside [0, bits), signbit and
+copysign of a NaN (its sign is not specified), sums and products whose partial results can
+overflow or underflow (the order of the terms decides). When NumPy raises, gpuarray must
+raise the same (builtin) exception type.
 
 CI runs ``EXAMPLES`` programs per device (derandomized). For a longer run:
 
@@ -51,7 +53,7 @@ from gpuarray._ops import OPS  # noqa: E402
 from .conftest import DEVICES  # noqa: E402
 
 LONG = "GPUARRAY_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ.get("GPUARRAY_FUZZ_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("GPUARRAY_FUZZ_EXAMPLES", "60"))
 
 DTYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                                 "uint64", "float32", "float64")]
@@ -227,6 +229,31 @@ def _scalar_for(op: str, dt: np.dtype, value: Any) -> Any:
             return int(value) if np.isfinite(value) and abs(value) < 2**40 else 3
         return int(value)
     return value if not isinstance(value, bool) else float(value)
+
+
+def _order_check(fn: str, axis: Any, dt: np.dtype) -> Callable[..., None] | None:
+    """Sums and products whose partial results can overflow or underflow: the result depends
+    on the order of the terms (prod(3, tiny, max) is 12 left to right and inf as (3 * max) * tiny);
+    gpuarray reduces in a tree, NumPy pairwise or left to right."""
+    if fn not in ("sum", "prod", "mean", "var", "std"):
+        return None
+    fi = np.finfo(dt)
+
+    def check(ra: list, *pa: list) -> None:
+        for args in (ra, *pa):
+            a = np.abs(np.asarray(args[0], dtype=np.float64))
+            a = np.where(np.isfinite(a), a, 0.0)
+            with np.errstate(all="ignore"):
+                if fn == "prod":
+                    lg = np.log2(a)
+                    big = np.sum(np.where(lg > 0, lg, 0.0), axis=axis)
+                    small = np.sum(np.where((lg < 0) & np.isfinite(lg), lg, 0.0), axis=axis)
+                    if np.any(big >= np.log2(float(fi.max))) or np.any(small <= np.log2(float(fi.tiny))):
+                        raise Skip
+                elif np.any(np.sum(a, axis=axis) > float(fi.max) / 4) or (
+                        fn in ("var", "std") and np.any(np.sum(a * a, axis=axis) > float(fi.max) / 4)):
+                    raise Skip
+    return check
 
 
 def _nan_sign_check(k: int) -> Callable[..., None]:
@@ -431,8 +458,9 @@ def step(prog: Program, runs: Runs, s: tuple, device: xp.Device, rngs: list[np.r
             apply_all(lambda a: npf(a, axis=axis, keepdims=keep, dtype=dt),
                       lambda a: gaf(a, axis=axis, keepdims=keep), [i], perturb_in=True)
             return
+        check = _order_check(fn, axis, a0.dtype) if a0.dtype.kind == "f" else None
         apply_all(lambda a: npf(a, axis=axis, keepdims=keep), lambda a: gaf(a, axis=axis, keepdims=keep), [i],
-                  perturb_in=True)
+                  check, perturb_in=True)
     elif kind == "setitem":
         _, i, spec, j, scalar = s
         i, j = pick(i), pick(j)
