@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import _config, _dtypes, _metrics
+from . import _config, _dtypes, _elementwise, _metrics
 from ._config import HostFallbackError, HostFallbackWarning
 from ._devices import Device, as_device
 from ._elementwise import apply
@@ -52,16 +52,9 @@ from .graph.shapes import broadcast_shapes
 _FALLBACK: Any = object()       # an adapter's answer: "I cannot do this one; run it on the host"
 _NOVALUE: Any = np._NoValue     # NumPy's marker for keyword arguments that were not given
 _SCALARS = (bool, int, float, complex)
-_GA: Any = None
-
-
 def _ga() -> Any:
-    """The GpuArray class (imported late: _array.py imports this module)."""
-    global _GA
-    if _GA is None:
-        from ._array import GpuArray
-        _GA = GpuArray
-    return _GA
+    """The GpuArray class (bound late: _array.py imports this module)."""
+    return _elementwise._array_cls()
 
 
 def _xp(name: str) -> Any:

@@ -330,6 +330,54 @@ class _Gen:
         return expr
 
 
+def declare_bindings(in_types: list[str], out_types: list[str], wide: dict[str, list[int]]) -> list[str]:
+    """Binding declarations every kernel kind uses: 0 is ``prm``, then inputs ``in<k>``,
+    outputs ``out<j>`` and the arrays of 64-bit scalars (``cf64``, ...)."""
+    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
+    b = 1
+    for k, st in enumerate(in_types):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{st}>;")
+        b += 1
+    for j, st in enumerate(out_types):
+        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out{j}: array<{st}>;")
+        b += 1
+    for st in sorted(wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
+        b += 1
+    return decls
+
+
+def input_types(kernel: Kernel) -> list[str]:
+    return [WGSL_STORAGE_TYPE[node.dtype] for node in kernel.inputs]
+
+
+def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str], list[str], str]:
+    """Index code for reducing operand ``op_i`` over ``axes``: (head lines that split the output
+    index ``m`` over the kept axes, loop-body lines that split the reduce index ``k`` and
+    evaluate the fused prologue there, the WGSL name of the value). Resets ``g.lines``."""
+    src = g.ins[op_i]
+    rep = g.rep[op_i]
+    kept = [d for d in range(len(src.shape)) if d not in axes]
+    red = [d for d in range(len(src.shape)) if d in axes]
+    head: list[str] = []
+    full: dict[int, str] = {}
+    rem = "m"
+    for d in reversed(kept):
+        dim = g.slot(("dim", rep, d))
+        head.append(f"  let o{d} = {rem} % {dim};")
+        head.append(f"  let oq{d} = {rem} / {dim};")
+        full[d], rem = f"o{d}", f"oq{d}"
+    g.lines = []
+    body = ["    var kr = k;"]
+    for d in reversed(red):
+        dim = g.slot(("dim", rep, d))
+        body.append(f"    let r{d} = kr % {dim};")
+        body.append(f"    kr = kr / {dim};")
+        full[d] = f"r{d}"
+    v = g.value(op_i, ("multi", tuple(full[d] for d in range(len(src.shape)))))
+    return head, body + g.lines, v
+
+
 def render(kernel: Kernel) -> Rendered:
     """WGSL for ``kernel``; reusable for every kernel with the same signature."""
     g = _Gen(kernel)
@@ -338,18 +386,8 @@ def render(kernel: Kernel) -> Rendered:
         v = g.value(o, ("lin", "gi"))
         dt = kernel.instrs[o].dtype
         stores.append(f"  out{j}[gi] = {'select(0u, 1u, ' + v + ')' if dt == np.bool_ else v};")
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    for k, node in enumerate(kernel.inputs):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
-        b += 1
-    for j, o in enumerate(kernel.outputs):
-        st = WGSL_STORAGE_TYPE[kernel.instrs[o].dtype]
-        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out{j}: array<{st}>;")
-        b += 1
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
-        b += 1
+    decls = declare_bindings(input_types(kernel),
+                             [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs], g.wide)
     body = "\n".join(g.lines + stores)
     main = (
         f"@compute @workgroup_size({WORKGROUP})\n"

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, input_types, reduction_index
 from .wgsl_lib import helpers_for
 
 EMPTY = "0xffffffffu"
@@ -67,49 +67,19 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         body = ["    let v = in0[m * L + k];", "    let i = in1[m * L + k];"]
     else:
         op_i = kernel.operands[0]
-        src = kernel.instrs[op_i]
-        vdt = src.dtype
-        rep = g.rep[op_i]
-        kept = [d for d in range(len(src.shape)) if d not in axes]
-        red = [d for d in range(len(src.shape)) if d in axes]
-        full: dict[int, str] = {}
-        rem = "m"
-        for d in reversed(kept):
-            dim = g.slot(("dim", rep, d))
-            head.append(f"  let o{d} = {rem} % {dim};")
-            head.append(f"  let oq{d} = {rem} / {dim};")
-            full[d], rem = f"o{d}", f"oq{d}"
-        g.lines = []
-        body = ["    var kr = k;"]
-        for d in reversed(red):
-            dim = g.slot(("dim", rep, d))
-            body.append(f"    let r{d} = kr % {dim};")
-            body.append(f"    kr = kr / {dim};")
-            full[d] = f"r{d}"
-        v = g.value(op_i, ("multi", tuple(full[d] for d in range(len(src.shape)))))
-        body += g.lines
+        vdt = kernel.instrs[op_i].dtype
+        split, body, v = reduction_index(g, op_i, axes)
+        head += split
         body.append(f"    let v = {'select(0u, 1u, ' + v + ')' if vdt == np.bool_ else v};")
         body.append("    let i = k;")
     t = val_type(vdt)
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    in_types = ([WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs"
-                else [WGSL_STORAGE_TYPE[node.dtype] for node in kernel.inputs])
-    for k, st in enumerate(in_types):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{st}>;")
-        b += 1
+    in_types = [WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs" else input_types(kernel)
     if mode == "partial":
-        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[vdt]}>;")
-        decls.append(f"@group(0) @binding({b + 1}) var<storage, read_write> out1: array<u32>;")
-        b += 2
+        decls = declare_bindings(in_types, [WGSL_STORAGE_TYPE[vdt], "u32"], g.wide)
         store = ["  if (lid == 0u) { out0[w] = shv[0]; out1[w] = shi[0]; }"]
     else:
-        decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[out_dt]}>;")
-        b += 1
+        decls = declare_bindings(in_types, [WGSL_STORAGE_TYPE[out_dt]], g.wide)
         store = [f"  if (lid == 0u) {{ out0[w] = {WGSL_TYPE[out_dt]}(shi[0]); }}"]
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
-        b += 1
     decls.append(f"var<workgroup> shv: array<{t}, {WORKGROUP}>;")
     decls.append(f"var<workgroup> shi: array<u32, {WORKGROUP}>;")
     if mode == "pairs":

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, _WIDE, Rendered, _Gen
+from .wgsl import _SMALL_WRAP, Rendered, _Gen, declare_bindings, input_types
 from .wgsl_lib import helpers_for
 
 
@@ -163,16 +163,7 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
             if dt in _SMALL_WRAP:
                 val = _SMALL_WRAP[dt].replace("{x}", val)
             stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    bnd = 1
-    for k, node in enumerate(kernel.inputs):
-        decls.append(f"@group(0) @binding({bnd}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
-        bnd += 1
-    decls.append(f"@group(0) @binding({bnd}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[dt]}>;")
-    bnd += 1
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({bnd}) var<storage, read> {_WIDE[st]}: array<{st}>;")
-        bnd += 1
+    decls = declare_bindings(input_types(kernel), [WGSL_STORAGE_TYPE[dt]], g.wide)
     decls.append(f"var<workgroup> As: array<{reg}, {t.bm * t.bk}>;")
     decls.append(f"var<workgroup> Bs: array<{reg}, {t.bk * t.bn}>;")
     main = "\n".join([

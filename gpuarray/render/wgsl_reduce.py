@@ -15,7 +15,7 @@ import numpy as np
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .._ops import OPS
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, fill, input_types, reduction_index
 from .wgsl_lib import helpers_for
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
@@ -58,48 +58,20 @@ def render_reduce(kernel: Kernel) -> Rendered:
     """WGSL for a ``reduce`` kernel; ``prm`` extras: M (outputs), L (reduce length), G (chunks)."""
     rop, axes = kernel.attrs
     op_i = kernel.operands[0]
-    src = kernel.instrs[op_i]
     dt = kernel.out_nodes[0].dtype
     acc_t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
     g = _Gen(kernel)
-    rep = g.rep[op_i]
-    kept = [d for d in range(len(src.shape)) if d not in axes]
-    red = [d for d in range(len(src.shape)) if d in axes]
     head = ["  let w = wid.y * nwg.x + wid.x;",
             f"  let G = {g.slot(('extra', 'G'))};",
             f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
             "  let m = w / G;",
             "  let chunk = w % G;",
             f"  let L = {g.slot(('extra', 'L'))};"]
-    full: dict[int, str] = {}
-    rem = "m"
-    for d in reversed(kept):
-        dim = g.slot(("dim", rep, d))
-        head.append(f"  let o{d} = {rem} % {dim};")
-        head.append(f"  let oq{d} = {rem} / {dim};")
-        full[d], rem = f"o{d}", f"oq{d}"
-    g.lines = []
-    body = ["    var kr = k;"]
-    for d in reversed(red):
-        dim = g.slot(("dim", rep, d))
-        body.append(f"    let r{d} = kr % {dim};")
-        body.append(f"    kr = kr / {dim};")
-        full[d] = f"r{d}"
-    idx = tuple(full[d] for d in range(len(src.shape)))
-    v = g.value(op_i, ("multi", idx))
-    body += g.lines
+    split, body, v = reduction_index(g, op_i, axes)
+    head += split
     val = f"select(0u, 1u, {v})" if dt == np.bool_ else v
     body.append(f"    acc = {combine(rop, dt, 'acc', val)};")
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    for k, node in enumerate(kernel.inputs):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
-        b += 1
-    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[dt]}>;")
-    b += 1
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
-        b += 1
+    decls = declare_bindings(input_types(kernel), [WGSL_STORAGE_TYPE[dt]], g.wide)
     decls.append(f"var<workgroup> sh: array<{acc_t}, {WORKGROUP}>;")
     main = "\n".join([
         f"@compute @workgroup_size({WORKGROUP})",
