@@ -71,6 +71,7 @@ def demo(args: argparse.Namespace) -> int:
 def info(args: argparse.Namespace) -> int:
     import gpuarray as xp
     from gpuarray._devices import choice_reason, provider_for, wgpu_adapters
+    from gpuarray.providers.wgpu_probe import numerics
 
     dev = xp.default_device()
     report: dict[str, Any] = {"default_device": dev.name, "why": choice_reason(), "adapters": []}
@@ -82,6 +83,7 @@ def info(args: argparse.Namespace) -> int:
         try:
             p = provider_for(xp.Device(f"wgpu:{i}"))
             entry["float64_on_host"] = sorted(p.host_only_f64)
+            entry["numerics"] = numerics(p)
         except Exception as exc:  # noqa: BLE001 - report, do not fail
             entry["error"] = f"{type(exc).__name__}: {exc}"
         report["adapters"].append(entry)
@@ -99,6 +101,8 @@ def info(args: argparse.Namespace) -> int:
         print("    limits: " + ", ".join(f"{k}={v}" for k, v in a["limits"].items()))
         if a.get("float64_on_host"):
             print(f"    float64 ops that run on the host: {', '.join(a['float64_on_host'])}")
+        if a.get("numerics"):
+            print("    float32 arithmetic: " + ", ".join(f"{k}={v}" for k, v in a["numerics"].items()))
         if a.get("error"):
             print(f"    could not start: {a['error']}")
     return 0

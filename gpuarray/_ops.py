@@ -175,7 +175,8 @@ op("add", "add", 2, "numeric", {"default": "({0} + {1})", "b": "({0} || {1})"}, 
 op("subtract", "subtract", 2, "numeric", "({0} - {1})", dunders=("sub",))
 op("multiply", "multiply", 2, "numeric", {"default": "({0} * {1})", "b": "({0} && {1})",
                                           "c": "ga_cmul_{S}({0}, {1})"}, dunders=("mul",))
-op("divide", "divide", 2, "numeric", {"default": "({0} / {1})", "c": "ga_cdiv_{S}({0}, {1})"}, result="float",
+op("divide", "divide", 2, "numeric",
+   {"default": "({0} / {1})", "f": "ga_div_{S}({0}, {1})", "c": "ga_cdiv_{S}({0}, {1})"}, result="float",
    dunders=("truediv",))
 op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
 op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
@@ -187,7 +188,7 @@ op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")
 op("abs", "absolute", 1, "numeric", {"f": "abs({0})", "i": "abs({0})", "u": "{0}", "c": "ga_cabs_{S}({0})"},
    result="real", unary_dunder="abs")
 op("square", "square", 1, "numeric", {"default": "({0} * {0})", "c": "ga_csquare_{S}({0})"})
-op("reciprocal", "reciprocal", 1, "floating-point", {"f": "({T}(1) / {0})", "c": "ga_crecip_{S}({0})"})
+op("reciprocal", "reciprocal", 1, "floating-point", {"f": "ga_div_{S}({T}(1), {0})", "c": "ga_crecip_{S}({0})"})
 op("sign", "sign", 1, "numeric", {"f": "ga_sign_{S}({0})", "i": "ga_sign_{S}({0})",
                                    "u": "select({T}(0), {T}(1), {0} > {T}(0))", "c": "ga_csign_{S}({0})"})
 op("maximum", "maximum", 2, "real numeric", {"f": "ga_maximum_{S}({0}, {1})", "int": "max({0}, {1})"})

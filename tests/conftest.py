@@ -67,3 +67,35 @@ def assert_same(got: xp.GpuArray | np.ndarray, want: np.ndarray, rtol: float = 0
             np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(w[zero]), err_msg="sign of zero differs")
     else:
         np.testing.assert_array_equal(g, w)
+
+
+def device_numerics(device: xp.Device) -> dict[str, bool]:
+    """What ``device`` does to float32 arithmetic (providers/wgpu_probe.py); the host does neither."""
+    if device.kind != "wgpu":
+        return {"flushes_f32_subnormals": False, "fuses_multiply_add": False}
+    from gpuarray.providers.wgpu_probe import numerics
+    return numerics(device.provider)
+
+
+def flush_subnormals(a: object) -> object:
+    """``a`` with float32 / complex64 subnormal components replaced by zeros of the same sign;
+    anything else (Python scalars, other dtypes) unchanged."""
+    if not isinstance(a, np.ndarray | np.generic) or a.dtype not in (np.float32, np.complex64):
+        return a
+    if a.dtype == np.complex64:
+        out = np.array(a, copy=True)
+        out.real = flush_subnormals(a.real)
+        out.imag = flush_subnormals(a.imag)
+        return out
+    tiny = np.finfo(np.float32).tiny
+    return np.where((a != 0) & (np.abs(a) < tiny), np.copysign(np.float32(0), a), a).astype(np.float32)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_signature_cache() -> object:
+    """Some tests make a device drop float64 (monkeypatching ``provider.f64``), which no real device
+    does at run time; the dtype-resolution cache of ``_elementwise`` must not carry their answers
+    into the next test."""
+    yield
+    from gpuarray import _elementwise
+    _elementwise._SIG.clear()

@@ -30,7 +30,7 @@ import gpuarray as xp
 from gpuarray._dtypes import CATEGORIES
 from gpuarray._ops import OPS, OpDef
 
-from .conftest import assert_same
+from .conftest import assert_same, device_numerics, flush_subnormals
 
 C64, C128 = np.dtype("complex64"), np.dtype("complex128")
 COMPLEX = [C64, C128]
@@ -59,6 +59,21 @@ WORST: dict[tuple[str, str, str], float] = {}     # (op, dtype, device) -> worst
 
 
 # ---------------------------------------------------------------- inputs
+
+_FMA = {"on": False}   # set per test: does the device fuse a * b + c (one rounding instead of two)?
+_FTZ = {"on": False}   # ... and flush float32 subnormals (docs/accuracy.md)?
+
+
+@pytest.fixture(autouse=True)
+def _device_fuses(request: pytest.FixtureRequest) -> Any:
+    dev = request.getfixturevalue("device") if "device" in request.fixturenames else None
+    found = device_numerics(dev) if dev is not None else {}
+    _FMA["on"] = bool(found.get("fuses_multiply_add"))
+    _FTZ["on"] = bool(found.get("flushes_f32_subnormals"))
+    yield
+    _FMA["on"] = _FTZ["on"] = False
+
+
 def _components(dt: np.dtype) -> list[float]:
     f = np.finfo(dt)
     huge = 1e30 if dt == C64 else 1e300
@@ -149,9 +164,12 @@ def check_specials(name: str, got: Any, args: tuple[np.ndarray, ...], what: str)
     g = np.asarray(got)
     with np.errstate(all="ignore"):
         w = np.asarray(_host(name)(*args))
+    if _FTZ["on"]:       # subnormal results may be flushed to zero there
+        g, w = np.asarray(flush_subnormals(g)), np.asarray(flush_subnormals(w))
     assert g.dtype == w.dtype, f"{what}: dtype {g.dtype}, NumPy gives {w.dtype}"
     assert g.shape == w.shape
-    bad = _component_mismatch(g, w, signed_zero=name != "pow")
+    # a fused multiply-add can leave -0.0 where NumPy's two roundings cancel to +0.0 (complex division)
+    bad = _component_mismatch(g, w, signed_zero=name != "pow" and not (_FMA["on"] and name == "divide"))
     if name in EXEMPT:
         bad &= ~np.broadcast_to(EXEMPT[name](*args), bad.shape)
     if bad.any():
@@ -170,7 +188,13 @@ def check_specials(name: str, got: Any, args: tuple[np.ndarray, ...], what: str)
                 a, b = (np.broadcast_to(x, w.shape)[fin].astype(C128) for x in args)
                 allowed = np.nan_to_num(ULPS[name] + POW_PHASE_ULPS * np.abs(b * np.log(a)), nan=np.inf)
                 allowed = allowed[~np.broadcast_to(EXEMPT[name](*args), bad.shape)[fin]]
-        assert err.size == 0 or (err <= allowed).all(), f"{what}: finite specials off by {err.max():.3g} ULP"
+        if err.size and not (err <= allowed).all():
+            detail = ""
+            if name not in EXEMPT:          # err is indexed like g[fin]
+                i = int(np.argmax(err - allowed))
+                inputs = tuple(np.broadcast_to(a, w.shape)[fin][i] for a in args)
+                detail = f", e.g. at {inputs}: got {g[fin][i]!r}, want {w[fin][i]!r}"
+            raise AssertionError(f"{what}: finite specials off by {err.max():.3g} ULP{detail}")
 
 
 def check_accuracy(name: str, got: Any, args: tuple[np.ndarray, ...], dt: np.dtype, device: xp.Device) -> float:
@@ -188,7 +212,7 @@ def check_accuracy(name: str, got: Any, args: tuple[np.ndarray, ...], dt: np.dty
         assert_same(g, np.asarray(_host(name)(*args)))
         return 0.0
     err = ulp_error(g[keep], w[keep], comp)
-    allowed: Any = ULPS[name]
+    allowed: Any = ULPS[name] + (1 if _FMA["on"] else 0)    # fused multiply-adds: one rounding more or less
     if name == "pow":
         with np.errstate(all="ignore"):
             a, b = (np.broadcast_to(x, w.shape)[keep].astype(C128) for x in args)
@@ -276,7 +300,13 @@ def test_pow_integer_exponents(dt: np.dtype, device: xp.Device) -> None:
     b = np.array([0, 1, 2, 3, 4, 7, -1, -2, -5, 99, 100], dtype=dt)[None, :]
     got = xp.pow(xp.asarray(a, device=device), xp.asarray(b, device=device))
     # rounding differs from NumPy's (fused multiply-adds) and grows with the exponent
-    assert_same(got, np.power(a, b), rtol=64 * float(np.finfo(np.real(a).dtype).eps), check_signed_zero=False)
+    want = np.power(a, b)
+    if _FMA["on"]:   # where the squarings overflow, inf - inf (NumPy: NaN) may be a fused inf (seen on the H200)
+        g = np.asarray(got)
+        over = ~np.isfinite(want)
+        assert not np.isfinite(g[over]).any(), "finite results where NumPy's power overflows"
+        got, want = g[~over], want[~over]
+    assert_same(got, want, rtol=64 * float(np.finfo(np.real(a).dtype).eps), check_signed_zero=False)
     gi = xp.asarray(a[:4, 0], device=device)
     assert_same(gi ** 2, a[:4, 0] ** 2, check_signed_zero=False)
     assert_same(gi ** 3, a[:4, 0] ** 3, rtol=1e-6, check_signed_zero=False)
@@ -327,7 +357,7 @@ def test_nan_and_inf_components(device: xp.Device) -> None:
     np.testing.assert_array_equal(np.asarray(xp.isfinite(g)), np.isfinite(z))
     np.testing.assert_array_equal(np.asarray(g == g), z == z)             # NaN in either part: not equal
     np.testing.assert_array_equal(np.asarray(g != g), z != z)
-    np.testing.assert_array_equal(np.asarray(xp.abs(g)), np.abs(z))       # hypot: inf wins over NaN
+    assert_same(xp.abs(g), np.abs(z), rtol=2 * float(np.finfo(np.float32).eps))  # hypot: inf wins over NaN
     assert np.asarray(xp.abs(g)).dtype == np.float32
 
 

@@ -56,28 +56,32 @@ CPX["cmul"] = """fn ga_cmul_{S}(a: {T}, b: {T}) -> {T} {
 CPX["csquare"] = """fn ga_csquare_{S}(a: {T}) -> {T} {
   return {T}(a.x * a.x - a.y * a.y, a.x * a.y + a.y * a.x);
 }"""
+CPX["cdivscl"] = """fn ga_cdivscl_{S}(re: {F}, im: {F}, den: {F}) -> {T} {
+  // (re, im) * (1 / den) as NumPy computes it; divided when 1 / den would be subnormal (flushed on NVIDIA)
+  if (abs(den) > {F}(8.507059173023462e37)) { return {T}(ga_div_{FS}(re, den), ga_div_{FS}(im, den)); }
+  let scl = {F}(1) / den;
+  return {T}(re * scl, im * scl);
+}"""
 CPX["cdiv"] = """fn ga_cdiv_{S}(a: {T}, b: {T}) -> {T} {
   // Smith's algorithm, as NumPy computes it
   let br = abs(b.x);
   let bi = abs(b.y);
   if (br >= bi) {
     if (br == {F}(0) && bi == {F}(0)) { return {T}(a.x / br, a.y / br); }
-    let rat = b.y / b.x;
-    let scl = {F}(1) / (b.x + b.y * rat);
-    return {T}((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+    let rat = ga_div_{FS}(b.y, b.x);
+    return ga_cdivscl_{S}(a.x + a.y * rat, a.y - a.x * rat, b.x + b.y * rat);
   }
-  let rat = b.x / b.y;
-  let scl = {F}(1) / (b.y + b.x * rat);
-  return {T}((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+  let rat = ga_div_{FS}(b.x, b.y);
+  return ga_cdivscl_{S}(a.x * rat + a.y, a.y * rat - a.x, b.y + b.x * rat);
 }"""
 CPX["crecip"] = """fn ga_crecip_{S}(z: {T}) -> {T} {
   // as NumPy computes it
   if (abs(z.y) <= abs(z.x)) {
-    let r = z.y / z.x;
+    let r = ga_div_{FS}(z.y, z.x);
     let d = z.x + z.y * r;
     return {T}({F}(1) / d, -r / d);
   }
-  let r = z.x / z.y;
+  let r = ga_div_{FS}(z.x, z.y);
   let d = z.x * r + z.y;
   return {T}(r / d, {F}(-1) / d);
 }"""
@@ -95,7 +99,7 @@ CPX["csign"] = """fn ga_csign_{S}(z: {T}) -> {T} {
     return {T}(ga_nan_{FS}(), ga_nan_{FS}());
   }
   if (a == {F}(0)) { return {T}(0); }
-  return {T}(z.x / a, z.y / a);
+  return {T}(ga_div_{FS}(z.x, a), ga_div_{FS}(z.y, a));
 }"""
 CPX["csqrt"] = """fn ga_csqrt_{S}(z: {T}) -> {T} {
   let x = z.x;
@@ -141,7 +145,13 @@ C64["cexpscale"] = """fn ga_cexpscale_c64(x: f32, y: f32, expt: i32) -> vec2<f32
   // magnitudes scaled, signs copied after (a compiler may fold the scale factors of an underflow to 0)
   let c = ga_cos_f32(y);
   let s = ga_sin_f32(y);
-  return vec2<f32>(ga_copysign_f32(ga_ldexp_f32(e * abs(c), ki), c), ga_copysign_f32(ga_ldexp_f32(e * abs(s), ki), s));
+  return vec2<f32>(ga_copysign_f32(ga_scaled_c64(e, abs(c), ki), c), ga_copysign_f32(ga_scaled_c64(e, abs(s), ki), s));
+}"""
+C64["scaled"] = """fn ga_scaled_c64(e: f32, a: f32, k: i32) -> f32 {
+  // e a 2^k, e in [0.5, 2]: a tiny a is scaled up by 2^64 first so that e a is not a subnormal, which
+  // NVIDIA's driver flushes to 0 (then 0 times the 2^k steps became NaN: exp(1e30 + 1.2e-38j) on the H200)
+  if (a < 1e-30) { return ga_ldexp_f32(e * (a * 18446744073709551616.0), k - 64); }
+  return ga_ldexp_f32(e * a, k);
 }"""
 C64["cexp"] = """fn ga_cexp_c64(z: vec2<f32>) -> vec2<f32> {
   let x = z.x;
@@ -189,7 +199,7 @@ C64["clogabs"] = """fn ga_clogabs_c64(x: f32, y: f32) -> f32 {
   let a = max(abs(x), abs(y));
   let b = min(abs(x), abs(y));
   if (a >= 0.5 && a <= 2.0) { return 0.5 * ga_log1p_f32((a - 1.0) * (a + 1.0) + b * b); }
-  let r = b / a;
+  let r = ga_div_f32(b, a);
   return ga_log_f32(a) + 0.5 * ga_log1p_f32(r * r);
 }"""
 C64["clog"] = """fn ga_clog_c64(z: vec2<f32>) -> vec2<f32> {
@@ -401,7 +411,7 @@ C64["catwork"] = """fn ga_catwork_c64(x: f32, y: f32) -> vec4<f32> {
   if (y < bitcast<f32>(0x21000000u)) {
     return vec4<f32>(rx, 0.0, A * (2.0 / eps), y * (2.0 / eps));
   }
-  let B = y / A;
+  let B = ga_div_f32(y, A);
   if (B > 0.6417) {
     if (y == 1.0 && x < eps / 128.0) {
       return vec4<f32>(rx, 0.0, sqrt(x) * sqrt((A + y) * 0.5), y);

@@ -54,12 +54,12 @@ FLT["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
 FLT["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a)) { return a; }
   if (ga_isnan_{S}(b)) { return b; }
-  return select(b, a, a > b);
+  return select(b, a, ga_key_{S}(a) > ga_key_{S}(b));     // keys: subnormals kept apart from 0 (NVIDIA)
 }"""
 FLT["minimum"] = """fn ga_minimum_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isnan_{S}(a)) { return a; }
   if (ga_isnan_{S}(b)) { return b; }
-  return select(b, a, a < b);
+  return select(b, a, ga_key_{S}(a) < ga_key_{S}(b));
 }"""
 FLT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   // bit tests: lavapipe rewrote the comparison version into one that gives -0 for +0
@@ -123,17 +123,17 @@ FLT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   return ga_copysign_{S}({T}(0), b);
 }"""
 FLT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
-  if (b == {T}(0) || ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return a / b; }
+  if (b == {T}(0) || ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_div_{S}(a, b); }
   let m = ga_fmod_{S}(a, b);
   if (ga_isnan_{S}(m)) { return m; }
-  var d = (a - m) / b;
+  var d = ga_div_{S}(a - m, b);
   if (m != {T}(0) && ((b < {T}(0)) != (m < {T}(0)))) { d = d - {T}(1); }
   if (d != {T}(0)) {
     var f = floor(d);
     if (d - f > {T}(0.5)) { f = f + {T}(1); }
     return f;
   }
-  return ga_copysign_{S}({T}(0), a / b);
+  return ga_copysign_{S}({T}(0), ga_div_{S}(a, b));
 }"""
 FLT["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
   // C99 pow special cases, then ga_powcore for x > 0 and finite y != 0
@@ -147,14 +147,17 @@ FLT["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
     if ((ax > {T}(1)) == (y > {T}(0))) { return ga_inf_{S}(); }
     return {T}(0);
   }
+  // signs of zeros and infinities from the sign bit, through copysign: NVIDIA's compiler folded
+  // select(0, -0, c) to -0 and may take x == 0 for +0
+  let sg = select({T}(1), {T}(-1), yodd && ga_signbit_{S}(x));
   if (x == {T}(0)) {
-    if (y < {T}(0)) { return select(ga_inf_{S}(), ga_copysign_{S}(ga_inf_{S}(), x), yodd); }
-    return select({T}(0), x, yodd);
+    if (y < {T}(0)) { return ga_copysign_{S}(ga_inf_{S}(), sg); }
+    return ga_copysign_{S}({T}(0), sg);
   }
   if (ga_isinf_{S}(x)) {
     if (x > {T}(0)) { return select({T}(0), x, y > {T}(0)); }
-    if (y < {T}(0)) { return select({T}(0), -{T}(0), yodd); }
-    return select(ga_inf_{S}(), x, yodd);
+    if (y < {T}(0)) { return ga_copysign_{S}({T}(0), sg); }
+    return ga_copysign_{S}(ga_inf_{S}(), sg);
   }
   if (x < {T}(0)) {
     if (!yint) { return ga_nan_{S}(); }
@@ -283,6 +286,42 @@ FLT["atan2"] = """fn ga_atan2_{S}(y: {T}, x: {T}) -> {T} {
   return ga_atan2core_{S}(y, x);
 }"""
 FLT["atan2core"] = """fn ga_atan2core_{S}(y: {T}, x: {T}) -> {T} { return atan2(y, x); }"""
+FLT["div"] = """fn ga_div_{S}(a: {T}, b: {T}) -> {T} {
+  // a / b, also for |b| > 2^126: NVIDIA's Vulkan driver (580) divides as a * (1 / b), and there 1 / b is a
+  // subnormal that it flushes to 0 (1e38 / 3e38 gave 0 on the H200)
+  if (abs(b) > {T}(8.507059173023462e37)) { return ({T}(0.25) * a) / ({T}(0.25) * b); }
+  return a / b;
+}"""
+F32["div"] = """fn ga_div_f32(a0: f32, b0: f32) -> f32 {
+  // a / b correctly rounded. NVIDIA's Vulkan driver (580) divides as a * (1 / b): up to 2 ULP off (Vulkan
+  // allows 2.5), and 0 for |b| > 2^126, where 1 / b is a subnormal that it flushes. One correction with the
+  // exact residual a - q b (fma) rounds correctly; it needs an fma that rounds once, which WGSL does not
+  // promise (lavapipe's rounds twice): the pipeline constant ga_exactfma_f32 says (providers/wgpu_probe.py).
+  let big = abs(b0) > 8.507059173023462e37;
+  let a = select(a0, 0.25 * a0, big);
+  let b = select(b0, 0.25 * b0, big);
+  if (!ga_exactfma_f32) { return a / b; }
+  // |a| < 2^-100: scaled by 2^64 (and the quotient back), so that the residual is not a flushed subnormal
+  let t = abs(a) < 7.888609052210118e-31;
+  let u = select(a, a * 18446744073709551616.0, t);
+  var q = u / b;
+  if (ga_isfinite_f32(q) && q != 0.0) { q = fma(fma(-q, b, u), 1.0 / b, q); }
+  return select(q, q * 5.421010862427522e-20, t);
+}"""
+F32["exactfma"] = "override ga_exactfma_f32: bool = false;"
+F32["sqrt"] = """fn ga_sqrt_f32(x: f32) -> f32 {
+  if (x < 0.0) { return ga_nan_f32(); }
+  if (ga_isinf_f32(x) || x == 0.0) { return x; }
+  // one Newton step with the exact residual x - s s (fma) rounds correctly where the driver's sqrt is
+  // 1 ULP off (NVIDIA's Vulkan driver 580)
+  if (!ga_exactfma_f32) { return sqrt(x); }
+  // x < 2^-100: scaled by 2^64 (and the root by 2^-32), so that the residual is not a flushed subnormal
+  let t = x < 7.888609052210118e-31;
+  let u = select(x, x * 18446744073709551616.0, t);
+  let s = sqrt(u);
+  let c = fma(fma(-s, s, u), 0.5 / s, s);
+  return select(c, c * 2.3283064365386963e-10, t);
+}"""
 FLT["hypot"] = """fn ga_hypot_{S}(a: {T}, b: {T}) -> {T} {
   if (ga_isinf_{S}(a) || ga_isinf_{S}(b)) { return ga_inf_{S}(); }
   if (ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_nan_{S}(); }
@@ -290,7 +329,7 @@ FLT["hypot"] = """fn ga_hypot_{S}(a: {T}, b: {T}) -> {T} {
   let y = abs(b);
   let m = max(x, y);
   if (m == {T}(0)) { return {T}(0); }
-  let n = min(x, y) / m;
+  let n = ga_div_{S}(min(x, y), m);
   return m * sqrt({T}(1) + n * n);
 }"""
 FLT["logaddexp"] = """fn ga_logaddexp_{S}(a: {T}, b: {T}) -> {T} {
@@ -430,8 +469,20 @@ F32["log1p"] = """fn ga_log1p_f32(x: f32) -> f32 {
   return ga_log_f32(uh) + (d - 0.5 * d * d);
 }"""
 F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
-  // (r, q): x = (q + r / (pi/2)) * pi/2 modulo 2 pi, |r| <= pi/4; Payne-Hanek with the bits of 2/pi
+  // (r, q): x = (q + r / (pi/2)) * pi/2 modulo 2 pi, |r| <= pi/4
   if (abs(x) <= 0.785398163397448) { return vec2<f32>(x, 0.0); }
+  if (abs(x) < 512.0) {
+    // Cody-Waite: pi/2 in four parts of 8, 11, 12 and 24 bits, so q * part is exact for |q| < 2^9 and
+    // the partial differences are exact; no table, so cheap enough for fused chains (chain8)
+    let q = round(x * 0.636619772367581343);
+    let r = (((x - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549533620476723e-08)
+            - q * 2.5633440682570896e-12;
+    return vec2<f32>(r, f32(i32(q) & 3));
+  }
+  return ga_trigpha_f32(x);
+}"""
+F32["trigpha"] = """fn ga_trigpha_f32(x: f32) -> vec2<f32> {
+  // ga_trigred for |x| >= 512: Payne-Hanek with the bits of 2/pi
   var t = array<u32, 10>(0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
                          0xfe5163abu, 0xdebbc561u, 0xb7246e3au);
   let bits = bitcast<u32>(x) & 0x7fffffffu;
@@ -611,9 +662,9 @@ F32["atan2core"] = """fn ga_atan2core_f32(y: f32, x: f32) -> f32 {
   let ax = abs(x);
   var r: f32;
   if (ay <= ax) {
-    r = ga_atan_f32(ay / ax);
+    r = ga_atan_f32(ga_div_f32(ay, ax));
   } else {
-    r = (1.57079637050628662 - ga_atan_f32(ax / ay)) + -4.37113900018624284e-8;
+    r = (1.57079637050628662 - ga_atan_f32(ga_div_f32(ax, ay))) + -4.37113900018624284e-8;
   }
   if (x < 0.0) { r = (3.14159274101257324 - r) + -8.74227800037248567e-8; }
   return ga_copysign_f32(r, y);
@@ -791,7 +842,8 @@ INT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
 INT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0)) { return {T}(0); }
   var q = a / b;
-  if ((a % b != {T}(0)) && ((a < {T}(0)) != (b < {T}(0)))) { q = q - {T}(1); }
+  // the remainder as a - q * b, not a % b (wrong for negative operands on NVIDIA's Vulkan driver 580)
+  if ((a - q * b != {T}(0)) && ((a < {T}(0)) != (b < {T}(0)))) { q = q - {T}(1); }
   return q;
 }"""
 INT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
