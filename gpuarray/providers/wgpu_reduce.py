@@ -1,46 +1,139 @@
-"""Reductions on the wgpu provider: one pass, or two when few outputs reduce many elements."""
+"""Reductions on the wgpu provider: the variant, the chunking, and the passes over partials.
+
+``render.wgsl_reduce.choose_variant`` picks the layout (row: workgroups per
+output, col: threads per output), flat-index evaluation, ``vec4`` loads and the
+subgroup combine. Here the reduced elements of each output are split into
+``G`` chunks so that about ``TARGET_GROUPS`` workgroups fill the GPU; when
+``G`` > 1 the partials (``(M, G)`` for the row layout, ``(G, M)`` for the col
+layout) are reduced by further passes, planned the same way. The tunables are
+module attributes (``bench/reductions.py --sweep`` varies them).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
-from ..render.wgsl_reduce import render_reduce
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_reduce import choose_variant, render_reduce
 
-CHUNK = 4096          # elements per workgroup before a reduction is split into chunks
+TARGET_GROUPS = 2048    # workgroups a split reduction aims for (a few per SM)
+ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is split into chunks
+COL_MIN_ROWS = 32       # col layout: reduced elements per thread before the rows are split into chunks
+USE_SUBGROUPS = True    # subgroup combine where the adapter has the feature (False: shared-memory tree)
+USE_VECTOR = True       # vec4 loads where the prologue allows them
+VECTOR_ALL = False      # also for full reductions and the col layout (slower there on the H200; see _run)
+
+CHUNK = 4096            # argreduce (chunks_for): elements per workgroup before it splits
 MAX_CHUNKS = 1024
 
 
 def chunks_for(m: int, length: int) -> int:
+    """Chunks per output for argmax / argmin (one workgroup per chunk)."""
     if m == 0 or length <= CHUNK or m >= 1024:
         return 1
     return max(1, min(MAX_CHUNKS, math.ceil(length / CHUNK), 65535 * 64 // max(m, 1)))
 
 
-def enqueue_reduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    rop, axes = kernel.attrs
-    src = kernel.instrs[kernel.operands[0]]
+def row_chunks(m: int, length: int) -> int:
+    """Chunks per output of the row layout."""
+    if m >= TARGET_GROUPS or length <= ROW_MIN_ELEMS:
+        return 1
+    return max(1, min(TARGET_GROUPS // m, math.ceil(length / ROW_MIN_ELEMS)))
+
+
+def col_chunks(blocks: int, length: int) -> tuple[int, int]:
+    """(chunks, rows per chunk) of the col layout with ``blocks`` workgroups per chunk."""
+    if length == 0:
+        return 1, 0
+    g = 1
+    if blocks < TARGET_GROUPS and length > COL_MIN_ROWS:
+        g = max(1, min(TARGET_GROUPS // blocks, math.ceil(length / COL_MIN_ROWS)))
+    lc = math.ceil(length / g)
+    return math.ceil(length / lc), lc
+
+
+def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[Any] | None:
+    """The input bindings with every ``vec4`` input bound to a whole number of vectors
+    (its buffer is allocated in size classes, so the padding is there), or None."""
+    from ..render.wgsl_reduce_flat import flat_inputs
+
+    ins = flat_inputs(kernel, kernel.operands[0], kernel.attrs[1]) or frozenset()
+    out = list(handles)
+    for k in ins:
+        h = handles[k]
+        vbytes = 4 * STORAGE_NP[kernel.inputs[k].dtype].itemsize
+        need = max(1, -(-h.nbytes // vbytes)) * vbytes     # an empty array binds one vector
+        buf = getattr(h, "buffer", None)
+        if buf is None or need > int(buf.size) or need > provider.max_binding:
+            return None
+        out[k] = (buf, 0, need)
+    return out
+
+
+def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
+    """The kernel reducing ``kernel``'s partials, laid out ``shape``, along ``axis``."""
+    rop = kernel.attrs[0]
     dt = kernel.out_nodes[0].dtype
-    item = STORAGE_NP[dt].itemsize
+    part = Instr("input", (), dt, shape, (0,))
+    return Kernel([part], [kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape, kernel.device,
+                  kind="reduce", attrs=(rop, (axis,)), operands=[0])
+
+
+def _run(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None:
+    """Record the passes of ``kernel`` writing its ``M`` results to ``out``."""
+    sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
+    v, (o, _l, inner) = choose_variant(kernel, sg, USE_VECTOR)
+    if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
+        # H200 sweep (bench/reductions.py --sweep, 16384^2 float32): vec4 loads helped only the
+        # many-rows layout (sum axis=1: 0.33 vs 0.38 ms); full sums and axis=0 ran faster without
+        # (0.47 vs 0.78 ms, 0.46 vs 0.62 ms)
+        v = dataclasses.replace(v, vec=1)
+    src = kernel.instrs[kernel.operands[0]]
+    length = math.prod(src.shape[d] for d in kernel.attrs[1])
     m = kernel.size
-    length = math.prod(src.shape[d] for d in axes)
-    g = chunks_for(m, length)
-    out = provider.alloc(m * item)
-    if m == 0:
-        return [out]
-    r = provider.rendered_for(kernel, render_reduce)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    target = provider.alloc(m * g * item) if g > 1 else out
-    prm = r.meta(kernel, {"G": g, "MG": m * g, "L": length})
-    provider.dispatch(r.source, prm, [*in_handles, target, *wide], m * g)
-    if g > 1:
-        # second pass: reduce the (m, g) partials along their last axis
-        part = Instr("input", (), dt, (m, g), (0,))
-        k2 = Kernel([part], [kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape, kernel.device,
-                    kind="reduce", attrs=(rop, (1,)), operands=[0])
-        r2 = provider.rendered_for(k2, render_reduce)
-        provider.dispatch(r2.source, r2.meta(k2, {"G": 1, "MG": m, "L": g}), [target, out], m)
-        provider.free(target)
+    item = STORAGE_NP[kernel.out_nodes[0].dtype].itemsize
+    bound: list[Any] = list(in_handles)
+    if v.vec == 4:
+        vb = _vector_bindings(provider, kernel, in_handles)
+        if vb is None:
+            v = dataclasses.replace(v, vec=1)
+        else:
+            bound = vb
+    r = provider.rendered_for(kernel, render_reduce, v)
+    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())]
+    if v.layout == "row":
+        g = row_chunks(m, length)
+        groups, extra = m * g, {"G": g, "MG": m * g, "L": length}
+        nxt = _partials(kernel, (m, g), 1) if g > 1 else None
+    else:
+        units = -(-m // v.vec)
+        blocks = -(-units // WORKGROUP)
+        g, lc = col_chunks(blocks, length)
+        groups = blocks * g
+        extra = {"MG": groups, "NB": blocks, "P": units, "M": m, "L": length, "LC": lc, "I": inner}
+        nxt = _partials(kernel, (g, m), 0) if g > 1 else None
+    target = out if nxt is None else provider.alloc(m * g * item)
+    try:
+        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, target, *wide], groups)
+    except Exception as exc:
+        # a driver that rejects the subgroup built-ins: the shared-memory tree from now on (the
+        # pipeline is compiled before anything is recorded, so nothing was recorded)
+        if not v.sg or "lost" in str(exc).lower():
+            raise
+        provider._reduce_sg_failed = True
+        r = provider.rendered_for(kernel, render_reduce, dataclasses.replace(v, sg=False))
+        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, target, *wide], groups)
+    if nxt is not None:
+        _run(provider, nxt, [target], out)
+        provider.free(target)       # returned to the pool once the pass is submitted
+
+
+def enqueue_reduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    out = provider.alloc(kernel.size * STORAGE_NP[kernel.out_nodes[0].dtype].itemsize)
+    if kernel.size:
+        _run(provider, kernel, list(in_handles), out)
     return [out]

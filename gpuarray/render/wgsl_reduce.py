@@ -1,14 +1,34 @@
 """Render a reduction kernel (sum, prod, max, min, any, all) as WGSL.
 
-One workgroup of 256 threads produces one partial result: output ``m`` is
-split into ``G`` chunks (``G`` = 1 for one pass), workgroup ``w`` reduces
-chunk ``w % G`` of output ``w / G``; each thread strides over its chunk
-evaluating the fused prologue at the input index, then the workgroup
-combines in shared memory. The provider runs a second pass over the ``G``
-partials when ``G`` > 1. Sizes and ``G`` are runtime parameters.
+A reduction of the operand over ``axes`` produces ``M`` outputs, each of ``L``
+elements. Two layouts (``Variant.layout``):
+
+- ``row``: a workgroup of 256 threads produces one partial result. Output ``m``
+  is split into ``G`` chunks (``G`` = 1 for one pass); workgroup ``w`` reduces
+  chunk ``w % G`` of output ``w / G``, its threads striding over the chunk, then
+  the workgroup combines its 256 values: with subgroup operations
+  (``Variant.sg``) or a shared-memory tree. The partials are laid out ``(M, G)``.
+  Used for full reductions and reductions over the trailing axes.
+- ``col``: each thread owns one output (four with ``vec`` = 4) and walks the
+  reduced elements; with the reduced axes leading (``sum(axis=0)`` of a
+  C-contiguous array), neighbouring threads read neighbouring addresses. The
+  ``L`` elements are split into ``G`` chunks of ``LC``; partials are laid out
+  ``(G, M)``. No cross-thread combine at all.
+
+The fused prologue is evaluated at each element either by the multi-index
+(``reduction_index``: any prologue, any axes) or, when ``Variant.flat``, by the
+operand's flat index (``wgsl_reduce_flat``): no index arithmetic, values
+broadcast along the reduced axes hoisted out of the loop, and with ``vec`` = 4
+the inputs read as ``vec4`` (the row layout handles the unaligned head and
+tail of each output's range one element per thread). Loops are unrolled by two
+with independent loads. The provider (``providers/wgpu_reduce``) picks the
+variant, ``G``, and runs further passes over the partials when ``G`` > 1.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,9 +37,23 @@ from .._ops import OPS
 from ..compiler.kernel import Kernel
 from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, fill, input_types, reduction_index
 from .wgsl_lib import helpers_for
+from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
            "any": "maximum", "all": "minimum"}
+SUBGROUP_TYPES = ("f32", "i32", "u32", "vec2<f32>")   # accumulators the subgroup combine handles
+SMALL_ROW = 64       # a row layout needs at least this many elements per output (else: a thread per output)
+COL_MIN_INNER = 16   # the col layout needs at least this many contiguous kept elements (I)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which shader to render for a reduce kernel (part of the pipeline cache key)."""
+
+    layout: str = "row"    # "row" | "col"
+    flat: bool = False     # evaluate the prologue by flat index (wgsl_reduce_flat)
+    vec: int = 1           # 4: vec4 loads of the flat inputs
+    sg: bool = False       # subgroup combine (row layout)
 
 
 def identity(rop: str, dtype: np.dtype) -> str:
@@ -50,42 +84,72 @@ def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
         return f"{'max' if rop in ('any', 'sum') else 'min'}({a}, {b})"
     expr = fill(OPS[COMBINE[rop]].template(dtype.kind), dtype, (a, b))
     if dtype in _SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
-        expr = _SMALL_WRAP[dtype].replace("{x}", expr)
+        expr = "(" + _SMALL_WRAP[dtype].replace("{x}", expr) + ")"
     return expr
 
 
-def render_reduce(kernel: Kernel) -> Rendered:
-    """WGSL for a ``reduce`` kernel; ``prm`` extras: M (outputs), L (reduce length), G (chunks)."""
+def acc_type(dtype: np.dtype) -> str:
+    return "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
+
+
+def choose_variant(kernel: Kernel, subgroups: bool = False,
+                   vector: bool = True) -> tuple[Variant, tuple[int, int, int]]:
+    """The variant for ``kernel`` and its ``(O, L, I)`` sizes (``I`` = 0 when the reduced axes
+    are not one block: then only the multi-index row layout applies)."""
     rop, axes = kernel.attrs
     op_i = kernel.operands[0]
+    shape = kernel.instrs[op_i].shape
     dt = kernel.out_nodes[0].dtype
-    acc_t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
-    g = _Gen(kernel)
-    head = ["  let w = wid.y * nwg.x + wid.x;",
-            f"  let G = {g.slot(('extra', 'G'))};",
-            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
-            "  let m = w / G;",
-            "  let chunk = w % G;",
-            f"  let L = {g.slot(('extra', 'L'))};"]
-    split, body, v = reduction_index(g, op_i, axes)
-    head += split
-    val = f"select(0u, 1u, {v})" if dt == np.bool_ else v
-    body.append(f"    acc = {combine(rop, dt, 'acc', val)};")
-    decls = declare_bindings(input_types(kernel), [WGSL_STORAGE_TYPE[dt]], g.wide)
-    decls.append(f"var<workgroup> sh: array<{acc_t}, {WORKGROUP}>;")
-    main = "\n".join([
-        f"@compute @workgroup_size({WORKGROUP})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        *head,
-        f"  var acc: {acc_t} = {identity(rop, dt)};",
-        f"  var k = chunk * {WORKGROUP}u + lid;",
-        "  loop {",
-        "    if (k >= L) { break; }",
-        *body,
-        f"    k = k + G * {WORKGROUP}u;",
-        "  }",
-        "  sh[lid] = acc;",
+    sg = subgroups and acc_type(dt) in SUBGROUP_TYPES
+    block = axes_block(len(shape), axes)
+    if block is None:
+        return Variant("row", sg=sg), (0, math.prod(shape[d] for d in axes), 0)
+    o, length, inner = block_sizes(shape, block)
+    fi = flat_inputs(kernel, op_i, axes)
+    vec_ok = vector and fi is not None and vector_ok(kernel, fi)
+    if inner == 1 and (length >= SMALL_ROW or o == 1):
+        return Variant("row", flat=fi is not None, vec=4 if vec_ok else 1, sg=sg), (o, length, inner)
+    if inner >= COL_MIN_INNER or inner == 1:
+        vec = 4 if vec_ok and inner % 4 == 0 else 1
+        return Variant("col", flat=fi is not None, vec=vec), (o, length, inner)
+    return Variant("row", sg=sg), (o, length, inner)
+
+
+def _conv(dt: np.dtype, v: str) -> str:
+    return f"select(0u, 1u, {v})" if dt == np.bool_ else v
+
+
+def _main(sg: bool, body: list[str]) -> str:
+    builtins = ["@builtin(workgroup_id) wid: vec3<u32>", "@builtin(num_workgroups) nwg: vec3<u32>",
+                "@builtin(local_invocation_index) lid: u32"]
+    if sg:
+        builtins += ["@builtin(subgroup_invocation_id) sgi: u32", "@builtin(subgroup_size) sgs: u32",
+                     "@builtin(subgroup_id) sgid: u32", "@builtin(num_subgroups) nsg: u32"]
+    return "\n".join([f"@compute @workgroup_size({WORKGROUP})", f"fn main({', '.join(builtins)}) {{", *body, "}"])
+
+
+def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool) -> list[str]:
+    """Combine every thread's ``a`` (a ``var``) and store the result to ``out0[w]`` from thread 0."""
+    if sg:
+        return [
+            "  var so = sgs >> 1u;",
+            "  loop {",
+            "    if (so == 0u) { break; }",
+            f"    {a} = {combine(rop, dt, a, f'subgroupShuffleXor({a}, so)')};",
+            "    so = so >> 1u;",
+            "  }",
+            f"  if (sgi == 0u) {{ sh[sgid] = {a}; }}",
+            "  workgroupBarrier();",
+            "  if (lid == 0u) {",
+            "    var t = sh[0];",
+            "    for (var j = 1u; j < nsg; j = j + 1u) {",
+            f"      t = {combine(rop, dt, 't', 'sh[j]')};",
+            "    }",
+            "    out0[w] = t;",
+            "  }",
+        ]
+    return [
+        f"  sh[lid] = {a};",
         "  workgroupBarrier();",
         f"  var s = {WORKGROUP // 2}u;",
         "  loop {",
@@ -95,7 +159,210 @@ def render_reduce(kernel: Kernel) -> Rendered:
         "    s = s >> 1u;",
         "  }",
         "  if (lid == 0u) { out0[w] = sh[0]; }",
-        "}",
-    ])
-    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    ]
+
+
+def _indent(lines: list[str], n: int) -> list[str]:
+    return [" " * n + ln for ln in lines]
+
+
+class _Parts:
+    """What the layouts share: the generator, accumulators and the element->accumulator step."""
+
+    def __init__(self, kernel: Kernel, v: Variant) -> None:
+        self.k = kernel
+        self.v = v
+        self.rop, self.axes = kernel.attrs
+        self.op_i = kernel.operands[0]
+        self.dt = kernel.out_nodes[0].dtype
+        self.acc_t = acc_type(self.dt)
+        fi = flat_inputs(kernel, self.op_i, self.axes) if v.flat else None
+        self.vec_inputs: set[int] = set(fi or ()) if v.vec == 4 else set()
+        self.g: _Gen = FlatGen(kernel, self.op_i, self.axes, self.vec_inputs) if v.flat else _Gen(kernel)
+
+    def acc_decl(self, names: list[str]) -> list[str]:
+        return [f"  var {n}: {self.acc_t} = {identity(self.rop, self.dt)};" for n in names]
+
+    def step(self, acc: str, v: str) -> str:
+        return f"  {acc} = {combine(self.rop, self.dt, acc, _conv(self.dt, v))};"
+
+    def fold(self, names: list[str]) -> str:
+        """WGSL combining the accumulators ``names`` pairwise."""
+        while len(names) > 1:
+            names = [combine(self.rop, self.dt, names[i], names[i + 1]) if i + 1 < len(names) else names[i]
+                     for i in range(0, len(names), 2)]
+        return names[0]
+
+    def elem(self, acc: str, flat: str, out: str) -> list[str]:
+        """Lines adding the element at flat index ``flat`` (a WGSL expression) of output ``out``."""
+        g = self.g
+        assert isinstance(g, FlatGen)
+        f = g.fresh("fx")
+        g.lines = [f"  let {f} = {flat};"]
+        val = g.value(self.op_i, g.flat(f, out))
+        return [*g.lines, self.step(acc, val)]
+
+    def vec_elems(self, accs: list[str], qs: list[str], outs: list[str], flat_of: list[str]) -> list[str]:
+        """Lines adding the 4 elements of ``vec4`` number ``q`` to ``accs[set][c]`` for each ``q`` of
+        ``qs`` (set n); component c belongs to output ``outs[c]``; loads are emitted first."""
+        g = self.g
+        assert isinstance(g, FlatGen)
+        g.lines = []
+        for q in qs:
+            g.preload(q)
+        for n, q in enumerate(qs):
+            for c in range(4):
+                f = g.fresh("fx")
+                g.lines.append(f"  let {f} = {flat_of[n]} + {c}u;")
+                val = g.value(self.op_i, g.flat(f, outs[c], (q, c)))
+                g.lines.append(self.step(accs[n * 4 + c] if len(accs) > 4 else accs[c], val))
+        return g.lines
+
+    def source(self, main: str, shared: bool) -> Rendered:
+        in_types = input_types(self.k)
+        if self.vec_inputs:
+            in_types = vector_types(self.k, self.vec_inputs, in_types)
+        decls = declare_bindings(in_types, [WGSL_STORAGE_TYPE[self.dt]], self.g.wide)
+        if shared:
+            decls.append(f"var<workgroup> sh: array<{self.acc_t}, {WORKGROUP}>;")
+        source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+        return Rendered(source, sorted(self.g.slots, key=lambda sp: self.g.slots[sp]), self.g.wide,
+                        len(self.k.inputs), 1)
+
+
+def _row(p: _Parts) -> Rendered:
+    g, v = p.g, p.v
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  let G = {g.slot(('extra', 'G'))};",
+            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
+            "  let m = w / G;",
+            "  let chunk = w % G;",
+            f"  let L = {g.slot(('extra', 'L'))};",
+            f"  let step = G * {WORKGROUP}u;"]
+    if not v.flat:
+        split, body, val = reduction_index(g, p.op_i, p.axes)
+        loop = [*p.acc_decl(["acc"]),
+                f"  var k = chunk * {WORKGROUP}u + lid;",
+                "  loop {",
+                "    if (k >= L) { break; }",
+                *body,
+                "  " + p.step("acc", val),
+                "    k = k + step;",
+                "  }"]
+        return p.source(_main(v.sg, head + split + loop + workgroup_combine(p.rop, p.dt, "acc", v.sg)), True)
+    assert isinstance(g, FlatGen)
+    if v.vec == 4:
+        accs = ["acc0", "acc1", "acc2", "acc3"]
+        unrolled = p.vec_elems(accs, ["qa", "qb"], ["m"] * 4, ["qa * 4u", "qb * 4u"])
+        single = p.vec_elems(accs, ["qa"], ["m"] * 4, ["qa * 4u"])
+        tail = p.elem("acc0", "fs", "m")
+        loop = [*p.acc_decl(accs),
+                "  let s0 = m * L;",
+                "  let e0 = s0 + L;",
+                "  let qs = (s0 + 3u) / 4u;",
+                "  let qe = max(e0 / 4u, qs);",
+                "  let he = min(e0, qs * 4u);          // head: [s0, he)",
+                "  let ts = max(qe * 4u, he);          // tail: [ts, e0)",
+                f"  var q = qs + chunk * {WORKGROUP}u + lid;",
+                "  loop {",
+                "    if (q + step >= qe) { break; }",
+                "    let qa = q;",
+                "    let qb = q + step;",
+                *_indent(unrolled, 2),
+                "    q = q + 2u * step;",
+                "  }",
+                "  if (q < qe) {",
+                "    let qa = q;",
+                *_indent(single, 2),
+                "  }",
+                "  if (chunk == 0u) {",
+                "    var fs = 0u;",
+                "    var has = false;",
+                "    if (lid < he - s0) { fs = s0 + lid; has = true; }",
+                "    else if (lid >= 4u && lid - 4u < e0 - ts) { fs = ts + lid - 4u; has = true; }",
+                "    if (has) {",
+                *_indent(tail, 4),
+                "    }",
+                "  }",
+                f"  var acc = {p.fold(accs)};"]
+    else:
+        two = p.elem("acc0", "s0 + k", "m") + p.elem("acc1", "s0 + k + step", "m")
+        one = p.elem("acc0", "s0 + k", "m")
+        loop = [*p.acc_decl(["acc0", "acc1"]),
+                "  let s0 = m * L;",
+                f"  var k = chunk * {WORKGROUP}u + lid;",
+                "  loop {",
+                "    if (k + step >= L) { break; }",
+                *_indent(two, 2),
+                "    k = k + 2u * step;",
+                "  }",
+                "  if (k < L) {",
+                *_indent(one, 2),
+                "  }",
+                f"  var acc = {p.fold(['acc0', 'acc1'])};"]
+    body = head + g.hoisted + loop + workgroup_combine(p.rop, p.dt, "acc", v.sg)
+    return p.source(_main(v.sg, body), True)
+
+
+def _col(p: _Parts) -> Rendered:
+    g, v = p.g, p.v
+    vc = v.vec
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
+            f"  let NB = {g.slot(('extra', 'NB'))};",
+            "  let c = w / NB;",
+            f"  let p = (w % NB) * {WORKGROUP}u + lid;",
+            f"  if (p >= {g.slot(('extra', 'P'))}) {{ return; }}",
+            f"  let m = p * {vc}u;",
+            f"  let M = {g.slot(('extra', 'M'))};",
+            f"  let L = {g.slot(('extra', 'L'))};",
+            f"  let k0 = c * {g.slot(('extra', 'LC'))};",
+            f"  let k1 = min(L, k0 + {g.slot(('extra', 'LC'))});"]
+    outs = ["m"] + [f"m + {j}u" for j in range(1, vc)]
+    if not v.flat:
+        split, body, val = reduction_index(g, p.op_i, p.axes)
+        loop = [*p.acc_decl(["acc0"]),
+                "  var k = k0;",
+                "  loop {",
+                "    if (k >= k1) { break; }",
+                *body,
+                "  " + p.step("acc0", val),
+                "    k = k + 1u;",
+                "  }",
+                "  out0[c * M + m] = acc0;"]
+        return p.source(_main(False, head + split + loop), False)
+    assert isinstance(g, FlatGen)
+    head += [f"  let I = {g.slot(('extra', 'I'))};",
+             "  let base = (m / I) * L * I + m % I;     // flat index of (o, 0, i)"]
+    accs = [f"acc{s}_{j}" for s in "ab" for j in range(vc)]
+    if vc == 4:
+        two = p.vec_elems(accs, ["qa", "qb"], outs, ["qa * 4u", "qb * 4u"])
+        one = p.vec_elems(accs[:4], ["qa"], outs, ["qa * 4u"])
+        pre_two = ["    let qa = (base + k * I) >> 2u;", "    let qb = qa + (I >> 2u);"]
+        pre_one = ["    let qa = (base + k * I) >> 2u;"]
+    else:
+        two = p.elem("acca_0", "base + k * I", "m") + p.elem("accb_0", "base + (k + 1u) * I", "m")
+        one = p.elem("acca_0", "base + k * I", "m")
+        pre_two, pre_one = [], []
+    loop = [*p.acc_decl(accs),
+            "  var k = k0;",
+            "  loop {",
+            "    if (k + 1u >= k1) { break; }",
+            *pre_two,
+            *_indent(two, 2),
+            "    k = k + 2u;",
+            "  }",
+            "  if (k < k1) {",
+            *pre_one,
+            *_indent(one, 2),
+            "  }"]
+    loop += [f"  out0[c * M + {outs[j]}] = {combine(p.rop, p.dt, f'acca_{j}', f'accb_{j}')};" for j in range(vc)]
+    return p.source(_main(False, head + g.hoisted + loop), False)
+
+
+def render_reduce(kernel: Kernel, variant: Variant | None = None) -> Rendered:
+    """WGSL for a ``reduce`` kernel in ``variant`` (default: what ``choose_variant`` picks without
+    subgroups). ``prm`` extras: row: G, MG, L; col: MG, NB, P, M, L, LC (and I when flat)."""
+    v = variant if variant is not None else choose_variant(kernel)[0]
+    parts = _Parts(kernel, v)
+    return _row(parts) if v.layout == "row" else _col(parts)
