@@ -1,28 +1,45 @@
-"""Matmul on the wgpu provider: one dispatch of the tiled kernel (``render/wgsl_matmul.py``).
+"""Matmul on the wgpu provider: one dispatch of a tiled kernel.
 
-``choose_tiles`` picks the tile sizes from the shape; it is the place where an
-autotuner's table per device would plug in. Rendered shaders are cached per
-(kernel signature, tiles).
+Two kernels:
 
-Measured on the H200 (float32, 4096^3, one run each, 2026-11): 64x64 tiles
-with 4x4 per thread 12.2 TFLOP/s, 64x128 with 4x8 14.3, 128x128 with 8x8
-12.5 (cuBLAS: 51); 8192^3: 14.8, and 12.9 for ``a @ b.T``. At 1024^3 the
-64x128 tiles leave SMs idle (2.2 vs 4.0 TFLOP/s with 64x64). Tile sizes alone
-do not close the gap; the next levers are vec4 shared-memory reads, double
-buffering and cheaper prologue loads.
+- the generic tiled kernel (``render/wgsl_matmul.py``, :class:`Tiles`): every
+  dtype, scalar shared-memory reads. ``choose_tiles`` picks its tiles;
+- the register-blocked float32 kernel (``render/wgsl_matmul_blocked.py``,
+  :class:`BlockTiles`): vec4 shared memory, outer products from registers,
+  double-buffered tiles, vec4 global loads for operands that are plain
+  float32 buffers or strided views of them (``operand_modes``), the scalar
+  prologue path for everything else. Used for float32 when ``M, N >= 64``.
+
+Which :class:`BlockTiles` runs: the per-adapter autotuner's choice for the
+size class (``wgpu_autotune``; products of at least ``TUNE_MIN_FLOPS`` are
+tuned on their first use, on GPUs), else ``blocked_default``. ``use_config``
+(or ``GPUARRAY_MATMUL_CONFIG=<name>``) forces one configuration, by object or
+by name (``CANDIDATES``), for tests and benchmarks.
+
+History (H200, float32, 4096^3, one run each, 2026-11): the generic kernel
+reached 12.2 TFLOP/s with 64x64 tiles and 4x4 per thread, 14.3 with 64x128
+and 4x8, 12.5 with 128x128 and 8x8 (cuBLAS: 51); tile sizes alone did not
+close the gap, hence the blocked kernel. At 1024^3 large tiles leave SMs idle
+(2.2 vs 4.0 TFLOP/s with 64x64), hence the size rule in ``blocked_default``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._dtypes import STORAGE_NP
-from ..compiler.kernel import Kernel
+from ..compiler.kernel import Instr, Kernel
+from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import Tiles, render_matmul
+from ..render.wgsl_matmul_blocked import BlockTiles, render_matmul_blocked
+from . import wgpu_autotune
 
 LARGE = Tiles(64, 128, 16, 4, 8)       # 256 threads, 4x8 outputs each; both sides >= 2048
 GENERAL = Tiles(64, 64, 16, 4, 4)      # 256 threads, 4x4 outputs each
@@ -30,11 +47,79 @@ SMALL = Tiles(32, 32, 16, 2, 2)        # 256 threads, for matrices under one gen
 MATVEC = Tiles(128, 1, 32, 1, 1)       # N == 1: one row per thread
 VECMAT = Tiles(1, 128, 32, 1, 1)       # M == 1: one column per thread
 
-_rendered: dict[tuple, Rendered] = {}
+BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs each
+BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
+BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
+Config = Tiles | BlockTiles
+
+# Autotuning candidates, most promising first (the tuner stops after its time budget).
+# The generic kernel's best H200 configuration is among them as a safety net.
+TUNE_LARGE: list[Config] = [BLOCK_LARGE, BlockTiles(128, 128, 16, 8, 8, 2), BlockTiles(128, 128, 8, 8, 8, 2, 0),
+                            BLOCK_WIDE, BlockTiles(128, 64, 8, 8, 4, 2), BlockTiles(128, 128, 16, 8, 8, 1), LARGE]
+TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BLOCK_LARGE, BlockTiles(128, 64, 8, 8, 4, 2),
+               BlockTiles(64, 64, 16, 4, 4, 2), GENERAL]
+TUNE_MIN_FLOPS = 2 * 1024**3           # smaller products use blocked_default without tuning
+TUNE_FLOPS = 4e10                      # work of one tuning dispatch (about 2 ms at 20 TFLOP/s)
+CONFIG_ENV = "GPUARRAY_MATMUL_CONFIG"
+
+
+def config_name(cfg: Config) -> str:
+    """A configuration's name: ``b128x128x8_8x8_2`` (blocked) or ``g64x128x16_4x8`` (generic)."""
+    if isinstance(cfg, BlockTiles):
+        return cfg.name
+    return f"g{cfg.bm}x{cfg.bn}x{cfg.bk}_{cfg.tm}x{cfg.tn}" + ("" if cfg.strided else "_c")
+
+
+CANDIDATES: dict[str, Config] = {config_name(c): c for c in [*TUNE_LARGE, *TUNE_MEDIUM, SMALL, MATVEC, VECMAT]}
+
+
+def parse_config(name: str) -> Config:
+    """The configuration named ``name`` (see ``config_name``; any sizes, not only ``CANDIDATES``)."""
+    try:
+        kind, rest = name[0], name[1:]
+        parts = rest.split("_")
+        bm, bn, bk = (int(v) for v in parts[0].split("x"))
+        tm, tn = (int(v) for v in parts[1].split("x"))
+        if kind == "b":
+            lanes = parts[3] if len(parts) > 3 else "w8"
+            wx = 0 if lanes == "r" else int(lanes[1:]) if lanes[0] == "w" else -1
+            cfg: Config = BlockTiles(bm, bn, bk, tm, tn, int(parts[2]), wx)
+        elif kind == "g":
+            cfg = Tiles(bm, bn, bk, tm, tn, parts[2:] != ["c"])
+        else:
+            raise ValueError(kind)
+        cfg.check()
+        return cfg
+    except (ValueError, IndexError):
+        raise ValueError(f"matmul configuration {name!r}: expected e.g. 'b128x128x8_8x8_2' or "
+                         "'g64x64x16_4x4'") from None
+
+
+_forced: list[Config] = []
+
+
+@contextlib.contextmanager
+def use_config(cfg: Config | str) -> Iterator[Config]:
+    """Force one matmul configuration inside the block (a :class:`BlockTiles` applies to float32
+    only; other dtypes keep ``choose_tiles``)."""
+    c = parse_config(cfg) if isinstance(cfg, str) else cfg
+    c.check()
+    _forced.append(c)
+    try:
+        yield c
+    finally:
+        _forced.pop()
+
+
+def forced() -> Config | None:
+    if _forced:
+        return _forced[-1]
+    name = os.environ.get(CONFIG_ENV, "").strip()
+    return parse_config(name) if name else None
 
 
 def choose_tiles(m: int, n: int, k: int, dtype: np.dtype) -> Tiles:
-    """Tile sizes for an ``m x k`` by ``k x n`` product (a fixed rule until autotuning exists)."""
+    """Tiles of the generic kernel for an ``m x k`` by ``k x n`` product."""
     if n == 1:
         return MATVEC
     if m == 1:
@@ -46,15 +131,173 @@ def choose_tiles(m: int, n: int, k: int, dtype: np.dtype) -> Tiles:
     return GENERAL
 
 
-def rendered_for(kernel: Kernel, tiles: Tiles) -> Rendered:
-    key = (kernel.signature, tiles)
+def blocked_default(m: int, n: int, batch: int) -> BlockTiles:
+    """The blocked tiles without tuning: the largest tile that still gives >= 256 workgroups."""
+    if batch * -(-m // 128) * -(-n // 128) >= 256:
+        return BLOCK_LARGE
+    if batch * -(-m // 64) * -(-n // 128) >= 256:
+        return BLOCK_WIDE
+    return BLOCK_MEDIUM
+
+
+def fits(provider: Any, cfg: Config) -> bool:
+    """Whether the adapter's workgroup limits allow ``cfg``."""
+    lim = provider.limits
+    smem = cfg.smem_bytes if isinstance(cfg, BlockTiles) else 4 * cfg.bk * (cfg.bm + cfg.bn)
+    return (smem <= int(lim.get("max-compute-workgroup-storage-size", 16384))
+            and cfg.threads <= int(lim.get("max-compute-invocations-per-workgroup", 256)))
+
+
+def size_class(m: int, n: int, batch: int) -> int:
+    """The tuning bucket: the power of two nearest to sqrt(batch * m * n), within 1024..8192."""
+    return 1 << min(13, max(10, round(math.log2(max(batch * m * n, 1)) / 2)))
+
+
+def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -> Config:
+    """The configuration for a product: forced, else blocked (float32, M, N >= 64), else generic."""
+    cfg = forced()
+    f32 = dtype == np.float32
+    if cfg is not None:
+        return cfg if (f32 or isinstance(cfg, Tiles)) and fits(provider, cfg) else choose_tiles(m, n, k, dtype)
+    if not f32 or m < 64 or n < 64:
+        return choose_tiles(m, n, k, dtype)
+    s = size_class(m, n, batch)
+    key = f"matmul:f32:{s}"
+    name = wgpu_autotune.lookup(provider, key)
+    if name is None and 2 * m * n * k * batch >= TUNE_MIN_FLOPS and wgpu_autotune.enabled(provider):
+        name = tune(provider, s, key)
+    cfg = CANDIDATES.get(name) if name else None
+    if cfg is None or not fits(provider, cfg):
+        cfg = blocked_default(m, n, batch)
+    return cfg
+
+
+class _Stub(NamedTuple):            # a stand-in graph node for synthetic kernels (dtype and shape)
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+def synthetic_kernel(m: int, n: int, k: int, b_transposed: bool = False) -> Kernel:
+    """A float32 ``(m, k) @ (k, n)`` matmul kernel over two plain inputs (``b`` stored ``(n, k)``
+    and read through a transposed view when ``b_transposed``); used for tuning."""
+    f32 = np.dtype(np.float32)
+    instrs = [Instr("input", (), f32, (m, k), (0,))]
+    if b_transposed:
+        instrs += [Instr("input", (), f32, (n, k), (1,)), Instr("view", (1,), f32, (k, n), ((1, k), 0))]
+    else:
+        instrs.append(Instr("input", (), f32, (k, n), (1,)))
+    return Kernel(instrs, [_Stub(f32, (m, k)), _Stub(f32, instrs[1].shape)], [], [_Stub(f32, (m, n))], (m, n),
+                  kind="matmul", operands=[0, len(instrs) - 1])
+
+
+def tune(provider: Any, s: int, key: str) -> str | None:
+    """Autotune the float32 size class ``s`` on a synthetic ``s x s`` problem with a short ``K``."""
+    while s > 256 and s * s * 4 > provider.max_binding:
+        s //= 2
+    k = int(min(s, max(256, TUNE_FLOPS / (2 * s * s) // 64 * 64)))
+    kernel = synthetic_kernel(s, s, k)
+    handles = [provider.alloc(s * k * 4), provider.alloc(k * s * 4), provider.alloc(s * s * 4)]
+    cands = TUNE_LARGE if s >= 4096 else TUNE_MEDIUM
+
+    def trial(cfg: Config) -> Callable[[], wgpu_autotune.Trial]:
+        def make() -> wgpu_autotune.Trial:
+            r, prm, groups = plan(kernel, cfg, s, s, 1)
+            return wgpu_autotune.Trial(r.source, prm, handles, groups)
+        return make
+
+    try:
+        return wgpu_autotune.tune(provider, key, {config_name(c): trial(c) for c in cands if fits(provider, c)})
+    finally:
+        for h in handles:
+            provider.free(h)
+
+
+def operand_modes(kernel: Kernel) -> tuple[tuple[str, str], dict[str, int]]:
+    """Load mode of each operand for the blocked kernel (``vk``, ``vo`` or ``s``; see
+    ``render/wgsl_matmul_blocked.py``) and the ``prm`` extras the vector modes read."""
+    found: dict[str, tuple[int, str, dict[str, int]]] = {}
+    for which, op_i in zip("ab", kernel.operands):
+        got = _vector_layout(kernel, op_i, which)
+        if got is not None:
+            found[which] = got
+    users: dict[int, set[int]] = {}
+    for j, ins in enumerate(kernel.instrs):
+        for a in ins.args:
+            users.setdefault(a, set()).add(j)
+    changed = True
+    while changed:        # a buffer read as vec4 may not be read any other way in the kernel
+        changed = False
+        vec_ops = {kernel.operands["ab".index(w)] for w in found}
+        for w, (base, _m, _e) in list(found.items()):
+            if not users.get(base, set()) <= vec_ops or (base in kernel.operands and base not in vec_ops):
+                del found[w]
+                changed = True
+    modes = tuple(found[w][1] if w in found else "s" for w in "ab")
+    extras = {k: v for w in found for k, v in found[w][2].items()}
+    return (modes[0], modes[1]), extras
+
+
+def _vector_layout(kernel: Kernel, op_i: int, which: str) -> tuple[int, str, dict[str, int]] | None:
+    """(base input instr, mode, extras) when operand ``op_i`` can be read as vec4, else None."""
+    ins = kernel.instrs[op_i]
+    f32 = np.dtype(np.float32)
+    if ins.dtype != f32:
+        return None
+    if ins.op == "input":
+        base, strides, off = op_i, tuple(contiguous_strides(ins.shape)), 0
+    elif ins.op == "view" and kernel.instrs[ins.args[0]].op == "input":
+        base, (strides, off) = ins.args[0], ins.params
+    else:
+        return None
+    node = kernel.inputs[kernel.instrs[base].params[0]]
+    if node.dtype != f32 or math.prod(node.shape) % 4:
+        return None
+    shape = ins.shape
+    st = [0 if shape[d] == 1 else int(s) for d, s in enumerate(strides)]
+    nb = len(shape) - 2
+    o_ax, k_ax = (nb, nb + 1) if which == "a" else (nb + 1, nb)
+    if min(st) < 0 or off % 4:
+        return None
+    for mode, vax, oax in (("vk", k_ax, o_ax), ("vo", o_ax, k_ax)):
+        if st[vax] == 1 and shape[vax] >= 4 and shape[vax] % 4 == 0 and all(
+                st[d] % 4 == 0 for d in range(len(shape)) if d != vax):
+            extras = {f"{which}_off": off // 4, f"{which}_st": st[oax] // 4}
+            extras.update({f"{which}_b{d}": st[d] // 4 for d in range(nb)})
+            return base, mode, extras
+    return None
+
+
+_rendered: dict[tuple, Rendered] = {}
+
+
+def rendered_for(kernel: Kernel, tiles: Config, modes: tuple[str, str] = ("s", "s"),
+                 vec_out: bool = False) -> Rendered:
+    key = (kernel.signature, tiles, modes, vec_out)
     r = _rendered.get(key)
     if r is None:
-        r = _rendered[key] = render_matmul(kernel, tiles)
+        if isinstance(tiles, BlockTiles):
+            r = render_matmul_blocked(kernel, tiles, modes, vec_out)
+        else:
+            r = render_matmul(kernel, tiles)
+        _rendered[key] = r
     return r
 
 
-def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: Tiles | None = None) -> list[Any]:
+def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int) -> tuple[Rendered, np.ndarray, int]:
+    """(rendered shader, prm, workgroups) of ``kernel`` with configuration ``cfg``."""
+    gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
+    groups = batch * gm * gn
+    extra = {"GM": gm, "GN": gn, "NG": groups}
+    if isinstance(cfg, BlockTiles):
+        modes, vec = operand_modes(kernel)
+        extra.update(vec)
+        r = rendered_for(kernel, cfg, modes, n % 4 == 0)
+    else:
+        r = rendered_for(kernel, cfg)
+    return r, r.meta(kernel, extra), groups
+
+
+def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: Config | None = None) -> list[Any]:
     dt = kernel.out_nodes[0].dtype
     out = provider.alloc(kernel.size * STORAGE_NP[dt].itemsize)
     if kernel.size == 0:
@@ -64,11 +307,10 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: 
     m, k = a.shape[-2:]
     n = b.shape[-1]
     batch = math.prod(a.shape[:-2])
-    t = tiles or choose_tiles(m, n, k, dt)
-    r = rendered_for(kernel, t)
-    gm, gn = -(-m // t.bm), -(-n // t.bn)
-    groups = batch * gm * gn
+    cfg = tiles or select(provider, m, n, k, batch, dt)
+    if isinstance(cfg, BlockTiles) and dt != np.float32:
+        cfg = choose_tiles(m, n, k, dt)
+    r, prm, groups = plan(kernel, cfg, m, n, batch)
     wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    prm = r.meta(kernel, {"GM": gm, "GN": gn, "NG": groups})
     provider.dispatch(r.source, prm, [*in_handles, out, *wide], groups)
     return [out]
