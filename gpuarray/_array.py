@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _interop
 from ._devices import Device
-from ._elementwise import apply, finish
+from ._elementwise import _array_cls, binary_method, finish, unary
 from ._methods import NumPyMethods, format_array
 from ._ops import OPS
 from .graph import views
@@ -282,26 +282,12 @@ def _rebuild(host: np.ndarray, device: str) -> GpuArray:
     return asarray(host, device=device)
 
 
-_OPERAND_TYPES = (GpuArray, bool, int, float, complex, np.ndarray, np.generic)
-
-
-def _binary(name: str, reflected: bool) -> Any:
-    opdef = OPS[name]
-
-    def method(self: GpuArray, other: Any) -> Any:
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return apply(opdef, other, self) if reflected else apply(opdef, self, other)
-    return method
-
-
 def _inplace(name: str) -> Any:
-    opdef = OPS[name]
+    forward = binary_method(name, False)
 
     def method(self: GpuArray, other: Any) -> Any:
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return self._inplace(apply(opdef, self, other), opdef.name)
+        r = forward(self, other)
+        return r if r is NotImplemented else self._inplace(r, name)
     return method
 
 
@@ -309,15 +295,15 @@ def _unary(name: str) -> Any:
     opdef = OPS[name]
 
     def method(self: GpuArray) -> Any:
-        return apply(opdef, self)
+        return unary(opdef, self)
     return method
 
 
 def _install() -> None:
     for name, opdef in OPS.items():
         for d in opdef.dunders:
-            for attr, fn in ((f"__{d}__", _binary(name, False)),
-                             (f"__r{d}__", _binary(name, True)),
+            for attr, fn in ((f"__{d}__", binary_method(name, False)),
+                             (f"__r{d}__", binary_method(name, True)),
                              (f"__i{d}__", _inplace(name))):
                 if d in ("eq", "ne", "lt", "le", "gt", "ge") and attr != f"__{d}__":
                     continue
@@ -331,4 +317,5 @@ def _install() -> None:
 
 
 _install()
+_array_cls()            # binds GpuArray in _elementwise and _eager (their hot paths test types against it)
 __all__ = ["GpuArray", "finish"]

@@ -19,7 +19,13 @@ Placement (the planner, ``planner.py``):
   ``matmul_threshold`` (FLOPs): below these, a kernel whose inputs all have a
   host copy runs on the host. ``None`` (default) means: the environment
   (``GPUARRAY_ELEMENTWISE_THRESHOLD`` ...), else the calibration file written
-  by ``gpuarray.calibrate()``, else the built-in defaults.
+  by ``gpuarray.calibrate()``, else the built-in defaults;
+- ``eager_host``: ``True`` (default) computes an elementwise operation at once
+  with NumPy, without recording it, when ``offload`` is ``"auto"``, every
+  array operand is evaluated and only on the host, and the result is below the
+  elementwise threshold (the planner would run it on the host anyway; see
+  ``metrics()["eager_host_ops"]``). ``False`` records it lazily like any other
+  operation, so that it fuses and ``explain()`` shows it as a kernel.
 
 A plain call changes the process-wide setting; ``with config(...):`` changes it
 for the current thread (context) only and restores the previous value on exit.
@@ -37,19 +43,24 @@ import os
 import threading
 from typing import Any
 
-_OPTIONS: dict[str, tuple[str, ...] | type] = {
+_OPTIONS: dict[str, tuple[Any, ...] | type] = {
     "fallback": ("warn", "silent", "raise"),
     "offload": ("auto", "always", "never"),
     "elementwise_threshold": int, "reduction_threshold": int, "matmul_threshold": int,
+    "eager_host": (True, False),
 }
 _global: dict[str, Any] = {"fallback": "warn", "offload": "auto", "elementwise_threshold": None,
-                           "reduction_threshold": None, "matmul_threshold": None}
+                           "reduction_threshold": None, "matmul_threshold": None, "eager_host": True}
 if os.environ.get("GPUARRAY_OFFLOAD", "").strip():
     _global["offload"] = os.environ["GPUARRAY_OFFLOAD"].strip().lower()
     if _global["offload"] not in _OPTIONS["offload"]:   # type: ignore[operator]
         raise ValueError(f"GPUARRAY_OFFLOAD={_global['offload']!r}; expected one of {_OPTIONS['offload']}")
 _lock = threading.Lock()
 _local: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("gpuarray_config", default=None)
+_generation = 0      # bumped on every change of the process-wide settings (invalidates _hot)
+# (context dict, generation, answer) of the last eager_settings() call. Context dicts are never
+# mutated (each ``with`` sets a new one), so the same dict and generation give the same answer.
+_hot: tuple[Any, int, tuple[bool, int | None]] = (None, -1, (False, None))
 
 
 class HostFallbackWarning(UserWarning):
@@ -67,6 +78,27 @@ def get(name: str) -> Any:
         return local[name]
     with _lock:
         return _global[name]
+
+
+def eager_settings() -> tuple[bool, int | None]:
+    """(small host work may run eagerly, ``elementwise_threshold``) in effect now: the first is
+    ``offload == "auto" and eager_host``. For the per-operation hot path: cached, it costs one
+    context-variable lookup until a setting changes."""
+    global _hot
+    local = _local.get()
+    hot = _hot
+    if hot[0] is local and hot[1] == _generation:
+        return hot[2]
+    gen = _generation
+    value = (get("offload") == "auto" and bool(get("eager_host")), get("elementwise_threshold"))
+    _hot = (local, gen, value)
+    return value
+
+
+def _changed() -> None:
+    """Call with ``_lock`` held after changing ``_global``."""
+    global _generation
+    _generation += 1
 
 
 def _validate(settings: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +136,7 @@ class config:  # noqa: N801 - used like a function
         with _lock:
             self._previous = {k: _global[k] for k in self._settings}
             _global.update(self._settings)
+            _changed()
 
     def __getattr__(self, name: str) -> Any:
         if name in _OPTIONS:
@@ -116,6 +149,7 @@ class config:  # noqa: N801 - used like a function
             for k, v in self._previous.items():
                 if _global[k] == self._settings[k]:
                     _global[k] = v
+            _changed()
         merged = dict(_local.get() or {})
         merged.update(self._settings)
         self._token = _local.set(merged)

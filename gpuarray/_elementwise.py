@@ -1,14 +1,26 @@
-"""Applying an op-table entry to arrays and scalars: checks, promotion, broadcasting."""
+"""Applying an op-table entry to arrays and scalars: checks, promotion, broadcasting.
+
+``apply`` records one graph node, or, for small work that the planner would run on
+the host anyway, computes it at once (``_eager.py``: under ``offload="auto"``, with
+every array operand evaluated and only on the host and a result below the
+elementwise threshold).
+
+The common signatures (array with array of the same device, array with a Python
+scalar, one array) take a short path (``binary``, ``unary``; the operators call
+them directly) whose dtype resolution is cached per (op, dtypes or scalar type,
+device); a miss runs the full checks of ``_apply`` once and fills the cache.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _eager
 from ._devices import Device
-from ._ops import OpDef
+from ._ops import OPS, OpDef
 from .graph.node import MAX_DEPTH, Node, const, make
 from .graph.shapes import broadcast_shapes
 from .graph.views import strided_view
@@ -20,7 +32,7 @@ def _array_cls() -> Any:
     global _cls
     if _cls is None:
         from ._array import GpuArray
-        _cls = GpuArray
+        _cls = _eager._cls = GpuArray
     return _cls
 
 
@@ -29,7 +41,12 @@ def finish(node: Node) -> Any:
     if node.depth > MAX_DEPTH:
         from .planner import evaluate_nodes
         evaluate_nodes([node])
-    return (_cls or _array_cls())(node)
+    out = _new(_cls or _array_cls())      # GpuArray(node) without its argument check
+    out._node = node
+    return out
+
+
+_new = object.__new__
 
 
 def astype_node(node: Node, dtype: np.dtype) -> Node:
@@ -123,7 +140,162 @@ def _check_scalar(opdef: OpDef, value: Any) -> None:
 
 
 def apply(opdef: OpDef, *args: Any) -> Any:
-    """Record ``opdef`` on ``args`` (GpuArrays, NumPy arrays, Python scalars)."""
+    """Record ``opdef`` on ``args`` (GpuArrays, NumPy arrays, Python scalars), or compute it at once
+    when it is small work on the host (see the module docstring)."""
+    cls = _cls or _array_cls()
+    n = len(args)
+    if n == 2:
+        a, b = args
+        if type(a) is cls:
+            r = _binary(opdef, False)(a, b)
+            return r if r is not NotImplemented else _apply(opdef, args, None)
+        if type(b) is cls:
+            r = _binary(opdef, True)(b, a)
+            return r if r is not NotImplemented else _apply(opdef, args, None)
+    elif n == 1 and type(args[0]) is cls:
+        return unary(opdef, args[0])
+    return _apply(opdef, args, None)
+
+
+_PY_SCALAR_TYPES = frozenset((float, int, bool, complex))
+_OPERAND_TYPES = (bool, int, float, complex, np.ndarray, np.generic)     # and GpuArray
+# (op name, operand dtypes or Python scalar type, device name) -> (compute dtype, result dtype);
+# filled by _apply once every check passed for that signature.
+_SIG: dict[tuple, tuple[np.dtype, np.dtype]] = {}
+_INT_BOUNDS: dict[np.dtype, tuple[int, int]] = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
+                                               for d in _dtypes.INTEGER}
+_eager_settings = _eager.settings
+_eager_limit = _eager.limit
+_set_errors = _eager.set_errors
+_VALUES = _eager.VALUES
+_BINARY: dict[tuple[str, bool], Callable[[Any, Any], Any]] = {}
+
+
+def unary(opdef: OpDef, x: Any) -> Any:
+    """``opdef(x)`` for a GpuArray ``x``."""
+    na = x._node
+    device = na.device
+    key = (opdef.name, na.dtype, device.name)
+    hit = _SIG.get(key)
+    if hit is None:
+        return _apply(opdef, (x,), key)
+    dt, out_dtype = hit
+    on, explicit = _eager_settings()
+    if on:
+        d = na.data
+        if d is not None and d.handle is None and d.host is not None and d.host.size < (
+                explicit if explicit is not None else _eager_limit(device)):
+            h = d.host
+            if h.shape != na.shape:          # a Data's host copy may be stored flat
+                h = h.reshape(na.shape)
+            return _eager.run(opdef.name, out_dtype, na.shape, device, h if na.dtype is dt else h.astype(dt))
+    y = na if na.dtype is dt else astype_node(na, dt)
+    return finish(make(opdef.name, (y,), out_dtype, na.shape, device=device))
+
+
+def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
+    """``f(x, other)`` computing ``opdef(x, other)`` for a GpuArray ``x`` (``reflected``:
+    ``opdef(other, x)``), or NotImplemented for an operand type it does not take.
+
+    The hot path of every operator (``_array`` installs these as the dunder methods): an array
+    with a Python scalar or with an array on the same device, of a signature seen before.
+    Anything else goes through ``_apply``."""
+    f = _BINARY.get((opdef.name, reflected))
+    if f is not None:
+        return f
+    name = opdef.name
+    fn, trusted = _eager.HOST_FNS[name]
+
+    def binary(x: Any, other: Any) -> Any:
+        na = x._node
+        device = na.device
+        t = type(other)
+        if t is _cls:
+            nb = other._node
+            if nb.device is not device:
+                return _apply(opdef, (other, x) if reflected else (x, other), None)
+            key: tuple = (name, na.dtype, nb.dtype, device.name)
+        elif t in _PY_SCALAR_TYPES:
+            nb = None
+            key = (name, na.dtype, t, device.name)
+            if t is int and na.dtype.kind in "iu":
+                lo, hi = _INT_BOUNDS[na.dtype]
+                if not lo <= other <= hi:           # out of the dtype's range: NumPy's rules (_apply)
+                    return _apply(opdef, (other, x) if reflected else (x, other), None)
+        elif isinstance(other, _OPERAND_TYPES) or isinstance(other, _cls):
+            return _apply(opdef, (other, x) if reflected else (x, other), None)
+        else:
+            return NotImplemented
+        hit = _SIG.get(key)
+        if hit is None:
+            return _apply(opdef, (other, x) if reflected else (x, other), key)
+        dt, out_dtype = hit
+        shape = na.shape
+        if nb is not None and nb.shape != shape:
+            shape = broadcast_shapes(shape, nb.shape)
+        on, explicit = _eager_settings()
+        if on:
+            d = na.data
+            if d is not None and d.handle is None and d.host is not None:
+                ha = d.host
+                size = ha.size
+                if ha.shape != na.shape:          # a Data's host copy may be stored flat
+                    ha = ha.reshape(na.shape)
+                if nb is None:
+                    hb: Any = _VALUES.get((t, other, dt)) if t is int or t is bool or (
+                        t is float and other and other == other) else None
+                    if hb is None:
+                        hb = _eager.scalar_value(other, dt, device)
+                else:
+                    d = nb.data
+                    if d is None or d.handle is not None or d.host is None:
+                        size = -1
+                    else:
+                        hb = d.host
+                        if hb.shape != nb.shape:
+                            hb = hb.reshape(nb.shape)
+                        if nb.dtype is not dt:
+                            hb = hb.astype(dt)
+                        if shape is not na.shape:
+                            size = _size(shape)
+                if 0 <= size < (explicit if explicit is not None else _eager_limit(device)):
+                    if na.dtype is not dt:
+                        ha = ha.astype(dt)
+                    if reflected:
+                        ha, hb = hb, ha
+                    if _set_errors is None or nb is not None and shape is not na.shape:
+                        return _eager.run(name, out_dtype, shape, device, ha, hb)
+                    token = _set_errors(_eager.ignore_errors)
+                    try:
+                        r = fn(ha, hb)
+                    finally:
+                        _eager.reset_errors(token)
+                    return _eager.wrap(name, r, out_dtype, shape, device, trusted, (ha, hb))
+        y = na if na.dtype is dt else astype_node(na, dt)
+        if nb is not None:
+            z = nb if nb.dtype is dt else astype_node(nb, dt)
+        else:
+            z = const(other, dt, device)
+        return finish(make(name, (z, y) if reflected else (y, z), out_dtype, shape, device=device))
+
+    _BINARY[(name, reflected)] = binary
+    return binary
+
+
+def binary_method(name: str, reflected: bool) -> Callable[[Any, Any], Any]:
+    """The ``__<op>__`` (or reflected ``__r<op>__``) method of op-table entry ``name``."""
+    return _binary(OPS[name], reflected)
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
+    """The full path: any operands; checks, promotion, broadcasting (``key``: the signature to cache)."""
     if len(args) != opdef.nargs:
         raise TypeError(f"{opdef.name}() takes {opdef.nargs} array argument(s); got {len(args)}")
     cls = _cls or _array_cls()
@@ -183,8 +355,24 @@ def apply(opdef: OpDef, *args: Any) -> Any:
     shape = arrays[0]._node.shape
     if any(a._node.shape != shape for a in arrays):
         shape = broadcast_shapes(*(a._node.shape for a in arrays))
+    if key is not None:
+        if len(_SIG) >= 4096:
+            _SIG.clear()
+        _SIG[key] = (dt, out_dtype)
+    if len(args) <= 2 and all(a._node.device is device for a in arrays) and \
+            _eager.allowed(tuple(a._node for a in arrays), device, shape):
+        xs = tuple(_host_of(a._node, dt) if isinstance(a, cls) else _eager.scalar_value(a, dt, device) for a in args)
+        return _eager.run(opdef.name, out_dtype, shape, device, *xs)
     nodes = tuple(astype_node(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
+
+
+def _host_of(node: Node, dt: np.dtype) -> np.ndarray:
+    """An evaluated node's host copy, converted to the compute dtype as an ``astype`` node would be."""
+    h = node.data.host.reshape(node.shape)
+    return h if node.dtype == dt else h.astype(dt)
+
+
 
 
 _SWAP = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
@@ -197,8 +385,10 @@ def _compare_out_of_range(opdef: OpDef, args: tuple, device: Device) -> Any:
     above = s > 0          # the scalar lies above every value of the dtype (else below)
     value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
              "greater": not above, "greater_equal": not above}[name]
-    c = const(value, _dtypes.bool_, device)
     shape = arr.shape
+    if _eager.allowed((arr._node,), device, shape):
+        return _eager.wrap(opdef.name, np.full(shape, value), _dtypes.bool_, shape, device, True, ())
+    c = const(value, _dtypes.bool_, device)
     return finish(strided_view(c, shape, (0,) * len(shape), 0) if shape else c)
 
 

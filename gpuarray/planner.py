@@ -20,6 +20,13 @@ Thresholds come from ``config(...)``, else the environment
 A host-run kernel's result keeps its array's device; it is uploaded when a
 later device kernel needs it. Every decision is kept in a short log
 (``decisions()``).
+
+Under ``offload="auto"`` a small elementwise operation whose array operands are
+all evaluated and only on the host is not recorded at all: ``_elementwise``
+computes it at once with NumPy (``config(eager_host=False)`` turns this off),
+asking ``eager_limit`` for the threshold, and logs it (``eager_entry``; why:
+``"eager host: small inputs on host"``; counted in ``metrics()["eager_host_ops"]``).
+See ``_eager.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ from .graph.node import Node
 from .providers.inprocess import run_kernel
 from .residency import Data
 
-_log: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
+# Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
+# (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
+_log: collections.deque[dict[str, Any] | tuple] = collections.deque(maxlen=256)
 _lock = threading.RLock()
 
 DEFAULT_THRESHOLDS: dict[str, int] = {"elementwise": 1 << 16, "reduction": 1 << 16, "matmul": 1 << 22}
@@ -62,20 +71,55 @@ class Placement:
 
 def decisions() -> list[dict[str, Any]]:
     """The most recent placement decisions, oldest first."""
-    return list(_log)
+    return [e if type(e) is dict else eager_entry(*e) for e in list(_log)]
 
 
-def thresholds(device: Any) -> dict[str, int]:
-    """The effective thresholds for ``device``, with their source applied in priority order."""
+def _base_thresholds(device: Any) -> dict[str, int]:
+    """The thresholds for ``device`` from the defaults, its calibration and the environment."""
     out = dict(DEFAULT_THRESHOLDS)
     out.update(_calibration.load(device))
     for kind, var in ENV_THRESHOLDS.items():
         if os.environ.get(var, "").strip():
             out[kind] = int(os.environ[var])
+    return out
+
+
+def thresholds(device: Any) -> dict[str, int]:
+    """The effective thresholds for ``device``, with their source applied in priority order."""
+    out = _base_thresholds(device)
+    for kind in ENV_THRESHOLDS:
         explicit = _config.get(f"{kind}_threshold")
         if explicit is not None:
             out[kind] = int(explicit)
     return out
+
+
+EAGER_WHY = "eager host: small inputs on host"
+# os.environ re-encodes keys and values on every read (~0.7 us); the eager path reads the raw
+# mapping instead and re-derives the threshold only when the raw value or the calibration changed.
+_ENV_RAW: Any = getattr(os.environ, "_data", None)
+_ENV_KEY: Any = (os.environ.encodekey(ENV_THRESHOLDS["elementwise"])      # type: ignore[attr-defined]
+                 if _ENV_RAW is not None and hasattr(os.environ, "encodekey") else None)
+_eager_limits: dict[str, tuple[Any, Any, int]] = {}     # device name -> (calibration, raw env value, limit)
+
+
+def eager_limit(device: Any) -> int:
+    """The elementwise threshold of ``device`` without ``config(elementwise_threshold=...)``
+    (the caller applies that): what ``thresholds(device)["elementwise"]`` gives, cached."""
+    raw = _ENV_RAW.get(_ENV_KEY) if _ENV_KEY is not None else os.environ.get(ENV_THRESHOLDS["elementwise"])
+    cal = _calibration._loaded.get(device.name)
+    hit = _eager_limits.get(device.name)
+    if hit is not None and hit[0] is cal and hit[1] == raw:
+        return hit[2]
+    limit = _base_thresholds(device)["elementwise"]
+    _eager_limits[device.name] = (_calibration._loaded.get(device.name), raw, limit)
+    return limit
+
+
+def eager_entry(op: str, device: Any, shape: tuple[int, ...]) -> dict[str, Any]:
+    """The decision-log entry of an eagerly computed operation (see the module docstring)."""
+    return {"kernel": f"eager {op} -> {shape}", "device": device.name, "placed": "host",
+            "why": EAGER_WHY, "elements": math.prod(shape)}
 
 
 def work(kernel: Kernel) -> tuple[str, int]:

@@ -18,7 +18,9 @@ from .conftest import assert_same
 
 @pytest.fixture
 def auto():
-    with xp.config(offload="auto", elementwise_threshold=None, reduction_threshold=None):
+    # eager_host=False: these tests look at how the planner places recorded kernels; the eager
+    # small-array path that skips recording is tested in tests/test_small_arrays.py
+    with xp.config(offload="auto", elementwise_threshold=None, reduction_threshold=None, eager_host=False):
         yield
 
 

@@ -24,8 +24,16 @@ import numpy as np
 from .shapes import Shape
 
 _serial = itertools.count(1)
-_table: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+# key -> weak reference to the live node: a WeakValueDictionary without its Python-level get,
+# set and KeyedRef (a third of the cost of recording an operation). A dead node's callback
+# removes its entry, unless a newer node took the key meanwhile.
+_table: dict[tuple, weakref.ref] = {}
 _lock = threading.Lock()
+
+
+def _forget(key: tuple, ref: weakref.ref) -> None:
+    if _table.get(key) is ref:
+        _table.pop(key, None)
 
 # Depth of unevaluated history after which a node is evaluated eagerly, so that
 # graphs built in long loops stay bounded in memory and shader size.
@@ -95,12 +103,18 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     """Return the node for this operation, reusing an identical live one."""
     if device is None:
         device = inputs[0].device
-    key = (op, tuple([i.serial for i in inputs]), dtype, shape, _attr_key(attrs) if attrs else (), device)
+    if len(inputs) == 2:
+        serials: tuple[int, ...] = (inputs[0].serial, inputs[1].serial)
+    else:
+        serials = tuple([i.serial for i in inputs])
+    # devices by name (equal devices have equal names; hashing a Device calls Python code)
+    key = (op, serials, dtype, shape, _attr_key(attrs) if attrs else (), getattr(device, "name", device))
     with _lock:
-        node = _table.get(key)
+        ref = _table.get(key)
+        node = ref() if ref is not None else None
         if node is None:
             node = Node(op, inputs, dtype, shape, attrs, device)
-            _table[key] = node
+            _table[key] = weakref.ref(node, lambda ref, key=key: _forget(key, ref))  # type: ignore[misc]
     return node
 
 
@@ -109,9 +123,14 @@ _recent_consts: dict[tuple, Node] = {}     # strong refs to recently used consta
 
 def const(value: Any, dtype: np.dtype, device: Any) -> Node:
     """A 0-d constant; its value reaches kernels as a uniform, never as a literal."""
-    ckey = (type(value), value, dtype, device) if type(value) in (int, bool) else None
-    if type(value) is float:
-        ckey = (float, struct.pack("<d", value), dtype, device)
+    t = type(value)
+    dkey = getattr(device, "name", device)
+    if t is float:
+        # floats by value, except the ones equality cannot tell apart: 0.0 / -0.0, and NaN
+        ckey: tuple | None = ((float, value, dtype, dkey) if value and value == value
+                              else (float, struct.pack("<d", value), dtype, dkey))
+    else:
+        ckey = (t, value, dtype, dkey) if t is int or t is bool else None
     if ckey is not None:
         node = _recent_consts.get(ckey)
         if node is not None:
