@@ -32,11 +32,17 @@ def _trials(fn: Callable[[], float], trials: int = 5) -> float:
     return statistics.median(fn() for _ in range(trials))
 
 
-def time_gpuarray(x: Any, reps: int) -> float:
+PARTS: dict[str, Callable[[Any], Any]] = {
+    "x*2+1": lambda x: x * 2 + 1, "exp(x)": xp.exp, "sin(x)": xp.sin, "cos(x)": xp.cos, "tanh(x)": xp.tanh,
+    "exp(-x*x*0.5)": lambda x: xp.exp(-x * x * 0.5),
+}
+
+
+def time_gpuarray(x: Any, reps: int, fn: Callable[[Any, Any], Any] = chain) -> float:
     def once() -> float:
         t0 = time.perf_counter()
         for _ in range(reps):
-            xp.evaluate(chain(xp, x))
+            xp.evaluate(fn(xp, x))
         float(x[:1][0] + 0)        # waits for the queue (maps a staging buffer)
         return (time.perf_counter() - t0) / reps * 1e3
     once()
@@ -125,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--numpy-log2n", type=int, default=26)
     p.add_argument("--out", default="")
+    p.add_argument("--parts", action="store_true", help="also time each function of the chain alone")
     a = p.parse_args(argv)
     n = 1 << a.log2n
     dev = xp.default_device()
@@ -144,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         "gpuarray_ms": time_gpuarray(x, a.reps),
         "numpy_ms_at_numpy_n": time_numpy(1 << a.numpy_log2n), "numpy_n": 1 << a.numpy_log2n,
     }
+    if a.parts:      # where the chain's time goes: each part alone, one kernel each
+        res["parts_ms"] = {name: time_gpuarray(x, a.reps, lambda _m, v, f=f: f(v)) for name, f in PARTS.items()}
     del x
     res.update(others(n, a.reps))
     res["gpuarray_GBps"] = 2 * n * 4 / res["gpuarray_ms"] / 1e6

@@ -35,13 +35,18 @@ def cache_dir() -> Path:
     return Path(base) / "gpuarray"
 
 
+def file_safe(raw: str) -> str:
+    """``raw`` with every run of characters unsafe in a file name replaced by ``_``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_")
+
+
 def adapter_key(device: Any) -> str:
     """A file-name-safe identity of the device's adapter and driver."""
     if device.kind == "cpu":
         return "host"
     info = device.provider.device_info()
     raw = f"{info.get('name')}-{info.get('backend')}-{info.get('description')}"
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_")[:120]
+    return file_safe(raw)[:120]
 
 
 def path_for(device: Any) -> Path:

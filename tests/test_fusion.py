@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import gpuarray as xp
 from gpuarray.graph.node import MAX_DEPTH
@@ -66,12 +67,34 @@ def test_changed_scalar_reuses_pipeline(wgpu_device):
     assert m["pipeline_cache_hits"] >= 1, m
 
 
-def test_changed_size_reuses_pipeline(wgpu_device):
-    xp.evaluate(xp.asarray(np.ones(10, np.float32), device=wgpu_device) * 2.0 - 1.0)
+@pytest.mark.parametrize(("first", "second"), [(12, 1000), (10, 1001)], ids=["vec4", "scalar"])
+def test_changed_size_reuses_pipeline(wgpu_device, first, second):
+    """Sizes are runtime parameters: one pipeline per signature and form (vec4 for sizes that are
+    multiples of 4, one element per thread otherwise)."""
+    xp.evaluate(xp.asarray(np.ones(first, np.float32), device=wgpu_device) * 2.0 - 1.0)
     xp.reset_metrics()
-    y = xp.asarray(np.ones(1000, np.float32), device=wgpu_device) * 5.0 - 2.0
-    assert_same(y, np.full(1000, 3.0, np.float32))
+    y = xp.asarray(np.ones(second, np.float32), device=wgpu_device) * 5.0 - 2.0
+    assert_same(y, np.full(second, 3.0, np.float32))
     assert xp.metrics()["kernels_compiled"] == 0
+
+
+def test_vec4_form_is_used_where_it_applies(wgpu_device):
+    """Contiguous 32-bit operands whose size is a multiple of 4: one vec4 per thread; views,
+    broadcasting and 64-bit data: one element per thread; both give NumPy's values."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render.wgsl import render
+    h = np.arange(24, dtype=np.float32).reshape(4, 6) - 7.5
+    x = xp.asarray(h, device=wgpu_device)
+    row = xp.asarray(h[0], device=wgpu_device)
+    cases = [(xp.exp(x) * 2 + x, np.exp(h) * 2 + h, 4), ((x > 0) & (x < 9), (h > 0) & (h < 9), 4),
+             (xp.astype(x, xp.int32) + 1, h.astype(np.int32) + 1, 4), (x + row, h + h[0], 1),
+             (x.T * 2, h.T * 2, 1), (xp.astype(x, xp.float64) + 1, h.astype(np.float64) + 1, 1)]
+    for got, want, vec in cases:
+        if want.dtype == np.float64 and not wgpu_device.supports(np.float64):
+            continue
+        kernel = schedule([got._node])[-1]
+        assert render(kernel, 4).vec == vec, (want.dtype, vec)
+        assert_same(got, want, rtol=4e-7 if want.dtype == np.float32 else 0.0)   # exp: within 4 ULP
 
 
 def test_common_subexpressions_are_shared(device):

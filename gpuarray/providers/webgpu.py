@@ -4,8 +4,10 @@
   adapter has ``shader-f64`` / ``shader-int64``);
 - one command encoder, one compute pass and one submit per evaluation;
 - 2-D dispatch beyond 65535 workgroups;
-- pipelines cached by kernel signature (and WGSL hash), a size-class buffer
-  pool, and pooled MAP_READ staging buffers for readback;
+- pipelines cached by kernel signature (and WGSL hash; the WGSL also on disk, and recently
+  used pipelines compiled at start: ``wgpu_cache``), a size-class buffer pool, and two
+  alternating pooled staging buffers per large transfer (``wgpu_pool``);
+- GPU time per dispatch from timestamp queries when timing is on (``wgpu_timing``);
 - float64 transcendentals run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``);
 - elementwise kernels over arrays larger than one storage binding (or with 2**32
   elements or more) run in chunks, each binding a sub-range of every buffer; arrays
@@ -22,6 +24,8 @@ import contextlib
 import gc
 import hashlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -33,10 +37,12 @@ from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render
+from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
-from .wgpu_pool import BufferPool
+from .wgpu_pool import BufferPool, staged_download, staged_upload
+from .wgpu_probe import numerics, overrides
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
@@ -56,7 +62,8 @@ WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
 
-WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query")
+WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query",
+                   "timestamp-query-inside-passes")
 WANTED_LIMITS = (
     "max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
     "max-compute-workgroups-per-dimension", "max-compute-invocations-per-workgroup",
@@ -71,6 +78,8 @@ F64_HOST_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
 })
+if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
+    wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2}
 
@@ -140,6 +149,7 @@ def is_device_lost(exc: BaseException) -> bool:
 def adapters() -> list[Any]:
     """Every wgpu adapter, best first (discrete, integrated, ..., CPU; native APIs before GL)."""
     import wgpu
+    wgpu_cache.prime_ffi_types()       # the first call of each wgpu function costs 10-20 ms otherwise
     found = wgpu.gpu.enumerate_adapters_sync()
 
     def rank(a: Any) -> tuple[int, int]:
@@ -163,6 +173,7 @@ class WgpuProvider:
         import wgpu
 
         _watch_lost()
+        wgpu_cache.prime_ffi_types()
         self.wgpu = wgpu
         self.adapter = adapter
         self.device_name = device_name
@@ -183,8 +194,14 @@ class WgpuProvider:
         keep = 1 << 30 if adapter.info.get("adapter_type") == "CPU" else 2 * self.max_buffer
         self.pool = BufferPool(self.device, bu.STORAGE | bu.COPY_SRC | bu.COPY_DST, keep, self.max_buffer)
         self.staging = BufferPool(self.device, bu.MAP_READ | bu.COPY_DST, 256 << 20, self.max_buffer)
+        self.staging_w = BufferPool(self.device, bu.MAP_WRITE | bu.COPY_SRC, 256 << 20, self.max_buffer)
         self.rendered: dict[tuple, Rendered] = {}
         self.pipelines: dict[str, tuple[Any, Any]] = {}
+        self._compiling: dict[str, threading.Event] = {}
+        self._plock = threading.Lock()
+        self.kcache = (wgpu_cache.KernelCache(dict(adapter.info), self.features)
+                       if wgpu_cache.enabled() else None)
+        self.timer = wgpu_timing.GpuTimer(self) if wgpu_timing.supported(self.features) else None
         self.lock = threading.RLock()
         self.host_only_f64: set[str] = set(F64_HOST_OPS) if self.f64 else set()
         self.lost: str | None = None          # why the device was lost, once it is
@@ -195,6 +212,9 @@ class WgpuProvider:
         self._deferred: list[Any] = []
         self._pending: collections.deque[Any] = collections.deque()
         self._fence: tuple[Any, Any] | None = None
+        self.numerics = numerics(self)      # flushes subnormals? exact fma? (wgpu_probe.py)
+        self.vec4 = os.environ.get("GPUARRAY_VEC4", "1") != "0"    # vec4 elementwise kernels (render/wgsl.py)
+        wgpu_cache.start_warm(self)
 
     # ---- capabilities
     def supports(self, dtype: np.dtype) -> bool:
@@ -266,6 +286,9 @@ class WgpuProvider:
             self.lost = logged[-1] if logged else (detail or "unknown reason")
             self.pool.abandon()
             self.staging.abandon()
+            self.staging_w.abandon()
+            if self.timer is not None:
+                self.timer.abandon()
             self._enc = self._pass = self._fence = None
             self._keep, self._deferred = [], []
             self._pending.clear()
@@ -314,7 +337,7 @@ class WgpuProvider:
         # release what can be released (the open pass first: it holds deferred frees) and retry
         self.flush()
         gc.collect()
-        released = self.pool.clear() + self.staging.clear()
+        released = self.pool.clear() + self.staging.clear() + self.staging_w.clear()
         try:
             return pool.get(nbytes)
         except Exception as exc:  # noqa: BLE001
@@ -353,56 +376,47 @@ class WgpuProvider:
         return SegmentedHandle(parts, seg, itemsize, nbytes)
 
     def upload(self, host: np.ndarray) -> GpuHandle | SegmentedHandle:
+        """A device copy of ``host``: small arrays through ``queue.write_buffer``, larger ones
+        through pooled MAP_WRITE staging buffers (``wgpu_pool.staged_upload``)."""
         sdt = STORAGE_NP[host.dtype]
         flat = host.reshape(-1)
         with self.lock, self._guard():
             h = self.alloc_array(flat.size, sdt.itemsize)
             try:
-                if isinstance(h, SegmentedHandle):
-                    parts = [(p, flat[i * h.seg_elems:(i + 1) * h.seg_elems]) for i, p in enumerate(h.parts)]
-                else:
-                    parts = [(h, flat)]
-                step = STAGE_BYTES // sdt.itemsize
-                for part, elems in parts:
-                    # in pieces: wgpu stages each write in a buffer of its size, and the storage
-                    # conversion (bool -> u32 ...) needs a host copy of each piece
-                    for start in range(0, elems.size, step):
-                        piece = np.ascontiguousarray(elems[start:start + step], dtype=sdt)
-                        self.device.queue.write_buffer(part.buffer, start * sdt.itemsize, piece)
+                step = wgpu_pool.STAGE_BYTES // sdt.itemsize
+                pieces = [(part.buffer, (start - base) * sdt.itemsize, flat[start:min(start + step, base + n)])
+                          for part, base, n in _elem_ranges(h, sdt.itemsize)
+                          for start in range(base, base + n, step)]
+                if sdt.itemsize * flat.size < wgpu_pool.STAGED_MIN:
+                    for buf, off, piece in pieces:
+                        # wgpu stages each write in a buffer of its size, and the storage
+                        # conversion (bool -> u32 ...) needs a host copy of each piece
+                        self.device.queue.write_buffer(buf, off, np.ascontiguousarray(piece, dtype=sdt))
+                elif pieces:
+                    staged_upload(self, pieces, sdt)
             except BaseException:
                 self.free(h)
                 raise
         return h
 
     def download(self, handle: GpuHandle | SegmentedHandle, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        """The array's contents, copied through MAP_READ staging buffers of at most ``STAGE_BYTES``."""
+        """The array's contents, copied through two alternating MAP_READ staging buffers of at
+        most ``wgpu_pool.STAGE_BYTES`` (``staged_download``), converted from the storage dtype."""
         sdt = STORAGE_NP[dtype]
         n = handle.nbytes
         if n == 0:
             return np.empty(shape, dtype=dtype)
-        out = np.empty(n // sdt.itemsize, dtype=sdt)
-        raw = out.view(np.uint8)
-        ranges = handle.ranges() if isinstance(handle, SegmentedHandle) else [(handle, 0, n)]
+        out = np.empty(n // sdt.itemsize, dtype=dtype)
+        step = wgpu_pool.STAGE_BYTES // sdt.itemsize
+        pieces = [(part.buffer, (start - base) * sdt.itemsize, out[start:min(start + step, base + count)])
+                  for part, base, count in _elem_ranges(handle, sdt.itemsize)
+                  for start in range(base, base + count, step)]
         with self.lock, self._guard():
             self.flush()
-            for part, base, size in ranges:
-                for off in range(0, size, STAGE_BYTES):
-                    m = min(STAGE_BYTES, size - off)
-                    stage = self._get(self.staging, m, "staging buffer")
-                    try:
-                        enc = self.device.create_command_encoder()
-                        enc.copy_buffer_to_buffer(part.buffer, off, stage, 0, m)
-                        self.device.queue.submit([enc.finish()])
-                        stage.map_sync(self.wgpu.MapMode.READ, 0, m)
-                        try:
-                            view = stage.read_mapped(0, m, copy=False)
-                            raw[base + off:base + off + m] = np.frombuffer(view, dtype=np.uint8)
-                        finally:
-                            stage.unmap()
-                    finally:
-                        self.staging.put(stage)
-        arr = out.reshape(shape)
-        return arr.astype(dtype) if sdt != dtype else arr
+            staged_download(self, pieces, sdt)
+            if self.timer is not None and self.timer.backlog():
+                self.timer.harvest()        # the queue has finished what was submitted before
+        return out.reshape(shape)
 
     def free(self, handle: GpuHandle | SegmentedHandle) -> None:
         """Return a buffer to the pool; while a pass is open, only after it is submitted
@@ -441,31 +455,65 @@ class WgpuProvider:
                 return 0
             self.flush()
             self._drain()
-            return self.pool.clear() + self.staging.clear()
+            return self.pool.clear() + self.staging.clear() + self.staging_w.clear()
 
     # ---- kernels
-    def pipeline_for(self, source: str) -> tuple[Any, Any]:
-        """(pipeline, bind-group layout) for WGSL ``source``, compiled once per source."""
+    def pipeline_for(self, source: str, background: bool = False) -> tuple[Any, Any]:
+        """(pipeline, bind-group layout) for WGSL ``source``, compiled once per source.
+
+        Thread-safe: the warm-up thread (``background=True``) compiles recently used shaders
+        while the main thread runs; a main-thread request for a shader being compiled there
+        waits for it (and counts as a cache hit)."""
         key = hashlib.sha1(source.encode()).hexdigest()
         entry = self.pipelines.get(key)
-        if entry is None:
+        if entry is not None:
+            if not background:
+                _metrics.add("pipeline_cache_hits")
+            return entry
+        with self._plock:
+            entry = self.pipelines.get(key)
+            busy = self._compiling.get(key) if entry is None else None
+            if entry is None and busy is None:
+                busy = self._compiling[key] = threading.Event()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            if busy is not None:
+                busy.wait()
+                entry = self.pipelines.get(key)
+            if entry is not None:
+                if not background:
+                    _metrics.add("pipeline_cache_hits")
+                return entry
+            return self.pipeline_for(source, background)      # the other compile failed: try here
+        try:
             module = self.device.create_shader_module(code=source)
-            pipeline = self.device.create_compute_pipeline(layout="auto",
-                                                           compute={"module": module, "entry_point": "main"})
+            pipeline = self.device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": "main", **overrides(self, source)})
             entry = (pipeline, pipeline.get_bind_group_layout(0))
             self.pipelines[key] = entry
-            _metrics.add("kernels_compiled")
-        else:
-            _metrics.add("pipeline_cache_hits")
+        finally:
+            with self._plock:
+                del self._compiling[key]
+            assert busy is not None
+            busy.set()
+        _metrics.add("kernels_precompiled" if background else "kernels_compiled")
         return entry
 
     def rendered_for(self, kernel: Kernel, render_fn: Any = render, variant: Any = None) -> Rendered:
         """The rendered shader for ``kernel`` by ``render_fn``, cached by signature (and ``variant``,
-        for kinds that render several shaders per kernel)."""
+        for kinds that render several shaders per kernel): in memory, then on disk
+        (``wgpu_cache.KernelCache``)."""
         key = (getattr(render_fn, "__qualname__", render_fn), variant, kernel.signature)
         r = self.rendered.get(key)
         if r is None:
-            r = render_fn(kernel) if variant is None else render_fn(kernel, variant)
+            dkey = wgpu_cache.entry_key(render_fn, variant, kernel.signature) if self.kcache else None
+            r = self.kcache.get(dkey) if self.kcache is not None and dkey is not None else None
+            if r is None:
+                r = render_fn(kernel) if variant is None else render_fn(kernel, variant)
+                if self.kcache is not None and dkey is not None:
+                    self.kcache.put(dkey, r)
             self.rendered[key] = r
         return r
 
@@ -482,6 +530,8 @@ class WgpuProvider:
                 return
             with self._guard():
                 self._pass.end()
+                if self.timer is not None:
+                    self.timer.resolve(self._enc)
                 self.device.queue.submit([self._enc.finish()])
                 self._pass = None
                 self._enc = None
@@ -522,7 +572,12 @@ class WgpuProvider:
         assert self._pass is not None
         self._pass.set_pipeline(pipeline)
         self._pass.set_bind_group(0, bind)
+        timer = self.timer if self.timer is not None and wgpu_timing.active() else None
+        if timer is not None:
+            timer.begin(self._pass)
         self._pass.dispatch_workgroups(gx, gy, 1)
+        if timer is not None:
+            timer.end(self._pass)
         _metrics.add("dispatches")
 
     def data_buffer(self, values: np.ndarray) -> Any:
@@ -542,9 +597,12 @@ class WgpuProvider:
                     for o in kernel.outputs]
             if kernel.size == 0:
                 return outs
-            r = self.rendered_for(kernel)
+            r = self.rendered_for(kernel, render, 4) if self.vec4 and kernel.size % 4 == 0 else None
+            if r is None or r.vec != 4:
+                r = self.rendered_for(kernel)
             wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], -(-kernel.size // WORKGROUP))
+            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide],
+                          -(-kernel.size // (WORKGROUP * r.vec)))
             return outs
 
     def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
@@ -591,10 +649,13 @@ class WgpuProvider:
             self.device.queue.submit([enc.finish()])
             dst.map_sync(self.wgpu.MapMode.READ, 0, 4)   # returns once all earlier work is done
             dst.unmap()
+            if self.timer is not None:
+                self.timer.harvest()
 
     def memory(self) -> dict[str, int]:
         """Bytes of device buffers held by arrays (``live``) and kept free for reuse (``pooled``)."""
-        return {"live": self.pool.live, "pooled": self.pool.free_bytes + self.staging.free_bytes}
+        return {"live": self.pool.live,
+                "pooled": self.pool.free_bytes + self.staging.free_bytes + self.staging_w.free_bytes}
 
     def device_info(self) -> dict[str, Any]:
         info = dict(self.adapter.info)
@@ -607,7 +668,11 @@ class WgpuProvider:
         }
 
 
-STAGE_BYTES = 64 << 20     # downloads go through MAP_READ buffers of at most this size
+def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[GpuHandle, int, int]]:
+    """(part, first element in the array, elements) for each buffer of an array."""
+    if isinstance(h, SegmentedHandle):
+        return [(p, off // itemsize, size // itemsize) for p, off, size in h.ranges()]
+    return [(h, 0, h.nbytes // itemsize)]
 
 
 def _nbytes(node: Any) -> int:

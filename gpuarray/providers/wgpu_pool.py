@@ -1,14 +1,25 @@
-"""Buffer pools: storage buffers and MAP_READ staging buffers.
+"""Buffer pools (storage buffers, MAP_READ and MAP_WRITE staging buffers) and staged transfers.
 
 A pool hands out buffers by size class and takes them back for reuse. It
 counts the bytes it has handed out (``live``) and the bytes it keeps free
 (``free_bytes``); both show in ``gpuarray.metrics()`` as
 ``device_bytes_live`` / ``device_bytes_pooled``.
+
+Transfers of more than ``STAGED_MIN`` bytes go through two pooled staging buffers
+of up to ``STAGE_BYTES`` each, alternately (``staged_upload`` / ``staged_download``):
+while the device copies one piece, the host copies the next one, and host copies of
+more than ``PAR_MIN`` bytes are split over ``copy_threads()`` threads (NumPy releases
+the GIL while copying). The storage conversions (bool -> u32 ...) happen in the same
+copy, straight into or out of the mapped memory.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+import numpy as np
 
 from .. import _metrics
 
@@ -106,3 +117,130 @@ class BufferPool:
         self.free.clear()
         self.free_bytes = 0
         self.live = 0
+
+
+STAGE_BYTES = 64 << 20     # staging buffers hold at most this much of a transfer
+STAGED_MIN = 4 << 20       # smaller uploads use queue.write_buffer (asynchronous, no map)
+PAR_MIN = 8 << 20          # host copies at least this large are split over threads
+_executor: ThreadPoolExecutor | None = None
+
+
+def copy_threads() -> int:
+    """Threads for large host copies: ``GPUARRAY_COPY_THREADS``, else up to 8 (one per core)."""
+    try:
+        return max(1, int(os.environ["GPUARRAY_COPY_THREADS"]))
+    except (KeyError, ValueError):
+        return max(1, min(8, os.cpu_count() or 1))
+
+
+def par_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[...] = src`` for 1-d arrays of one length, converting the dtype (a C cast, as
+    ``astype``); large copies are split over ``copy_threads()`` threads."""
+    global _executor
+    n = dst.size
+    parts = min(copy_threads(), max(dst.nbytes, src.nbytes) // (PAR_MIN // 4))
+    if parts <= 1 or max(dst.nbytes, src.nbytes) < PAR_MIN:
+        np.copyto(dst, src, casting="unsafe")
+        return
+    if _executor is None or _executor._max_workers != copy_threads():
+        _executor = ThreadPoolExecutor(max_workers=copy_threads(), thread_name_prefix="gpuarray-copy")
+    step = -(-n // parts)
+    futures = [_executor.submit(np.copyto, dst[i:i + step], src[i:i + step], casting="unsafe")
+               for i in range(step, n, step)]
+    try:
+        np.copyto(dst[:step], src[:step], casting="unsafe")
+    finally:
+        for f in futures:
+            f.result()
+
+
+def _mapped_array(buf: Any, nbytes: int, dtype: np.dtype, write: bool) -> np.ndarray:
+    """A NumPy view of the first ``nbytes`` of a mapped buffer (drop it before unmapping)."""
+    if write:
+        view = buf._experimental_get_mapped_range(0, (nbytes + 3) // 4 * 4)
+    else:
+        view = buf.read_mapped(0, (nbytes + 3) // 4 * 4, copy=False)
+    return np.frombuffer(view, dtype=np.uint8, count=nbytes).view(dtype)
+
+
+def staged_upload(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sdt: np.dtype) -> None:
+    """Copy each ``(buffer, byte offset, host elements)`` piece to the device through two MAP_WRITE
+    staging buffers, alternately: the host fills one while the device copies from the other.
+    Each piece holds at most ``STAGE_BYTES`` bytes in the storage dtype ``sdt``."""
+    wgpu = provider.wgpu
+    size = max(src.size for _b, _o, src in pieces) * sdt.itemsize
+    bufs: list[Any] = []
+    waits: list[Any] = []
+    try:
+        for i, (dst, off, src) in enumerate(pieces):
+            k = i % 2
+            if k == len(bufs):
+                bufs.append(provider._get(provider.staging_w, size, "staging buffer"))
+                waits.append(bufs[k].map_async(wgpu.MapMode.WRITE, 0, bufs[k].size))
+            buf = bufs[k]
+            waits[k].sync_wait()
+            waits[k] = None
+            m = src.size * sdt.itemsize
+            if hasattr(buf, "_experimental_get_mapped_range"):    # a writable view: copy (and convert) once
+                arr = _mapped_array(buf, m, sdt, write=True)
+                par_copy(arr, src)
+                del arr
+            else:
+                buf.write_mapped(np.ascontiguousarray(src, dtype=sdt), 0)
+            buf.unmap()
+            enc = provider.device.create_command_encoder()
+            enc.copy_buffer_to_buffer(buf, 0, dst, off, (m + 3) // 4 * 4)
+            provider.device.queue.submit([enc.finish()])
+            if i + 2 < len(pieces):     # mapped again once this copy is done
+                waits[k] = buf.map_async(wgpu.MapMode.WRITE, 0, buf.size)
+    finally:
+        _return_staging(provider.staging_w, bufs, waits)
+
+
+def staged_download(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sdt: np.dtype) -> None:
+    """Fill each ``(buffer, byte offset, host elements)`` piece from the device through two
+    MAP_READ staging buffers: the device copies piece i + 1 while the host copies piece i."""
+    wgpu = provider.wgpu
+    size = max(dst.size for _b, _o, dst in pieces) * sdt.itemsize
+    bufs: list[Any] = []
+    waits: list[Any] = []
+
+    def start(i: int) -> None:
+        k = i % 2
+        if k == len(bufs):
+            bufs.append(provider._get(provider.staging, size, "staging buffer"))
+            waits.append(None)
+        src, off, dst = pieces[i]
+        enc = provider.device.create_command_encoder()
+        enc.copy_buffer_to_buffer(src, off, bufs[k], 0, (dst.size * sdt.itemsize + 3) // 4 * 4)
+        provider.device.queue.submit([enc.finish()])
+        waits[k] = bufs[k].map_async(wgpu.MapMode.READ, 0, bufs[k].size)
+
+    try:
+        start(0)
+        for i, (_src, _off, dst) in enumerate(pieces):
+            k = i % 2
+            waits[k].sync_wait()
+            waits[k] = None
+            if i + 1 < len(pieces):
+                start(i + 1)            # the device copies the next piece meanwhile
+            arr = _mapped_array(bufs[k], dst.size * sdt.itemsize, sdt, write=False)
+            par_copy(dst, arr)
+            del arr
+            bufs[k].unmap()
+    finally:
+        _return_staging(provider.staging, bufs, waits)
+
+
+def _return_staging(pool: BufferPool, bufs: list[Any], waits: list[Any]) -> None:
+    """Put staging buffers back in their pool, unmapped (after an error: waited for)."""
+    for buf, wait in zip(bufs, waits, strict=True):
+        try:
+            if wait is not None:
+                wait.sync_wait()
+            if getattr(buf, "map_state", "unmapped") != "unmapped":
+                buf.unmap()
+        except Exception:  # noqa: BLE001 - a failed map: the buffer is dropped, not pooled
+            pool.live -= buf.size
+            continue
+        pool.put(buf)

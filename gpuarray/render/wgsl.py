@@ -50,6 +50,7 @@ class Rendered:
                                        # (or (index, part) for a part of a complex128 const)
     n_inputs: int
     n_outputs: int
+    vec: int = 1                       # elements per thread: 4 = vec4 loads and stores (render(kernel, 4))
 
     def meta(self, kernel: Kernel, extra: dict[str, int] | None = None) -> np.ndarray:
         """The ``prm`` array: [size, slot values...]; ``("extra", name)`` slots come from ``extra``."""
@@ -151,6 +152,8 @@ class _Gen:
         self.memo: dict[tuple, str] = {}
         self.alias: dict[str, tuple[str, bool]] = {}    # name -> (root name, negated): +x, -x, -(-x)
         self.count = 0
+        self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
+        self.lane_miss = False             # an input was read at another index: no vec4 form
 
     def fresh(self, prefix: str = "v") -> str:
         self.count += 1
@@ -214,6 +217,10 @@ class _Gen:
         if op == "input":
             k = ins.params[0]
             expr = f"in{k}[{self.lin(idx, i)}]"
+            if self.lane is not None:
+                if idx != ("lin", f"e{self.lane}"):
+                    self.lane_miss = True
+                expr = f"x{k}[{self.lane}]"
             return self.emit(f"{expr} != 0u" if dt == np.bool_ else expr)
         if op == "const":
             if dt.kind == "c":
@@ -378,8 +385,22 @@ def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str
     return head, body + g.lines, v
 
 
-def render(kernel: Kernel) -> Rendered:
-    """WGSL for ``kernel``; reusable for every kernel with the same signature."""
+VEC_TYPES = frozenset({"f32", "i32", "u32"})
+
+
+def render(kernel: Kernel, vec: int = 1) -> Rendered:
+    """WGSL for ``kernel``; reusable for every kernel with the same signature.
+
+    ``vec=4``: each thread reads every input as one ``vec4`` at its own index, computes four
+    elements and writes each output as one ``vec4`` (the kernel's size must be a multiple of 4;
+    plain WGSL reached 94 % of the H200's copy bandwidth this way, against ~55 % for one element
+    per thread). A kernel that reads an input anywhere else (views, broadcasting, gathers) or has
+    64-bit data is rendered one element per thread instead; ``Rendered.vec`` says which.
+    """
+    if vec == 4:
+        r = _render_vec4(kernel)
+        if r is not None:
+            return r
     g = _Gen(kernel)
     stores = []
     for j, o in enumerate(kernel.outputs):
@@ -399,3 +420,38 @@ def render(kernel: Kernel) -> Rendered:
     src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
                     len(kernel.outputs))
+
+
+def _render_vec4(kernel: Kernel) -> Rendered | None:
+    """The ``vec=4`` form of ``render``, or None where it does not apply."""
+    ins = kernel.instrs
+    types = [WGSL_STORAGE_TYPE[n.dtype] for n in kernel.inputs]
+    out_types = [WGSL_STORAGE_TYPE[ins[o].dtype] for o in kernel.outputs]
+    if not set(types + out_types) <= VEC_TYPES:
+        return None
+    g = _Gen(kernel)
+    loads = [f"  let x{k} = in{k}[gi];" for k in range(len(types))]
+    lanes: list[list[str]] = []
+    for lane in range(4):
+        g.lane = lane
+        g.lines.append(f"  let e{lane} = gi * 4u + {lane}u;")
+        vals = []
+        for o in kernel.outputs:
+            v = g.value(o, ("lin", f"e{lane}"))
+            vals.append(f"select(0u, 1u, {v})" if ins[o].dtype == np.bool_ else v)
+        lanes.append(vals)
+    if g.lane_miss:
+        return None
+    stores = [f"  out{j}[gi] = vec4<{t}>({', '.join(lanes[lane][j] for lane in range(4))});"
+              for j, t in enumerate(out_types)]
+    decls = declare_bindings([f"vec4<{t}>" for t in types], [f"vec4<{t}>" for t in out_types], g.wide)
+    main = (
+        f"@compute @workgroup_size({WORKGROUP})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+        "        @builtin(local_invocation_index) lid: u32) {\n"
+        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
+        "  if (gi * 4u >= prm[0]) { return; }\n" + "\n".join(loads + g.lines + stores) + "\n}\n"
+    )
+    src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
+    return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
+                    len(kernel.outputs), vec=4)
