@@ -481,20 +481,34 @@ F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
   }
   return ga_trigpha_f32(x);
 }"""
+F32["twooverpi"] = """fn ga_twooverpi_f32(i: u32) -> u32 {
+  // word i of the bits of 2/pi (word 0 is 0)
+  switch i {
+    case 1u: { return 0xa2f9836eu; }
+    case 2u: { return 0x4e441529u; }
+    case 3u: { return 0xfc2757d1u; }
+    case 4u: { return 0xf534ddc0u; }
+    case 5u: { return 0xdb629599u; }
+    case 6u: { return 0x3c439041u; }
+    case 7u: { return 0xfe5163abu; }
+    case 8u: { return 0xdebbc561u; }
+    case 9u: { return 0xb7246e3au; }
+    default: { return 0u; }
+  }
+}"""
 F32["trigpha"] = """fn ga_trigpha_f32(x: f32) -> vec2<f32> {
-  // ga_trigred for |x| >= 512: Payne-Hanek with the bits of 2/pi
-  var t = array<u32, 10>(0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
-                         0xfe5163abu, 0xdebbc561u, 0xb7246e3au);
+  // ga_trigred for |x| >= 512: Payne-Hanek with the bits of 2/pi (ga_twooverpi: words by a switch,
+  // not a function-local array, which a driver may keep in per-thread memory for every kernel using it)
   let bits = bitcast<u32>(x) & 0x7fffffffu;
   let m = (bits & 0x7fffffu) | 0x800000u;
   let idx = (bits >> 23u) - 120u;   // exponent + 7 >= 6
   let wi = idx >> 5u;
   let bo = idx & 31u;
-  var w0 = t[wi];
-  var w1 = t[wi + 1u];
-  var w2 = t[wi + 2u];
+  var w0 = ga_twooverpi_f32(wi);
+  var w1 = ga_twooverpi_f32(wi + 1u);
+  var w2 = ga_twooverpi_f32(wi + 2u);
   if (bo != 0u) {
-    let w3 = t[wi + 3u];
+    let w3 = ga_twooverpi_f32(wi + 3u);
     w0 = (w0 << bo) | (w1 >> (32u - bo));
     w1 = (w1 << bo) | (w2 >> (32u - bo));
     w2 = (w2 << bo) | (w3 >> (32u - bo));
