@@ -29,6 +29,11 @@ Placement (the planner, ``planner.py``):
 
 A plain call changes the process-wide setting; ``with config(...):`` changes it
 for the current thread (context) only and restores the previous value on exit.
+Other threads never see a ``with`` block's values, not even for a moment: the call
+recognizes that it is the expression of a ``with`` statement (the caller's next
+bytecode instruction enters the block) and leaves the process-wide settings alone.
+An object made by a plain call and entered later (``c = config(...)``, then
+``with c:``) did change them at the call; entering moves the change to the context.
 
 >>> import gpuarray as xp
 >>> with xp.config(fallback="raise"):
@@ -39,7 +44,9 @@ for the current thread (context) only and restores the previous value on exit.
 from __future__ import annotations
 
 import contextvars
+import dis
 import os
+import sys
 import threading
 from typing import Any
 
@@ -114,6 +121,38 @@ def _validate(settings: dict[str, Any]) -> dict[str, Any]:
     return dict(settings)
 
 
+# Instructions that follow the call of a ``with`` statement's expression: BEFORE_WITH
+# (Python 3.11-3.13), SETUP_WITH (3.8-3.10), the async forms, and COPY + LOAD_SPECIAL (3.14).
+_WITH_OPS = frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH", "SETUP_ASYNC_WITH"})
+_SKIP_OPS = frozenset({"CACHE", "EXTENDED_ARG", "NOP"})
+_with_calls: dict[tuple[Any, int], bool] = {}       # (code, offset of the call) -> enters a with
+
+
+def _in_with_statement(frame: Any) -> bool:
+    """Whether the call being executed in ``frame`` is the expression of a ``with`` statement:
+    the instruction after it enters the block. Unknown (no frame, other interpreters): False."""
+    if frame is None:
+        return False
+    key = (frame.f_code, frame.f_lasti)
+    hit = _with_calls.get(key)
+    if hit is None:
+        hit = False
+        after = False
+        names: list[str] = []
+        for ins in dis.get_instructions(frame.f_code):
+            if after and ins.opname not in _SKIP_OPS:
+                names.append(ins.opname)
+                if len(names) == 2:
+                    break
+            elif ins.offset == frame.f_lasti:
+                after = True
+        hit = bool(names) and (names[0] in _WITH_OPS or names[:2] == ["COPY", "LOAD_SPECIAL"])
+        if len(_with_calls) > 4096:
+            _with_calls.clear()
+        _with_calls[key] = hit
+    return hit
+
+
 class config:  # noqa: N801 - used like a function
     """Read or change settings. ``config()`` shows them; ``config(fallback="raise")`` sets one.
 
@@ -133,6 +172,8 @@ class config:  # noqa: N801 - used like a function
         self._settings = _validate(settings)
         self._previous: dict[str, Any] = {}
         self._token: contextvars.Token[dict[str, Any] | None] | None = None
+        if not self._settings or _in_with_statement(sys._getframe(1)):
+            return          # ``with config(...):`` sets the context in __enter__, nothing global
         with _lock:
             self._previous = {k: _global[k] for k in self._settings}
             _global.update(self._settings)
@@ -144,12 +185,15 @@ class config:  # noqa: N801 - used like a function
         raise AttributeError(f"config has no setting {name!r}; expected one of {sorted(_OPTIONS)}")
 
     def __enter__(self) -> config:
-        # Undo the process-wide change the call made and apply it to this context instead.
-        with _lock:
-            for k, v in self._previous.items():
-                if _global[k] == self._settings[k]:
-                    _global[k] = v
-            _changed()
+        if self._previous:
+            # Made by a plain call and entered later: undo the process-wide change the call
+            # made and apply it to this context instead.
+            with _lock:
+                for k, v in self._previous.items():
+                    if _global[k] == self._settings[k]:
+                        _global[k] = v
+                _changed()
+            self._previous = {}
         merged = dict(_local.get() or {})
         merged.update(self._settings)
         self._token = _local.set(merged)

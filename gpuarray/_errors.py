@@ -28,8 +28,10 @@ class DeviceLostError(RuntimeError):
     """The device went away (driver reset, ``device.destroy()``, a crashed shader).
 
     The next use of the device starts a new one. Arrays that also have a host copy
-    survive; an array whose only copy was on the lost device raises this error when
-    it is read. ``device`` is the device's name and ``reason`` what wgpu said.
+    survive; an array whose only copy was on the lost device is computed again on the
+    new one from the arrays it was computed from, if they still exist (their own lost
+    data first); otherwise it raises this error, naming its dtype and shape, when it is
+    read. ``device`` is the device's name and ``reason`` what wgpu said.
     """
 
     def __init__(self, message: str, *, device: str = "", reason: str = "") -> None:

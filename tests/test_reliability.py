@@ -320,6 +320,11 @@ def test_device_lost_real_device(fresh_wgpu: WgpuProvider, wgpu_device: xp.Devic
     only_dev = x * 2                                  # computed there, never read back
     xp.evaluate(only_dev)
     assert only_dev._node.data.host is None
+    orphan_input = xp.asarray(host + 7, device=wgpu_device)
+    orphan = xp.exp(orphan_input) * 3                 # device-only, and its input is dropped below
+    xp.evaluate(orphan)
+    del orphan_input
+    gc.collect()
     read_back = x + 5
     np.asarray(read_back)                             # has both copies now
     pending = xp.sqrt(x) + 1                          # not evaluated yet
@@ -336,16 +341,83 @@ def test_device_lost_real_device(fresh_wgpu: WgpuProvider, wgpu_device: xp.Devic
     # arrays with a host copy survive; new work on them runs on the new device
     assert_same(read_back, host + 5)
     assert_same(x * 3 + read_back, host * 3 + host + 5)
-    # an array whose only copy was on the lost device says so, every time it is used
+    # an array whose only copy was lost, but whose inputs still exist, is computed again there
+    assert_same(only_dev + 1, host * 2 + 1)
+    assert only_dev._node.data.provider is new and only_dev._node.data.host is None
+    assert_same(only_dev, host * 2)
+    assert any("recomputed: wgpu:0 was lost" in d["why"] for d in planner.decisions())
+    # one whose input is gone says so, naming itself, every time it is used
     with pytest.raises(xp.DeviceLostError) as info:
-        np.asarray(only_dev)
+        np.asarray(orphan)
     msg = str(info.value)
-    assert "wgpu:0" in msg and "lost" in msg and "(1000,)" in msg and "host copy" in msg
+    assert "wgpu:0" in msg and "lost" in msg and "float32 array of shape (1000,)" in msg
+    assert "cannot be recovered" in msg and "no longer exists" in msg and "host copy" in msg
     assert info.value.device == "wgpu:0" and info.value.reason
-    with pytest.raises(xp.DeviceLostError):
-        np.asarray(only_dev + 1)
+    with pytest.raises(xp.DeviceLostError, match="cannot be recovered"):
+        np.asarray(orphan + 1)
     # the lost provider holds nothing any more
     assert p.pool.live == 0 and p.pool.free_bytes == 0
+
+
+def test_device_lost_recomputes_chains_and_kernel_kinds(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device) -> None:
+    """Lost device-only arrays computed from other lost device-only arrays are recomputed inputs
+    first (a chain longer than Python's recursion would allow), as are both outputs of a
+    two-output kernel and the result of a reduction; a chain whose middle was freed cannot be."""
+    host = np.linspace(-2, 2, 256, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    chain = [x * 1]
+    xp.evaluate(chain[0])
+    for _ in range(400):
+        chain.append(chain[-1] + 1)
+        xp.evaluate(chain[-1])
+    a, b = x * 2, x - 3
+    xp.evaluate(a, b)                                 # one kernel with two outputs
+    assert a._node.data.recipe is b._node.data.recipe
+    total = xp.sum(xp.abs(x) * 2)
+    xp.evaluate(total)
+    mid = x * 5
+    xp.evaluate(mid)
+    tail = mid + 1
+    xp.evaluate(tail)
+    del mid
+    gc.collect()
+    assert all(c._node.data.host is None for c in chain)
+
+    fresh_wgpu.device.destroy()
+    xp.evaluate(x + 0)                                # notices the loss
+
+    want = host * 1
+    for _ in range(400):
+        want = want + np.float32(1)
+    assert_same(chain[-1], want)
+    new = _devices.provider_for(wgpu_device)
+    assert all(c._node.data.provider is new for c in chain)
+    assert_same(a, host * 2)
+    assert b._node.data.provider is new              # recomputed with a, not again
+    assert_same(b, host - 3)
+    assert_same(total, np.sum(np.abs(host) * 2), rtol=1e-6)
+    with pytest.raises(xp.DeviceLostError, match=r"float32 array of shape \(256,\).*cannot be recovered.*no longer"):
+        np.asarray(tail)
+
+
+def test_device_lost_during_download(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device lost while an array is being read back: it is computed again and read from the new one."""
+    p = fresh_wgpu
+    host = np.arange(300, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    y = xp.sqrt(x) * 2
+    xp.evaluate(y)
+    download = WgpuProvider.download
+
+    def destroy_then_download(self: WgpuProvider, *args: Any) -> Any:
+        if self is p:
+            self.device.destroy()
+        return download(self, *args)
+
+    monkeypatch.setattr(WgpuProvider, "download", destroy_then_download)
+    assert_same(y, np.sqrt(host) * 2, rtol=2e-7)
+    assert p.lost is not None and y._node.data.provider is _devices.provider_for(wgpu_device)
 
 
 def test_device_lost_during_submit(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
@@ -499,6 +571,88 @@ def test_free_never_waits_for_the_provider_lock(wgpu_device: xp.Device) -> None:
     h2 = p.alloc(16)                                 # the next locked call returns it
     assert p.pool.live == live - 4096 + 256
     p.free(h2)
+
+
+def _seen_by_another_thread() -> str:
+    seen: list[str] = []
+    t = threading.Thread(target=lambda: seen.append(xp.config().fallback))
+    t.start()
+    t.join()
+    return seen[0]
+
+
+def test_with_config_is_never_seen_by_other_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``with config(...)`` changes nothing another thread sees, not even between the call and
+    ``__enter__`` (the call used to set the process-wide value for that moment)."""
+    from gpuarray import _config
+    before = xp.config().fallback
+    other = "silent" if before != "silent" else "raise"
+    at_enter: list[str] = []
+    enter = _config.config.__enter__
+
+    def enter_after_looking(self: Any) -> Any:
+        at_enter.append(_seen_by_another_thread())      # the moment between call and __enter__
+        return enter(self)
+
+    monkeypatch.setattr(_config.config, "__enter__", enter_after_looking)
+    with xp.config(fallback=other):
+        assert xp.config().fallback == other
+        assert _seen_by_another_thread() == before
+    with xp.config(fallback=other) as c, xp.config(eager_host=False):
+        assert c.fallback == other and not xp.config().eager_host
+    assert at_enter == [before, before, before]
+    assert xp.config().fallback == before and _seen_by_another_thread() == before
+    # a plain call still changes the process-wide value; an object entered later moves its
+    # change into the context and puts the process-wide value back
+    try:
+        xp.config(fallback=other)
+        assert _seen_by_another_thread() == other
+    finally:
+        xp.config(fallback=before)
+    c = xp.config(fallback=other)
+    with c:
+        assert xp.config().fallback == other and _seen_by_another_thread() == before
+    assert xp.config().fallback == before
+
+
+def test_with_config_in_many_threads_at_once() -> None:
+    """8 threads enter and leave ``with config(...)`` blocks while a reader checks that the
+    process-wide value never changes and each thread sees its own value inside its block."""
+    import sys
+
+    from gpuarray import _config
+    before = xp.config().fallback
+    values = [v for v in ("warn", "silent", "raise") if v != before]
+    stop = threading.Event()
+    wrong: list[str] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            seen = _config.get("fallback")
+            if seen != before:
+                wrong.append(f"the reader saw {seen}")
+
+    def writer(i: int) -> None:
+        for n in range(500):
+            with xp.config(fallback=values[i % 2]):
+                if n % 50 == 0 and _config.get("fallback") != values[i % 2]:
+                    wrong.append(f"thread {i} saw {_config.get('fallback')}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        r = threading.Thread(target=reader)
+        r.start()
+        ws = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+        for w in ws:
+            w.start()
+        for w in ws:
+            w.join()
+        stop.set()
+        r.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, wrong[:5]
 
 
 # ---------------------------------------------------------------- leaks

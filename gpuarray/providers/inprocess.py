@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 from .._dtypes import ALL_DTYPES
 from .._ops import OPS
 from ..compiler.kernel import INDEX_OPS, Kernel
+from .host_cast import cast
 from .host_index import host_index, host_scatter
 from .host_linalg import LINALG_HOST_KINDS
 from .host_sort import HOST_SORT_KINDS
@@ -75,7 +76,10 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
                     args = [vals[a] for a in ins.args]
                     fn = funcs[i]
                     if op == "astype":
-                        np.copyto(v, args[0], casting="unsafe")
+                        src = args[0]
+                        if ins.dtype.kind in "iu" and src.dtype.kind in "fc":
+                            src = cast(src, ins.dtype)      # float -> int: host_cast.py's rule
+                        np.copyto(v, src, casting="unsafe")
                     elif isinstance(fn, np.ufunc):
                         fn(*args, out=v, casting="unsafe")
                     else:
@@ -199,7 +203,7 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
             elif op == "reshape":
                 v = np.reshape(vals[ins.args[0]], ins.shape)
             elif op == "astype":
-                v = vals[ins.args[0]].astype(ins.dtype)
+                v = cast(vals[ins.args[0]], ins.dtype)       # float -> int: host_cast.py's rule
             elif op in INDEX_OPS:
                 v = host_index(ins, [np.broadcast_to(vals[a], kernel.instrs[a].shape) for a in ins.args])
             else:

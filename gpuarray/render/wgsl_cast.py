@@ -1,0 +1,75 @@
+"""WGSL float -> integer conversions with the host's rule for NaN, +-inf and out-of-range
+values (``providers/host_cast.py``: NumPy's results on x86-64).
+
+WGSL's own conversion saturates and maps NaN to 0 (naga clamps). Here every range test is
+made on the float's bits as an unsigned integer (the magnitude bits of non-negative floats
+order like the floats, +inf above every finite value, NaN above +inf), so nothing depends on
+how the device compares subnormals (some flush them to zero); the native conversion is used
+only on values whose truncation is in range, where it is exact.
+
+>>> import numpy as np
+>>> _bits(np.dtype(np.float32), 2**31 + 1) == 0x4f000001   # the float32 above 2**31
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_UINT = {4: np.uint32, 8: np.uint64}
+
+
+def _bits(fdt: np.dtype, value: int) -> int:
+    """Bits of the smallest ``fdt`` float not below the positive integer ``value``."""
+    f = fdt.type(value)
+    if int(f) < value:
+        f = np.nextafter(f, fdt.type(np.inf))
+    return int(np.array(f, dtype=fdt).view(_UINT[fdt.itemsize]).item())
+
+
+def _lit(fdt: np.dtype, n: int) -> str:
+    """An unsigned literal of ``fdt``'s bits type."""
+    return f"{n:#x}u" if fdt.itemsize == 4 else f"{n:#x}lu"
+
+
+def float_to_int(gen: Any, v: str, src: np.dtype, dst: np.dtype) -> str:
+    """The WGSL expression (of type ``WGSL_TYPE[dst]``, before 8/16-bit wrapping) converting the
+    float ``v`` of dtype ``src`` to the integer ``dst``; ``gen.emit`` declares the parts."""
+    u = "u32" if src.itemsize == 4 else "u64"
+    sign = 1 << (src.itemsize * 8 - 1)
+    b = gen.emit(f"bitcast<{u}>({v})")
+    a = gen.emit(f"{b} & {_lit(src, sign - 1)}")       # the magnitude's bits
+    neg = gen.emit(f"{b} > {_lit(src, sign - 1)}")     # the sign bit is set
+
+    def t(bits: int) -> str:
+        """T32 / T64: the truncation when it lies in [-2**(bits-1), 2**(bits-1)), else the minimum."""
+        half = 1 << (bits - 1)
+        # positive: |x| < 2**(bits-1); negative: |x| < 2**(bits-1) + 1 (NaN and inf fail both)
+        ok = gen.emit(f"select({a} < {_lit(src, _bits(src, half))}, {a} < {_lit(src, _bits(src, half + 1))}, {neg})")
+        low = "bitcast<i32>(0x80000000u)" if bits == 32 else "bitcast<i64>(0x8000000000000000lu)"
+        return gen.emit(f"select({low}, i{bits}({v}), {ok})")
+
+    if dst.itemsize < 4:                                  # low bits of T32 (wrapped by the caller)
+        r = t(32)
+        return r if dst.kind == "i" else f"bitcast<u32>({r})"
+    if dst.kind == "i":
+        return t(dst.itemsize * 8)
+    if dst.itemsize == 4:                                 # uint32: the low 32 bits of T64
+        if src.itemsize == 8:
+            return f"u32(bitcast<u64>({t(64)}) & 0xfffffffflu)"
+        # float32 by integer arithmetic (no shader-int64 needed): the low 32 bits of trunc(|x|)
+        # are the 24-bit significand shifted by (exponent - 150); they are 0 from |x| >= 2**56
+        # on, which also covers |x| >= 2**63, inf and NaN (T64 gives -2**63 there)
+        e = gen.emit(f"({b} >> 23u) & 0xffu")
+        m = gen.emit(f"({b} & 0x7fffffu) | 0x800000u")
+        mag = gen.emit(f"select(select(0u, {m} >> (150u - {e}), {e} > 126u), "
+                       f"select(0u, {m} << ({e} - 150u), {e} < 182u), {e} >= 150u)")
+        return f"select({mag}, 0u - {mag}, {neg})"
+    # uint64: trunc(x) on [2**63, 2**64), 0 from 2**64 up (+inf too), 2**63 for NaN, else T64
+    t64 = t(64)
+    top = gen.emit(f"select(u64({v}), 0lu, {a} >= {_lit(src, _bits(src, 1 << 64))})")
+    r = gen.emit(f"select(bitcast<u64>({t64}), {top}, !{neg} && {a} >= {_lit(src, _bits(src, 1 << 63))})")
+    inf = "0x7f800000u" if src.itemsize == 4 else "0x7ff0000000000000lu"
+    return f"select({r}, 0x8000000000000000lu, {a} > {inf})"
