@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,18 +22,20 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._timing import event_ms, median_of, write_out
+
 
 def chain(m: Any, x: Any) -> Any:
     return m.exp(-x * x * 0.5) * m.sin(x) + m.cos(x) * 0.25 - m.tanh(x)
 
 
-def _trials(fn: Callable[[], float], trials: int = 5) -> float:
-    return statistics.median(fn() for _ in range(trials))
-
-
 PARTS: dict[str, Callable[[Any], Any]] = {
     "x*2+1": lambda x: x * 2 + 1, "exp(x)": xp.exp, "sin(x)": xp.sin, "cos(x)": xp.cos, "tanh(x)": xp.tanh,
     "exp(-x*x*0.5)": lambda x: xp.exp(-x * x * 0.5),
+    # four nested calls: the arithmetic cost of each function, beyond the memory traffic
+    "sin^4": lambda x: xp.sin(xp.sin(xp.sin(xp.sin(x)))), "cos^4": lambda x: xp.cos(xp.cos(xp.cos(xp.cos(x)))),
+    "exp^4(-)": lambda x: xp.exp(-xp.exp(-xp.exp(-xp.exp(-x)))),
+    "tanh^4": lambda x: xp.tanh(xp.tanh(xp.tanh(xp.tanh(x)))),
 }
 
 
@@ -46,7 +47,7 @@ def time_gpuarray(x: Any, reps: int, fn: Callable[[Any, Any], Any] = chain) -> f
         float(x[:1][0] + 0)        # waits for the queue (maps a staging buffer)
         return (time.perf_counter() - t0) / reps * 1e3
     once()
-    return _trials(once)
+    return median_of(once)
 
 
 def time_numpy(n: int) -> float:
@@ -56,7 +57,7 @@ def time_numpy(n: int) -> float:
         t0 = time.perf_counter()
         chain(np, h)
         return (time.perf_counter() - t0) * 1e3
-    return _trials(once, 3)
+    return median_of(once, 3)
 
 
 def others(n: int, reps: int) -> dict[str, float | str]:
@@ -65,21 +66,13 @@ def others(n: int, reps: int) -> dict[str, float | str]:
         import cupy as cp
 
         def ctime(f: Callable[[], Any]) -> float:
-            f()
-            cp.cuda.Device().synchronize()
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            for _ in range(reps):
-                f()
-            e.record()
-            e.synchronize()
-            return float(cp.cuda.get_elapsed_time(s, e)) / reps
+            return event_ms("cupy", f, reps)
         cx = cp.random.rand(n, dtype=cp.float32)
-        out["cupy_eager_ms"] = _trials(lambda: ctime(lambda: chain(cp, cx)))
+        out["cupy_eager_ms"] = median_of(lambda: ctime(lambda: chain(cp, cx)))
         def chain_cp(x: Any) -> Any:
             return cp.exp(-x * x * 0.5) * cp.sin(x) + cp.cos(x) * 0.25 - cp.tanh(x)
         fused = cp.fuse()(chain_cp)
-        out["cupy_fuse_ms"] = _trials(lambda: ctime(lambda: fused(cx)))
+        out["cupy_fuse_ms"] = median_of(lambda: ctime(lambda: fused(cx)))
         cx = None
         cp.get_default_memory_pool().free_all_blocks()
     except Exception as exc:  # noqa: BLE001 - a missing library is reported, not fatal
@@ -88,19 +81,11 @@ def others(n: int, reps: int) -> dict[str, float | str]:
         import torch
 
         def ttime(f: Callable[[], Any]) -> float:
-            f()
-            torch.cuda.synchronize()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(reps):
-                f()
-            e.record()
-            e.synchronize()
-            return float(s.elapsed_time(e)) / reps
+            return event_ms("torch", f, reps)
         tx = torch.rand(n, device="cuda")
-        out["torch_eager_ms"] = _trials(lambda: ttime(lambda: chain(torch, tx)))
+        out["torch_eager_ms"] = median_of(lambda: ttime(lambda: chain(torch, tx)))
         cf = torch.compile(lambda x: chain(torch, x))
-        out["torch_compile_ms"] = _trials(lambda: ttime(lambda: cf(tx)))
+        out["torch_compile_ms"] = median_of(lambda: ttime(lambda: cf(tx)))
         tx = None
         torch.cuda.empty_cache()
     except Exception as exc:  # noqa: BLE001
@@ -118,7 +103,7 @@ def others(n: int, reps: int) -> dict[str, float | str]:
                 r = jf(jx)
             r.block_until_ready()
             return (time.perf_counter() - t0) / reps * 1e3
-        out["jax_jit_ms"] = _trials(jtime)
+        out["jax_jit_ms"] = median_of(jtime)
         jx = None
     except Exception as exc:  # noqa: BLE001
         out["jax_error"] = repr(exc)[:200]
@@ -158,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     res["gpuarray_GBps"] = 2 * n * 4 / res["gpuarray_ms"] / 1e6
     text = json.dumps(res, indent=2)
     print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    write_out(text, a.out)
     return 0
 
 

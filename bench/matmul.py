@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from ._timing import cuda_events, event_ms
+
 Record = dict[str, Any]
 
 
@@ -91,8 +93,6 @@ def time_cuda(lib: str, a: np.ndarray, b: np.ndarray, runs: int) -> float | None
             import cupy as cp
             ga, gb = cp.asarray(a), cp.asarray(b)
             mm: Callable[[], Any] = lambda: cp.matmul(ga, gb)  # noqa: E731
-            event, sync = cp.cuda.Event, cp.cuda.Device().synchronize
-            elapsed = cp.cuda.get_elapsed_time
         else:
             import torch
             if not torch.cuda.is_available():
@@ -100,9 +100,7 @@ def time_cuda(lib: str, a: np.ndarray, b: np.ndarray, runs: int) -> float | None
             torch.backends.cuda.matmul.allow_tf32 = False
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
             mm = lambda: torch.matmul(ta, tb)  # noqa: E731
-            event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-            sync = torch.cuda.synchronize
-            elapsed = lambda e0, e1: e0.elapsed_time(e1)  # noqa: E731
+        sync = cuda_events(lib)[1]
     except Exception:  # noqa: BLE001 - absent or broken libraries are skipped
         return None
     mm()
@@ -111,16 +109,7 @@ def time_cuda(lib: str, a: np.ndarray, b: np.ndarray, runs: int) -> float | None
     mm()
     sync()
     reps = _reps(time.perf_counter() - t0)
-    times = []
-    for _ in range(runs):
-        e0, e1 = event(), event()
-        e0.record()
-        for _ in range(reps):
-            mm()
-        e1.record()
-        e1.synchronize()
-        times.append(elapsed(e0, e1) / 1e3 / reps)
-    return statistics.median(times)
+    return statistics.median(event_ms(lib, mm, reps, warm=False) / 1e3 for _ in range(runs))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,8 @@ import numpy as np
 import gpuarray as xp
 from gpuarray import planner
 
+from ._timing import median_s, write_out
+
 
 def small_loop(m: Any, x: Any, steps: int) -> Any:
     for _ in range(steps):
@@ -41,16 +43,6 @@ def small_loop(m: Any, x: Any, steps: int) -> Any:
 
 def chain8(m: Any, x: Any) -> Any:
     return m.exp(-x * x * 0.5) * m.sin(x) + m.cos(x) * 0.25 - m.tanh(x)
-
-
-def median_s(fn: Any, trials: int = 5) -> float:
-    fn()
-    out = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
 
 
 def small(dev: Any, n: int, steps: int, trials: int) -> dict[str, Any]:
@@ -139,9 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         res["chain8"] = big_chain(dev, a.log2n, a.trials)
     text = json.dumps(res, indent=1)
     print(table(res))
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    write_out(text, a.out)
     return 0
 
 

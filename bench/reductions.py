@@ -25,8 +25,6 @@ import itertools
 import json
 import os
 import platform
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,21 +33,10 @@ import numpy as np
 import gpuarray as xp
 from gpuarray.providers import wgpu_reduce
 
+from ._timing import median_ms
+
 OPS = ("sum", "max", "mean", "var")
 AXES: tuple[int | None, ...] = (None, 0, 1)
-
-
-def median_ms(fn: Callable[[], Any], sync: Callable[[], Any], reps: int, trials: int) -> float:
-    fn()
-    sync()
-    out = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        out.append((time.perf_counter() - t0) / reps * 1e3)
-    return statistics.median(out)
 
 
 def _op(lib: str, mod: Any, name: str, x: Any, axis: int | None) -> Any:

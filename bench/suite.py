@@ -30,20 +30,9 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._timing import median_ms
+
 Record = dict[str, Any]
-
-
-def median_ms(fn: Callable[[], Any], sync: Callable[[], Any], reps: int, trials: int) -> float:
-    fn()
-    sync()
-    out = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        out.append((time.perf_counter() - t0) / reps * 1e3)
-    return statistics.median(out)
 
 
 class Libs:
@@ -210,12 +199,13 @@ def bench_transfers(libs: Libs, nbytes: int, trials: int) -> list[Record]:
 def bench_recording(libs: Libs, trials: int) -> list[Record]:
     x = libs.array("gpuarray", np.ones(1024, np.float32))
     per = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        y = x
-        for i in range(64):
-            y = y + float(i)       # 64 lazy ops: below the depth bound, nothing is evaluated
-        per.append((time.perf_counter() - t0) / 64 * 1e6)
+    with xp.config(offload="always"):      # recorded lazily, never the eager small-array path
+        for _ in range(trials):
+            t0 = time.perf_counter()
+            y = x
+            for i in range(64):
+                y = y + float(i)       # 64 lazy ops: below the depth bound, nothing is evaluated
+            per.append((time.perf_counter() - t0) / 64 * 1e6)
     return [{"workload": "record_lazy_op", "library": "gpuarray", "us_per_op": statistics.median(per)}]
 
 

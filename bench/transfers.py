@@ -22,9 +22,7 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +31,7 @@ import numpy as np
 import gpuarray as xp
 from gpuarray.providers import wgpu_pool
 
-
-def median_s(fn: Callable[[], Any], trials: int) -> float:
-    fn()
-    out = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
+from ._timing import median_s
 
 
 def gpuarray_times(p: Any, host: np.ndarray, trials: int) -> tuple[float, float]:

@@ -336,7 +336,7 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
         except OverflowError:
             # NumPy 2 defines these for an int scalar outside the array's range: true division
             # converts to float, and comparisons compare mathematically
-            if opdef.result == "float":
+            if opdef.result in ("float", "double"):
                 dt = device.default_float
             elif opdef.result == "bool" and opdef.nargs == 2:
                 return _compare_out_of_range(opdef, args, device)
@@ -348,6 +348,8 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
                         f"{', '.join(str(a.dtype) for a in arrays)} promote to {dt}")
     if opdef.result == "float" and dt.kind not in "fc":
         dt = device.default_float
+    elif opdef.result == "double":
+        dt = _widest(dt, device)
     if dt.kind == "c" and dt != first:
         device.check_dtype(dt)        # a complex scalar made the operation complex
     out_dtype = (_dtypes.bool_ if opdef.result == "bool" else
@@ -365,6 +367,13 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
         return _eager.run(opdef.name, out_dtype, shape, device, *xs)
     nodes = tuple(astype_node(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
+
+
+def _widest(dt: np.dtype, device: Device) -> np.dtype:
+    """The widest float (complex for complex ``dt``) that ``device`` has: float64 / complex128, else the 32-bit one."""
+    if dt.kind == "c":
+        return _dtypes.complex128 if device.supports(_dtypes.complex128) else _dtypes.complex64
+    return _dtypes.float64 if device.supports(_dtypes.float64) else _dtypes.float32
 
 
 def _host_of(node: Node, dt: np.dtype) -> np.ndarray:

@@ -302,51 +302,19 @@ def _compute_dtype(loop: np.dtype, category: str) -> np.dtype | None:
     return None
 
 
-def _deg_const(dt: np.dtype, num: float, den: float) -> float:
-    return float(dt.type(num) / dt.type(den))
-
-
-def _fmax_fmin(name: str) -> Callable[..., tuple]:
-    """NumPy's npy_fmax / npy_fmin: ``a`` where ``a >= b`` (``<=``) or ``b`` is NaN, else ``b``;
-    so NaN is ignored unless both are NaN, and a tie of zeros gives the first operand."""
-    cmp = OPS["greater_equal" if name == "fmax" else "less_equal"]
-
-    def impl(a: Any, b: Any) -> tuple:
-        if a.dtype.kind != "f":
-            return (apply(OPS["maximum" if name == "fmax" else "minimum"], a, b),)
-        pick_a = apply(OPS["logical_or"], apply(cmp, a, b), apply(OPS["isnan"], b))
-        return (apply(OPS["where"], pick_a, a, b),)
-    return impl
-
-
-def _heaviside(x: Any, h0: Any) -> tuple:
-    w, lt, eq = OPS["where"], OPS["less"], OPS["equal"]
-    r = apply(w, apply(eq, x, 0), h0, apply(w, apply(lt, x, 0), 0.0, 1.0))
-    return (apply(w, apply(OPS["isnan"], x), x, r),)
-
-
-def _scaled(num: float, den: float) -> Callable[..., tuple]:
-    def impl(x: Any) -> tuple:
-        return (apply(OPS["multiply"], x, _deg_const(x.dtype, num, den)),)
-    return impl
-
-
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
 # Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
+# divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
+# and remainder, two ops of one fused kernel); clip because numpy.clip's ufunc takes optional bounds.
+# Every other ufunc is one op-table entry (fmax, heaviside, deg2rad, float_power ...: _ops.py).
 COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
     "divmod": ("real numeric", lambda a, b: (apply(OPS["floor_divide"], a, b), apply(OPS["remainder"], a, b))),
-    "fmax": ("real numeric", _fmax_fmin("fmax")),
-    "fmin": ("real numeric", _fmax_fmin("fmin")),
-    "deg2rad": ("real floating", _scaled(np.pi, 180.0)),
-    "radians": ("real floating", _scaled(np.pi, 180.0)),
-    "rad2deg": ("real floating", _scaled(180.0, np.pi)),
-    "degrees": ("real floating", _scaled(180.0, np.pi)),
-    "heaviside": ("real floating", _heaviside),
     "clip": ("real numeric", lambda x, lo, hi: (
         apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
 }
-# ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes.
-ALIASES: dict[str, str] = {"fabs": "abs", "float_power": "pow"}
+# ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes
+# (numpy.radians is another ufunc object than numpy.deg2rad, with the same loops).
+ALIASES: dict[str, str] = {"fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"}
 
 
 def _device_ufunc(name: str) -> tuple[str, Callable[..., tuple]] | None:

@@ -75,6 +75,22 @@ def register(func: Any) -> Callable[[Callable[[dict], Any]], Callable[[dict], An
     return deco
 
 
+def register_array(func: Any, arg: str = "x", real: bool = False,
+                   no_out: bool = False) -> Callable[[Callable[[Any, dict], Any]], Callable[[dict], Any]]:
+    """Register ``impl(a, p)`` for ``func`` whose argument ``arg`` must be a GpuArray (``a``; real with
+    ``real``, and ``out=None`` with ``no_out``): other calls return ``_FALLBACK`` (they run on the host)."""
+    def deco(impl: Callable[[Any, dict], Any]) -> Callable[[dict], Any]:
+        def adapter(p: dict) -> Any:
+            a = p[arg]
+            if not isinstance(a, GpuArray) or (real and a.dtype.kind == "c") or (no_out and p["out"] is not None):
+                return _FALLBACK
+            return impl(a, p)
+        adapter.__name__ = adapter.__qualname__ = impl.__name__
+        adapter.__doc__ = impl.__doc__
+        return register(func)(adapter)
+    return deco
+
+
 def _like(func: Any) -> Callable[[Callable[[Any, dict], Any]], Callable[[Any, dict], Any]]:
     """Register ``impl(like, p)`` for the creation function ``func`` called with ``like=`` a GpuArray."""
     def deco(impl: Callable[[Any, dict], Any]) -> Callable[[Any, dict], Any]:
@@ -124,11 +140,8 @@ def _int_index(x: Any) -> int:
 
 
 # ============================================================ counting, searching, sorting
-@register(np.count_nonzero)
-def _count_nonzero_fn(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.count_nonzero, "a")
+def _count_nonzero_fn(a: GpuArray, p: dict) -> Any:
     axis = p["axis"]
     r = _count_nonzero(a, axis=None if axis is None else (int(axis) if np.ndim(axis) == 0 else tuple(axis)),
                        keepdims=bool(p["keepdims"]))
@@ -159,11 +172,8 @@ if hasattr(np, "cumulative_sum"):
     _cumulative(np.cumulative_prod, _cprod)
 
 
-@register(np.nonzero)
-def _nonzero_fn(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.nonzero, "a")
+def _nonzero_fn(a: GpuArray, p: dict) -> Any:
     if a.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use _np.atleast_1d(scalar).nonzero() "
                          "instead.")
@@ -179,11 +189,8 @@ def _argwhere(p: dict) -> Any:
     return _m.stack(list(idx), axis=-1)
 
 
-@register(np.flatnonzero)
-def _flatnonzero(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.flatnonzero, "a")
+def _flatnonzero(a: GpuArray, p: dict) -> Any:
     return _nonzero(_m.reshape(a, (-1,)))[0]
 
 
@@ -650,21 +657,15 @@ def _diagonal_view(a: GpuArray, offset: int, axis1: int, axis2: int) -> GpuArray
     return linalg.diagonal(_m.moveaxis(a, (a1, a2), (-2, -1)), offset=_int_index(offset))
 
 
-@register(np.diagonal)
-def _diagonal(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.diagonal, "a")
+def _diagonal(a: GpuArray, p: dict) -> Any:
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
     return _diagonal_view(a, p["offset"], p["axis1"], p["axis2"])
 
 
-@register(np.trace)
-def _trace(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.trace, "a")
+def _trace(a: GpuArray, p: dict) -> Any:
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
     d = _diagonal_view(a, p["offset"], p["axis1"], p["axis2"])
@@ -710,11 +711,8 @@ def _diag(p: dict) -> Any:
     return _w("where", hit, vals, zeros((), dtype=v.dtype, device=v.device))
 
 
-@register(np.diagflat)
-def _diagflat(p: dict) -> Any:
-    v = p["v"]
-    if not isinstance(v, GpuArray):
-        return _FALLBACK
+@register_array(np.diagflat, "v")
+def _diagflat(v: GpuArray, p: dict) -> Any:
     return _np.diag(_m.reshape(v, (-1,)), k=p["k"])
 
 
@@ -980,11 +978,8 @@ def _digitize(p: dict) -> Any:
 
 
 # ============================================================ statistics
-@register(np.ptp)
-def _ptp(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray):
-        return _FALLBACK
+@register_array(np.ptp, "a")
+def _ptp(a: GpuArray, p: dict) -> Any:
     kw = {"axis": p["axis"], "keepdims": p["keepdims"]}
     r = _np.subtract(_np.max(a, **kw), _np.min(a, **kw))
     if p["out"] is not None:
@@ -1246,11 +1241,8 @@ def _setdiff1d(p: dict) -> Any:
 
 
 # ============================================================ elementwise helpers
-@register(np.nan_to_num)
-def _nan_to_num(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.nan_to_num)
+def _nan_to_num(x: GpuArray, p: dict) -> Any:
     if x.dtype.kind != "f":
         return GpuArray(x._node)
     info = np.finfo(x.dtype)
@@ -1279,55 +1271,41 @@ _signed_inf(np.isposinf, False)
 _signed_inf(np.isneginf, True)
 
 
-@register(np.isreal)
-def _isreal(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray) or x.dtype.kind == "c":
-        return _FALLBACK
-    return full(x.shape, True, dtype=_dtypes.bool_, device=x.device)
+def _constant_predicate(np_func: Any, value: bool) -> None:
+    """``isreal`` / ``iscomplex`` of a real array: all True / all False."""
+    @register_array(np_func, real=True)
+    def impl(x: GpuArray, p: dict) -> Any:
+        return full(x.shape, value, dtype=_dtypes.bool_, device=x.device)
 
 
-@register(np.iscomplex)
-def _iscomplex(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray) or x.dtype.kind == "c":
-        return _FALLBACK
-    return full(x.shape, False, dtype=_dtypes.bool_, device=x.device)
+_constant_predicate(np.isreal, True)
+_constant_predicate(np.iscomplex, False)
 
 
-@register(np.real_if_close)
-def _real_if_close(p: dict) -> Any:
-    a = p["a"]
-    if not isinstance(a, GpuArray) or a.dtype.kind == "c":
-        return _FALLBACK
+@register_array(np.real_if_close, "a", real=True)
+def _real_if_close(a: GpuArray, p: dict) -> Any:
     return GpuArray(a._node)
 
 
-@register(np.angle)
-def _angle(p: dict) -> Any:
-    z = p["z"]
-    if not isinstance(z, GpuArray) or z.dtype.kind == "c":
-        return _FALLBACK
+@register_array(np.angle, "z", real=True)
+def _angle(z: GpuArray, p: dict) -> Any:
     a = _np.arctan2(0, z)
     return _np.multiply(a, 180 / np.pi) if p["deg"] else a
 
 
-@register(np.sinc)
-def _sinc(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.sinc)
+def _sinc(x: GpuArray, p: dict) -> Any:
+    if x.dtype.kind != "c":     # the op table's sinc (NumPy's formula): integers and bools in float64
+        dt = x.dtype if x.dtype.kind == "f" else _map_dtype(_dtypes.float64, x.device)
+        return _w("sinc", x if x.dtype == dt else x.astype(dt))
     y = _np.multiply(np.pi, x)
     eps = float(np.finfo(y.dtype).eps) if y.dtype.kind == "f" else 1e-20
     y = _np.where(y, y, eps)
     return _np.divide(_np.sin(y), y)
 
 
-@register(np.fix)
-def _fix(p: dict) -> Any:
-    x, out = p["x"], p["out"]
-    if not isinstance(x, GpuArray) or out is not None:
-        return _FALLBACK
+@register_array(np.fix, no_out=True)
+def _fix(x: GpuArray, p: dict) -> Any:
     return _np.where(_np.greater_equal(x, 0), _np.floor(x), _np.ceil(x))
 
 
@@ -1433,11 +1411,8 @@ def _gradient(p: dict) -> Any:
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-@register(np.ediff1d)
-def _ediff1d(p: dict) -> Any:
-    ary = p["ary"]
-    if not isinstance(ary, GpuArray):
-        return _FALLBACK
+@register_array(np.ediff1d, "ary")
+def _ediff1d(ary: GpuArray, p: dict) -> Any:
     a = _m.reshape(ary, (-1,))
     dt = a.dtype
     parts: list[Any] = [_np.subtract(a[1:], a[:-1])]
@@ -1638,11 +1613,8 @@ def _norm(p: dict) -> Any:
     raise ValueError("Improper number of dimensions to norm.")
 
 
-@register(np.linalg.vector_norm)
-def _vector_norm(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.linalg.vector_norm)
+def _vector_norm(x: GpuArray, p: dict) -> Any:
     xf = _norm_float(x)
     axis = p["axis"]
     return _FALLBACK if xf is None else linalg.vector_norm(
@@ -1650,28 +1622,19 @@ def _vector_norm(p: dict) -> Any:
         ord=p["ord"])
 
 
-@register(np.linalg.matrix_norm)
-def _matrix_norm(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.linalg.matrix_norm)
+def _matrix_norm(x: GpuArray, p: dict) -> Any:
     xf = _norm_float(x)
     return _FALLBACK if xf is None else linalg.matrix_norm(xf, keepdims=bool(p["keepdims"]), ord=p["ord"])
 
 
-@register(np.linalg.trace)
-def _linalg_trace(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.linalg.trace)
+def _linalg_trace(x: GpuArray, p: dict) -> Any:
     return _np.trace(x, offset=p["offset"], axis1=-2, axis2=-1, dtype=p["dtype"])
 
 
-@register(np.linalg.diagonal)
-def _linalg_diagonal(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.linalg.diagonal)
+def _linalg_diagonal(x: GpuArray, p: dict) -> Any:
     return linalg.diagonal(x, offset=_int_index(p["offset"]))
 
 
@@ -1710,11 +1673,8 @@ def _linalg_tensordot(p: dict) -> Any:
     return _np.tensordot(p["x1"], p["x2"], axes=p["axes"])
 
 
-@register(np.linalg.matrix_transpose)
-def _linalg_matrix_transpose(p: dict) -> Any:
-    x = p["x"]
-    if not isinstance(x, GpuArray):
-        return _FALLBACK
+@register_array(np.linalg.matrix_transpose)
+def _linalg_matrix_transpose(x: GpuArray, p: dict) -> Any:
     if x.ndim < 2:
         raise ValueError("Input array must be at least 2-dimensional")
     return x.mT

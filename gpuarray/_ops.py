@@ -10,6 +10,8 @@ WGSL templates are format strings: ``{0}``, ``{1}``, ``{2}`` are the operands,
 (``f32``, ``i64``, ``c64`` ...), ``{F}`` the WGSL type of a complex number's
 components (``f32`` for ``vec2<f32>``; the type itself for real dtypes);
 ``ga_*_{S}`` helpers come from ``render/wgsl_lib.py``.
+``module`` says where the function lives: ``""`` the ``gpuarray`` namespace, ``"special"``
+``gpuarray.special`` (the SciPy special functions that SciPy looks up there).
 A template may be a dict keyed by dtype kind: ``f`` float, ``c`` complex,
 ``i`` signed, ``u`` unsigned, ``b`` bool. Complex numbers are ``vec2`` pairs
 (real, imaginary) in registers, so a plain string template that is only right
@@ -34,11 +36,13 @@ class OpDef:
     name: Array API name; ufunc: NumPy ufunc name; nargs: operand count;
     category: dtype category the operands must belong to (``_dtypes.CATEGORIES``);
     result: ``same`` (the promoted operand dtype), ``bool``, ``float``
-    (integer operands are promoted to the default float first), or ``real``
+    (integer operands are promoted to the default float first), ``real``
     (the promoted dtype, with complex dtypes replaced by their component dtype:
-    ``abs``, ``real``, ``imag``);
+    ``abs``, ``real``, ``imag``) or ``double`` (computed in the device's widest float:
+    float64 / complex128 where it has them, else float32 / complex64: ``float_power``);
     dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
-    wgsl: template; host: NumPy implementation taking arrays of the compute dtype.
+    wgsl: template; host: NumPy implementation taking arrays of the compute dtype;
+    module: ``""`` (the ``gpuarray`` namespace) or ``"special"`` (``gpuarray.special``).
     """
 
     name: str
@@ -51,6 +55,7 @@ class OpDef:
     unary_dunder: str | None = None
     host: Callable[..., Any] | None = None
     doc: str = ""
+    module: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def template(self, kind: str) -> str:
@@ -162,6 +167,50 @@ def _real(a: np.ndarray) -> np.ndarray:
     return a.real.copy() if a.dtype.kind == "c" else a.copy()
 
 
+def _fmaxmin(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """NumPy's fmax / fmin, a tie of zeros giving the first operand as the WGSL does (NumPy's own
+    loops give either zero there: its SIMD loops the second operand, its scalar loop sometimes the first)."""
+    def impl(a: Any, b: Any) -> np.ndarray:
+        r = np.asarray(fn(a, b))
+        if r.dtype.kind != "f":
+            return r
+        tie = (np.asarray(a) == 0) & (np.asarray(b) == 0)
+        return np.where(tie, a, r).astype(r.dtype, copy=False) if np.any(tie) else r
+    return impl
+
+
+def _wide(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` computed in float64 and rounded once to the operands' float dtype (integers: float64)."""
+    def impl(*args: Any) -> np.ndarray:
+        dt = np.result_type(*args)
+        dt = dt if dt.kind == "f" else np.dtype(np.float64)
+        return np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args))).astype(dt, copy=False)
+    return impl
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _logit(x: np.ndarray) -> np.ndarray:
+    """SciPy's formula: ``log(x / (1 - x))``, near 1/2 ``log1p(s) - log1p(-s)``, ``s = 2 (x - 1/2)``."""
+    s = 2.0 * (x - 0.5)
+    return np.where((x >= 0.3) & (x <= 0.65), np.log1p(s) - np.log1p(-s), np.log(x / (1.0 - x)))
+
+
+def _entr(x: np.ndarray) -> np.ndarray:
+    r = np.where(x > 0, -x * np.log(np.where(x > 0, x, 1.0)), np.where(x == 0, 0.0, -np.inf))
+    return np.where(np.isnan(x), x, r)
+
+
+def _xlog1py(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
+
+
+def _exp10(x: np.ndarray) -> np.ndarray:
+    return np.power(10.0, x)
+
+
 _FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
 
 
@@ -267,6 +316,33 @@ op("bitwise_right_shift", "right_shift", 2, "integer", "ga_shr_{S}({0}, {1}, {BI
 op("conj", "conjugate", 1, "numeric", {"default": "{0}", "c": "ga_conj_{S}({0})"})
 op("real", None, 1, "numeric", {"default": "{0}", "c": "{0}.x"}, result="real", host=_real)
 op("imag", None, 1, "numeric", {"default": "{T}(0)", "c": "{0}.y"}, result="real", host=_imag)
+
+# ---- NumPy-only ufuncs (numpy.fmax(g, h) ... dispatch here; gpuarray.fmax too). numpy.divmod is not an
+# entry: an op has one result, divmod two; it stays floor_divide and remainder (_interop.COMPOSED).
+op("fmax", "fmax", 2, "real numeric", {"f": "ga_fmax_{S}({0}, {1})", "int": "max({0}, {1})"},
+   host=_fmaxmin(np.fmax))
+op("fmin", "fmin", 2, "real numeric", {"f": "ga_fmin_{S}({0}, {1})", "int": "min({0}, {1})"},
+   host=_fmaxmin(np.fmin))
+op("heaviside", "heaviside", 2, "real floating", "ga_heaviside_{S}({0}, {1})")
+op("deg2rad", "deg2rad", 1, "real floating", "({0} * ga_deg2rad_{S}())")
+op("rad2deg", "rad2deg", 1, "real floating", "({0} * ga_rad2deg_{S}())")
+op("float_power", "float_power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
+   result="double")
+
+# ---- SciPy special functions: gpuarray.special.expit ... (scipy.special looks them up there); integer
+# operands compute in the default float. Host versions compute float32 in float64, rounded once.
+_special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
+    ("expit", None, 1, "ga_expit_{S}({0})", _wide(_expit)),
+    ("logit", None, 1, "ga_logit_{S}({0})", _wide(_logit)),
+    ("entr", None, 1, "ga_entr_{S}({0})", _wide(_entr)),
+    ("exp2", "exp2", 1, "ga_exp2_{S}({0})", _wide(np.exp2)),
+    ("exp10", None, 1, "ga_exp10_{S}({0})", _wide(_exp10)),
+    ("sinc", None, 1, "ga_sinc_{S}({0})", np.sinc),               # NumPy's sinc, in the operands' dtype
+    ("xlog1py", None, 2, "ga_xlog1py_{S}({0}, {1})", _wide(_xlog1py)),
+]
+for _name, _sufunc, _nargs, _body, _host in _special:
+    op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body}, result="float",
+       host=_host, module="special", extra={"transcendental": True})
 
 # ---- selection
 op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)

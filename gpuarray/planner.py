@@ -45,7 +45,7 @@ from .compiler.kernel import Kernel
 from .compiler.schedule import schedule
 from .graph.node import Node
 from .providers.inprocess import run_kernel
-from .residency import Data
+from .residency import Data, remember
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -232,8 +232,11 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             used[id(provider)] = provider
             ins = [n.data.get_handle(provider) for n in k.inputs]
             handles = _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
-            for node, h in zip(k.out_nodes, handles, strict=True):
-                _realize(node, Data(node.dtype, node.shape, handle=h, provider=provider), undo)
+            datas = [Data(node.dtype, node.shape, handle=h, provider=provider)
+                     for node, h in zip(k.out_nodes, handles, strict=True)]
+            remember(k, datas)          # to compute them again if the device is lost (residency.py)
+            for node, d in zip(k.out_nodes, datas, strict=True):
+                _realize(node, d, undo)
     finally:
         for provider in used.values():
             provider.flush()

@@ -9,9 +9,11 @@ this script needs no checkout). ``--check`` exits 1 when the page is out of date
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _docgen import page_main  # noqa: E402
 
 SPEC_2024_12: dict[str, list[str]] = {
     "constants": ["e", "inf", "nan", "newaxis", "pi"],
@@ -99,19 +101,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--check", action="store_true", help="exit 1 if docs/coverage.md is out of date")
-    a = p.parse_args(argv)
-    text = render()
-    if a.check:
-        current = open(OUT).read() if os.path.exists(OUT) else ""
-        if current != text:
-            print("docs/coverage.md is out of date: run python scripts/gen_coverage.py", file=sys.stderr)
-            return 1
-        return 0
-    with open(OUT, "w") as f:
-        f.write(text)
-    return 0
+    return page_main(OUT, render, "gen_coverage.py", argv)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,14 @@ The page depends on the NumPy version it was generated with, which it names.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 import sys
 import types
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _docgen import page_main  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "numpy-coverage.md")
@@ -202,19 +204,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--check", action="store_true", help="exit 1 if docs/numpy-coverage.md is out of date")
-    a = p.parse_args(argv)
-    text = render()
-    if a.check:
-        current = open(OUT).read() if os.path.exists(OUT) else ""
-        if current != text:
-            print("docs/numpy-coverage.md is out of date: run python scripts/gen_numpy_coverage.py", file=sys.stderr)
-            return 1
-        return 0
-    with open(OUT, "w") as f:
-        f.write(text)
-    return 0
+    return page_main(OUT, render, "gen_numpy_coverage.py", argv)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ The wgpu provider never skips: if it cannot start, its tests fail."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 # SciPy reads this once, at its first import; tests/integration needs it (scikit-learn, SciPy).
@@ -99,3 +100,13 @@ def _fresh_signature_cache() -> object:
     yield
     from gpuarray import _elementwise
     _elementwise._SIG.clear()
+
+
+def zero_tie_first(fn: Any) -> Any:
+    """NumPy's ``fmax`` / ``fmin`` with a tie of zeros giving the first operand, as gpuarray does:
+    NumPy's own loops give either zero there (its SIMD loops the second, its scalar loop sometimes the first)."""
+    def oracle(a: Any, b: Any) -> np.ndarray:
+        r = np.asarray(fn(a, b))
+        tie = (np.asarray(a) == 0) & (np.asarray(b) == 0)
+        return np.where(tie, a, r).astype(r.dtype) if r.dtype.kind == "f" else r
+    return oracle

@@ -157,3 +157,20 @@ def test_repeated_evaluation_moves_no_bytes(wgpu_device):
     xp.evaluate(z)
     m = xp.metrics()
     assert m["bytes_uploaded"] == 0 and m["bytes_downloaded"] == 0
+
+
+def test_sin_and_cos_of_one_value_share_a_range_reduction(device):
+    """chain8 takes sin(x) and cos(x): the float32 kernel computes both with one ga_sincos call."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render.wgsl import render
+    h = np.concatenate([np.linspace(-700, 700, 2001), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 3e38]])
+    h = h.astype(np.float32)
+    x = xp.asarray(h, device=device)
+    y = xp.sin(x) * 2 + xp.cos(x)
+    if device.kind == "wgpu":
+        assert "ga_sincos_f32(" in render(schedule([y._node])[-1]).source
+    with np.errstate(all="ignore"):
+        want = np.sin(h) * np.float32(2) + np.cos(h)
+        want2 = np.sin(h) - np.cos(h) * np.float32(0)
+    assert_same(y, want, rtol=4e-6, atol=4e-7)
+    assert_same(xp.sin(x) - xp.cos(x) * 0, want2, rtol=4e-7)

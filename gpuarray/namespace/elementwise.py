@@ -1,5 +1,8 @@
 """Elementwise functions, generated from the op table (one function per ``OpDef``).
 
+``FUNCTIONS`` holds those of the ``gpuarray`` namespace, ``SPECIAL`` those of
+``gpuarray.special`` (``OpDef.module``); ``OP_FUNCTIONS`` every op's function by op name.
+
 >>> import gpuarray as xp
 >>> xp.exp(xp.asarray([0.0], device="cpu")).tolist()
 [1.0]
@@ -32,11 +35,13 @@ def _make(opdef: OpDef) -> Any:
     fn.__doc__ = (f"{opdef.name}({params}, /): elementwise {opdef.name}"
                   f"{' (NumPy: ' + opdef.ufunc + ')' if opdef.ufunc else ''}; "
                   f"operands must be {opdef.category}.")
-    fn.__module__ = "gpuarray"
+    fn.__module__ = "gpuarray" + (f".{opdef.module}" if opdef.module else "")
     return fn
 
 
-FUNCTIONS: dict[str, Any] = {name: _make(d) for name, d in OPS.items()}
+OP_FUNCTIONS: dict[str, Any] = {name: _make(d) for name, d in OPS.items()}
+FUNCTIONS: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if not OPS[name].module}
+SPECIAL: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[name].module == "special"}
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:

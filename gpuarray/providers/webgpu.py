@@ -77,6 +77,7 @@ WANTED_LIMITS = (
 F64_HOST_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
+    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
 })
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
@@ -276,7 +277,8 @@ class WgpuProvider:
         return DeviceLostError(
             f"the device {self.device_name} ({self.adapter.info.get('device')}) was lost: {self.lost}. "
             "It is started again on its next use; arrays that have a host copy survive, arrays whose "
-            "only copy was on the lost device are gone", device=self.device_name, reason=self.lost or "")
+            "only copy was on the lost device are computed again there if the arrays they were computed "
+            "from still exist", device=self.device_name, reason=self.lost or "")
 
     def _mark_lost(self, exc: BaseException | None) -> DeviceLostError:
         """Record the loss, forget every device object, and return the error to raise."""

@@ -27,6 +27,7 @@ from .._dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from .._ops import OPS
 from ..compiler.kernel import INDEX_OPS, Kernel
 from ..graph.shapes import contiguous_strides
+from .wgsl_cast import float_to_int
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
 
@@ -154,6 +155,12 @@ class _Gen:
         self.count = 0
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
+        # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
+        trig: dict[int, set[str]] = {}
+        for ins in kernel.instrs:
+            if ins.op in ("sin", "cos") and ins.dtype == np.float32 and ins.shape == kernel.instrs[ins.args[0]].shape:
+                trig.setdefault(ins.args[0], set()).add(ins.op)
+        self.sincos = {a for a, ops in trig.items() if len(ops) == 2}
 
     def fresh(self, prefix: str = "v") -> str:
         self.count += 1
@@ -254,6 +261,12 @@ class _Gen:
         if op == "astype":
             src = self.ins[ins.args[0]]
             return self.emit(self._cast(self.value(ins.args[0], idx), src.dtype, dt))
+        if op in ("sin", "cos") and ins.args[0] in self.sincos and dt == np.float32:
+            v = self.value(ins.args[0], idx)
+            key = ("sincos", v)
+            if key not in self.memo:
+                self.memo[key] = self.emit(f"ga_sincos_f32({v})", "sc")
+            return self.emit(f"{self.memo[key]}.{'x' if op == 'sin' else 'y'}")
         opdef = OPS[op]
         vals = []
         for a in ins.args:
@@ -301,6 +314,8 @@ class _Gen:
         if dst == np.bool_:
             if src.kind == "c":
                 return f"(ga_cisnan_{_suffix(src)}({v}) || any({v} != {WGSL_TYPE[src]}(0)))"
+            if src == np.float32:    # on the bits: a flushing driver (NVIDIA) compares 1e-40 != 0 as false
+                return f"((bitcast<u32>({v}) & 0x7fffffffu) != 0u)"
             if src.kind == "f":
                 return f"(ga_isnan_{_suffix(src)}({v}) || {v} != {WGSL_TYPE[src]}(0))"
             return f"({v} != {WGSL_TYPE[src]}(0))"
@@ -319,6 +334,12 @@ class _Gen:
             return self._cast(f"{v}.x", real_dtype(src), dst)
         if src == np.bool_:
             return f"select({t}(0), {t}(1), {v})"
+        if src.kind == "f" and dst.kind in "iu":
+            # NaN, +-inf and out-of-range values as on the host (render/wgsl_cast.py), and
+            # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
+            # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
+            expr = f"({float_to_int(self, v, src, dst)} ^ {t}({self.slot(('zero',))}))"
+            return _SMALL_WRAP[dst].replace("{x}", expr) if dst in _SMALL_WRAP else expr
         expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
         if dst.kind in "iu" and dst.itemsize == 8 and src.kind in "iu" and src.itemsize < 8:
             # 32 -> 64-bit integers by shifts, not by the conversion: naga's u64(i32) zero-extends
@@ -328,10 +349,6 @@ class _Gen:
             low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
             wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
             expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
-        if src.kind == "f" and dst.kind in "iu":
-            # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
-            # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
-            expr = f"({expr} ^ {t}({self.slot(('zero',))}))"
         if dst in _SMALL_WRAP:
             expr = _SMALL_WRAP[dst].replace("{x}", expr)
         return expr

@@ -37,9 +37,8 @@ CPLX_CONSTS = {
 CPX: dict[str, str] = {}   # every complex type
 C64: dict[str, str] = {}   # complex64 only (transcendentals on the float32 helpers)
 
-CPX["cisnan"] = "fn ga_cisnan_{S}(z: {T}) -> bool { return ga_isnan_{FS}(z.x) || ga_isnan_{FS}(z.y); }"
-CPX["cisinf"] = "fn ga_cisinf_{S}(z: {T}) -> bool { return ga_isinf_{FS}(z.x) || ga_isinf_{FS}(z.y); }"
-CPX["cisfinite"] = "fn ga_cisfinite_{S}(z: {T}) -> bool { return ga_isfinite_{FS}(z.x) && ga_isfinite_{FS}(z.y); }"
+for _p, _join in (("isnan", "||"), ("isinf", "||"), ("isfinite", "&&")):     # either component / both
+    CPX["c" + _p] = f"fn ga_c{_p}_{{S}}(z: {{T}}) -> bool {{ return ga_{_p}_{{FS}}(z.x) {_join} ga_{_p}_{{FS}}(z.y); }}"
 CPX["ceq"] = """fn ga_ceq_{S}(a: {T}, b: {T}) -> bool {
   if (ga_cisnan_{S}(a) || ga_cisnan_{S}(b)) { return false; }
   return a.x == b.x && a.y == b.y;
@@ -211,8 +210,8 @@ C64["clog"] = """fn ga_clog_c64(z: vec2<f32>) -> vec2<f32> {
   if (x == 0.0 && y == 0.0) { return vec2<f32>(-ga_inf_f32(), im); }
   return vec2<f32>(ga_clogabs_c64(x, y), im);
 }"""
-C64["clog2"] = """fn ga_clog2_c64(z: vec2<f32>) -> vec2<f32> { return ga_clog_c64(z) * 1.44269504088896341; }"""
-C64["clog10"] = """fn ga_clog10_c64(z: vec2<f32>) -> vec2<f32> { return ga_clog_c64(z) * 0.434294481903251828; }"""
+for _name, _scale in (("clog2", "1.44269504088896341"), ("clog10", "0.434294481903251828")):   # log(z) / log(base)
+    C64[_name] = f"fn ga_{_name}_c64(z: vec2<f32>) -> vec2<f32> {{ return ga_clog_c64(z) * {_scale}; }}"
 C64["clog1p"] = """fn ga_clog1p_c64(z: vec2<f32>) -> vec2<f32> {
   // log(1 + z); near 0, log|1 + z| = log1p(x (2 + x) + y^2) / 2 keeps the digits 1 + z would lose
   let x = z.x;
@@ -222,61 +221,55 @@ C64["clog1p"] = """fn ga_clog1p_c64(z: vec2<f32>) -> vec2<f32> {
   }
   return ga_clog_c64(vec2<f32>(1.0 + x, y));
 }"""
-C64["csinh"] = """fn ga_csinh_c64(z: vec2<f32>) -> vec2<f32> {
-  // FreeBSD csinhf
+# csinh and ccosh (FreeBSD csinhf, ccoshf) from one template: sinh is odd in x (its real part takes x's
+# sign), cosh even (its imaginary part does); the special values outside the finite plane differ.
+_CHYP = """fn ga_c{F}_c64(z: vec2<f32>) -> vec2<f32> {
+  // FreeBSD c{F}f
   let x = z.x;
   let y = z.y;
   let ax = abs(x);
   let fx = ga_isfinite_f32(x);
   let fy = ga_isfinite_f32(y);
   if (fx && fy) {
-    if (y == 0.0) { return vec2<f32>(ga_sinh_f32(x), y); }
-    if (ax < 9.0) { return vec2<f32>(ga_sinh_f32(x) * ga_cos_f32(y), ga_cosh_f32(x) * ga_sin_f32(y)); }
+    if (y == 0.0) { return {YZERO}; }
+    if (ax < 9.0) { return vec2<f32>(ga_{F}_f32(x) * ga_cos_f32(y), ga_{G}_f32(x) * ga_sin_f32(y)); }
     if (ax < 88.72283935546875) {
       let h = ga_exp_f32(ax) * 0.5;
-      return vec2<f32>(ga_copysign_f32(h, x) * ga_cos_f32(y), h * ga_sin_f32(y));
+      return vec2<f32>({HRE} * ga_cos_f32(y), {HIM} * ga_sin_f32(y));
     }
     let e = ga_cexpscale_c64(ax, y, -1);
-    return vec2<f32>(e.x * select(1.0, -1.0, x < 0.0), e.y);
+    return {BIG};
   }
-  if (x == 0.0) { return vec2<f32>(x, ga_nan_f32()); }
-  if (y == 0.0) { return z; }
+{SPECIAL}
   if (fx) { return vec2<f32>(ga_nan_f32(), ga_nan_f32()); }
   if (ga_isinf_f32(x)) {
     if (!fy) { return vec2<f32>(ga_inf_f32(), ga_nan_f32()); }
-    return vec2<f32>(x * ga_cos_f32(y), ga_inf_f32() * ga_sin_f32(y));
+    return {INF};
   }
   return vec2<f32>(ga_nan_f32(), ga_nan_f32());
 }"""
-C64["ccosh"] = """fn ga_ccosh_c64(z: vec2<f32>) -> vec2<f32> {
-  // FreeBSD ccoshf
-  let x = z.x;
-  let y = z.y;
-  let ax = abs(x);
-  let fx = ga_isfinite_f32(x);
-  let fy = ga_isfinite_f32(y);
-  if (fx && fy) {
-    if (y == 0.0) { return vec2<f32>(ga_cosh_f32(x), x * y); }
-    if (ax < 9.0) { return vec2<f32>(ga_cosh_f32(x) * ga_cos_f32(y), ga_sinh_f32(x) * ga_sin_f32(y)); }
-    if (ax < 88.72283935546875) {
-      let h = ga_exp_f32(ax) * 0.5;
-      return vec2<f32>(h * ga_cos_f32(y), ga_copysign_f32(h, x) * ga_sin_f32(y));
-    }
-    let e = ga_cexpscale_c64(ax, y, -1);
-    return vec2<f32>(e.x, e.y * select(1.0, -1.0, x < 0.0));
-  }
-  if (x == 0.0) { return vec2<f32>(ga_nan_f32(), 0.0); }
+_SIGN_X = "select(1.0, -1.0, x < 0.0)"
+for _f, _g, _fill in (
+    ("sinh", "cosh", {
+        "YZERO": "vec2<f32>(ga_sinh_f32(x), y)", "HRE": "ga_copysign_f32(h, x)", "HIM": "h",
+        "BIG": f"vec2<f32>(e.x * {_SIGN_X}, e.y)",
+        "SPECIAL": """  if (x == 0.0) { return vec2<f32>(x, ga_nan_f32()); }
+  if (y == 0.0) { return z; }""",
+        "INF": "vec2<f32>(x * ga_cos_f32(y), ga_inf_f32() * ga_sin_f32(y))"}),
+    ("cosh", "sinh", {
+        "YZERO": "vec2<f32>(ga_cosh_f32(x), x * y)", "HRE": "h", "HIM": "ga_copysign_f32(h, x)",
+        "BIG": f"vec2<f32>(e.x, e.y * {_SIGN_X})",
+        "SPECIAL": """  if (x == 0.0) { return vec2<f32>(ga_nan_f32(), 0.0); }
   if (y == 0.0) {
     if (ga_isnan_f32(x)) { return vec2<f32>(x, y); }
     return vec2<f32>(ga_inf_f32(), ga_copysign_f32(0.0, x) * y);
-  }
-  if (fx) { return vec2<f32>(ga_nan_f32(), ga_nan_f32()); }
-  if (ga_isinf_f32(x)) {
-    if (!fy) { return vec2<f32>(ga_inf_f32(), ga_nan_f32()); }
-    return vec2<f32>(ga_inf_f32() * ga_cos_f32(y), x * ga_sin_f32(y));
-  }
-  return vec2<f32>(ga_nan_f32(), ga_nan_f32());
-}"""
+  }""",
+        "INF": "vec2<f32>(ga_inf_f32() * ga_cos_f32(y), x * ga_sin_f32(y))"}),
+):
+    _t = _CHYP.replace("{F}", _f).replace("{G}", _g)
+    for _k, _v in _fill.items():
+        _t = _t.replace("{" + _k + "}", _v)
+    C64["c" + _f] = _t
 C64["ctanh"] = """fn ga_ctanh_c64(z: vec2<f32>) -> vec2<f32> {
   // FreeBSD ctanhf
   let x = z.x;

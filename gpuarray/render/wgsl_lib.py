@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
+from .wgsl_xlib import F32_X, FLT_X
 
 # Per float suffix: bits type and masks.
 FLOAT_CONSTS = {
@@ -114,6 +115,17 @@ FLT["fmod"] = """fn ga_fmod_{S}(a: {T}, b: {T}) -> {T} {
   return bitcast<{T}>(mx | sx);
 }"""
 FLT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
+  // |b| < 2^-100: at 2^64 times the scale (a reduced by fmod(a, b 2^64) first when |a| >= 2^60), so
+  // that no intermediate is subnormal: NVIDIA flushes those in float32 (remainder(81, -9.9e-38) gave -0)
+  if (abs(b) < {T}(7.888609052210118e-31) && b != {T}(0) && ga_isfinite_{S}(a)) {
+    let s = {T}(18446744073709551616.0);
+    var a1 = a;
+    if (abs(a) >= {T}(1152921504606846976.0)) { a1 = ga_fmod_{S}(a, b * s); }
+    return ga_remainderc_{S}(a1 * s, b * s) * {T}(5.421010862427522e-20);
+  }
+  return ga_remainderc_{S}(a, b);
+}"""
+FLT["remainderc"] = """fn ga_remainderc_{S}(a: {T}, b: {T}) -> {T} {
   let m = ga_fmod_{S}(a, b);
   if (ga_isnan_{S}(m)) { return m; }
   if (m != {T}(0)) {
@@ -123,6 +135,14 @@ FLT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   return ga_copysign_{S}({T}(0), b);
 }"""
 FLT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
+  // |b| < 2^-100, |a| < 2^60: the same quotient at 2^64 times the scale, so that the remainder is not a
+  // subnormal that NVIDIA flushes (floor_divide(7.3e-38, 1.26e-38) gave 6 there)
+  if (abs(b) < {T}(7.888609052210118e-31) && abs(a) < {T}(1152921504606846976.0)) {
+    return ga_floordivc_{S}(a * {T}(18446744073709551616.0), b * {T}(18446744073709551616.0));
+  }
+  return ga_floordivc_{S}(a, b);
+}"""
+FLT["floordivc"] = """fn ga_floordivc_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0) || ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_div_{S}(a, b); }
   let m = ga_fmod_{S}(a, b);
   if (ga_isnan_{S}(m)) { return m; }
@@ -598,6 +618,20 @@ F32["cos"] = """fn ga_cos_f32(x: f32) -> f32 {
   if ((q & 1u) == 0u) { v = ga_cospoly_f32(rq.x); } else { v = ga_sinpoly_f32(rq.x); }
   return select(v, -v, q == 1u || q == 2u);
 }"""
+F32["sincos"] = """fn ga_sincos_f32(x: f32) -> vec2<f32> {
+  // (sin x, cos x) with one range reduction, for kernels that take both (render/wgsl.py)
+  if (ga_isnan_f32(x) || ga_isinf_f32(x)) { return vec2<f32>(ga_nan_f32(), ga_nan_f32()); }
+  let rq = ga_trigred_f32(x);
+  let q = u32(rq.y);
+  let s = ga_sinpoly_f32(rq.x);
+  let c = ga_cospoly_f32(rq.x);
+  let even = (q & 1u) == 0u;
+  var sv = select(c, s, even);
+  sv = select(sv, -sv, q >= 2u);
+  var cv = select(s, c, even);
+  cv = select(cv, -cv, q == 1u || q == 2u);
+  return vec2<f32>(select(sv, x, x == 0.0), cv);
+}"""
 F32["tan"] = """fn ga_tan_f32(x: f32) -> f32 {
   if (ga_isnan_f32(x) || ga_isinf_f32(x)) { return ga_nan_f32(); }
   if (x == 0.0) { return x; }
@@ -892,6 +926,10 @@ INT["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
   if (b < {T}(0) || b >= {T}(bits)) { return select({T}(0), {T}(0) - {T}(1), a < {T}(0)); }
   return a >> u32(b);
 }"""
+
+# helpers of the NumPy-only and SciPy-special ops (fmax, heaviside, expit, logit ...): wgsl_xlib.py
+FLT.update(FLT_X)
+F32.update(F32_X)
 
 _NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 

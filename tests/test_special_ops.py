@@ -1,0 +1,133 @@
+"""The op-table entries beyond the Array API: NumPy-only ufuncs (``fmax``, ``heaviside``, ``deg2rad``,
+``float_power`` ...) and SciPy special functions (``gpuarray.special.expit`` ...).
+
+tests/test_elementwise.py tests every entry against its oracle (for the special functions: the host
+implementation, computed in float64). Here: the host implementations against SciPy itself, the
+special values SciPy defines, that each op is one kernel op that fuses, and that the NumPy ufuncs
+reach the op table without a host fallback.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray._ops import OPS
+
+from .conftest import assert_same
+
+special = pytest.importorskip("scipy.special")
+
+SPECIAL_OPS = sorted(n for n, d in OPS.items() if d.module == "special")
+F32, F64 = np.dtype("float32"), np.dtype("float64")
+
+
+def _values(dt: np.dtype) -> np.ndarray:
+    fi = np.finfo(dt)
+    rng = np.random.default_rng(7)
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, 0.3, 0.65, 0.25, 0.75, 1e-30, 1 - 1e-7, 2.0, 3.0, -3.0, 88.0, -88.0,
+            -104.0, 700.0, -745.0, np.nan, np.inf, -np.inf, float(fi.tiny), float(fi.max), -float(fi.max)]
+    with np.errstate(all="ignore"):
+        return np.concatenate([np.array(vals), rng.uniform(-30, 30, 3000), rng.uniform(0, 1, 3000),
+                               10.0 ** rng.uniform(-30, 30, 1000)]).astype(dt)
+
+
+def _scipy(name: str, *args: np.ndarray) -> np.ndarray:
+    """SciPy's result for float64 operands (SciPy's float32 loops are less accurate than ours:
+    its float32 expit is 0 where the result is a subnormal)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(getattr(special, name)(*(np.asarray(a, np.float64) for a in args)))
+
+
+def _ulps(got: np.ndarray, want: np.ndarray) -> float:
+    with np.errstate(all="ignore"):
+        w = want.astype(got.dtype)
+    fin = np.isfinite(w) & np.isfinite(got) & (np.abs(w) >= np.finfo(got.dtype).tiny)
+    w = w[fin]
+    return float(np.max(np.abs(got[fin].astype(np.float64) - want[fin]) / np.spacing(np.abs(w)), initial=0.0))
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=str)
+@pytest.mark.parametrize("name", SPECIAL_OPS)
+def test_special_matches_scipy(name: str, dt: np.dtype, device: xp.Device) -> None:
+    """Within 4 ULP of SciPy's float64 result rounded to ``dt``; NaN, infinities and zeros exactly.
+    ``sinc`` is NumPy's formula in the operands' dtype (``pi x`` rounded first), so its float32
+    values are compared with NumPy's float32 sinc."""
+    if not device.supports(dt):
+        pytest.skip(f"{dt} is not supported on {device}")
+    x = _values(dt)
+    args = (x, np.random.default_rng(3).permutation(x)) if OPS[name].nargs == 2 else (x,)
+    got = np.asarray(getattr(xp.special, name)(*(xp.asarray(a, device=device) for a in args)))
+    if name == "sinc":
+        with np.errstate(all="ignore"):
+            want = np.sinc(x)
+    else:
+        want = _scipy(name, *args)
+    assert got.dtype == dt
+    with np.errstate(all="ignore"):
+        w = want.astype(dt)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(w), err_msg=f"{name}: NaN positions")
+    inf = np.isinf(w) | np.isinf(got)
+    np.testing.assert_array_equal(got[inf], w[inf], err_msg=f"{name}: infinities")
+    zero = (w == 0) & (got == 0)
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(w[zero]), err_msg=f"{name}: sign of zero")
+    assert _ulps(got, want) <= 4, f"{name}({dt}) is {_ulps(got, want)} ULP from SciPy"
+
+
+def test_special_integers_compute_in_the_default_float(device: xp.Device) -> None:
+    x = xp.asarray(np.array([-2, 0, 3], np.int16), device=device)
+    for name in SPECIAL_OPS:
+        args = (x, x) if OPS[name].nargs == 2 else (x,)
+        assert getattr(xp.special, name)(*args).dtype == device.default_float, name
+    with pytest.raises(TypeError, match="expit"):
+        xp.special.expit(xp.asarray([1 + 1j], device=device))
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin", "heaviside", "deg2rad", "rad2deg", "float_power", "exp2"])
+def test_numpy_ufunc_reaches_the_op_table(name: str, device: xp.Device) -> None:
+    """``numpy.<ufunc>(g)`` records the op-table entry: no host fallback, one fused kernel."""
+    ufunc = getattr(np, name)
+    a = np.array([0.5, -2.0, np.nan, 3.0, -0.0, 0.0, np.inf], np.float32)
+    b = np.array([1.0, np.nan, np.nan, -3.0, 0.0, -0.0, 2.0], np.float32)
+    args = (a, b) if ufunc.nin == 2 else (a,)
+    xp.reset_metrics()
+    with xp.config(fallback="raise"):
+        got = ufunc(*(xp.asarray(v, device=device) for v in args))
+    with np.errstate(all="ignore"):
+        want = ufunc(*args)
+    if name in ("fmax", "fmin"):      # a tie of zeros: the first operand (NumPy's loops give either)
+        want = np.where((a == 0) & (b == 0), a, want)
+    assert_same(got, want, rtol=4e-7 if name in ("float_power", "exp2") else 0.0)
+    if name != "float_power":     # float64 pow runs on the host on wgpu (the planner counts that one)
+        assert xp.metrics()["host_fallbacks"] == 0
+
+
+def test_numpy_aliases(device: xp.Device) -> None:
+    a = np.array([0.5, -180.0, np.nan, -0.0, 1e30], np.float32)
+    g = xp.asarray(a, device=device)
+    assert_same(np.radians(g), np.radians(a))
+    assert_same(np.degrees(g), np.degrees(a))
+    assert_same(xp.deg2rad(g), np.deg2rad(a))
+
+
+def test_new_ops_fuse_into_one_kernel(device: xp.Device) -> None:
+    a = np.linspace(-3, 3, 50, dtype=np.float32)
+    g = xp.asarray(a, device=device)
+    y = xp.special.logit(xp.special.expit(xp.fmax(g, 0.0) * 0.5)) + xp.heaviside(g, 0.5) + xp.deg2rad(g)
+    xp.reset_metrics()
+    xp.evaluate(y)
+    m = xp.metrics()
+    assert m["dispatches" if device.kind == "wgpu" else "host_kernels"] == 1
+    want = special.logit(special.expit(np.fmax(a, 0.0) * 0.5)) + np.heaviside(a, 0.5) + np.deg2rad(a)
+    assert_same(y, want.astype(np.float32), rtol=2e-6, atol=2e-6)
+
+
+def test_float_power_widens(device: xp.Device) -> None:
+    """float_power computes in the widest float the device has (NumPy: float64 / complex128)."""
+    g = xp.asarray(np.array([2, 3], np.int8), device=device)
+    wide = xp.float64 if device.supports(xp.float64) else xp.float32
+    assert xp.float_power(g, 2).dtype == wide
+    assert xp.float_power(g.astype(xp.float32), 0.5).dtype == wide
+    assert np.float_power(g.astype(xp.float32), g).dtype == wide
+    assert_same(xp.float_power(g, -1), np.float_power(np.array([2, 3], np.int8), -1).astype(wide))
