@@ -35,7 +35,7 @@ import numpy as np
 from .. import _metrics
 from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
-from ..compiler.kernel import INDEX_OPS, Instr, Kernel
+from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
@@ -47,6 +47,14 @@ from .wgpu_reduce import enqueue_reduce
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
+from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by tests through this module
+    GpuHandle,
+    SegmentedHandle,
+    _elem_ranges,
+    _nbytes,
+    enqueue_split,
+    split_kernel,
+)
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
 WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
@@ -83,33 +91,6 @@ if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_
     wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2}
-
-
-class GpuHandle:
-    __slots__ = ("buffer", "nbytes")
-
-    def __init__(self, buffer: Any, nbytes: int) -> None:
-        self.buffer = buffer
-        self.nbytes = nbytes
-
-
-class SegmentedHandle:
-    """An array larger than the adapter's largest buffer: consecutive ``parts`` of
-    ``seg_elems`` elements each (the last one shorter). Only chunked elementwise kernels,
-    uploads and downloads read these; every other kernel kind refuses such arrays."""
-
-    __slots__ = ("parts", "seg_elems", "itemsize", "nbytes")
-
-    def __init__(self, parts: list[GpuHandle], seg_elems: int, itemsize: int, nbytes: int) -> None:
-        self.parts = parts
-        self.seg_elems = seg_elems
-        self.itemsize = itemsize
-        self.nbytes = nbytes
-
-    def ranges(self) -> list[tuple[GpuHandle, int, int]]:
-        """(part, first byte in the array, bytes) for each part."""
-        seg = self.seg_elems * self.itemsize
-        return [(p, i * seg, p.nbytes) for i, p in enumerate(self.parts)]
 
 
 # Reasons wgpu logged for lost devices ("The WGPU device was lost (destroyed): ..."), newest last.
@@ -608,27 +589,8 @@ class WgpuProvider:
             return outs
 
     def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
-        """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
-        ``chunk_elems()`` elements, each binding the matching byte range of every array."""
-        n = kernel.size
-        chunk = self.chunk_elems()
-        items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
-        out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
-        outs = [self.alloc_array(n, it) for it in out_items]
-        flat: dict[int, Kernel] = {}
-        for start in range(0, n, chunk):
-            c = min(chunk, n - start)
-            k = flat.get(c)
-            if k is None:
-                k = split_kernel(kernel, c)
-                assert k is not None, "cannot_run refuses kernels that cannot be split"
-                flat[c] = k
-            r = self.rendered_for(k)
-            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(k).items())]
-            bound = [_sub_range(h, start, c, it) for h, it in zip(in_handles, items)]
-            bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
-            self.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
-        return outs
+        """An elementwise kernel over arrays larger than one binding (``wgpu_split``)."""
+        return enqueue_split(self, kernel, in_handles)
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:
         """Run kernels in order in one compute pass and one submit; returns output handles."""
@@ -668,62 +630,3 @@ class WgpuProvider:
             "limits": dict(self.limits), "float64": self.f64, "int64": self.i64,
             "float64_on_host": sorted(self.host_only_f64),
         }
-
-
-def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[GpuHandle, int, int]]:
-    """(part, first element in the array, elements) for each buffer of an array."""
-    if isinstance(h, SegmentedHandle):
-        return [(p, off // itemsize, size // itemsize) for p, off, size in h.ranges()]
-    return [(h, 0, h.nbytes // itemsize)]
-
-
-def _nbytes(node: Any) -> int:
-    return int(np.prod(node.shape, dtype=np.int64)) * STORAGE_NP[node.dtype].itemsize
-
-
-def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
-    """(buffer, byte offset, bytes) of elements [start, start + count) of an array."""
-    if isinstance(h, SegmentedHandle):
-        seg = start // h.seg_elems
-        return (h.parts[seg].buffer, (start - seg * h.seg_elems) * itemsize, count * itemsize)
-    return (h.buffer, start * itemsize, count * itemsize)
-
-
-def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
-    """The kernel over a flat chunk of ``count`` elements, or None when it cannot be split.
-
-    It can be split when every instruction is elementwise over arrays of the output's size
-    (contiguous inputs read in C order, reshapes of them) or a scalar (a const, or a
-    broadcast view of one): then element i of every array lines up with element i of the
-    output, and a chunk reads the same range of each buffer.
-    """
-    n = kernel.size
-    instrs: list[Instr] = []
-    for ins in kernel.instrs:
-        size = int(np.prod(ins.shape, dtype=np.int64))
-        if ins.op == "const":
-            instrs.append(ins)
-            continue
-        if ins.op == "iota" or ins.op in INDEX_OPS:
-            return None
-        if ins.op == "view":
-            src = kernel.instrs[ins.args[0]]
-            if src.shape != () or any(ins.params[0]) or size != n:
-                return None
-            instrs.append(Instr("view", ins.args, ins.dtype, (count,), ((0,), 0)))
-            continue
-        if ins.shape == () and ins.op != "input" and all(kernel.instrs[a].shape == () for a in ins.args):
-            instrs.append(ins)          # arithmetic on scalars
-            continue
-        if size != n:
-            return None
-        if ins.op not in ("input", "reshape"):
-            for a in ins.args:
-                ashape = kernel.instrs[a].shape
-                if ashape != () and int(np.prod(ashape, dtype=np.int64)) != n:
-                    return None
-        elif ins.op == "reshape" and int(np.prod(kernel.instrs[ins.args[0]].shape, dtype=np.int64)) != n:
-            return None
-        instrs.append(Instr(ins.op, ins.args, ins.dtype, (count,), ins.params))
-    return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), (count,),
-                  kernel.device)

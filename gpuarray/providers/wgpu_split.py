@@ -1,0 +1,138 @@
+"""Arrays larger than the adapter's bindings and buffers on the wgpu provider.
+
+A buffer holds at most ``max-buffer-size`` bytes and a binding at most
+``max-storage-buffer-binding-size`` (4 GiB and 2 GiB on the H200, 2 GiB and
+128 MiB on lavapipe). Larger arrays live in ``SegmentedHandle`` parts; an
+elementwise kernel over them (or over arrays above one binding) runs as one
+dispatch per chunk, each binding the matching byte range of every array
+(``split_kernel`` rewrites the kernel for a flat chunk, ``enqueue_split``
+records the dispatches). Every other kernel kind refuses such arrays
+(``WgpuProvider.cannot_run``).
+
+Example::
+
+    >>> h = SegmentedHandle([GpuHandle(None, 8), GpuHandle(None, 4)], 2, 4, 12)
+    >>> [(off, size) for _p, off, size in h.ranges()]
+    [(0, 8), (8, 4)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._dtypes import STORAGE_NP
+from ..compiler.kernel import INDEX_OPS, Instr, Kernel
+from ..render.wgsl import WORKGROUP
+
+
+class GpuHandle:
+    __slots__ = ("buffer", "nbytes")
+
+    def __init__(self, buffer: Any, nbytes: int) -> None:
+        self.buffer = buffer
+        self.nbytes = nbytes
+
+
+class SegmentedHandle:
+    """An array larger than the adapter's largest buffer: consecutive ``parts`` of
+    ``seg_elems`` elements each (the last one shorter). Only chunked elementwise kernels,
+    uploads and downloads read these; every other kernel kind refuses such arrays."""
+
+    __slots__ = ("parts", "seg_elems", "itemsize", "nbytes")
+
+    def __init__(self, parts: list[GpuHandle], seg_elems: int, itemsize: int, nbytes: int) -> None:
+        self.parts = parts
+        self.seg_elems = seg_elems
+        self.itemsize = itemsize
+        self.nbytes = nbytes
+
+    def ranges(self) -> list[tuple[GpuHandle, int, int]]:
+        """(part, first byte in the array, bytes) for each part."""
+        seg = self.seg_elems * self.itemsize
+        return [(p, i * seg, p.nbytes) for i, p in enumerate(self.parts)]
+
+
+def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[GpuHandle, int, int]]:
+    """(part, first element in the array, elements) for each buffer of an array."""
+    if isinstance(h, SegmentedHandle):
+        return [(p, off // itemsize, size // itemsize) for p, off, size in h.ranges()]
+    return [(h, 0, h.nbytes // itemsize)]
+
+
+def _nbytes(node: Any) -> int:
+    return int(np.prod(node.shape, dtype=np.int64)) * STORAGE_NP[node.dtype].itemsize
+
+
+def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
+    """(buffer, byte offset, bytes) of elements [start, start + count) of an array."""
+    if isinstance(h, SegmentedHandle):
+        seg = start // h.seg_elems
+        return (h.parts[seg].buffer, (start - seg * h.seg_elems) * itemsize, count * itemsize)
+    return (h.buffer, start * itemsize, count * itemsize)
+
+
+def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
+    """The kernel over a flat chunk of ``count`` elements, or None when it cannot be split.
+
+    It can be split when every instruction is elementwise over arrays of the output's size
+    (contiguous inputs read in C order, reshapes of them) or a scalar (a const, or a
+    broadcast view of one): then element i of every array lines up with element i of the
+    output, and a chunk reads the same range of each buffer.
+    """
+    n = kernel.size
+    instrs: list[Instr] = []
+    for ins in kernel.instrs:
+        size = int(np.prod(ins.shape, dtype=np.int64))
+        if ins.op == "const":
+            instrs.append(ins)
+            continue
+        if ins.op == "iota" or ins.op in INDEX_OPS:
+            return None
+        if ins.op == "view":
+            src = kernel.instrs[ins.args[0]]
+            if src.shape != () or any(ins.params[0]) or size != n:
+                return None
+            instrs.append(Instr("view", ins.args, ins.dtype, (count,), ((0,), 0)))
+            continue
+        if ins.shape == () and ins.op != "input" and all(kernel.instrs[a].shape == () for a in ins.args):
+            instrs.append(ins)          # arithmetic on scalars
+            continue
+        if size != n:
+            return None
+        if ins.op not in ("input", "reshape"):
+            for a in ins.args:
+                ashape = kernel.instrs[a].shape
+                if ashape != () and int(np.prod(ashape, dtype=np.int64)) != n:
+                    return None
+        elif ins.op == "reshape" and int(np.prod(kernel.instrs[ins.args[0]].shape, dtype=np.int64)) != n:
+            return None
+        instrs.append(Instr(ins.op, ins.args, ins.dtype, (count,), ins.params))
+    return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), (count,),
+                  kernel.device)
+
+
+def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
+    """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
+    ``chunk_elems()`` elements, each binding the matching byte range of every array."""
+    n = kernel.size
+    chunk = provider.chunk_elems()
+    items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
+    out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
+    outs = [provider.alloc_array(n, it) for it in out_items]
+    flat: dict[int, Kernel] = {}
+    for start in range(0, n, chunk):
+        c = min(chunk, n - start)
+        k = flat.get(c)
+        if k is None:
+            k = split_kernel(kernel, c)
+            assert k is not None, "cannot_run refuses kernels that cannot be split"
+            flat[c] = k
+        r = provider.rendered_for(k)
+        wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(k).items())]
+        bound = [_sub_range(h, start, c, it) for h, it in zip(in_handles, items)]
+        bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
+        provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
+    return outs
