@@ -52,15 +52,25 @@ FLT["inf"] = "fn ga_inf_{S}() -> {T} { return bitcast<{T}>({INFB}); }"
 FLT["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
   return bitcast<{T}>((bitcast<{U}>(a) & {ABSM}) | (bitcast<{U}>(b) & {SIGN}));
 }"""
+# Keys for maximum / minimum: the order of the floats (-0.0 and 0.0 equal, subnormals apart from 0
+# whatever the driver flushes), with every NaN above +inf (maxkey) or below -inf (minkey), so that
+# NaN propagation is part of the one comparison: no branch in reduction loops.
+FLT["maxkey"] = """fn ga_maxkey_{S}(x: {T}) -> {I} {
+  let m = bitcast<{U}>(x) & {ABSM};
+  let k = select(bitcast<{I}>(m), -bitcast<{I}>(m), (bitcast<{U}>(x) & {SIGN}) != {U}(0));
+  return select(k, bitcast<{I}>({ABSM}), m > {INFB});
+}"""
+FLT["minkey"] = """fn ga_minkey_{S}(x: {T}) -> {I} {
+  let m = bitcast<{U}>(x) & {ABSM};
+  let k = select(bitcast<{I}>(m), -bitcast<{I}>(m), (bitcast<{U}>(x) & {SIGN}) != {U}(0));
+  return select(k, -bitcast<{I}>({ABSM}) - {I}(1), m > {INFB});
+}"""
 FLT["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
-  if (ga_isnan_{S}(a)) { return a; }
-  if (ga_isnan_{S}(b)) { return b; }
-  return select(b, a, ga_key_{S}(a) > ga_key_{S}(b));     // keys: subnormals kept apart from 0 (NVIDIA)
+  // NaN if either is NaN, else the larger; b for equal values (NumPy's +-0 ties)
+  return select(b, a, ga_maxkey_{S}(a) > ga_maxkey_{S}(b));
 }"""
 FLT["minimum"] = """fn ga_minimum_{S}(a: {T}, b: {T}) -> {T} {
-  if (ga_isnan_{S}(a)) { return a; }
-  if (ga_isnan_{S}(b)) { return b; }
-  return select(b, a, ga_key_{S}(a) < ga_key_{S}(b));
+  return select(b, a, ga_minkey_{S}(a) < ga_minkey_{S}(b));
 }"""
 FLT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   // bit tests: lavapipe rewrote the comparison version into one that gives -0 for +0
