@@ -136,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         "gpuarray_ms": time_gpuarray(x, a.reps),
         "numpy_ms_at_numpy_n": time_numpy(1 << a.numpy_log2n), "numpy_n": 1 << a.numpy_log2n,
     }
+    with xp.config(fast_math=True):   # WGSL built-ins (config(fast_math=True)): time and error
+        res["gpuarray_fast_math_ms"] = time_gpuarray(x, a.reps)
+        fast = np.asarray(chain(xp, x[: 1 << 20]))
+    with np.errstate(all="ignore"):
+        res["fast_math_max_abs_error"] = float(np.max(np.abs(fast - chain(np, host[: 1 << 20]))))
     if a.parts:      # where the chain's time goes: each part alone, one kernel each
         res["parts_ms"] = {name: time_gpuarray(x, a.reps, lambda _m, v, f=f: f(v)) for name, f in PARTS.items()}
     del x

@@ -25,7 +25,12 @@ Placement (the planner, ``planner.py``):
   array operand is evaluated and only on the host, and the result is below the
   elementwise threshold (the planner would run it on the host anyway; see
   ``metrics()["eager_host_ops"]``). ``False`` records it lazily like any other
-  operation, so that it fuses and ``explain()`` shows it as a kernel.
+  operation, so that it fuses and ``explain()`` shows it as a kernel;
+- ``fast_math``: ``False`` (default). ``True`` (or ``GPUARRAY_FAST_MATH=1``) lets
+  elementwise float32 kernels that run on a GPU while it is on use WGSL's built-in
+  ``exp``/``log``/``sin``/``cos``/``tan``/``tanh``/... and plain division: much less
+  arithmetic, but only as accurate as the driver's built-ins (docs/user-guide.md);
+  NaN and infinities are still handled as NumPy does. Host kernels are unaffected.
 
 A plain call changes the process-wide setting; ``with config(...):`` changes it
 for the current thread (context) only and restores the previous value on exit.
@@ -55,9 +60,11 @@ _OPTIONS: dict[str, tuple[Any, ...] | type] = {
     "offload": ("auto", "always", "never"),
     "elementwise_threshold": int, "reduction_threshold": int, "matmul_threshold": int,
     "eager_host": (True, False),
+    "fast_math": (False, True),
 }
 _global: dict[str, Any] = {"fallback": "warn", "offload": "auto", "elementwise_threshold": None,
-                           "reduction_threshold": None, "matmul_threshold": None, "eager_host": True}
+                           "reduction_threshold": None, "matmul_threshold": None, "eager_host": True,
+                           "fast_math": os.environ.get("GPUARRAY_FAST_MATH", "").strip() in ("1", "true", "yes")}
 if os.environ.get("GPUARRAY_OFFLOAD", "").strip():
     _global["offload"] = os.environ["GPUARRAY_OFFLOAD"].strip().lower()
     if _global["offload"] not in _OPTIONS["offload"]:   # type: ignore[operator]

@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _metrics
+from .. import _config, _metrics
 from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import Kernel
-from ..render.wgsl import WORKGROUP, Rendered, render
+from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_fft import enqueue_fft, fft_cannot_run
@@ -580,9 +580,11 @@ class WgpuProvider:
                     for o in kernel.outputs]
             if kernel.size == 0:
                 return outs
-            r = self.rendered_for(kernel, render, 4) if self.vec4 and kernel.size % 4 == 0 else None
-            if r is None or r.vec != 4:
-                r = self.rendered_for(kernel)
+            fast = bool(_config.get("fast_math"))
+            vec = 4 if self.vec4 and kernel.size % 4 == 0 else 1
+            r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
+            if r is None or r.vec != vec:
+                r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
             wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide],
                           -(-kernel.size // (WORKGROUP * r.vec)))

@@ -153,6 +153,7 @@ class _Gen:
         self.memo: dict[tuple, str] = {}
         self.alias: dict[str, tuple[str, bool]] = {}    # name -> (root name, negated): +x, -x, -(-x)
         self.count = 0
+        self.fast = False                  # config(fast_math=True): WGSL built-ins (FAST_F32)
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
         # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
@@ -261,7 +262,7 @@ class _Gen:
         if op == "astype":
             src = self.ins[ins.args[0]]
             return self.emit(self._cast(self.value(ins.args[0], idx), src.dtype, dt))
-        if op in ("sin", "cos") and ins.args[0] in self.sincos and dt == np.float32:
+        if op in ("sin", "cos") and ins.args[0] in self.sincos and dt == np.float32 and not self.fast:
             v = self.value(ins.args[0], idx)
             key = ("sincos", v)
             if key not in self.memo:
@@ -280,7 +281,7 @@ class _Gen:
                            for d in range(len(arg.shape)))
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
-        tmpl = opdef.template(odt.kind)
+        tmpl = FAST_F32[op] if self.fast and odt == np.float32 and op in FAST_F32 else opdef.template(odt.kind)
         expr = fill(tmpl, odt, vals)
         roots = [self.alias.get(v, (v, False)) for v in vals]
         if op in ("add", "subtract") and odt.kind == "f" and roots[0][0] == roots[1][0] and (
@@ -404,8 +405,33 @@ def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str
 
 VEC_TYPES = frozenset({"f32", "i32", "u32"})
 
+# config(fast_math=True): float32 ops as WGSL's built-ins (the driver's approximations), with
+# NaN and +-inf kept as NumPy gives them by a select around each (built-ins leave them undefined
+# or wrong: tanh(inf) through exp is inf / inf)
+_NANF = "ga_isnan_f32({0})"
+# log of 0, negatives, +inf and NaN: -inf, NaN, +inf, NaN (both select arms are evaluated: keep it cheap)
+_LOGSPECIAL = ("select(select(ga_nan_f32(), -ga_inf_f32(), {0} == 0.0), {0}, "
+               "(ga_isinf_f32({0}) && {0} > 0.0) || ga_isnan_f32({0}))")
+FAST_F32: dict[str, str] = {
+    "exp": "select(exp({0}), {0}, " + _NANF + ")",
+    "exp2": "select(exp2({0}), {0}, " + _NANF + ")",
+    "log": "select(log({0}), " + _LOGSPECIAL + ", !({0} > 0.0) || ga_isinf_f32({0}))",
+    "log2": "select(log2({0}), " + _LOGSPECIAL + ", !({0} > 0.0) || ga_isinf_f32({0}))",
+    "sin": "select(sin({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
+    "cos": "select(cos({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
+    "tan": "select(tan({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
+    "tanh": "select(select(tanh({0}), sign({0}), abs({0}) > 9.0), {0}, " + _NANF + " || abs({0}) < 1e-3)",
+    "sqrt": "ga_sqrt_f32({0})",
+    "divide": "({0} / {1})",
+}
 
-def render(kernel: Kernel, vec: int = 1) -> Rendered:
+
+def render_variant(kernel: Kernel, variant: tuple[int, bool]) -> Rendered:
+    """``render(kernel, vec, fast)`` for ``variant = (vec, fast)`` (the provider's cache key)."""
+    return render(kernel, *variant)
+
+
+def render(kernel: Kernel, vec: int = 1, fast: bool = False) -> Rendered:
     """WGSL for ``kernel``; reusable for every kernel with the same signature.
 
     ``vec=4``: each thread reads every input as one ``vec4`` at its own index, computes four
@@ -415,10 +441,11 @@ def render(kernel: Kernel, vec: int = 1) -> Rendered:
     64-bit data is rendered one element per thread instead; ``Rendered.vec`` says which.
     """
     if vec == 4:
-        r = _render_vec4(kernel)
+        r = _render_vec4(kernel, fast)
         if r is not None:
             return r
     g = _Gen(kernel)
+    g.fast = fast
     stores = []
     for j, o in enumerate(kernel.outputs):
         v = g.value(o, ("lin", "gi"))
@@ -439,7 +466,7 @@ def render(kernel: Kernel, vec: int = 1) -> Rendered:
                     len(kernel.outputs))
 
 
-def _render_vec4(kernel: Kernel) -> Rendered | None:
+def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     """The ``vec=4`` form of ``render``, or None where it does not apply."""
     ins = kernel.instrs
     types = [WGSL_STORAGE_TYPE[n.dtype] for n in kernel.inputs]
@@ -447,6 +474,7 @@ def _render_vec4(kernel: Kernel) -> Rendered | None:
     if not set(types + out_types) <= VEC_TYPES:
         return None
     g = _Gen(kernel)
+    g.fast = fast
     loads = [f"  let x{k} = in{k}[gi];" for k in range(len(types))]
     lanes: list[list[str]] = []
     for lane in range(4):
