@@ -277,6 +277,18 @@ class GpuArray(NumPyMethods):
         return self
 
 
+def expect_array(x: Any, where: str) -> GpuArray:
+    """``x`` itself if it is a GpuArray, else a TypeError naming ``where`` (the function).
+
+    >>> expect_array(3, "diff")
+    Traceback (most recent call last):
+    TypeError: diff: expected a GpuArray; got int
+    """
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{where + ': ' if where else ''}expected a GpuArray; got {type(x).__name__}")
+    return x
+
+
 def _rebuild(host: np.ndarray, device: str) -> GpuArray:
     from .namespace.creation import asarray
     return asarray(host, device=device)

@@ -65,12 +65,13 @@ def _is_array(x: Any) -> bool:
     return isinstance(x, _cls or _array_cls())
 
 
-def common_device(arrays: list[Any], what: str) -> Device:
+def common_device(arrays: list[Any], what: str = "") -> Device:
+    """The device of ``arrays``; ValueError naming both devices (and ``what``) if they differ."""
     dev = arrays[0].device
     for a in arrays[1:]:
         if a.device != dev:
-            raise ValueError(f"{what}: arrays are on different devices, {dev.name} and {a.device.name}; "
-                             "move one with to_device() first")
+            raise ValueError(f"{what + ': ' if what else ''}arrays are on different devices, {dev.name} and "
+                             f"{a.device.name}; move one with to_device() first")
     return dev
 
 

@@ -45,7 +45,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from . import _config, _dtypes, _elementwise, _metrics
 from ._config import HostFallbackError, HostFallbackWarning
 from ._devices import Device, as_device
-from ._elementwise import apply
+from ._elementwise import apply, common_device
 from ._ops import OPS, UFUNC_TO_OP
 from .graph.shapes import broadcast_shapes
 
@@ -363,12 +363,7 @@ def _device_from(objs: tuple, fallback: Any) -> Device:
     arrays = [x for x in objs if isinstance(x, GA)]
     if not arrays:
         return fallback.device if isinstance(fallback, GA) else as_device(None)
-    dev = arrays[0].device
-    for a in arrays[1:]:
-        if a.device != dev:
-            raise ValueError(f"arrays are on different devices, {dev.name} and {a.device.name}; "
-                             "move one with to_device() first")
-    return dev
+    return common_device(arrays)
 
 
 def _mask(where: Any, device: Device) -> Any:

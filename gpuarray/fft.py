@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _dtypes
-from ._array import GpuArray
+from ._array import GpuArray, expect_array
 from ._devices import as_device
 from ._elementwise import apply, astype_node, finish
 from ._ops import OPS
@@ -61,8 +61,7 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
 def _arr(x: Any, name: str, norm: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"fft.{name}: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, f"fft.{name}")
     if norm not in _NORMS:
         raise ValueError(f"fft.{name}: norm must be one of {_NORMS}; got {norm!r}")
     if x.ndim == 0:
@@ -88,12 +87,7 @@ def _real_input(x: GpuArray, name: str) -> GpuArray:
 def _length(n: Any, default: int, name: str) -> int:
     if n is None or (not isinstance(n, bool) and isinstance(n, int) and n == -1):
         return default
-    if isinstance(n, bool):
-        raise TypeError(f"fft.{name}: n must be an integer; got bool")
-    n = operator.index(n)
-    if n < 1:
-        raise ValueError(f"fft.{name}: invalid number of data points ({n}) specified")
-    return n
+    return _positive(n, name, "invalid number of data points ({n}) specified")
 
 
 def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
@@ -262,12 +256,13 @@ def _freq_dtype(dtype: Any, device: Any) -> tuple[Any, Any]:
     return dt, dev
 
 
-def _positive(n: Any, name: str) -> int:
+def _positive(n: Any, name: str, problem: str = "n must be a positive integer; got {n}") -> int:
+    """``n`` as an int >= 1; TypeError for bools and non-integers, ValueError (``problem``) below 1."""
     if isinstance(n, bool):
         raise TypeError(f"fft.{name}: n must be an integer; got bool")
     n = operator.index(n)
     if n < 1:
-        raise ValueError(f"fft.{name}: n must be a positive integer; got {n}")
+        raise ValueError(f"fft.{name}: " + problem.format(n=n))
     return n
 
 
@@ -297,8 +292,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
 
 def _shift(x: Any, axes: int | Sequence[int] | None, sign: int, name: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"fft.{name}: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, f"fft.{name}")
     if axes is None:
         ax: list[int] = list(range(x.ndim))
     elif isinstance(axes, int):

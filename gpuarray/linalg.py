@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _dtypes
-from ._array import GpuArray
+from ._array import GpuArray, expect_array
 from ._elementwise import apply, astype_node, finish
 from ._ops import OPS
 from .graph import views
@@ -79,9 +79,7 @@ class SVDResult(NamedTuple):
 
 # ---------------------------------------------------------------- helpers
 def _arr(x: Any, name: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"linalg.{name}: expected a GpuArray; got {type(x).__name__}")
-    return x
+    return expect_array(x, f"linalg.{name}")
 
 
 def _float_node(x: GpuArray) -> Node:

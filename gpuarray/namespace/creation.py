@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._devices import Device, as_device
 from .._elementwise import apply, astype_node, finish
 from .._ops import OPS
@@ -166,8 +166,7 @@ def empty(shape: ShapeLike, *, dtype: Any = None, device: Any = None) -> GpuArra
 
 
 def _like(x: GpuArray, dtype: Any, device: Any) -> tuple[Any, Any]:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, "")
     return (x.dtype if dtype is None else dtype), (x.device if device is None else device)
 
 
@@ -308,8 +307,7 @@ def meshgrid(*arrays: GpuArray, indexing: str = "xy") -> list[GpuArray]:
 
 
 def _triangle(x: GpuArray, k: int, lower: bool, name: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, f"{name}")
     if x.ndim < 2:
         raise ValueError(f"{name}: x must have at least 2 dimensions; got {x.ndim}")
     k = operator.index(k)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._devices import as_device
 from .._elementwise import astype_node, finish
 
@@ -23,8 +23,7 @@ def astype(x: GpuArray, dtype: Any, /, *, copy: bool = True, device: Any = None)
     Complex to real is not allowed (as the standard says): take ``real``, ``imag`` or ``abs``
     explicitly. Complex to bool is allowed: ``0 + 0j`` is False, anything else True.
     """
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"astype: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, "astype")
     dt = _dtypes.as_dtype(dtype)
     if x.dtype.kind == "c" and dt.kind not in "cb":
         raise TypeError(f"astype: casting {x.dtype} to {dt} is not allowed; use real(x), imag(x) or abs(x)")

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._devices import Device
 from .._elementwise import finish
 from .._indexing import bounded
@@ -33,9 +33,7 @@ from ..graph.shapes import broadcast_shapes, normalize_axis
 
 
 def _arr(x: Any, fn: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{fn}: expected a GpuArray; got {type(x).__name__}")
-    return x
+    return expect_array(x, f"{fn}")
 
 
 def index_dtype(n: int) -> np.dtype:

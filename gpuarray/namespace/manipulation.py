@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._elementwise import astype_node, common_device, finish, scalars_to_device
 from .._indexing import basic_index, bounded
 from ..graph import views
@@ -24,9 +24,7 @@ from ..graph.shapes import broadcast_shapes, normalize_axis
 
 
 def _arr(x: Any, fn: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{fn}: expected a GpuArray; got {type(x).__name__}")
-    return x
+    return expect_array(x, f"{fn}")
 
 
 def reshape(x: GpuArray, /, shape: Sequence[int], *, copy: bool | None = None) -> GpuArray:

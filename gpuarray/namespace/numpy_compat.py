@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _interop
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._interop import _FALLBACK
 from ..graph import views
 from ..graph.shapes import normalize_axis
@@ -120,8 +120,7 @@ def sliding_window_view(x: GpuArray, window_shape: int | tuple[int, ...], axis: 
     >>> sliding_window_view(xp.arange(5, device="cpu"), 3).tolist()
     [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
     """
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"sliding_window_view: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, "sliding_window_view")
     if writeable:
         raise ValueError("sliding_window_view: GpuArray views are never writeable; use writeable=False")
     wshape: tuple[int, ...] = (operator.index(window_shape),) if isinstance(window_shape, (int, np.integer)) \

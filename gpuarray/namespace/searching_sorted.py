@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes, _metrics
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._elementwise import _coerce, astype_node, common_device, finish
 from ..graph.node import const, make
 
@@ -70,8 +70,7 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     >>> xp.nonzero(xp.asarray([0.0, 2.0, 0.0, -1.0], device="cpu"))[0].tolist()
     [1, 3]
     """
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"nonzero: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension; got a 0-d array")
     from .creation import asarray

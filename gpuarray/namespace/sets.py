@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from ..graph import views
 from .sorting import argsort, sort
 
@@ -44,9 +44,7 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _check(x: Any, name: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
-    return x
+    return expect_array(x, f"{name}")
 
 
 def _flat(x: GpuArray) -> GpuArray:

@@ -19,15 +19,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._elementwise import finish
 from ..graph.node import make
 from ..graph.shapes import normalize_axis
 
 
 def _sort_node(x: Any, axis: int, descending: bool, kind: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{kind}: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, f"{kind}")
     if isinstance(axis, bool):
         raise TypeError(f"{kind}: axis must be an integer; got bool")
     if x.dtype.kind == "c":

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from .. import _dtypes
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._elementwise import apply, astype_node, finish
 from .._ops import OPS
 from ..graph import views
@@ -48,9 +48,7 @@ def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
 
 
 def _check(x: Any, name: str) -> GpuArray:
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"{name}: expected a GpuArray; got {type(x).__name__}")
-    return x
+    return expect_array(x, f"{name}")
 
 
 def _reduce(x: GpuArray, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> GpuArray:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
-from .._array import GpuArray
+from .._array import GpuArray, expect_array
 from .._elementwise import apply
 from .._ops import OPS
 from ..graph.shapes import normalize_axis
@@ -62,8 +62,7 @@ def diff(x: GpuArray, /, n: int = 1, axis: int = -1, *, prepend: Any = None, app
     >>> xp.diff(xp.asarray([[1, 2, 4], [0, 0, 5]], device="cpu"), axis=1, n=2).tolist()
     [[1], [5]]
     """
-    if not isinstance(x, GpuArray):
-        raise TypeError(f"diff: expected a GpuArray; got {type(x).__name__}")
+    expect_array(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff: x must have at least one dimension; got a 0-d array")
     if x.dtype not in _dtypes.NUMERIC and x.dtype != _dtypes.bool_:
