@@ -58,10 +58,14 @@ class OpDef:
     module: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def template(self, kind: str) -> str:
+    def template(self, kind: str, fast: bool = False) -> str:
+        """The template for operands of ``kind``; ``fast``: the ``"fast"`` entry where there is one
+        (float32 under ``config(fast_math=True)``: WGSL built-ins, NaN and infinities kept)."""
         t = self.wgsl
         if isinstance(t, str):
             return t
+        if fast and "fast" in t:
+            return t["fast"]
         if kind in t:
             return t[kind]
         if kind in "iu" and "int" in t:
@@ -213,6 +217,29 @@ def _exp10(x: np.ndarray) -> np.ndarray:
 
 _FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
 
+# "fast" templates (float32 under config(fast_math=True), render/wgsl.py): WGSL's built-ins, with
+# NaN and +-inf put back as NumPy gives them by a select around each (built-ins leave them
+# undefined or wrong: tanh(inf) through exp is inf / inf). Both select arms are evaluated, so
+# the special-value arm stays cheap.
+_NANF = "ga_isnan_{S}({0})"
+_LOGSPECIAL = ("select(select(ga_nan_{S}(), -ga_inf_{S}(), {0} == {T}(0)), {0}, "
+               "(ga_isinf_{S}({0}) && {0} > {T}(0)) || ga_isnan_{S}({0}))")
+_TRIG_FAST = "select({f}({0}), ga_nan_{S}(), ga_isinf_{S}({0}) || " + _NANF + ")"
+FAST: dict[str, str] = {
+    "exp": "select(exp({0}), {0}, " + _NANF + ")",
+    "exp2": "select(exp2({0}), {0}, " + _NANF + ")",
+    "log": "select(log({0}), " + _LOGSPECIAL + ", !({0} > {T}(0)) || ga_isinf_{S}({0}))",
+    "log2": "select(log2({0}), " + _LOGSPECIAL + ", !({0} > {T}(0)) || ga_isinf_{S}({0}))",
+    "sin": _TRIG_FAST.replace("{f}", "sin"), "cos": _TRIG_FAST.replace("{f}", "cos"),
+    "tan": _TRIG_FAST.replace("{f}", "tan"),
+    "tanh": "select(select(tanh({0}), sign({0}), abs({0}) > {T}(9)), {0}, " + _NANF + " || abs({0}) < {T}(1e-3))",
+    "divide": "({0} / {1})",
+}
+
+
+def _fast(name: str) -> dict[str, str]:
+    return {"fast": FAST[name]} if name in FAST else {}
+
 
 def _fl(body: str) -> str:
     """Float template that propagates NaN explicitly (WGSL may assume no NaN)."""
@@ -225,7 +252,8 @@ op("subtract", "subtract", 2, "numeric", "({0} - {1})", dunders=("sub",))
 op("multiply", "multiply", 2, "numeric", {"default": "({0} * {1})", "b": "({0} && {1})",
                                           "c": "ga_cmul_{S}({0}, {1})"}, dunders=("mul",))
 op("divide", "divide", 2, "numeric",
-   {"default": "({0} / {1})", "f": "ga_div_{S}({0}, {1})", "c": "ga_cdiv_{S}({0}, {1})"}, result="float",
+   {"default": "({0} / {1})", "f": "ga_div_{S}({0}, {1})", "c": "ga_cdiv_{S}({0}, {1})", **_fast("divide")},
+   result="float",
    dunders=("truediv",))
 op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
 op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
@@ -268,7 +296,7 @@ for _name, _uf, _body in [
     ("asinh", "arcsinh", "ga_asinh_{S}({0})"), ("acosh", "arccosh", "ga_acosh_{S}({0})"),
     ("atanh", "arctanh", "ga_atanh_{S}({0})"),
 ]:
-    op(_name, _uf, 1, "floating-point", {"f": _fl(_body), "c": _body.replace("ga_", "ga_c")},
+    op(_name, _uf, 1, "floating-point", {"f": _fl(_body), "c": _body.replace("ga_", "ga_c"), **_fast(_name)},
        host={"log1p": _log1p, "expm1": _expm1}.get(_name), extra={"transcendental": True})
 
 # ---- predicates
@@ -341,7 +369,8 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
     ("xlog1py", None, 2, "ga_xlog1py_{S}({0}, {1})", _wide(_xlog1py)),
 ]
 for _name, _sufunc, _nargs, _body, _host in _special:
-    op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body}, result="float",
+    op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},
+       result="float",
        host=_host, module="special", extra={"transcendental": True})
 
 # ---- selection

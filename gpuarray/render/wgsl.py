@@ -153,7 +153,7 @@ class _Gen:
         self.memo: dict[tuple, str] = {}
         self.alias: dict[str, tuple[str, bool]] = {}    # name -> (root name, negated): +x, -x, -(-x)
         self.count = 0
-        self.fast = False                  # config(fast_math=True): WGSL built-ins (FAST_F32)
+        self.fast = False                  # config(fast_math=True): the op table's "fast" templates
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
         # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
@@ -281,7 +281,7 @@ class _Gen:
                            for d in range(len(arg.shape)))
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
-        tmpl = FAST_F32[op] if self.fast and odt == np.float32 and op in FAST_F32 else opdef.template(odt.kind)
+        tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
         expr = fill(tmpl, odt, vals)
         roots = [self.alias.get(v, (v, False)) for v in vals]
         if op in ("add", "subtract") and odt.kind == "f" and roots[0][0] == roots[1][0] and (
@@ -404,27 +404,6 @@ def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str
 
 
 VEC_TYPES = frozenset({"f32", "i32", "u32"})
-
-# config(fast_math=True): float32 ops as WGSL's built-ins (the driver's approximations), with
-# NaN and +-inf kept as NumPy gives them by a select around each (built-ins leave them undefined
-# or wrong: tanh(inf) through exp is inf / inf)
-_NANF = "ga_isnan_f32({0})"
-# log of 0, negatives, +inf and NaN: -inf, NaN, +inf, NaN (both select arms are evaluated: keep it cheap)
-_LOGSPECIAL = ("select(select(ga_nan_f32(), -ga_inf_f32(), {0} == 0.0), {0}, "
-               "(ga_isinf_f32({0}) && {0} > 0.0) || ga_isnan_f32({0}))")
-FAST_F32: dict[str, str] = {
-    "exp": "select(exp({0}), {0}, " + _NANF + ")",
-    "exp2": "select(exp2({0}), {0}, " + _NANF + ")",
-    "log": "select(log({0}), " + _LOGSPECIAL + ", !({0} > 0.0) || ga_isinf_f32({0}))",
-    "log2": "select(log2({0}), " + _LOGSPECIAL + ", !({0} > 0.0) || ga_isinf_f32({0}))",
-    "sin": "select(sin({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
-    "cos": "select(cos({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
-    "tan": "select(tan({0}), ga_nan_f32(), ga_isinf_f32({0}) || " + _NANF + ")",
-    "tanh": "select(select(tanh({0}), sign({0}), abs({0}) > 9.0), {0}, " + _NANF + " || abs({0}) < 1e-3)",
-    "sqrt": "ga_sqrt_f32({0})",
-    "divide": "({0} / {1})",
-}
-
 
 def render_variant(kernel: Kernel, variant: tuple[int, bool]) -> Rendered:
     """``render(kernel, vec, fast)`` for ``variant = (vec, fast)`` (the provider's cache key)."""
