@@ -91,6 +91,14 @@ def register_array(func: Any, arg: str = "x", real: bool = False,
     return deco
 
 
+def _along(a: Any, axis: Any) -> tuple[Any, int]:
+    """NumPy's ``axis`` argument: ``None`` means the flattened array along axis 0; else the axis,
+    normalized (AxisError / TypeError as NumPy gives)."""
+    if axis is None:
+        return _m.reshape(a, (-1,)), 0
+    return a, normalize_axis_index(_int_index(axis), a.ndim)
+
+
 def _like(func: Any) -> Callable[[Callable[[Any, dict], Any]], Callable[[Any, dict], Any]]:
     """Register ``impl(like, p)`` for the creation function ``func`` called with ``like=`` a GpuArray."""
     def deco(impl: Callable[[Any, dict], Any]) -> Callable[[Any, dict], Any]:
@@ -293,9 +301,7 @@ def _partition(np_func: Any, arg: bool) -> None:
         if not isinstance(a, GpuArray) or p.get("order") is not None or (
                 isinstance(kth, GpuArray) or np.asarray(kth).dtype.kind not in "iu"):
             return _FALLBACK
-        if axis is None:
-            a, axis = _m.reshape(a, (-1,)), 0
-        ax = normalize_axis_index(_int_index(axis), a.ndim)
+        a, ax = _along(a, axis)
         n = a.shape[ax]
         for k in np.asarray(kth).reshape(-1).tolist():
             if not -n <= k < n:
@@ -308,17 +314,14 @@ _partition(np.argpartition, True)
 
 
 # ============================================================ manipulation
-@register(np.take_along_axis)
-def _take_along_axis(p: dict) -> Any:
+@register_array(np.take_along_axis, "arr")
+def _take_along_axis(arr: Any, p: dict) -> Any:
     from .namespace.indexing import take_along_axis
-    arr, indices, axis = p["arr"], p["indices"], p["axis"]
-    if not isinstance(arr, GpuArray):
-        return _FALLBACK
-    if axis is None:
-        if np.ndim(indices) != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        arr, axis = _m.reshape(arr, (-1,)), 0
-    return take_along_axis(arr, indices, axis=_int_index(axis))
+    indices, axis = p["indices"], p["axis"]
+    if axis is None and np.ndim(indices) != 1:
+        raise ValueError("when axis=None, `indices` must have a single dimension.")
+    arr, ax = _along(arr, axis)
+    return take_along_axis(arr, indices, axis=ax)
 
 
 @register(np.repeat)
@@ -462,14 +465,10 @@ def _resize(p: dict) -> Any:
     return _take(_m.reshape(a, (-1,)), asarray(idx.reshape(-1), device=a.device)).reshape(idx.shape)
 
 
-@register(np.delete)
-def _delete(p: dict) -> Any:
-    arr, obj, axis = p["arr"], p["obj"], p["axis"]
-    if not isinstance(arr, GpuArray):
-        return _FALLBACK
-    if axis is None:
-        arr, axis = _m.reshape(arr, (-1,)), 0
-    ax = normalize_axis_index(_int_index(axis), arr.ndim)
+@register_array(np.delete, "arr")
+def _delete(arr: Any, p: dict) -> Any:
+    obj = p["obj"]
+    arr, ax = _along(arr, p["axis"])
     if isinstance(obj, GpuArray):
         obj = obj.get()
     keep = np.delete(np.arange(arr.shape[ax], dtype=np.int64), obj)   # NumPy's own index map (and errors)
@@ -1193,9 +1192,7 @@ def _compress(p: dict) -> Any:
     cond = condition.get() if isinstance(condition, GpuArray) else np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    if axis is None:
-        a, axis = _m.reshape(a, (-1,)), 0
-    ax = normalize_axis_index(_int_index(axis), a.ndim)
+    a, ax = _along(a, axis)
     (idx,) = np.nonzero(cond)
     if idx.size and idx[-1] >= a.shape[ax]:
         raise IndexError(f"index {idx[-1]} is out of bounds for axis {ax} with size {a.shape[ax]}")
