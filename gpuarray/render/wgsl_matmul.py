@@ -97,6 +97,36 @@ def _load(g: _Gen, op_i: int, batch: list[str], rows: str, cols: str, tile: str,
     return out
 
 
+def tile_grid(g: _Gen, nb: int, bm: int, bn: int) -> tuple[list[str], list[str]]:
+    """The lines (unindented) that map workgroup ``w`` to its ``bm x bn`` output tile (``m0``, ``n0``),
+    its batch and the sizes ``M``, ``N``, ``K``; and the batch index of each of the ``nb`` batch
+    dimensions. Shared by both matmul renderers (``prm`` extras: GM, GN, NG)."""
+    ra, rb = g.rep[g.k.operands[0]], g.rep[g.k.operands[1]]
+    head = ["let w = wid.y * nwg.x + wid.x;",
+            f"if (w >= {g.slot(('extra', 'NG'))}) {{ return; }}",
+            f"let GN = {g.slot(('extra', 'GN'))};",
+            f"let GM = {g.slot(('extra', 'GM'))};",
+            "let tcol = w % GN;",
+            "let q = w / GN;",
+            "let trow = q % GM;",
+            "let bat = q / GM;",
+            f"let M = {g.slot(('dim', ra, nb))};",
+            f"let N = {g.slot(('dim', rb, nb + 1))};",
+            f"let K = {g.slot(('dim', ra, nb + 1))};",
+            f"let m0 = trow * {bm}u;",
+            f"let n0 = tcol * {bn}u;"]
+    batch: list[str] = [""] * nb
+    rem = "bat"
+    for d in range(nb - 1, -1, -1):
+        if d == 0:
+            batch[d] = rem
+        else:
+            dim = g.slot(("dim", ra, d))
+            head += [f"let b{d} = {rem} % {dim};", f"let bq{d} = {rem} / {dim};"]
+            batch[d], rem = f"b{d}", f"bq{d}"
+    return head, batch
+
+
 def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
     """WGSL for a ``matmul`` kernel with tile sizes ``t``; ``prm`` extras: GM, GN (tiles), NG (workgroups)."""
     t = t or Tiles()
@@ -107,36 +137,11 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
     reg = WGSL_TYPE[dt]
     nb = len(a.shape) - 2
     g = _Gen(kernel)
-    ra, rb = g.rep[ai], g.rep[bi]
-    M, K = g.slot(("dim", ra, nb)), g.slot(("dim", ra, nb + 1))
-    N = g.slot(("dim", rb, nb + 1))
     threads = t.threads
     cols_per = t.bn // t.tn
-    head = ["  let w = wid.y * nwg.x + wid.x;",
-            f"  if (w >= {g.slot(('extra', 'NG'))}) {{ return; }}",
-            f"  let GN = {g.slot(('extra', 'GN'))};",
-            f"  let GM = {g.slot(('extra', 'GM'))};",
-            "  let tcol = w % GN;",
-            "  let q = w / GN;",
-            "  let trow = q % GM;",
-            "  let bat = q / GM;",
-            f"  let M = {M};",
-            f"  let N = {N};",
-            f"  let K = {K};",
-            f"  let m0 = trow * {t.bm}u;",
-            f"  let n0 = tcol * {t.bn}u;",
-            f"  let tx = lid % {cols_per}u;",
-            f"  let ty = lid / {cols_per}u;"]
-    batch: list[str] = [""] * nb
-    rem = "bat"
-    for d in range(nb - 1, -1, -1):
-        dim = g.slot(("dim", ra, d))
-        if d == 0:
-            batch[d] = rem
-        else:
-            head.append(f"  let b{d} = {rem} % {dim};")
-            head.append(f"  let bq{d} = {rem} / {dim};")
-            batch[d], rem = f"b{d}", f"bq{d}"
+    grid, batch = tile_grid(g, nb, t.bm, t.bn)
+    head = ["  " + line for line in grid]
+    head += [f"  let tx = lid % {cols_per}u;", f"  let ty = lid / {cols_per}u;"]
     head += [f"  var acc{i}_{j}: {reg} = {reg}(0);" for i in range(t.tm) for j in range(t.tn)]
     # A tile, stored k-major (As[k * BM + m]) so the inner loop reads a thread's rows together
     load_a = _load(g, ai, batch, "m0", "k0", "As", t.bm * t.bk, threads, t.bk, "M", "K", reg,

@@ -49,6 +49,7 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from .wgsl import Rendered, _Gen, declare_bindings, input_types
 from .wgsl_lib import helpers_for
+from .wgsl_matmul import tile_grid
 
 MODES = ("vk", "vo", "s")
 
@@ -230,33 +231,10 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         raise ValueError("the register-blocked matmul kernel is float32 only")
     nb = len(a.shape) - 2
     g = _Gen(kernel)
-    ra, rb = g.rep[ai], g.rep[bi]
     TX, TY = t.bn // t.tn, t.bm // t.tm
     HM, HN = t.tm // 4, t.tn // 4
-    head = ["let w = wid.y * nwg.x + wid.x;",
-            f"if (w >= {g.slot(('extra', 'NG'))}) {{ return; }}",
-            f"let GN = {g.slot(('extra', 'GN'))};",
-            f"let GM = {g.slot(('extra', 'GM'))};",
-            "let tcol = w % GN;",
-            "let q = w / GN;",
-            "let trow = q % GM;",
-            "let bat = q / GM;",
-            f"let M = {g.slot(('dim', ra, nb))};",
-            f"let N = {g.slot(('dim', rb, nb + 1))};",
-            f"let K = {g.slot(('dim', ra, nb + 1))};",
-            f"let m0 = trow * {t.bm}u;",
-            f"let n0 = tcol * {t.bn}u;",
-            *_thread_position(t, TX, TY),
-            f"let nt = (K + {t.bk - 1}u) / {t.bk}u;"]
-    batch: list[str] = [""] * nb
-    rem = "bat"
-    for d in range(nb - 1, -1, -1):
-        if d == 0:
-            batch[d] = rem
-        else:
-            dim = g.slot(("dim", ra, d))
-            head += [f"let b{d} = {rem} % {dim};", f"let bq{d} = {rem} / {dim};"]
-            batch[d], rem = f"b{d}", f"bq{d}"
+    head, batch = tile_grid(g, nb, t.bm, t.bn)
+    head += [*_thread_position(t, TX, TY), f"let nt = (K + {t.bk - 1}u) / {t.bk}u;"]
     ops = [_Operand(g, t, "a", ai, modes[0], batch), _Operand(g, t, "b", bi, modes[1], batch)]
     for o in ops:
         head += o.hoisted()
