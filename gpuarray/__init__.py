@@ -14,7 +14,6 @@ from typing import Any
 
 from . import (
     _dtypes,
-    _interop_functions,  # NumPy function adapters
     fft,
     lib,  # xp.lib.stride_tricks.sliding_window_view, which xarray's rolling windows use
     linalg,
@@ -24,6 +23,7 @@ from ._array import GpuArray
 from ._config import HostFallbackError, HostFallbackWarning, config
 from ._devices import CPU, Device, all_devices, default_device, set_default_device
 from ._errors import DeviceLostError, OutOfMemoryError
+from ._interop import adapters as _adapters  # NumPy function adapters (each module registers its own)
 from ._interop import from_dlpack
 from ._metrics import metrics, reset_metrics
 from .namespace.creation import (

@@ -223,7 +223,7 @@ class GpuArray(NumPyMethods):
             raise ValueError("stream is not supported; pass stream=None")
         return asarray(self, device=device)
 
-    # ---- NumPy protocols and conversions (gpuarray/_interop.py)
+    # ---- NumPy protocols and conversions (gpuarray/_interop/)
     __array_ufunc__ = _interop.array_ufunc
     __array_function__ = _interop.array_function
     __dlpack__ = _interop.dlpack

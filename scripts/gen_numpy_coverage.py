@@ -4,7 +4,7 @@
 
 Everything is read from the code: the public names of ``numpy``, ``numpy.linalg``
 and ``numpy.fft`` (their ``__all__``), how NumPy dispatches each one, and
-gpuarray's registries (``_interop.FUNCTIONS`` / ``LIKE`` for ``__array_function__``,
+gpuarray's registries (``_interop.registry.FUNCTIONS`` / ``LIKE`` for ``__array_function__``,
 the op table, ``COMPOSED``, ``ALIASES``, ``GUFUNCS`` and ``METHODS`` for
 ``__array_ufunc__``). ``--check`` exits 1 when the page is out of date.
 The page depends on the NumPy version it was generated with, which it names.
@@ -90,8 +90,9 @@ def classify() -> dict[str, Any]:
     import numpy as np
 
     import gpuarray  # noqa: F401 - registers every adapter
-    from gpuarray import _interop
-    from gpuarray._interop_functions import HOST_BY_DESIGN
+    from gpuarray._interop.host import _xp
+    from gpuarray._interop.registry import FUNCTIONS, HOST_BY_DESIGN, LIKE
+    from gpuarray._interop.ufuncs import GUFUNCS, METHODS, _device_ufunc
 
     functions: list[tuple[str, str, str]] = []        # (qualified name, status, note)
     ufuncs: list[tuple[str, Any]] = []
@@ -107,21 +108,21 @@ def classify() -> dict[str, Any]:
             if _dispatches(obj):
                 if obj in HOST_BY_DESIGN:
                     status = "host (by design)"
-                elif obj in _interop.FUNCTIONS:
+                elif obj in FUNCTIONS:
                     status = "device"
                 else:
                     status = "host fallback"
             elif _takes_like(obj):
-                status = "device (like=)" if obj in _interop.LIKE else "host fallback (like=)"
+                status = "device (like=)" if obj in LIKE else "host fallback (like=)"
             else:
                 status = "unsupported (not dispatched)"
             functions.append((qual, status, NOTES.get(qual, "")))
     extra = sorted(f"{getattr(f, '__module__', '?')}.{getattr(f, '__name__', f)}"
-                   for f in _interop.FUNCTIONS if id(f) not in seen)
+                   for f in FUNCTIONS if id(f) not in seen)
     rows = []
     for name, uf in ufuncs:
-        device = _interop._device_ufunc(uf.__name__) is not None or (
-            uf.__name__ in _interop.GUFUNCS and _interop._xp(_interop.GUFUNCS[uf.__name__]) is not None)
+        device = _device_ufunc(uf.__name__) is not None or (
+            uf.__name__ in GUFUNCS and _xp(GUFUNCS[uf.__name__]) is not None)
         call = "device" if device else "host fallback"
         cells = []
         for m in UFUNC_METHODS:
@@ -135,7 +136,7 @@ def classify() -> dict[str, Any]:
             elif m == "outer":
                 cells.append(call)
             else:
-                cells.append("device" if (uf.__name__, m) in _interop.METHODS else "host fallback")
+                cells.append("device" if (uf.__name__, m) in METHODS else "host fallback")
         alias = f" (= `{uf.__name__}`)" if uf.__name__ != name else ""
         rows.append((name, alias, call, cells))
     return {"numpy": np.__version__, "functions": functions, "ufuncs": rows, "extra": extra}

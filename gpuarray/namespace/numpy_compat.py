@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _interop
 from .._array import GpuArray, expect_array
-from .._interop import _FALLBACK
+from .._interop import operands, registry
+from .._interop.host import _FALLBACK
 from ..graph import views
 from ..graph.shapes import normalize_axis
 from .creation import asarray, full
@@ -177,7 +177,7 @@ def _numpy_dtype(np_func: Callable[..., Any], a: GpuArray, **kw: Any) -> np.dtyp
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = np.asarray(np_func(np.ones((1,) * a.ndim, a.dtype), **kw)).dtype
-    return _interop._map_dtype(want, a.device)
+    return operands._map_dtype(want, a.device)
 
 
 def _axis(axis: Any) -> Any:
@@ -187,13 +187,13 @@ def _axis(axis: Any) -> Any:
 def _nan_reduction(np_func: Callable[..., Any], kind: str) -> Callable[[dict], Any]:
     def impl(p: dict) -> Any:
         a = p["a"]
-        if (not isinstance(a, GpuArray) or a.size == 0 or _interop._given(p.get("out"), p.get("initial"),
+        if (not isinstance(a, GpuArray) or a.size == 0 or operands._given(p.get("out"), p.get("initial"),
                                                                           p.get("where"), p.get("mean"))):
             return _FALLBACK
-        kd = _interop._flag(p.get("keepdims", False))
+        kd = operands._flag(p.get("keepdims", False))
         ax = _axis(p["axis"])
         probe: dict[str, Any] = {"axis": p["axis"], "keepdims": kd}
-        if _interop._given(p.get("dtype")):
+        if operands._given(p.get("dtype")):
             probe["dtype"] = p["dtype"]
         dt = _numpy_dtype(np_func, a, **probe)
         if dt is None:
@@ -217,7 +217,7 @@ def _nan_reduction(np_func: Callable[..., Any], kind: str) -> Callable[[dict], A
         mean = sum(valid, axis=ax, keepdims=True) / count
         if kind == "mean":
             return mean if kd else _squeeze(mean, ax, a.ndim)
-        ddof = p["correction"] if _interop._given(p.get("correction")) else p.get("ddof", 0)
+        ddof = p["correction"] if operands._given(p.get("correction")) else p.get("ddof", 0)
         dev = x - mean
         dev = dev if nan is None else _where(nan, 0, dev)
         dof = count - ddof
@@ -244,7 +244,7 @@ def _nan_arg(kind: str) -> Callable[[dict], Any]:
         a, axis = p["a"], p["axis"]
         if not isinstance(a, GpuArray) or p["out"] is not None or a.size == 0:
             return _FALLBACK
-        kd = _interop._flag(p.get("keepdims", False))
+        kd = operands._flag(p.get("keepdims", False))
         fn = argmax if kind == "max" else argmin
         if a.dtype.kind != "f":
             return fn(a, axis=axis, keepdims=kd)
@@ -274,7 +274,7 @@ def _nan_cumulative(kind: str) -> Callable[[dict], Any]:
 
 
 def _register() -> None:
-    reg = _interop.register_function
+    reg = registry.register_function
     reg(np.pad, _pad)
     reg(np.lib.stride_tricks.sliding_window_view, _sliding_window_view)
     reg(np.take, _take)
@@ -284,7 +284,7 @@ def _register() -> None:
     bound += [(np.nanargmax, _nan_arg("max")), (np.nanargmin, _nan_arg("min")),
               (np.nancumsum, _nan_cumulative("sum")), (np.nancumprod, _nan_cumulative("prod"))]
     for f, impl in bound:
-        reg(f, _interop._with_params(f, impl))
+        reg(f, registry._with_params(f, impl))
 
 
 _register()

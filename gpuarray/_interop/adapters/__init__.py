@@ -1,0 +1,24 @@
+"""``__array_function__`` adapters: NumPy functions that run on the device through the namespace, by NumPy area.
+
+Each adapter takes NumPy's signature and gives NumPy's result dtypes and
+errors; the work is recorded lazily with gpuarray's functions and ufuncs, so
+it fuses like anything else. An adapter registers itself with the decorators of
+``registry`` (``register``, ``register_array`` for the common "this argument
+must be a GpuArray" case, ``register_like``); one that meets arguments it does
+not cover returns ``_FALLBACK``, and that call runs on the host as a counted
+fallback. ``numpy.pad``, ``numpy.take`` and the ``nan*`` reductions are in
+``namespace/numpy_compat.py``.
+
+Importing this package registers every adapter; ``gpuarray/__init__`` does so
+once ``GpuArray`` exists.
+
+>>> import numpy as np, gpuarray as xp
+>>> g = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
+>>> type(np.trace(g)).__name__, float(np.trace(g)), np.allclose(g, g + 1e-9)
+('GpuArray', 5.0, True)
+"""
+
+from . import calculus, creation, elementwise, indexing, joining, linalg, queries, reductions, shape, sorting
+
+__all__ = ["calculus", "creation", "elementwise", "indexing", "joining", "linalg", "queries", "reductions", "shape",
+           "sorting"]

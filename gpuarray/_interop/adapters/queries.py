@@ -1,0 +1,87 @@
+"""Questions answered without a kernel (shape, dtype, memory) and host output by design (printing, saving)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._array import GpuArray
+from ..host import _ToHost
+from ..operands import _axes
+from ..registry import HOST_BY_DESIGN, register, register_function
+
+_np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
+
+
+@register("shape")
+def _shape(p: dict) -> tuple[int, ...]:
+    return tuple(p["a"].shape)
+
+
+@register("ndim")
+def _ndim_fn(p: dict) -> int:
+    return int(p["a"].ndim)
+
+
+@register("size")
+def _size(p: dict) -> int:
+    a, axis = p["a"], p["axis"]
+    return int(a.size) if axis is None else int(a.shape[_axes(axis, a.ndim)[0]])
+
+
+@register("iscomplexobj")
+def _iscomplexobj(p: dict) -> bool:
+    return bool(p["x"].dtype.kind == "c")
+
+
+@register("isrealobj")
+def _isrealobj(p: dict) -> bool:
+    return bool(p["x"].dtype.kind != "c")
+
+
+def _plain(x: Any) -> Any:
+    return x.dtype if isinstance(x, GpuArray) else x
+
+
+@register("result_type")
+def _result_type(p: dict) -> np.dtype:
+    return np.result_type(*(_plain(x) for x in p["arrays_and_dtypes"]))
+
+
+@register("can_cast")
+def _can_cast(p: dict) -> bool:
+    return bool(np.can_cast(_plain(p["from_"]), _plain(p["to"]), casting=p["casting"]))
+
+
+@register(np.common_type)
+def _common_type(p: dict) -> Any:
+    return np.common_type(*(np.zeros(0, a.dtype) if isinstance(a, GpuArray) else a for a in p["arrays"]))
+
+
+@register(np.min_scalar_type)
+def _min_scalar_type(p: dict) -> Any:
+    a = p["a"]
+    return a.dtype if a.ndim else np.min_scalar_type(a.get())
+
+
+def _memory(p: dict) -> Any:
+    """GpuArrays are values: writing one never changes another, so only the same object shares memory."""
+    return p["a"] is p["b"]
+
+
+register(np.shares_memory)(_memory)
+register(np.may_share_memory)(_memory)
+
+
+# ============================================================ host output by design
+def _host_output(func: Any) -> None:
+    def impl(*args: Any, **kwargs: Any) -> Any:
+        conv = _ToHost()
+        return func(*(conv(a) for a in args), **{k: conv(v) for k, v in kwargs.items()})
+    register_function(func, impl)
+    HOST_BY_DESIGN.add(func)
+
+
+for _f in (np.array2string, np.array_repr, np.array_str, np.save, np.savez, np.savez_compressed, np.savetxt):
+    _host_output(_f)
