@@ -3,6 +3,7 @@ side by side with CuPy and PyTorch (cuBLAS, TF32 off) when they are importable.
 
     python -m bench.matmul [--sizes 1024,2048,4096,8192] [--runs 5] [--device wgpu:0]
                            [--configs NAME,...] [--autotune auto|on|off] [--keep-cache] [--out FILE]
+                           [--epilogue]
 
 For each size ``n`` (an ``n x n`` by ``n x n`` product) and each configuration:
 
@@ -13,6 +14,12 @@ For each size ``n`` (an ``n x n`` by ``n x n`` product) and each configuration:
   spread over ``reps``;
 - ``err``: largest error of two rows at each end of the result against NumPy in
   float64, relative to ``|a| @ |b|``.
+
+``--epilogue`` times ``relu(a @ b + bias)`` instead: fused (one matmul dispatch with
+the bias and ``maximum`` at the store) against the same computation in two
+kernels (the product evaluated first, then the elementwise kernel re-reading it),
+with gpuarray's dispatch count and GPU time (timestamp queries), and PyTorch's
+``relu(a @ b + bias)`` when importable.
 
 Figures are medians of ``--runs`` runs (>= 5). ``auto`` is the configuration
 gpuarray picks by itself: the autotuner runs on the first product of each size
@@ -112,6 +119,110 @@ def time_cuda(lib: str, a: np.ndarray, b: np.ndarray, runs: int) -> float | None
     return statistics.median(event_ms(lib, mm, reps, warm=False) / 1e3 for _ in range(runs))
 
 
+def _timed(xp: Any, dev: Any, fn: Callable[[], None], runs: int) -> tuple[float, int, float | None]:
+    """(median seconds per call of ``fn`` with a synchronize, dispatches per call, GPU ms per call
+    from timestamp queries or None)."""
+    fn()
+    xp.synchronize(dev)
+    xp.reset_metrics()
+    t0 = time.perf_counter()
+    fn()
+    xp.synchronize(dev)
+    dispatches = xp.metrics()["dispatches"]
+    reps = _reps(time.perf_counter() - t0)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        xp.synchronize(dev)
+        times.append((time.perf_counter() - t0) / reps)
+    gpu: float | None = None
+    try:
+        with xp.profile():
+            xp.reset_metrics()
+            for _ in range(reps):
+                fn()
+            xp.synchronize(dev)
+            ns = xp.metrics().get("gpu_time_ns", 0)
+        gpu = ns / reps / 1e6 if ns else None
+    except Exception:  # noqa: BLE001 - no timestamp queries here
+        gpu = None
+    return statistics.median(times), dispatches, gpu
+
+
+def bench_epilogue(xp: Any, dev: Any, n: int, runs: int) -> list[Record]:
+    """``relu(a @ b + bias)`` (``n x n``, float32): fused, in two kernels, and PyTorch's."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    ga, gb, gbias = (xp.asarray(v, device=dev) for v in (a, b, bias))
+    xp.evaluate(ga + 0, gb + 0, gbias + 0)
+
+    def fused() -> None:
+        xp.evaluate(xp.maximum(xp.matmul(ga, gb) + gbias, 0.0))
+
+    def unfused() -> None:       # the product evaluated on its own first: two kernels
+        c = xp.matmul(ga, gb)
+        xp.evaluate(c)
+        xp.evaluate(xp.maximum(c + gbias, 0.0))
+
+    r = xp.maximum(xp.matmul(ga, gb) + gbias, 0.0)
+    rows = {0: np.asarray(r[0]), n - 1: np.asarray(r[-1])}
+    del r
+    err = 0.0
+    for i, got in rows.items():
+        want = np.maximum(a[i].astype(np.float64) @ b.astype(np.float64) + bias, 0)
+        scale = np.abs(a[i]).astype(np.float64) @ np.abs(b).astype(np.float64) + np.abs(bias) + 1e-30
+        err = max(err, float(np.max(np.abs(got - want) / scale)))
+    flop = 2.0 * n**3
+    recs: list[Record] = []
+    for label, fn in (("fused", fused), ("two kernels", unfused)):
+        sec, disp, gpu = _timed(xp, dev, fn, runs)
+        recs.append({"n": n, "library": "gpuarray", "case": f"relu(a@b+bias) {label}", "api_ms": sec * 1e3,
+                     "gpu_ms": gpu, "dispatches": disp, "TFLOPs_api": flop / sec / 1e12, "max_rel_err": err})
+        print(_epi_row(recs[-1]), flush=True)
+    try:
+        import torch
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            ta, tb, tbias = (torch.from_numpy(v).cuda() for v in (a, b, bias))
+            mm: Callable[[], Any] = lambda: torch.relu(ta @ tb + tbias)  # noqa: E731
+            mm()
+            sync = cuda_events("torch")[1]
+            sync()
+            ms = statistics.median(event_ms("torch", mm, 10, warm=False) for _ in range(runs))
+            recs.append({"n": n, "library": "torch", "case": "relu(a@b+bias)", "gpu_ms": ms,
+                         "TFLOPs_api": flop / ms / 1e9})
+            print(_epi_row(recs[-1]), flush=True)
+    except Exception:  # noqa: BLE001 - absent or broken libraries are skipped
+        pass
+    return recs
+
+
+def _epi_row(r: Record) -> str:
+    api = f"{r['api_ms']:9.3f}" if "api_ms" in r else " " * 9
+    gpu = f"{r['gpu_ms']:9.3f}" if r.get("gpu_ms") is not None else " " * 9
+    disp = f"{r['dispatches']:3d}" if "dispatches" in r else "   "
+    err = f"{r['max_rel_err']:.1e}" if "max_rel_err" in r else ""
+    return f"{r['n']:6d}  {r['library']:9s} {r['case']:28s} {api} {gpu}  {disp} {r['TFLOPs_api']:8.2f}  {err}"
+
+
+def main_epilogue(sizes: list[int], device: str, runs: int, out_path: str) -> int:
+    import gpuarray as xp
+
+    dev = xp.Device(device)
+    print("     n  library   case                           api ms    gpu ms  dsp    TF/s  max rel err")
+    recs = [r for n in sizes for r in bench_epilogue(xp, dev, n, runs)]
+    out = Path(out_path or f"bench/results/matmul_epilogue_{time.strftime('%Y-%m-%d')}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
+                               "device": dev.provider.device_info().get("name"), "records": recs}, indent=1))
+    print(f"\nwritten to {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="1024,2048,4096,8192")
@@ -121,8 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--autotune", default="", choices=["", "auto", "on", "off"])
     p.add_argument("--keep-cache", action="store_true", help="reuse stored autotuning choices")
     p.add_argument("--out", default="")
+    p.add_argument("--epilogue", action="store_true", help="time relu(a @ b + bias): fused against two kernels")
     args = p.parse_args(argv)
     runs = max(5, args.runs)
+    if args.epilogue:
+        os.environ.setdefault("GPUARRAY_OFFLOAD", "always")
+        return main_epilogue([int(s) for s in args.sizes.split(",") if s], args.device, runs, args.out)
     if args.autotune:
         os.environ["GPUARRAY_MATMUL_AUTOTUNE"] = args.autotune
     if not args.keep_cache:

@@ -9,10 +9,17 @@ A ``Kernel`` is what a provider runs. Its instructions are:
               (params: ``(strides, offset)``, in elements)
 - ``reshape`` the argument's elements in C order, in a new shape
 - ``astype``  a conversion to ``dtype``
+- ``result``  a breaker kernel's own value at the output index (epilogues only)
 - any op-table name: elementwise, operands broadcast to ``shape``
 
 A kernel of another ``kind`` (a reduction, ...) computes its ``operands``
-with these instructions (a fused prologue) and then does its own work.
+with these instructions (a fused prologue) and then does its own work. A
+``reduce`` or ``matmul`` kernel may also have a fused *epilogue*: after the
+prologue comes one ``result`` instruction (the breaker's value at the output
+index), then elementwise instructions over it; ``outputs`` are the epilogue's
+roots (the ``result`` itself among them when the breaker's value is needed
+too). Without an epilogue a breaker kernel has no ``outputs`` and writes its
+value to its one out node.
 
 Shapes, strides, offsets and scalar values are runtime parameters; only the
 structure (ops, dtypes, ranks, broadcast patterns) goes into ``signature``,
@@ -22,7 +29,7 @@ so one compiled pipeline serves every size and every scalar value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,6 +66,13 @@ class Instr:
         return (self.op, self.args, self.dtype.str, len(self.shape), pats, extra)
 
 
+class Result(NamedTuple):
+    """A stand-in out node of a breaker kernel without its epilogue: the breaker's dtype and shape."""
+
+    dtype: np.dtype
+    shape: Shape
+
+
 @dataclass
 class Kernel:
     instrs: list[Instr]
@@ -71,6 +85,67 @@ class Kernel:
     attrs: tuple = ()            # the breaker node's attrs (structural: part of the signature)
     operands: list[int] = field(default_factory=list)   # breaker inputs, as instruction indices
     _sig: tuple | None = field(default=None, repr=False)
+    _res: int | None = field(default=None, repr=False)
+
+    @property
+    def result_index(self) -> int | None:
+        """Index of the ``result`` instruction (a breaker kernel with a fused epilogue), else None."""
+        if self._res is None:
+            self._res = next((n for n, i in enumerate(self.instrs) if i.op == "result"), -1)
+        return self._res if self._res >= 0 else None
+
+    @property
+    def result_dtype(self) -> np.dtype:
+        """The dtype of the breaker's own value (its accumulators), epilogue or not."""
+        r = self.result_index
+        return self.instrs[r].dtype if r is not None else self.out_nodes[0].dtype
+
+    def prologue_part(self) -> Kernel:
+        """This breaker kernel without its epilogue: instructions and inputs up to the ``result``,
+        one out node (a ``Result``) of the breaker's dtype and shape. ``self`` when it has none."""
+        r = self.result_index
+        if r is None:
+            return self
+        res = self.instrs[r]
+        n_in = max((i.params[0] for i in self.instrs[:r] if i.op == "input"), default=-1) + 1
+        return Kernel(self.instrs[:r], self.inputs[:n_in], [], [Result(res.dtype, res.shape)], res.shape,
+                      self.device, self.kind, self.attrs, list(self.operands))
+
+    def epilogue_inputs(self) -> list[int]:
+        """The inputs (``k`` of ``in<k>``) that the epilogue reads, in order."""
+        return sorted({self.instrs[i].params[0] for i in self._epilogue_cone() if self.instrs[i].op == "input"})
+
+    def _epilogue_cone(self) -> list[int]:
+        need: set[int] = set()
+        stack = list(self.outputs)
+        while stack:
+            i = stack.pop()
+            if i not in need:
+                need.add(i)
+                stack.extend(self.instrs[i].args)
+        return sorted(need)
+
+    def with_epilogue_of(self, source: Kernel) -> Kernel:
+        """This breaker kernel (without an epilogue) with ``source``'s epilogue: its ``result`` stands
+        for this kernel's value. Inputs the epilogue reads follow this kernel's own, in the order
+        of ``source.epilogue_inputs()`` (the multi-pass reduction's last pass)."""
+        r = source.result_index
+        assert r is not None and self.result_index is None
+        instrs = list(self.instrs)
+        inputs = list(self.inputs)
+        remap = {r: len(instrs)}
+        instrs.append(source.instrs[r])
+        new_k = {k: len(inputs) + n for n, k in enumerate(source.epilogue_inputs())}
+        inputs += [source.inputs[k] for k in new_k]
+        for i in source._epilogue_cone():
+            if i == r:
+                continue
+            x = source.instrs[i]
+            params = (new_k[x.params[0]],) if x.op == "input" else x.params
+            remap[i] = len(instrs)
+            instrs.append(Instr(x.op, tuple(remap[a] for a in x.args), x.dtype, x.shape, params))
+        return Kernel(instrs, inputs, [remap[o] for o in source.outputs], list(source.out_nodes),
+                      source.out_shape, self.device, self.kind, self.attrs, list(self.operands))
 
     @property
     def signature(self) -> tuple:
@@ -91,12 +166,20 @@ class Kernel:
         return {i.dtype for i in self.instrs}
 
     def summary(self) -> str:
-        """One line: the output shape and what the kernel is."""
+        """One line: the output shape and what the kernel is (and its fused epilogue)."""
         what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else f"{self.kind}{self.attrs}"
+        r = self.result_index
+        if r is not None:
+            ops = [i.op for i in self.instrs[r + 1:] if i.op not in ("input", "const")]
+            what += f" + epilogue [{', '.join(dict.fromkeys(ops))}] -> {len(self.outputs)} output(s)"
         return f"kernel -> {self.out_shape} ({what})"
 
     def describe(self) -> str:
         lines = [self.summary()]
+        r = self.result_index
         for n, ins in enumerate(self.instrs):
-            lines.append(f"  %{n} = {ins.op}{list(ins.args)} : {ins.dtype}{list(ins.shape)}")
+            if n == r:
+                lines.append("  epilogue (at each output element):")
+            out = f"  -> out{self.outputs.index(n)}" if r is not None and n in self.outputs else ""
+            lines.append(f"  %{n} = {ins.op}{list(ins.args)} : {ins.dtype}{list(ins.shape)}{out}")
         return "\n".join(lines)

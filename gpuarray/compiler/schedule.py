@@ -4,9 +4,13 @@ Elementwise ops and views fuse: each group of targets with one shape becomes
 ONE kernel that inlines the whole unevaluated cone below it (views included,
 as index arithmetic). Other ops (reductions, ...) are cut points ("breakers"):
 each gets a kernel of its own kind, which absorbs the fusable cone of its
-operands as a prologue. Evaluated nodes and earlier breakers are read as
-kernel inputs. Walks are iterative, so graph depth is never limited by
-Python's recursion limit.
+operands as a prologue. A ``reduce`` or ``matmul`` breaker also absorbs, as
+an *epilogue*, a group of elementwise targets that read its value only at
+their own output index (``relu(a @ b + bias)``, the division of ``mean``):
+the kernel evaluates them per output element before the store, and the
+breaker's value is written too only when something else needs it.
+Evaluated nodes and earlier breakers are read as kernel inputs. Walks are
+iterative, so graph depth is never limited by Python's recursion limit.
 
 >>> import numpy as np
 >>> from gpuarray.graph import leaf, make
@@ -18,14 +22,18 @@ Python's recursion limit.
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from .._ops import OPS
 from ..graph.node import Node
+from ..graph.shapes import contiguous_strides
 from .kernel import INDEX_OPS, Instr, Kernel
 
 FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
+EPILOGUE_KINDS = frozenset({"reduce", "matmul"})    # breakers whose renderers evaluate a fused epilogue
 
 
 def is_breaker(node: Node) -> bool:
@@ -61,12 +69,15 @@ def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
     return order
 
 
-def build_kernel(targets: Sequence[Node]) -> Kernel:
+def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kernel:
     """One kernel computing every target from its fusable cone.
 
     Elementwise targets (all of one shape) give an ``elementwise`` kernel. A single
     breaker target gives a kernel of that kind whose ``operands`` are its inputs,
     computed inside the kernel from their fusable cones (a fused prologue).
+    ``epilogue`` (with a breaker target): elementwise nodes of one shape, evaluated per
+    output element after the breaker's value (a ``result`` instruction); they become the
+    kernel's outputs in place of the breaker (see ``schedule``).
     Realized nodes and other breakers are read as inputs.
     """
     instrs: list[Instr] = []
@@ -74,22 +85,115 @@ def build_kernel(targets: Sequence[Node]) -> Kernel:
     index: dict[int, int] = {}
     breaker = len(targets) == 1 and is_breaker(targets[0])
     cone_roots = list(targets[0].inputs) if breaker else list(targets)
-    for node in _topo(cone_roots, through_breakers=False) if cone_roots else []:
-        if node.realized or is_breaker(node):
+
+    def add(nodes: list[Node]) -> None:
+        for node in nodes:
+            if node.serial in index:
+                continue
+            if node.realized or is_breaker(node):
+                index[node.serial] = len(instrs)
+                instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
+                inputs.append(node)
+                continue
+            args = tuple(index[i.serial] for i in node.inputs)
             index[node.serial] = len(instrs)
-            instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
-            inputs.append(node)
-            continue
-        args = tuple(index[i.serial] for i in node.inputs)
-        index[node.serial] = len(instrs)
-        instrs.append(Instr(node.op, args, node.dtype, node.shape, node.attrs))
+            instrs.append(Instr(node.op, args, node.dtype, node.shape, node.attrs))
+
+    add(_topo(cone_roots, through_breakers=False) if cone_roots else [])
     t0 = targets[0]
     if breaker:
         operands = [index[i.serial] for i in t0.inputs]
-        return Kernel(instrs, inputs, [], list(targets), t0.shape, t0.device, kind=t0.op,
-                      attrs=t0.attrs, operands=operands)
+        if not epilogue:
+            return Kernel(instrs, inputs, [], list(targets), t0.shape, t0.device, kind=t0.op,
+                          attrs=t0.attrs, operands=operands)
+        # the prologue's instructions and inputs come first: ``Kernel.prologue_part`` cuts there
+        index[t0.serial] = len(instrs)
+        instrs.append(Instr("result", (), t0.dtype, t0.shape))
+        add(_topo(list(epilogue), through_breakers=False))
+        return Kernel(instrs, inputs, [index[t.serial] for t in epilogue], list(epilogue), epilogue[0].shape,
+                      t0.device, kind=t0.op, attrs=t0.attrs, operands=operands)
     outputs = [index[t.serial] for t in targets]
     return Kernel(instrs, inputs, outputs, list(targets), t0.shape, t0.device)
+
+
+def _aligned_edge(node: Node, arg: Node) -> bool:
+    """Whether ``node`` reads ``arg`` at its own (C-order) linear index."""
+    if node.op in OPS or node.op == "astype":
+        return arg.shape == node.shape
+    if node.op == "reshape":
+        return True
+    if node.op == "view":        # only a view that just adds or drops unit dims
+        strides, offset = node.attrs
+        return offset == 0 and math.prod(node.shape) == math.prod(arg.shape) and all(
+            s == c for s, c, d in zip(strides, contiguous_strides(node.shape), node.shape, strict=True) if d != 1)
+    return False
+
+
+def _epilogue_host(group: list[Node], pos: dict[int, int]) -> Node | None:
+    """The breaker that can take ``group`` (elementwise targets of one shape) as its epilogue:
+    the last breaker (in dependency order) the group's cone reads, when it is a reduce or
+    matmul on the group's device whose value every read takes at the output index itself
+    (through elementwise ops without broadcasting, ``astype`` and reshapes). Else None."""
+    cone = _topo(group, through_breakers=False)
+    read = [n for n in cone if is_breaker(n)]
+    if not read:
+        return None
+    b = max(read, key=lambda n: pos[n.serial])
+    if b.op not in EPILOGUE_KINDS or b.device != group[0].device:
+        return None
+    aligned = {t.serial: True for t in group}
+    for n in reversed(cone):       # consumers before their inputs
+        if n.realized or is_breaker(n):
+            continue
+        here = aligned[n.serial]
+        for a in n.inputs:
+            aligned[a.serial] = aligned.get(a.serial, True) and here and _aligned_edge(n, a)
+    return b if aligned[b.serial] else None
+
+
+def _fusion_ok(kernel: Kernel, breaker: Node) -> bool:
+    """False when the device could run the breaker alone but not with this epilogue (say a
+    float64 op that has no exact WGSL yet): fusing must not move a kernel to the host."""
+    provider = getattr(breaker.device, "provider", None)
+    if provider is None or getattr(provider, "host_memory", True):
+        return True
+    if provider.cannot_run(kernel) is None:
+        return True
+    return provider.cannot_run(build_kernel([breaker])) is not None
+
+
+def _ref_excess(nodes: list[Any], uses: list[int]) -> list[int]:
+    """References to each of ``nodes`` beyond ``uses`` and those this function holds."""
+    out = []
+    for k, obj in enumerate(nodes):
+        out.append(sys.getrefcount(obj) - uses[k])
+    return out
+
+
+_REF_BASE = _ref_excess([object()], [0])[0] if hasattr(sys, "getrefcount") else 0
+
+
+def _held_elsewhere(order: list[Node]) -> set[int]:
+    """Serials of the breakers in ``order`` that something outside the graph being scheduled
+    still references (a user's array, a node that is not evaluated now): their values must be
+    written even when an epilogue consumes them, or they would be computed again later."""
+    breakers = [n for n in order if is_breaker(n)]
+    if not breakers or not hasattr(sys, "getrefcount"):
+        return {n.serial for n in breakers}
+    uses = _uses(order)
+    # each breaker is also held by ``order`` and ``breakers`` (one more than _REF_BASE counts)
+    excess = _ref_excess(breakers, [uses.get(n.serial, 0) + 1 for n in breakers])
+    return {n.serial for n, e in zip(breakers, excess, strict=True) if e > _REF_BASE}
+
+
+def _uses(order: list[Node]) -> dict[int, int]:
+    """How often each node is an input of the unevaluated nodes of ``order``."""
+    uses: dict[int, int] = {}
+    for n in order:
+        if not n.realized:
+            for i in n.inputs:
+                uses[i.serial] = uses.get(i.serial, 0) + 1
+    return uses
 
 
 def schedule(targets: Sequence[Node]) -> list[Kernel]:
@@ -97,10 +201,16 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
 
     Every breaker in the unevaluated graph gets its own kernel first (in
     dependency order); then the remaining targets, grouped by shape and device,
-    each group ONE elementwise kernel.
+    each group ONE elementwise kernel. A group that reads a reduce or matmul only
+    at its own output index becomes that breaker's epilogue instead (``_epilogue_host``):
+    the breaker's kernel computes the group's targets, and writes the breaker's own
+    value as one more output only when it is a target, another kernel reads it, or
+    something outside this evaluation holds it (``_held_elsewhere``).
     """
     live = [t for t in targets if not t.realized]
-    kernels = [build_kernel([n]) for n in _topo(live, through_breakers=True) if is_breaker(n)]
+    order = _topo(live, through_breakers=True)
+    held = _held_elsewhere(order) if any(is_breaker(n) for n in order) else None    # None: no breakers
+    pos = {n.serial: i for i, n in enumerate(order)}
     groups: dict[tuple, list[Node]] = {}
     for t in live:
         if is_breaker(t):
@@ -108,4 +218,26 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
         group = groups.setdefault((t.shape, t.device), [])
         if all(t is not g for g in group):
             group.append(t)
-    return kernels + [build_kernel(g) for g in groups.values()]
+    fused: dict[int, Kernel] = {}
+    rest: list[list[Node]] = []
+    for group in groups.values():
+        b = _epilogue_host(group, pos) if held is not None else None
+        if b is not None and b.serial not in fused:
+            k = build_kernel([b], group)
+            if _fusion_ok(k, b):
+                fused[b.serial] = k
+                continue
+        rest.append(group)
+    kernels = [fused[n.serial] if n.serial in fused else build_kernel([n]) for n in order if is_breaker(n)]
+    kernels += [build_kernel(g) for g in rest]
+    if fused:
+        read = {n.serial for k in kernels for n in k.inputs}
+        wanted = read | (held or set()) | {t.serial for t in live}
+        for b_serial, k in fused.items():
+            if b_serial in wanted:      # the breaker's value is needed too: one more output
+                r = k.result_index
+                assert r is not None
+                k.outputs.append(r)
+                k.out_nodes.append(order[pos[b_serial]])
+                k._sig = None
+    return kernels

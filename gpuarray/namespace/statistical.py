@@ -3,7 +3,11 @@ and the cumulative sum and product.
 
 Each reduction is one ``reduce`` node, each cumulative function one ``scan``
 node; the elementwise work feeding it (casts, the ``x - mean`` of ``var``)
-runs inside that kernel as its prologue.
+runs inside that kernel as its prologue, and the elementwise work consuming a
+reduction's result (the division of ``mean`` and ``var``, the ``sqrt`` of
+``std``, a ``keepdims`` reshape) as its epilogue (``compiler/schedule.py``):
+``mean`` along an axis costs the sum's passes only, ``var`` and ``std`` two
+reductions.
 
 >>> import gpuarray as xp
 >>> float(xp.sum(xp.arange(5, dtype=xp.float32, device="cpu") ** 2))

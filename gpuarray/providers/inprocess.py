@@ -157,9 +157,16 @@ HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
     if kernel.kind != "elementwise":
-        vals = _evaluate(kernel, inputs)
+        base = kernel.prologue_part()
+        vals = _evaluate(base, inputs)
         with np.errstate(all="ignore"):
-            results = HOST_KINDS[kernel.kind](kernel, [vals[i] for i in kernel.operands])
+            results = HOST_KINDS[kernel.kind](base, [vals[i] for i in kernel.operands])
+        if kernel.result_index is not None:
+            # the fused epilogue: the breaker's value is the ``result`` instruction, the outputs
+            # are computed from it elementwise like any elementwise kernel's
+            vals.append(np.asarray(results[0]).reshape(kernel.instrs[len(vals)].shape))
+            vals = _evaluate(kernel, inputs, vals)
+            return _outputs(kernel, vals, [n.shape for n in kernel.out_nodes])   # the result keeps its shape
         outs = []
         for r in results:
             out = np.array(r, copy=True, order="C")
@@ -168,10 +175,16 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
         return outs
     if kernel.size > CHUNK and _chunkable(kernel):
         return _run_chunked(kernel, inputs)
-    vals = _evaluate(kernel, inputs)
+    return _outputs(kernel, _evaluate(kernel, inputs))
+
+
+def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...]] | None = None) -> list[np.ndarray]:
+    """The outputs of ``kernel`` from the values of its instructions: read-only C-contiguous copies
+    (of ``shapes``, default: all ``kernel.out_shape``)."""
     outs = []
-    for o in kernel.outputs:
-        v = np.broadcast_to(vals[o], kernel.out_shape)
+    for j, o in enumerate(kernel.outputs):
+        shape = kernel.out_shape if shapes is None else shapes[j]
+        v = np.broadcast_to(vals[o], shape) if vals[o].shape != shape else vals[o]
         out = np.ascontiguousarray(v, dtype=kernel.instrs[o].dtype)
         if out is vals[o] or not out.flags.owndata:
             out = out.copy()
@@ -180,11 +193,11 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     return outs
 
 
-def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Every instruction of ``kernel`` as a whole array."""
-    vals: list[np.ndarray] = []
+def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given)."""
+    vals = [] if vals is None else vals
     with np.errstate(all="ignore"):
-        for ins in kernel.instrs:
+        for ins in kernel.instrs[len(vals):]:
             op = ins.op
             if op == "input":
                 v = np.asarray(inputs[ins.params[0]]).reshape(ins.shape)

@@ -235,7 +235,8 @@ class WgpuProvider:
                 n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
             return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
         # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
-        n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise" else 6)
+        n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
+                                       else 5 + max(1, len(kernel.outputs)))     # fused epilogue outputs
         if n_bind > self.max_storage_buffers:
             return f"kernel needs {n_bind} storage buffers; the adapter allows {self.max_storage_buffers}"
         if kernel.kind == "elementwise" and self.needs_split(kernel):

@@ -10,6 +10,11 @@ Two kernels:
   float32 buffers or strided views of them (``operand_modes``), the scalar
   prologue path for everything else. Used for float32 when ``M, N >= 64``.
 
+Both evaluate a fused epilogue (``relu(a @ b + bias)``) at the store. Tuning
+is per size class of the plain product (the epilogue is per-element work at
+the store, the same for every tile shape); the rendered shaders are cached by
+the kernel signature, which includes the epilogue.
+
 Which :class:`BlockTiles` runs: the per-adapter autotuner's choice for the
 size class (``wgpu_autotune``; products of at least ``TUNE_MIN_FLOPS`` are
 tuned on their first use, on GPUs), else ``blocked_default``. ``use_config``
@@ -298,10 +303,11 @@ def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int) -> tuple[Rende
 
 
 def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: Config | None = None) -> list[Any]:
-    dt = kernel.out_nodes[0].dtype
-    out = provider.alloc(kernel.size * STORAGE_NP[dt].itemsize)
+    dt = kernel.result_dtype       # the accumulators'; a fused epilogue's outputs have their own
+    out_dts = [kernel.instrs[o].dtype for o in kernel.outputs] if kernel.result_index is not None else [dt]
+    outs = [provider.alloc(kernel.size * STORAGE_NP[d].itemsize) for d in out_dts]
     if kernel.size == 0:
-        return [out]
+        return outs
     a = kernel.instrs[kernel.operands[0]]
     b = kernel.instrs[kernel.operands[1]]
     m, k = a.shape[-2:]
@@ -312,5 +318,5 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: 
         cfg = choose_tiles(m, n, k, dt)
     r, prm, groups = plan(kernel, cfg, m, n, batch)
     wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    provider.dispatch(r.source, prm, [*in_handles, out, *wide], groups)
-    return [out]
+    provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
+    return outs

@@ -5,7 +5,10 @@ output, col: threads per output), flat-index evaluation, ``vec4`` loads and the
 subgroup combine. Here the reduced elements of each output are split into
 ``G`` chunks so that about ``TARGET_GROUPS`` workgroups fill the GPU; when
 ``G`` > 1 the partials (``(M, G)`` for the row layout, ``(G, M)`` for the col
-layout) are reduced by further passes, planned the same way. The tunables are
+layout) are reduced by further passes, planned the same way. A fused epilogue
+(``Kernel.result_index``) runs in the last pass only: earlier passes run the
+kernel's ``prologue_part``, and the epilogue moves to the pass over the partials
+(``Kernel.with_epilogue_of``) with the inputs it reads. The tunables are
 module attributes (``bench/reductions.py --sweep`` varies them).
 """
 
@@ -16,7 +19,7 @@ import math
 from typing import Any
 
 from .._dtypes import STORAGE_NP
-from ..compiler.kernel import Instr, Kernel
+from ..compiler.kernel import Instr, Kernel, Result
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
 
@@ -75,16 +78,18 @@ def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[
 
 
 def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
-    """The kernel reducing ``kernel``'s partials, laid out ``shape``, along ``axis``."""
+    """The kernel reducing ``kernel``'s partials, laid out ``shape``, along ``axis`` (without
+    ``kernel``'s epilogue)."""
     rop = kernel.attrs[0]
-    dt = kernel.out_nodes[0].dtype
+    base = kernel.prologue_part()
+    dt = base.result_dtype
     part = Instr("input", (), dt, shape, (0,))
-    return Kernel([part], [kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape, kernel.device,
+    return Kernel([part], [Result(dt, shape)], [], base.out_nodes, base.out_shape, kernel.device,
                   kind="reduce", attrs=(rop, (axis,)), operands=[0])
 
 
-def _run(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None:
-    """Record the passes of ``kernel`` writing its ``M`` results to ``out``."""
+def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) -> None:
+    """Record the passes of ``kernel`` writing its ``M`` results (its epilogue's) to ``outs``."""
     sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
     v, (o, _l, inner) = choose_variant(kernel, sg, USE_VECTOR)
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
@@ -95,7 +100,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None
     src = kernel.instrs[kernel.operands[0]]
     length = math.prod(src.shape[d] for d in kernel.attrs[1])
     m = kernel.size
-    item = STORAGE_NP[kernel.out_nodes[0].dtype].itemsize
+    item = STORAGE_NP[kernel.result_dtype].itemsize
     bound: list[Any] = list(in_handles)
     if v.vec == 4:
         vb = _vector_bindings(provider, kernel, in_handles)
@@ -103,22 +108,27 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None
             v = dataclasses.replace(v, vec=1)
         else:
             bound = vb
-    r = provider.rendered_for(kernel, render_reduce, v)
-    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())]
     if v.layout == "row":
         g = row_chunks(m, length)
         groups, extra = m * g, {"G": g, "MG": m * g, "L": length}
-        nxt = _partials(kernel, (m, g), 1) if g > 1 else None
+        part: tuple[tuple[int, int], int] = ((m, g), 1)
     else:
         units = -(-m // v.vec)
         blocks = -(-units // WORKGROUP)
         g, lc = col_chunks(blocks, length)
         groups = blocks * g
         extra = {"MG": groups, "NB": blocks, "P": units, "M": m, "L": length, "LC": lc, "I": inner}
-        nxt = _partials(kernel, (g, m), 0) if g > 1 else None
-    target = out if nxt is None else provider.alloc(m * g * item)
+        part = ((g, m), 0)
+    full = kernel
+    if g > 1:          # several passes: a fused epilogue runs in the last one only
+        kernel = kernel.prologue_part()
+        bound = bound[:len(kernel.inputs)]
+    nxt = _partials(kernel, *part) if g > 1 else None
+    r = provider.rendered_for(kernel, render_reduce, v)
+    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())]
+    targets = outs if nxt is None else [provider.alloc(m * g * item)]
     try:
-        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, target, *wide], groups)
+        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, *targets, *wide], groups)
     except Exception as exc:
         # a driver that rejects the subgroup built-ins: the shared-memory tree from now on (the
         # pipeline is compiled before anything is recorded, so nothing was recorded)
@@ -126,14 +136,21 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None
             raise
         provider._reduce_sg_failed = True
         r = provider.rendered_for(kernel, render_reduce, dataclasses.replace(v, sg=False))
-        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, target, *wide], groups)
+        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, *targets, *wide], groups)
     if nxt is not None:
-        _run(provider, nxt, [target], out)
-        provider.free(target)       # returned to the pool once the pass is submitted
+        handles = [targets[0]]
+        if full.result_index is not None:
+            handles += [in_handles[k] for k in full.epilogue_inputs()]
+            nxt = nxt.with_epilogue_of(full)
+        _run(provider, nxt, handles, outs)
+        provider.free(targets[0])       # returned to the pool once the pass is submitted
 
 
 def enqueue_reduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    out = provider.alloc(kernel.size * STORAGE_NP[kernel.out_nodes[0].dtype].itemsize)
+    if kernel.result_index is None:
+        outs = [provider.alloc(kernel.size * STORAGE_NP[kernel.result_dtype].itemsize)]
+    else:
+        outs = [provider.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize) for o in kernel.outputs]
     if kernel.size:
-        _run(provider, kernel, list(in_handles), out)
-    return [out]
+        _run(provider, kernel, list(in_handles), outs)
+    return outs

@@ -137,8 +137,9 @@ def _shape_classes(kernel: Kernel) -> list[int]:
         for a in ins.args:
             if kernel.instrs[a].shape == ins.shape:
                 union(n, a)
-    for o in kernel.outputs[1:]:
-        union(kernel.outputs[0], o)
+    if kernel.kind == "elementwise":    # its outputs have one shape (a fused epilogue's may not)
+        for o in kernel.outputs[1:]:
+            union(kernel.outputs[0], o)
     return [find(i) for i in range(len(kernel.instrs))]
 
 
@@ -156,6 +157,7 @@ class _Gen:
         self.fast = False                  # config(fast_math=True): the op table's "fast" templates
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
+        self.result: str | None = None     # a fused epilogue's ``result``: the breaker's value (WGSL)
         # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
         trig: dict[int, set[str]] = {}
         for ins in kernel.instrs:
@@ -248,6 +250,9 @@ class _Gen:
             if dt == np.bool_:
                 return self.emit(f"{raw} != 0u")
             return self.emit(raw if st == "u32" else f"bitcast<{st}>({raw})")
+        if op == "result":
+            assert self.result is not None, "the breaker's value is read only by its epilogue"
+            return self.emit(self.result)
         if op == "iota":
             return self.emit(self._cast(self.lin(idx, i), np.dtype(np.uint32), dt))
         if op == "view":
@@ -401,6 +406,58 @@ def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str
         full[d] = f"r{d}"
     v = g.value(op_i, ("multi", tuple(full[d] for d in range(len(src.shape)))))
     return head, body + g.lines, v
+
+
+def output_types(kernel: Kernel) -> list[str]:
+    """Storage types of a breaker kernel's outputs: its epilogue's, else the breaker's own."""
+    if kernel.result_index is None:
+        return [WGSL_STORAGE_TYPE[kernel.result_dtype]]
+    return [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
+
+
+def _result_shaped(kernel: Kernel) -> bool:
+    """Whether every epilogue instruction is elementwise (or a cast) at the ``result``'s shape,
+    its operands broadcast to it: then each can be read at the result's multi-index (true for
+    every kernel of this signature). Views and reshapes need the linear index."""
+    r = kernel.result_index
+    assert r is not None
+    shape = kernel.instrs[r].shape
+    for x in kernel.instrs[r + 1:]:
+        if x.op in ("input", "const"):
+            continue
+        if not (x.op in OPS or x.op == "astype") or x.shape != shape:
+            return False
+    return True
+
+
+def epilogue_values(g: _Gen, result: str, at: str, multi: tuple[str, ...] | None = None) -> tuple[list[str], list[str]]:
+    """A fused epilogue evaluated for the output element at linear index ``at`` (a WGSL name), the
+    breaker's value there being ``result`` (a WGSL expression of its register type; bools as
+    ``bool``), like an elementwise kernel's instructions (``multi``: the element's multi-index in
+    the ``result``'s shape, used when the outputs have that shape): (lines, unindented; one value
+    per output)."""
+    saved = g.lines, g.memo, g.result
+    g.lines, g.memo, g.result = [], {}, result       # values emitted elsewhere are out of scope here
+    try:
+        idx: Idx = ("multi", multi) if multi is not None and _result_shaped(g.k) else ("lin", at)
+        vals = [g.value(o, idx) for o in g.k.outputs]
+        return [ln.strip() for ln in g.lines], vals
+    finally:
+        g.lines, g.memo, g.result = saved
+
+
+def epilogue_stores(g: _Gen, result: str, at: str, multi: tuple[str, ...] | None = None) -> list[str]:
+    """``epilogue_values`` and the stores of its values to ``out<j>[at]``; without an epilogue,
+    ``result`` stored to ``out0[at]``."""
+    k = g.k
+    if k.result_index is None:
+        return [f"out0[{at}] = {_store(k.result_dtype, result)};"]
+    lines, vals = epilogue_values(g, result, at, multi)
+    return lines + [f"out{j}[{at}] = {_store(k.instrs[o].dtype, v)};" for j, (o, v) in enumerate(zip(k.outputs, vals))]
+
+
+def _store(dt: np.dtype, v: str) -> str:
+    return f"select(0u, 1u, {v})" if dt == np.bool_ else v
 
 
 VEC_TYPES = frozenset({"f32", "i32", "u32"})

@@ -21,6 +21,10 @@ Workgroups are numbered ``(batch, tile row, tile column)`` over a 2-D grid;
 sizes, strides and the tile counts are runtime parameters, so one pipeline
 serves every shape with the same structure.
 
+A fused epilogue (``Kernel.result_index``: ``relu(a @ b + bias)``) is
+evaluated per output element at the store, at its (batch, row, column)
+coordinates, so a bias broadcast along rows or columns is read by index.
+
 Not done yet (the levers for the H200 target): vector (vec4) loads and
 stores, double buffering of the shared tiles, subgroup operations, and an
 autotuner that picks :class:`Tiles` per device.
@@ -30,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from .._dtypes import WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, Rendered, _Gen, declare_bindings, input_types
+from .wgsl import _SMALL_WRAP, Rendered, _Gen, declare_bindings, epilogue_stores, input_types, output_types
 from .wgsl_lib import helpers_for
 
 
@@ -133,7 +137,7 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
     t.check()
     ai, bi = kernel.operands
     a = kernel.instrs[ai]
-    dt = kernel.out_nodes[0].dtype
+    dt = kernel.result_dtype
     reg = WGSL_TYPE[dt]
     nb = len(a.shape) - 2
     g = _Gen(kernel)
@@ -167,8 +171,13 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
             val = f"acc{i}_{j}"
             if dt in _SMALL_WRAP:
                 val = _SMALL_WRAP[dt].replace("{x}", val)
-            stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
-    decls = declare_bindings(input_types(kernel), [WGSL_STORAGE_TYPE[dt]], g.wide)
+            if kernel.result_index is None:
+                stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
+                continue
+            # the fused epilogue, at the element's output coordinates (batch, om, on)
+            stores += [f"  if (om{i} < M && on{j} < N) {{", f"    let eo = obase + om{i} * N + on{j};",
+                       *epilogue_lines(g, val, "eo", (*batch, f"om{i}", f"on{j}"), nb), "  }"]
+    decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
     decls.append(f"var<workgroup> As: array<{reg}, {t.bm * t.bk}>;")
     decls.append(f"var<workgroup> Bs: array<{reg}, {t.bk * t.bn}>;")
     main = "\n".join([
@@ -192,5 +201,17 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
         "}",
     ])
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    max(1, len(kernel.outputs)))
 
+
+def epilogue_multi(g: _Gen, multi: tuple[str, ...], nb: int) -> tuple[str, ...] | None:
+    """``multi`` (batch..., row, column), or None where the ``result`` is a reshaped 1-D product."""
+    res = g.k.instrs[g.k.result_index or 0]
+    return multi if len(res.shape) == nb + 2 else None
+
+
+def epilogue_lines(g: _Gen, val: str, at: str, multi: tuple[str, ...], nb: int, indent: int = 4) -> list[str]:
+    """The fused epilogue's lines for one output element (``at``: its linear index, ``multi``: its
+    (batch..., row, column) coordinates)."""
+    return [" " * indent + ln for ln in epilogue_stores(g, val, at, epilogue_multi(g, multi, nb))]

@@ -37,7 +37,10 @@ products:
 Bounds: rows and columns past ``M`` / ``N`` are clamped to the last valid
 ones (they only feed outputs that are not stored); ``k`` past ``K`` reads
 zeros on both sides, so any ``M``, ``N``, ``K`` works. ``vec_out`` stores
-``vec4`` results when ``N`` is a multiple of 4.
+``vec4`` results when ``N`` is a multiple of 4. A fused epilogue
+(``Kernel.result_index``) is evaluated per element at its (batch, row,
+column) coordinates before the store (``vec4`` stores where every output is
+float32).
 """
 
 from __future__ import annotations
@@ -47,9 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from .wgsl import Rendered, _Gen, declare_bindings, input_types
+from .wgsl import Rendered, _Gen, declare_bindings, epilogue_values, input_types, output_types
 from .wgsl_lib import helpers_for
-from .wgsl_matmul import tile_grid
+from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid
 
 MODES = ("vk", "vo", "s")
 
@@ -227,7 +230,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         raise ValueError(f"operand modes {modes}; expected {MODES}")
     ai, bi = kernel.operands
     a = kernel.instrs[ai]
-    if kernel.out_nodes[0].dtype != np.float32:
+    if kernel.result_dtype != np.float32:
         raise ValueError("the register-blocked matmul kernel is float32 only")
     nb = len(a.shape) - 2
     g = _Gen(kernel)
@@ -287,11 +290,16 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
             body.append(f"let om{h}_{i} = m0 + {h * TY * 4 + i}u + 4u * ty;")
     for h2 in range(HN):
         body.append(f"let on{h2} = n0 + {h2 * TX * 4}u + 4u * tx;")
+    out_types = output_types(kernel)
+    epi = kernel.result_index is not None
+    vec_out = vec_out and all(ot == "f32" for ot in out_types)
     for h in range(HM):
         for i in range(4):
             for h2 in range(HN):
                 m, n, c = f"om{h}_{i}", f"on{h2}", acc[h][i][h2]
-                if vec_out:
+                if epi:
+                    body += _epilogue_store(g, kernel, batch, nb, m, n, c, vec_out)
+                elif vec_out:
                     body.append(f"if ({m} < M && {n} < N) {{ out0[(obase + {m} * N + {n}) / 4u] = {c}; }}")
                 else:
                     body += [f"if ({m} < M && {n} + {j}u < N) {{ out0[obase + {m} * N + {n} + {j}u] = {c}[{j}]; }}"
@@ -300,7 +308,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     for o in ops:
         if o.mode != "s":
             types[int(o.buf[2:])] = "vec4<f32>"
-    decls = declare_bindings(types, ["vec4<f32>" if vec_out else "f32"], g.wide)
+    decls = declare_bindings(types, [f"vec4<{ot}>" if vec_out else ot for ot in out_types], g.wide)
     decls.append(f"var<workgroup> As: array<vec4<f32>, {t.nbuf * t.bk * t.bm // 4}>;")
     decls.append(f"var<workgroup> Bs: array<vec4<f32>, {t.nbuf * t.bk * t.bn // 4}>;")
     main = "\n".join([
@@ -311,4 +319,27 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         "}",
     ])
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    len(out_types))
+
+
+def _epilogue_store(g: _Gen, kernel: Kernel, batch: list[str], nb: int, m: str, n: str, c: str,
+                    vec_out: bool) -> list[str]:
+    """The fused epilogue of the 4 outputs in columns ``n .. n+3`` of row ``m`` (accumulators ``c``):
+    evaluated per element; stored as one ``vec4`` per output with ``vec_out`` (float32 outputs)."""
+    if not vec_out:
+        out = []
+        for j in range(4):
+            out += [f"if ({m} < M && {n} + {j}u < N) {{", f"  let eo = obase + {m} * N + {n} + {j}u;",
+                    f"  let en = {n} + {j}u;", *epilogue_lines(g, f"{c}[{j}]", "eo", (*batch, m, "en"), nb, 2), "}"]
+        return out
+    lanes: list[list[str]] = []
+    lines = [f"if ({m} < M && {n} < N) {{", f"  let eb = obase + {m} * N + {n};"]
+    for j in range(4):
+        lines += [f"  let eo{j} = eb + {j}u;", f"  let en{j} = {n} + {j}u;"]
+        el, vals = epilogue_values(g, f"{c}[{j}]", f"eo{j}", epilogue_multi(g, (*batch, m, f"en{j}"), nb))
+        lines += ["  " + ln for ln in el]
+        lanes.append(vals)
+    for k in range(len(kernel.outputs)):
+        lines.append(f"  out{k}[eb / 4u] = vec4<f32>({', '.join(lanes[j][k] for j in range(4))});")
+    return lines + ["}"]

@@ -15,6 +15,11 @@ elements. Two layouts (``Variant.layout``):
   ``L`` elements are split into ``G`` chunks of ``LC``; partials are laid out
   ``(G, M)``. No cross-thread combine at all.
 
+A fused epilogue (``Kernel.result_index``) is evaluated where the last pass
+stores each result (``_Parts.stores``); the provider runs a kernel with one
+only in one pass (``G`` = 1, so ``w`` and ``m`` name the output) and runs the
+epilogue-free ``Kernel.prologue_part`` for the first of several passes.
+
 The fused prologue is evaluated at each element either by the multi-index
 (``reduction_index``: any prologue, any axes) or, when ``Variant.flat``, by the
 operand's flat index (``wgsl_reduce_flat``): no index arithmetic, values
@@ -28,14 +33,27 @@ variant, ``G``, and runs further passes over the partials when ``G`` > 1.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from .._dtypes import WGSL_TYPE
 from .._ops import OPS
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, fill, input_types, reduction_index
+from .wgsl import (
+    _SMALL_WRAP,
+    WORKGROUP,
+    Rendered,
+    _Gen,
+    _suffix,
+    declare_bindings,
+    epilogue_stores,
+    fill,
+    input_types,
+    output_types,
+    reduction_index,
+)
 from .wgsl_lib import helpers_for
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
 
@@ -99,7 +117,7 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
     rop, axes = kernel.attrs
     op_i = kernel.operands[0]
     shape = kernel.instrs[op_i].shape
-    dt = kernel.out_nodes[0].dtype
+    dt = kernel.result_dtype
     sg = subgroups and acc_type(dt) in SUBGROUP_TYPES
     block = axes_block(len(shape), axes)
     if block is None:
@@ -128,8 +146,13 @@ def _main(sg: bool, body: list[str]) -> str:
     return "\n".join([f"@compute @workgroup_size({WORKGROUP})", f"fn main({', '.join(builtins)}) {{", *body, "}"])
 
 
-def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool) -> list[str]:
-    """Combine every thread's ``a`` (a ``var``) and store the result to ``out0[w]`` from thread 0."""
+def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool,
+                      store: Callable[[str], list[str]] | None = None) -> list[str]:
+    """Combine every thread's ``a`` (a ``var``) and store the result to ``out0[w]`` from thread 0
+    (``store``: the lines thread 0 runs instead, given the combined value)."""
+    def put(v: str) -> list[str]:
+        return ["    " + ln for ln in store(v)] if store is not None else [f"    out0[w] = {v};"]
+
     if sg:
         return [
             "  var so = sgs >> 1u;",
@@ -145,7 +168,7 @@ def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool) -> list[str]:
             "    for (var j = 1u; j < nsg; j = j + 1u) {",
             f"      t = {combine(rop, dt, 't', 'sh[j]')};",
             "    }",
-            "    out0[w] = t;",
+            *put("t"),
             "  }",
         ]
     return [
@@ -158,7 +181,9 @@ def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool) -> list[str]:
         "    workgroupBarrier();",
         "    s = s >> 1u;",
         "  }",
-        "  if (lid == 0u) { out0[w] = sh[0]; }",
+        "  if (lid == 0u) {",
+        *put("sh[0]"),
+        "  }",
     ]
 
 
@@ -174,11 +199,23 @@ class _Parts:
         self.v = v
         self.rop, self.axes = kernel.attrs
         self.op_i = kernel.operands[0]
-        self.dt = kernel.out_nodes[0].dtype
+        self.dt = kernel.result_dtype
         self.acc_t = acc_type(self.dt)
         fi = flat_inputs(kernel, self.op_i, self.axes) if v.flat else None
         self.vec_inputs: set[int] = set(fi or ()) if v.vec == 4 else set()
         self.g: _Gen = FlatGen(kernel, self.op_i, self.axes, self.vec_inputs) if v.flat else _Gen(kernel)
+
+    def stores(self, value: str, at: str) -> list[str]:
+        """Lines storing the reduced ``value`` (an accumulator expression) of output ``at``: through
+        the fused epilogue when the kernel has one (its last pass), else to ``out0[at]``."""
+        if self.k.result_index is None:
+            return [f"out0[{at}] = {value};"]
+        g = self.g
+        if isinstance(g, FlatGen):
+            g.inline = True                  # the epilogue runs here, not before the loop
+        o = g.fresh("eo")
+        res = f"({value} != 0u)" if self.dt == np.bool_ else value
+        return [f"let {o} = {at};", *epilogue_stores(g, res, o)]
 
     def acc_decl(self, names: list[str]) -> list[str]:
         return [f"  var {n}: {self.acc_t} = {identity(self.rop, self.dt)};" for n in names]
@@ -222,12 +259,13 @@ class _Parts:
         in_types = input_types(self.k)
         if self.vec_inputs:
             in_types = vector_types(self.k, self.vec_inputs, in_types)
-        decls = declare_bindings(in_types, [WGSL_STORAGE_TYPE[self.dt]], self.g.wide)
+        out_types = output_types(self.k)
+        decls = declare_bindings(in_types, out_types, self.g.wide)
         if shared:
             decls.append(f"var<workgroup> sh: array<{self.acc_t}, {WORKGROUP}>;")
         source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
         return Rendered(source, sorted(self.g.slots, key=lambda sp: self.g.slots[sp]), self.g.wide,
-                        len(self.k.inputs), 1)
+                        len(self.k.inputs), len(out_types))
 
 
 def _row(p: _Parts) -> Rendered:
@@ -249,7 +287,8 @@ def _row(p: _Parts) -> Rendered:
                 "  " + p.step("acc", val),
                 "    k = k + step;",
                 "  }"]
-        return p.source(_main(v.sg, head + split + loop + workgroup_combine(p.rop, p.dt, "acc", v.sg)), True)
+        combined = workgroup_combine(p.rop, p.dt, "acc", v.sg, lambda x: p.stores(x, "w"))
+        return p.source(_main(v.sg, head + split + loop + combined), True)
     assert isinstance(g, FlatGen)
     if v.vec == 4:
         accs = ["acc0", "acc1", "acc2", "acc3"]
@@ -300,7 +339,8 @@ def _row(p: _Parts) -> Rendered:
                 *_indent(one, 2),
                 "  }",
                 f"  var acc = {p.fold(['acc0', 'acc1'])};"]
-    body = head + g.hoisted + loop + workgroup_combine(p.rop, p.dt, "acc", v.sg)
+    combined = workgroup_combine(p.rop, p.dt, "acc", v.sg, lambda x: p.stores(x, "w"))
+    body = head + g.hoisted + loop + combined
     return p.source(_main(v.sg, body), True)
 
 
@@ -329,7 +369,7 @@ def _col(p: _Parts) -> Rendered:
                 "  " + p.step("acc0", val),
                 "    k = k + 1u;",
                 "  }",
-                "  out0[c * M + m] = acc0;"]
+                *_indent(p.stores("acc0", "c * M + m"), 2)]
         return p.source(_main(False, head + split + loop), False)
     assert isinstance(g, FlatGen)
     head += [f"  let I = {g.slot(('extra', 'I'))};",
@@ -356,7 +396,8 @@ def _col(p: _Parts) -> Rendered:
             *pre_one,
             *_indent(one, 2),
             "  }"]
-    loop += [f"  out0[c * M + {outs[j]}] = {combine(p.rop, p.dt, f'acca_{j}', f'accb_{j}')};" for j in range(vc)]
+    for j in range(vc):
+        loop += _indent(p.stores(combine(p.rop, p.dt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
     return p.source(_main(False, head + g.hoisted + loop), False)
 
 

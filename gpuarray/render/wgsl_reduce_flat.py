@@ -122,6 +122,7 @@ class FlatGen(_Gen):
         self._flat: dict[str, tuple[str, tuple[str, int] | None]] = {}
         self._kept: dict[str, tuple[str, ...]] = {}
         self._hoisting = False
+        self.inline = False      # True: emit everything where it is asked for (the epilogue, after the loop)
 
     def flat(self, name: str, out: str, comp: tuple[str, int] | None = None) -> Idx:
         self._flat[name] = (out, comp)
@@ -163,7 +164,7 @@ class FlatGen(_Gen):
         return super().multi(idx, i)
 
     def value(self, i: int, idx: Idx) -> str:
-        hoist = not self._hoisting and (self.ins[i].op == "const" or idx[0] == "multi")
+        hoist = not (self._hoisting or self.inline) and (self.ins[i].op == "const" or idx[0] == "multi")
         if not hoist:
             return super().value(i, idx)
         self._hoisting = True
