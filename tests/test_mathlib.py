@@ -1,0 +1,78 @@
+"""The float32 math library's path boundaries (render/wgsl_lib.py: exp, sin, cos, sincos, tanh).
+
+Each function has a common path chosen by one range test and a rare branch for the rest; these
+inputs sit on and around every boundary (a few ULP either side), on the trig quadrant boundaries,
+on the word boundaries of the Payne-Hanek reduction, and on the special values, and are checked
+against NumPy with the ULP bounds and flushing rules of tests/test_elementwise.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray._ops import OPS
+
+# _device_flushes: the autouse fixture that turns on check's rules for adapters that flush subnormals
+from .test_elementwise import _device_flushes, check  # noqa: F401
+
+F32 = np.float32
+
+
+def _around(points: list[float], ulps: int = 3) -> np.ndarray:
+    """``points`` in float32, each with its ``ulps`` neighbours on either side, and their negatives."""
+    p = np.asarray(points, dtype=np.float64).astype(F32)
+    bits = p.view(np.int32)[:, None] + np.arange(-ulps, ulps + 1, dtype=np.int32)[None, :]
+    v = bits.ravel().view(F32)
+    v = v[np.isfinite(v)]
+    return np.concatenate([v, -v])
+
+
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, 1.1754944e-38, 3.4028235e38],
+                   dtype=F32)
+# exp: the common path |x| < 86.5, overflow above 88.72, subnormal results below -87.33, 0 below -103.97
+EXP = _around([86.5, 88.0, 88.72, 88.7228, 89.0, 87.33, 103.97, 104.0, 0.34657359, 1.0397208, 20.0])
+# sin / cos: quadrant boundaries (odd multiples of pi/4) and multiples of pi/2 up to the Cody-Waite
+# limit 512, the limit itself, and the Payne-Hanek word boundaries (2^25, 2^57, 2^89, 2^121)
+TRIG = _around([*(np.arange(1, 652) * (np.pi / 4)), 511.9, 512.0, 1024.0, 2.0 ** 25, 2.0 ** 57, 2.0 ** 89,
+                2.0 ** 121, 1e30])
+# tanh: the polynomial below 0.625, exp's formula up to 9.1, 1 above
+TANH = _around([0.625, 9.1, 1e-4, 0.5, 1.0, 5.0, 20.0])
+
+
+@pytest.mark.parametrize(("name", "x"), [("exp", EXP), ("sin", TRIG), ("cos", TRIG), ("tanh", TANH),
+                                         ("exp", TRIG), ("tanh", EXP)])
+def test_path_boundaries(name: str, x: np.ndarray, device: xp.Device) -> None:
+    x = np.concatenate([SPECIAL, x])
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    with xp.config(offload="always"):       # on the device, however small
+        got = np.asarray(getattr(xp, name)(xp.asarray(x, device=device)))
+    check(got, want, OPS[name], f"{name} near its path boundaries", (x,))
+
+
+def test_sin_and_cos_of_one_input(device: xp.Device) -> None:
+    """sin and cos of the same array in one kernel share one range reduction (ga_sincos)."""
+    x = np.concatenate([SPECIAL, TRIG, np.random.default_rng(3).uniform(-600, 600, 4096).astype(F32)])
+    with xp.config(offload="always"):
+        xa = xp.asarray(x, device=device)
+        s, c = xp.sin(xa), xp.cos(xa)
+        if device.kind == "wgpu":
+            assert "ga_sincos_f32(" in str(xp.explain(s, c))
+        xp.evaluate(s, c)
+    with np.errstate(all="ignore"):
+        check(s, np.sin(x), OPS["sin"], "sin next to cos", (x,))
+        check(c, np.cos(x), OPS["cos"], "cos next to sin", (x,))
+
+
+def test_chain8(device: xp.Device) -> None:
+    """exp, sin, cos and tanh fused into one kernel (bench/chain8.py), against NumPy in float64."""
+    x = np.concatenate([np.random.default_rng(5).random(1 << 14, dtype=F32), TANH[np.abs(TANH) < 30]])
+    with xp.config(offload="always"):
+        xa = xp.asarray(x, device=device)
+        got = np.asarray(xp.exp(-xa * xa * 0.5) * xp.sin(xa) + xp.cos(xa) * 0.25 - xp.tanh(xa))
+    x64 = x.astype(np.float64)
+    want = np.exp(-x64 * x64 * 0.5) * np.sin(x64) + np.cos(x64) * 0.25 - np.tanh(x64)
+    # each of the four terms within a few ULP: an absolute bound on the order of the terms' size
+    assert np.max(np.abs(got - want)) < 2e-6
