@@ -72,11 +72,46 @@ def _const_value(value: Any, dt: np.dtype, device: Any) -> Any:
     return const(value, dt, device).attrs[0]
 
 
+# device name -> (config context, config generation, raw environment value, calibration, limit)
+_NOW: dict[str, tuple] = {}
+_config_local = _config._local.get
+_env_raw: Any = planner._ENV_RAW
+_env_key: Any = planner._ENV_KEY
+_calibrations = planner._calibration._loaded
+
+
+def limit_now(device: Any) -> int:
+    """The element count below which small host work on ``device`` runs at once now: the
+    elementwise threshold (``config``'s, else the environment's, calibration's or default), or 0
+    when it does not (offload is not "auto", or ``eager_host`` is off). Cached: a hit costs a few
+    identity tests (config context and generation, the raw environment value, the calibration).
+
+    >>> import gpuarray as xp
+    >>> with xp.config(offload="auto", elementwise_threshold=100):
+    ...     limit_now(xp.Device("cpu"))
+    100
+    """
+    name = device.name
+    hit = _NOW.get(name)
+    local = _config_local()
+    raw = _env_raw.get(_env_key) if _env_key is not None else None
+    if hit is not None and hit[0] is local and hit[1] == _config._generation and hit[2] is raw \
+            and hit[3] is _calibrations.get(name):
+        return hit[4]
+    gen = _config._generation
+    on, explicit = settings()
+    value = 0 if not on else explicit if explicit is not None else limit(device)
+    if _env_key is None:        # pragma: no cover - an os.environ without its raw mapping
+        return value
+    _NOW[name] = (local, gen, raw, _calibrations.get(name), value)
+    return value
+
+
 def allowed(nodes: tuple[Node, ...], device: Any, shape: tuple[int, ...]) -> bool:
     """Would the planner run this op on the host: offload "auto" (and ``eager_host``), every
     operand evaluated and only on the host, the result below the elementwise threshold?"""
-    on, explicit = settings()
-    if not on:
+    lim = limit_now(device)
+    if not lim:
         return False
     for n in nodes:
         d = n.data
@@ -85,7 +120,7 @@ def allowed(nodes: tuple[Node, ...], device: Any, shape: tuple[int, ...]) -> boo
     size = 1
     for s in shape:
         size *= s
-    return size < (explicit if explicit is not None else limit(device))
+    return size < lim
 
 
 def run(name: str, out_dtype: np.dtype, shape: tuple[int, ...], device: Any, *xs: Any) -> Any:
@@ -113,15 +148,21 @@ def wrap(name: str, r: Any, out_dtype: np.dtype, shape: tuple[int, ...], device:
     anything else is normalized as the in-process provider writes its outputs."""
     if not (trusted and type(r) is np.ndarray and (r.dtype is out_dtype or r.dtype == out_dtype)):
         r = host_result(r, out_dtype, shape, xs)
+    return leaf_array(name, r, shape, device)
+
+
+def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
+    """A new C-contiguous host array ``r`` of ``shape``, the result of op ``name``, as an
+    evaluated GpuArray on ``device`` (read-only from now on); logged and counted."""
     r.setflags(False)           # write=False (positional: half the cost of the keyword)
     node = _new(Node)           # graph.node.realized_leaf, inlined
     node.op = "leaf"
     node.inputs = node.attrs = ()
-    node.dtype = out_dtype
+    node.dtype = dt = r.dtype
     node.shape = shape
     node.device = device
     node.serial = _next_serial()
-    node.data = Data(out_dtype, shape, r)
+    node.data = Data(dt, shape, r)
     node.depth = 0
     _log_append((name, device, shape))      # planner.decisions() shows it as planner.eager_entry()
     _COUNTERS["eager_host_ops"] += 1

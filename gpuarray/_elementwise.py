@@ -165,9 +165,12 @@ _OPERAND_TYPES = (bool, int, float, complex, np.ndarray, np.generic)     # and G
 _SIG: dict[tuple, tuple[np.dtype, np.dtype]] = {}
 _INT_BOUNDS: dict[np.dtype, tuple[int, int]] = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
                                                for d in _dtypes.INTEGER}
-_eager_settings = _eager.settings
-_eager_limit = _eager.limit
+_limit_now = _eager.limit_now
 _set_errors = _eager.set_errors
+_reset_errors: Any = getattr(_eager, "reset_errors", None)
+_ignore_errors: Any = getattr(_eager, "ignore_errors", None)
+_wrap = _eager.wrap
+_ndarray = np.ndarray
 _VALUES = _eager.VALUES
 _BINARY: dict[tuple[str, bool], Callable[[Any, Any], Any]] = {}
 
@@ -181,11 +184,9 @@ def unary(opdef: OpDef, x: Any) -> Any:
     if hit is None:
         return _apply(opdef, (x,), key)
     dt, out_dtype = hit
-    on, explicit = _eager_settings()
-    if on:
-        d = na.data
-        if d is not None and d.handle is None and d.host is not None and d.host.size < (
-                explicit if explicit is not None else _eager_limit(device)):
+    d = na.data
+    if d is not None and d.handle is None:
+        if d.host is not None and d.host.size < _limit_now(device):
             h = d.host
             if h.shape != na.shape:          # a Data's host copy may be stored flat
                 h = h.reshape(na.shape)
@@ -206,11 +207,34 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
         return f
     name = opdef.name
     fn, trusted = _eager.HOST_FNS[name]
+    # The signature of the last eager call that handed a Python scalar to the ufunc as it is:
+    # (scalar type, array dtype, device, result dtype, int range). NumPy converts a Python
+    # scalar weakly, to the array's dtype, as ``const`` does, and converts it faster than it
+    # takes a NumPy scalar; a repeat of that call needs no signature lookup.
+    fast: tuple = (None, None, None, None, 0, 0)
 
     def binary(x: Any, other: Any) -> Any:
+        nonlocal fast
         na = x._node
-        device = na.device
         t = type(other)
+        f = fast
+        if f[0] is t and f[1] is na.dtype and f[2] is na.device:
+            d = na.data
+            if d is not None and d.handle is None and (t is not int or f[4] <= other <= f[5]):
+                ha = d.host
+                if ha is not None and ha.size < _limit_now(f[2]):
+                    shape = na.shape
+                    if d.shape is not shape and ha.shape != shape:     # host copies may be flat
+                        ha = ha.reshape(shape)
+                    token = _set_errors(_ignore_errors)
+                    try:
+                        r = fn(other, ha) if reflected else fn(ha, other)
+                    finally:
+                        _reset_errors(token)
+                    if type(r) is not _ndarray or r.dtype is not f[3]:    # a 0-d result is a NumPy scalar
+                        return _wrap(name, r, f[3], shape, f[2], False, (ha,))
+                    return _eager.leaf_array(name, r, shape, f[2])
+        device = na.device
         if t is _cls:
             nb = other._node
             if nb.device is not device:
@@ -234,8 +258,8 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
         shape = na.shape
         if nb is not None and nb.shape != shape:
             shape = broadcast_shapes(shape, nb.shape)
-        on, explicit = _eager_settings()
-        if on:
+        lim = _limit_now(device)
+        if lim:
             d = na.data
             if d is not None and d.handle is None and d.host is not None:
                 ha = d.host
@@ -259,19 +283,23 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                             hb = hb.astype(dt)
                         if shape is not na.shape:
                             size = _size(shape)
-                if 0 <= size < (explicit if explicit is not None else _eager_limit(device)):
+                if 0 <= size < lim:
                     if na.dtype is not dt:
                         ha = ha.astype(dt)
+                    elif nb is None and trusted and _set_errors is not None and (
+                            t is float and dt.kind in "fc" or t is int and dt.kind in "iu"):
+                        lo, hi = _INT_BOUNDS[dt] if t is int else (0, 0)
+                        fast = (t, dt, device, out_dtype, lo, hi)
                     if reflected:
                         ha, hb = hb, ha
                     if _set_errors is None or nb is not None and shape is not na.shape:
                         return _eager.run(name, out_dtype, shape, device, ha, hb)
-                    token = _set_errors(_eager.ignore_errors)
+                    token = _set_errors(_ignore_errors)
                     try:
                         r = fn(ha, hb)
                     finally:
-                        _eager.reset_errors(token)
-                    return _eager.wrap(name, r, out_dtype, shape, device, trusted, (ha, hb))
+                        _reset_errors(token)
+                    return _wrap(name, r, out_dtype, shape, device, trusted, (ha, hb))
         y = na if na.dtype is dt else astype_node(na, dt)
         if nb is not None:
             z = nb if nb.dtype is dt else astype_node(nb, dt)

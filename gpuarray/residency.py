@@ -35,6 +35,8 @@ class Data:
         self.handle = handle
         self.provider = provider
         self.recipe: Recipe | None = None     # how a device kernel computed it (see Recipe)
+        if handle is not None and type(self) is Data:
+            self.__class__ = DeviceData
 
     @classmethod
     def from_host(cls, host: np.ndarray, device: Any = None) -> Data:
@@ -91,6 +93,8 @@ class Data:
             self.release()
         self.handle = provider.upload(host)
         self.provider = provider
+        if type(self) is Data:
+            self.__class__ = DeviceData     # it holds a device buffer now: free it with the data
         _metrics.add("bytes_uploaded", host.nbytes)
         return self.handle
 
@@ -111,6 +115,16 @@ class Data:
             except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
                 pass
         self.handle = None
+
+
+class DeviceData(Data):
+    """Data that holds (or held) a device buffer, which it frees when it goes away.
+
+    Host-only data is a plain ``Data``, without a finalizer: most small arrays never reach a
+    device, and a Python ``__del__`` costs every one of them a call when it dies. ``Data``
+    becomes a ``DeviceData`` (same layout) when it gets a device handle."""
+
+    __slots__ = ()
 
     def __del__(self) -> None:
         self.release()
