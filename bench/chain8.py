@@ -6,7 +6,11 @@ where importable, CuPy (eager and fuse), PyTorch (eager and compile) and JAX (ji
 gpuarray is timed by wall clock over ``reps`` evaluations followed by one
 read-back (which waits for the queue), so the figure includes submit and
 Python overhead; the others are timed with CUDA events (device time) or,
-for JAX, by wall clock after ``block_until_ready``. Medians of 5 trials.
+for JAX, by wall clock after ``block_until_ready``. Medians of 5 trials. With
+``GPUARRAY_GPU_TIMING=1`` gpuarray's device time per evaluation (timestamp
+queries) is reported too (``gpuarray_gpu_ms``, ``gpuarray_fast_math_gpu_ms``),
+the counterpart of the CUDA-event figures. NumPy is timed after every GPU
+figure: seconds of idle GPU lower its clocks for the next milliseconds.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -39,15 +44,33 @@ PARTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+GPU_MS: dict[int, list[float]] = {}     # id(fn) -> device times per evaluation (timestamp queries)
+
+
 def time_gpuarray(x: Any, reps: int, fn: Callable[[Any, Any], Any] = chain) -> float:
+    """Wall ms per evaluation (``reps`` evaluations, then one wait), median of trials. With
+    ``GPUARRAY_GPU_TIMING=1`` each trial's device time per evaluation goes to ``GPU_MS[id(fn)]``."""
     def once() -> float:
+        xp.reset_metrics()
         t0 = time.perf_counter()
         for _ in range(reps):
             xp.evaluate(fn(xp, x))
         float(x[:1][0] + 0)        # waits for the queue (maps a staging buffer)
-        return (time.perf_counter() - t0) / reps * 1e3
+        t = (time.perf_counter() - t0) / reps * 1e3
+        ns = xp.metrics().get("gpu_time_ns", 0)
+        if ns:
+            GPU_MS.setdefault(id(fn), []).append(ns / reps / 1e6)
+        return t
     once()
+    GPU_MS.pop(id(fn), None)
     return median_of(once)
+
+
+def gpu_ms(fn: Callable[[Any, Any], Any] = chain) -> float | None:
+    """The median device time per evaluation of the last ``time_gpuarray`` of ``fn`` (None
+    without timestamp queries)."""
+    v = GPU_MS.get(id(fn))
+    return statistics.median(v) if v else None
 
 
 def time_numpy(n: int) -> float:
@@ -134,16 +157,21 @@ def main(argv: list[str] | None = None) -> int:
         "n": n, "device": dev.name, "adapter": dev.provider.device_info().get("name"),
         "host": platform.node(), "correct": ok, "dispatches_per_eval": dispatches,
         "gpuarray_ms": time_gpuarray(x, a.reps),
-        "numpy_ms_at_numpy_n": time_numpy(1 << a.numpy_log2n), "numpy_n": 1 << a.numpy_log2n,
     }
+    res["gpuarray_gpu_ms"] = gpu_ms()
     with xp.config(fast_math=True):   # WGSL built-ins (config(fast_math=True)): time and error
         res["gpuarray_fast_math_ms"] = time_gpuarray(x, a.reps)
+        res["gpuarray_fast_math_gpu_ms"] = gpu_ms()
         fast = np.asarray(chain(xp, x[: 1 << 20]))
     with np.errstate(all="ignore"):
         res["fast_math_max_abs_error"] = float(np.max(np.abs(fast - chain(np, host[: 1 << 20]))))
     if a.parts:      # where the chain's time goes: each part alone, one kernel each
         res["parts_ms"] = {name: time_gpuarray(x, a.reps, lambda _m, v, f=f: f(v)) for name, f in PARTS.items()}
     del x
+    # NumPy after the GPU timings: seconds of host work leave the GPU idle, and it then runs the
+    # next milliseconds at lower clocks (the fast-math figure measured right after NumPy's came
+    # out at 1.9-3.1 ms instead of 0.85)
+    res["numpy_ms_at_numpy_n"], res["numpy_n"] = time_numpy(1 << a.numpy_log2n), 1 << a.numpy_log2n
     res.update(others(n, a.reps))
     res["gpuarray_GBps"] = 2 * n * 4 / res["gpuarray_ms"] / 1e6
     text = json.dumps(res, indent=2)
