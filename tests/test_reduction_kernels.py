@@ -197,6 +197,31 @@ def test_nan_propagation(device, shape, axis):
         assert_same(xp.sum(g, axis=axis), np.sum(c.reshape(shape), axis=axis), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shape,axis", [((4099,), None), ((9, 130), 1), ((130, 24), 0), ((20_001,), None)])
+def test_max_min_order_keys(device, many_chunks, variants, shape, axis):
+    """float32 max/min accumulate integer order keys: negative and positive NaN win wherever they
+    are, infinities, all-negative data, signed zeros and subnormals come back bit for bit."""
+    rng = np.random.default_rng(15)
+    neg_nan = np.array([0xFFC00001], np.uint32).view(np.float32)[0]
+    cases = {
+        "negative": -rng.random(shape, dtype=np.float32) - 1,
+        "neg_nan": _f32(shape, 16),
+        "infs": np.where(rng.random(shape) < 0.5, -np.inf, np.inf).astype(np.float32),
+        "neg_inf_only": np.full(shape, -np.inf, np.float32),
+        "zeros_and_tiny": np.where(rng.random(shape) < 0.5, np.float32(-0.0), np.float32(-1e-45)),
+    }
+    cases["neg_nan"].reshape(-1)[cases["neg_nan"].size // 3] = neg_nan
+    for a in cases.values():
+        g = xp.asarray(a, device=device)
+        for fn in ("max", "min"):
+            got, want = getattr(xp, fn)(g, axis=axis), getattr(np, fn)(a, axis=axis)
+            assert_same(got, want, check_signed_zero=False)
+    one = np.float32(-0.0).reshape(())
+    assert np.signbit(np.asarray(xp.max(xp.asarray(np.full(shape, -0.0, np.float32), device=device),
+                                        axis=axis))).all()            # only -0: -0 comes back
+    assert np.signbit(np.asarray(xp.min(xp.asarray(one, device=device))))
+
+
 @pytest.mark.parametrize("shape,axis", [((5001,), None), ((7, 301), 1), ((301, 20), 0), ((40, 6), 0)])
 def test_integers_wrap_and_bools(device, shape, axis):
     rng = np.random.default_rng(15)

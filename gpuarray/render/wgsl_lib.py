@@ -65,6 +65,22 @@ FLT["minkey"] = """fn ga_minkey_{S}(x: {T}) -> {I} {
   let k = select(bitcast<{I}>(m), -bitcast<{I}>(m), (bitcast<{U}>(x) & {SIGN}) != {U}(0));
   return select(k, -bitcast<{I}>({ABSM}) - {I}(1), m > {INFB});
 }"""
+# Order keys of a reduction's accumulators (render/wgsl_reduce.py): integers in the order of the
+# values, -0 just below +0, NaN at the end that wins (the top for max, the bottom for min);
+# ga_unkey gives the value back (NaN as a NaN).
+FLT["rmaxkey"] = """fn ga_rmaxkey_{S}(x: {T}) -> {I} {
+  let m = bitcast<{U}>(x) & {ABSM};
+  return select(bitcast<{I}>(m), -bitcast<{I}>(m) - {I}(1), (bitcast<{U}>(x) & {SIGN}) != {U}(0) && m <= {INFB});
+}"""
+FLT["rminkey"] = """fn ga_rminkey_{S}(x: {T}) -> {I} {
+  let m = bitcast<{U}>(x) & {ABSM};
+  return select(bitcast<{I}>(m), -bitcast<{I}>(m) - {I}(1), (bitcast<{U}>(x) & {SIGN}) != {U}(0) || m > {INFB});
+}"""
+FLT["unkey"] = """fn ga_unkey_{S}(k: {I}) -> {T} {
+  let neg = k < {I}(0);
+  let m = bitcast<{U}>(select(k, -(k + {I}(1)), neg));
+  return bitcast<{T}>(m | select({U}(0), {SIGN}, neg));
+}"""
 FLT["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
   // NaN if either is NaN, else the larger; b for equal values (NumPy's +-0 ties)
   return select(b, a, ga_maxkey_{S}(a) > ga_maxkey_{S}(b));

@@ -106,6 +106,10 @@ def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
     return expr
 
 
+# the keys of -inf (max) and +inf (min): identities of the keyed float32 accumulators
+KEYED_IDENTITY = {"max": "i32(-2139095041)", "min": "i32(2139095040)"}
+
+
 def acc_type(dtype: np.dtype) -> str:
     return "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
 
@@ -200,7 +204,12 @@ class _Parts:
         self.rop, self.axes = kernel.attrs
         self.op_i = kernel.operands[0]
         self.dt = kernel.result_dtype
-        self.acc_t = acc_type(self.dt)
+        # float32 max/min accumulate integer order keys (ga_rmaxkey/ga_rminkey: NaN at the
+        # winning end, -0 below +0): one key per element and the integer max/min, where the
+        # NaN-propagating float combine keys both operands at every step
+        self.keyed = self.dt == np.float32 and self.rop in ("max", "min")
+        self.cdt = np.dtype(np.int32) if self.keyed else self.dt      # the accumulators' dtype
+        self.acc_t = acc_type(self.cdt)
         fi = flat_inputs(kernel, self.op_i, self.axes) if v.flat else None
         self.vec_inputs: set[int] = set(fi or ()) if v.vec == 4 else set()
         self.g: _Gen = FlatGen(kernel, self.op_i, self.axes, self.vec_inputs) if v.flat else _Gen(kernel)
@@ -208,6 +217,8 @@ class _Parts:
     def stores(self, value: str, at: str) -> list[str]:
         """Lines storing the reduced ``value`` (an accumulator expression) of output ``at``: through
         the fused epilogue when the kernel has one (its last pass), else to ``out0[at]``."""
+        if self.keyed:
+            value = f"ga_unkey_f32({value})"
         if self.k.result_index is None:
             return [f"out0[{at}] = {value};"]
         g = self.g
@@ -218,15 +229,18 @@ class _Parts:
         return [f"let {o} = {at};", *epilogue_stores(g, res, o)]
 
     def acc_decl(self, names: list[str]) -> list[str]:
-        return [f"  var {n}: {self.acc_t} = {identity(self.rop, self.dt)};" for n in names]
+        ident = (KEYED_IDENTITY[self.rop] if self.keyed else identity(self.rop, self.dt))
+        return [f"  var {n}: {self.acc_t} = {ident};" for n in names]
 
     def step(self, acc: str, v: str) -> str:
+        if self.keyed:
+            return f"  {acc} = {self.rop}({acc}, ga_r{self.rop}key_f32({v}));"
         return f"  {acc} = {combine(self.rop, self.dt, acc, _conv(self.dt, v))};"
 
     def fold(self, names: list[str]) -> str:
         """WGSL combining the accumulators ``names`` pairwise."""
         while len(names) > 1:
-            names = [combine(self.rop, self.dt, names[i], names[i + 1]) if i + 1 < len(names) else names[i]
+            names = [combine(self.rop, self.cdt, names[i], names[i + 1]) if i + 1 < len(names) else names[i]
                      for i in range(0, len(names), 2)]
         return names[0]
 
@@ -287,7 +301,7 @@ def _row(p: _Parts) -> Rendered:
                 "  " + p.step("acc", val),
                 "    k = k + step;",
                 "  }"]
-        combined = workgroup_combine(p.rop, p.dt, "acc", v.sg, lambda x: p.stores(x, "w"))
+        combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
         return p.source(_main(v.sg, head + split + loop + combined), True)
     assert isinstance(g, FlatGen)
     if v.vec == 4:
@@ -339,7 +353,7 @@ def _row(p: _Parts) -> Rendered:
                 *_indent(one, 2),
                 "  }",
                 f"  var acc = {p.fold(['acc0', 'acc1'])};"]
-    combined = workgroup_combine(p.rop, p.dt, "acc", v.sg, lambda x: p.stores(x, "w"))
+    combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
     body = head + g.hoisted + loop + combined
     return p.source(_main(v.sg, body), True)
 
@@ -397,7 +411,7 @@ def _col(p: _Parts) -> Rendered:
             *_indent(one, 2),
             "  }"]
     for j in range(vc):
-        loop += _indent(p.stores(combine(p.rop, p.dt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
+        loop += _indent(p.stores(combine(p.rop, p.cdt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
     return p.source(_main(False, head + g.hoisted + loop), False)
 
 
