@@ -141,6 +141,7 @@ def _cases(lib: Lib, x: Any, y: Any, nbytes: int) -> list[tuple[str, int | None,
 def _bench_lib(lib: Lib, host: np.ndarray, reps: int, trials: int, check: bool) -> list[dict[str, Any]]:
     side = host.shape[0]
     recs: list[dict[str, Any]] = []
+    results: list[tuple[dict[str, Any], np.ndarray]] = []
     x, y = lib.array(host), lib.array(host[::-1].copy())
     for name, axis, fn, nbytes in _cases(lib, x, y, host.nbytes):
         xp.reset_metrics()
@@ -150,7 +151,8 @@ def _bench_lib(lib: Lib, host: np.ndarray, reps: int, trials: int, check: bool) 
                                "dtype": "float32"}
         if lib.name == "gpuarray":
             rec["dispatches"] = xp.metrics()["dispatches"]
-        got = lib.host(r).astype(np.float64) if check and name in OPS else None
+        if check and name in OPS:
+            results.append((rec, lib.host(r).astype(np.float64)))
         del r       # gpuarray hash-conses nodes: a live result would be reused, not recomputed
         ms = median_ms(fn, lib.sync, reps, trials)
         rec.update(ms=ms, GBps=nbytes / ms / 1e6)
@@ -158,14 +160,14 @@ def _bench_lib(lib: Lib, host: np.ndarray, reps: int, trials: int, check: bool) 
             g = _gpu_ms(fn, reps)
             if g is not None:
                 rec["gpu_ms"] = g
-        if got is not None:
-            # NumPy's float64 reference after the timings: a second of host work leaves the GPU
-            # idle, and it runs the next milliseconds at lower clocks (mean along an axis measured
-            # 0.41 ms GPU time right after its reference, 0.24 ms without)
-            ref = _reference(host, name, axis)
-            rec["max_rel_err"] = float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-3)))
         recs.append(rec)
         print(_row(rec), flush=True)
+    # NumPy's float64 references after every timing: seconds of host work leave the GPU idle, and
+    # it runs the next milliseconds at lower clocks (a case timed right after a reference measured
+    # up to twice its GPU time)
+    for rec, got in results:
+        ref = _reference(host, rec["op"], rec["axis"])
+        rec["max_rel_err"] = float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-3)))
     return recs
 
 
