@@ -28,7 +28,7 @@ ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is
 COL_MIN_ROWS = 32       # col layout: reduced elements per thread before the rows are split into chunks
 USE_SUBGROUPS = True    # subgroup combine where the adapter has the feature (False: shared-memory tree)
 USE_VECTOR = True       # vec4 loads where the prologue allows them
-VECTOR_ALL = False      # also for full reductions and the col layout (slower there on the H200; see _run)
+VECTOR_ALL = True       # also for full reductions and the col layout (False: only many rows; see _run)
 
 CHUNK = 4096            # argreduce (chunks_for): elements per workgroup before it splits
 MAX_CHUNKS = 1024
@@ -93,9 +93,9 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
     sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
     v, (o, _l, inner) = choose_variant(kernel, sg, USE_VECTOR)
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
-        # H200 sweep (bench/reductions.py --sweep, 16384^2 float32): vec4 loads helped only the
-        # many-rows layout (sum axis=1: 0.33 vs 0.38 ms); full sums and axis=0 ran faster without
-        # (0.47 vs 0.78 ms, 0.46 vs 0.62 ms)
+        # An earlier wall-clock sweep found vec4 slower for full sums and axis 0; timed by the GPU
+        # (timestamp queries, 16384^2 float32, after a warm-up) vec4 is faster everywhere: full
+        # sum 0.25 vs 0.31 ms, full max 0.25 vs 0.31-0.34, sum(axis=0) 0.27-0.28 vs 0.31-0.33
         v = dataclasses.replace(v, vec=1)
     src = kernel.instrs[kernel.operands[0]]
     length = math.prod(src.shape[d] for d in kernel.attrs[1])
