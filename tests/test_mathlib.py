@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import OPS
+from gpuarray._ops import NAN_THROUGH, OPS
+from gpuarray.render.wgsl_lib import helpers_for
 
 # _device_flushes: the autouse fixture that turns on check's rules for adapters that flush subnormals
 from .test_elementwise import _device_flushes, check  # noqa: F401
@@ -37,8 +38,8 @@ EXP = _around([86.5, 88.0, 88.72, 88.7228, 89.0, 87.33, 103.97, 104.0, 0.3465735
 # limit 512, the limit itself, and the Payne-Hanek word boundaries (2^25, 2^57, 2^89, 2^121)
 TRIG = _around([*(np.arange(1, 652) * (np.pi / 4)), 511.9, 512.0, 1024.0, 2.0 ** 25, 2.0 ** 57, 2.0 ** 89,
                 2.0 ** 121, 1e30])
-# tanh: the polynomial below 0.625, exp's formula up to 9.1, 1 above
-TANH = _around([0.625, 9.1, 1e-4, 0.5, 1.0, 5.0, 20.0])
+# tanh: the polynomial below 1, exp's formula above (its argument clamped at 9.1, where tanh rounds to 1)
+TANH = _around([1.0, 9.1, 9.0, 1e-4, 0.5, 0.625, 0.9, 5.0, 20.0, 1e30])
 
 
 @pytest.mark.parametrize(("name", "x"), [("exp", EXP), ("sin", TRIG), ("cos", TRIG), ("tanh", TANH),
@@ -76,3 +77,22 @@ def test_chain8(device: xp.Device) -> None:
     want = np.exp(-x64 * x64 * 0.5) * np.sin(x64) + np.cos(x64) * 0.25 - np.tanh(x64)
     # each of the four terms within a few ULP: an absolute bound on the order of the terms' size
     assert np.max(np.abs(got - want)) < 2e-6
+
+
+# NaNs of both signs and several payloads (quiet ones: a signalling NaN may be quieted on the way)
+NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7FE00000], dtype=np.uint32).view(F32)
+
+
+@pytest.mark.parametrize("name", sorted(NAN_THROUGH))
+def test_nan_through_without_guard(name: str, device: xp.Device) -> None:
+    """The ops of NAN_THROUGH have no NaN guard in their templates: their helpers give NaN for NaN
+    themselves (float32 on the device here; float64's FLT versions test for it first thing)."""
+    f = OPS[name].template("f")
+    assert "isnan" not in f, f
+    assert "ga_isnan_f64(x)) { return x; }" in helpers_for(f.replace("{S}", "f64").replace("{0}", "x"))
+    x = np.concatenate([NANS, np.array([0.5, -0.5], dtype=F32)])
+    with xp.config(offload="always"):
+        got = np.asarray(getattr(xp, name)(xp.asarray(x, device=device)))
+    with np.errstate(all="ignore"):
+        check(got, getattr(np, name)(x), OPS[name], f"{name} of NaNs", (x,))
+    assert np.isnan(got[:len(NANS)]).all()
