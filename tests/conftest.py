@@ -13,6 +13,16 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # Provider tests check what each device computes, so every kernel runs on its array's
 # device; tests/test_planner.py turns automatic placement on where it tests it.
 os.environ.setdefault("GPUARRAY_OFFLOAD", "always")
+# A run starts from an empty shader cache, as CI does: results do not depend on what earlier runs
+# (or benchmarks) left in the user's cache, nor on compiling them at start-up
+# (tests/test_wgpu_cache.py tests the cache and its warm-up in directories of its own).
+if "GPUARRAY_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["GPUARRAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuarray-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GPUARRAY_CACHE_DIR"], ignore_errors=True)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
