@@ -72,38 +72,42 @@ def _const_value(value: Any, dt: np.dtype, device: Any) -> Any:
     return const(value, dt, device).attrs[0]
 
 
-# device name -> (config context, config generation, raw environment value, calibration, limit)
-_NOW: dict[str, tuple] = {}
 _config_local = _config._local.get
 _env_raw: Any = planner._ENV_RAW
 _env_key: Any = planner._ENV_KEY
-_calibrations = planner._calibration._loaded
+_env_get: Any = _env_raw.get if _env_key is not None else (lambda key: None)
+_calibration_get = planner._calibration._loaded.get
+# the last answer: (device, config context, config generation, raw environment value,
+# calibration, limit); one entry, as loops over small arrays use one device
+_last: tuple = (None, None, -1, None, None, 0)
 
 
 def limit_now(device: Any) -> int:
     """The element count below which small host work on ``device`` runs at once now: the
     elementwise threshold (``config``'s, else the environment's, calibration's or default), or 0
-    when it does not (offload is not "auto", or ``eager_host`` is off). Cached: a hit costs a few
-    identity tests (config context and generation, the raw environment value, the calibration).
+    when it does not (offload is not "auto", or ``eager_host`` is off). A repeated question costs
+    a few identity tests (device, config context and generation, the raw environment value, the
+    calibration).
 
     >>> import gpuarray as xp
     >>> with xp.config(offload="auto", elementwise_threshold=100):
     ...     limit_now(xp.Device("cpu"))
     100
     """
-    name = device.name
-    hit = _NOW.get(name)
-    local = _config_local()
-    raw = _env_raw.get(_env_key) if _env_key is not None else None
-    if hit is not None and hit[0] is local and hit[1] == _config._generation and hit[2] is raw \
-            and hit[3] is _calibrations.get(name):
-        return hit[4]
-    gen = _config._generation
+    c = _last
+    if c[0] is device and c[1] is _config_local() and c[2] == _config._generation \
+            and c[3] is _env_get(_env_key) and c[4] is _calibration_get(device.name):
+        return c[5]
+    return _refresh(device)
+
+
+def _refresh(device: Any) -> int:
+    global _last
+    local, gen, raw = _config_local(), _config._generation, _env_get(_env_key)
     on, explicit = settings()
     value = 0 if not on else explicit if explicit is not None else limit(device)
-    if _env_key is None:        # pragma: no cover - an os.environ without its raw mapping
-        return value
-    _NOW[name] = (local, gen, raw, _calibrations.get(name), value)
+    if _env_key is not None:        # else (an os.environ without its raw mapping) never cached
+        _last = (device, local, gen, raw, _calibration_get(device.name), value)
     return value
 
 
