@@ -68,19 +68,24 @@ def time_api(xp: Any, dev: Any, ga: Any, gb: Any, runs: int) -> float:
     return it without computing anything."""
     def once() -> None:
         xp.evaluate(xp.matmul(ga, gb))
+    return _per_call(xp, dev, once, runs)[0]
 
+
+def _per_call(xp: Any, dev: Any, fn: Callable[[], None], runs: int) -> tuple[float, int]:
+    """(median seconds per call of ``fn`` over ``runs`` trials of ``reps`` calls and one
+    synchronize, ``reps``); ``reps`` is chosen from the time of a first call."""
     t0 = time.perf_counter()
-    once()
+    fn()
     xp.synchronize(dev)
     reps = _reps(time.perf_counter() - t0)
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
         for _ in range(reps):
-            once()
+            fn()
         xp.synchronize(dev)
         times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
+    return statistics.median(times), reps
 
 
 def time_device(provider: Any, cfg: Any, n: int, handles: list[Any], runs: int) -> float:
@@ -125,18 +130,10 @@ def _timed(xp: Any, dev: Any, fn: Callable[[], None], runs: int) -> tuple[float,
     fn()
     xp.synchronize(dev)
     xp.reset_metrics()
-    t0 = time.perf_counter()
     fn()
     xp.synchronize(dev)
     dispatches = xp.metrics()["dispatches"]
-    reps = _reps(time.perf_counter() - t0)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        xp.synchronize(dev)
-        times.append((time.perf_counter() - t0) / reps)
+    seconds, reps = _per_call(xp, dev, fn, runs)
     gpu: float | None = None
     try:
         with xp.profile():
@@ -148,7 +145,7 @@ def _timed(xp: Any, dev: Any, fn: Callable[[], None], runs: int) -> tuple[float,
         gpu = ns / reps / 1e6 if ns else None
     except Exception:  # noqa: BLE001 - no timestamp queries here
         gpu = None
-    return statistics.median(times), dispatches, gpu
+    return seconds, dispatches, gpu
 
 
 def bench_epilogue(xp: Any, dev: Any, n: int, runs: int) -> list[Record]:
