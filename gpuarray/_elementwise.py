@@ -188,7 +188,7 @@ def unary(opdef: OpDef, x: Any) -> Any:
     if d is not None and d.handle is None:
         if d.host is not None and d.host.size < _limit_now(device):
             h = d.host
-            if h.shape != na.shape:          # a Data's host copy may be stored flat
+            if h.shape != na.shape:          # a reshape shares its Data (of another shape)
                 h = h.reshape(na.shape)
             return _eager.run(opdef.name, out_dtype, na.shape, device, h if na.dtype is dt else h.astype(dt))
     y = na if na.dtype is dt else astype_node(na, dt)
@@ -224,7 +224,7 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                 ha = d.host
                 if ha is not None and ha.size < _limit_now(f[2]):
                     shape = na.shape
-                    if d.shape is not shape and ha.shape != shape:     # host copies may be flat
+                    if d.shape is not shape and ha.shape != shape:     # a reshape shares its Data (of another shape)
                         ha = ha.reshape(shape)
                     token = _set_errors(_ignore_errors)
                     try:
@@ -264,7 +264,7 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
             if d is not None and d.handle is None and d.host is not None:
                 ha = d.host
                 size = ha.size
-                if ha.shape != na.shape:          # a Data's host copy may be stored flat
+                if ha.shape != na.shape:          # a reshape shares its Data (of another shape)
                     ha = ha.reshape(na.shape)
                 if nb is None:
                     hb: Any = _VALUES.get((t, other, dt)) if t is int or t is bool or (

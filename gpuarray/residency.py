@@ -73,6 +73,8 @@ class Data:
                     return self.host
                 host = self.provider.download(self.handle, self.dtype, self.shape)
             _metrics.add("bytes_downloaded", host.nbytes)
+            if host.shape != self.shape:    # providers may download flat: host copies have the shape
+                host = host.reshape(self.shape)
             host.flags.writeable = False
             self.host = host
             self.recipe = None          # a host copy survives a lost device: nothing to recompute
