@@ -208,6 +208,24 @@ def test_not_taken_for_device_resident_inputs(wgpu_device: xp.Device, auto: None
     assert not (r + 1)._node.realized and xp.metrics()["eager_host_ops"] == 0
 
 
+def test_downloaded_data_is_used_in_its_shape(wgpu_device: xp.Device, auto: None) -> None:
+    """A device result read back (downloaded flat) and then released from the device feeds the
+    eager path in its own shape, and so does a reshape sharing its data."""
+    with xp.config(offload="always"):
+        r = xp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3), device=wgpu_device) + 0
+        xp.evaluate(r)
+    np.asarray(r)
+    data = r._node.data
+    assert data.host.shape == (2, 3)
+    data.release()                                       # host only from now on
+    assert_same(r * 2.0, np.arange(6, dtype=np.float32).reshape(2, 3) * 2)
+    assert_same(r * 2.0 + 1.0, np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
+    flat = xp.reshape(r, (6,))
+    assert flat._node.data is data
+    assert_same(flat * 2.0, np.arange(6, dtype=np.float32) * 2)
+    assert_same(flat * 3.0, np.arange(6, dtype=np.float32) * 3)
+
+
 @pytest.mark.parametrize("settings", [{"offload": "always"}, {"offload": "never"}, {"eager_host": False},
                                       {"elementwise_threshold": 16}],
                          ids=["always", "never", "eager_host=False", "threshold"])
