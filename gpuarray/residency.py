@@ -13,6 +13,7 @@ the same way); otherwise it raises ``DeviceLostError`` (docs/reliability.md).
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -46,7 +47,7 @@ class Data:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     def on_device(self, provider: Any) -> bool:
         return self.handle is not None and self.provider is provider
