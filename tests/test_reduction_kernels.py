@@ -327,3 +327,22 @@ def test_subgroup_shader_rejected_falls_back_to_tree(wgpu_device, monkeypatch, v
     assert prov._reduce_sg_failed and variants[0].sg
     assert_same(xp.max(xp.asarray(a, device=wgpu_device)), np.max(a))
     assert not variants[-1].sg
+
+
+def test_params_arena_overflow_and_reuse(wgpu_device, many_chunks, monkeypatch):
+    """Dispatch parameters share one buffer per pass (``wgpu_pool.ParamArena``); a pass with more
+    dispatches than fit continues in a fresh buffer, and the buffer is reused after each submit."""
+    prov = wgpu_device.provider
+    monkeypatch.setattr(prov.params, "nbytes", 4 * prov.params.align)     # four dispatches per buffer
+    monkeypatch.setattr(prov.params, "buffer", None)
+    a = _f32((3, 5000), 21)
+    g = xp.asarray(a, device=wgpu_device)
+    outs = [xp.sum(g * float(k), axis=1) for k in range(6)] + [xp.max(g + float(k)) for k in range(6)]
+    xp.reset_metrics()
+    xp.evaluate(*outs)                     # one pass, more than four dispatches
+    assert xp.metrics()["dispatches"] > 8
+    for k in range(6):
+        assert_same(outs[k], np.sum(a * np.float32(k), axis=1), rtol=1e-5, atol=1e-3)
+        assert_same(outs[6 + k], np.max(a + np.float32(k)))
+    again = xp.sum(g * 7.0, axis=1)        # after the submit: offsets start over
+    assert_same(again, np.sum(a * np.float32(7), axis=1), rtol=1e-5, atol=1e-3)

@@ -192,6 +192,9 @@ class WgpuProvider:
         self._pass: Any = None
         self._keep: list[Any] = []
         self._deferred: list[Any] = []
+        bu = self.wgpu.BufferUsage
+        self.params = wgpu_pool.ParamArena(self.device, bu.STORAGE | bu.COPY_DST,
+                                           int(adapter.limits.get("min-storage-buffer-offset-alignment", 256)))
         self._pending: collections.deque[Any] = collections.deque()
         self._fence: tuple[Any, Any] | None = None
         self.numerics = numerics(self)      # flushes subnormals? exact fma? (wgpu_probe.py)
@@ -520,6 +523,7 @@ class WgpuProvider:
                 self._pass = None
                 self._enc = None
                 self._keep = []
+                self.params.reset()
                 for buf in self._deferred:
                     self.pool.put(buf)
                 self._deferred = []
@@ -535,11 +539,9 @@ class WgpuProvider:
         if groups <= 0:
             return
         pipeline, layout = self.pipeline_for(source)
-        bu = self.wgpu.BufferUsage
         self._begin()
-        pbuf = self.device.create_buffer_with_data(data=prm, usage=bu.STORAGE)
-        self._keep.append(pbuf)
-        entries = [{"binding": 0, "resource": {"buffer": pbuf}}]
+        pbuf, poff, psize = self.params.put(prm, self._keep)
+        entries = [{"binding": 0, "resource": {"buffer": pbuf, "offset": poff, "size": psize}}]
         for b, h in enumerate(buffers, start=1):
             if isinstance(h, GpuHandle):
                 res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 16)}  # 16: an empty complex128 array

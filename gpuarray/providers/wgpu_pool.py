@@ -125,6 +125,39 @@ PAR_MIN = 8 << 20          # host copies at least this large are split over thre
 _executor: ThreadPoolExecutor | None = None
 
 
+class ParamArena:
+    """The ``prm`` arrays of a pass's dispatches, written into one storage buffer.
+
+    Each dispatch's parameters go in with ``queue.write_buffer`` at the next aligned offset
+    and are bound as that sub-range: one queue call per dispatch instead of creating, mapping,
+    filling and releasing a small buffer. WebGPU orders a ``write_buffer`` after the submits
+    before it, so the buffer is reused from offset 0 after each submit (``reset``); a pass that
+    fills it continues in a fresh one, the full one kept alive until the submit (``keep``).
+    """
+
+    def __init__(self, device: Any, usage: Any, align: int, nbytes: int = 256 << 10) -> None:
+        self.device, self.usage, self.align, self.nbytes = device, usage, max(4, int(align)), nbytes
+        self.buffer: Any = None
+        self.offset = 0
+
+    def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
+        """``prm`` written for the open pass: (buffer, offset, size) to bind."""
+        size = max(prm.nbytes, 4)
+        if self.buffer is None or self.offset + size > self.nbytes:
+            if self.buffer is not None:
+                keep.append(self.buffer)
+            self.buffer = self.device.create_buffer(size=max(self.nbytes, size), usage=self.usage)
+            self.offset = 0
+        off = self.offset
+        self.device.queue.write_buffer(self.buffer, off, prm)
+        self.offset = off + -(-size // self.align) * self.align
+        return self.buffer, off, size
+
+    def reset(self) -> None:
+        """After a submit: later writes may start again from offset 0."""
+        self.offset = 0
+
+
 def copy_threads() -> int:
     """Threads for large host copies: ``GPUARRAY_COPY_THREADS``, else up to 8 (one per core)."""
     try:
