@@ -1,4 +1,4 @@
-"""The cost of the float32 math library (render/wgsl_lib.py): nested f(f(f(f(x)))) and chain8.
+"""The cost of the float32 math library (render/wgsl_f32.py): nested f(f(f(f(x)))) and chain8.
 
     python -m bench.mathlib [--device wgpu:0] [--log2n 22] [--reps 5] [--trials 5] [--fast-math]
                             [--only CASE,CASE] [--out rows.json]

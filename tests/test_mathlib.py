@@ -1,4 +1,4 @@
-"""The float32 math library's path boundaries (render/wgsl_lib.py: exp, sin, cos, sincos, tanh).
+"""The float32 math library's path boundaries (render/wgsl_f32.py: exp, sin, cos, sincos, tanh).
 
 Each function has a common path chosen by one range test and a rare branch for the rest; these
 inputs sit on and around every boundary (a few ULP either side), on the trig quadrant boundaries,
