@@ -187,6 +187,20 @@ def test_result_needed_elsewhere(device):
     assert_same(wide, np.sum(a, axis=0)[None, :] + a, rtol=1e-5, atol=1e-5)
 
 
+def test_result_not_written_when_nothing_else_needs_it(device):
+    """``mean`` and ``relu(a @ b + bias)``: the reduction's / product's own value is a temporary
+    nobody holds, so the fused kernel has one output (the epilogue's), not two."""
+    a = _data("float32", (32, 16))
+    g = xp.asarray(a, device=device)
+    bias = xp.asarray(a[0], device=device)
+    for y in (xp.mean(g, axis=0), xp.mean(g, axis=1), xp.maximum(g.T @ g + bias, 0)):
+        (k,) = schedule([y._node])
+        assert k.result_index is not None and len(k.outputs) == 1, k.summary()
+    s = xp.sum(g, axis=0)                       # held by the user: written too
+    (k,) = schedule([(s * 2)._node])
+    assert len(k.outputs) == 2
+
+
 def test_empty_and_0d(device):
     e = np.zeros((0, 5), dtype=np.float32)
     g = xp.asarray(e, device=device)

@@ -209,7 +209,9 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
     """
     live = [t for t in targets if not t.realized]
     order = _topo(live, through_breakers=True)
-    held = _held_elsewhere(order) if any(is_breaker(n) for n in order) else None    # None: no breakers
+    # reference counts are read here, before anything in this function holds a breaker; None:
+    # no breaker could take an epilogue
+    held = _held_elsewhere(order) if any(n.op in EPILOGUE_KINDS for n in order if not n.realized) else None
     pos = {n.serial: i for i, n in enumerate(order)}
     groups: dict[tuple, list[Node]] = {}
     for t in live:
