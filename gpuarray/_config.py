@@ -71,10 +71,10 @@ if os.environ.get("GPUARRAY_OFFLOAD", "").strip():
         raise ValueError(f"GPUARRAY_OFFLOAD={_global['offload']!r}; expected one of {_OPTIONS['offload']}")
 _lock = threading.Lock()
 _local: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("gpuarray_config", default=None)
-_generation = 0      # bumped on every change of the process-wide settings (invalidates _hot)
-# (context dict, generation, answer) of the last eager_settings() call. Context dicts are never
-# mutated (each ``with`` sets a new one), so the same dict and generation give the same answer.
-_hot: tuple[Any, int, tuple[bool, int | None]] = (None, -1, (False, None))
+# bumped on every change of the process-wide settings. Context dicts are never mutated (each
+# ``with`` sets a new one), so the same context dict and generation mean the same settings
+# (``_eager.limit_now`` caches on that).
+_generation = 0
 
 
 class HostFallbackWarning(UserWarning):
@@ -92,21 +92,6 @@ def get(name: str) -> Any:
         return local[name]
     with _lock:
         return _global[name]
-
-
-def eager_settings() -> tuple[bool, int | None]:
-    """(small host work may run eagerly, ``elementwise_threshold``) in effect now: the first is
-    ``offload == "auto" and eager_host``. For the per-operation hot path: cached, it costs one
-    context-variable lookup until a setting changes."""
-    global _hot
-    local = _local.get()
-    hot = _hot
-    if hot[0] is local and hot[1] == _generation:
-        return hot[2]
-    gen = _generation
-    value = (get("offload") == "auto" and bool(get("eager_host")), get("elementwise_threshold"))
-    _hot = (local, gen, value)
-    return value
 
 
 def _changed() -> None:

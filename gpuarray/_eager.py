@@ -18,6 +18,7 @@ Each such operation is logged in ``planner.decisions()`` (why:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -27,9 +28,6 @@ from ._ops import OPS
 from .graph import node as _node_module
 from .graph.node import Node
 from .residency import Data
-
-settings = _config.eager_settings      # () -> (eager allowed now, explicit elementwise threshold)
-limit = planner.eager_limit            # (device) -> the elementwise threshold without config's
 
 # numpy.errstate(all="ignore") costs about a microsecond per use; entering the same state
 # through NumPy's context variable costs a tenth of that (NumPy 2; errstate elsewhere).
@@ -73,8 +71,11 @@ def _const_value(value: Any, dt: np.dtype, device: Any) -> Any:
 
 
 _config_local = _config._local.get
-_env_raw: Any = planner._ENV_RAW
-_env_key: Any = planner._ENV_KEY
+# os.environ re-encodes keys and values on every read (~0.7 us); the cache test reads the raw
+# mapping instead
+_env_raw: Any = getattr(os.environ, "_data", None)
+_env_key: Any = (os.environ.encodekey(planner.ENV_THRESHOLDS["elementwise"])    # type: ignore[attr-defined]
+                 if _env_raw is not None and hasattr(os.environ, "encodekey") else None)
 _env_get: Any = _env_raw.get if _env_key is not None else (lambda key: None)
 _calibration_get = planner._calibration._loaded.get
 # the last answer: (device, config context, config generation, raw environment value,
@@ -104,8 +105,8 @@ def limit_now(device: Any) -> int:
 def _refresh(device: Any) -> int:
     global _last
     local, gen, raw = _config_local(), _config._generation, _env_get(_env_key)
-    on, explicit = settings()
-    value = 0 if not on else explicit if explicit is not None else limit(device)
+    on = _config.get("offload") == "auto" and bool(_config.get("eager_host"))
+    value = planner.thresholds(device)["elementwise"] if on else 0
     if _env_key is not None:        # else (an os.environ without its raw mapping) never cached
         _last = (device, local, gen, raw, _calibration_get(device.name), value)
     return value

@@ -24,7 +24,7 @@ later device kernel needs it. Every decision is kept in a short log
 Under ``offload="auto"`` a small elementwise operation whose array operands are
 all evaluated and only on the host is not recorded at all: ``_elementwise``
 computes it at once with NumPy (``config(eager_host=False)`` turns this off),
-asking ``eager_limit`` for the threshold, and logs it (``eager_entry``; why:
+asking ``_eager.limit_now`` for the threshold, and logs it (``eager_entry``; why:
 ``"eager host: small inputs on host"``; counted in ``metrics()["eager_host_ops"]``).
 See ``_eager.py``.
 """
@@ -95,27 +95,6 @@ def thresholds(device: Any) -> dict[str, int]:
 
 
 EAGER_WHY = "eager host: small inputs on host"
-# os.environ re-encodes keys and values on every read (~0.7 us); the eager path reads the raw
-# mapping instead and re-derives the threshold only when the raw value or the calibration changed.
-_ENV_RAW: Any = getattr(os.environ, "_data", None)
-_ENV_KEY: Any = (os.environ.encodekey(ENV_THRESHOLDS["elementwise"])      # type: ignore[attr-defined]
-                 if _ENV_RAW is not None and hasattr(os.environ, "encodekey") else None)
-_eager_limits: dict[str, tuple[Any, Any, int]] = {}     # device name -> (calibration, raw env value, limit)
-
-
-def eager_limit(device: Any) -> int:
-    """The elementwise threshold of ``device`` without ``config(elementwise_threshold=...)``
-    (the caller applies that): what ``thresholds(device)["elementwise"]`` gives, cached."""
-    raw = _ENV_RAW.get(_ENV_KEY) if _ENV_KEY is not None else os.environ.get(ENV_THRESHOLDS["elementwise"])
-    cal = _calibration._loaded.get(device.name)
-    hit = _eager_limits.get(device.name)
-    if hit is not None and hit[0] is cal and hit[1] == raw:
-        return hit[2]
-    limit = _base_thresholds(device)["elementwise"]
-    _eager_limits[device.name] = (_calibration._loaded.get(device.name), raw, limit)
-    return limit
-
-
 def eager_entry(op: str, device: Any, shape: tuple[int, ...]) -> dict[str, Any]:
     """The decision-log entry of an eagerly computed operation (see the module docstring)."""
     return {"kernel": f"eager {op} -> {shape}", "device": device.name, "placed": "host",
