@@ -451,12 +451,14 @@ def epilogue_stores(g: _Gen, result: str, at: str, multi: tuple[str, ...] | None
     ``result`` stored to ``out0[at]``."""
     k = g.k
     if k.result_index is None:
-        return [f"out0[{at}] = {_store(k.result_dtype, result)};"]
+        return [f"out0[{at}] = {store_value(k.result_dtype, result)};"]
     lines, vals = epilogue_values(g, result, at, multi)
-    return lines + [f"out{j}[{at}] = {_store(k.instrs[o].dtype, v)};" for j, (o, v) in enumerate(zip(k.outputs, vals))]
+    return lines + [f"out{j}[{at}] = {store_value(k.instrs[o].dtype, v)};"
+                    for j, (o, v) in enumerate(zip(k.outputs, vals, strict=True))]
 
 
-def _store(dt: np.dtype, v: str) -> str:
+def store_value(dt: np.dtype, v: str) -> str:
+    """WGSL value ``v`` of ``dt`` as it is stored (bools as u32 0/1)."""
     return f"select(0u, 1u, {v})" if dt == np.bool_ else v
 
 
@@ -486,7 +488,7 @@ def render(kernel: Kernel, vec: int = 1, fast: bool = False) -> Rendered:
     for j, o in enumerate(kernel.outputs):
         v = g.value(o, ("lin", "gi"))
         dt = kernel.instrs[o].dtype
-        stores.append(f"  out{j}[gi] = {'select(0u, 1u, ' + v + ')' if dt == np.bool_ else v};")
+        stores.append(f"  out{j}[gi] = {store_value(dt, v)};")
     decls = declare_bindings(input_types(kernel),
                              [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs], g.wide)
     body = "\n".join(g.lines + stores)
@@ -519,7 +521,7 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
         vals = []
         for o in kernel.outputs:
             v = g.value(o, ("lin", f"e{lane}"))
-            vals.append(f"select(0u, 1u, {v})" if ins[o].dtype == np.bool_ else v)
+            vals.append(store_value(ins[o].dtype, v))
         lanes.append(vals)
     if g.lane_miss:
         return None

@@ -53,6 +53,7 @@ from .wgsl import (
     input_types,
     output_types,
     reduction_index,
+    store_value,
 )
 from .wgsl_lib import helpers_for
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
@@ -135,10 +136,6 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
         vec = 4 if vec_ok and inner % 4 == 0 else 1
         return Variant("col", flat=fi is not None, vec=vec), (o, length, inner)
     return Variant("row", sg=sg), (o, length, inner)
-
-
-def _conv(dt: np.dtype, v: str) -> str:
-    return f"select(0u, 1u, {v})" if dt == np.bool_ else v
 
 
 def _main(sg: bool, body: list[str]) -> str:
@@ -235,7 +232,7 @@ class _Parts:
     def step(self, acc: str, v: str) -> str:
         if self.keyed:
             return f"  {acc} = {self.rop}({acc}, ga_r{self.rop}key_f32({v}));"
-        return f"  {acc} = {combine(self.rop, self.dt, acc, _conv(self.dt, v))};"
+        return f"  {acc} = {combine(self.rop, self.dt, acc, store_value(self.dt, v))};"
 
     def fold(self, names: list[str]) -> str:
         """WGSL combining the accumulators ``names`` pairwise."""

@@ -41,7 +41,7 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, store_value
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
 
 PER_THREAD = 8
@@ -260,7 +260,7 @@ def _row_index(g: _Gen, op_i: int, axis: int, head: list[str]) -> str:
     idx[axis] = "k"
     g.lines = []
     v = g.value(op_i, ("multi", tuple(idx)))
-    return f"select(0u, 1u, {v})" if src.dtype == np.bool_ else v
+    return store_value(src.dtype, v)
 
 
 def _decls(kernel: Kernel, g: _Gen, out_type: str, carry_type: str | None) -> list[str]:

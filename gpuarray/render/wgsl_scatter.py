@@ -16,11 +16,9 @@ wgpu drops unused bindings from an automatic bind-group layout.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import WORKGROUP, Rendered, _Gen
+from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_index import clamp_index
 from .wgsl_lib import helpers_for
 
@@ -75,7 +73,7 @@ def render_scatter(kernel: Kernel) -> Rendered:
         target = m[:axis] + [c] + m[axis + k:]
         terms = [f"{t} * {g.slot(('cstride', g.rep[old_i], d))}" for d, t in enumerate(target)]
         lin = g.emit(" + ".join(terms) if terms else "0u", "l")
-    store = f"select(0u, 1u, {v})" if dt == np.bool_ else v
+    store = store_value(dt, v)
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     b = 1
     for j in used_inputs(kernel, pass_roots(kernel)):

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, _suffix
+from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, _suffix, store_value
 from .wgsl_lib import helpers_for
 
 _SIGN = {"u32": "0x80000000u", "u64": "0x8000000000000000lu"}
@@ -77,10 +77,6 @@ def _load_fn(g: _Gen, instr: int, name: str) -> str:
     dt = g.ins[instr].dtype
     t = "bool" if dt == np.bool_ else WGSL_TYPE[dt]
     return "\n".join([f"fn {name}(li: u32) -> {t} {{", *g.lines, f"  return {v};", "}"])
-
-
-def _store(dtype: np.dtype, v: str) -> str:
-    return f"select(0u, 1u, {v})" if dtype == np.bool_ else v
 
 
 def _decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], key: str, out_dtype: np.dtype) -> list[str]:
@@ -151,7 +147,7 @@ def render_block(kernel: Kernel, src: str, dst: str, block: int) -> Shader:
         if kernel.kind == "argsort":
             val = f"{WGSL_TYPE[out_dt]}(wi[t])"
         else:
-            val = _store(out_dt, "sk_load((o * L + wi[t]) * I + i)")
+            val = store_value(out_dt, "sk_load((o * L + wi[t]) * I + i)")
         store = [
             "    let pos = s & (P - 1u);",
             "    if (s < T && pos < L) {",
