@@ -44,33 +44,20 @@ PARTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-GPU_MS: dict[int, list[float]] = {}     # id(fn) -> device times per evaluation (timestamp queries)
-
-
-def time_gpuarray(x: Any, reps: int, fn: Callable[[Any, Any], Any] = chain) -> float:
-    """Wall ms per evaluation (``reps`` evaluations, then one wait), median of trials. With
-    ``GPUARRAY_GPU_TIMING=1`` each trial's device time per evaluation goes to ``GPU_MS[id(fn)]``."""
-    def once() -> float:
+def time_gpuarray(x: Any, reps: int, fn: Callable[[Any, Any], Any] = chain) -> tuple[float, float | None]:
+    """(wall ms, device ms) per evaluation: ``reps`` evaluations then one wait, medians of
+    trials; the device time from timestamp queries (``GPUARRAY_GPU_TIMING=1``), else None."""
+    def once() -> tuple[float, float]:
         xp.reset_metrics()
         t0 = time.perf_counter()
         for _ in range(reps):
             xp.evaluate(fn(xp, x))
         float(x[:1][0] + 0)        # waits for the queue (maps a staging buffer)
-        t = (time.perf_counter() - t0) / reps * 1e3
-        ns = xp.metrics().get("gpu_time_ns", 0)
-        if ns:
-            GPU_MS.setdefault(id(fn), []).append(ns / reps / 1e6)
-        return t
+        return (time.perf_counter() - t0) / reps * 1e3, xp.metrics().get("gpu_time_ns", 0) / reps / 1e6
     once()
-    GPU_MS.pop(id(fn), None)
-    return median_of(once)
-
-
-def gpu_ms(fn: Callable[[Any, Any], Any] = chain) -> float | None:
-    """The median device time per evaluation of the last ``time_gpuarray`` of ``fn`` (None
-    without timestamp queries)."""
-    v = GPU_MS.get(id(fn))
-    return statistics.median(v) if v else None
+    trials = [once() for _ in range(5)]
+    gpu = statistics.median(g for _w, g in trials)
+    return statistics.median(w for w, _g in trials), gpu or None
 
 
 def time_numpy(n: int) -> float:
@@ -156,17 +143,15 @@ def main(argv: list[str] | None = None) -> int:
         "workload": "chain8 exp(-x*x*0.5)*sin(x)+cos(x)*0.25-tanh(x)", "dtype": "float32",
         "n": n, "device": dev.name, "adapter": dev.provider.device_info().get("name"),
         "host": platform.node(), "correct": ok, "dispatches_per_eval": dispatches,
-        "gpuarray_ms": time_gpuarray(x, a.reps),
     }
-    res["gpuarray_gpu_ms"] = gpu_ms()
+    res["gpuarray_ms"], res["gpuarray_gpu_ms"] = time_gpuarray(x, a.reps)
     with xp.config(fast_math=True):   # WGSL built-ins (config(fast_math=True)): time and error
-        res["gpuarray_fast_math_ms"] = time_gpuarray(x, a.reps)
-        res["gpuarray_fast_math_gpu_ms"] = gpu_ms()
+        res["gpuarray_fast_math_ms"], res["gpuarray_fast_math_gpu_ms"] = time_gpuarray(x, a.reps)
         fast = np.asarray(chain(xp, x[: 1 << 20]))
     with np.errstate(all="ignore"):
         res["fast_math_max_abs_error"] = float(np.max(np.abs(fast - chain(np, host[: 1 << 20]))))
     if a.parts:      # where the chain's time goes: each part alone, one kernel each
-        res["parts_ms"] = {name: time_gpuarray(x, a.reps, lambda _m, v, f=f: f(v)) for name, f in PARTS.items()}
+        res["parts_ms"] = {name: time_gpuarray(x, a.reps, lambda _m, v, f=f: f(v))[0] for name, f in PARTS.items()}
     del x
     # NumPy after the GPU timings: seconds of host work leave the GPU idle, and it then runs the
     # next milliseconds at lower clocks (the fast-math figure measured right after NumPy's came
