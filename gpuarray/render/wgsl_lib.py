@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from .._ops import NAN_THROUGH
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
 from .wgsl_xlib import F32_X, FLT_X
@@ -406,8 +407,7 @@ FLT["atan"] = """fn ga_atan_{S}(x: {T}) -> {T} {
 # The ops that the op table leaves without a NaN guard (_ops.NAN_THROUGH) return NaN for NaN from their
 # helpers: the F32 versions test for it where their common path would not give it; these FLT versions
 # (float64, which runs them on the host on wgpu) test first, since the built-ins they call may assume no NaN.
-for _f in ("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-           "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"):
+for _f in sorted(NAN_THROUGH):
     FLT[_f] = FLT[_f].replace(" {\n", " {\n  if (ga_isnan_{S}(x)) { return x; }\n", 1)
 INT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   return select(select({T}(0), {T}(-1), x < {T}(0)), {T}(1), x > {T}(0));
