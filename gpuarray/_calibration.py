@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _config
+
 _loaded: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()
 
@@ -65,6 +67,7 @@ def load(device: Any) -> dict[str, int]:
                 _loaded[device.name] = {k: int(v) for k, v in data.get("thresholds", {}).items()}
             except (OSError, ValueError):
                 _loaded[device.name] = {}
+            _config.bump()
         return dict(_loaded[device.name])
 
 
@@ -72,6 +75,7 @@ def forget() -> None:
     """Drop thresholds loaded in this process (the next use re-reads the files)."""
     with _lock:
         _loaded.clear()
+        _config.bump()
 
 
 def _time(fn: Callable[[], Any], repeats: int) -> float:
@@ -168,4 +172,5 @@ def calibrate(device: Any = None, *, repeats: int = 3, progress: bool = True,
                              "measurements": measurements}, indent=1))
     with _lock:
         _loaded[dev.name] = dict(thresholds)
+        _config.bump()
     return {"thresholds": thresholds, "measurements": measurements, "path": str(p)}

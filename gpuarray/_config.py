@@ -71,9 +71,9 @@ if os.environ.get("GPUARRAY_OFFLOAD", "").strip():
         raise ValueError(f"GPUARRAY_OFFLOAD={_global['offload']!r}; expected one of {_OPTIONS['offload']}")
 _lock = threading.Lock()
 _local: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("gpuarray_config", default=None)
-# bumped on every change of the process-wide settings. Context dicts are never mutated (each
-# ``with`` sets a new one), so the same context dict and generation mean the same settings
-# (``_eager.limit_now`` caches on that).
+# bumped on every change of the process-wide settings and of loaded calibrations. Context
+# dicts are never mutated (each ``with`` sets a new one), so the same context dict and
+# generation mean the same settings (``_eager.limit_now`` caches on that).
 _generation = 0
 
 
@@ -98,6 +98,12 @@ def _changed() -> None:
     """Call with ``_lock`` held after changing ``_global``."""
     global _generation
     _generation += 1
+
+
+def bump() -> None:
+    """Say that something the settings derive from changed (a calibration was loaded or dropped)."""
+    with _lock:
+        _changed()
 
 
 def _validate(settings: dict[str, Any]) -> dict[str, Any]:

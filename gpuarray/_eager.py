@@ -77,18 +77,17 @@ _env_raw: Any = getattr(os.environ, "_data", None)
 _env_key: Any = (os.environ.encodekey(planner.ENV_THRESHOLDS["elementwise"])    # type: ignore[attr-defined]
                  if _env_raw is not None and hasattr(os.environ, "encodekey") else None)
 _env_get: Any = _env_raw.get if _env_key is not None else (lambda key: None)
-_calibration_get = planner._calibration._loaded.get
-# the last answer: (device, config context, config generation, raw environment value,
-# calibration, limit); one entry, as loops over small arrays use one device
-_last: tuple = (None, None, -1, None, None, 0)
+# the last answer: (device, config context, config generation, raw environment value, limit);
+# one entry, as loops over small arrays use one device. Calibrations bump the generation.
+_last: tuple = (None, None, -1, None, 0)
 
 
 def limit_now(device: Any) -> int:
     """The element count below which small host work on ``device`` runs at once now: the
     elementwise threshold (``config``'s, else the environment's, calibration's or default), or 0
     when it does not (offload is not "auto", or ``eager_host`` is off). A repeated question costs
-    a few identity tests (device, config context and generation, the raw environment value, the
-    calibration).
+    a few identity tests (device, config context and generation, the raw environment value);
+    ``_elementwise``'s fast path makes them itself on the tuple ``state(device)`` returns.
 
     >>> import gpuarray as xp
     >>> with xp.config(offload="auto", elementwise_threshold=100):
@@ -97,9 +96,17 @@ def limit_now(device: Any) -> int:
     """
     c = _last
     if c[0] is device and c[1] is _config_local() and c[2] == _config._generation \
-            and c[3] is _env_get(_env_key) and c[4] is _calibration_get(device.name):
-        return c[5]
+            and c[3] is _env_get(_env_key):
+        return c[4]
     return _refresh(device)
+
+
+def state(device: Any) -> tuple | None:
+    """``(device, config context, generation, raw environment value, limit)``, the cached answer
+    of ``limit_now(device)`` that holds while those are the same; None when it is not cached."""
+    limit_now(device)
+    c = _last
+    return c if c[0] is device else None
 
 
 def _refresh(device: Any) -> int:
@@ -108,7 +115,7 @@ def _refresh(device: Any) -> int:
     on = _config.get("offload") == "auto" and bool(_config.get("eager_host"))
     value = planner.thresholds(device)["elementwise"] if on else 0
     if _env_key is not None:        # else (an os.environ without its raw mapping) never cached
-        _last = (device, local, gen, raw, _calibration_get(device.name), value)
+        _last = (device, local, gen, raw, value)
     return value
 
 
@@ -158,8 +165,9 @@ def wrap(name: str, r: Any, out_dtype: np.dtype, shape: tuple[int, ...], device:
 
 def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     """A new C-contiguous host array ``r`` of ``shape``, the result of op ``name``, as an
-    evaluated GpuArray on ``device`` (read-only from now on); logged and counted."""
-    r.setflags(False)           # write=False (positional: half the cost of the keyword)
+    evaluated GpuArray on ``device``; logged and counted. Nothing writes to ``r`` from now on:
+    ``Data.get_host`` marks it read-only when it hands it out (a flag set here would cost 5 %
+    of a small operation)."""
     node = _new(Node)           # graph.node.realized_leaf, inlined
     node.op = "leaf"
     node.inputs = node.attrs = ()
@@ -167,7 +175,11 @@ def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     node.shape = shape
     node.device = device
     node.serial = _next_serial()
-    node.data = Data(dt, shape, r)
+    node.data = d = _new(Data)  # Data(dt, shape, r), without the __init__ call
+    d.dtype = dt
+    d.shape = shape
+    d.host = r
+    d.handle = d.provider = d.recipe = None
     node.depth = 0
     _log_append((name, device, shape))      # planner.decisions() shows it as planner.eager_entry()
     _COUNTERS["eager_host_ops"] += 1

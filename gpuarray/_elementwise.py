@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _eager
+from . import _config, _dtypes, _eager
 from ._devices import Device
 from ._ops import OPS, OpDef
 from .graph.node import MAX_DEPTH, Node, const, make
@@ -166,10 +166,13 @@ _SIG: dict[tuple, tuple[np.dtype, np.dtype]] = {}
 _INT_BOUNDS: dict[np.dtype, tuple[int, int]] = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
                                                for d in _dtypes.INTEGER}
 _limit_now = _eager.limit_now
+_config_local = _eager._config_local
+_env_get, _env_key = _eager._env_get, _eager._env_key
 _set_errors = _eager.set_errors
 _reset_errors: Any = getattr(_eager, "reset_errors", None)
 _ignore_errors: Any = getattr(_eager, "ignore_errors", None)
 _wrap = _eager.wrap
+_leaf_array = _eager.leaf_array
 _ndarray = np.ndarray
 _VALUES = _eager.VALUES
 _BINARY: dict[tuple[str, bool], Callable[[Any, Any], Any]] = {}
@@ -208,32 +211,39 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
     name = opdef.name
     fn, trusted = _eager.HOST_FNS[name]
     # The signature of the last eager call that handed a Python scalar to the ufunc as it is:
-    # (scalar type, array dtype, device, result dtype, int range). NumPy converts a Python
-    # scalar weakly, to the array's dtype, as ``const`` does, and converts it faster than it
-    # takes a NumPy scalar; a repeat of that call needs no signature lookup.
-    fast: tuple = (None, None, None, None, 0, 0)
+    # (scalar type, array dtype, device, result dtype, int range (None for floats),
+    # _eager.state). NumPy converts a Python scalar weakly, to the array's dtype, as ``const``
+    # does, and converts it faster than it takes a NumPy scalar; a repeat of that call needs no
+    # signature lookup.
+    fast: tuple = (None, None, None, None, None, None, None)
 
     def binary(x: Any, other: Any) -> Any:
+        # the repeat of the last eager call with a Python scalar, in a frame of few locals
+        na = x._node
+        f = fast
+        if f[0] is type(other) and f[1] is na.dtype and f[2] is na.device:
+            s = f[6]        # _eager.limit_now's answer, valid while its inputs are the same
+            if s[1] is _config_local() and s[2] == _config._generation and s[3] is _env_get(_env_key):
+                d = na.data
+                if d is not None and d.handle is None and (f[4] is None or f[4] <= other <= f[5]):
+                    ha = d.host
+                    if ha is not None and ha.size < s[4]:
+                        if d.shape is not na.shape and ha.shape != na.shape:    # a reshape shares its Data
+                            ha = ha.reshape(na.shape)
+                        token = _set_errors(_ignore_errors)
+                        try:
+                            r = fn(other, ha) if reflected else fn(ha, other)
+                        finally:
+                            _reset_errors(token)
+                        if type(r) is not _ndarray or r.dtype is not f[3]:    # a 0-d result is a NumPy scalar
+                            return _wrap(name, r, f[3], na.shape, f[2], False, (ha,))
+                        return _leaf_array(name, r, na.shape, f[2])
+        return general(x, other)
+
+    def general(x: Any, other: Any) -> Any:
         nonlocal fast
         na = x._node
         t = type(other)
-        f = fast
-        if f[0] is t and f[1] is na.dtype and f[2] is na.device:
-            d = na.data
-            if d is not None and d.handle is None and (t is not int or f[4] <= other <= f[5]):
-                ha = d.host
-                if ha is not None and ha.size < _limit_now(f[2]):
-                    shape = na.shape
-                    if d.shape is not shape and ha.shape != shape:     # a reshape shares its Data (of another shape)
-                        ha = ha.reshape(shape)
-                    token = _set_errors(_ignore_errors)
-                    try:
-                        r = fn(other, ha) if reflected else fn(ha, other)
-                    finally:
-                        _reset_errors(token)
-                    if type(r) is not _ndarray or r.dtype is not f[3]:    # a 0-d result is a NumPy scalar
-                        return _wrap(name, r, f[3], shape, f[2], False, (ha,))
-                    return _eager.leaf_array(name, r, shape, f[2])
         device = na.device
         if t is _cls:
             nb = other._node
@@ -288,8 +298,9 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                         ha = ha.astype(dt)
                     elif nb is None and trusted and _set_errors is not None and (
                             t is float and dt.kind in "fc" or t is int and dt.kind in "iu"):
-                        lo, hi = _INT_BOUNDS[dt] if t is int else (0, 0)
-                        fast = (t, dt, device, out_dtype, lo, hi)
+                        st = _eager.state(device)
+                        if st is not None:
+                            fast = (t, dt, device, out_dtype, *(_INT_BOUNDS[dt] if t is int else (None, None)), st)
                     if reflected:
                         ha, hb = hb, ha
                     if _set_errors is None or nb is not None and shape is not na.shape:

@@ -79,7 +79,10 @@ class Data:
             host.flags.writeable = False
             self.host = host
             self.recipe = None          # a host copy survives a lost device: nothing to recompute
-        return self.host
+        h = self.host
+        if h.flags.writeable:           # results computed at once (_eager.leaf_array) are new arrays
+            h.flags.writeable = False   # only gpuarray holds; read-only from where they are handed out
+        return h
 
     def get_handle(self, provider: Any) -> Any:
         """The data as a handle of ``provider`` (uploads once if needed)."""

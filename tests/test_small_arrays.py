@@ -7,6 +7,7 @@ here is the lazy path on the cpu device with ``config(eager_host=False)``.
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import planner
+from gpuarray import _calibration, planner
 from gpuarray._dtypes import ALL_DTYPES, CATEGORIES
 from gpuarray._ops import OPS
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
@@ -174,8 +175,8 @@ def test_eager_path_is_taken_for_small_host_data(device: xp.Device, auto: None) 
     last = planner.decisions()[-1]
     assert last["placed"] == "host" and last["why"] == WHY and last["elements"] == 16
     assert "add" in last["kernel"] and last["device"] == device.name
-    host = y._node.data.host
-    assert not host.flags.writeable and host.flags.c_contiguous
+    host = y._node.data.get_host()                      # handed out read-only
+    assert not host.flags.writeable and host.flags.c_contiguous and host is y._node.data.host
     assert_same(y, h * 2 + 1)
     x += 1                                               # in-place operators too
     assert x._node.realized and xp.metrics()["eager_host_ops"] == 3
@@ -241,16 +242,40 @@ def test_not_taken_when_configured_off(settings: dict[str, Any], device: xp.Devi
         assert (x * 2)._node.realized
 
 
+def _eager_now(x: Any) -> bool:
+    """Whether operations on ``x`` run at once now: the full path and the operators' fast path
+    (the repeat of an array-with-Python-float call) must agree."""
+    got = {(x + 1)._node.realized, (x * 0.5)._node.realized, (x * 0.5)._node.realized}
+    assert len(got) == 1, "the fast path and the full path disagree"
+    return got.pop()
+
+
 def test_threshold_from_the_environment_is_followed(device: xp.Device, auto: None,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     x = xp.asarray(np.arange(16, dtype=np.float32), device=device)
-    assert (x + 1)._node.realized
+    assert _eager_now(x)
     monkeypatch.setenv("GPUARRAY_ELEMENTWISE_THRESHOLD", "16")
-    assert not (x + 1)._node.realized
+    assert not _eager_now(x)
     monkeypatch.setenv("GPUARRAY_ELEMENTWISE_THRESHOLD", "17")
-    assert (x + 1)._node.realized
+    assert _eager_now(x)
     monkeypatch.delenv("GPUARRAY_ELEMENTWISE_THRESHOLD")
-    assert (x + 1)._node.realized
+    assert _eager_now(x)
+
+
+def test_threshold_from_a_calibration_is_followed(wgpu_device: xp.Device, auto: None, tmp_path: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GPUARRAY_ELEMENTWISE_THRESHOLD", raising=False)
+    path = _calibration.path_for(wgpu_device)
+    path.parent.mkdir(parents=True)
+    x = xp.asarray(np.arange(64, dtype=np.float32), device=wgpu_device)
+    try:
+        for limit, eager in ((1000, True), (64, False), (65, True)):
+            path.write_text(json.dumps({"thresholds": {"elementwise": limit}}))
+            _calibration.forget()                        # the next use reads the file again
+            assert _eager_now(x) == eager, limit
+    finally:
+        _calibration.forget()
 
 
 def test_not_taken_for_unevaluated_inputs(device: xp.Device, auto: None) -> None:
