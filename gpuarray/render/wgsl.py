@@ -38,6 +38,8 @@ _SMALL_WRAP = {
     np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu",
 }
 
+# binary ops whose result with both operands of one value is not a constant: rendered as they are
+_NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
 Idx = tuple  # ("lin", expr) | ("multi", (expr, ...))
 
 
@@ -296,9 +298,11 @@ class _Gen:
             s, r = _suffix(odt), roots[0][0]
             expr = f"select(ga_nan_{s}(), {WGSL_TYPE[odt]}(0), !(ga_isnan_{s}({r}) || ga_isinf_{s}({r})))"
         elif not any("{" + str(n) + "}" in tmpl for n in range(len(vals))) or (
-                len(vals) > 1 and len({r for r, _n in roots}) == 1):
+                len(vals) > 1 and op not in _NO_SELF_FOLD and len({r for r, _n in roots}) == 1):
             # A result the compiler knows without the data: a literal (isnan of an integer is
-            # false, imag of a real is 0), or an op of one value with itself (x > x, x ^ x).
+            # false, imag of a real is 0), or an op of one value with itself (x > x, x ^ x; not
+            # x * x, -x * x or x + x, _NO_SELF_FOLD, which chain8 has and which no compiler
+            # turns into a constant).
             # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
             # Hide it behind a value known only at run time: prm[0], the element count, is
