@@ -20,6 +20,21 @@ def median_s(fn: Callable[[], Any], trials: int = 5) -> float:
     return statistics.median(out)
 
 
+def paired_s(fns: list[Callable[[], Any]], trials: int = 5) -> list[list[float]]:
+    """Wall seconds of ``trials`` calls of each of ``fns``, timed in turns (a, b, a, b, ...) after one
+    warm-up call each, so that a drift of the host's speed falls on all of them alike: ``out[i][t]``
+    is function i's time in turn t (ratios of one turn compare like with like)."""
+    for fn in fns:
+        fn()
+    out: list[list[float]] = [[] for _ in fns]
+    for _ in range(trials):
+        for fn, times in zip(fns, out):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return out
+
+
 def median_ms(fn: Callable[[], Any], sync: Callable[[], Any], reps: int, trials: int) -> float:
     """Median milliseconds per call of ``fn``: ``trials`` times ``reps`` calls and one ``sync``, after a warm-up."""
     fn()
