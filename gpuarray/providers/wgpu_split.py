@@ -18,10 +18,9 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
@@ -63,7 +62,7 @@ def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[Gp
 
 
 def _nbytes(node: Any) -> int:
-    return int(np.prod(node.shape, dtype=np.int64)) * STORAGE_NP[node.dtype].itemsize
+    return math.prod(node.shape) * STORAGE_NP[node.dtype].itemsize
 
 
 def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
@@ -85,7 +84,7 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
     n = kernel.size
     instrs: list[Instr] = []
     for ins in kernel.instrs:
-        size = int(np.prod(ins.shape, dtype=np.int64))
+        size = math.prod(ins.shape)
         if ins.op == "const":
             instrs.append(ins)
             continue
@@ -105,9 +104,9 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
         if ins.op not in ("input", "reshape"):
             for a in ins.args:
                 ashape = kernel.instrs[a].shape
-                if ashape != () and int(np.prod(ashape, dtype=np.int64)) != n:
+                if ashape != () and math.prod(ashape) != n:
                     return None
-        elif ins.op == "reshape" and int(np.prod(kernel.instrs[ins.args[0]].shape, dtype=np.int64)) != n:
+        elif ins.op == "reshape" and math.prod(kernel.instrs[ins.args[0]].shape) != n:
             return None
         instrs.append(Instr(ins.op, ins.args, ins.dtype, (count,), ins.params))
     return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), (count,),
