@@ -79,6 +79,26 @@ def test_chain8(device: xp.Device) -> None:
     assert np.max(np.abs(got - want)) < 2e-6
 
 
+def test_vec4_form_with_rare_values_in_some_lanes(device: xp.Device) -> None:
+    """Rare values (special, huge, near the path boundaries) in some lanes of a thread and not
+    others: the vec4 form (4096 elements, four per thread, each lane through its own branches) and
+    one element per thread (4097), each within the ULP bounds."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-4, 4, 4096).astype(F32)
+    rare = np.concatenate([SPECIAL, EXP, TRIG[np.abs(TRIG) >= 500]])
+    x[rng.choice(len(x), len(rare), replace=False)] = rng.permutation(rare)
+    with xp.config(offload="always"), np.errstate(all="ignore"):
+        for n in (4096, 4097):
+            h = np.append(x, F32(0.5))[:n]
+            xa = xp.asarray(h, device=device)
+            s, c, e = xp.sin(xa), xp.cos(xa), xp.exp(xa)           # one kernel: sincos and exp
+            xp.evaluate(s, c, e)
+            check(s, np.sin(h), OPS["sin"], f"sin, {n} elements", (h,))
+            check(c, np.cos(h), OPS["cos"], f"cos, {n} elements", (h,))
+            check(e, np.exp(h), OPS["exp"], f"exp, {n} elements", (h,))
+            check(xp.sin(xa * 1), np.sin(h), OPS["sin"], f"sin alone, {n} elements", (h,))
+
+
 # NaNs of both signs and several payloads (quiet ones: a signalling NaN may be quieted on the way)
 NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7FE00000], dtype=np.uint32).view(F32)
 
