@@ -873,7 +873,7 @@ def test_cancelling_a_value_with_itself_keeps_nan(dt: str, device: xp.Device) ->
         assert_same(x - xp.positive(x), h - np.positive(h))
         assert_same(-x - (-x), -h - (-h))
         assert_same(x * x - x * x, h * h - h * h)
-        # not constants, rendered as they are (_NO_SELF_FOLD): products, sums, max and min of x with x
+        # not constants (float32: rendered as they are, _NO_SELF_FOLD): products, sums, max and min of x with x
         assert_same(x * x, h * h)
         assert_same(-x * x * 0.5, -h * h * 0.5)
         assert_same(x + x, h + h)

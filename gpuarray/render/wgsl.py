@@ -38,7 +38,8 @@ _SMALL_WRAP = {
     np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu",
 }
 
-# binary ops whose result with both operands of one value is not a constant: rendered as they are
+# float32 binary ops whose result with both operands of one value is not a constant: rendered as
+# they are
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
 Idx = tuple  # ("lin", expr) | ("multi", (expr, ...))
 
@@ -298,11 +299,13 @@ class _Gen:
             s, r = _suffix(odt), roots[0][0]
             expr = f"select(ga_nan_{s}(), {WGSL_TYPE[odt]}(0), !(ga_isnan_{s}({r}) || ga_isinf_{s}({r})))"
         elif not any("{" + str(n) + "}" in tmpl for n in range(len(vals))) or (
-                len(vals) > 1 and op not in _NO_SELF_FOLD and len({r for r, _n in roots}) == 1):
+                len(vals) > 1 and not (op in _NO_SELF_FOLD and odt == np.float32)
+                and len({r for r, _n in roots}) == 1):
             # A result the compiler knows without the data: a literal (isnan of an integer is
             # false, imag of a real is 0), or an op of one value with itself (x > x, x ^ x; not
-            # x * x, -x * x or x + x, _NO_SELF_FOLD, which chain8 has and which no compiler
-            # turns into a constant).
+            # float32 x * x, -x * x, x + x, _NO_SELF_FOLD, which chain8 has and which no compiler
+            # turns into a constant; float64 keeps the guard: without it the H200's compiler gave
+            # a number, not NaN, for min(x, x) / (x * x) at x = 0).
             # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
             # Hide it behind a value known only at run time: prm[0], the element count, is
