@@ -20,6 +20,7 @@ from gpuarray import _calibration, planner
 from gpuarray._dtypes import ALL_DTYPES, CATEGORIES
 from gpuarray._ops import OPS
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
+from gpuarray.residency import Data
 
 from .conftest import assert_same
 
@@ -175,6 +176,8 @@ def test_eager_path_is_taken_for_small_host_data(device: xp.Device, auto: None) 
     last = planner.decisions()[-1]
     assert last["placed"] == "host" and last["why"] == WHY and last["elements"] == 16
     assert "add" in last["kernel"] and last["device"] == device.name
+    d = y._node.data                                     # built without Data.__init__: every slot set
+    assert all(hasattr(d, a) for a in type(d).__slots__ if a != "__weakref__") and type(d) is Data
     host = y._node.data.get_host()                      # handed out read-only
     assert not host.flags.writeable and host.flags.c_contiguous and host is y._node.data.host
     assert_same(y, h * 2 + 1)
