@@ -39,6 +39,7 @@ from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_bindings import BindGroupCache
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool, staged_download, staged_upload
@@ -177,6 +178,8 @@ class WgpuProvider:
         self.pool = BufferPool(self.device, bu.STORAGE | bu.COPY_SRC | bu.COPY_DST, keep, self.max_buffer)
         self.staging = BufferPool(self.device, bu.MAP_READ | bu.COPY_DST, 256 << 20, self.max_buffer)
         self.staging_w = BufferPool(self.device, bu.MAP_WRITE | bu.COPY_SRC, 256 << 20, self.max_buffer)
+        self.bindings = BindGroupCache()            # bind groups of pool buffers, for repeated dispatches
+        self.pool.on_destroy = self.bindings.forget
         self.rendered: dict[tuple, Rendered] = {}
         self.pipelines: dict[str, tuple[Any, Any]] = {}
         self._compiling: dict[str, threading.Event] = {}
@@ -274,6 +277,7 @@ class WgpuProvider:
             self.pool.abandon()
             self.staging.abandon()
             self.staging_w.abandon()
+            self.bindings.clear()
             if self.timer is not None:
                 self.timer.abandon()
             self._enc = self._pass = self._fence = None
@@ -540,17 +544,16 @@ class WgpuProvider:
             return
         pipeline, layout = self.pipeline_for(source)
         self._begin()
-        pbuf, poff, psize = self.params.put(prm, self._keep)
-        entries = [{"binding": 0, "resource": {"buffer": pbuf, "offset": poff, "size": psize}}]
-        for b, h in enumerate(buffers, start=1):
-            if isinstance(h, GpuHandle):
-                res = {"buffer": h.buffer, "offset": 0, "size": max(h.nbytes, 16)}  # 16: an empty complex128 array
-            elif isinstance(h, tuple):
-                res = {"buffer": h[0], "offset": h[1], "size": h[2]}
-            else:
-                res = {"buffer": h}
-            entries.append({"binding": b, "resource": res})
-        bind = self.device.create_bind_group(layout=layout, entries=entries)
+        ranges: list[Any] = [self.params.put(prm, self._keep)]
+        for h in buffers:
+            # 16: an empty complex128 array; a raw buffer (data_buffer: new each time) is bound whole
+            ranges.append((h.buffer, 0, max(h.nbytes, 16)) if isinstance(h, GpuHandle) else h)
+
+        def make() -> Any:
+            entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}
+                        if isinstance(r, tuple) else {"buffer": r}} for b, r in enumerate(ranges)]
+            return self.device.create_bind_group(layout=layout, entries=entries)
+        bind = self.bindings.get(layout, ranges, make) if all(isinstance(r, tuple) for r in ranges) else make()
         gx = min(groups, self.max_groups)
         gy = -(-groups // gx)
         if gy > self.max_groups:

@@ -59,6 +59,7 @@ class BufferPool:
         self.created = 0
         self.reused = 0
         self.dead = False      # the device is lost: forget everything, hand nothing out
+        self.on_destroy: Any = None     # called with each buffer before it is destroyed
         _metrics.register_gauges(self)
 
     def gauges(self) -> dict[str, int]:
@@ -90,13 +91,13 @@ class BufferPool:
             # array that owns it: never pool a released buffer
             return
         if cls > self.keep_bytes:
-            buf.destroy()
+            self._destroy(buf)
             return
         while self.free_bytes + cls > self.keep_bytes:
             victim = max((c for c, lst in self.free.items() if lst), default=None)
             if victim is None:
                 break
-            self.free[victim].pop().destroy()
+            self._destroy(self.free[victim].pop())
             self.free_bytes -= victim
         self.free.setdefault(cls, []).append(buf)
         self.free_bytes += cls
@@ -106,10 +107,15 @@ class BufferPool:
         released = self.free_bytes
         for lst in self.free.values():
             for b in lst:
-                b.destroy()
+                self._destroy(b)
         self.free.clear()
         self.free_bytes = 0
         return released
+
+    def _destroy(self, buf: Any) -> None:
+        if self.on_destroy is not None:
+            self.on_destroy(buf)
+        buf.destroy()
 
     def abandon(self) -> None:
         """The device is gone: drop every reference and count nothing as held any more."""

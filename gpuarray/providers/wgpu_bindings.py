@@ -1,0 +1,77 @@
+"""Bind groups kept for reuse: a repeated evaluation binds the same buffers again.
+
+Creating a bind group costs tens of microseconds of Python (wgpu-py builds its descriptor
+structs), as much as the rest of a small dispatch. A repeated evaluation gets the same
+buffers back from the pool (and the same offsets of the parameter arena, which is reset at
+each submit), so its bind groups are the ones made the last time: they are kept by
+``(layout, (buffer, offset, size) of each binding)``, most recently used last, up to
+``capacity``.
+
+An entry holds its buffers, so their ids cannot be reused while it lives. Buffers are only
+destroyed by the buffer pool (``wgpu_pool.BufferPool``), which calls ``forget(buffer)`` first:
+every entry that binds it is dropped. Dispatches that bind a buffer from outside the pool
+(``provider.data_buffer``: new each time) are not kept.
+
+>>> cache = BindGroupCache(capacity=2)
+>>> len(cache)
+0
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+
+class BindGroupCache:
+    """Bind groups by layout and bound ranges; ``forget(buffer)`` before a buffer is destroyed."""
+
+    def __init__(self, capacity: int = 512) -> None:
+        self.capacity = capacity
+        self.entries: OrderedDict[tuple, tuple[Any, tuple]] = OrderedDict()
+        self.by_buffer: dict[int, set[tuple]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, layout: Any, ranges: list[tuple[Any, int, int]], create: Callable[[], Any]) -> Any:
+        """The bind group of ``layout`` over ``ranges`` (buffer, offset, size), made by ``create()``
+        on a miss."""
+        key = (id(layout), *[(id(b), o, s) for b, o, s in ranges])
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+            self.hits += 1
+            return hit[0]
+        group = create()
+        self.misses += 1
+        buffers = tuple(b for b, _o, _s in ranges)
+        self.entries[key] = (group, (layout, *buffers))
+        for b in buffers:
+            self.by_buffer.setdefault(id(b), set()).add(key)
+        if len(self.entries) > self.capacity:
+            self._drop(next(iter(self.entries)))
+        return group
+
+    def forget(self, buffer: Any) -> None:
+        """Drop every bind group that binds ``buffer`` (it is about to be destroyed)."""
+        for key in self.by_buffer.pop(id(buffer), ()):
+            self._drop(key)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.by_buffer.clear()
+
+    def _drop(self, key: tuple) -> None:
+        entry = self.entries.pop(key, None)
+        if entry is None:
+            return
+        for b in entry[1][1:]:
+            keys = self.by_buffer.get(id(b))
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self.by_buffer[id(b)]

@@ -1,0 +1,80 @@
+"""Bind groups kept for reuse (providers/wgpu_bindings.py): a repeated evaluation binds the same
+pool buffers again and reuses the bind group; a buffer the pool destroys takes its bind groups
+with it; results stay right when a reused buffer holds new data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import gpuarray as xp
+from gpuarray.providers.wgpu_bindings import BindGroupCache
+
+from .conftest import assert_same
+
+
+class _Buf:
+    """A stand-in for a GPU buffer."""
+
+
+def test_cache_keys_evicts_and_forgets() -> None:
+    made: list[int] = []
+
+    def create() -> int:
+        made.append(len(made))
+        return made[-1]
+    c = BindGroupCache(capacity=2)
+    layout, a, b, p = object(), _Buf(), _Buf(), _Buf()
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 0
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 0          # same ranges: the same group
+    assert c.get(layout, [(p, 256, 16), (a, 0, 64)], create) == 1        # another offset: another group
+    assert c.get(layout, [(p, 0, 16), (a, 0, 32)], create) == 2          # another size; capacity 2 evicts 0
+    assert len(c) == 2 and c.hits == 1 and c.misses == 3
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 3          # evicted: made again
+    c.get(layout, [(p, 0, 16), (b, 0, 64)], create)
+    c.forget(a)                                                          # a is destroyed: its groups go
+    assert len(c) == 1 and all(id(a) not in k for k in c.entries)
+    assert set(c.by_buffer) == {id(p), id(b)}
+    c.forget(p)
+    assert len(c) == 0 and not c.by_buffer
+
+
+def test_repeated_evaluation_reuses_bind_groups(wgpu_device: xp.Device) -> None:
+    prov: Any = wgpu_device.provider
+    h = np.linspace(-2, 2, 4096, dtype=np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    with xp.config(offload="always"):
+        for _ in range(3):                       # the pool hands the same output buffer back
+            xp.evaluate(x * 3 + 1)
+        hits, misses = prov.bindings.hits, prov.bindings.misses
+        for i in range(5):
+            y = x * 3 + float(i)                 # a new constant: same kernel and bindings
+            assert_same(y, h * 3 + np.float32(i))
+            del y
+        assert prov.bindings.misses - misses <= 1 and prov.bindings.hits - hits >= 4
+        # new data in reused buffers: each result is computed from its own inputs
+        for i in range(4):
+            z = xp.asarray(h + i, device=wgpu_device)
+            assert_same(xp.sin(z) * 2, np.sin(h + i) * 2, rtol=4e-7, atol=1e-7)
+            del z
+
+
+def test_destroyed_buffers_take_their_bind_groups(wgpu_device: xp.Device) -> None:
+    prov: Any = wgpu_device.provider
+    h = np.arange(1000, dtype=np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=wgpu_device)
+        for _ in range(2):
+            xp.evaluate(x + 1)
+        del x                                    # its buffer, and the results', are free in the pool
+        xp.synchronize(wgpu_device)
+        freed = [b for lst in prov.pool.free.values() for b in lst]
+        assert any(id(b) in prov.bindings.by_buffer for b in freed)     # bound by kept bind groups
+        prov.release_pooled()                    # destroys every free pool buffer
+        bound = [b for _group, (_layout, *bufs) in prov.bindings.entries.values() for b in bufs]
+        assert not any(b is f for b in bound for f in freed)
+        assert not any(id(f) in prov.bindings.by_buffer for f in freed)
+        x = xp.asarray(h, device=wgpu_device)   # new buffers, maybe at the ids of destroyed ones
+        assert_same(x + 1, h + 1)
+        assert_same(x * 2 - 1, h * 2 - 1)
