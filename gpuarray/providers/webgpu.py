@@ -22,7 +22,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
-import hashlib
 import logging
 import os
 import sys
@@ -181,7 +180,7 @@ class WgpuProvider:
         self.bindings = BindGroupCache()            # bind groups of pool buffers, for repeated dispatches
         self.pool.on_destroy = self.bindings.forget
         self.rendered: dict[tuple, Rendered] = {}
-        self.pipelines: dict[str, tuple[Any, Any]] = {}
+        self.pipelines: dict[str, tuple[Any, Any]] = {}     # WGSL source -> (pipeline, layout)
         self._compiling: dict[str, threading.Event] = {}
         self._plock = threading.Lock()
         self.kcache = (wgpu_cache.KernelCache(dict(adapter.info), self.features)
@@ -455,7 +454,7 @@ class WgpuProvider:
         Thread-safe: the warm-up thread (``background=True``) compiles recently used shaders
         while the main thread runs; a main-thread request for a shader being compiled there
         waits for it (and counts as a cache hit)."""
-        key = hashlib.sha1(source.encode()).hexdigest()
+        key = source        # a str caches its hash: no digest of the source per dispatch
         entry = self.pipelines.get(key)
         if entry is not None:
             if not background:
