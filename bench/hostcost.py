@@ -1,0 +1,81 @@
+"""Host time per evaluation: the Python and wgpu calls between two dispatches.
+
+    python -m bench.hostcost [--device wgpu:0] [--reps 200] [--trials 5] [--out results.json]
+
+Each workload is evaluated ``reps`` times without synchronizing (the GPU works through the
+queue meanwhile) and then once synchronized; ``host_us`` is the time per evaluation before that
+synchronization, ``total_us`` including it. The arrays are small (2^20 elements, 1024^2), so the
+GPU finishes each kernel long before the host has submitted the next and ``host_us`` is what
+recording, scheduling, binding and submitting cost. (On lavapipe the shaders run inside the
+submit, on this process's threads: there ``host_us`` includes them.) Medians of ``trials``; a
+table goes to stdout, the JSON to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import gpuarray as xp
+
+from ._timing import write_out
+
+
+def chain8(x: Any) -> Any:
+    return xp.exp(-x * x * 0.5) * xp.sin(x) + xp.cos(x) * 0.25 - xp.tanh(x)
+
+
+def per_eval(dev: Any, fn: Callable[[], Any], reps: int, trials: int) -> tuple[float, float]:
+    """(host us, total us) per evaluation of ``fn()``: medians of ``trials`` runs of ``reps``."""
+    for _ in range(20):
+        xp.evaluate(fn())
+    xp.synchronize(dev)
+    host, total = [], []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            xp.evaluate(fn())
+        t1 = time.perf_counter()
+        xp.synchronize(dev)
+        t2 = time.perf_counter()
+        host.append((t1 - t0) / reps * 1e6)
+        total.append((t2 - t0) / reps * 1e6)
+    return statistics.median(host), statistics.median(total)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default=None)
+    p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--out", default="")
+    a = p.parse_args(argv)
+    dev = xp.Device(a.device) if a.device else xp.default_device()
+    rng = np.random.default_rng(0)
+    with xp.config(offload="always"):      # on the device, however small
+        v = xp.asarray(rng.random(1 << 20, dtype=np.float32), device=dev)
+        m = xp.asarray(rng.random((1024, 1024), dtype=np.float32), device=dev)
+        cases: dict[str, Callable[[], Any]] = {
+            "x*2+1 (2^20)": lambda: v * 2 + 1, "chain8 (2^20)": lambda: chain8(v),
+            "sum (2^20)": lambda: xp.sum(v), "sum axis=1 (1024^2)": lambda: xp.sum(m, axis=1),
+            "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0)}
+        res: dict[str, Any] = {"device": dev.name, "adapter": dev.provider.device_info().get("name"),
+                               "reps": a.reps, "trials": a.trials, "cases": {}}
+        for name, fn in cases.items():
+            host, total = per_eval(dev, fn, a.reps, a.trials)
+            res["cases"][name] = {"host_us": host, "total_us": total}
+    print(f"device {res['device']} ({res['adapter']})")
+    for name, r in res["cases"].items():
+        print(f"{name:24s} host {r['host_us']:8.1f} us/eval   with the final sync {r['total_us']:8.1f}")
+    write_out(json.dumps(res, indent=1), a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
