@@ -13,7 +13,6 @@ table goes to stdout, the JSON to ``--out``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -24,6 +23,7 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._cli import device, parser
 from ._timing import write_out
 
 
@@ -50,13 +50,8 @@ def per_eval(dev: Any, fn: Callable[[], Any], reps: int, trials: int) -> tuple[f
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--device", default=None)
-    p.add_argument("--reps", type=int, default=200)
-    p.add_argument("--trials", type=int, default=5)
-    p.add_argument("--out", default="")
-    a = p.parse_args(argv)
-    dev = xp.Device(a.device) if a.device else xp.default_device()
+    a = parser(__doc__, reps=200, trials=5).parse_args(argv)
+    dev = device(a)
     rng = np.random.default_rng(0)
     with xp.config(offload="always"):      # on the device, however small
         v = xp.asarray(rng.random(1 << 20, dtype=np.float32), device=dev)

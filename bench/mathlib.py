@@ -21,7 +21,6 @@ both), so rare branches (Payne-Hanek, overflow) count there and not on a GPU.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -33,6 +32,7 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._cli import device, parser
 from ._timing import write_out
 
 
@@ -129,16 +129,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--device", default="", help="gpuarray device (default: the default device)")
+    p = parser(__doc__, reps=5, trials=5)
     p.add_argument("--log2n", type=int, default=22)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--trials", type=int, default=5)
     p.add_argument("--fast-math", action="store_true", help="time config(fast_math=True) (WGSL built-ins)")
     p.add_argument("--only", default="", help="comma-separated case names")
-    p.add_argument("--out", default="", help="also write the rows as JSON here")
     a = p.parse_args(argv)
-    dev = xp.Device(a.device) if a.device else xp.default_device()
+    dev = device(a)
     info = dev.provider.device_info() if hasattr(dev, "provider") else {}
     rows = run(dev, a.log2n, a.reps, a.trials, a.fast_math, [s for s in a.only.split(",") if s] or None)
     print(f"device {dev} ({info.get('name', '')}), n = 2^{a.log2n}, float32, "

@@ -23,7 +23,6 @@ Medians of 5 trials (``--trials``); a table goes to stdout, the JSON to ``--out`
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -34,6 +33,7 @@ import numpy as np
 import gpuarray as xp
 from gpuarray import planner
 
+from ._cli import device, parser
 from ._timing import median_s, paired_s, write_out
 
 
@@ -122,14 +122,11 @@ def table(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--device", default=None)
+    p = parser(__doc__, trials=5)
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--log2n", type=int, default=24)
-    p.add_argument("--trials", type=int, default=5)
-    p.add_argument("--out", default="")
     a = p.parse_args(argv)
-    dev = xp.Device(a.device) if a.device else xp.default_device()
+    dev = device(a)
     res: dict[str, Any] = {"device": dev.name, "adapter": dev.provider.device_info().get("name")}
     with xp.config(offload="auto"):
         for n in (1, 16, 1000, 4096):

@@ -19,7 +19,6 @@ vec4 loads). Results: a table on stdout and JSON (default
 # mypy: disable-error-code="misc"
 from __future__ import annotations
 
-import argparse
 import datetime
 import itertools
 import json
@@ -33,6 +32,7 @@ import numpy as np
 import gpuarray as xp
 from gpuarray.providers import wgpu_reduce
 
+from ._cli import device, parser
 from ._timing import median_ms
 
 OPS = ("sum", "max", "mean", "var")
@@ -102,14 +102,14 @@ def libraries(device: Any) -> list[Lib]:
     return libs
 
 
-def _gpu_ms(fn: Callable[[], Any], reps: int) -> float | None:
+def _gpu_ms(fn: Callable[[], Any], reps: int, sync: Callable[[], Any]) -> float | None:
     """GPU time per call of gpuarray's dispatches, from timestamp queries, if available."""
     try:
         with xp.profile():
             xp.reset_metrics()
             for _ in range(reps):
                 fn()
-            xp.synchronize(xp.default_device())
+            sync()                  # the benchmarked device (not the default one)
             ns = xp.metrics().get("gpu_time_ns", 0)
     except Exception:  # noqa: BLE001 - no timestamp queries here
         return None
@@ -157,7 +157,7 @@ def _bench_lib(lib: Lib, host: np.ndarray, reps: int, trials: int, check: bool) 
         ms = median_ms(fn, lib.sync, reps, trials)
         rec.update(ms=ms, GBps=nbytes / ms / 1e6)
         if lib.name == "gpuarray":
-            g = _gpu_ms(fn, reps)
+            g = _gpu_ms(fn, reps, lib.sync)
             if g is not None:
                 rec["gpu_ms"] = g
         recs.append(rec)
@@ -233,16 +233,12 @@ def table(recs: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = parser(__doc__, reps=10, trials=10)
     p.add_argument("--side", type=int, default=16384)
-    p.add_argument("--reps", type=int, default=10)
-    p.add_argument("--trials", type=int, default=10)
     p.add_argument("--sweep", action="store_true", help="also time sum over the wgpu_reduce tunables")
     p.add_argument("--no-check", action="store_true", help="skip the float64 NumPy reference check")
-    p.add_argument("--device", default="", help="gpuarray device (default: the default device)")
-    p.add_argument("--out", default="")
     a = p.parse_args(argv)
-    dev = xp.Device(a.device) if a.device else xp.default_device()
+    dev = device(a)
     host = np.random.default_rng(0).random((a.side, a.side), dtype=np.float32)
     libs = libraries(dev)
     info = dev.provider.device_info() if hasattr(dev, "provider") else {}

@@ -15,7 +15,6 @@ dtypes, and a plot to ``DIR/bench.png``.
 # (lambdas with default arguments bind loop variables; mypy cannot infer their types)
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,6 +29,7 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._cli import device, parser
 from ._timing import median_ms
 
 Record = dict[str, Any]
@@ -272,14 +272,12 @@ def plot(recs: list[Record], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpuarray bench")
+    p = parser(out="bench/results", prog="python -m gpuarray bench")
     p.add_argument("--quick", action="store_true", help="small sizes and few repetitions")
     p.add_argument("--only", default="", help="comma-separated workloads: elementwise,reductions,matmul,"
                    "transfers,recording,small,first_call")
-    p.add_argument("--device", default=None)
-    p.add_argument("--out", default="bench/results")
     a = p.parse_args(argv)
-    dev = xp.Device(a.device) if a.device else xp.default_device()
+    dev = device(a)
     libs = Libs(dev)
     big = dev.kind == "wgpu" and dev.provider.device_info().get("adapter_type") != "CPU"
     if a.quick:
