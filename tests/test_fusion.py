@@ -97,6 +97,34 @@ def test_vec4_form_is_used_where_it_applies(wgpu_device):
         assert_same(got, want, rtol=4e-7 if want.dtype == np.float32 else 0.0)   # exp: within 4 ULP
 
 
+@pytest.mark.parametrize("heavy", [False, True], ids=["arith", "exp"])
+@pytest.mark.parametrize("extra", [0, 1, 37], ids=["whole", "one-more", "partial"])
+def test_vec4_grid_stride_loop(wgpu_device, monkeypatch, heavy, extra):
+    """vec4 kernels loop over the array with a grid-sized stride, ``per_thread`` vec4 per thread
+    (2 for arithmetic, 8 with helper functions): every element is computed once, including where
+    the last round of the loop is partial; two inputs, two outputs."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render.wgsl import WORKGROUP, render
+    per = 8 if heavy else 2
+    n = 4 * (WORKGROUP * per * 3 + extra)
+    a = np.arange(n, dtype=np.float32) / 7 - 40
+    b = np.arange(n, dtype=np.float32)[::-1] * 0.5
+    x, y = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+    f = (lambda m, u, v: m.exp(u * 0.01) * v) if heavy else (lambda m, u, v: u * v + 1)
+    got1, got2 = f(xp, x, y), x - y
+    kernel = schedule([got1._node, got2._node])[-1]
+    r = render(kernel, 4)
+    assert (r.vec, r.per_thread) == (4, per) and "loop {" in r.source
+    provider = wgpu_device.provider
+    groups = []
+    orig = provider.dispatch
+    monkeypatch.setattr(provider, "dispatch", lambda src, prm, bufs, g: (groups.append(g), orig(src, prm, bufs, g)))
+    xp.evaluate(got1, got2)
+    assert groups == [-(-n // (4 * WORKGROUP * per))]
+    assert_same(got1, f(np, a, b), rtol=4e-7 if heavy else 0.0)
+    assert_same(got2, a - b)
+
+
 def test_common_subexpressions_are_shared(device):
     x = xp.asarray([1.0, 2.0], device=device)
     a = xp.exp(x) + 1

@@ -102,6 +102,9 @@ def test_rendered_round_trip_and_stale_key(tmp_path: Path, monkeypatch: pytest.M
     assert [k for k, _r in cache.recent(5)] == ["k1"]
     cache.put("k3", object())                  # not a Rendered: not stored
     assert len(list(cache.dir.glob("*.json"))) == 1
+    v4 = Rendered("fn main() {}", [], {}, 1, 1, vec=4, per_thread=8)    # vec4, grid-stride loop
+    cache.put("k4", v4)
+    assert cache.get("k4") == v4 and len(list(cache.dir.glob("*.json"))) == 2
 
 
 def test_old_version_directories_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

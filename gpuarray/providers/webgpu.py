@@ -592,7 +592,7 @@ class WgpuProvider:
                 r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
             wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide],
-                          -(-kernel.size // (WORKGROUP * r.vec)))
+                          -(-kernel.size // (WORKGROUP * r.vec * r.per_thread)))
             return outs
 
     def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
