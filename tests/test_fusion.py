@@ -125,6 +125,25 @@ def test_vec4_grid_stride_loop(wgpu_device, monkeypatch, heavy, extra):
     assert_same(got2, a - b)
 
 
+def test_vec4_four_lane_helper_matches_per_lane(wgpu_device):
+    """float32 tanh in the vec4 form is one ``ga_tanhx4`` call per thread: its polynomial when all
+    four lanes are below 1 in magnitude, lane by lane otherwise (NaN, +-inf, -0.0 and large values
+    mixed into one vec4). Same bits as the one-element-per-thread form, and NumPy's values."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render.wgsl import render
+    fours = [[0.5, -0.25, 0.1, 0.9], [0.5, 2.0, -0.0, np.nan], [np.inf, -np.inf, 1e-30, -1.0],
+             [-0.0, 0.0, 0.999, -0.999], [20.0, -9.5, 3.0, 1.0], [1e-6, -1e-6, 0.75, np.nan]]
+    h = np.array(fours * 50, np.float32).ravel()
+    x4 = xp.asarray(h, device=wgpu_device)
+    x1 = xp.asarray(np.append(h, np.float32(0.5)), device=wgpu_device)    # size 4k + 1: one per thread
+    got4, got1 = xp.tanh(x4 * 1.0), xp.tanh(x1 * 1.0)
+    src = render(schedule([got4._node])[-1], 4).source
+    assert src.count("ga_tanhx4_f32(vec4<f32>(") == 1
+    a, b = np.asarray(got4), np.asarray(got1)[:-1]
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+    assert_same(got4, np.tanh(h), rtol=2.4e-7)
+
+
 def test_common_subexpressions_are_shared(device):
     x = xp.asarray([1.0, 2.0], device=device)
     a = xp.exp(x) + 1
