@@ -559,9 +559,10 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     # Values that a four-lane helper's call does not depend on come first, lane by lane, and the
     # call after them: its branch then does not split the lanes' other work (H200, chain8 with
     # the tanh call after lane 0's work: 0.665 ms; after all four lanes' work: 0.645)
-    for lane in range(4):
+    first = _before_four_lane_calls(kernel, fast)
+    for lane in range(4 if first else 0):
         g.lane = lane
-        for a in _before_four_lane_calls(kernel, fast):
+        for a in first:
             g.value(a, ("lin", f"e{lane}"))
     for lane in range(4):
         g.lane = lane
