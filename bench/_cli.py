@@ -30,3 +30,8 @@ def parser(doc: str | None = None, *, reps: int | None = None, trials: int | Non
 def device(args: argparse.Namespace) -> Any:
     """The device ``--device`` names, else the default device."""
     return xp.Device(args.device) if args.device else xp.default_device()
+
+
+def adapter_info(dev: Any) -> dict[str, Any]:
+    """What the device's provider says about its adapter (``name``, ``adapter_type``, ...), or {}."""
+    return dev.provider.device_info() if hasattr(dev, "provider") else {}

@@ -27,6 +27,7 @@ import numpy as np
 
 import gpuarray as xp
 
+from ._cli import adapter_info
 from ._timing import event_ms, median_of, write_out
 
 
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     dispatches = xp.metrics()["dispatches"]
     res: dict[str, Any] = {
         "workload": "chain8 exp(-x*x*0.5)*sin(x)+cos(x)*0.25-tanh(x)", "dtype": "float32",
-        "n": n, "device": dev.name, "adapter": dev.provider.device_info().get("name"),
+        "n": n, "device": dev.name, "adapter": adapter_info(dev).get("name"),
         "host": platform.node(), "correct": ok, "dispatches_per_eval": dispatches,
     }
     res["gpuarray_ms"], res["gpuarray_gpu_ms"] = time_gpuarray(x, a.reps)

@@ -23,7 +23,7 @@ import numpy as np
 
 import gpuarray as xp
 
-from ._cli import device, parser
+from ._cli import adapter_info, device, parser
 from ._timing import write_out
 
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             "x*2+1 (2^20)": lambda: v * 2 + 1, "chain8 (2^20)": lambda: chain8(v),
             "sum (2^20)": lambda: xp.sum(v), "sum axis=1 (1024^2)": lambda: xp.sum(m, axis=1),
             "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0)}
-        res: dict[str, Any] = {"device": dev.name, "adapter": dev.provider.device_info().get("name"),
+        res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name"),
                                "reps": a.reps, "trials": a.trials, "cases": {}}
         for name, fn in cases.items():
             host, total = per_eval(dev, fn, a.reps, a.trials)

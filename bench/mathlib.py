@@ -32,7 +32,7 @@ import numpy as np
 
 import gpuarray as xp
 
-from ._cli import device, parser
+from ._cli import adapter_info, device, parser
 from ._timing import write_out
 
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated case names")
     a = p.parse_args(argv)
     dev = device(a)
-    info = dev.provider.device_info() if hasattr(dev, "provider") else {}
+    info = adapter_info(dev)
     rows = run(dev, a.log2n, a.reps, a.trials, a.fast_math, [s for s in a.only.split(",") if s] or None)
     print(f"device {dev} ({info.get('name', '')}), n = 2^{a.log2n}, float32, "
           f"{'fast_math' if a.fast_math else 'accurate'}; median of {a.trials} x {a.reps} evaluations")

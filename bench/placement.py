@@ -33,7 +33,7 @@ import numpy as np
 import gpuarray as xp
 from gpuarray import planner
 
-from ._cli import device, parser
+from ._cli import adapter_info, device, parser
 from ._timing import median_s, paired_s, write_out
 
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log2n", type=int, default=24)
     a = p.parse_args(argv)
     dev = device(a)
-    res: dict[str, Any] = {"device": dev.name, "adapter": dev.provider.device_info().get("name")}
+    res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name")}
     with xp.config(offload="auto"):
         for n in (1, 16, 1000, 4096):
             res[f"small_n{n}"] = small(dev, n, a.steps, a.trials)

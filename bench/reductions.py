@@ -32,7 +32,7 @@ import numpy as np
 import gpuarray as xp
 from gpuarray.providers import wgpu_reduce
 
-from ._cli import device, parser
+from ._cli import adapter_info, device, parser
 from ._timing import median_ms
 
 OPS = ("sum", "max", "mean", "var")
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = device(a)
     host = np.random.default_rng(0).random((a.side, a.side), dtype=np.float32)
     libs = libraries(dev)
-    info = dev.provider.device_info() if hasattr(dev, "provider") else {}
+    info = adapter_info(dev)
     res: dict[str, Any] = {
         "date": datetime.date.today().isoformat(), "host": platform.node(), "device": str(dev),
         "adapter": info.get("name"), "features": info.get("features"), "side": a.side, "reps": a.reps,
