@@ -285,11 +285,14 @@ op("logaddexp", "logaddexp", 2, "real floating", "ga_logaddexp_{S}({0}, {1})")
 op("nextafter", "nextafter", 2, "real floating", "ga_nextafter_{S}({0}, {1})")
 op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
 
-# ---- rounding
-op("ceil", "ceil", 1, "real numeric", {"f": "ceil({0})", "int": "{0}"})
-op("floor", "floor", 1, "real numeric", {"f": "floor({0})", "int": "{0}"})
-op("trunc", "trunc", 1, "real numeric", {"f": "trunc({0})", "int": "{0}"})
-op("round", "rint", 1, "numeric", {"f": "round({0})", "int": "{0}", "c": "round({0})"}, host=_round)
+# ---- rounding: exact helpers on the bits, not WGSL's built-ins, which drivers get wrong (lavapipe's float64
+# round and trunc: halves, -0.0, values above 2^50); float32 takes the built-in where the start-up probe
+# found it exact (render/wgsl_round.py, providers/wgpu_probe.py)
+op("ceil", "ceil", 1, "real numeric", {"f": "ga_ceil_{S}({0})", "int": "{0}"})
+op("floor", "floor", 1, "real numeric", {"f": "ga_floor_{S}({0})", "int": "{0}"})
+op("trunc", "trunc", 1, "real numeric", {"f": "ga_trunc_{S}({0})", "int": "{0}"})
+op("round", "rint", 1, "numeric", {"f": "ga_round_{S}({0})", "int": "{0}",
+                                   "c": "{T}(ga_round_{F}({0}.x), ga_round_{F}({0}.y))"}, host=_round)
 
 # ---- transcendental (NaN propagated explicitly, by the helpers for NAN_THROUGH; special values in the helpers)
 for _name, _uf, _body in [

@@ -20,6 +20,7 @@ import re
 from .._ops import NAN_THROUGH
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
+from .wgsl_round import F32_ROUND, FLT_ROUND, ROUND_CONSTS
 from .wgsl_xlib import F32_X, FLT_X
 
 # Per float suffix: bits type and masks.
@@ -31,6 +32,8 @@ FLOAT_CONSTS = {
             "INFB": "0x7ff0000000000000lu", "NANB": "0x7ff8000000000000lu", "ONE": "1lu",
             "MB": "52u", "MANT": "0x000ffffffffffffflu", "IMPL": "0x10000000000000lu"},
 }
+for _s, _c in ROUND_CONSTS.items():
+    FLOAT_CONSTS[_s].update(_c)
 INT_CONSTS = {s: {"T": s} for s in ("i32", "i64", "u32", "u64")}
 
 FLT: dict[str, str] = {}   # float helpers: name -> body template (every float type)
@@ -177,7 +180,7 @@ FLT["floordivc"] = """fn ga_floordivc_{S}(a: {T}, b: {T}) -> {T} {
   var d = ga_div_{S}(a - m, b);
   if (m != {T}(0) && ((b < {T}(0)) != (m < {T}(0)))) { d = d - {T}(1); }
   if (d != {T}(0)) {
-    var f = floor(d);
+    var f = ga_floor_{S}(d);
     if (d - f > {T}(0.5)) { f = f + {T}(1); }
     return f;
   }
@@ -187,8 +190,8 @@ FLT["pow"] = """fn ga_pow_{S}(x: {T}, y: {T}) -> {T} {
   // C99 pow special cases, then ga_powcore for x > 0 and finite y != 0
   if (y == {T}(0) || x == {T}(1)) { return {T}(1); }
   if (ga_isnan_{S}(x) || ga_isnan_{S}(y)) { return ga_nan_{S}(); }
-  let yint = ga_isfinite_{S}(y) && floor(y) == y;
-  let yodd = yint && floor(y * {T}(0.5)) != y * {T}(0.5);
+  let yint = ga_isfinite_{S}(y) && ga_floor_{S}(y) == y;
+  let yodd = yint && ga_floor_{S}(y * {T}(0.5)) != y * {T}(0.5);
   if (ga_isinf_{S}(y)) {
     let ax = abs(x);
     if (ax == {T}(1)) { return {T}(1); }
@@ -455,6 +458,10 @@ INT["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
 # helpers of the NumPy-only and SciPy-special ops (fmax, heaviside, expit, logit ...): wgsl_xlib.py
 FLT.update(FLT_X)
 F32.update(F32_X)
+# exact round / trunc / floor / ceil on the bits (float32: the driver's where the start-up probe found it
+# exact): wgsl_round.py
+FLT.update(FLT_ROUND)
+F32.update(F32_ROUND)
 
 _NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 
