@@ -71,7 +71,7 @@ def demo(args: argparse.Namespace) -> int:
 def info(args: argparse.Namespace) -> int:
     import gpuarray as xp
     from gpuarray._devices import choice_reason, provider_for, wgpu_adapters
-    from gpuarray.providers.wgpu_probe import numerics
+    from gpuarray.providers.wgpu_probe import builtin_checks, fallbacks, numerics
 
     dev = xp.default_device()
     report: dict[str, Any] = {"default_device": dev.name, "why": choice_reason(), "adapters": []}
@@ -83,7 +83,10 @@ def info(args: argparse.Namespace) -> int:
         try:
             p = provider_for(xp.Device(f"wgpu:{i}"))
             entry["float64_on_host"] = sorted(p.host_only_f64)
-            entry["numerics"] = numerics(p)
+            found, checks = numerics(p), builtin_checks(p)
+            entry["numerics"] = found
+            entry["builtins"] = checks         # which WGSL built-ins give the exact answer (wgpu_probe.py)
+            entry["fallbacks"] = fallbacks(checks, found)
         except Exception as exc:  # noqa: BLE001 - report, do not fail
             entry["error"] = f"{type(exc).__name__}: {exc}"
         report["adapters"].append(entry)
@@ -103,6 +106,15 @@ def info(args: argparse.Namespace) -> int:
             print(f"    float64 ops that run on the host: {', '.join(a['float64_on_host'])}")
         if a.get("numerics"):
             print("    float32 arithmetic: " + ", ".join(f"{k}={v}" for k, v in a["numerics"].items()))
+        for sfx, checks in a.get("builtins", {}).items():
+            dtype = {"f32": "float32", "f64": "float64"}[sfx]
+            exact = [k for k, v in checks.items() if v]
+            print(f"    {dtype} WGSL built-ins exact: {', '.join(exact) or 'none'}")
+            for k, why in a["fallbacks"][sfx].items():
+                print(f"      {k}: not exact; instead: {why}")
+        if a.get("builtins"):
+            print("    rounding ops: float64 round/trunc/floor/ceil always exact helpers on the bits, float32 the "
+                  "built-in where exact")
         if a.get("error"):
             print(f"    could not start: {a['error']}")
     return 0

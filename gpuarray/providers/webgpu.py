@@ -42,7 +42,7 @@ from .wgpu_bindings import BindGroupCache
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool, staged_download, staged_upload
-from .wgpu_probe import numerics, overrides
+from .wgpu_probe import builtin_checks, numerics, overrides
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
@@ -200,6 +200,7 @@ class WgpuProvider:
         self._pending: collections.deque[Any] = collections.deque()
         self._fence: tuple[Any, Any] | None = None
         self.numerics = numerics(self)      # flushes subnormals? exact fma? (wgpu_probe.py)
+        self.builtins = builtin_checks(self)   # which WGSL built-ins are exact, float32 and float64
         self.vec4 = os.environ.get("GPUARRAY_VEC4", "1") != "0"    # vec4 elementwise kernels (render/wgsl.py)
         wgpu_cache.start_warm(self)
 

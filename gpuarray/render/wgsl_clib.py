@@ -137,7 +137,7 @@ CPX["csqrt"] = """fn ga_csqrt_{S}(z: {T}) -> {T} {
 C64["cexpscale"] = """fn ga_cexpscale_c64(x: f32, y: f32, expt: i32) -> vec2<f32> {
   // e^x (cos y, sin y) 2^expt for |x| large: e^x = e^r 2^k, scaled with ldexp (no overflow on the way)
   let xc = clamp(x, -300.0, 300.0);
-  let k = round(xc * 1.44269504088896341);
+  let k = ga_round_f32(xc * 1.44269504088896341);
   let r = (xc - k * 0.693359375) - k * -2.12194440e-4;
   let e = ga_exp_f32(r);
   let ki = i32(k) + expt;
@@ -312,7 +312,7 @@ C64["cpow"] = """fn ga_cpow_c64(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     if (b.x > 0.0) { return vec2<f32>(0.0, 0.0); }
     return vec2<f32>(ga_nan_f32(), ga_nan_f32());
   }
-  if (b.y == 0.0 && abs(b.x) < 100.0 && trunc(b.x) == b.x) {
+  if (b.y == 0.0 && abs(b.x) < 100.0 && ga_trunc_f32(b.x) == b.x) {
     let n = i32(b.x);
     if (n == 1) { return a; }
     if (n == 2) { return ga_cmul_c64(a, a); }

@@ -6,7 +6,9 @@ DESIGN.md 5.9). These are Cephes-style single-precision versions, written so tha
 NIR's inexact algebraic rewrites (it folds ``(a + b) - a`` to ``b``) cannot break
 them: every step whose exactness matters uses bit masks or integer arithmetic, never
 the error term of a float addition. Polynomial coefficients: Cephes (S. L. Moshier)
-single-precision library, refitted where docs/architecture.md says.
+single-precision library, refitted where docs/architecture.md says. Rounding to an
+integer goes through ``ga_round_f32`` (render/wgsl_round.py: WGSL's ``round`` where
+the start-up probe found it exact, else an exact version on the bits).
 
 ``F32_MATH`` maps helper names to templates (``ga_<name>_f32``); ``wgsl_lib`` merges
 it into ``F32``, whose entries replace the generic ``FLT`` ones for float32.
@@ -84,7 +86,7 @@ F32["expm1"] = """fn ga_expm1_f32(x: f32) -> f32 {
   var k = 0.0;
   var r = x;
   if (abs(x) > 0.34657359) {
-    k = round(x * 1.44269504088896341);
+    k = ga_round_f32(x * 1.44269504088896341);
     r = (x - k * 0.693359375) - k * -2.12194440e-4;
   }
   // expm1(r), |r| <= ln(2)/2: Taylor series to r^8
@@ -160,7 +162,7 @@ F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
   if (abs(x) < 512.0) {
     // Cody-Waite: pi/2 in four parts of 8, 11, 12 and 24 bits, so q * part is exact for |q| < 2^9 and
     // the partial differences are exact; no table, so cheap enough for fused chains (chain8)
-    let q = round(x * 0.636619772367581343);
+    let q = ga_round_f32(x * 0.636619772367581343);
     let r = (((x - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549533620476723e-08)
             - q * 2.5633440682570896e-12;
     return vec2<f32>(r, f32(i32(q) & 3));
@@ -456,11 +458,11 @@ F32["powcore"] = """fn ga_powcore_f32(x: f32, y: f32) -> f32 {
   let p2 = yl * fe;
   let p3 = yh * zh;
   let p4 = yl * zh + y * zl;
-  let n1 = round(p1);
-  let n2 = round(p2);
-  let n3 = round(p3);
+  let n1 = ga_round_f32(p1);
+  let n2 = ga_round_f32(p2);
+  let n3 = ga_round_f32(p3);
   var f = ((p1 - n1) + (p2 - n2)) + ((p3 - n3) + p4);
-  let n4 = round(f);
+  let n4 = ga_round_f32(f);
   f = f - n4;
   let n = (n1 + n2) + (n3 + n4);
   if (n > 300.0) { return ga_inf_f32(); }
