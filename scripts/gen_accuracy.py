@@ -2,13 +2,16 @@
 
     XDG_RUNTIME_DIR=/tmp python scripts/gen_accuracy.py            # writes docs/accuracy.md
     python scripts/gen_accuracy.py --out - --n 20000                # a quick look, to stdout
+    # on the NVIDIA H200 (docs/accuracy-h200.md):
+    XDG_RUNTIME_DIR=/tmp python scripts/gen_accuracy.py --devices cpu,wgpu:0 --out docs/accuracy-h200.md
 
 For each op of ``gpuarray._ops.OPS`` that takes and returns real floating-point values,
 each device (``cpu``, every ``wgpu:N``) and float32 / float64 (where the device has it),
 the op runs on a fixed sample (seeded, so every run sees the same inputs):
 
 - unary ops: the special values (0, -0.0, +-inf, NaN, 1, -1, 0.5, finfo.max, finfo.tiny,
-  subnormals, ...) and a dense sample: uniform on [-1, 1], [-20, 20] and [-100, 100],
+  subnormals, halves such as 97.5 and 2^(MB-1) + 0.5, values at and above 2^MB, ...) and a
+  dense sample: uniform on [-1, 1], [-20, 20] and [-100, 100],
   magnitudes spread over the whole exponent range, values near 1 and near multiples
   of pi/2, half-integers;
 - binary ops: every pair of special values, and as many random pairs from the dense
@@ -60,9 +63,13 @@ def float_ops() -> list[str]:
 def specials(dt: np.dtype) -> np.ndarray:
     fi = np.finfo(dt)
     huge = 1e30 if dt == F32 else 1e300
+    mb = int(fi.nmant)            # from 2^mb on every value is an integer
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 7.0, -7.0, 0.1, 100.0, np.nan, np.inf,
             -np.inf, fi.tiny, -fi.tiny, huge, -huge, fi.max, -fi.max, fi.smallest_subnormal,
-            -fi.smallest_subnormal, fi.tiny / 4, np.pi / 2, np.pi, 88.7, -103.9, 709.7, -745.1]
+            -fi.smallest_subnormal, fi.tiny / 4, np.pi / 2, np.pi, 88.7, -103.9, 709.7, -745.1,
+            # what drivers' rounding built-ins got wrong (render/wgsl_round.py)
+            -1.5, 97.5, -97.5, float(np.nextafter(dt.type(0.5), dt.type(0))), 2.0 ** (mb - 1) + 0.5,
+            -(2.0 ** (mb - 1) + 0.5), 2.0 ** mb - 0.5, -(2.0 ** mb - 0.5), 2.0 ** mb + 1, -(2.0 ** mb + 2)]
     with np.errstate(all="ignore"):
         return np.array(vals, dtype=np.float64).astype(dt)
 
@@ -237,10 +244,17 @@ def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seco
         out.append(f"- `{dev.name}`: {info.get('name')} ({info.get('backend')}, {info.get('adapter_type')}); "
                    "float32 arithmetic: " + ", ".join(f"{k}={v}" for k, v in
                                                        getattr(dev.provider, "numerics", {}).items()))
+        checks: dict[str, dict[str, bool]] = getattr(dev.provider, "builtins", {})
+        names = {"f32": "float32", "f64": "float64"}
+        wrong = [names[sfx] + " " + ", ".join(k for k, v in found.items() if not v)
+                 for sfx, found in checks.items() if not all(found.values())]
+        if checks:
+            out.append(f"  (WGSL built-ins the start-up probe found not exact: {'; '.join(wrong) or 'none'})")
     out += [
         "",
         "Each op runs on a fixed sample: special values (0, -0.0, +-inf, NaN, +-1, 0.5, finfo.max,",
-        "finfo.tiny, subnormals, overflow thresholds) and a dense seeded sample (uniform on [-1, 1],",
+        "finfo.tiny, subnormals, overflow thresholds, halves such as 97.5 and 2^(MB-1) + 0.5, values",
+        "at and above 2^MB, MB the significand's width) and a dense seeded sample (uniform on [-1, 1],",
         "[-20, 20], [-100, 100], magnitudes over the whole exponent range, values near 1 and near",
         "multiples of pi/2, half-integers); binary ops get every pair of special values and as",
         f"many random pairs ({n} is the size of each part of the dense sample; unary ops see",
@@ -264,9 +278,25 @@ def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seco
         "Add, subtract, multiply, divide, sqrt and the rounding ops are correctly rounded (0 ULP",
         "against NumPy).",
         "",
+        "**Rounding** (`ceil`, `floor`, `trunc`, `round` = `rint`; `around` / `np.round(x, decimals)`",
+        "and `fix` are built from them as NumPy builds them) does not trust the driver. WGSL's",
+        "`round` / `trunc` / `floor` / `ceil` are the driver's, and lavapipe on an AMD CPU got float64",
+        "`round` and `trunc` wrong (97.5 -> 97, -1.5 -> -1, -0.5 -> +0.0, -0.0 lost, values above",
+        "about 2^50 left untruncated). Every float64 rounding op is an exact helper that works on the",
+        "value's bits as an integer (render/wgsl_round.py): it clears the fraction bits of |x|, adds",
+        "one unit of the last integer place where the rounding goes up (half to even for `round`) and",
+        "copies the sign bit back, so -0.0, halves, values at and above 2^52 (returned unchanged), NaN,",
+        "+-inf, subnormals and the largest values come out as NumPy's, whatever the driver contracts,",
+        "reassociates or flushes. float32 takes the built-in only where the start-up probe",
+        "(providers/wgpu_probe.py `builtin_checks`, also run on `fract`, `abs`, `sign`, `min`, `max`,",
+        "`fma`, `sqrt` and division; `python -m gpuarray info` lists the results) found it exact on",
+        "hard inputs, and the same exact helper elsewhere; complex round rounds both parts.",
+        "tests/test_rounding.py checks all of them bit for bit against NumPy on both devices.",
+        "",
         "Two pages are written by `scripts/gen_accuracy.py`: [accuracy.md](accuracy.md) on the",
         "development machine (lavapipe) and [accuracy-h200.md](accuracy-h200.md) on the NVIDIA",
-        "H200 (`--out`; an adapter that flushes float32 subnormals).",
+        "H200 (`XDG_RUNTIME_DIR=/tmp python scripts/gen_accuracy.py --devices cpu,wgpu:0 --out",
+        "docs/accuracy-h200.md`; an adapter that flushes float32 subnormals).",
         "The float32 arithmetic line of each adapter comes from a probe kernel run when the",
         "provider starts (providers/wgpu_probe.py). On an adapter with flushes_f32_subnormals=True",
         "(NVIDIA's Vulkan driver) float32 arithmetic reads a subnormal input as a zero and returns",
@@ -276,7 +306,8 @@ def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seco
         "smallest normal (1.2e-38: a subnormal intermediate lost) are not counted. Comparisons, `maximum`/`minimum`,",
         "sorting and `nextafter` keep subnormals apart from zero on every adapter (integer keys).",
         "fuses_multiply_add=True: the driver contracts `a * b + c` into one rounding, which can",
-        "move compound results (complex products, polynomials) by an ULP against NumPy.",
+        "move compound results (complex products, polynomials) by an ULP against NumPy; tests of such",
+        "arithmetic on a wgpu device compare within one ULP of the larger of `a * b` and `c`, not exactly.",
         "exact_fma=True: WGSL's `fma` rounds once there, so float32 division and sqrt get one",
         "correction step that makes them correctly rounded (NVIDIA's own are 1-2 ULP off).",
         "",
