@@ -388,7 +388,40 @@ F32["atan2core"] = """fn ga_atan2core_f32(y: f32, x: f32) -> f32 {
   if (x < 0.0) { r = (3.14159274101257324 - r) + -8.74227800037248567e-8; }
   return ga_copysign_f32(r, y);
 }"""
-F32["powcore"] = """fn ga_powcore_f32(x: f32, y: f32) -> f32 {
+F32["powcore"] = """// the tables at module scope, not in the function: lavapipe lowers a dynamically indexed
+// function-local array to a ladder of selects per call, and took 42 s to compile a vec4 pow kernel
+var<private> ga_pow_rt_f32: array<f32, 64> = array<f32, 64>(
+  1.0, 0.9765625, 0.9609375, 0.94921875, 0.93359375, 0.921875, 0.90625, 0.89453125, 0.8828125,
+  0.87109375, 0.859375, 0.84765625, 0.8359375, 0.82421875, 0.81640625, 0.8046875, 0.796875,
+  0.78515625, 0.77734375, 0.765625, 0.7578125, 0.75, 0.73828125, 0.73046875, 0.72265625, 0.71484375,
+  0.70703125, 1.3984375, 1.3828125, 1.3671875, 1.35546875, 1.33984375, 1.328125, 1.3125, 1.30078125,
+  1.28515625, 1.2734375, 1.26171875, 1.25, 1.23828125, 1.2265625, 1.21484375, 1.203125, 1.19140625,
+  1.1796875, 1.16796875, 1.16015625, 1.1484375, 1.13671875, 1.12890625, 1.1171875, 1.109375,
+  1.09765625, 1.08984375, 1.08203125, 1.0703125, 1.0625, 1.0546875, 1.04296875, 1.03515625,
+  1.02734375, 1.01953125, 1.01171875, 1.0);
+var<private> ga_pow_th_f32: array<u32, 64> = array<u32, 64>(
+  0x00000000u, 0x3d0c2000u, 0x3d6b7000u, 0x3d99f000u, 0x3dcb0000u, 0x3df05000u, 0x3e116000u,
+  0x3e24a000u, 0x3e382000u, 0x3e4be000u, 0x3e5fe000u, 0x3e742000u, 0x3e845000u, 0x3e8ec000u,
+  0x3e95d000u, 0x3ea08000u, 0x3ea7b000u, 0x3eb2a000u, 0x3eba0000u, 0x3ec54000u, 0x3eccd000u,
+  0x3ed47000u, 0x3ee02000u, 0x3ee7f000u, 0x3eefe000u, 0x3ef7f000u, 0x3f000000u, 0xbef7b000u,
+  0xbeef6000u, 0xbee70000u, 0xbee0a000u, 0xbed81000u, 0xbed19000u, 0xbec8d000u, 0xbec23000u,
+  0xbeb95000u, 0xbeb28000u, 0xbeabb000u, 0xbea4d000u, 0xbe9dd000u, 0xbe96d000u, 0xbe8fc000u,
+  0xbe889000u, 0xbe815000u, 0xbe742000u, 0xbe656000u, 0xbe5b7000u, 0xbe4c7000u, 0xbe3d4000u,
+  0xbe331000u, 0xbe23b000u, 0xbe195000u, 0xbe09a000u, 0xbdfe3000u, 0xbde8f000u, 0xbdc8c000u,
+  0xbdb31000u, 0xbd9d5000u, 0xbd789000u, 0xbd4c2000u, 0xbd1f6000u, 0xbce49000u, 0xbc89b000u,
+  0x00000000u);
+var<private> ga_pow_tl_f32: array<u32, 64> = array<u32, 64>(
+  0x00000000u, 0x36b8e4c5u, 0x36bd1f20u, 0x37be6f0au, 0x374af9acu, 0x378d7479u, 0x3856e156u,
+  0x37f863b9u, 0x3740638fu, 0x366589e4u, 0x374f5000u, 0x383e9e9bu, 0x38e706cbu, 0x38c164ebu,
+  0x3820c34cu, 0x37c02f88u, 0x387bb2cfu, 0x3895a4ccu, 0x38c5675eu, 0x38180ac0u, 0x3883954bu,
+  0x38fcb8c1u, 0x3761678cu, 0x38d7308du, 0x38ec4eacu, 0x38461b01u, 0x3921995fu, 0xb8567329u,
+  0xb89fea21u, 0xb824923au, 0xb8953612u, 0xb88df7f0u, 0xb8bb0540u, 0xb8dd4490u, 0xb8de19ecu,
+  0xb6b1be5eu, 0xb8c7f234u, 0xb8848d9au, 0xb7f0979au, 0xb8e9d051u, 0xb8887e27u, 0xb717db62u,
+  0xb883ed6au, 0xb8d5d127u, 0xb5be74e7u, 0xb631e3b8u, 0xb7cf1760u, 0xb7dd077eu, 0xb87f63e8u,
+  0xb87b7d65u, 0xb7a9f984u, 0xb7e9e279u, 0xb7e1b489u, 0xb6d41e16u, 0xb6538d6eu, 0xb7216e46u,
+  0xb7fb7d65u, 0xb63f74a0u, 0xb744c199u, 0xb75fe1a5u, 0xb7184a34u, 0xb6b1dd43u, 0xb5445ea6u,
+  0x00000000u);
+fn ga_powcore_f32(x: f32, y: f32) -> f32 {
   // x > 0 finite, y finite nonzero: 2^(y log2 x) with y log2 x carried to ~2^-30 absolute.
   // log2 x = e + T_j + log2(1 + u), u = m r_j - 1, |u| < 2^-6 (tables: 1/m to 9 bits, -log2 r_j as hi + lo);
   // every product that can be large is made exact by splitting factors into 12-bit halves.
@@ -396,37 +429,6 @@ F32["powcore"] = """fn ga_powcore_f32(x: f32, y: f32) -> f32 {
   if (y == 2.0) { return x * x; }
   if (y == -1.0) { return 1.0 / x; }
   if (abs(y) > 1.8446744e19) { return select(0.0, ga_inf_f32(), (x > 1.0) == (y > 0.0)); }  // |y log2 x| > 2^40
-  var rt = array<f32, 64>(
-    1.0, 0.9765625, 0.9609375, 0.94921875, 0.93359375, 0.921875, 0.90625, 0.89453125, 0.8828125,
-    0.87109375, 0.859375, 0.84765625, 0.8359375, 0.82421875, 0.81640625, 0.8046875, 0.796875,
-    0.78515625, 0.77734375, 0.765625, 0.7578125, 0.75, 0.73828125, 0.73046875, 0.72265625, 0.71484375,
-    0.70703125, 1.3984375, 1.3828125, 1.3671875, 1.35546875, 1.33984375, 1.328125, 1.3125, 1.30078125,
-    1.28515625, 1.2734375, 1.26171875, 1.25, 1.23828125, 1.2265625, 1.21484375, 1.203125, 1.19140625,
-    1.1796875, 1.16796875, 1.16015625, 1.1484375, 1.13671875, 1.12890625, 1.1171875, 1.109375,
-    1.09765625, 1.08984375, 1.08203125, 1.0703125, 1.0625, 1.0546875, 1.04296875, 1.03515625,
-    1.02734375, 1.01953125, 1.01171875, 1.0);
-  var th = array<u32, 64>(
-    0x00000000u, 0x3d0c2000u, 0x3d6b7000u, 0x3d99f000u, 0x3dcb0000u, 0x3df05000u, 0x3e116000u,
-    0x3e24a000u, 0x3e382000u, 0x3e4be000u, 0x3e5fe000u, 0x3e742000u, 0x3e845000u, 0x3e8ec000u,
-    0x3e95d000u, 0x3ea08000u, 0x3ea7b000u, 0x3eb2a000u, 0x3eba0000u, 0x3ec54000u, 0x3eccd000u,
-    0x3ed47000u, 0x3ee02000u, 0x3ee7f000u, 0x3eefe000u, 0x3ef7f000u, 0x3f000000u, 0xbef7b000u,
-    0xbeef6000u, 0xbee70000u, 0xbee0a000u, 0xbed81000u, 0xbed19000u, 0xbec8d000u, 0xbec23000u,
-    0xbeb95000u, 0xbeb28000u, 0xbeabb000u, 0xbea4d000u, 0xbe9dd000u, 0xbe96d000u, 0xbe8fc000u,
-    0xbe889000u, 0xbe815000u, 0xbe742000u, 0xbe656000u, 0xbe5b7000u, 0xbe4c7000u, 0xbe3d4000u,
-    0xbe331000u, 0xbe23b000u, 0xbe195000u, 0xbe09a000u, 0xbdfe3000u, 0xbde8f000u, 0xbdc8c000u,
-    0xbdb31000u, 0xbd9d5000u, 0xbd789000u, 0xbd4c2000u, 0xbd1f6000u, 0xbce49000u, 0xbc89b000u,
-    0x00000000u);
-  var tl = array<u32, 64>(
-    0x00000000u, 0x36b8e4c5u, 0x36bd1f20u, 0x37be6f0au, 0x374af9acu, 0x378d7479u, 0x3856e156u,
-    0x37f863b9u, 0x3740638fu, 0x366589e4u, 0x374f5000u, 0x383e9e9bu, 0x38e706cbu, 0x38c164ebu,
-    0x3820c34cu, 0x37c02f88u, 0x387bb2cfu, 0x3895a4ccu, 0x38c5675eu, 0x38180ac0u, 0x3883954bu,
-    0x38fcb8c1u, 0x3761678cu, 0x38d7308du, 0x38ec4eacu, 0x38461b01u, 0x3921995fu, 0xb8567329u,
-    0xb89fea21u, 0xb824923au, 0xb8953612u, 0xb88df7f0u, 0xb8bb0540u, 0xb8dd4490u, 0xb8de19ecu,
-    0xb6b1be5eu, 0xb8c7f234u, 0xb8848d9au, 0xb7f0979au, 0xb8e9d051u, 0xb8887e27u, 0xb717db62u,
-    0xb883ed6au, 0xb8d5d127u, 0xb5be74e7u, 0xb631e3b8u, 0xb7cf1760u, 0xb7dd077eu, 0xb87f63e8u,
-    0xb87b7d65u, 0xb7a9f984u, 0xb7e9e279u, 0xb7e1b489u, 0xb6d41e16u, 0xb6538d6eu, 0xb7216e46u,
-    0xb7fb7d65u, 0xb63f74a0u, 0xb744c199u, 0xb75fe1a5u, 0xb7184a34u, 0xb6b1dd43u, 0xb5445ea6u,
-    0x00000000u);
   var v = x;
   var e = 0;
   if (v < bitcast<f32>(0x00800000u)) { v = v * 16777216.0; e = -24; }
@@ -435,7 +437,7 @@ F32["powcore"] = """fn ga_powcore_f32(x: f32, y: f32) -> f32 {
   let j = (b >> 17u) & 63u;
   var m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
   if (j >= 27u) { m = m * 0.5; e = e + 1; }
-  let rj = rt[j];
+  let rj = ga_pow_rt_f32[j];
   let mh = ga_mask12_f32(m);
   let uh = mh * rj - 1.0;
   let ul = (m - mh) * rj;
@@ -446,8 +448,8 @@ F32["powcore"] = """fn ga_powcore_f32(x: f32, y: f32) -> f32 {
   let a2 = uh - a1;
   let b1 = ga_mask12_f32(ul);
   let b2 = ul - b1;
-  let th1 = bitcast<f32>(th[j]);
-  let zrest = bitcast<f32>(tl[j]) + ((uh + ul) * bitcast<f32>(0x39a3b296u) + tail * 1.44269504088896341);
+  let th1 = bitcast<f32>(ga_pow_th_f32[j]);
+  let zrest = bitcast<f32>(ga_pow_tl_f32[j]) + ((uh + ul) * bitcast<f32>(0x39a3b296u) + tail * 1.44269504088896341);
   let zs = th1 + (a1 * g1 + (a2 * g1 + (b1 * g1 + (b2 * g1 + zrest))));
   let zh = ga_mask12_f32(zs);
   let zl = ((((th1 - zh) + a1 * g1) + a2 * g1) + b1 * g1) + (b2 * g1 + zrest);
