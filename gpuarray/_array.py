@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from . import _interop
+from ._aliasing import assign, derive, set_shape
 from ._devices import Device
 from ._elementwise import _array_cls, binary_method, finish, unary
+from ._indexing import basic_index, getitem, is_basic, setitem
 from ._methods import NumPyMethods, format_array
 from ._ops import OPS
 from .graph import views
@@ -30,7 +32,7 @@ class GpuArray(NumPyMethods):
     The ndarray methods (``sum``, ``mean``, ``astype``, ``reshape``, ``flags`` ...) come from
     ``_methods.NumPyMethods``."""
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_view", "__weakref__")
 
     if TYPE_CHECKING:  # the operators are installed from the op table by _install(); declared for type checkers
         def __add__(self, other: _Operand, /) -> GpuArray: ...
@@ -86,11 +88,19 @@ class GpuArray(NumPyMethods):
         if not isinstance(node, Node):
             raise TypeError("GpuArray is created with gpuarray.asarray(...), not directly")
         self._node = node
+        self._view = None     # an _aliasing.ViewInfo once it shares memory with another array
 
     # ---- attributes
     @property
     def shape(self) -> tuple[int, ...]:
         return self._node.shape
+
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        """``x.shape = s``: an in-place reshape, allowed where NumPy allows it (no copy needed)."""
+        from .namespace.manipulation import reshape
+        items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        set_shape(self, reshape(self, items))
 
     @property
     def dtype(self) -> np.dtype:
@@ -118,14 +128,15 @@ class GpuArray(NumPyMethods):
 
     @property
     def T(self) -> GpuArray:
-        return GpuArray(views.permute(self._node, tuple(range(self.ndim))[::-1]))
+        axes = tuple(range(self.ndim))[::-1]
+        return derive(self, lambda n: views.permute(n, axes))
 
     @property
     def mT(self) -> GpuArray:
         if self.ndim < 2:
             raise ValueError(f"mT requires an array with at least 2 dimensions; got {self.ndim}")
         axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
-        return GpuArray(views.permute(self._node, axes))
+        return derive(self, lambda n: views.permute(n, axes))
 
     # ---- materialization
     def _host(self) -> np.ndarray:
@@ -188,6 +199,9 @@ class GpuArray(NumPyMethods):
     def __repr__(self) -> str:
         text = format_array(self, repr)    # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"
         body = text[len("array("):-1].replace("\n", "\n" + " " * (len("GpuArray(") - len("array(")))
+        if self.ndim == 0:      # NumPy would give a scalar here: its full precision (0.30000000000000004)
+            value = self._host()[()]
+            body = str(value) + body[body.index(", dtype="):] if ", dtype=" in body else str(value)
         return f"GpuArray({body}, device='{self.device.name}')"
 
     def __str__(self) -> str:
@@ -209,13 +223,18 @@ class GpuArray(NumPyMethods):
 
     # ---- indexing and views
     def __getitem__(self, key: Any) -> GpuArray:
-        from ._indexing import getitem
+        """Basic indices give views that share memory with this array (as in NumPy), integer
+        and boolean array indices give copies; an integer for every axis gives a 0-d copy (NumPy
+        gives a scalar there)."""
+        if is_basic(key):
+            if not _one_element(key, self.ndim):
+                return derive(self, lambda n: basic_index(n, key))
+            return GpuArray(basic_index(self._node, key))
         return GpuArray(getitem(self._node, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Rebinds this array to a new value (views of the old value are not changed)."""
-        from ._indexing import setitem
-        self._node = setitem(self._node, key, value)
+        """Writes ``value`` into this array and every array that shares memory with it."""
+        assign(self, setitem(self._node, key, value))
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
         from .namespace.creation import asarray
@@ -273,7 +292,7 @@ class GpuArray(NumPyMethods):
                 raise TypeError(f"Cannot cast {name} output from dtype {result.dtype} to {self.dtype} "
                                 "with casting rule 'same_kind'")
             result = result.astype(self.dtype)
-        self._node = result._node
+        assign(self, result._node)
         return self
 
 
@@ -287,6 +306,13 @@ def expect_array(x: Any, where: str) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"{where + ': ' if where else ''}expected a GpuArray; got {type(x).__name__}")
     return x
+
+
+def _one_element(key: Any, ndim: int) -> bool:
+    """Whether a basic index is an integer for every axis (NumPy returns a scalar, not a view)."""
+    items = key if isinstance(key, tuple) else (key,)
+    return len(items) == ndim and all(
+        k is not None and k is not Ellipsis and not isinstance(k, slice) for k in items)
 
 
 def _rebuild(host: np.ndarray, device: str) -> GpuArray:

@@ -185,6 +185,7 @@ def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     _COUNTERS["eager_host_ops"] += 1
     out = _new(_cls)
     out._node = node
+    out._view = None
     return out
 
 

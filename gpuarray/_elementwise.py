@@ -43,6 +43,7 @@ def finish(node: Node) -> Any:
         evaluate_nodes([node])
     out = _new(_cls or _array_cls())      # GpuArray(node) without its argument check
     out._node = node
+    out._view = None
     return out
 
 
@@ -259,6 +260,14 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                     return _apply(opdef, (other, x) if reflected else (x, other), None)
         elif isinstance(other, _OPERAND_TYPES) or isinstance(other, _cls):
             return _apply(opdef, (other, x) if reflected else (x, other), None)
+        elif name in ("equal", "not_equal") and isinstance(other, (list, tuple)) and _numeric_sequence(other):
+            # NumPy compares with a nested sequence of numbers elementwise (g == [1, 3]); arithmetic
+            # with a list stays a TypeError (the Array API takes arrays and scalars)
+            return _apply(opdef, (np.asarray(other), x) if reflected else (x, np.asarray(other)), None)
+        elif name in ("equal", "not_equal") and _incomparable(other):
+            # NumPy compares with None, strings and plain objects elementwise: no element is equal
+            return finish(strided_view(const(name == "not_equal", _dtypes.bool_, device), na.shape,
+                                       (0,) * len(na.shape), 0))
         else:
             return NotImplemented
         hit = _SIG.get(key)
@@ -320,6 +329,24 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
 
     _BINARY[(name, reflected)] = binary
     return binary
+
+
+def _numeric_sequence(other: Any) -> bool:
+    try:
+        a = np.asarray(other)
+    except (ValueError, TypeError):
+        return False
+    return a.dtype.kind in "biufc"
+
+
+def _incomparable(other: Any) -> bool:
+    """Whether ``x == other`` is elementwise False in NumPy because ``other`` is no array or number:
+    None, a string, an object without its own comparison that no array protocol claims."""
+    if other is None or isinstance(other, (str, bytes)):
+        return True
+    t = type(other)
+    return t.__eq__ is object.__eq__ and not any(
+        hasattr(other, a) for a in ("__array_ufunc__", "__array_function__", "__array__", "__array_priority__"))
 
 
 def binary_method(name: str, reflected: bool) -> Callable[[Any, Any], Any]:

@@ -223,5 +223,12 @@ def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:
                             "to the rule 'same_kind'")
         host = a.astype(dtype)
         return const(host[()], dtype, device) if host.ndim == 0 else leaf(host, device)
+    if isinstance(value, (str, bytes)):
+        # NumPy parses a string into the array's dtype ("5" -> 5); ValueError when it is no number
+        try:
+            host = np.asarray(value, dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"setitem: cannot store the string {value!r} in a {dtype} array: {exc}") from None
+        return const(host[()], dtype, device)
     raise TypeError(f"setitem: cannot assign a {type(value).__name__}; expected a GpuArray, a NumPy array or a "
                     "Python scalar")

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._aliasing import assign
+
 _NOVALUE: Any = np._NoValue
 _np: Any = np            # NumPy, untyped: its stubs do not know that these functions accept GpuArrays
 
@@ -63,14 +65,16 @@ def format_array(a: Any, fmt: Callable[[np.ndarray], str]) -> str:
 
 
 class Flags:
-    """``x.flags`` without strides: a GpuArray is always C-contiguous, aligned, writeable, owns its data.
+    """``x.flags`` as NumPy reports them for the array's place in its memory.
 
-    ``f_contiguous`` is what NumPy reports for a C-contiguous array of that shape (true when at
-    most one dimension is longer than 1, or the array is empty). Read-only: arrays are values.
-    Indexing works as on NumPy's flags (``x.flags["C_CONTIGUOUS"]``, ``x.flags["F"]``).
+    A GpuArray that is not a view is C-contiguous, aligned, owns its data and is writeable. A
+    view (basic indexing, ``.T``, ``reshape`` ...) reports the contiguity of its strides, does not
+    own its data, and is read-only where NumPy's is (``broadcast_to``, ``diagonal``) or where
+    ``flags.writeable = False`` was set. Indexing works as on NumPy's flags
+    (``x.flags["C_CONTIGUOUS"]``, ``x.flags["F"]``).
     """
 
-    __slots__ = ("_f",)
+    __slots__ = ("_a",)
     _KEYS = {"C": "c_contiguous", "CONTIGUOUS": "c_contiguous", "C_CONTIGUOUS": "c_contiguous",
              "F": "f_contiguous", "FORTRAN": "f_contiguous", "F_CONTIGUOUS": "f_contiguous",
              "W": "writeable", "WRITEABLE": "writeable", "O": "owndata", "OWNDATA": "owndata",
@@ -78,20 +82,75 @@ class Flags:
              "B": "behaved", "BEHAVED": "behaved", "CA": "carray", "CARRAY": "carray",
              "FA": "farray", "FARRAY": "farray", "FNC": "fnc", "FORC": "forc"}
 
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self._f = 0 in shape or sum(s > 1 for s in shape) <= 1
+    def __init__(self, array: Any) -> None:
+        self._a = array
 
-    c_contiguous = contiguous = property(lambda self: True)
-    f_contiguous = fortran = property(lambda self: self._f)
-    writeable = property(lambda self: True)
-    owndata = property(lambda self: True)
+    def _contiguous(self, fortran: bool) -> bool:
+        a = self._a
+        shape = a.shape
+        if 0 in shape:
+            return True
+        info = a._view
+        if info is None or info.identity:
+            return sum(s > 1 for s in shape) <= 1 if fortran else True
+        if info.part is not None and a.size > 1:
+            return False
+        acc = 1
+        dims = zip(shape, info.strides, strict=True)
+        for n, st in (dims if fortran else reversed(list(dims))):
+            if n != 1 and st != acc:
+                return False
+            acc *= n
+        return True
+
+    @property
+    def c_contiguous(self) -> bool:
+        return self._contiguous(False)
+
+    @property
+    def f_contiguous(self) -> bool:
+        return self._contiguous(True)
+
+    contiguous = c_contiguous
+    fortran = f_contiguous
+
+    @property
+    def writeable(self) -> bool:
+        info = self._a._view
+        return info is None or info.writeable
+
+    @writeable.setter
+    def writeable(self, flag: bool) -> None:
+        from ._aliasing import set_writeable
+        set_writeable(self._a, flag)
+
+    @property
+    def owndata(self) -> bool:
+        info = self._a._view
+        return info is None or info.base is None
+
     aligned = property(lambda self: True)
     writebackifcopy = property(lambda self: False)
-    behaved = property(lambda self: True)
-    carray = property(lambda self: True)
-    farray = property(lambda self: False)                    # NumPy: F-contiguous and not C-contiguous
-    fnc = property(lambda self: False)
-    forc = property(lambda self: True)
+
+    @property
+    def behaved(self) -> bool:
+        return self.writeable
+
+    @property
+    def carray(self) -> bool:
+        return self.c_contiguous and self.writeable
+
+    @property
+    def farray(self) -> bool:                      # NumPy: F-contiguous and not C-contiguous
+        return self.f_contiguous and not self.c_contiguous and self.writeable
+
+    @property
+    def fnc(self) -> bool:
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self) -> bool:
+        return self.f_contiguous or self.c_contiguous
 
     def __getitem__(self, key: str) -> bool:
         name = self._KEYS.get(str(key).upper())
@@ -99,14 +158,67 @@ class Flags:
             raise KeyError(f"Unknown flag {key!r}")
         return bool(getattr(self, name))
 
+    def __setitem__(self, key: str, value: bool) -> None:
+        if self._KEYS.get(str(key).upper()) != "writeable":
+            raise ValueError(f"setting the {key!r} flag is not supported; only WRITEABLE can be set")
+        self.writeable = value
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Flags) and other._f == self._f
+        return isinstance(other, Flags) and all(self[k] == other[k] for k in ("C", "F", "W", "O"))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return "\n".join(f"  {k.upper()} : {self[k]}" for k in
                          ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned", "writebackifcopy"))
+
+
+def _same_node(node: Any) -> Any:
+    return node
+
+
+builtins_type = type
+
+
+class FlatIter:
+    """``x.flat``: ``x``'s elements in C order, as one 1-d sequence (reads are copies, as NumPy's)."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, array: Any) -> None:
+        self._a = array
+
+    @property
+    def base(self) -> Any:
+        return self._a
+
+    def __len__(self) -> int:
+        return int(self._a.size)
+
+    def _flat(self) -> Any:
+        return _np.ravel(self._a)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._flat()[key].copy()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        a = self._a
+        flat = self._flat().copy()
+        if key is Ellipsis or key == slice(None):
+            v = _np.asarray(value) if not hasattr(value, "__array_namespace__") else value
+            if getattr(v, "size", 1) not in (1, a.size):
+                raise ValueError(f"x.flat[...] = v: v has {v.size} elements, x has {a.size}; NumPy would repeat "
+                                 "v, which gpuarray does not; pass a scalar or x.size values")
+            flat[...] = v.reshape(-1) if getattr(v, "ndim", 0) else v
+        else:
+            flat[key] = value
+        a[...] = flat.reshape(a.shape)
+
+    def __iter__(self) -> Any:
+        return iter(self._flat())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self._flat(), dtype=dtype)
 
 
 class NumPyMethods:
@@ -116,6 +228,7 @@ class NumPyMethods:
 
     if TYPE_CHECKING:  # provided by GpuArray
         _node: Any
+        _view: Any
         @property
         def shape(self) -> tuple[int, ...]: ...
         @property
@@ -153,8 +266,8 @@ class NumPyMethods:
         return _np.ravel(self, order=order)
 
     def flatten(self, order: str = "C") -> GpuArray:
-        """A flat copy (arrays are values, so this is ``ravel``)."""
-        return _np.ravel(self, order=order)
+        """A flat copy (never a view, as in NumPy)."""
+        return _np.ravel(self, order=order).copy()
 
     def copy(self, order: str = "C") -> GpuArray:
         """A copy: a new array sharing the immutable value, so it costs nothing."""
@@ -169,6 +282,29 @@ class NumPyMethods:
         from ._array import GpuArray
         return GpuArray(self._node)
 
+    def view(self, dtype: Any = None, type: Any = None) -> GpuArray:  # noqa: A002 - NumPy's name
+        """``x.view()``: a new array sharing ``x``'s memory (writes go both ways), as in NumPy.
+
+        Reinterpreting the bytes as another dtype (``x.view(np.int32)``) is not supported."""
+        from ._aliasing import derive
+        if type is not None or (isinstance(dtype, builtins_type) and issubclass(dtype, np.ndarray)):
+            raise TypeError("view(type=...): a GpuArray cannot become an ndarray subclass; use np.asarray(x) "
+                            "for a host copy")
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            raise NotImplementedError(
+                f"view({np.dtype(dtype)}): reinterpreting the bytes of a {self.dtype} array is not supported; "
+                "use astype() to convert the values, or np.asarray(x).view(dtype) on a host copy")
+        return derive(self, _same_node)
+
+    @property
+    def flat(self) -> FlatIter:
+        """NumPy's ``x.flat``: the elements in C order; ``x.flat[k]`` reads, ``x.flat[k] = v`` writes."""
+        return FlatIter(self)
+
+    @flat.setter
+    def flat(self, value: Any) -> None:
+        FlatIter(self)[...] = value
+
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (cast as NumPy's ``fill`` casts it); rebinds this array."""
         from ._array import GpuArray
@@ -178,7 +314,7 @@ class NumPyMethods:
             if value.size != 1:
                 raise ValueError("Input object to FillWithScalar is not a scalar")
             v = reshape(value, ()).astype(self.dtype)
-            self._node = broadcast_to(v, self.shape)._node
+            assign(self, broadcast_to(v, self.shape)._node)
             return
         if isinstance(value, (np.ndarray, np.generic)):
             if value.size != 1:
@@ -186,7 +322,7 @@ class NumPyMethods:
             value = value.reshape(()).item() if isinstance(value, np.ndarray) else value.item()
         with np.errstate(all="ignore"):
             host = np.array(value, dtype=self.dtype)
-        self._node = full(self.shape, host.item(), dtype=self.dtype, device=self._node.device)._node
+        assign(self, full(self.shape, host.item(), dtype=self.dtype, device=self._node.device)._node)
 
     def item(self, *args: Any) -> Any:
         """A Python scalar: ``item()`` of a size-1 array, ``item(i)`` (flat index), ``item(i, j, ...)``."""
@@ -220,11 +356,23 @@ class NumPyMethods:
 
     @property
     def flags(self) -> Flags:
-        return Flags(self.shape)
+        return Flags(self)
 
     @property
-    def base(self) -> None:
-        return None
+    def base(self) -> GpuArray | None:
+        """The array whose memory this view shares (NumPy's ``base``); None for an array that is no view."""
+        info = self._view
+        return None if info is None else info.base
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes to step along each axis, as NumPy reports them for this array's place in its memory."""
+        info = self._view
+        if info is None or info.identity:
+            from .graph.shapes import contiguous_strides
+            return tuple(s * self.dtype.itemsize for s in contiguous_strides(self.shape))
+        item = info.storage.node.dtype.itemsize
+        return tuple(s * item for s in info.strides)
 
     # ---- real and imaginary parts
     @property
@@ -233,10 +381,7 @@ class NumPyMethods:
 
     @real.setter
     def real(self, value: Any) -> None:
-        if self.dtype.kind == "c":
-            self._node = self._set_part(value, 0)
-        else:
-            self[...] = value
+        self.real[...] = value
 
     @property
     def imag(self) -> GpuArray:
@@ -246,13 +391,7 @@ class NumPyMethods:
     def imag(self, value: Any) -> None:
         if self.dtype.kind != "c":
             raise TypeError("array does not have imaginary part to set")
-        self._node = self._set_part(value, 1)
-
-    def _set_part(self, value: Any, which: int) -> Any:
-        """The node of a complex array with its real (0) or imaginary (1) part replaced by ``value``."""
-        from .namespace.manipulation import broadcast_to
-        re, im = (value, self.imag) if which == 0 else (self.real, value)
-        return broadcast_to(_np.add(re, _np.multiply(im, 1j)).astype(self.dtype), self.shape)._node
+        self.imag[...] = value
 
     def conj(self) -> GpuArray:
         return _np.conjugate(self)
@@ -350,7 +489,7 @@ class NumPyMethods:
 
     def sort(self, axis: int = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> None:
         """Sort in place: this array is rebound to its sorted value."""
-        self._node = _np.sort(self, axis=axis, kind=kind, order=order, stable=stable)._node
+        assign(self, _np.sort(self, axis=axis, kind=kind, order=order, stable=stable)._node)
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: ``(x == value).any()``, as in NumPy (evaluates now)."""

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _dtypes
+from ._aliasing import derive
 from ._array import GpuArray, expect_array
 from ._elementwise import apply, astype_node, finish
 from ._ops import OPS
@@ -156,7 +157,11 @@ def diagonal(x: GpuArray, /, *, offset: int = 0) -> GpuArray:
     """
     x = _matrices(x, "diagonal")
     offset = operator.index(offset)
-    base, shape, strides, off = views.strided_parts(x._node)
+    return derive(x, lambda node: _diagonal_node(node, offset), writeable=False)
+
+
+def _diagonal_node(node: Node, offset: int) -> Node:
+    base, shape, strides, off = views.strided_parts(node)
     m, n = shape[-2:]
     sm, sn = strides[-2:]
     if offset >= 0:
@@ -165,7 +170,7 @@ def diagonal(x: GpuArray, /, *, offset: int = 0) -> GpuArray:
         length, start = max(0, min(m + offset, n)), off - offset * sm
     if length == 0 or 0 in shape:
         start = off
-    return GpuArray(views.strided_view(base, shape[:-2] + (length,), strides[:-2] + (sm + sn,), start))
+    return views.strided_view(base, shape[:-2] + (length,), strides[:-2] + (sm + sn,), start)
 
 
 def trace(x: GpuArray, /, *, offset: int = 0, dtype: Any = None) -> GpuArray:

@@ -477,12 +477,12 @@ def step(prog: Program, runs: Runs, s: tuple, device: xp.Device, rngs: list[np.r
             return          # NumPy stores a 1-element array into one bool element (other dtypes: ValueError)
 
         def np_set(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            out = np.array(a, copy=True)     # gpuarray rebinds the name: other views keep the old value
+            out = np.array(a, copy=True)     # a copy: the program's other steps read the old value
             out[k] = b.reshape(-1)[0] if scalar and b.size else b
             return out
 
         def ga_set(a: Any, b: Any) -> Any:
-            out = a[...]
+            out = a.copy()
             out[k] = b.reshape((-1,))[0] if scalar and b.size else b
             return out
 

@@ -397,13 +397,13 @@ def test_setitem_device_indices(device):
             g[other]
 
 
-def test_setitem_copy_semantics(device):
+def test_setitem_writes_through_views(device):
     x = _ga(np.zeros((2, 3), np.float32), device)
     y = x[0]
-    y[...] = 1
+    y[...] = 1                 # y is a view, as in NumPy: x changes too
     z = x
     x[1, 1] = 5
-    assert_same(x, np.array([[0, 0, 0], [0, 5, 0]], np.float32))
+    assert_same(x, np.array([[1, 1, 1], [0, 5, 0]], np.float32))
     assert_same(y, np.ones(3, np.float32))
     assert z is x
     x0 = _ga(np.zeros((), np.int32), device)

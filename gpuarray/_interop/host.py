@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import _config, _dtypes, _elementwise, _metrics
+from .._aliasing import assign
 from .._config import HostFallbackError, HostFallbackWarning
 from .._devices import Device
 
@@ -138,7 +139,7 @@ class _ToHost:
         from ..graph.node import leaf
         back = {}
         for g, host in self.writable:
-            g._node = leaf(np.array(host, copy=True), g.device)
+            assign(g, leaf(np.array(host, copy=True), g.device))
             back[id(host)] = g
         return back
 

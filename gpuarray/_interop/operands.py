@@ -12,6 +12,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dtypes
+from .._aliasing import assign
 from .._devices import Device, as_device
 from .._elementwise import apply, common_device
 from .._ops import OPS
@@ -203,7 +204,7 @@ def _into_out(r: Any, out: Any, name: str) -> Any:
         if o.device != r.device:
             raise ValueError(f"numpy.{name}: out is on {o.device.name} but the operand is on {r.device.name}; "
                              "move one with to_device() first")
-        o._node = (r if r.dtype == o.dtype else r.astype(o.dtype))._node
+        assign(o, (r if r.dtype == o.dtype else r.astype(o.dtype))._node)
     else:
         with np.errstate(all="ignore"):
             np.copyto(o, np.asarray(r), casting="unsafe")

@@ -42,7 +42,11 @@ from ..graph.shapes import Shape, broadcast_pattern
 #   concat    (axis,)            arguments joined along ``axis``
 #   gather    (axis, mode)       arg 0 read at indices taken from arg 1 ("take" / "along")
 #   setslice  (starts, steps)    arg 0 with the strided region replaced by arg 1
-INDEX_OPS: dict[str, bool] = {"concat": True, "gather": True, "setslice": False}
+#   setstrided ((offset,), strides)  arg 0 with the elements of its strided view (arg 1's shape,
+#                                 decreasing positive strides, in arg 0's C layout) replaced by arg 1
+#   setpart   (which,)           complex arg 0 with its real (0) or imaginary (1) part replaced by arg 1
+INDEX_OPS: dict[str, bool] = {"concat": True, "gather": True, "setslice": False, "setstrided": False,
+                              "setpart": True}
 
 
 @dataclass

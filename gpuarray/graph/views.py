@@ -107,3 +107,49 @@ def _nocopy_strides(old: Shape, strides: tuple[int, ...], new: Shape) -> tuple[i
     for idx, i in enumerate(nonones):
         out[i] = res[idx]
     return tuple(out)
+
+
+def write_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int, value: Node) -> Node:
+    """``base`` with the elements of its strided view (``shape``, ``strides``, ``offset``, in
+    elements of ``base``'s C layout) replaced by ``value`` (of ``shape``): a ``setstrided`` node.
+
+    The view's axes are normalized first (unit axes dropped, negative strides flipped, axes in
+    decreasing stride), so that a kernel finds the view index of a base element by dividing by
+    each stride in turn. A view whose elements overlap (a zero stride, as of ``broadcast_to``)
+    cannot be written: ValueError.
+
+    >>> import numpy as np
+    >>> from .node import leaf
+    >>> b = leaf(np.zeros(6), "cpu")
+    >>> write_view(b, (3,), (2,), 1, leaf(np.ones(3), "cpu")).attrs
+    ((1,), (2,))
+    """
+    if size_of(shape) == 0:
+        return base
+    if offset == 0 and size_of(shape) == size_of(base.shape) and all(
+            s == c for d, s, c in zip(shape, strides, contiguous_strides(shape), strict=True) if d != 1):
+        return reshape(value, base.shape)
+    keep = [d for d in range(len(shape)) if shape[d] != 1]
+    sh = [int(shape[d]) for d in keep]
+    st = [int(strides[d]) for d in keep]
+    v = reshape(value, tuple(sh))
+    vbase, vshape, vstrides, voff = strided_parts(v)
+    vst = list(vstrides)
+    for k in range(len(sh)):
+        if st[k] < 0:                      # walk this axis forwards in the base, backwards in the value
+            offset += (sh[k] - 1) * st[k]
+            st[k] = -st[k]
+            voff += (sh[k] - 1) * vst[k]
+            vst[k] = -vst[k]
+    if vst != list(vstrides):
+        v = strided_view(vbase, vshape, tuple(vst), voff)
+    order = sorted(range(len(sh)), key=lambda k: -st[k])
+    if order != list(range(len(sh))):
+        v = permute(v, tuple(order))
+        sh, st = [sh[k] for k in order], [st[k] for k in order]
+    for k in range(len(sh)):
+        if st[k] <= sum(st[j] * (sh[j] - 1) for j in range(k + 1, len(sh))):
+            raise ValueError("cannot write through a view whose elements overlap (a broadcast or "
+                             f"as_strided view: strides {tuple(strides)} for shape {tuple(shape)}); "
+                             "write to a copy instead")
+    return make("setstrided", (base, v), base.dtype, base.shape, ((int(offset),), tuple(st)), base.device)

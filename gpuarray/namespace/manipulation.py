@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
+from .._aliasing import derive
 from .._array import GpuArray, expect_array
 from .._elementwise import astype_node, common_device, finish, scalars_to_device
 from .._indexing import basic_index, bounded
@@ -42,9 +43,13 @@ def reshape(x: GpuArray, /, shape: Sequence[int], *, copy: bool | None = None) -
         shp[shp.index(-1)] = x.size // known
     if any(s < 0 for s in shp) or math.prod(shp) != x.size:
         raise ValueError(f"cannot reshape array of size {x.size} into shape {tuple(shape)}")
-    if copy is False and x._node.op == "view" and not x._node.realized:
+    new = tuple(shp)
+    if copy:
+        return GpuArray(views.reshape(x._node, new))
+    out = derive(x, lambda n: views.reshape(n, new))
+    if copy is False and out._view is None:
         raise ValueError("reshape: copy=False, but this reshape of a strided view needs a copy")
-    return GpuArray(views.reshape(x._node, tuple(shp)))
+    return out
 
 
 def permute_dims(x: GpuArray, /, axes: tuple[int, ...]) -> GpuArray:
@@ -53,11 +58,11 @@ def permute_dims(x: GpuArray, /, axes: tuple[int, ...]) -> GpuArray:
     axes = tuple(normalize_axis(a, x.ndim) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of {tuple(range(x.ndim))}")
-    return GpuArray(views.permute(x._node, axes))
+    return derive(x, lambda n: views.permute(n, axes))
 
 
 def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
-    """``x`` broadcast to ``shape`` (a view with zero strides)."""
+    """``x`` broadcast to ``shape`` (a read-only view with zero strides, as in NumPy)."""
     x = _arr(x, "broadcast_to")
     shape = tuple(operator.index(s) for s in shape)
     try:
@@ -66,7 +71,7 @@ def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
         ok = False
     if not ok:
         raise ValueError(f"cannot broadcast array of shape {x.shape} to shape {shape}")
-    return GpuArray(views.broadcast_to(x._node, shape))
+    return derive(x, lambda n: views.broadcast_to(n, shape), writeable=False)
 
 
 def broadcast_arrays(*arrays: GpuArray) -> list[GpuArray]:
@@ -74,7 +79,13 @@ def broadcast_arrays(*arrays: GpuArray) -> list[GpuArray]:
     if arrays:
         arrays = tuple(scalars_to_device([_arr(a, "broadcast_arrays") for a in arrays], "broadcast_arrays"))
     shape = broadcast_shapes(*(_arr(a, "broadcast_arrays").shape for a in arrays))
-    return [broadcast_to(a, shape) for a in arrays]
+    # an array that keeps its shape is a writeable view of itself; broadcast ones are read-only
+    # (their elements overlap; NumPy warns that it will make them read-only too)
+    return [derive(a, _same) if a.shape == shape else broadcast_to(a, shape) for a in arrays]
+
+
+def _same(node: Node) -> Node:
+    return node
 
 
 def expand_dims(x: GpuArray, /, axis: int = 0) -> GpuArray:
@@ -206,7 +217,7 @@ def moveaxis(x: GpuArray, source: int | tuple[int, ...], destination: int | tupl
     order = [d for d in range(x.ndim) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
-    return GpuArray(views.permute(x._node, tuple(order)))
+    return derive(x, lambda n: views.permute(n, tuple(order)))
 
 
 def tile(x: GpuArray, repetitions: Sequence[int], /) -> GpuArray:

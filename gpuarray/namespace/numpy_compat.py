@@ -28,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from .._aliasing import derive
 from .._array import GpuArray, expect_array
 from .._interop import operands, registry
 from .._interop.host import _FALLBACK
 from ..graph import views
+from ..graph.node import Node
 from ..graph.shapes import normalize_axis
 from .creation import asarray, full
 from .elementwise import FUNCTIONS as _EW
@@ -138,14 +140,18 @@ def sliding_window_view(x: GpuArray, window_shape: int | tuple[int, ...], axis: 
         if len(wshape) != len(axes):
             raise ValueError(f"Must provide matching length window_shape and axis; got {len(wshape)} "
                              f"window_shape elements and {len(axes)} axes elements.")
-    base, shape, strides, offset = views.strided_parts(x._node)
-    out_shape = list(shape)
     for ax, w in zip(axes, wshape):
-        if out_shape[ax] < w:
+        if x.shape[ax] < w:
             raise ValueError("window shape cannot be larger than input array shape")
-        out_shape[ax] -= w - 1
-    out_strides = tuple(strides) + tuple(strides[ax] for ax in axes)
-    return GpuArray(views.strided_view(base, tuple(out_shape) + wshape, out_strides, offset))
+
+    def windows(node: Node) -> Node:
+        base, shape, strides, offset = views.strided_parts(node)
+        out_shape = list(shape)
+        for ax, w in zip(axes, wshape):
+            out_shape[ax] -= w - 1
+        out_strides = tuple(strides) + tuple(strides[ax] for ax in axes)
+        return views.strided_view(base, tuple(out_shape) + wshape, out_strides, offset)
+    return derive(x, windows, writeable=False)
 
 
 def _sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,

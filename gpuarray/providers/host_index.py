@@ -36,7 +36,7 @@ def _region(starts: tuple[int, ...], steps: tuple[int, ...], counts: tuple[int, 
 
 
 def host_index(ins: Any, args: list[np.ndarray]) -> np.ndarray:
-    """One index instruction (``concat``, ``gather``, ``setslice``) on whole arrays."""
+    """One index instruction (``concat``, ``gather``, ``setslice``, ``setstrided``) on whole arrays."""
     op = ins.op
     if op == "concat":
         return np.concatenate(args, axis=ins.params[0]).astype(ins.dtype, copy=False)
@@ -55,6 +55,23 @@ def host_index(ins: Any, args: list[np.ndarray]) -> np.ndarray:
         old, value = args
         out = np.array(old, dtype=ins.dtype, copy=True)
         out[_region(starts, steps, value.shape)] = value
+        return out
+    if op == "setstrided":
+        (offset,), strides = ins.params
+        old, value = args
+        out = np.array(old, dtype=ins.dtype, copy=True, order="C")
+        flat = out.reshape(-1)
+        region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape,
+                                                 tuple(s * flat.itemsize for s in strides))
+        region[...] = value
+        return out
+    if op == "setpart":
+        old, value = args
+        out = np.array(old, dtype=ins.dtype, copy=True)
+        if ins.params[0] == 0:
+            out.real = value
+        else:
+            out.imag = value
         return out
     raise NotImplementedError(f"no host implementation for index op {op}")
 

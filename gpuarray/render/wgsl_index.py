@@ -1,4 +1,4 @@
-"""WGSL for the fusable index instructions: ``concat``, ``gather`` and ``setslice``.
+"""WGSL for the fusable index instructions: ``concat``, ``gather``, ``setslice`` and ``setstrided``.
 
 Each output element reads its arguments at computed indices, so these fuse
 with elementwise work like views do. Which argument an element comes from is
@@ -112,7 +112,38 @@ def _setslice(g: Any, i: int, idx: tuple) -> str:
     return g.emit(f"select({g.value(old, idx)}, {v}, {inside})")
 
 
-_RENDER = {"concat": _concat, "gather": _gather, "setslice": _setslice}
+def _setstrided(g: Any, i: int, idx: tuple) -> str:
+    """A base element's view index by dividing its offset from the view's start by each stride in
+    turn (strides decreasing, views do not overlap: ``graph.views.write_view``)."""
+    ins = g.ins[i]
+    old, val = ins.args
+    r0 = g.emit(f"i32({g.lin(idx, i)}) - i32({g.slot(('param', i, 0, 0))})", "t")
+    conds, q, r = [f"{r0} >= 0"], [], r0
+    for d in range(len(g.ins[val].shape)):
+        st = f"i32({g.slot(('param', i, 1, d))})"
+        qd = g.emit(f"{r} / {st}", "q")
+        conds.append(f"{qd} < i32({g.slot(('dim', g.rep[val], d))})")
+        r = g.emit(f"{r} - {qd} * {st}", "t")
+        q.append(qd)
+    conds.append(f"{r} == 0")
+    inside = g.emit(" && ".join(conds), "inr")
+    qs = tuple(g.emit(f"select(0u, u32({qd}), {inside})", "q") for qd in q)
+    v = g.value(val, ("multi", qs))
+    return g.emit(f"select({g.value(old, idx)}, {v}, {inside})")
+
+
+def _setpart(g: Any, i: int, idx: tuple) -> str:
+    """A complex value with its real (``which`` 0) or imaginary (1) part replaced."""
+    ins = g.ins[i]
+    old, val = ins.args
+    (which,) = ins.params
+    o, v = g.value(old, idx), g.value(val, idx)
+    t = WGSL_TYPE[ins.dtype]
+    return g.emit(f"{t}({v}, {o}.y)" if which == 0 else f"{t}({o}.x, {v})")
+
+
+_RENDER = {"concat": _concat, "gather": _gather, "setslice": _setslice, "setstrided": _setstrided,
+           "setpart": _setpart}
 
 
 def index_value(g: Any, i: int, idx: tuple) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes
+from ..._aliasing import derive, set_writeable
 from ..._array import GpuArray
 from ..._elementwise import apply
 from ..._ops import OPS
@@ -105,14 +106,22 @@ def _round(a: GpuArray, p: dict) -> Any:
 
 @register_array("real", arg="val")
 def _real(v: GpuArray, p: dict) -> Any:
-    return apply(OPS["real"], v) if v.dtype.kind == "c" else GpuArray(v._node)
+    """A view: of the real part of a complex array (writes go to it), of the array itself otherwise."""
+    return derive(v, _same, part="real" if v.dtype.kind == "c" else None)
 
 
 @register_array("imag", arg="val")
 def _imag(v: GpuArray, p: dict) -> Any:
+    """A view of the imaginary part of a complex array; read-only zeros for a real one (as NumPy)."""
     if v.dtype.kind == "c":
-        return apply(OPS["imag"], v)
-    return zeros(v.shape, dtype=v.dtype, device=v.device)
+        return derive(v, _same, part="imag")
+    z = zeros(v.shape, dtype=v.dtype, device=v.device)
+    set_writeable(z, False)
+    return z
+
+
+def _same(node: Any) -> Any:
+    return node
 
 
 def _isclose_device(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: bool) -> Any:

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ... import _dtypes
+from ..._aliasing import assign
 from ..._array import GpuArray
 from ...namespace import manipulation as _m
 from ...namespace.creation import asarray, full
@@ -71,7 +72,7 @@ def _copyto(dst: GpuArray, p: dict) -> Any:
     value = _m.broadcast_to(value, dst.shape)
     if where is not True:
         value = _w("where", _m.broadcast_to(_cast(_as_array(where, dev), _dtypes.bool_), dst.shape), value, dst)
-    dst._node = value._node
+    assign(dst, value._node)
     return None
 
 
@@ -89,7 +90,7 @@ def _putmask(a: GpuArray, p: dict) -> Any:
         v = _m.reshape(v, a.shape)
     else:
         return _FALLBACK              # values repeated cyclically
-    a._node = _w("where", m, v, a)._node
+    assign(a, _w("where", m, v, a)._node)
     return None
 
 
@@ -139,7 +140,7 @@ def _put(a: GpuArray, p: dict) -> Any:
         return _FALLBACK
     flat = _m.reshape(a, (-1,))
     flat[idx.reshape(-1)] = vals.reshape(-1) if vals.size > 1 else vals.reshape(())
-    a._node = _m.reshape(flat, a.shape)._node
+    assign(a, _m.reshape(flat, a.shape)._node)
     return None
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._aliasing import may_share_memory, shares_memory
 from ..._array import GpuArray
 from ..host import _ToHost
 from ..operands import _axes
@@ -65,13 +66,22 @@ def _min_scalar_type(p: dict) -> Any:
     return a.dtype if a.ndim else np.min_scalar_type(a.get())
 
 
-def _memory(p: dict) -> Any:
-    """GpuArrays are values: writing one never changes another, so only the same object shares memory."""
-    return p["a"] is p["b"]
+@register(np.shares_memory)
+def _shares_memory(p: dict) -> Any:
+    """Exact, as NumPy's: the arrays' places in a shared base (a view and its base, two views of one base)."""
+    a, b = p["a"], p["b"]
+    if not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
+        return False              # a GpuArray never shares memory with a host array
+    return shares_memory(a, b)
 
 
-register(np.shares_memory)(_memory)
-register(np.may_share_memory)(_memory)
+@register(np.may_share_memory)
+def _may_share_memory(p: dict) -> Any:
+    """NumPy's bounds test: whether the ranges of the base that the two arrays span overlap."""
+    a, b = p["a"], p["b"]
+    if not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
+        return False
+    return may_share_memory(a, b)
 
 
 # ============================================================ host output by design

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from ..._aliasing import derive
 from ..._array import GpuArray
 from ...namespace import manipulation as _m
 from ...namespace.creation import asarray, zeros
@@ -17,6 +18,10 @@ from ..operands import _along, _as_array, _axes, _int_index, _permute, _reshape_
 from ..registry import register, register_array
 
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
+
+
+def _same(node: Any) -> Any:
+    return node
 
 
 @register("transpose", "permute_dims")
@@ -61,7 +66,7 @@ def _squeeze(p: dict) -> Any:
         return _m.reshape(a, tuple(s for s in a.shape if s != 1))
     if a.ndim == 0:
         _axes(axis, 1)                   # NumPy takes axis 0 or -1 of a 0-d array
-        return GpuArray(a._node)
+        return derive(a, _same)
     axes = _axes(axis, a.ndim)
     if any(a.shape[i] != 1 for i in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -220,7 +225,7 @@ def _rollaxis(a: GpuArray, p: dict) -> Any:
     if axis < start:
         start -= 1
     if axis == start:
-        return GpuArray(a._node)
+        return derive(a, _same)
     axes = list(range(n))
     axes.remove(axis)
     axes.insert(start, axis)
@@ -239,7 +244,7 @@ def _rot90(m: GpuArray, p: dict) -> Any:
         raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
     k = _int_index(k) % 4
     if k == 0:
-        return GpuArray(m._node)
+        return derive(m, _same)
     if k == 2:
         return _m.flip(_m.flip(m, axis=axes[0]), axis=axes[1])
     order = list(range(m.ndim))
