@@ -121,23 +121,26 @@ def test_estimator_float32_without_float64(name: str, no_f64: xp.Device) -> None
 
 
 def test_gaussian_mixture_full(device: xp.Device) -> None:
-    """covariance_type='full' fits and predicts; its ``reg_covar`` is lost (see the xfail below), which
-    changes the fit by about ``reg_covar`` (1e-6) on well-conditioned data."""
+    """covariance_type='full' fits and predicts as on NumPy (its ``reg_covar`` is added through a view of
+    the covariances, which writes through)."""
     host = X
     want = GaussianMixture(2, init_params="random", random_state=0).fit(host)
     with sklearn.config_context(array_api_dispatch=True):
         got = GaussianMixture(2, init_params="random", random_state=0).fit(xp.asarray(host, device=device))
-        close(on_device(got.means_, device), want.means_, rtol=1e-3, atol=1e-4)
+        close(on_device(got.means_, device), want.means_, rtol=1e-6, atol=1e-8)
+        close(on_device(got.covariances_, device), want.covariances_, rtol=1e-6, atol=1e-8)
         close(on_device(got.predict_proba(xp.asarray(host, device=device)), device), want.predict_proba(host),
-              rtol=1e-3, atol=1e-4)
+              rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "sklearn adds reg_covar through a view (_add_to_diagonal(covariances[k, :, :], ...)); GpuArray "
-    "views do not write through to their base, so each one-point component's covariance stays singular"))
 def test_gaussian_mixture_full_random_from_data(device: xp.Device) -> None:
+    """One-point components: their covariance is only ``reg_covar`` on the diagonal, added through a
+    view (``_add_to_diagonal(covariances[k, :, :], ...)``); without write-through it stayed singular."""
+    want = GaussianMixture(2, init_params="random_from_data", random_state=0).fit(X)
     with sklearn.config_context(array_api_dispatch=True):
-        GaussianMixture(2, init_params="random_from_data", random_state=0).fit(xp.asarray(X, device=device))
+        got = GaussianMixture(2, init_params="random_from_data", random_state=0).fit(xp.asarray(X, device=device))
+    close(on_device(got.means_, device), want.means_, rtol=1e-6, atol=1e-8)
+    close(on_device(got.covariances_, device), want.covariances_, rtol=1e-6, atol=1e-8)
 
 
 def test_label_encoder(device: xp.Device) -> None:
