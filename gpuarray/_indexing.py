@@ -186,6 +186,16 @@ def write_region(node: Node, items: list[Any], val: Node) -> Node:
     if math.prod(counts) == 0:
         return node
     region = views.reshape(val, tuple(counts))
+    flips = [d for d, st in enumerate(steps) if st < 0 and counts[d] > 1]
+    if flips:
+        # walk negative steps forwards (the value flipped along those axes): the kernel then divides
+        # by positive steps only (NVIDIA's compiler gave wrong quotients for negative divisors)
+        for d in flips:
+            starts[d] += (counts[d] - 1) * steps[d]
+            steps[d] = -steps[d]
+        region = basic_index(region, tuple(slice(None, None, -1) if d in flips else slice(None)
+                                           for d in range(len(counts))))
+    steps = [abs(st) for st in steps]         # a negative step over one element is any step
     if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
         return region
     return bounded(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
