@@ -34,7 +34,7 @@ from ._elementwise import finish
 from ._indexing import bounded
 from .graph import views
 from .graph.node import Node, make
-from .graph.shapes import Shape, contiguous_strides, size_of
+from .graph.shapes import Shape, size_of, view_strides
 
 
 class Storage:
@@ -67,16 +67,12 @@ class ViewInfo:
         self.identity = base is None and part is None
 
 
-def _contiguous(shape: Shape) -> tuple[int, ...]:
-    return tuple(0 if d == 1 else s for d, s in zip(shape, contiguous_strides(shape), strict=True))
-
-
 def adopt(x: Any) -> ViewInfo:
     """``x``'s place in its storage, making ``x`` the base of a new storage if it has none."""
     info = x._view
     if info is None:
         st = Storage(x._node)
-        info = x._view = ViewInfo(st, x.shape, _contiguous(x.shape), 0, None, None, True)
+        info = x._view = ViewInfo(st, x.shape, view_strides(x.shape), 0, None, None, True)
         st.members.append(weakref.ref(x))
     return info
 
@@ -84,25 +80,26 @@ def adopt(x: Any) -> ViewInfo:
 def _place(node: Node, probe: Node) -> tuple[Shape, tuple[int, ...], int] | None:
     """(shape, strides, offset) of ``node`` in ``probe``'s C layout when it is a view of it."""
     if node is probe:
-        return node.shape, _contiguous(node.shape), 0
+        return node.shape, view_strides(node.shape), 0
     if node.op == "view" and node.inputs and node.inputs[0] is probe:
         strides, offset = node.attrs
         return node.shape, tuple(strides), offset
     if node.op == "reshape" and node.inputs and node.inputs[0] is probe:
-        return node.shape, _contiguous(node.shape), 0
+        return node.shape, view_strides(node.shape), 0
     return None
 
 
-def node_at(base: Node, info: ViewInfo) -> Node:
-    """The node of the member described by ``info`` when the base's node is ``base``."""
+def node_at(base: Node, info: ViewInfo, with_part: bool = True) -> Node:
+    """The node of the member described by ``info`` when the base's node is ``base`` (``with_part``
+    False: the complex elements, before taking the member's real or imaginary part)."""
     if info.identity:
         return base
     shape, strides, offset = info.shape, info.strides, info.offset
-    if offset == 0 and size_of(shape) == size_of(base.shape) and strides == _contiguous(shape):
+    if offset == 0 and size_of(shape) == size_of(base.shape) and strides == view_strides(shape):
         node = views.reshape(base, shape)           # a reshape of the base: shares a realized buffer
     else:
         node = views.strided_view(base, shape, strides, offset)
-    if info.part is not None:
+    if info.part is not None and with_part:
         node = _part(node, info.part)
     return node
 
@@ -112,25 +109,26 @@ def _part(node: Node, part: str) -> Node:
     return make(part, (node,), real_dtype(node.dtype), node.shape)
 
 
-def derive(x: Any, fn: Callable[[Node], Node], *, writeable: bool = True, part: str | None = None) -> Any:
+def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool = True,
+           part: str | None = None) -> Any:
     """The array ``fn(x)``, where ``fn`` is a view function on nodes (basic indexing, a
-    permutation, a reshape ...): a member of ``x``'s storage when ``fn`` gives a view of it (as
-    NumPy does), else a new array of its own (a reshape that needs a copy). ``part`` takes the
-    real or imaginary part of a complex array (a view too); ``writeable=False`` makes the view
-    read-only (``broadcast_to``, ``diagonal``).
+    permutation, a reshape ...; None: ``x`` itself, as ``x.view()``): a member of ``x``'s storage
+    when ``fn`` gives a view of it (as NumPy does), else a new array of its own (a reshape that
+    needs a copy). ``part`` takes the real or imaginary part of a complex array (a view too);
+    ``writeable=False`` makes the view read-only (``broadcast_to``, ``diagonal``).
 
     >>> import gpuarray as xp
     >>> a = xp.arange(4, device="cpu")
-    >>> derive(a, lambda n: n).base is a
+    >>> derive(a).base is a
     True
     """
     info = adopt(x)
     st = info.storage
     probe = st.probe
     src = views.strided_view(probe, info.shape, info.strides, info.offset)    # the probe itself for a base
-    place = _place(fn(src), probe)
+    place = _place(src if fn is None else fn(src), probe)
     if place is None:                                 # NumPy copies here: a new value
-        return finish(fn(x._node))
+        return finish(x._node if fn is None else fn(x._node))
     shape, strides, offset = place
     where = ViewInfo(st, shape, tuple(strides), offset, part or info.part,
                      info.base if info.base is not None else x, info.writeable and writeable)
@@ -155,7 +153,7 @@ def assign(x: Any, node: Node) -> None:
     else:
         value = node
         if info.part is not None:
-            whole = node_at(st.node, ViewInfo(st, info.shape, info.strides, info.offset, None, info.base, True))
+            whole = node_at(st.node, info, with_part=False)
             value = make("setpart", (whole, node), whole.dtype, whole.shape, (0 if info.part == "real" else 1,))
         new = bounded(views.write_view(st.node, info.shape, info.strides, info.offset, value))
     new = finish(new)._node                   # evaluated when its history grew too long
@@ -180,7 +178,7 @@ def set_shape(x: Any, new: Any) -> None:
     if info is None or info.identity:
         if info is not None and new._view is not None:
             info.storage.node = views.reshape(info.storage.node, new.shape)
-            info.shape, info.strides = new.shape, _contiguous(new.shape)
+            info.shape, info.strides = new.shape, view_strides(new.shape)
         x._node = new._node
         return
     if new._view is None:

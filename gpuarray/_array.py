@@ -16,7 +16,7 @@ from . import _interop
 from ._aliasing import assign, derive, set_shape
 from ._devices import Device
 from ._elementwise import _array_cls, binary_method, finish, unary
-from ._indexing import basic_index, getitem, is_basic, setitem
+from ._indexing import basic_index, getitem, is_basic, one_element, setitem
 from ._methods import NumPyMethods, format_array
 from ._ops import OPS
 from .graph import views
@@ -227,7 +227,7 @@ class GpuArray(NumPyMethods):
         and boolean array indices give copies; an integer for every axis gives a 0-d copy (NumPy
         gives a scalar there)."""
         if is_basic(key):
-            if not _one_element(key, self.ndim):
+            if not one_element(key, self.ndim):
                 return derive(self, lambda n: basic_index(n, key))
             return GpuArray(basic_index(self._node, key))
         return GpuArray(getitem(self._node, key))
@@ -306,13 +306,6 @@ def expect_array(x: Any, where: str) -> GpuArray:
     if not isinstance(x, GpuArray):
         raise TypeError(f"{where + ': ' if where else ''}expected a GpuArray; got {type(x).__name__}")
     return x
-
-
-def _one_element(key: Any, ndim: int) -> bool:
-    """Whether a basic index is an integer for every axis (NumPy returns a scalar, not a view)."""
-    items = key if isinstance(key, tuple) else (key,)
-    return len(items) == ndim and all(
-        k is not None and k is not Ellipsis and not isinstance(k, slice) for k in items)
 
 
 def _rebuild(host: np.ndarray, device: str) -> GpuArray:

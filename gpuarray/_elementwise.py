@@ -260,10 +260,11 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                     return _apply(opdef, (other, x) if reflected else (x, other), None)
         elif isinstance(other, _OPERAND_TYPES) or isinstance(other, _cls):
             return _apply(opdef, (other, x) if reflected else (x, other), None)
-        elif name in ("equal", "not_equal") and isinstance(other, (list, tuple)) and _numeric_sequence(other):
+        elif name in ("equal", "not_equal") and isinstance(other, (list, tuple)) and (
+                seq := _numeric_array(other)) is not None:
             # NumPy compares with a nested sequence of numbers elementwise (g == [1, 3]); arithmetic
             # with a list stays a TypeError (the Array API takes arrays and scalars)
-            return _apply(opdef, (np.asarray(other), x) if reflected else (x, np.asarray(other)), None)
+            return _apply(opdef, (seq, x) if reflected else (x, seq), None)
         elif name in ("equal", "not_equal") and _incomparable(other):
             # NumPy compares with None, strings and plain objects elementwise: no element is equal
             return finish(strided_view(const(name == "not_equal", _dtypes.bool_, device), na.shape,
@@ -331,12 +332,13 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
     return binary
 
 
-def _numeric_sequence(other: Any) -> bool:
+def _numeric_array(other: Any) -> np.ndarray | None:
+    """``other`` (a list or tuple) as a NumPy array when it holds numbers only, else None."""
     try:
         a = np.asarray(other)
     except (ValueError, TypeError):
-        return False
-    return a.dtype.kind in "biufc"
+        return None
+    return a if a.dtype.kind in "biufc" else None
 
 
 def _incomparable(other: Any) -> bool:

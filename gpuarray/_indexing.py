@@ -136,9 +136,7 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
     val = value_node(value, node.dtype, node.device)
     if is_basic(key):
         region = basic_index(node, key).shape
-        items = key if isinstance(key, tuple) else (key,)
-        if val.shape and len(items) == len(node.shape) and not any(
-                k is None or k is Ellipsis or isinstance(k, slice) for k in items):
+        if val.shape and one_element(key, len(node.shape)):
             # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
             raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
                              "cannot be stored in one element")
@@ -148,6 +146,13 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
         out = advanced_setitem(node, key, val)
     from ._elementwise import finish
     return finish(out)._node
+
+
+def one_element(key: Any, ndim: int) -> bool:
+    """Whether a basic index is an integer for every axis: one element, which NumPy reads as a
+    scalar (not a view) and writes only from a scalar or a 0-d array."""
+    items = key if isinstance(key, tuple) else (key,)
+    return len(items) == ndim and not any(k is None or k is Ellipsis or isinstance(k, slice) for k in items)
 
 
 def broadcast_value(val: Node, shape: tuple[int, ...]) -> Node:

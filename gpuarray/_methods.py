@@ -22,6 +22,7 @@ shares the (immutable) graph node.
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -173,13 +174,6 @@ class Flags:
                          ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned", "writebackifcopy"))
 
 
-def _same_node(node: Any) -> Any:
-    return node
-
-
-builtins_type = type
-
-
 class FlatIter:
     """``x.flat``: ``x``'s elements in C order, as one 1-d sequence (reads are copies, as NumPy's)."""
 
@@ -204,7 +198,7 @@ class FlatIter:
     def __setitem__(self, key: Any, value: Any) -> None:
         a = self._a
         flat = self._flat().copy()
-        if key is Ellipsis or key == slice(None):
+        if key is Ellipsis or (isinstance(key, slice) and key == slice(None)):
             v = _np.asarray(value) if not hasattr(value, "__array_namespace__") else value
             if getattr(v, "size", 1) not in (1, a.size):
                 raise ValueError(f"x.flat[...] = v: v has {v.size} elements, x has {a.size}; NumPy would repeat "
@@ -287,14 +281,14 @@ class NumPyMethods:
 
         Reinterpreting the bytes as another dtype (``x.view(np.int32)``) is not supported."""
         from ._aliasing import derive
-        if type is not None or (isinstance(dtype, builtins_type) and issubclass(dtype, np.ndarray)):
+        if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray)):
             raise TypeError("view(type=...): a GpuArray cannot become an ndarray subclass; use np.asarray(x) "
                             "for a host copy")
         if dtype is not None and np.dtype(dtype) != self.dtype:
             raise NotImplementedError(
                 f"view({np.dtype(dtype)}): reinterpreting the bytes of a {self.dtype} array is not supported; "
                 "use astype() to convert the values, or np.asarray(x).view(dtype) on a host copy")
-        return derive(self, _same_node)
+        return derive(self)
 
     @property
     def flat(self) -> FlatIter:

@@ -478,3 +478,17 @@ def test_eq_none_and_sequences(device: xp.Device) -> None:
         g + [1, 2]  # noqa: B018 - the Array API takes arrays and scalars
     with pytest.raises(TypeError):
         g < None  # noqa: B015
+
+
+def test_flat(device: xp.Device) -> None:
+    h = _grid((3, 4)).copy()
+    g = xp.asarray(h, device=device)
+    for x in (h, g):
+        x.flat[5] = -1
+        x.flat[np.array([0, 2])] = 9
+        x.T.flat[1] = 7                 # a view: its flat order is the transposed one, written through
+    assert_same(g, h)
+    assert_same(g.flat[3:6], h.flat[3:6])
+    assert [float(v) for v in g.flat] == h.ravel().tolist()
+    g.flat = 2
+    assert_same(g, np.full((3, 4), 2, np.float32))

@@ -41,6 +41,15 @@ def contiguous_strides(shape: Sequence[int]) -> Shape:
     return tuple(strides)
 
 
+def view_strides(shape: Sequence[int]) -> Shape:
+    """C-contiguous element strides as a ``view`` node records them: 0 along axes of length 1.
+
+    >>> view_strides((2, 1, 3))
+    (3, 0, 1)
+    """
+    return tuple(0 if d == 1 else s for d, s in zip(shape, contiguous_strides(shape), strict=True))
+
+
 def size_of(shape: Sequence[int]) -> int:
     return math.prod(shape)
 

@@ -16,7 +16,7 @@ No view copies data; a kernel computes the index.
 from __future__ import annotations
 
 from .node import Node, make, realized_leaf
-from .shapes import Shape, contiguous_strides, size_of
+from .shapes import Shape, contiguous_strides, size_of, view_strides
 
 
 def strided_parts(node: Node) -> tuple[Node, Shape, tuple[int, ...], int]:
@@ -31,8 +31,7 @@ def strided_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int
     """A view of ``base``; the base itself when the view is the identity."""
     shape = tuple(int(s) for s in shape)
     strides = tuple(0 if shape[i] == 1 else int(st) for i, st in enumerate(strides))
-    if shape == base.shape and offset == 0 and strides == tuple(
-            0 if d == 1 else s for d, s in zip(base.shape, contiguous_strides(base.shape), strict=True)):
+    if shape == base.shape and offset == 0 and strides == view_strides(base.shape):
         return base
     return make("view", (base,), base.dtype, shape, (strides, int(offset)))
 

@@ -81,11 +81,7 @@ def broadcast_arrays(*arrays: GpuArray) -> list[GpuArray]:
     shape = broadcast_shapes(*(_arr(a, "broadcast_arrays").shape for a in arrays))
     # an array that keeps its shape is a writeable view of itself; broadcast ones are read-only
     # (their elements overlap; NumPy warns that it will make them read-only too)
-    return [derive(a, _same) if a.shape == shape else broadcast_to(a, shape) for a in arrays]
-
-
-def _same(node: Node) -> Node:
-    return node
+    return [derive(a) if a.shape == shape else broadcast_to(a, shape) for a in arrays]
 
 
 def expand_dims(x: GpuArray, /, axis: int = 0) -> GpuArray:

@@ -107,21 +107,17 @@ def _round(a: GpuArray, p: dict) -> Any:
 @register_array("real", arg="val")
 def _real(v: GpuArray, p: dict) -> Any:
     """A view: of the real part of a complex array (writes go to it), of the array itself otherwise."""
-    return derive(v, _same, part="real" if v.dtype.kind == "c" else None)
+    return derive(v, None, part="real" if v.dtype.kind == "c" else None)
 
 
 @register_array("imag", arg="val")
 def _imag(v: GpuArray, p: dict) -> Any:
     """A view of the imaginary part of a complex array; read-only zeros for a real one (as NumPy)."""
     if v.dtype.kind == "c":
-        return derive(v, _same, part="imag")
+        return derive(v, None, part="imag")
     z = zeros(v.shape, dtype=v.dtype, device=v.device)
     set_writeable(z, False)
     return z
-
-
-def _same(node: Any) -> Any:
-    return node
 
 
 def _isclose_device(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: bool) -> Any:

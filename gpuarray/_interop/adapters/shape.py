@@ -20,10 +20,6 @@ from ..registry import register, register_array
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
 
 
-def _same(node: Any) -> Any:
-    return node
-
-
 @register("transpose", "permute_dims")
 def _transpose(p: dict) -> Any:
     return _permute(p["a"], p["axes"])
@@ -66,7 +62,7 @@ def _squeeze(p: dict) -> Any:
         return _m.reshape(a, tuple(s for s in a.shape if s != 1))
     if a.ndim == 0:
         _axes(axis, 1)                   # NumPy takes axis 0 or -1 of a 0-d array
-        return derive(a, _same)
+        return derive(a)
     axes = _axes(axis, a.ndim)
     if any(a.shape[i] != 1 for i in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -225,7 +221,7 @@ def _rollaxis(a: GpuArray, p: dict) -> Any:
     if axis < start:
         start -= 1
     if axis == start:
-        return derive(a, _same)
+        return derive(a)
     axes = list(range(n))
     axes.remove(axis)
     axes.insert(start, axis)
@@ -244,7 +240,7 @@ def _rot90(m: GpuArray, p: dict) -> Any:
         raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
     k = _int_index(k) % 4
     if k == 0:
-        return derive(m, _same)
+        return derive(m)
     if k == 2:
         return _m.flip(_m.flip(m, axis=axes[0]), axis=axes[1])
     order = list(range(m.ndim))
