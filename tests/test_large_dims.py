@@ -107,10 +107,6 @@ def test_matmul_with_a_long_dimension(wgpu_device: xp.Device, n: int) -> None:
     _close(g.T @ g, a.T @ a, n)                     # K = n, 3 x 3 output
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "lavapipe (Mesa 22.3.6) stops the tiled matmul kernel's K loop after 1821 iterations (bk = 32): "
-    "K >= 58273 with a vector operand is wrong there; right on the H200. Issue 17's GEMV / split-K "
-    "kernel bounds the loop per workgroup"))
 def test_matrix_vector_with_a_long_contraction(wgpu_device: xp.Device, n: int) -> None:
     x = _data((n, 64))
     r = _data((n,), 1)

@@ -42,7 +42,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
 from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
-from ..render.wgsl_matmul import Tiles, render_matmul
+from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum
 from ..render.wgsl_matmul_blocked import BlockTiles, render_matmul_blocked
 from . import wgpu_autotune
 
@@ -275,30 +275,94 @@ def _vector_layout(kernel: Kernel, op_i: int, which: str) -> tuple[int, str, dic
 _rendered: dict[tuple, Rendered] = {}
 
 
-def rendered_for(kernel: Kernel, tiles: Config, modes: tuple[str, str] = ("s", "s"),
-                 vec_out: bool = False) -> Rendered:
-    key = (kernel.signature, tiles, modes, vec_out)
+def rendered_for(kernel: Kernel, tiles: Config | None, modes: tuple[str, str] = ("s", "s"),
+                 vec_out: bool = False, split: bool = False) -> Rendered:
+    """The shader of ``kernel`` with ``tiles`` (``None``: the split-K sum pass), cached by signature."""
+    key = (kernel.signature, tiles, modes, vec_out, split)
     r = _rendered.get(key)
     if r is None:
-        if isinstance(tiles, BlockTiles):
-            r = render_matmul_blocked(kernel, tiles, modes, vec_out)
+        if tiles is None:
+            r = render_splitk_sum(kernel)
+        elif isinstance(tiles, BlockTiles):
+            r = render_matmul_blocked(kernel, tiles, modes, vec_out, split)
         else:
-            r = render_matmul(kernel, tiles)
+            r = render_matmul(kernel, tiles, split)
         _rendered[key] = r
     return r
 
 
-def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int) -> tuple[Rendered, np.ndarray, int]:
-    """(rendered shader, prm, workgroups) of ``kernel`` with configuration ``cfg``."""
+class Split(NamedTuple):
+    """Split-K: ``chunks`` workgroups along ``K`` per output tile, each walking ``kc`` of it."""
+    chunks: int
+    kc: int
+
+
+def loop_steps_cap(provider: Any, cfg: Config) -> int | None:
+    """The most ``K`` steps one workgroup may take on this adapter, or None for no limit.
+
+    Lavapipe (gallivm) silently ends every loop of an invocation once 65535 loop iterations have
+    run in it, all loops together (``wgpu_scan.SERIAL_SEGMENT`` says the same): a tiled kernel
+    walking a long ``K`` stopped after 1821 steps of 32 (``X.T @ r`` wrong from K = 58273). A
+    step of the generic kernel runs its load loops and its ``bk`` inner loop; the blocked kernel's
+    steps are written out. Half the budget is kept in reserve."""
+    adapter = getattr(provider, "adapter", None)
+    if adapter is None or str(adapter.info.get("adapter_type")) != "CPU":
+        return None
+    if isinstance(cfg, BlockTiles):
+        per = 1
+    else:
+        per = 1 + -(-cfg.bm * cfg.bk // cfg.threads) + -(-cfg.bk * cfg.bn // cfg.threads) + cfg.bk
+    return max(1, 32768 // per)
+
+
+FILL_GROUPS = 512          # workgroups a product should have before its K is split further
+MIN_KC = 256               # shortest K chunk split off for occupancy
+
+
+def split_for(provider: Any, cfg: Config, m: int, n: int, k: int, batch: int, item: int) -> Split:
+    """How to split ``K``: enough chunks to give about ``FILL_GROUPS`` workgroups where the output
+    has few tiles (each chunk at least ``MIN_KC`` long), and chunks short enough for the adapter's
+    loop limit (``loop_steps_cap``). The partial sums must fit in one binding."""
+    tiles = batch * -(-m // cfg.bm) * -(-n // cfg.bn)
+    out = batch * m * n
+    chunks = 1
+    if tiles < FILL_GROUPS and k >= 2 * MIN_KC:
+        chunks = min(-(-FILL_GROUPS // tiles), k // MIN_KC)
+        while chunks > 1 and chunks * out * item > min(provider.max_binding, 256 << 20):
+            chunks //= 2
+    per = -(-k // chunks)
+    kc = -(-per // cfg.bk) * cfg.bk
+    cap = loop_steps_cap(provider, cfg)
+    if cap is not None:
+        kc = min(kc, cap * cfg.bk)
+    chunks = -(-k // kc) if k else 1
+    if chunks > 1 and chunks * out * item > provider.max_binding:
+        raise NotImplementedError(
+            f"matmul of ({m}, {k}) by ({k}, {n}) (batch {batch}): this adapter's kernels walk at most "
+            f"{kc} of K per workgroup, and the {chunks} partial products ({chunks * out * item} bytes) "
+            f"exceed its largest binding ({provider.max_binding} bytes); compute it on the cpu device "
+            "or in pieces along K")
+    return Split(chunks, kc)
+
+
+def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int,
+         split: Split | None = None) -> tuple[Rendered, np.ndarray, int]:
+    """(rendered shader, prm, workgroups) of ``kernel`` with configuration ``cfg`` (with ``split``:
+    the partial-sum pass of a split-K product)."""
     gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
     groups = batch * gm * gn
     extra = {"GM": gm, "GN": gn, "NG": groups}
+    sp = split is not None and split.chunks > 1
+    if sp:
+        assert split is not None
+        extra.update({"GT": groups, "KC": split.kc, "TS": batch * m * n, "NG": groups * split.chunks})
+        groups *= split.chunks
     if isinstance(cfg, BlockTiles):
         modes, vec = operand_modes(kernel)
         extra.update(vec)
-        r = rendered_for(kernel, cfg, modes, n % 4 == 0)
+        r = rendered_for(kernel, cfg, modes, n % 4 == 0, sp)
     else:
-        r = rendered_for(kernel, cfg)
+        r = rendered_for(kernel, cfg, split=sp)
     return r, r.meta(kernel, extra), groups
 
 
@@ -316,7 +380,20 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: 
     cfg = tiles or select(provider, m, n, k, batch, dt)
     if isinstance(cfg, BlockTiles) and dt != np.float32:
         cfg = choose_tiles(m, n, k, dt)
-    r, prm, groups = plan(kernel, cfg, m, n, batch)
+    item = STORAGE_NP[dt].itemsize
+    split = split_for(provider, cfg, m, n, k, batch, item)
+    r, prm, groups = plan(kernel, cfg, m, n, batch, split)
     wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
+    if split.chunks == 1:
+        provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
+        return outs
+    part = provider.alloc(split.chunks * batch * m * n * item)
+    try:
+        provider.dispatch(r.source, prm, [*in_handles, part, *wide], groups)
+        rs = rendered_for(kernel, None)
+        prm = rs.meta(kernel, {"TS": batch * m * n, "S": split.chunks})
+        wide = [provider.data_buffer(v) for _t, v in sorted(rs.wide_values(kernel).items())]
+        provider.dispatch(rs.source, prm, [*in_handles, *outs, *wide, part], -(-(batch * m * n) // SUM_THREADS))
+    finally:
+        provider.free(part)          # back to the pool once the pass is submitted
     return outs

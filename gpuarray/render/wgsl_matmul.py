@@ -32,6 +32,7 @@ autotuner that picks :class:`Tiles` per device.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .._dtypes import WGSL_TYPE
@@ -101,38 +102,59 @@ def _load(g: _Gen, op_i: int, batch: list[str], rows: str, cols: str, tile: str,
     return out
 
 
-def tile_grid(g: _Gen, nb: int, bm: int, bn: int) -> tuple[list[str], list[str]]:
-    """The lines (unindented) that map workgroup ``w`` to its ``bm x bn`` output tile (``m0``, ``n0``),
-    its batch and the sizes ``M``, ``N``, ``K``; and the batch index of each of the ``nb`` batch
-    dimensions. Shared by both matmul renderers (``prm`` extras: GM, GN, NG)."""
-    ra, rb = g.rep[g.k.operands[0]], g.rep[g.k.operands[1]]
-    head = ["let w = wid.y * nwg.x + wid.x;",
-            f"if (w >= {g.slot(('extra', 'NG'))}) {{ return; }}",
-            f"let GN = {g.slot(('extra', 'GN'))};",
-            f"let GM = {g.slot(('extra', 'GM'))};",
-            "let tcol = w % GN;",
-            "let q = w / GN;",
-            "let trow = q % GM;",
-            "let bat = q / GM;",
-            f"let M = {g.slot(('dim', ra, nb))};",
-            f"let N = {g.slot(('dim', rb, nb + 1))};",
-            f"let K = {g.slot(('dim', ra, nb + 1))};",
-            f"let m0 = trow * {bm}u;",
-            f"let n0 = tcol * {bn}u;"]
+def batch_index(g: _Gen, nb: int, rem: str) -> tuple[list[str], list[str]]:
+    """Lines that split the flat batch index ``rem`` into the ``nb`` batch dimensions of operand A,
+    and the WGSL names of those indices."""
+    ra = g.rep[g.k.operands[0]]
+    lines: list[str] = []
     batch: list[str] = [""] * nb
-    rem = "bat"
     for d in range(nb - 1, -1, -1):
         if d == 0:
             batch[d] = rem
         else:
             dim = g.slot(("dim", ra, d))
-            head += [f"let b{d} = {rem} % {dim};", f"let bq{d} = {rem} / {dim};"]
+            lines += [f"let b{d} = {rem} % {dim};", f"let bq{d} = {rem} / {dim};"]
             batch[d], rem = f"b{d}", f"bq{d}"
-    return head, batch
+    return lines, batch
 
 
-def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
-    """WGSL for a ``matmul`` kernel with tile sizes ``t``; ``prm`` extras: GM, GN (tiles), NG (workgroups)."""
+def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[list[str], list[str]]:
+    """The lines (unindented) that map workgroup ``w`` to its ``bm x bn`` output tile (``m0``, ``n0``),
+    its batch, the sizes ``M``, ``N`` and its ``K`` range ``klo .. K``; and the batch index of each of
+    the ``nb`` batch dimensions. Shared by both matmul renderers (``prm`` extras: GM, GN, NG).
+
+    With ``split`` (split-K) workgroup ``w`` is chunk ``sp = w / GT`` of tile ``w % GT`` and walks
+    ``K`` from ``klo = sp * KC`` to ``min(klo + KC, K)`` (extras GT, KC): its accumulators are one
+    partial sum of the product, stored at ``part[sp * TS + ...]`` for ``render_splitk_sum``."""
+    ra, rb = g.rep[g.k.operands[0]], g.rep[g.k.operands[1]]
+    head = ["let w0 = wid.y * nwg.x + wid.x;",
+            f"if (w0 >= {g.slot(('extra', 'NG'))}) {{ return; }}"]
+    kdim = g.slot(("dim", ra, nb + 1))
+    if split:
+        gt, kc = g.slot(("extra", "GT")), g.slot(("extra", "KC"))
+        head += [f"let sp = w0 / {gt};", f"let w = w0 % {gt};", f"let klo = sp * {kc};",
+                 f"let K = min({kdim}, klo + {kc});"]
+    else:
+        head += ["let w = w0;", "let klo = 0u;", f"let K = {kdim};"]
+    head += [f"let GN = {g.slot(('extra', 'GN'))};",
+             f"let GM = {g.slot(('extra', 'GM'))};",
+             "let tcol = w % GN;",
+             "let q = w / GN;",
+             "let trow = q % GM;",
+             "let bat = q / GM;",
+             f"let M = {g.slot(('dim', ra, nb))};",
+             f"let N = {g.slot(('dim', rb, nb + 1))};",
+             f"let m0 = trow * {bm}u;",
+             f"let n0 = tcol * {bn}u;"]
+    lines, batch = batch_index(g, nb, "bat")
+    return head + lines, batch
+
+
+def render_matmul(kernel: Kernel, t: Tiles | None = None, split: bool = False) -> Rendered:
+    """WGSL for a ``matmul`` kernel with tile sizes ``t``; ``prm`` extras: GM, GN (tiles), NG (workgroups).
+
+    With ``split`` the shader is the first pass of a split-K product (see ``tile_grid``): one
+    output binding of the accumulator type receives the partial sums (extras GT, KC, TS)."""
     t = t or Tiles()
     t.check()
     ai, bi = kernel.operands
@@ -143,7 +165,7 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
     g = _Gen(kernel)
     threads = t.threads
     cols_per = t.bn // t.tn
-    grid, batch = tile_grid(g, nb, t.bm, t.bn)
+    grid, batch = tile_grid(g, nb, t.bm, t.bn, split)
     head = ["  " + line for line in grid]
     head += [f"  let tx = lid % {cols_per}u;", f"  let ty = lid / {cols_per}u;"]
     head += [f"  var acc{i}_{j}: {reg} = {reg}(0);" for i in range(t.tm) for j in range(t.tn)]
@@ -163,29 +185,31 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
     inner = [f"      let av{i} = As[kk * {t.bm}u + {row(i)}];" for i in range(t.tm)]
     inner += [f"      let bv{j} = Bs[kk * {t.bn}u + {col(j)}];" for j in range(t.tn)]
     inner += [f"      acc{i}_{j} = acc{i}_{j} + av{i} * bv{j};" for i in range(t.tm) for j in range(t.tn)]
-    stores = ["  let obase = bat * M * N;"]
+    stores = ["  let obase = bat * M * N" + (f" + sp * {g.slot(('extra', 'TS'))};" if split else ";")]
     stores += [f"  let on{j} = n0 + {col(j)};" for j in range(t.tn)]
     for i in range(t.tm):
         stores.append(f"  let om{i} = m0 + {row(i)};")
         for j in range(t.tn):
             val = f"acc{i}_{j}"
-            if dt in _SMALL_WRAP:
+            if dt in _SMALL_WRAP and not split:
                 val = _SMALL_WRAP[dt].replace("{x}", val)
-            if kernel.result_index is None:
+            if kernel.result_index is None or split:
                 stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
                 continue
             # the fused epilogue, at the element's output coordinates (batch, om, on)
             stores += [f"  if (om{i} < M && on{j} < N) {{", f"    let eo = obase + om{i} * N + on{j};",
                        *epilogue_lines(g, val, "eo", (*batch, f"om{i}", f"on{j}"), nb), "  }"]
-    decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
+    decls = declare_bindings(input_types(kernel), [reg] if split else output_types(kernel), g.wide)
     decls.append(f"var<workgroup> As: array<{reg}, {t.bm * t.bk}>;")
     decls.append(f"var<workgroup> Bs: array<{reg}, {t.bk * t.bn}>;")
+    if split:
+        head = ["  " + x for x in touch_unused(decls, [*head, *load_a, *load_b, *stores])] + head
     main = "\n".join([
         f"@compute @workgroup_size({threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
         *head,
-        "  var k0 = 0u;",
+        "  var k0 = klo;",
         "  loop {",
         "    if (k0 >= K) { break; }",
         *["  " + line for line in load_a],
@@ -198,6 +222,55 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None) -> Rendered:
         f"    k0 = k0 + {t.bk}u;",
         "  }",
         *stores,
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    1 if split else max(1, len(kernel.outputs)))
+
+
+SUM_THREADS = 256
+
+
+def touch_unused(decls: list[str], body: list[str]) -> list[str]:
+    """Statements that reference each storage binding of ``decls`` that ``body`` does not use, so
+    that the pipeline's automatic layout keeps it (the two passes of a split-K product bind the
+    kernel's inputs and outputs like the one-pass shader, but each uses only some of them)."""
+    text = "\n".join(body)
+    names = [m.group(1) for d in decls for m in [re.search(r"var<storage[^>]*> (\w+):", d)] if m]
+    return [f"_ = arrayLength(&{n});" for n in names if not re.search(rf"\b{n}\b", text)]
+
+
+def render_splitk_sum(kernel: Kernel) -> Rendered:
+    """WGSL for the second pass of a split-K product: each output element adds its ``S`` partial
+    sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``) in chunk order and
+    evaluates the fused epilogue. ``prm`` extras: S, TS (elements per chunk); one thread per element.
+    """
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    dt = kernel.result_dtype
+    reg = WGSL_TYPE[dt]
+    g = _Gen(kernel)
+    ra, rb = g.rep[ai], g.rep[bi]
+    ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
+    head = [f"let e = (wid.y * nwg.x + wid.x) * {SUM_THREADS}u + lid;",
+            f"if (e >= {ts}) {{ return; }}",
+            f"var acc: {reg} = part[e];",
+            f"for (var s = 1u; s < {ns}; s = s + 1u) {{ acc = acc + part[s * {ts} + e]; }}",
+            f"let N = {g.slot(('dim', rb, nb + 1))};",
+            f"let M = {g.slot(('dim', ra, nb))};",
+            "let on = e % N;", "let q = e / N;", "let om = q % M;", "let bat = q / M;"]
+    lines, batch = batch_index(g, nb, "bat")
+    val = _SMALL_WRAP[dt].replace("{x}", "acc") if dt in _SMALL_WRAP else "acc"
+    body = [*head, *lines, *epilogue_lines(g, val, "e", (*batch, "om", "on"), nb, 0)]
+    decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
+    decls.append(f"@group(0) @binding({len(decls)}) var<storage, read> part: array<{reg}>;")
+    body = touch_unused(decls, body) + body
+    main = "\n".join([
+        f"@compute @workgroup_size({SUM_THREADS})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *["  " + x for x in body],
         "}",
     ])
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"

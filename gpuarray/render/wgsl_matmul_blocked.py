@@ -52,7 +52,7 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from .wgsl import Rendered, _Gen, declare_bindings, epilogue_values, input_types, output_types
 from .wgsl_lib import helpers_for
-from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid
+from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused
 
 MODES = ("vk", "vo", "s")
 
@@ -222,9 +222,12 @@ def _thread_position(t: BlockTiles, TX: int, TY: int) -> list[str]:   # noqa: N8
 
 
 def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] = ("s", "s"),
-                          vec_out: bool = False) -> Rendered:
+                          vec_out: bool = False, split: bool = False) -> Rendered:
     """WGSL for a float32 ``matmul`` kernel; ``prm`` extras: GM, GN (tiles), NG (workgroups), and for
-    each operand in a vector mode ``<x>_off``, ``<x>_st`` and ``<x>_b<d>`` (in vec4 units)."""
+    each operand in a vector mode ``<x>_off``, ``<x>_st`` and ``<x>_b<d>`` (in vec4 units).
+
+    With ``split``, the first pass of a split-K product (``wgsl_matmul.tile_grid``): partial sums
+    to one float32 output, no epilogue (extras GT, KC, TS)."""
     t.check()
     if any(m not in MODES for m in modes):
         raise ValueError(f"operand modes {modes}; expected {MODES}")
@@ -236,8 +239,8 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     g = _Gen(kernel)
     TX, TY = t.bn // t.tn, t.bm // t.tm
     HM, HN = t.tm // 4, t.tn // 4
-    head, batch = tile_grid(g, nb, t.bm, t.bn)
-    head += [*_thread_position(t, TX, TY), f"let nt = (K + {t.bk - 1}u) / {t.bk}u;"]
+    head, batch = tile_grid(g, nb, t.bm, t.bn, split)
+    head += [*_thread_position(t, TX, TY), f"let nt = (K - klo + {t.bk - 1}u) / {t.bk}u;"]
     ops = [_Operand(g, t, "a", ai, modes[0], batch), _Operand(g, t, "b", bi, modes[1], batch)]
     for o in ops:
         head += o.hoisted()
@@ -270,7 +273,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         nxt = (buf + 1) % t.nbuf
         lines = ["{", "if (t >= nt) { break; }",
                  "let more = t + 1u < nt;",
-                 "if (more) {", *["  " + x for x in load_all(f"(t + 1u) * {t.bk}u")], "}",
+                 "if (more) {", *["  " + x for x in load_all(f"klo + (t + 1u) * {t.bk}u")], "}",
                  *compute(buf)]
         if t.nbuf == 1:
             lines.append("workgroupBarrier();")
@@ -280,18 +283,18 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         return lines
 
     body = [*head,
-            "if (nt > 0u) {", *["  " + x for x in load_all("0u") + store_all(0)], "}",
+            "if (nt > 0u) {", *["  " + x for x in load_all("klo") + store_all(0)], "}",
             "workgroupBarrier();",
             "var t = 0u;",
             "loop {", *["  " + x for b in range(t.nbuf) for x in step(b)], "}"]
-    body.append("let obase = bat * M * N;")
+    body.append("let obase = bat * M * N" + (f" + sp * {g.slot(('extra', 'TS'))};" if split else ";"))
     for h in range(HM):
         for i in range(4):
             body.append(f"let om{h}_{i} = m0 + {h * TY * 4 + i}u + 4u * ty;")
     for h2 in range(HN):
         body.append(f"let on{h2} = n0 + {h2 * TX * 4}u + 4u * tx;")
-    out_types = output_types(kernel)
-    epi = kernel.result_index is not None
+    out_types = ["f32"] if split else output_types(kernel)
+    epi = kernel.result_index is not None and not split
     vec_out = vec_out and all(ot == "f32" for ot in out_types)
     for h in range(HM):
         for i in range(4):
@@ -311,6 +314,8 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     decls = declare_bindings(types, [f"vec4<{ot}>" if vec_out else ot for ot in out_types], g.wide)
     decls.append(f"var<workgroup> As: array<vec4<f32>, {t.nbuf * t.bk * t.bm // 4}>;")
     decls.append(f"var<workgroup> Bs: array<vec4<f32>, {t.nbuf * t.bk * t.bn // 4}>;")
+    if split:
+        body = touch_unused(decls, body) + body
     main = "\n".join([
         f"@compute @workgroup_size({t.threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
