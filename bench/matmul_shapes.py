@@ -1,0 +1,156 @@
+"""Matrix products by shape class, gpuarray against PyTorch (cuBLAS, TF32 off) and CuPy in one process.
+
+    python -m bench.matmul_shapes [--device wgpu:0] [--runs 5] [--dtypes float32,float64]
+                                  [--classes xtx,gemv,...] [--out FILE]
+
+Shape classes (issue 17's targets): ``xtx`` (2^20 x 64)^T (2^20 x 64), ``xtr`` (2^20 x 64)^T
+(2^20,), ``gemv`` (2^20 x 64) @ (64,), ``gemv_t`` (64 x 2^20) @ (2^20,), ``skinny`` (2^20 x 32) @
+(32 x 64), ``batched`` 4096 x (64 x 64) @ (64 x 64), ``sq2048``, ``sq4096``, ``sq8192``.
+
+Each figure is the median over ``--runs`` trials of the **wall time per call**: ``reps`` calls and
+one device synchronize, after half a second of warm-up calls of the same library (the GPU lowers
+its clocks while the host works alone). gpuarray's result is dropped after each call (the graph is
+hash-consed: a live result would be returned without computing). Operands are uniform in [-3, 3];
+``err`` is gpuarray's largest error against NumPy in float64 relative to ``|a| @ |b|``, on rows
+sampled from both ends. ``vs_torch`` is PyTorch's time over gpuarray's (1.0: as fast as cuBLAS).
+"""
+
+# mypy: disable-error-code="misc"
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._timing import write_out
+
+CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
+    # name: (a's shape as stored, b's shape, whether a is used transposed)
+    "xtx": ((1 << 20, 64), (1 << 20, 64), True),
+    "xtr": ((1 << 20, 64), (1 << 20,), True),
+    "gemv": ((1 << 20, 64), (64,), False),
+    "gemv_t": ((64, 1 << 20), (1 << 20,), False),
+    "skinny": ((1 << 20, 32), (32, 64), False),
+    "batched": ((4096, 64, 64), (4096, 64, 64), False),
+    "sq2048": ((2048, 2048), (2048, 2048), False),
+    "sq4096": ((4096, 4096), (4096, 4096), False),
+    "sq8192": ((8192, 8192), (8192, 8192), False),
+}
+
+
+def _per_call(fn: Callable[[], Any], sync: Callable[[], Any], runs: int) -> float:
+    """Median seconds per call: warm up for half a second, then ``runs`` trials of ``reps`` calls."""
+    t_end = time.perf_counter() + 0.5
+    n = 0
+    while time.perf_counter() < t_end or n < 2:
+        fn()
+        sync()
+        n += 1
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    reps = max(2, min(200, int(0.1 / max(time.perf_counter() - t0, 1e-6))))
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        out.append((time.perf_counter() - t0) / reps)
+    return statistics.median(out)
+
+
+def _product(lib: Any, a: Any, b: Any, trans: bool) -> Any:
+    return (a.T if trans else a) @ b
+
+
+def _error(got: np.ndarray, a: np.ndarray, b: np.ndarray, trans: bool) -> float:
+    a64 = (a.T if trans else a).astype(np.float64)
+    b64 = b.astype(np.float64)
+    if a64.ndim == 3:
+        a64, b64, got = a64[:4], b64[:4], got[:4]
+    rows = sorted({0, 1, a64.shape[-2] - 2, a64.shape[-2] - 1} & set(range(a64.shape[-2])))
+    want = a64[..., rows, :] @ b64 if b64.ndim > 1 else a64[rows] @ b64
+    scale = np.abs(a64[..., rows, :]) @ np.abs(b64) + 1e-30
+    g = got[..., rows, :] if b64.ndim > 1 else got[rows]
+    return float(np.max(np.abs(g - want) / scale))
+
+
+def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[dict[str, Any]]:
+    import gpuarray as xp
+
+    torch: Any = None
+    cp: Any = None
+    try:
+        import torch as _torch
+        if _torch.cuda.is_available():
+            torch = _torch
+            torch.backends.cuda.matmul.allow_tf32 = False
+    except ImportError:
+        pass
+    try:
+        import cupy as _cp
+        cp = _cp
+    except ImportError:
+        pass
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(0)
+    for dt in dtypes:
+        for name in classes:
+            sa, sb, trans = CLASSES[name]
+            a = rng.uniform(-3, 3, sa).astype(dt)
+            b = rng.uniform(-3, 3, sb).astype(dt)
+            if trans:
+                b = a if sb == sa else b
+            ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+            xp.synchronize(ga.device)
+            rec: dict[str, Any] = {"class": name, "dtype": dt, "a": list(sa), "b": list(sb), "a_transposed": trans}
+            got = np.asarray(_product(xp, ga, gb, trans))
+            rec["err"] = _error(got, a, b, trans)
+            del got
+            xp.reset_metrics()
+            xp.evaluate(_product(xp, ga, gb, trans))
+            xp.synchronize(ga.device)
+            rec["dispatches"] = xp.metrics()["dispatches"]
+            rec["gpuarray_ms"] = 1e3 * _per_call(lambda: xp.evaluate(_product(xp, ga, gb, trans)),
+                                                 lambda: xp.synchronize(ga.device), runs)
+            if torch is not None:
+                ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+                rec["torch_ms"] = 1e3 * _per_call(lambda: _product(torch, ta, tb, trans), torch.cuda.synchronize, runs)
+                del ta, tb
+            if cp is not None:
+                ca, cb = cp.asarray(a), cp.asarray(b)
+                rec["cupy_ms"] = 1e3 * _per_call(lambda: _product(cp, ca, cb, trans),
+                                                 cp.cuda.Device().synchronize, runs)
+                del ca, cb
+            if "torch_ms" in rec:
+                rec["vs_torch"] = rec["torch_ms"] / rec["gpuarray_ms"]
+            rows.append(rec)
+            print(f"{name:8s} {dt:8s} gpuarray {rec['gpuarray_ms']:9.3f} ms ({rec['dispatches']} disp)  "
+                  f"torch {rec.get('torch_ms', float('nan')):9.3f}  cupy {rec.get('cupy_ms', float('nan')):9.3f}  "
+                  f"vs_torch {rec.get('vs_torch', float('nan')):5.2f}  err {rec['err']:.1e}", flush=True)
+            del ga, gb
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="wgpu:0")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--dtypes", default="float32,float64")
+    ap.add_argument("--classes", default=",".join(CLASSES))
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rows = run(args.device, max(args.runs, 3), args.dtypes.split(","), args.classes.split(","))
+    write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
+              args.out)
+
+
+if __name__ == "__main__":
+    main()
