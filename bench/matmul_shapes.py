@@ -66,6 +66,11 @@ def _per_call(fn: Callable[[], Any], sync: Callable[[], Any], runs: int) -> floa
     return statistics.median(out)
 
 
+def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], runs: int) -> float:
+    """Milliseconds per call of ``fn(x, y)`` (``_per_call``); the operands are freed afterwards."""
+    return 1e3 * _per_call(lambda: fn(x, y), sync, runs)
+
+
 def _product(lib: Any, a: Any, b: Any, trans: bool) -> Any:
     return (a.T if trans else a) @ b
 
@@ -118,24 +123,21 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             xp.evaluate(_product(xp, ga, gb, trans))
             xp.synchronize(ga.device)
             rec["dispatches"] = xp.metrics()["dispatches"]
-            rec["gpuarray_ms"] = 1e3 * _per_call(lambda: xp.evaluate(_product(xp, ga, gb, trans)),
-                                                 lambda: xp.synchronize(ga.device), runs)
+            rec["gpuarray_ms"] = _ms(lambda x, y: xp.evaluate(_product(xp, x, y, trans)), ga, gb,
+                                     lambda: xp.synchronize(ga.device), runs)
+            del ga, gb
             if torch is not None:
-                ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-                rec["torch_ms"] = 1e3 * _per_call(lambda: _product(torch, ta, tb, trans), torch.cuda.synchronize, runs)
-                del ta, tb
+                rec["torch_ms"] = _ms(lambda x, y: _product(torch, x, y, trans), torch.from_numpy(a).cuda(),
+                                      torch.from_numpy(b).cuda(), torch.cuda.synchronize, runs)
             if cp is not None:
-                ca, cb = cp.asarray(a), cp.asarray(b)
-                rec["cupy_ms"] = 1e3 * _per_call(lambda: _product(cp, ca, cb, trans),
-                                                 cp.cuda.Device().synchronize, runs)
-                del ca, cb
+                rec["cupy_ms"] = _ms(lambda x, y: _product(cp, x, y, trans), cp.asarray(a), cp.asarray(b),
+                                     cp.cuda.Device().synchronize, runs)
             if "torch_ms" in rec:
                 rec["vs_torch"] = rec["torch_ms"] / rec["gpuarray_ms"]
             rows.append(rec)
             print(f"{name:8s} {dt:8s} gpuarray {rec['gpuarray_ms']:9.3f} ms ({rec['dispatches']} disp)  "
                   f"torch {rec.get('torch_ms', float('nan')):9.3f}  cupy {rec.get('cupy_ms', float('nan')):9.3f}  "
                   f"vs_torch {rec.get('vs_torch', float('nan')):5.2f}  err {rec['err']:.1e}", flush=True)
-            del ga, gb
     return rows
 
 
