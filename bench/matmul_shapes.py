@@ -123,14 +123,14 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             xp.evaluate(_product(xp, ga, gb, trans))
             xp.synchronize(ga.device)
             rec["dispatches"] = xp.metrics()["dispatches"]
-            rec["gpuarray_ms"] = _ms(lambda x, y: xp.evaluate(_product(xp, x, y, trans)), ga, gb,
-                                     lambda: xp.synchronize(ga.device), runs)
+            rec["gpuarray_ms"] = _ms(lambda x, y, t=trans: xp.evaluate(_product(xp, x, y, t)), ga, gb,
+                                     lambda d=ga.device: xp.synchronize(d), runs)
             del ga, gb
             if torch is not None:
-                rec["torch_ms"] = _ms(lambda x, y: _product(torch, x, y, trans), torch.from_numpy(a).cuda(),
+                rec["torch_ms"] = _ms(lambda x, y, t=trans: _product(torch, x, y, t), torch.from_numpy(a).cuda(),
                                       torch.from_numpy(b).cuda(), torch.cuda.synchronize, runs)
             if cp is not None:
-                rec["cupy_ms"] = _ms(lambda x, y: _product(cp, x, y, trans), cp.asarray(a), cp.asarray(b),
+                rec["cupy_ms"] = _ms(lambda x, y, t=trans: _product(cp, x, y, t), cp.asarray(a), cp.asarray(b),
                                      cp.cuda.Device().synchronize, runs)
             if "torch_ms" in rec:
                 rec["vs_torch"] = rec["torch_ms"] / rec["gpuarray_ms"]
