@@ -62,10 +62,36 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
     full = batch + (a.shape[-2], b.shape[-1])
     shape = full if out_shape is None else tuple(out_shape)
     assert math.prod(shape) == math.prod(full)
-    node = make("matmul", (a, b), cdt, shape, (), a.device)
+    if (a.shape[-2] == 1 or b.shape[-1] == 1) and cdt.kind in "fiu":
+        node = _vector_product(a, b, cdt, shape)
+    else:
+        node = make("matmul", (a, b), cdt, shape, (), a.device)
     if dtype == _dtypes.bool_:
         node = make("not_equal", (node, const(0, cdt, node.device)), _dtypes.bool_, shape)
     return node
+
+
+def _vector_product(a: Node, b: Node, dtype: np.dtype, shape: Shape) -> Node:
+    """A product with one vector operand (``N == 1`` or ``M == 1``) as a sum-reduction over ``K``
+    of the broadcast elementwise product: the reduction kernels read the matrix once at the memory
+    bandwidth and split long rows, where a tiled matmul would run one thread per output. The sum
+    is in ``dtype`` (integers wrap as in NumPy's matmul).
+
+    ``a @ v`` sums ``a * v.T`` along its last axis, ``v @ b`` sums ``v.T * b`` along ``K``."""
+    nb = len(a.shape) - 2
+    swap = tuple(range(nb)) + (nb + 1, nb)
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.shape[:-2]
+    if n == 1:
+        prod_shape = batch + (m, k)
+        x, y, axis = a, views.broadcast_to(views.permute(b, swap), prod_shape), nb + 1
+    else:
+        prod_shape = batch + (k, n)
+        x, y, axis = views.broadcast_to(views.permute(a, swap), prod_shape), b, nb
+    prod = make("multiply", (x, y), dtype, prod_shape, (), a.device)
+    red = make("reduce", (prod,), dtype, tuple(s for d, s in enumerate(prod_shape) if d != axis),
+               ("sum", (axis,)), a.device)
+    return views.reshape(red, shape) if red.shape != shape else red
 
 
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:

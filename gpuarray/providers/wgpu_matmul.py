@@ -4,11 +4,16 @@ Two kernels:
 
 - the generic tiled kernel (``render/wgsl_matmul.py``, :class:`Tiles`): every
   dtype, scalar shared-memory reads. ``choose_tiles`` picks its tiles;
-- the register-blocked float32 kernel (``render/wgsl_matmul_blocked.py``,
+- the register-blocked kernel (``render/wgsl_matmul_blocked.py``,
   :class:`BlockTiles`): vec4 shared memory, outer products from registers,
   double-buffered tiles, vec4 global loads for operands that are plain
-  float32 buffers or strided views of them (``operand_modes``), the scalar
-  prologue path for everything else. Used for float32 when ``M, N >= 64``.
+  buffers or strided views of them (``operand_modes``), the scalar
+  prologue path for everything else. Used for float32 and float64 when
+  ``M, N >= 64`` (float64 untuned: ``blocked_default`` where it fits).
+
+Products with a vector operand never come here: the namespace computes them as
+sum-reductions (``namespace/linear_algebra._vector_product``). Products with few
+output tiles and a long ``K`` are split along ``K`` (``split_for``).
 
 Both evaluate a fused epilogue (``relu(a @ b + bias)``) at the store. Tuning
 is per size class of the plain product (the epilogue is per-element work at
@@ -43,7 +48,7 @@ from ..compiler.kernel import Instr, Kernel
 from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum
-from ..render.wgsl_matmul_blocked import BlockTiles, render_matmul_blocked
+from ..render.wgsl_matmul_blocked import BLOCKED_DTYPES, BlockTiles, render_matmul_blocked
 from . import wgpu_autotune
 
 LARGE = Tiles(64, 128, 16, 4, 8)       # 256 threads, 4x8 outputs each; both sides >= 2048
@@ -106,7 +111,7 @@ _forced: list[Config] = []
 @contextlib.contextmanager
 def use_config(cfg: Config | str) -> Iterator[Config]:
     """Force one matmul configuration inside the block (a :class:`BlockTiles` applies to float32
-    only; other dtypes keep ``choose_tiles``)."""
+    and float64 only; other dtypes keep ``choose_tiles``)."""
     c = parse_config(cfg) if isinstance(cfg, str) else cfg
     c.check()
     _forced.append(c)
@@ -145,10 +150,10 @@ def blocked_default(m: int, n: int, batch: int) -> BlockTiles:
     return BLOCK_MEDIUM
 
 
-def fits(provider: Any, cfg: Config) -> bool:
-    """Whether the adapter's workgroup limits allow ``cfg``."""
+def fits(provider: Any, cfg: Config, item: int = 4) -> bool:
+    """Whether the adapter's workgroup limits allow ``cfg`` for elements of ``item`` bytes."""
     lim = provider.limits
-    smem = cfg.smem_bytes if isinstance(cfg, BlockTiles) else 4 * cfg.bk * (cfg.bm + cfg.bn)
+    smem = (cfg.smem_bytes * item // 4 if isinstance(cfg, BlockTiles) else item * cfg.bk * (cfg.bm + cfg.bn))
     return (smem <= int(lim.get("max-compute-workgroup-storage-size", 16384))
             and cfg.threads <= int(lim.get("max-compute-invocations-per-workgroup", 256)))
 
@@ -159,12 +164,20 @@ def size_class(m: int, n: int, batch: int) -> int:
 
 
 def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -> Config:
-    """The configuration for a product: forced, else blocked (float32, M, N >= 64), else generic."""
+    """The configuration for a product: forced, else blocked (float32 and float64, M, N >= 64), else
+    generic. float64 is not tuned: ``blocked_default``, halved while its tiles do not fit."""
     cfg = forced()
-    f32 = dtype == np.float32
+    item = np.dtype(dtype).itemsize
+    blocked = dtype in BLOCKED_DTYPES
     if cfg is not None:
-        return cfg if (f32 or isinstance(cfg, Tiles)) and fits(provider, cfg) else choose_tiles(m, n, k, dtype)
-    if not f32 or m < 64 or n < 64:
+        ok = (blocked or isinstance(cfg, Tiles)) and fits(provider, cfg, item)
+        return cfg if ok else choose_tiles(m, n, k, dtype)
+    if not blocked or m < 64 or n < 64:
+        return choose_tiles(m, n, k, dtype)
+    if dtype != np.float32:
+        for cfg in (blocked_default(m, n, batch), BLOCK_WIDE, BLOCK_MEDIUM):
+            if fits(provider, cfg, item):
+                return cfg
         return choose_tiles(m, n, k, dtype)
     s = size_class(m, n, batch)
     key = f"matmul:f32:{s}"
@@ -245,8 +258,8 @@ def operand_modes(kernel: Kernel) -> tuple[tuple[str, str], dict[str, int]]:
 def _vector_layout(kernel: Kernel, op_i: int, which: str) -> tuple[int, str, dict[str, int]] | None:
     """(base input instr, mode, extras) when operand ``op_i`` can be read as vec4, else None."""
     ins = kernel.instrs[op_i]
-    f32 = np.dtype(np.float32)
-    if ins.dtype != f32:
+    f32 = kernel.result_dtype           # float32 or float64: the blocked kernel's dtype
+    if ins.dtype != f32 or f32 not in BLOCKED_DTYPES:
         return None
     if ins.op == "input":
         base, strides, off = op_i, tuple(contiguous_strides(ins.shape)), 0
@@ -378,7 +391,7 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: 
     n = b.shape[-1]
     batch = math.prod(a.shape[:-2])
     cfg = tiles or select(provider, m, n, k, batch, dt)
-    if isinstance(cfg, BlockTiles) and dt != np.float32:
+    if isinstance(cfg, BlockTiles) and dt not in BLOCKED_DTYPES:
         cfg = choose_tiles(m, n, k, dt)
     item = STORAGE_NP[dt].itemsize
     split = split_for(provider, cfg, m, n, k, batch, item)

@@ -1,4 +1,4 @@
-"""Render a float32 ``matmul`` kernel as a register-blocked WGSL shader (vec4 shared memory, double buffering).
+"""Render a float32 or float64 ``matmul`` kernel as a register-blocked WGSL shader (vec4 shared tiles).
 
 The generic tiled kernel (``wgsl_matmul.py``) reads one scalar of each operand
 from shared memory per multiply-add. This one is built for large float32
@@ -41,6 +41,10 @@ zeros on both sides, so any ``M``, ``N``, ``K`` works. ``vec_out`` stores
 (``Kernel.result_index``) is evaluated per element at its (batch, row,
 column) coordinates before the store (``vec4`` stores where every output is
 float32).
+
+float64 kernels are the same with ``f64`` registers and ``vec4<f64>`` shared tiles and loads
+(twice the shared memory; ``vec4`` means 32 bytes there, and the vector modes' conditions are in
+elements, so they carry over).
 """
 
 from __future__ import annotations
@@ -49,12 +53,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._dtypes import WGSL_TYPE
 from ..compiler.kernel import Kernel
 from .wgsl import Rendered, _Gen, declare_bindings, epilogue_values, input_types, output_types
 from .wgsl_lib import helpers_for
 from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused
 
 MODES = ("vk", "vo", "s")
+BLOCKED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class BlockTiles:
 
     @property
     def smem_bytes(self) -> int:
+        """Shared memory of a float32 kernel (float64: twice as much)."""
         return self.nbuf * self.bk * (self.bm + self.bn) * 4
 
     @property
@@ -112,6 +119,7 @@ class _Operand:
 
     def __init__(self, g: _Gen, t: BlockTiles, which: str, op_i: int, mode: str, batch: list[str]) -> None:
         self.g, self.t, self.which, self.op_i, self.mode, self.batch = g, t, which, op_i, mode, batch
+        self.T = WGSL_TYPE[g.k.result_dtype]               # f32 or f64
         self.bo = t.bm if which == "a" else t.bn           # tile length along the outer dimension
         self.S = "As" if which == "a" else "Bs"
         self.O = "M" if which == "a" else "N"
@@ -165,11 +173,11 @@ class _Operand:
             if self.mode == "vo":
                 body = [f"let kq = k0 + {w}_kr{li};",
                         f"let v = {self.buf}[{w}_x{li} + min(kq, K - 1u) * {w}_st];",
-                        f"{r} = select(vec4<f32>(0.0), v, kq < K);"]
+                        f"{r} = select(vec4<{self.T}>(0.0), v, kq < K);"]
             elif self.mode == "vk":
                 body = [f"let kq = k0 + {w}_kc{li};",
                         f"let v = {self.buf}[{w}_x{li} + min(kq, K - 4u) / 4u];",
-                        f"{r} = select(vec4<f32>(0.0), v, kq < K);"]
+                        f"{r} = select(vec4<{self.T}>(0.0), v, kq < K);"]
             else:
                 body = self._scalar_load(li, r)
             out += ["  " + x for x in self._guard(["{", *["  " + x for x in body], "}"], li)]
@@ -181,7 +189,7 @@ class _Operand:
         gi = f"({li * t.threads}u + lid)"
         out = [f"let kq = k0 + {gi} / {self.bo // 4}u;",
                f"let oq = {self.o0} + 4u * ({gi} % {self.bo // 4}u);",
-               f"{r} = vec4<f32>(0.0);"]
+               f"{r} = vec4<{self.T}>(0.0);"]
         for e in range(4):
             g.memo = {}
             g.lines = []
@@ -233,8 +241,9 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         raise ValueError(f"operand modes {modes}; expected {MODES}")
     ai, bi = kernel.operands
     a = kernel.instrs[ai]
-    if kernel.result_dtype != np.float32:
-        raise ValueError("the register-blocked matmul kernel is float32 only")
+    if kernel.result_dtype not in BLOCKED_DTYPES:
+        raise ValueError(f"the register-blocked matmul kernel is float32 and float64 only; got {kernel.result_dtype}")
+    T = WGSL_TYPE[kernel.result_dtype]      # noqa: N806
     nb = len(a.shape) - 2
     g = _Gen(kernel)
     TX, TY = t.bn // t.tn, t.bm // t.tm
@@ -244,9 +253,9 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     ops = [_Operand(g, t, "a", ai, modes[0], batch), _Operand(g, t, "b", bi, modes[1], batch)]
     for o in ops:
         head += o.hoisted()
-        head += [f"var {o.reg(li)}: vec4<f32>;" for li in range(o.nl)]
+        head += [f"var {o.reg(li)}: vec4<{T}>;" for li in range(o.nl)]
     acc = [[[f"c{h}_{i}_{h2}" for h2 in range(HN)] for i in range(4)] for h in range(HM)]
-    head += [f"var {acc[h][i][h2]} = vec4<f32>(0.0);" for h in range(HM) for i in range(4) for h2 in range(HN)]
+    head += [f"var {acc[h][i][h2]} = vec4<{T}>(0.0);" for h in range(HM) for i in range(4) for h2 in range(HN)]
 
     def compute(buf: int) -> list[str]:
         sa, sb = buf * t.bk * t.bm // 4, buf * t.bk * t.bn // 4
@@ -259,7 +268,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
                 for i in range(4):
                     for h2 in range(HN):
                         c = acc[h][i][h2]
-                        out.append(f"  {c} = fma(vec4<f32>(fa{h}[{i}]), fb{h2}, {c});")
+                        out.append(f"  {c} = fma(vec4<{T}>(fa{h}[{i}]), fb{h2}, {c});")
             out.append("}")
         return out
 
@@ -293,9 +302,9 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
             body.append(f"let om{h}_{i} = m0 + {h * TY * 4 + i}u + 4u * ty;")
     for h2 in range(HN):
         body.append(f"let on{h2} = n0 + {h2 * TX * 4}u + 4u * tx;")
-    out_types = ["f32"] if split else output_types(kernel)
+    out_types = [T] if split else output_types(kernel)
     epi = kernel.result_index is not None and not split
-    vec_out = vec_out and all(ot == "f32" for ot in out_types)
+    vec_out = vec_out and all(ot == T for ot in out_types)
     for h in range(HM):
         for i in range(4):
             for h2 in range(HN):
@@ -310,10 +319,10 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     types = input_types(kernel)
     for o in ops:
         if o.mode != "s":
-            types[int(o.buf[2:])] = "vec4<f32>"
+            types[int(o.buf[2:])] = f"vec4<{T}>"
     decls = declare_bindings(types, [f"vec4<{ot}>" if vec_out else ot for ot in out_types], g.wide)
-    decls.append(f"var<workgroup> As: array<vec4<f32>, {t.nbuf * t.bk * t.bm // 4}>;")
-    decls.append(f"var<workgroup> Bs: array<vec4<f32>, {t.nbuf * t.bk * t.bn // 4}>;")
+    decls.append(f"var<workgroup> As: array<vec4<{T}>, {t.nbuf * t.bk * t.bm // 4}>;")
+    decls.append(f"var<workgroup> Bs: array<vec4<{T}>, {t.nbuf * t.bk * t.bn // 4}>;")
     if split:
         body = touch_unused(decls, body) + body
     main = "\n".join([
@@ -346,5 +355,6 @@ def _epilogue_store(g: _Gen, kernel: Kernel, batch: list[str], nb: int, m: str, 
         lines += ["  " + ln for ln in el]
         lanes.append(vals)
     for k in range(len(kernel.outputs)):
-        lines.append(f"  out{k}[eb / 4u] = vec4<f32>({', '.join(lanes[j][k] for j in range(4))});")
+        vt = f"vec4<{WGSL_TYPE[kernel.result_dtype]}>"
+        lines.append(f"  out{k}[eb / 4u] = {vt}({', '.join(lanes[j][k] for j in range(4))});")
     return lines + ["}"]
