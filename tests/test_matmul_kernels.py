@@ -153,7 +153,9 @@ def test_selection_rules(wgpu_device, monkeypatch):
     p = wgpu_device.provider
     sel = wgpu_matmul.select
     assert sel(p, 4096, 4096, 4096, 1, F32) == wgpu_matmul.BLOCK_LARGE
-    assert sel(p, 2048, 1024, 64, 1, F32) == wgpu_matmul.BLOCK_WIDE
+    assert sel(p, 2048, 1024, 256, 1, F32) == wgpu_matmul.BLOCK_WIDE
+    assert sel(p, 2048, 1024, 64, 1, F32) == wgpu_matmul.BLOCK_MEDIUM       # short K: small tiles
+    assert sel(p, 300, 300, 64, 64, F32) == wgpu_matmul.BLOCK_MEDIUM
     assert sel(p, 300, 300, 300, 1, F32) == wgpu_matmul.BLOCK_MEDIUM
     assert sel(p, 300, 300, 300, 64, F32) == wgpu_matmul.BLOCK_LARGE        # batches fill the GPU
     assert sel(p, 40, 300, 300, 1, F32) == wgpu_matmul.choose_tiles(40, 300, 300, F32)
@@ -189,6 +191,7 @@ def tuning(tmp_path, monkeypatch, wgpu_device):
     monkeypatch.setenv("GPUARRAY_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv(wgpu_autotune.ENV, "on")
     monkeypatch.setattr(wgpu_matmul, "TUNE_MIN_FLOPS", 2 * 64**3)
+    monkeypatch.setattr(wgpu_matmul, "SHORT_K", 0)
     monkeypatch.setattr(wgpu_matmul, "size_class", lambda m, n, batch: 128)
     monkeypatch.setattr(wgpu_matmul, "TUNE_MEDIUM", [wgpu_matmul.BLOCK_MEDIUM, wgpu_matmul.GENERAL])
     wgpu_autotune.forget()

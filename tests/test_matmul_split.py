@@ -23,8 +23,8 @@ def _provider(adapter_type: str = "DiscreteGPU", max_binding: int = 1 << 30) -> 
 def test_split_rules() -> None:
     p = _provider()
     sf = wgpu_matmul.split_for
-    # X.T @ X with X 2^20 x 64: one 64 x 64 tile, split into FILL_GROUPS chunks of 2048
-    assert sf(p, wgpu_matmul.BLOCK_MEDIUM, 64, 64, 1 << 20, 1, 4) == wgpu_matmul.Split(512, 2048)
+    # X.T @ X with X 2^20 x 64: one 64 x 64 tile, split into FILL_GROUPS chunks of 4096
+    assert sf(p, wgpu_matmul.BLOCK_MEDIUM, 64, 64, 1 << 20, 1, 4) == wgpu_matmul.Split(256, 4096)
     # enough tiles already, or a short K: no split
     assert sf(p, wgpu_matmul.BLOCK_LARGE, 4096, 4096, 1 << 16, 1, 4).chunks == 1
     assert sf(p, wgpu_matmul.MATVEC, 1 << 20, 1, 64, 1, 4).chunks == 1
