@@ -1,7 +1,7 @@
 """A differential fuzzer: random expression programs, gpuarray against NumPy, on both devices.
 
 A program starts from one to three input arrays (shapes that broadcast against each
-other, any real dtype, values that include 0, -0.0, +-inf, NaN and the integer extremes)
+other, one axis sometimes at or past the 65535 workgroup limit, any real dtype, values that include 0, -0.0, +-inf, NaN and the integer extremes)
 and applies a sequence of steps: every elementwise op in ``gpuarray._ops.OPS`` (on arrays
 and on Python scalars, as functions and as operators), ``astype``, basic indexing and
 views, reductions, ``__setitem__`` and evaluations at random points (which move the
@@ -99,9 +99,18 @@ class Program:
         return "\n".join(lines)
 
 
+# Sizes at the workgroup-count limit (65535 per dispatch dimension) and just past it: now and then
+# one axis of a program's shape takes one of them (the other axes then have at most 2 elements).
+LIMIT_SIZES = (65535, 65536, 70000)
+
+
 def _shapes(draw: Any) -> list[tuple[int, ...]]:
     nd = draw(st.integers(0, 3))
     base = tuple(draw(st.sampled_from([1, 2, 3, 4, 5, 7])) for _ in range(nd))
+    if nd and draw(st.integers(0, 7)) == 0:
+        ax = draw(st.integers(0, nd - 1))
+        big = draw(st.sampled_from(LIMIT_SIZES))
+        base = tuple(big if d == ax else min(s, 2) for d, s in enumerate(base))
     if nd and draw(st.integers(0, 15)) == 0:
         base = base[:-1] + (0,)                              # an empty array now and then
     out = []
