@@ -1,7 +1,8 @@
 """A differential fuzzer: random expression programs, gpuarray against NumPy, on both devices.
 
 A program starts from one to three input arrays (shapes that broadcast against each
-other, one axis sometimes at or past the 65535 workgroup limit, any real dtype, values that include 0, -0.0, +-inf, NaN and the integer extremes)
+other, one axis sometimes at or past the 65535 workgroup limit, any real dtype, values that
+include 0, -0.0, +-inf, NaN and the integer extremes)
 and applies a sequence of steps: every elementwise op in ``gpuarray._ops.OPS`` (on arrays
 and on Python scalars, as functions and as operators), ``astype``, basic indexing and
 views, reductions, ``__setitem__`` and evaluations at random points (which move the
