@@ -35,6 +35,29 @@ def paired_s(fns: list[Callable[[], Any]], trials: int = 5) -> list[list[float]]
     return out
 
 
+def wall_per_call(fn: Callable[[], Any], sync: Callable[[], Any], runs: int, warm_s: float = 0.5) -> float:
+    """Median seconds per call of ``fn``: ``warm_s`` seconds of warm-up calls (the GPU lowers its
+    clocks while the host works alone), then ``runs`` trials of ``reps`` calls and one ``sync``."""
+    t_end = time.perf_counter() + warm_s
+    n = 0
+    while time.perf_counter() < t_end or n < 2:
+        fn()
+        sync()
+        n += 1
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    reps = max(2, min(200, int(0.1 / max(time.perf_counter() - t0, 1e-6))))
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        out.append((time.perf_counter() - t0) / reps)
+    return statistics.median(out)
+
+
 def median_ms(fn: Callable[[], Any], sync: Callable[[], Any], reps: int, trials: int) -> float:
     """Median milliseconds per call of ``fn``: ``trials`` times ``reps`` calls and one ``sync``, after a warm-up."""
     fn()

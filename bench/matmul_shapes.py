@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._timing import write_out
+from ._timing import wall_per_call, write_out
 
 CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
     # name: (a's shape as stored, b's shape, whether a is used transposed)
@@ -44,31 +43,9 @@ CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
 }
 
 
-def _per_call(fn: Callable[[], Any], sync: Callable[[], Any], runs: int) -> float:
-    """Median seconds per call: warm up for half a second, then ``runs`` trials of ``reps`` calls."""
-    t_end = time.perf_counter() + 0.5
-    n = 0
-    while time.perf_counter() < t_end or n < 2:
-        fn()
-        sync()
-        n += 1
-    t0 = time.perf_counter()
-    fn()
-    sync()
-    reps = max(2, min(200, int(0.1 / max(time.perf_counter() - t0, 1e-6))))
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        out.append((time.perf_counter() - t0) / reps)
-    return statistics.median(out)
-
-
 def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], runs: int) -> float:
-    """Milliseconds per call of ``fn(x, y)`` (``_per_call``); the operands are freed afterwards."""
-    return 1e3 * _per_call(lambda: fn(x, y), sync, runs)
+    """Milliseconds per call of ``fn(x, y)`` (``wall_per_call``); the operands are freed afterwards."""
+    return 1e3 * wall_per_call(lambda: fn(x, y), sync, runs)
 
 
 def _product(lib: Any, a: Any, b: Any, trans: bool) -> Any:

@@ -10,6 +10,8 @@ A ``Kernel`` is what a provider runs. Its instructions are:
 - ``reshape`` the argument's elements in C order, in a new shape
 - ``astype``  a conversion to ``dtype``
 - ``result``  a breaker kernel's own value at the output index (epilogues only)
+- ``rowreduce`` a ``rowfuse`` kernel's reduction of its argument over the last axis, read at
+              any element of the row (params: ``(rop,)``; see ``compiler/rowfuse.py``)
 - any op-table name: elementwise, operands broadcast to ``shape``
 
 A kernel of another ``kind`` (a reduction, ...) computes its ``operands``
@@ -63,6 +65,9 @@ class Instr:
         if self.op in ("view", "reshape"):
             pats: tuple = ()
             extra = (len(instrs[self.args[0]].shape),)
+        elif self.op == "rowreduce":
+            pats = (broadcast_pattern(instrs[self.args[0]].shape, instrs[self.args[0]].shape),)
+            extra = self.params
         elif self.op in INDEX_OPS:
             pats = ()
             extra = tuple(len(instrs[a].shape) for a in self.args) + (self.params if INDEX_OPS[self.op] else ())

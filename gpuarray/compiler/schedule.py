@@ -31,6 +31,7 @@ from .._ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .kernel import INDEX_OPS, Instr, Kernel
+from .rowfuse import row_kernel
 
 FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
 EPILOGUE_KINDS = frozenset({"reduce", "matmul"})    # breakers whose renderers evaluate a fused epilogue
@@ -196,6 +197,34 @@ def _uses(order: list[Node]) -> dict[int, int]:
     return uses
 
 
+def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[Node]],
+                held: set[int] | None) -> Any:
+    """``try(group, taken)``: the group's ``rowfuse`` kernel and the reductions it absorbs, or None
+    (``taken``: breakers already computed by another kernel). A group of the row shape (one value
+    per row) is fused only when it absorbs two reductions or more (``logsumexp``, ``std``): one
+    reduction with its epilogue is the reduce kernel's, which also splits long rows. None when
+    nothing here can be fused."""
+    if held is None or not any(n.op == "reduce" and not n.realized for n in order) or not any(
+            not getattr(getattr(g[0].device, "provider", None), "host_memory", True) for g in groups.values()):
+        return None
+    consumers: dict[int, list[Node]] = {}
+    for n in order:
+        if not n.realized:
+            for i in n.inputs:
+                consumers.setdefault(i.serial, []).append(n)
+    targets = {t.serial for t in live}
+
+    def attempt(group: list[Node], taken: set[int]) -> tuple[Kernel, set[int]] | None:
+        got = row_kernel(group, lambda n: not is_breaker(n), consumers, held | taken, targets)
+        if got is None or got[1] & taken:
+            return None
+        k, reds = got
+        if len(reds) < 2 and k.out_shape != k.instrs[k.instrs[k.operands[0]].args[0]].shape:
+            return None
+        return got
+    return attempt
+
+
 def schedule(targets: Sequence[Node]) -> list[Kernel]:
     """Kernels that realize ``targets``, in dependency order.
 
@@ -222,16 +251,26 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
             group.append(t)
     fused: dict[int, Kernel] = {}
     rest: list[list[Node]] = []
+    rowk: dict[int, Kernel] = {}          # index in ``rest`` -> its rowfuse kernel (compiler/rowfuse.py)
+    absorbed: set[int] = set()
+    rowfuse = _row_fusion(order, live, groups, held)
     for group in groups.values():
+        got = rowfuse(group, absorbed | set(fused)) if rowfuse is not None else None
+        if got is not None:
+            rowk[len(rest)] = got[0]
+            absorbed |= got[1]
+            rest.append(group)
+            continue
         b = _epilogue_host(group, pos) if held is not None else None
-        if b is not None and b.serial not in fused:
+        if b is not None and b.serial not in fused and b.serial not in absorbed:
             k = build_kernel([b], group)
             if _fusion_ok(k, b):
                 fused[b.serial] = k
                 continue
         rest.append(group)
-    kernels = [fused[n.serial] if n.serial in fused else build_kernel([n]) for n in order if is_breaker(n)]
-    kernels += [build_kernel(g) for g in rest]
+    kernels = [fused[n.serial] if n.serial in fused else build_kernel([n])
+               for n in order if is_breaker(n) and n.serial not in absorbed]
+    kernels += [rowk[gi] if gi in rowk else build_kernel(g) for gi, g in enumerate(rest)]
     if fused:
         read = {n.serial for k in kernels for n in k.inputs}
         wanted = read | (held or set()) | {t.serial for t in live}

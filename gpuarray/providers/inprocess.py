@@ -99,16 +99,22 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     return result
 
 
+def _reduce_axes(rop: str, x: np.ndarray, axes: Any, dt: np.dtype) -> np.ndarray:
+    if rop in ("sum", "prod"):
+        return np.asarray((np.sum if rop == "sum" else np.prod)(x, axis=axes, dtype=dt), dtype=dt)
+    fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all}[rop]
+    return np.asarray(fn(x, axis=axes), dtype=dt)
+
+
+def _reduce_last(rop: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """``rop`` over the last axis (a ``rowfuse`` kernel's ``rowreduce``)."""
+    return _reduce_axes(rop, x, x.ndim - 1, dt)
+
+
 def _host_reduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
     rop, axes = kernel.attrs
     dt = kernel.out_nodes[0].dtype
-    x = operands[0]
-    if rop in ("sum", "prod"):
-        r = (np.sum if rop == "sum" else np.prod)(x, axis=axes, dtype=dt)
-    else:
-        fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all}[rop]
-        r = fn(x, axis=axes)
-    return [np.asarray(r, dtype=dt).reshape(kernel.out_shape)]
+    return [_reduce_axes(rop, operands[0], axes, dt).reshape(kernel.out_shape)]
 
 
 def _host_matmul(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
@@ -156,6 +162,8 @@ HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
+    if kernel.kind == "rowfuse":          # whole arrays, its ``rowreduce`` instructions included
+        return _outputs(kernel, _evaluate(kernel, inputs))
     if kernel.kind != "elementwise":
         base = kernel.prologue_part()
         vals = _evaluate(base, inputs)
@@ -219,6 +227,9 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarra
                 v = cast(vals[ins.args[0]], ins.dtype)       # float -> int: host_cast.py's rule
             elif op in INDEX_OPS:
                 v = host_index(ins, [np.broadcast_to(vals[a], kernel.instrs[a].shape) for a in ins.args])
+            elif op == "rowreduce":
+                x = np.broadcast_to(vals[ins.args[0]], kernel.instrs[ins.args[0]].shape)
+                v = _reduce_last(ins.params[0], x, ins.dtype)
             else:
                 args = [vals[a] for a in ins.args]
                 v = np.asarray(OPS[op].host_impl()(*args))

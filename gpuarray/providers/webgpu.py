@@ -44,6 +44,7 @@ from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool, staged_download, staged_upload
 from .wgpu_probe import builtin_checks, numerics, overrides
 from .wgpu_reduce import enqueue_reduce
+from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
@@ -66,6 +67,7 @@ WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_
 WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
                                     "searchsorted": searchsorted_cannot_run}
 WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
+WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elementwise readers (compiler/rowfuse.py)
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})

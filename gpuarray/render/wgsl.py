@@ -165,6 +165,7 @@ class _Gen:
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
         self.result: str | None = None     # a fused epilogue's ``result``: the breaker's value (WGSL)
+        self.named: dict[int, str] = {}    # instructions whose value is a WGSL name (rowfuse's rowreduce)
         # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
         trig: dict[int, set[str]] = {}
         for ins in kernel.instrs:
@@ -257,6 +258,8 @@ class _Gen:
             if dt == np.bool_:
                 return self.emit(f"{raw} != 0u")
             return self.emit(raw if st == "u32" else f"bitcast<{st}>({raw})")
+        if i in self.named:
+            return self.named[i]
         if op == "result":
             assert self.result is not None, "the breaker's value is read only by its epilogue"
             return self.emit(self.result)

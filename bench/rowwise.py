@@ -1,0 +1,138 @@
+"""Row-wise workloads (a reduction over each row read back by every element of the row), gpuarray
+against PyTorch eager, ``torch.compile``, JAX ``jit`` and CuPy in one process.
+
+    python -m bench.rowwise [--shapes 4096x8192,16384x1024] [--runs 5] [--libs ...] [--out FILE]
+
+Workloads: ``softmax``, ``log_softmax``, ``logsumexp`` and ``layernorm`` (with weight and bias)
+over the last axis of float32 data uniform in [-30, 30], and ``std`` along the last axis in
+float32 and float64. Each figure is the median wall time per call (``_timing.wall_per_call``:
+half a second of warm-up calls, then trials of repeated calls and one synchronize); gpuarray's
+results are dropped between calls. gpuarray's dispatches per call and GPU time (timestamp
+queries) are reported too, and its largest error against NumPy in float64.
+"""
+
+# mypy: disable-error-code="misc"
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._timing import wall_per_call, write_out
+
+WORKLOADS = ("softmax", "log_softmax", "logsumexp", "layernorm", "std", "std64")
+
+
+def _fn(p: Any, name: str) -> Callable[..., Any]:
+    """The workload written against the array namespace ``p`` (NumPy, gpuarray, CuPy, jax.numpy)."""
+    def softmax(x: Any, w: Any, b: Any) -> Any:
+        e = p.exp(x - p.max(x, axis=-1, keepdims=True))
+        return e / p.sum(e, axis=-1, keepdims=True)
+
+    def log_softmax(x: Any, w: Any, b: Any) -> Any:
+        z = x - p.max(x, axis=-1, keepdims=True)
+        return z - p.log(p.sum(p.exp(z), axis=-1, keepdims=True))
+
+    def logsumexp(x: Any, w: Any, b: Any) -> Any:
+        m = p.max(x, axis=-1, keepdims=True)
+        return p.log(p.sum(p.exp(x - m), axis=-1, keepdims=True)) + m
+
+    def layernorm(x: Any, w: Any, b: Any) -> Any:
+        mu = p.mean(x, axis=-1, keepdims=True)
+        var = p.mean((x - mu) ** 2, axis=-1, keepdims=True)
+        return (x - mu) / p.sqrt(var + 1e-5) * w + b
+
+    def std(x: Any, w: Any, b: Any) -> Any:
+        return p.std(x, axis=-1)
+    return {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp, "layernorm": layernorm,
+            "std": std, "std64": std}[name]
+
+
+def _torch_fn(name: str) -> Callable[..., Any]:
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+    return {"softmax": lambda x, w, b: torch.softmax(x, -1), "log_softmax": lambda x, w, b: F.log_softmax(x, -1),
+            "logsumexp": lambda x, w, b: torch.logsumexp(x, -1, keepdim=True),
+            "layernorm": lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5),
+            "std": lambda x, w, b: torch.std(x, -1, correction=0),
+            "std64": lambda x, w, b: torch.std(x, -1, correction=0)}[name]
+
+
+def run(shapes: list[tuple[int, int]], runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
+    import gpuarray as xp
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(0)
+    for shape in shapes:
+        for name in names:
+            dt = "float64" if name == "std64" else "float32"
+            x = rng.uniform(-30, 30, shape).astype(dt)
+            w = rng.uniform(0.5, 1.5, shape[-1]).astype(dt)
+            b = rng.uniform(-1, 1, shape[-1]).astype(dt)
+            rec: dict[str, Any] = {"workload": name, "shape": list(shape), "dtype": dt}
+            want = _fn(np, name)(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+            gx, gw, gb = (xp.asarray(a, device="wgpu:0") for a in (x, w, b))
+            f = _fn(xp, name)
+            rec["err"] = float(np.max(np.abs(np.asarray(f(gx, gw, gb)) - want)))
+            xp.reset_metrics()
+            xp.evaluate(f(gx, gw, gb))
+            xp.synchronize()
+            rec["dispatches"] = xp.metrics()["dispatches"]
+            with xp.profile() as prof:
+                xp.evaluate(f(gx, gw, gb))
+                xp.synchronize()
+            rec["gpuarray_gpu_ms"] = prof.total_seconds * 1e3
+            rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, a=(gx, gw, gb): xp.evaluate(f(*a)),
+                                                     xp.synchronize, runs)
+            del gx, gw, gb
+            for lib in libs:
+                try:
+                    rec[f"{lib}_ms"] = _time_lib(lib, name, x, w, b, runs)
+                except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
+                    rec[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+            rows.append(rec)
+            print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
+    return rows
+
+
+def _time_lib(lib: str, name: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, runs: int) -> float:
+    if lib in ("torch", "torch_compile"):
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = False
+        args = tuple(torch.from_numpy(a).cuda() for a in (x, w, b))
+        fn = _torch_fn(name)
+        if lib == "torch_compile":
+            fn = torch.compile(fn)
+        return 1e3 * wall_per_call(lambda: fn(*args), torch.cuda.synchronize, runs)
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+        jargs = tuple(jax.device_put(a) for a in (x, w, b))
+        jf = jax.jit(_fn(jnp, name))
+        return 1e3 * wall_per_call(lambda: jf(*jargs).block_until_ready(), lambda: None, runs)
+    import cupy as cp
+    cargs = tuple(cp.asarray(a) for a in (x, w, b))
+    cf = _fn(cp, name)
+    return 1e3 * wall_per_call(lambda: cf(*cargs), cp.cuda.Device().synchronize, runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", default="4096x8192,16384x1024")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--libs", default="torch,torch_compile,jax,cupy")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+    rows = run(shapes, max(3, args.runs), [v for v in args.libs.split(",") if v], args.workloads.split(","))
+    write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
+              args.out)
+
+
+if __name__ == "__main__":
+    main()

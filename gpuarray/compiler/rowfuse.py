@@ -1,0 +1,207 @@
+"""Row fusion: reductions over the last axis and the elementwise work that reads them back, one kernel.
+
+Softmax, log-softmax, logsumexp, layer normalisation, standardising and centring reduce each row
+of an array and then use the row's results at every element of the same row::
+
+    m = max(x, axis=-1, keepdims=True)
+    e = exp(x - m)
+    y = e / sum(e, axis=-1, keepdims=True)
+
+Scheduled the usual way this is three kernels (two reductions, then the elementwise group), each
+reading ``x`` from memory. ``row_kernel`` makes it one ``rowfuse`` kernel: one workgroup per row
+runs the reductions in dependency order (``rowreduce`` instructions: each a sum, product, max,
+min, any or all of its operand over the row, evaluated through the fused cone), keeps their
+results in registers, then evaluates the group's outputs along the row.
+
+What may be fused (anything else keeps the separate kernels):
+
+- the group's targets have one shape: ``S`` (rank >= 1), or the row shape ``S[:-1]`` or
+  ``S[:-1] + (1,)`` (``logsumexp``: one value per row, written by the row's first thread), on a
+  device whose provider runs ``rowfuse`` kernels (not the host);
+- every reduction absorbed is a ``reduce`` over the last axis of an operand of shape ``S``, of a
+  real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
+  only inside the fused cone;
+- a value derived from a reduction reaches the row's elements only through elementwise ops and
+  casts at the row shape ``S[:-1]`` or ``S[:-1] + (1,)``, the reshape or view that appends the
+  unit axis (keepdims), and elementwise ops of shape ``S`` that broadcast it along the row. Then
+  every element reads its own row's result (the renderer substitutes the row's register);
+- rows are at most ``MAX_ROW`` long, and there are at least ``MIN_ROWS`` of them unless they are
+  at most ``SHORT_ROW`` long (one workgroup per row leaves a GPU idle with a few long rows).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .._ops import OPS
+from ..graph.node import Node
+from ..graph.shapes import contiguous_strides
+from .kernel import Instr, Kernel
+
+ROW_OPS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+MAX_ROW = 65536
+MIN_ROWS = 64
+SHORT_ROW = 4096
+
+
+def _row_reduce(n: Node, shape: tuple[int, ...]) -> bool:
+    """Whether ``n`` is an unevaluated reduction over the last axis of an operand of ``shape``."""
+    return (n.op == "reduce" and not n.realized and n.attrs[0] in ROW_OPS and n.attrs[1] == (len(shape) - 1,)
+            and n.inputs[0].shape == shape and n.dtype.kind != "c")
+
+
+def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any) -> list[Node]:
+    """The unevaluated cone of ``targets`` in dependency order, through row reductions of
+    ``shape`` (other breakers and realized nodes are leaves)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for t in targets:
+        stack: list[tuple[Node, bool]] = [(t, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node.serial in seen:
+                continue
+            seen.add(node.serial)
+            stack.append((node, True))
+            if node.realized or not (fusable(node) or _row_reduce(node, shape)):
+                continue
+            stack.extend((i, False) for i in reversed(node.inputs) if i.serial not in seen)
+    return order
+
+
+def _row_shape(group: list[Node], fusable: Any) -> tuple[int, ...] | None:
+    """The shape ``S`` whose rows are reduced: the group's own shape when it reads a row reduction
+    of an operand of that shape, or the operand shape of a row reduction whose result shape
+    (``S[:-1]``, or ``S[:-1] + (1,)`` with keepdims) the group has (``logsumexp``); else None."""
+    t = group[0].shape
+    found: tuple[int, ...] | None = None
+    seen: set[int] = set()
+    stack = list(group)
+    while stack:
+        n = stack.pop()
+        if n.serial in seen or n.realized:
+            continue
+        seen.add(n.serial)
+        if fusable(n):
+            stack.extend(n.inputs)
+            continue
+        if n.op != "reduce" or not n.inputs:
+            continue
+        s = n.inputs[0].shape
+        if not s or n.attrs[1] != (len(s) - 1,):
+            continue
+        if s == t:
+            return t
+        if t in (s[:-1], s[:-1] + (1,)):
+            found = s
+    return found
+
+
+def _derived(cone: list[Node], reds: set[int]) -> set[int]:
+    """Serials of the cone's nodes computed from a row reduction (the reductions included)."""
+    out = set(reds)
+    for n in cone:
+        if not n.realized and any(i.serial in out for i in n.inputs):
+            out.add(n.serial)
+    return out
+
+
+def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
+    """Whether every value derived from a row reduction reaches the elements of its own row only
+    (see the module docstring)."""
+    nd = len(shape)
+    rows, keep = shape[:-1], shape[:-1] + (1,)
+    row_shapes = {rows, keep}
+    derived: set[int] = set(reds)
+    for n in cone:
+        if n.serial in reds or n.realized:
+            continue
+        ins = [i for i in n.inputs if i.serial in derived]
+        if not ins:
+            continue
+        derived.add(n.serial)
+        if n.op in OPS or n.op == "astype":
+            if n.shape == shape:
+                ok = {shape, keep} | ({()} if nd == 1 else set())
+                if any(i.shape not in ok for i in ins):
+                    return False
+            elif n.shape in row_shapes:
+                if any(i.shape != n.shape for i in ins):
+                    return False
+            else:
+                return False
+        elif n.op in ("reshape", "view"):
+            src = n.inputs[0]
+            if src.shape not in row_shapes or n.shape not in row_shapes:
+                return False
+            if n.op == "view":
+                strides, offset = n.attrs
+                cs = contiguous_strides(src.shape)
+                if offset != 0 or any(strides[d] != cs[d] for d in range(nd - 1) if n.shape[d] > 1):
+                    return False
+        else:
+            return False
+    return True
+
+
+def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]], held: set[int],
+               live: set[int]) -> tuple[Kernel, set[int]] | None:
+    """A ``rowfuse`` kernel computing ``group`` (elementwise targets of one shape) with the row
+    reductions it reads, and the serials of those reductions; None where the rules above do not hold.
+
+    ``fusable(node)``: whether the scheduler inlines ``node``; ``consumers``: the unevaluated nodes
+    reading each node; ``held``: breakers referenced outside this evaluation; ``live``: targets."""
+    provider = getattr(group[0].device, "provider", None)
+    if provider is None or getattr(provider, "host_memory", True):
+        return None
+    shape = _row_shape(group, fusable)
+    if shape is None:
+        return None
+    nd = len(shape)
+    if nd == 0 or not 0 < shape[-1] <= MAX_ROW:
+        return None
+    nrows = math.prod(shape[:-1])
+    if nrows < MIN_ROWS and shape[-1] > SHORT_ROW:
+        return None
+    cone = _cone(group, shape, fusable)
+    reds = {n.serial for n in cone if not n.realized and _row_reduce(n, shape)}
+    if not reds:
+        return None
+    inside = {n.serial for n in cone}
+    if any(r in held or r in live for r in reds):
+        return None
+    # a value computed from a reduction that something outside this kernel reads (another kernel
+    # would evaluate it again, and read the reduction, which is never written) keeps them apart
+    for d in _derived(cone, reds):
+        if any(c.serial not in inside for c in consumers.get(d, ())):
+            return None
+    if not _aligned(cone, reds, shape):
+        return None
+    k = _build(group, cone, reds, fusable)
+    if provider.cannot_run(k) is not None:
+        return None
+    return k, reds
+
+
+def _build(group: list[Node], cone: list[Node], reds: set[int], fusable: Any) -> Kernel:
+    instrs: list[Instr] = []
+    inputs: list[Any] = []
+    index: dict[int, int] = {}
+    operands: list[int] = []
+    for n in cone:
+        if n.serial in reds:
+            operands.append(len(instrs))
+            instrs.append(Instr("rowreduce", (index[n.inputs[0].serial],), n.dtype, n.shape, (n.attrs[0],)))
+        elif n.realized or not fusable(n):
+            instrs.append(Instr("input", (), n.dtype, n.shape, (len(inputs),)))
+            inputs.append(n)
+        else:
+            instrs.append(Instr(n.op, tuple(index[i.serial] for i in n.inputs), n.dtype, n.shape, n.attrs))
+        index[n.serial] = len(instrs) - 1
+    return Kernel(instrs, inputs, [index[t.serial] for t in group], list(group), group[0].shape,
+                  group[0].device, kind="rowfuse", operands=operands)

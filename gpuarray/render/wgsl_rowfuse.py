@@ -1,0 +1,89 @@
+"""Render a ``rowfuse`` kernel (``compiler/rowfuse.py``): one workgroup per row of the output.
+
+For each ``rowreduce`` instruction in order, the workgroup's threads walk the row (thread
+``lid`` takes elements ``lid``, ``lid + 256``, ...), evaluate the reduction's operand through the
+fused cone at each element, combine their partial results in shared memory, and every thread
+keeps the row's result in a register (``rv<j>``); later instructions that read the reduction use
+that register at any element of the row. Then the threads walk the row once more and store the
+outputs (outputs of one value per row: the row's first thread stores them). The row index splits
+into the leading coordinates of the row shape, so broadcast inputs and views are read by
+multi-index as in any kernel. ``prm`` extras: ROWS (rows of the output).
+
+>>> import numpy as np, gpuarray as xp
+>>> from gpuarray.compiler.schedule import schedule
+>>> x = xp.asarray(np.ones((4, 8), np.float32), device="wgpu:0")
+>>> e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+>>> [k.kind for k in schedule([(e / xp.sum(e, axis=-1, keepdims=True))._node])]
+['rowfuse']
+"""
+
+from __future__ import annotations
+
+from .._dtypes import WGSL_STORAGE_TYPE
+from ..compiler.kernel import Kernel
+from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl_lib import helpers_for
+from .wgsl_reduce import acc_type, combine, identity
+
+
+def render_rowfuse(kernel: Kernel) -> Rendered:
+    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS)."""
+    g = _Gen(kernel)
+    src = kernel.instrs[kernel.operands[0]].args[0]      # an operand of the row shape S
+    shape = kernel.instrs[src].shape
+    nd = len(shape)
+    rep = g.rep[src]
+    body = ["  let row = wid.y * nwg.x + wid.x;",
+            f"  if (row >= {g.slot(('extra', 'ROWS'))}) {{ return; }}",
+            f"  let L = {g.slot(('dim', rep, nd - 1))};"]
+    coords: list[str] = [""] * (nd - 1)
+    rem = "row"
+    for d in range(nd - 2, -1, -1):
+        if d == 0:
+            coords[d] = rem
+        else:
+            dim = g.slot(("dim", rep, d))
+            body += [f"  let r{d} = {rem} % {dim};", f"  let rq{d} = {rem} / {dim};"]
+            coords[d], rem = f"r{d}", f"rq{d}"
+    at = ("multi", (*coords, "c"))
+    decls: list[str] = []
+
+    def walk(inner: list[str]) -> list[str]:
+        return ["  var c = lid;", "  loop {", "    if (c >= L) { break; }", *inner,
+                f"    c = c + {WORKGROUP}u;", "  }"]
+
+    for j, q in enumerate(kernel.operands):
+        ins = kernel.instrs[q]
+        rop, dt = ins.params[0], ins.dtype
+        at_t = acc_type(dt)
+        g.memo, g.lines = {}, []
+        v = g.value(ins.args[0], at)
+        if dt.kind == "b":
+            v = f"select(0u, 1u, {v})"
+        inner = ["    " + ln.strip() for ln in g.lines] + [f"    acc{j} = {combine(rop, dt, f'acc{j}', v)};"]
+        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
+        body += ["  {", f"  var acc{j}: {at_t} = {identity(rop, dt)};", *walk(inner),
+                 f"  sh{j}[lid] = acc{j};", "  workgroupBarrier();",
+                 f"  var s = {WORKGROUP // 2}u;", "  loop {", "    if (s == 0u) { break; }",
+                 f"    if (lid < s) {{ sh{j}[lid] = {combine(rop, dt, f'sh{j}[lid]', f'sh{j}[lid + s]')}; }}",
+                 "    workgroupBarrier();", "    s = s >> 1u;", "  }", "  }",
+                 f"  let rv{j} = sh{j}[0];"]
+        g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+    g.memo, g.lines = {}, []
+    per_row = kernel.out_shape != shape          # one value per row (logsumexp)
+    if per_row:
+        at = ("multi", (*coords, "0u")) if len(kernel.out_shape) == nd else ("multi", tuple(coords))
+    vals = [g.value(o, at) for o in kernel.outputs]
+    where = "row" if per_row else "row * L + c"
+    stores = [f"    out{k}[{where}] = {store_value(kernel.instrs[o].dtype, v)};"
+              for k, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
+    lines = ["    " + ln.strip() for ln in g.lines] + stores
+    body += ["  if (lid == 0u) {", *lines, "  }"] if per_row else walk(lines)
+    out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
+    decls = declare_bindings(input_types(kernel), out_types, g.wide) + decls
+    main = "\n".join([f"@compute @workgroup_size({WORKGROUP})",
+                      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+                      "        @builtin(local_invocation_index) lid: u32) {", *body, "}"])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    len(kernel.outputs))

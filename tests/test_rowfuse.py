@@ -1,0 +1,180 @@
+"""Row fusion (``compiler/rowfuse.py``): reductions over the last axis and the elementwise work that
+reads them back run as one ``rowfuse`` kernel on wgpu, with NumPy's results on both devices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.compiler import rowfuse
+from gpuarray.compiler.schedule import schedule
+
+from .conftest import assert_same
+
+
+def softmax(p: Any, x: Any) -> Any:
+    e = p.exp(x - p.max(x, axis=-1, keepdims=True))
+    return e / p.sum(e, axis=-1, keepdims=True)
+
+
+def log_softmax(p: Any, x: Any) -> Any:
+    z = x - p.max(x, axis=-1, keepdims=True)
+    return z - p.log(p.sum(p.exp(z), axis=-1, keepdims=True))
+
+
+def logsumexp(p: Any, x: Any) -> Any:
+    m = p.max(x, axis=-1)
+    return p.log(p.sum(p.exp(x - m[..., None]), axis=-1)) + m
+
+
+def layernorm(p: Any, x: Any) -> Any:
+    mu = p.mean(x, axis=-1, keepdims=True)
+    var = p.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    w = p.linspace(0.5, 1.5, x.shape[-1], dtype=x.dtype) if p is np else p.linspace(
+        0.5, 1.5, x.shape[-1], dtype=x.dtype, device=x.device)
+    return (x - mu) / p.sqrt(var + 1e-5) * w + 0.25
+
+
+def standardize(p: Any, x: Any) -> Any:
+    return (x - p.mean(x, axis=-1, keepdims=True)) / (p.std(x, axis=-1, keepdims=True) + 1e-3)
+
+
+def cosine(p: Any, x: Any) -> Any:
+    return x / p.sqrt(p.sum(x * x, axis=-1, keepdims=True))
+
+
+def share(p: Any, x: Any) -> Any:
+    return x / p.sum(x, axis=-1, keepdims=True)
+
+
+def std(p: Any, x: Any) -> Any:
+    return p.std(x, axis=-1)
+
+
+WORKLOADS: dict[str, Callable[[Any, Any], Any]] = {
+    "softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp, "layernorm": layernorm,
+    "standardize": standardize, "cosine": cosine, "share": share, "std": std}
+
+
+def _x(shape: tuple[int, ...], dt: str = "float32", scale: float = 30.0, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-scale, scale, shape).astype(dt)
+
+
+def _check(got: Any, want: np.ndarray, dt: str) -> None:
+    tol = 2e-5 if dt == "float32" else 1e-12
+    assert_same(got, want, rtol=tol, atol=tol * max(1.0, float(np.nanmax(np.abs(want), initial=0))),
+                check_signed_zero=False)
+
+
+def _dispatches(fn: Callable[[], Any]) -> tuple[Any, int]:
+    with xp.config(offload="always"):
+        xp.reset_metrics()
+        r = fn()
+        xp.evaluate(r)
+        return r, xp.metrics()["dispatches"]
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+@pytest.mark.parametrize("shape", [(40, 300), (3, 5, 70), (1000,), (2, 1)], ids=str)
+def test_matches_numpy(device: xp.Device, name: str, shape: tuple[int, ...]) -> None:
+    fn = WORKLOADS[name]
+    for dt in ("float32", "float64"):
+        if not device.supports(np.dtype(dt)):
+            continue
+        x = _x(shape, dt)
+        with xp.config(offload="always"):
+            got = fn(xp, xp.asarray(x, device=device))
+            _check(got, fn(np, x), dt)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_one_kernel_on_wgpu(wgpu_device: xp.Device, name: str) -> None:
+    """Each workload is one dispatch over 64 x 500 float32 (the reduction's kernels are gone)."""
+    x = _x((64, 500))
+    fn = WORKLOADS[name]
+    got, n = _dispatches(lambda: fn(xp, xp.asarray(x, device=wgpu_device)))
+    assert n == 1
+    _check(got, fn(np, x), "float32")
+
+
+def test_kernel_structure(wgpu_device: xp.Device) -> None:
+    x = xp.asarray(_x((8, 16)), device=wgpu_device)
+    (k,) = schedule([softmax(xp, x)._node])
+    assert k.kind == "rowfuse"
+    assert [k.instrs[q].params[0] for q in k.operands] == ["max", "sum"]
+    del k               # it holds the softmax's graph, whose max is also logsumexp's (hash-consed)
+    (k,) = schedule([logsumexp(xp, x)._node])
+    assert k.kind == "rowfuse" and k.out_shape == (8,)
+
+
+def test_special_values(device: xp.Device) -> None:
+    x = _x((6, 40))
+    x[0, 3] = np.nan
+    x[1, 5] = np.inf
+    x[2, :] = -np.inf
+    x[3, 7] = -0.0
+    x[4, :] = 0.0
+    with np.errstate(all="ignore"):
+        for name in ("softmax", "logsumexp", "cosine", "std"):
+            fn = WORKLOADS[name]
+            with xp.config(offload="always"):
+                got = fn(xp, xp.asarray(x, device=device))
+                _check(got, fn(np, x), "float32")
+
+
+def test_long_rows_and_many_rows(wgpu_device: xp.Device) -> None:
+    """Rows longer than a workgroup, more rows than one dispatch dimension holds, and rows past
+    MAX_ROW (not fused, still right)."""
+    for shape in [(3, 4000), (3, 4099), (70000, 3), (64, rowfuse.MAX_ROW), (64, rowfuse.MAX_ROW + 1)]:
+        x = _x(shape, scale=3.0, seed=shape[0])
+        got, n = _dispatches(lambda x=x: softmax(xp, xp.asarray(x, device=wgpu_device)))
+        _check(got, softmax(np, x), "float32")
+        rows, length = shape
+        fused = length <= rowfuse.MAX_ROW and (rows >= rowfuse.MIN_ROWS or length <= rowfuse.SHORT_ROW)
+        assert (n == 1) == fused, (shape, n)
+
+
+def test_what_is_not_fused(wgpu_device: xp.Device) -> None:
+    """A reduction read elsewhere, along another axis, or through a view that moves rows keeps its
+    own kernel; a reduction the user holds is computed again when it is read; results are NumPy's."""
+    x = _x((50, 60))
+    g = xp.asarray(x, device=wgpu_device)
+    with xp.config(offload="always"):
+        m = xp.max(g, axis=-1, keepdims=True)           # held by the user: computed again when read
+        _check(g - m, x - x.max(axis=-1, keepdims=True), "float32")
+        _check(m, x.max(axis=-1, keepdims=True), "float32")
+        assert [k.kind for k in schedule([(g - m)._node])] == ["elementwise"]     # m is an input now
+        del m
+        s0 = xp.sum(g, axis=0, keepdims=True)           # axis 0: not a row reduction
+        _check(g / s0, x / x.sum(axis=0, keepdims=True), "float32")
+        flipped = g - xp.flip(xp.max(g, axis=-1, keepdims=True), axis=0)     # rows moved
+        _check(flipped, x - np.flip(x.max(axis=-1, keepdims=True), axis=0), "float32")
+        y = softmax(xp, g)
+        z = xp.sum(y, axis=0)                           # y read by another kernel too
+        xp.evaluate(y, z)
+        _check(y, softmax(np, x), "float32")
+        _check(z, softmax(np, x).sum(axis=0), "float32")
+
+
+def test_integer_and_boolean_rows(device: xp.Device) -> None:
+    a = np.random.default_rng(3).integers(-50, 50, (30, 17)).astype(np.int32)
+    g = xp.asarray(a, device=device)
+    with xp.config(offload="always"):
+        assert_same(g - xp.min(g, axis=-1, keepdims=True), a - a.min(axis=-1, keepdims=True))
+        assert_same(xp.where(xp.any(g > 45, axis=-1, keepdims=True), g, -g),
+                    np.where(np.any(a > 45, axis=-1, keepdims=True), a, -a))
+        assert_same(g * xp.sum(g, axis=-1, keepdims=True, dtype=xp.int32),
+                    a * a.sum(axis=-1, keepdims=True, dtype=np.int32))
+
+
+def test_placed_on_the_host(wgpu_device: xp.Device) -> None:
+    """A rowfuse kernel placed on the host (offload='never') is evaluated by NumPy there."""
+    x = _x((20, 30))
+    with xp.config(offload="never"):
+        for name in ("softmax", "logsumexp", "layernorm"):
+            fn = WORKLOADS[name]
+            _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")
