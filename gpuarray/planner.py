@@ -104,6 +104,8 @@ def eager_entry(op: str, device: Any, shape: tuple[int, ...]) -> dict[str, Any]:
 def work(kernel: Kernel) -> tuple[str, int]:
     """(threshold kind, amount of work): elements, or FLOPs for matmul."""
     sizes = [math.prod(kernel.instrs[i].shape) for i in kernel.operands]
+    if kernel.kind == "rowfuse":        # its reductions' operands, not their one value per row
+        sizes = [math.prod(kernel.instrs[kernel.instrs[i].args[0]].shape) for i in kernel.operands]
     if kernel.kind == "matmul" and len(kernel.operands) == 2:
         k = kernel.instrs[kernel.operands[0]].shape[-1] if kernel.instrs[kernel.operands[0]].shape else 1
         return "matmul", 2 * kernel.size * k

@@ -178,3 +178,34 @@ def test_placed_on_the_host(wgpu_device: xp.Device) -> None:
         for name in ("softmax", "logsumexp", "layernorm"):
             fn = WORKLOADS[name]
             _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")
+
+
+def test_placement_counts_the_rows(wgpu_device: xp.Device) -> None:
+    """Under offload='auto' a rowfuse kernel with one value per row is placed by the size of the
+    rows it reads (90000 elements here), not by its 300 outputs."""
+    x = _x((300, 300))
+    with xp.config(offload="auto"):
+        xp.reset_metrics()
+        got = logsumexp(xp, xp.asarray(x, device=wgpu_device))
+        xp.evaluate(got)
+        assert xp.metrics()["dispatches"] == 1
+    _check(got, logsumexp(np, x), "float32")
+
+
+def test_row_cache_and_without(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows kept in shared memory after the first walk (``cache_cap``) and read from global memory
+    every walk (no cache) give the same results; weights broadcast along rows are not cached."""
+    from gpuarray.providers import wgpu_rowfuse
+    from gpuarray.render.wgsl_rowfuse import row_inputs
+    x = _x((70, 1000))
+    g = xp.asarray(x, device=wgpu_device)
+    (k,) = schedule([layernorm(xp, g)._node])
+    assert [k.instrs[i].shape for i in row_inputs(k)] == [(70, 1000)]
+    assert wgpu_rowfuse.cache_cap(wgpu_device.provider, k) == 1024
+    del k
+    for caps in (wgpu_rowfuse.CAPS, ()):
+        monkeypatch.setattr(wgpu_rowfuse, "CAPS", caps)
+        for name in ("softmax", "layernorm", "std"):
+            fn = WORKLOADS[name]
+            with xp.config(offload="always"):
+                _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")

@@ -20,14 +20,37 @@ multi-index as in any kernel. ``prm`` extras: ROWS (rows of the output).
 from __future__ import annotations
 
 from .._dtypes import WGSL_STORAGE_TYPE
+from .._ops import OPS
 from ..compiler.kernel import Kernel
 from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
 from .wgsl_lib import helpers_for
 from .wgsl_reduce import acc_type, combine, identity
 
 
-def render_rowfuse(kernel: Kernel) -> Rendered:
-    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS)."""
+def row_inputs(kernel: Kernel) -> list[int]:
+    """The ``input`` instructions read only at the row element being computed: of the row shape
+    ``S``, not boolean, and used only by elementwise ops, casts and reductions of that shape (a
+    view or an index op would read them elsewhere). ``render_rowfuse`` can keep them in shared
+    memory after the first walk."""
+    shape = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape
+    users: dict[int, list[int]] = {}
+    for j, ins in enumerate(kernel.instrs):
+        for a in ins.args:
+            users.setdefault(a, []).append(j)
+    out = []
+    for i, ins in enumerate(kernel.instrs):
+        if ins.op != "input" or ins.shape != shape or ins.dtype.kind == "b" or i in kernel.outputs:
+            continue
+        if all((kernel.instrs[j].op in OPS or kernel.instrs[j].op in ("astype", "rowreduce"))
+               and (kernel.instrs[j].shape == shape or kernel.instrs[j].op == "rowreduce") for j in users.get(i, [])):
+            out.append(i)
+    return out
+
+
+def render_rowfuse(kernel: Kernel, cap: int = 0) -> Rendered:
+    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS). With ``cap`` > 0
+    (rows of at most ``cap`` elements) the first walk also copies ``row_inputs`` into shared
+    memory, and later walks read them there instead of from global memory."""
     g = _Gen(kernel)
     src = kernel.instrs[kernel.operands[0]].args[0]      # an operand of the row shape S
     shape = kernel.instrs[src].shape
@@ -47,6 +70,10 @@ def render_rowfuse(kernel: Kernel) -> Rendered:
             coords[d], rem = f"r{d}", f"rq{d}"
     at = ("multi", (*coords, "c"))
     decls: list[str] = []
+    cached = row_inputs(kernel) if cap else []
+    for i in cached:
+        k = kernel.instrs[i].params[0]
+        decls.append(f"var<workgroup> xc{k}: array<{WGSL_STORAGE_TYPE[kernel.instrs[i].dtype]}, {cap}>;")
 
     def walk(inner: list[str]) -> list[str]:
         return ["  var c = lid;", "  loop {", "    if (c >= L) { break; }", *inner,
@@ -57,10 +84,18 @@ def render_rowfuse(kernel: Kernel) -> Rendered:
         rop, dt = ins.params[0], ins.dtype
         at_t = acc_type(dt)
         g.memo, g.lines = {}, []
+        load: list[str] = []
+        for i in cached:
+            k = kernel.instrs[i].params[0]
+            if j == 0:           # the first walk reads the row from global memory and keeps it
+                load += [f"    let xv{k} = in{k}[row * L + c];", f"    xc{k}[c] = xv{k};"]
+                g.named[i] = f"xv{k}"
+            else:
+                g.named[i] = f"xc{k}[c]"
         v = g.value(ins.args[0], at)
         if dt.kind == "b":
             v = f"select(0u, 1u, {v})"
-        inner = ["    " + ln.strip() for ln in g.lines] + [f"    acc{j} = {combine(rop, dt, f'acc{j}', v)};"]
+        inner = load + ["    " + ln.strip() for ln in g.lines] + [f"    acc{j} = {combine(rop, dt, f'acc{j}', v)};"]
         decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
         body += ["  {", f"  var acc{j}: {at_t} = {identity(rop, dt)};", *walk(inner),
                  f"  sh{j}[lid] = acc{j};", "  workgroupBarrier();",
@@ -70,6 +105,8 @@ def render_rowfuse(kernel: Kernel) -> Rendered:
                  f"  let rv{j} = sh{j}[0];"]
         g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
     g.memo, g.lines = {}, []
+    for i in cached:
+        g.named[i] = f"xc{kernel.instrs[i].params[0]}[c]"
     per_row = kernel.out_shape != shape          # one value per row (logsumexp)
     if per_row:
         at = ("multi", (*coords, "0u")) if len(kernel.out_shape) == nd else ("multi", tuple(coords))
