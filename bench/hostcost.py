@@ -31,16 +31,32 @@ def chain8(x: Any) -> Any:
     return xp.exp(-x * x * 0.5) * xp.sin(x) + xp.cos(x) * 0.25 - xp.tanh(x)
 
 
+def softmax(x: Any) -> Any:
+    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(x: Any) -> Any:
+    mu = xp.mean(x, axis=-1, keepdims=True)
+    var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / xp.sqrt(var + 1e-5)
+
+
 def per_eval(dev: Any, fn: Callable[[], Any], reps: int, trials: int) -> tuple[float, float]:
     """(host us, total us) per evaluation of ``fn()``: medians of ``trials`` runs of ``reps``."""
+    def run() -> None:
+        r = fn()
+        if isinstance(r, xp.GpuArray):
+            xp.evaluate(r)
+
     for _ in range(20):
-        xp.evaluate(fn())
+        run()
     xp.synchronize(dev)
     host, total = [], []
     for _ in range(trials):
         t0 = time.perf_counter()
         for _ in range(reps):
-            xp.evaluate(fn())
+            run()
         t1 = time.perf_counter()
         xp.synchronize(dev)
         t2 = time.perf_counter()
@@ -59,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         cases: dict[str, Callable[[], Any]] = {
             "x*2+1 (2^20)": lambda: v * 2 + 1, "chain8 (2^20)": lambda: chain8(v),
             "sum (2^20)": lambda: xp.sum(v), "sum axis=1 (1024^2)": lambda: xp.sum(m, axis=1),
-            "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0)}
+            "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0), "std axis=0 (1024^2)": lambda: xp.std(m, axis=0),
+            "softmax rows (1024^2)": lambda: softmax(m), "layernorm rows (1024^2)": lambda: layernorm(m),
+            "float(sum) (2^20)": lambda: float(xp.sum(v))}
         res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name"),
                                "reps": a.reps, "trials": a.trials, "cases": {}}
         for name, fn in cases.items():

@@ -42,7 +42,11 @@ class OpDef:
     float64 / complex128 where it has them, else float32 / complex64: ``float_power``);
     dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
     wgsl: template; host: NumPy implementation taking arrays of the compute dtype;
-    module: ``""`` (the ``gpuarray`` namespace) or ``"special"`` (``gpuarray.special``).
+    module: ``""`` (the ``gpuarray`` namespace) or ``"special"`` (``gpuarray.special``);
+    scalar_forms: for a second operand that is a scalar of one of these values, the unary op
+    NumPy computes instead, for floating and complex operands (``power``'s fast paths:
+    ``x ** 2`` is ``square(x)``, ``x ** 0.5`` is ``sqrt(x)``, ``x ** -1`` is ``reciprocal(x)``;
+    graph/node.py rewrites such nodes as they are made).
     """
 
     name: str
@@ -57,6 +61,7 @@ class OpDef:
     doc: str = ""
     module: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    scalar_forms: dict[float, str] = field(default_factory=dict)
 
     def template(self, kind: str, fast: bool = False) -> str:
         """The template for operands of ``kind``; ``fast``: the ``"fast"`` entry where there is one
@@ -267,7 +272,7 @@ op("divide", "divide", 2, "numeric",
 op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
 op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
 op("pow", "power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
-   dunders=("pow",), host=_int_pow)
+   dunders=("pow",), host=_int_pow, scalar_forms={2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"})
 op("negative", "negative", 1, "numeric", {"default": "({T}(0) - {0})", "c": "ga_cneg_{S}({0})"},
    unary_dunder="neg")
 op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")

@@ -192,20 +192,16 @@ def test_placement_counts_the_rows(wgpu_device: xp.Device) -> None:
     _check(got, logsumexp(np, x), "float32")
 
 
-def test_row_cache_and_without(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows kept in shared memory after the first walk (``cache_cap``) and read from global memory
-    every walk (no cache) give the same results; weights broadcast along rows are not cached."""
+def test_subgroup_combine_and_without(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workgroup combines each row's partial results by subgroup shuffles (where the adapter
+    has them) or by a shared-memory tree: the same results, rows of every length class (shorter
+    than a workgroup, not a multiple of the four-element trip, several trips)."""
     from gpuarray.providers import wgpu_rowfuse
-    from gpuarray.render.wgsl_rowfuse import row_inputs
-    x = _x((70, 1000))
-    g = xp.asarray(x, device=wgpu_device)
-    (k,) = schedule([layernorm(xp, g)._node])
-    assert [k.instrs[i].shape for i in row_inputs(k)] == [(70, 1000)]
-    assert wgpu_rowfuse.cache_cap(wgpu_device.provider, k) == 1024
-    del k
-    for caps in (wgpu_rowfuse.CAPS, ()):
-        monkeypatch.setattr(wgpu_rowfuse, "CAPS", caps)
-        for name in ("softmax", "layernorm", "std"):
-            fn = WORKLOADS[name]
-            with xp.config(offload="always"):
-                _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")
+    for flag in (True, False):
+        monkeypatch.setattr(wgpu_rowfuse, "USE_SUBGROUPS", flag)
+        for shape in ((70, 100), (70, 1000), (65, 3001)):
+            x = _x(shape)
+            for name in ("softmax", "layernorm", "std", "logsumexp"):
+                fn = WORKLOADS[name]
+                with xp.config(offload="always"):
+                    _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")

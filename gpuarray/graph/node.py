@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._ops import OPS
 from .shapes import Shape
 
 _serial = itertools.count(1)
@@ -103,6 +104,11 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     """Return the node for this operation, reusing an identical live one."""
     if device is None:
         device = inputs[0].device
+    if op in _SCALAR_FORMS and inputs[1].op == "const" and dtype.kind == "f" and inputs[0].dtype == dtype \
+            and inputs[0].shape == shape:
+        unary = _SCALAR_FORMS[op].get(inputs[1].attrs[0].item())
+        if unary is not None:           # NumPy's fast path for this scalar (OpDef.scalar_forms)
+            return make(unary, (inputs[0],), dtype, shape, (), device)
     if len(inputs) == 2:
         serials: tuple[int, ...] = (inputs[0].serial, inputs[1].serial)
     else:
@@ -118,6 +124,7 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     return node
 
 
+_SCALAR_FORMS = {name: d.scalar_forms for name, d in OPS.items() if d.scalar_forms}
 _recent_consts: dict[tuple, Node] = {}     # strong refs to recently used constants (bounded)
 
 

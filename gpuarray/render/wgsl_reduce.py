@@ -144,7 +144,9 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
     return Variant("row", sg=sg), (o, length, inner)
 
 
-def _main(sg: bool, body: list[str]) -> str:
+def compute_main(sg: bool, body: list[str]) -> str:
+    """The ``main`` entry point of a workgroup-of-``WORKGROUP`` kernel around ``body`` (with the
+    subgroup built-ins ``sgi``, ``sgs``, ``sgid``, ``nsg`` when ``sg``)."""
     builtins = ["@builtin(workgroup_id) wid: vec3<u32>", "@builtin(num_workgroups) nwg: vec3<u32>",
                 "@builtin(local_invocation_index) lid: u32"]
     if sg:
@@ -305,7 +307,7 @@ def _row(p: _Parts) -> Rendered:
                 "    k = k + step;",
                 "  }"]
         combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
-        return p.source(_main(v.sg, head + split + loop + combined), True)
+        return p.source(compute_main(v.sg, head + split + loop + combined), True)
     assert isinstance(g, FlatGen)
     if v.vec == 4:
         accs = ["acc0", "acc1", "acc2", "acc3"]
@@ -358,7 +360,7 @@ def _row(p: _Parts) -> Rendered:
                 f"  var acc = {p.fold(['acc0', 'acc1'])};"]
     combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
     body = head + g.hoisted + loop + combined
-    return p.source(_main(v.sg, body), True)
+    return p.source(compute_main(v.sg, body), True)
 
 
 def _col(p: _Parts) -> Rendered:
@@ -387,7 +389,7 @@ def _col(p: _Parts) -> Rendered:
                 "    k = k + 1u;",
                 "  }",
                 *_indent(p.stores("acc0", "c * M + m"), 2)]
-        return p.source(_main(False, head + split + loop), False)
+        return p.source(compute_main(False, head + split + loop), False)
     assert isinstance(g, FlatGen)
     head += [f"  let I = {g.slot(('extra', 'I'))};",
              "  let base = (m / I) * L * I + m % I;     // flat index of (o, 0, i)"]
@@ -415,7 +417,7 @@ def _col(p: _Parts) -> Rendered:
             "  }"]
     for j in range(vc):
         loop += _indent(p.stores(combine(p.rop, p.cdt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
-    return p.source(_main(False, head + g.hoisted + loop), False)
+    return p.source(compute_main(False, head + g.hoisted + loop), False)
 
 
 def render_reduce(kernel: Kernel, variant: Variant | None = None) -> Rendered:
