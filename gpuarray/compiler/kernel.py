@@ -76,6 +76,23 @@ class Instr:
         return (self.op, self.args, self.dtype.str, len(self.shape), pats, extra)
 
 
+class Signature(tuple):
+    """A kernel signature: a tuple that keeps its hash (pipelines and shaders are looked up by
+    signature on every dispatch, and hashing the nested tuple again costs microseconds)."""
+
+    _hash: int
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = h = tuple.__hash__(self)
+            return h
+
+
+_SUMMARIES: dict[tuple, str] = {}       # (signature, out_shape) -> Kernel.summary()
+
+
 class Result(NamedTuple):
     """A stand-in out node of a breaker kernel without its epilogue: the breaker's dtype and shape."""
 
@@ -161,8 +178,8 @@ class Kernel:
     def signature(self) -> tuple:
         """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
         if self._sig is None:
-            self._sig = (self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
-                         tuple(self.outputs), tuple(self.operands), len(self.out_shape))
+            self._sig = Signature((self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
+                                   tuple(self.outputs), tuple(self.operands), len(self.out_shape)))
         return self._sig
 
     @property
@@ -177,6 +194,15 @@ class Kernel:
 
     def summary(self) -> str:
         """One line: the output shape and what the kernel is (and its fused epilogue)."""
+        key = (self.signature, self.out_shape)
+        got = _SUMMARIES.get(key)
+        if got is None:
+            if len(_SUMMARIES) >= 4096:
+                _SUMMARIES.clear()
+            got = _SUMMARIES[key] = self._summary()
+        return got
+
+    def _summary(self) -> str:
         what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else f"{self.kind}{self.attrs}"
         r = self.result_index
         if r is not None:

@@ -30,6 +30,7 @@ from typing import Any
 from .._ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
+from . import plan_cache
 from .kernel import INDEX_OPS, Instr, Kernel
 from .rowfuse import row_kernel
 
@@ -235,12 +236,23 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
     the breaker's kernel computes the group's targets, and writes the breaker's own
     value as one more output only when it is a target, another kernel reads it, or
     something outside this evaluation holds it (``_held_elsewhere``).
+    A graph of a structure scheduled before takes its kernels from ``plan_cache``.
     """
     live = [t for t in targets if not t.realized]
     order = _topo(live, through_breakers=True)
     # reference counts are read here, before anything in this function holds a breaker; None:
     # no breaker could take an epilogue
     held = _held_elsewhere(order) if any(n.op in EPILOGUE_KINDS for n in order if not n.realized) else None
+    key = plan_cache.structure(order, live, held)
+    seen = plan_cache.lookup(key)
+    if seen is not None:
+        return seen.instantiate(order)
+    kernels = _schedule(order, live, held)
+    plan_cache.store(key, kernels, order)
+    return kernels
+
+
+def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
     groups: dict[tuple, list[Node]] = {}
     for t in live:

@@ -45,7 +45,7 @@ class Node:
     """One operation in the expression graph (or a leaf holding data)."""
 
     __slots__ = ("op", "inputs", "dtype", "shape", "attrs", "device", "serial",
-                 "data", "depth", "__weakref__")
+                 "data", "depth", "skey", "__weakref__")
 
     op: str
     inputs: tuple[Node, ...]
@@ -56,6 +56,7 @@ class Node:
     serial: int
     data: Any            # a residency.Data once realized, else None
     depth: int
+    skey: tuple | None   # structure without the inputs (and a constant's value): compiler/plan_cache.py
 
     def __init__(self, op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
                  attrs: tuple, device: Any) -> None:
@@ -67,6 +68,7 @@ class Node:
         self.device = device
         self.serial = next(_serial)
         self.data = None
+        self.skey = None
         depth = 0
         for i in inputs:
             if i.depth > depth:
@@ -120,6 +122,7 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         node = ref() if ref is not None else None
         if node is None:
             node = Node(op, inputs, dtype, shape, attrs, device)
+            node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
             _table[key] = weakref.ref(node, lambda ref, key=key: _forget(key, ref))  # type: ignore[misc]
     return node
 

@@ -1,0 +1,152 @@
+"""Schedules remembered by the structure of the graph they were made for.
+
+``schedule`` (compiler/schedule.py) groups nodes into kernels: fusion, epilogues, row fusion. For a
+graph of the same structure as one seen before (the same ops, dtypes, shapes, attributes, devices
+and wiring, the same nodes already evaluated, and the same breakers held outside the evaluation)
+the answer is the same up to the nodes it refers to and the values of scalar constants, which are
+run-time parameters of every kernel. So a repeated evaluation (a training step, a solver iteration,
+a benchmark loop) looks its kernels up here instead of building them again: the graph walk that
+computes the key is what remains of scheduling.
+
+The key lists, in the walk's order, each node's structural key (``Node.skey``, set when the node is
+made; a constant's value is not in it) and the walk positions of its inputs, or the dtype, shape
+and device of a node already evaluated. A ``Template`` keeps the kernels with their nodes replaced
+by walk positions; ``instantiate`` puts the new graph's nodes and constant values back.
+
+>>> import numpy as np, gpuarray as xp
+>>> from gpuarray.compiler.schedule import schedule
+>>> x = xp.asarray(np.ones(1 << 20, np.float32), device="wgpu:0")
+>>> a, b = schedule([(x * 2 + 1)._node]), schedule([(x * 3 + 1)._node])
+>>> a[0].signature == b[0].signature, [i.params for i in b[0].instrs if i.op == "const"]
+(True, [(np.float32(3.0),), (np.float32(1.0),)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .kernel import Instr, Kernel
+
+ENABLED = True          # False: every evaluation schedules from scratch (tests compare the two)
+CAPACITY = 512          # templates kept; the table is emptied when it is full
+
+
+def structure(order: Sequence[Any], live: Sequence[Any], held: set[int] | None) -> tuple | None:
+    """The key of the graph ``order`` (schedule's walk) with targets ``live`` and breakers ``held``
+    outside it, or None where a node has no structural key (made outside ``graph.node.make``)."""
+    pos: dict[int, int] = {}
+    parts: list[tuple] = []
+    for n in order:
+        pos[n.serial] = len(pos)
+        if n.data is not None:
+            parts.append((n.dtype, n.shape, getattr(n.device, "name", n.device)))
+            continue
+        sk = n.skey
+        if sk is None:
+            return None
+        parts.append((sk, tuple([pos[i.serial] for i in n.inputs])))
+    targets = tuple([pos[t.serial] for t in live])
+    return (tuple(parts), targets, None if held is None else frozenset(pos[s] for s in held if s in pos))
+
+
+@dataclass
+class _KernelTemplate:
+    instrs: list[Instr]
+    consts: list[tuple[int, int]]       # (instruction, walk position of its constant node)
+    inputs: list[int]                   # walk positions
+    outputs: list[int]
+    out_nodes: list[Any]                # walk positions, or a Result stand-in as it is
+    out_shape: tuple
+    device: int                         # walk position of a node on the kernel's device
+    kind: str
+    attrs: tuple
+    operands: list[int]
+    sig: tuple
+
+
+class Template:
+    """Kernels of one schedule with their nodes replaced by walk positions."""
+
+    def __init__(self, parts: list[_KernelTemplate]) -> None:
+        self.parts = parts
+
+    @staticmethod
+    def of(kernels: Sequence[Kernel], order: Sequence[Any]) -> Template | None:
+        """The template of ``kernels`` scheduled for the walk ``order``, or None when a kernel refers
+        to something the walk does not reach."""
+        pos = {id(n): p for p, n in enumerate(order)}
+        consts: dict[int, int] = {}
+        for p, n in enumerate(order):
+            if n.op == "const" and n.data is None:
+                if id(n.attrs) in consts:       # two constants sharing one value tuple: not told apart
+                    return None
+                consts[id(n.attrs)] = p
+        parts = []
+        for k in kernels:
+            if any(id(n) not in pos for n in k.inputs):
+                return None
+            outs: list[Any] = []
+            for n in k.out_nodes:
+                if hasattr(n, "serial"):
+                    if id(n) not in pos:
+                        return None
+                    outs.append(pos[id(n)])
+                else:
+                    outs.append(n)
+            devs = [p for p, n in enumerate(order) if n.device is k.device] or \
+                [p for p, n in enumerate(order) if n.device == k.device]
+            if not devs:
+                return None
+            dev = devs[0]
+            cs = []
+            for i, ins in enumerate(k.instrs):
+                if ins.op == "const":
+                    cp = consts.get(id(ins.params))
+                    if cp is None:      # a constant not taken from a node of the walk
+                        return None
+                    cs.append((i, cp))
+            parts.append(_KernelTemplate(list(k.instrs), cs, [pos[id(n)] for n in k.inputs], list(k.outputs),
+                                         outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands), k.signature))
+        return Template(parts)
+
+    def instantiate(self, order: Sequence[Any]) -> list[Kernel]:
+        """The kernels for the walk ``order`` of a graph with this template's key."""
+        out = []
+        for t in self.parts:
+            instrs = list(t.instrs)
+            for i, p in t.consts:
+                c = instrs[i]
+                instrs[i] = Instr("const", c.args, c.dtype, c.shape, order[p].attrs)
+            k = Kernel(instrs, [order[p] for p in t.inputs], list(t.outputs),
+                       [order[p] if type(p) is int else p for p in t.out_nodes], t.out_shape,
+                       order[t.device].device, t.kind, t.attrs, list(t.operands))
+            k._sig = t.sig
+            out.append(k)
+        return out
+
+
+_table: dict[tuple, Template] = {}
+
+
+def lookup(key: tuple | None) -> Template | None:
+    """The template stored for ``key``."""
+    return _table.get(key) if key is not None and ENABLED else None
+
+
+def store(key: tuple | None, kernels: Sequence[Kernel], order: Sequence[Any]) -> None:
+    """Remember ``kernels`` (just scheduled for ``order``) under ``key``."""
+    if key is None or not ENABLED:
+        return
+    t = Template.of(kernels, order)
+    if t is None:
+        return
+    if len(_table) >= CAPACITY:
+        _table.clear()
+    _table[key] = t
+
+
+def clear() -> None:
+    """Forget every template."""
+    _table.clear()

@@ -1,0 +1,147 @@
+"""Schedules remembered by graph structure (compiler/plan_cache.py): a repeated evaluation takes
+its kernels from the cache, with its own nodes and scalar values, and never a stale input; any
+change of structure (shape, dtype, wiring, which nodes are evaluated, which breakers the user
+holds) schedules afresh."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.compiler import plan_cache
+from gpuarray.compiler.schedule import schedule
+
+from .conftest import assert_same
+
+sched_mod = importlib.import_module("gpuarray.compiler.schedule")   # the module (the package exports the function)
+
+
+def _softmax(p: Any, x: Any, c: float) -> Any:
+    e = p.exp(c * (x - p.max(x, axis=-1, keepdims=True)))
+    return e / p.sum(e, axis=-1, keepdims=True)
+
+
+def _layernorm(p: Any, x: Any, c: float) -> Any:
+    mu = p.mean(x, axis=-1, keepdims=True)
+    return (x - mu) / p.sqrt(p.mean((x - mu) ** 2, axis=-1, keepdims=True) + c)
+
+
+WORKLOADS: dict[str, Callable[[Any, Any, float], Any]] = {
+    "chain": lambda p, x, c: p.sin(x * c + 0.5) - p.cos(x) * c,
+    "softmax": _softmax,
+    "layernorm": _layernorm,
+    "sum_epilogue": lambda p, x, c: p.sqrt(p.sum(x * x, axis=0) * abs(c)),
+    "var0": lambda p, x, c: p.var(x * c, axis=0),
+    "matmul_epilogue": lambda p, x, c: p.tanh((x @ x.T) * c + 1.0),
+}
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts fresh schedules (cache misses)."""
+    calls = [0]
+    real = sched_mod._schedule
+
+    def count(*a: Any) -> Any:
+        calls[0] += 1
+        return real(*a)
+    monkeypatch.setattr(sched_mod, "_schedule", count)
+    plan_cache.clear()
+    return calls
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_new_scalars_and_inputs_reuse_the_schedule(device: xp.Device, name: str, counted: list[int]) -> None:
+    rng = np.random.default_rng(0)
+    fn = WORKLOADS[name]
+    with xp.config(offload="always"):
+        for trial, c in enumerate((1.5, -0.25, 3.0, 1.5)):
+            x = rng.uniform(-3, 3, (96, 130)).astype("float32")
+            got = fn(xp, xp.asarray(x, device=device), c)
+            assert_same(got, fn(np, x.astype(np.float64), c).astype("float32"), rtol=2e-5, atol=2e-4)
+            del got
+            assert counted[0] == 1, f"trial {trial}: scheduled {counted[0]} times"
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_cached_kernels_equal_fresh_ones(wgpu_device: xp.Device, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels instantiated from the cache are the ones a fresh schedule gives: the same
+    instructions, scalar values, input and output nodes."""
+    rng = np.random.default_rng(1)
+    x = xp.asarray(rng.uniform(-3, 3, (96, 130)).astype("float32"), device=wgpu_device)
+    plan_cache.clear()
+    schedule([WORKLOADS[name](xp, x, 2.0)._node])           # fills the cache
+    root = WORKLOADS[name](xp, x, -7.0)._node
+    cached = schedule([root])
+    monkeypatch.setattr(plan_cache, "ENABLED", False)
+    fresh = schedule([root])
+    assert [k.describe() for k in cached] == [k.describe() for k in fresh]
+    for a, b in zip(cached, fresh, strict=True):
+        assert [id(n) for n in a.inputs] == [id(n) for n in b.inputs]
+        assert [id(n) if hasattr(n, "serial") else n for n in a.out_nodes] == \
+            [id(n) if hasattr(n, "serial") else n for n in b.out_nodes]
+        assert [i.params for i in a.instrs] == [i.params for i in b.instrs]
+        assert a.signature == b.signature and a.kind == b.kind and a.device is b.device
+
+
+def test_structure_changes_schedule_afresh(wgpu_device: xp.Device, counted: list[int]) -> None:
+    rng = np.random.default_rng(2)
+    with xp.config(offload="always"):
+        for shape, dt in (((64, 100), "float32"), ((64, 101), "float32"), ((64, 100), "float64")):
+            x = rng.uniform(-3, 3, shape).astype(dt)
+            assert_same(_softmax(xp, xp.asarray(x, device=wgpu_device), 1.0), _softmax(np, x, 1.0),
+                        rtol=1e-5, atol=1e-6)
+        assert counted[0] == 3
+        # the same values wired differently: x * c + c (one constant) and x * c + d (two)
+        x = rng.uniform(-3, 3, 5000).astype("float32")
+        g = xp.asarray(x, device=wgpu_device)
+        assert_same(g * 2.0 + 2.0, x * np.float32(2) + np.float32(2))
+        assert_same(g * 2.0 + 3.0, x * np.float32(2) + np.float32(3))
+        assert_same(g * 4.0 + 4.0, x * np.float32(4) + np.float32(4))
+        assert counted[0] == 5
+
+
+def test_evaluated_intermediates_and_held_breakers(wgpu_device: xp.Device, counted: list[int]) -> None:
+    """An intermediate evaluated earlier is read, not recomputed; a reduction the user holds is
+    written as well as consumed by its epilogue: each is its own structure."""
+    x = np.random.default_rng(3).uniform(-3, 3, (64, 300)).astype("float32")
+    g = xp.asarray(x, device=wgpu_device)
+    with xp.config(offload="always"):
+        for hold in (False, True, False, True):
+            s = xp.sum(g, axis=-1, keepdims=True)
+            y = g / s
+            if hold:
+                xp.evaluate(y)
+                assert_same(s, np.sum(x, axis=-1, keepdims=True), rtol=1e-5, atol=1e-5)
+            else:
+                del s
+            assert_same(y, x / np.sum(x, axis=-1, keepdims=True), rtol=1e-4, atol=1e-5)
+        for early in (False, True, False, True):
+            a = g * 3.0
+            if early:
+                xp.evaluate(a)
+            assert_same(xp.exp(a) + 1.0, np.exp(x * np.float32(3)) + np.float32(1), rtol=2e-6)
+    assert counted[0] <= 8
+
+
+def test_kernels_never_read_stale_inputs(wgpu_device: xp.Device, counted: list[int]) -> None:
+    """The same structure over different arrays: each evaluation reads its own inputs (a new leaf,
+    a view of another array, an array written in place since)."""
+    rng = np.random.default_rng(4)
+    with xp.config(offload="always"):
+        a = rng.uniform(-3, 3, 9000).astype("float32")
+        g = xp.asarray(a, device=wgpu_device)
+        outs = []
+        for k in range(4):
+            b = rng.uniform(-3, 3, 9000).astype("float32")
+            outs.append((xp.asarray(b, device=wgpu_device) * 2.0 - g, b * np.float32(2) - a))
+            g[:10] = float(k)
+            a[:10] = k
+        for got, want in outs:
+            assert_same(got, want)
+    assert counted[0] >= 1
