@@ -104,7 +104,9 @@ globals().update(_ELEMENTWISE)
 
 
 def evaluate(*arrays: GpuArray) -> None:
-    """Compute these arrays now (fused, one submit). Values are kept on their device.
+    """Compute these arrays now (fused). Values are kept on their device. On wgpu the kernels are
+    submitted at once, or, for small work, with the next evaluations' (a read or ``synchronize``
+    submits them).
 
     >>> a = asarray([1.0, 2.0], device="cpu") + 1
     >>> evaluate(a)

@@ -196,6 +196,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
         return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
+    done = False
     try:
         for k in kernels:
             p = place(k)
@@ -218,6 +219,10 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             remember(k, datas)          # to compute them again if the device is lost (residency.py)
             for node, d in zip(k.out_nodes, datas, strict=True):
                 _realize(node, d, undo)
+        done = True
     finally:
         for provider in used.values():
-            provider.flush()
+            if done:
+                provider.end_evaluation()   # submits now, or with later evaluations (small work)
+            else:
+                provider.flush()

@@ -63,6 +63,7 @@ def test_repeated_evaluation_reuses_bind_groups(wgpu_device: xp.Device) -> None:
     with xp.config(offload="always"):
         for _ in range(3):                       # the pool hands the same output buffer back
             xp.evaluate(x * 3 + 1)
+        xp.synchronize(wgpu_device)     # small evaluations share a pass (end_evaluation); each below starts one
         hits, misses = prov.bindings.hits, prov.bindings.misses
         for i in range(5):
             y = x * 3 + float(i)                 # a new constant: same kernel and bindings

@@ -263,6 +263,9 @@ class InProcessProvider:
     def flush(self) -> None:
         return None
 
+    def end_evaluation(self) -> None:
+        return None
+
     def synchronize(self) -> None:
         return None
 

@@ -71,6 +71,11 @@ WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elemen
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
+# end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
+# or binds this many bytes; below both, small evaluations share a submit (on the H200's host a submit
+# with its command encoder costs 40-60 us; 64 MB is about 20 us of the GPU's memory time)
+SUBMIT_DISPATCHES = 16
+SUBMIT_BYTES = 64 << 20
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query",
                    "timestamp-query-inside-passes")
@@ -196,6 +201,8 @@ class WgpuProvider:
         self._pass: Any = None
         self._keep: list[Any] = []
         self._deferred: list[Any] = []
+        self._pass_dispatches = 0         # dispatches and bytes bound in the open pass (end_evaluation)
+        self._pass_bytes = 0
         bu = self.wgpu.BufferUsage
         self.params = wgpu_pool.ParamArena(self.device, bu.STORAGE | bu.COPY_DST,
                                            int(adapter.limits.get("min-storage-buffer-offset-alignment", 256)))
@@ -284,6 +291,7 @@ class WgpuProvider:
                 self.timer.abandon()
             self._enc = self._pass = self._fence = None
             self._keep, self._deferred = [], []
+            self._pass_dispatches = self._pass_bytes = 0
             self._pending.clear()
             self.pipelines.clear()
         return self._lost_error()
@@ -345,23 +353,33 @@ class WgpuProvider:
                 pooled=self.pool.free_bytes) from exc
 
     # ---- memory
-    def alloc(self, nbytes: int) -> GpuHandle:
+    def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
+        """A buffer of at least ``nbytes`` for a kernel to write. With ``reuse`` it may be one freed
+        while the open pass was recorded (its last readers are earlier dispatches of the pass, which
+        run first); an upload, written by the queue before the pass runs, takes ``reuse=False``."""
         with self.lock:
             self._drain()
+            if reuse and self._deferred:
+                cls = wgpu_pool.size_class(nbytes, self.pool.max_bytes)
+                for i in range(len(self._deferred) - 1, -1, -1):
+                    buf = self._deferred[i]
+                    if buf.size == cls and wgpu_pool.alive(buf):
+                        del self._deferred[i]
+                        return GpuHandle(buf, nbytes)
             return GpuHandle(self._get(self.pool, nbytes), nbytes)
 
-    def alloc_array(self, n: int, itemsize: int) -> GpuHandle | SegmentedHandle:
+    def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
         """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
-        is larger than the adapter's largest buffer."""
+        is larger than the adapter's largest buffer (``reuse``: as for ``alloc``)."""
         nbytes = n * itemsize
         if nbytes <= self.max_buffer:
-            return self.alloc(nbytes)
+            return self.alloc(nbytes, reuse)
         chunk = self.chunk_elems()
         seg = max(1, self.max_buffer // (itemsize * chunk)) * chunk
         parts: list[GpuHandle] = []
         try:
             for start in range(0, n, seg):
-                parts.append(self.alloc(min(seg, n - start) * itemsize))
+                parts.append(self.alloc(min(seg, n - start) * itemsize, reuse))
         except BaseException:
             for p in parts:
                 self.free(p)
@@ -374,7 +392,7 @@ class WgpuProvider:
         sdt = STORAGE_NP[host.dtype]
         flat = host.reshape(-1)
         with self.lock, self._guard():
-            h = self.alloc_array(flat.size, sdt.itemsize)
+            h = self.alloc_array(flat.size, sdt.itemsize, reuse=False)
             try:
                 step = wgpu_pool.STAGE_BYTES // sdt.itemsize
                 pieces = [(part.buffer, (start - base) * sdt.itemsize, flat[start:min(start + step, base + n)])
@@ -529,12 +547,25 @@ class WgpuProvider:
                 self._pass = None
                 self._enc = None
                 self._keep = []
+                self._pass_dispatches = self._pass_bytes = 0
                 self.params.reset()
                 for buf in self._deferred:
                     self.pool.put(buf)
                 self._deferred = []
                 self._drain()
             _metrics.add("submits")
+
+    def end_evaluation(self) -> None:
+        """The end of one evaluation: submit the open pass when it holds ``SUBMIT_DISPATCHES``
+        dispatches or more, binds ``SUBMIT_BYTES`` or more (work worth starting the GPU on at
+        once), or dispatches are being timed; otherwise leave it open for later evaluations, so
+        that a run of small evaluations shares one command encoder and one submit. Anything that
+        needs the results (a download, ``synchronize``, a host kernel reading them) submits first."""
+        with self.lock:
+            if self._pass is not None and (self._pass_dispatches >= SUBMIT_DISPATCHES
+                                           or self._pass_bytes >= SUBMIT_BYTES or self.timer is not None
+                                           and wgpu_timing.active()):
+                self.flush()
 
     def dispatch(self, source: str, prm: np.ndarray, buffers: Sequence[Any], groups: int) -> None:
         """Record one dispatch of ``source`` over ``groups`` workgroups (2-D past 65535) into the open pass.
@@ -547,9 +578,17 @@ class WgpuProvider:
         pipeline, layout = self.pipeline_for(source)
         self._begin()
         ranges: list[Any] = [self.params.put(prm, self._keep)]
+        nbytes = 0
         for h in buffers:
             # 16: an empty complex128 array; a raw buffer (data_buffer: new each time) is bound whole
-            ranges.append((h.buffer, 0, max(h.nbytes, 16)) if isinstance(h, GpuHandle) else h)
+            if isinstance(h, GpuHandle):
+                ranges.append((h.buffer, 0, max(h.nbytes, 16)))
+                nbytes += h.nbytes
+            else:
+                ranges.append(h)
+                nbytes += h[2] if isinstance(h, tuple) else 0
+        self._pass_dispatches += 1
+        self._pass_bytes += nbytes
 
         def make() -> Any:
             entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}

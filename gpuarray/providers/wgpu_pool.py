@@ -41,7 +41,7 @@ def size_class(nbytes: int, max_bytes: int | None = None) -> int:
     return cls
 
 
-def _alive(buf: Any) -> bool:
+def alive(buf: Any) -> bool:
     return getattr(buf, "_internal", True) is not None
 
 
@@ -71,7 +71,7 @@ class BufferPool:
         while lst:
             buf = lst.pop()
             self.free_bytes -= cls
-            if _alive(buf):
+            if alive(buf):
                 self.reused += 1
                 self.live += cls
                 return buf
@@ -86,7 +86,7 @@ class BufferPool:
             return
         cls = buf.size
         self.live -= cls
-        if not _alive(buf):
+        if not alive(buf):
             # a garbage-collected reference cycle can finalize the GPUBuffer before the
             # array that owns it: never pool a released buffer
             return
