@@ -83,6 +83,7 @@ def info(args: argparse.Namespace) -> int:
         try:
             p = provider_for(xp.Device(f"wgpu:{i}"))
             entry["float64_on_host"] = sorted(p.host_only_f64)
+            entry["complex128_on_host"] = sorted(p.host_only_c128)
             found, checks = numerics(p), builtin_checks(p)
             entry["numerics"] = found
             entry["builtins"] = checks         # which WGSL built-ins give the exact answer (wgpu_probe.py)
@@ -104,6 +105,8 @@ def info(args: argparse.Namespace) -> int:
         print("    limits: " + ", ".join(f"{k}={v}" for k, v in a["limits"].items()))
         if a.get("float64_on_host"):
             print(f"    float64 ops that run on the host: {', '.join(a['float64_on_host'])}")
+        if a.get("complex128_on_host"):
+            print(f"    complex128 ops that run on the host: {', '.join(a['complex128_on_host'])}")
         if a.get("numerics"):
             print("    float32 arithmetic: " + ", ".join(f"{k}={v}" for k, v in a["numerics"].items()))
         for sfx, checks in a.get("builtins", {}).items():

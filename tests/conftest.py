@@ -106,10 +106,13 @@ def flush_subnormals(a: object) -> object:
 def _fresh_signature_cache() -> object:
     """Some tests make a device drop float64 (monkeypatching ``provider.f64``), which no real device
     does at run time; the dtype-resolution cache of ``_elementwise`` must not carry their answers
-    into the next test."""
+    into the next test, nor the schedule cache's templates (which keep answers such as
+    ``cannot_run``)."""
     yield
     from gpuarray import _elementwise
+    from gpuarray.compiler import plan_cache
     _elementwise._SIG.clear()
+    plan_cache.clear()
 
 
 def zero_tie_first(fn: Any) -> Any:

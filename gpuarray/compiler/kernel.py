@@ -113,6 +113,10 @@ class Kernel:
     operands: list[int] = field(default_factory=list)   # breaker inputs, as instruction indices
     _sig: tuple | None = field(default=None, repr=False)
     _res: int | None = field(default=None, repr=False)
+    _size: int = field(default=-1, repr=False)
+    # answers that depend only on what a plan_cache key fixes (structure, shapes, dtypes), shared by
+    # every kernel instantiated from one template (providers keep cannot_run / needs_split there)
+    memo: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def result_index(self) -> int | None:
@@ -184,7 +188,9 @@ class Kernel:
 
     @property
     def size(self) -> int:
-        return math.prod(self.out_shape)          # (np.prod costs microseconds per call)
+        if self._size < 0:
+            self._size = math.prod(self.out_shape)    # (np.prod costs microseconds per call)
+        return self._size
 
     def ops(self) -> set[str]:
         return {i.op for i in self.instrs}

@@ -64,6 +64,7 @@ class _KernelTemplate:
     attrs: tuple
     operands: list[int]
     sig: tuple
+    memo: dict
 
 
 class Template:
@@ -108,7 +109,7 @@ class Template:
                         return None
                     cs.append((i, cp))
             parts.append(_KernelTemplate(list(k.instrs), cs, [pos[id(n)] for n in k.inputs], list(k.outputs),
-                                         outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands), k.signature))
+                                         outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands), k.signature, {}))
         return Template(parts)
 
     def instantiate(self, order: Sequence[Any]) -> list[Kernel]:
@@ -123,6 +124,7 @@ class Template:
                        [order[p] if type(p) is int else p for p in t.out_nodes], t.out_shape,
                        order[t.device].device, t.kind, t.attrs, list(t.operands))
             k._sig = t.sig
+            k.memo = t.memo
             out.append(k)
         return out
 

@@ -89,11 +89,12 @@ WANTED_LIMITS = (
 # garbage and the NVIDIA driver fails to compile the shader and loses the device (both seen
 # here). Until software float64 versions exist, these run on the host. The same ops on
 # complex128 run on the host too (their WGSL would call the float64 ones).
-F64_HOST_OPS = frozenset({
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+F64_HOST_OPS = frozenset({       # (exp and log: render/wgsl_f64.py)
+    "expm1", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
     "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
 })
+C128_HOST_OPS = F64_HOST_OPS | {"exp", "log"}    # complex128 exp and log have no WGSL helper yet
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
@@ -195,6 +196,7 @@ class WgpuProvider:
         self.timer = wgpu_timing.GpuTimer(self) if wgpu_timing.supported(self.features) else None
         self.lock = threading.RLock()
         self.host_only_f64: set[str] = set(F64_HOST_OPS) if self.f64 else set()
+        self.host_only_c128: set[str] = set(C128_HOST_OPS) if self.f64 else set()
         self.lost: str | None = None          # why the device was lost, once it is
         self._lost_seen = len(_lost_reasons)
         self._enc: Any = None
@@ -230,6 +232,16 @@ class WgpuProvider:
 
     def needs_split(self, kernel: Kernel) -> bool:
         """Whether an elementwise kernel exceeds one binding or 32-bit indexing (run in chunks)."""
+        memo = kernel.memo
+        if memo is not None:
+            key = ("needs_split", self, self.max_binding)
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = self._needs_split(kernel)
+            return got
+        return self._needs_split(kernel)
+
+    def _needs_split(self, kernel: Kernel) -> bool:
         if kernel.size >= 2**32:
             return True
         for node in list(kernel.inputs) + list(kernel.out_nodes):
@@ -238,12 +250,25 @@ class WgpuProvider:
         return False
 
     def cannot_run(self, kernel: Kernel) -> str | None:
+        """Why ``kernel`` cannot run on this adapter (it then runs on the host), or None."""
+        memo = kernel.memo
+        if memo is not None:
+            # what the answer depends on besides the kernel (tests change these on a live provider)
+            key = ("cannot_run", self, self.max_binding, self.max_storage_buffers, self.f64, self.i64,
+                   len(self.host_only_f64), len(self.host_only_c128))
+            if key not in memo:
+                memo[key] = self._cannot_run(kernel)
+            return memo[key]
+        return self._cannot_run(kernel)
+
+    def _cannot_run(self, kernel: Kernel) -> str | None:
         if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
             return f"no WGSL kernel for {kernel.kind} yet; it runs on the host"
         for ins in kernel.instrs:
             if not self.supports(ins.dtype):
                 return f"{ins.dtype} is not supported by this adapter"
-            if (ins.dtype == float64 or ins.dtype == complex128) and ins.op in self.host_only_f64:
+            if ins.dtype == float64 and ins.op in self.host_only_f64 or \
+                    ins.dtype == complex128 and ins.op in self.host_only_c128:
                 return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
                         "it runs on the host")
         if kernel.kind not in COMPLEX_KINDS and any(
@@ -677,5 +702,5 @@ class WgpuProvider:
             "adapter_type": info.get("adapter_type"), "vendor": info.get("vendor"),
             "description": info.get("description"), "features": list(self.features),
             "limits": dict(self.limits), "float64": self.f64, "int64": self.i64,
-            "float64_on_host": sorted(self.host_only_f64),
+            "float64_on_host": sorted(self.host_only_f64), "complex128_on_host": sorted(self.host_only_c128),
         }

@@ -7,9 +7,10 @@ infinity are detected through bitcasts and never written as literals
 
 ``FLT`` templates serve every float type; ``F32`` holds float32 versions that
 replace them: the exp/log/trig/pow family computed in software to within a
-few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). float64
+few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). float64 ``exp`` and
+``log`` are computed in software too (``wgsl_f64.py``); the other float64
 transcendentals run on the host (``providers/webgpu.py`` ``F64_HOST_OPS``), so
-their ``FLT`` versions, which use the built-ins, are not used there.
+their ``FLT`` versions, which use the 32-bit-only built-ins, are not used there.
 Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py``.
 """
 
@@ -20,6 +21,7 @@ import re
 from .._ops import NAN_THROUGH
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
+from .wgsl_f64 import F64_MATH
 from .wgsl_round import F32_ROUND, FLT_ROUND, ROUND_CONSTS
 from .wgsl_xlib import F32_X, FLT_X
 
@@ -470,7 +472,8 @@ def _definition(name: str, suffix: str) -> str:
     if suffix in CPLX_CONSTS:
         table, consts = (C64 if suffix == "c64" and name in C64 else CPX), CPLX_CONSTS[suffix]
     elif suffix in FLOAT_CONSTS:
-        table, consts = (F32 if suffix == "f32" and name in F32 else FLT), FLOAT_CONSTS[suffix]
+        table = F32 if suffix == "f32" and name in F32 else F64_MATH if suffix == "f64" and name in F64_MATH else FLT
+        consts = FLOAT_CONSTS[suffix]
     else:
         table, consts = INT, INT_CONSTS[suffix]
     if name not in table:
