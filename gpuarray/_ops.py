@@ -198,7 +198,11 @@ def _wide(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    """1 / (1 + exp(-x)); for x < 0 as e / (1 + e), e = exp(x), as the kernels do (and SciPy): it
+    keeps its relative accuracy down to the subnormals instead of giving 0 below -709.78."""
+    with np.errstate(over="ignore"):
+        e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def _logit(x: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@
   used pipelines compiled at start: ``wgpu_cache``), a size-class buffer pool, and two
   alternating pooled staging buffers per large transfer (``wgpu_pool``);
 - GPU time per dispatch from timestamp queries when timing is on (``wgpu_timing``);
-- float64 transcendentals run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``);
+- float64 transcendentals other than the exp / log / hyperbolic family (``render/wgsl_f64.py``)
+  run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``);
 - elementwise kernels over arrays larger than one storage binding (or with 2**32
   elements or more) run in chunks, each binding a sub-range of every buffer; arrays
   larger than the largest buffer are split into segments (``SegmentedHandle``);
@@ -89,12 +90,12 @@ WANTED_LIMITS = (
 # garbage and the NVIDIA driver fails to compile the shader and loses the device (both seen
 # here). Until software float64 versions exist, these run on the host. The same ops on
 # complex128 run on the host too (their WGSL would call the float64 ones).
-F64_HOST_OPS = frozenset({       # (exp and log: render/wgsl_f64.py)
-    "expm1", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
-    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
+F64_HOST_OPS = frozenset({       # (the exp / log family, tanh, sinh, cosh, expit, logit, logaddexp: render/wgsl_f64.py)
+    "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "pow",
+    "float_power", "entr", "exp2", "exp10", "sinc", "xlog1py",
 })
-C128_HOST_OPS = F64_HOST_OPS | {"exp", "log"}    # complex128 exp and log have no WGSL helper yet
+# no complex128 WGSL helpers for these yet
+C128_HOST_OPS = F64_HOST_OPS | {"exp", "log", "expm1", "log1p", "sinh", "cosh", "tanh", "logaddexp", "expit", "logit"}
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}

@@ -1,4 +1,5 @@
-"""float64 math in software: ``exp`` and ``log`` as WGSL helpers for adapters with ``shader-f64``.
+"""float64 math in software: ``exp``, ``log``, ``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh`` as
+WGSL helpers for adapters with ``shader-f64``.
 
 SPIR-V's GLSL built-ins (``exp``, ``log``, ...) are 32-bit only, so float64 transcendentals cannot
 use them; arithmetic, ``fma``, comparisons and bit casts are exact in float64 on every adapter with
@@ -12,10 +13,15 @@ the feature. These follow fdlibm (Sun Microsystems, as in FreeBSD's msun and mus
   s = f / (2 + f) with one correction step (s + (f - s (2 + f)) / (2 + f), so that a division that
   is not correctly rounded costs nothing), and fdlibm's e_log.c: log(1 + f) = f - (hfsq - s (hfsq
   + R(s^2))), R of degree 7 in s^2, hfsq = f^2 / 2, plus k ln2 in two parts.
+- ``expm1``: the same reduction for |x| > ln2 / 2, a Taylor series to r^15 / 15!, and
+  (2^k - 1) + 2^k expm1(r). ``log1p``: a Taylor series below 2^-10; else 1 + x split into uh (its
+  top 26 bits, by a mask) and ul = (1 - uh) + x, and log(uh) + log1p(ul / uh) to second order.
+- ``sinh``, ``cosh``, ``tanh``: e_sinh.c, e_cosh.c and s_tanh.c on ``expm1`` and ``exp``.
 
-Both within 1 ULP of NumPy in a NumPy emulation of these steps over 4 million arguments each (the
-exponent ranges, [-1, 1], [0.5, 2], around 1, subnormals); special values as NumPy's. Constants
-are written as their bits (``bitcast<f64>(0x...lu)``), so no literal parsing can change them.
+Largest errors against NumPy (tests/test_mathlib_f64.py, lavapipe and the H200): exp, log and log1p
+1 ULP, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3; special values as
+NumPy's. wgsl_lib's generic ``logit`` and ``logaddexp`` use these. Constants are written as their bits
+(``bitcast<f64>(0x...lu)``), so no literal parsing can change them.
 
 ``F64_MATH`` maps helper names to templates (``ga_<name>_f64``); ``wgsl_lib`` uses them for float64
 in place of the generic ``FLT`` ones.
@@ -51,18 +57,31 @@ _horner = _c(1.0 / math.factorial(13))
 for _n in range(12, 1, -1):
     _horner = f"({_horner} * r + {_c(1.0 / math.factorial(_n))})"
 
+F64_MATH["redln2"] = f"""fn ga_redln2_f64(x: f64, k: f64) -> f64 {{
+  // x - k ln2 with ln2 in two parts, as two explicit fmas: written as (x - k hi) - k lo, a compiler
+  // may merge the products into x - k (hi + lo), which rounds k ln2 (about 200 ULP of exp(x) at
+  // |x| ~ 700, seen on the H200 where exp was inlined into sinh); the first fma is exact either way
+  return fma(-k, {_c(LN2_LO)}, fma(-k, {_c(LN2_HI)}, x));
+}}"""
+
+F64_MATH["expscaled"] = f"""fn ga_expscaled_f64(x: f64, s: i32) -> f64 {{
+  // exp(x) 2^s for x in [-746, 711] and a finite result (s = -1: sinh and cosh near overflow, where
+  // exp(x) itself overflows): p 2^(k + s), k + s in [-1076, 1024], in two factors of at least 2^-538,
+  // each a normal number, so that only the last product rounds (once, for a subnormal result)
+  let k = ga_round_f64(x * {_c(INV_LN2)});
+  let r = ga_redln2_f64(x, k);
+  let q = {_horner};
+  let p = f64(1) + (r + r * r * q);
+  let ki = i32(k) + s;
+  let h = ki / 2;
+  return (p * ga_pow2i_f64(h)) * ga_pow2i_f64(ki - h);
+}}"""
+
 F64_MATH["exp"] = f"""fn ga_exp_f64(x: f64) -> f64 {{
   if (ga_isnan_f64(x)) {{ return x; }}
   if (x > {_c(EXP_MAX)}) {{ return ga_inf_f64(); }}
   if (x < {_c(EXP_MIN)}) {{ return f64(0); }}
-  let k = ga_round_f64(x * {_c(INV_LN2)});
-  let r = (x - k * {_c(LN2_HI)}) - k * {_c(LN2_LO)};
-  let q = {_horner};
-  let p = f64(1) + (r + r * r * q);
-  // p 2^k, k in [-1075, 1024]: two factors of at least 2^-538, so only the last product rounds
-  let ki = i32(k);
-  let h = ki / 2;
-  return (p * ga_pow2i_f64(h)) * ga_pow2i_f64(ki - h);
+  return ga_expscaled_f64(x, 0);
 }}"""
 
 F64_MATH["log"] = f"""fn ga_log_f64(x: f64) -> f64 {{
@@ -87,5 +106,111 @@ F64_MATH["log"] = f"""fn ga_log_f64(x: f64) -> f64 {{
   let t1 = w * ({_c(LG[1])} + w * ({_c(LG[3])} + w * {_c(LG[5])}));
   let t2 = z * ({_c(LG[0])} + w * ({_c(LG[2])} + w * ({_c(LG[4])} + w * {_c(LG[6])})));
   let hfsq = {_c(0.5)} * f * f;
-  return dk * {_c(LN2_HI)} - ((hfsq - (s * (hfsq + (t2 + t1)) + dk * {_c(LN2_LO)})) - f);
+  // the two parts of k ln2 as explicit fmas, so that no compiler merges them (see ga_redln2)
+  return fma(dk, {_c(LN2_HI)}, -((hfsq - fma(dk, {_c(LN2_LO)}, s * (hfsq + (t2 + t1)))) - f));
 }}"""
+
+F64_MATH["log1p"] = f"""fn ga_log1p_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  if (x == f64(-1)) {{ return -ga_inf_f64(); }}
+  if (x < f64(-1)) {{ return ga_nan_f64(); }}
+  if (ga_isinf_f64(x)) {{ return x; }}
+  if (abs(x) < {_c(2.0 ** -10)}) {{
+    // Taylor series to x^8 (the next term is below 2^-80 x)
+    return x * (f64(1) + x * ({_c(-1 / 2)} + x * ({_c(1 / 3)} + x * ({_c(-1 / 4)} + x * ({_c(1 / 5)}
+      + x * ({_c(-1 / 6)} + x * ({_c(1 / 7)} + x * {_c(-1 / 8)})))))));
+  }}
+  if (x < {_c(-0.5)}) {{ return ga_log_f64(f64(1) + x); }}     // 1 + x exact (Sterbenz)
+  if (x > {_c(2.0 ** 53)}) {{ return ga_log_f64(x) + f64(1) / x; }}
+  // 1 + x = uh + ul: uh keeps the top 26 bits of the rounded sum, so 1 - uh is exact and ul carries
+  // the rest (the mask, not a float identity, keeps compilers from folding (1 + x) - 1 to x);
+  // log(1 + x) = log(uh) + log1p(d), d = ul / uh < 2^-26
+  let uh = bitcast<f64>(bitcast<u64>(f64(1) + x) & 0xfffffffffc000000lu);
+  let ul = (f64(1) - uh) + x;
+  let d = ul / uh;
+  return ga_log_f64(uh) + (d - {_c(0.5)} * d * d);
+}}"""
+
+_expm1_horner = _c(1.0 / math.factorial(15))
+for _n in range(14, 1, -1):
+    _expm1_horner = f"({_expm1_horner} * r + {_c(1.0 / math.factorial(_n))})"
+
+F64_MATH["expm1"] = f"""fn ga_expm1_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  if (x == f64(0)) {{ return x; }}
+  if (x > {_c(EXP_MAX)}) {{ return ga_inf_f64(); }}
+  if (x < {_c(-38.5)}) {{ return f64(-1); }}
+  var k = f64(0);
+  var r = x;
+  if (abs(x) > {_c(math.log(2.0) / 2)}) {{
+    k = ga_round_f64(x * {_c(INV_LN2)});
+    r = ga_redln2_f64(x, k);
+  }}
+  // expm1(r), |r| <= ln2 / 2: r + r^2 Q(r), Q the Taylor series to r^15 / 15!
+  let e = r + r * r * {_expm1_horner};
+  let ki = i32(k);
+  if (ki == 0) {{ return e; }}
+  if (ki > 56) {{
+    let h = ki / 2;
+    return ((f64(1) + e) * ga_pow2i_f64(h)) * ga_pow2i_f64(ki - h) - f64(1);
+  }}
+  let t = ga_pow2i_f64(ki);
+  return (t - f64(1)) + t * e;
+}}"""
+
+# sinh, cosh, tanh: fdlibm's e_sinh.c, e_cosh.c, s_tanh.c on expm1 and exp (the generic versions in
+# wgsl_lib.py square exp(|x| / 2) and were 4-5 ULP off in float64); above 22, exp(|x|) / 2 as one
+# scaled exp (fdlibm's (h w) w with w = exp(|x| / 2) overflowed on the H200 between 709.78 and 710.48)
+_OVF = 710.4758600739439                 # above: sinh and cosh overflow
+F64_MATH["sinh"] = f"""fn ga_sinh_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  if (ga_isinf_f64(x)) {{ return x; }}
+  let a = abs(x);
+  if (a < {_c(2.0 ** -28)}) {{ return x; }}
+  let h = ga_copysign_f64({_c(0.5)}, x);
+  if (a < f64(22)) {{
+    let t = ga_expm1_f64(a);
+    if (a < f64(1)) {{ return h * (f64(2) * t - t * t / (t + f64(1))); }}
+    return h * (t + t / (t + f64(1)));
+  }}
+  if (a <= {_c(_OVF)}) {{ return ga_copysign_f64(ga_expscaled_f64(a, -1), x); }}     // exp(a) / 2
+  return ga_copysign_f64(ga_inf_f64(), x);
+}}"""
+F64_MATH["cosh"] = f"""fn ga_cosh_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  let a = abs(x);
+  if (a < {_c(math.log(2.0) / 2)}) {{
+    let t = ga_expm1_f64(a);
+    let w = f64(1) + t;
+    return f64(1) + (t * t) / (w + w);
+  }}
+  if (a < f64(22)) {{
+    let t = ga_exp_f64(a);
+    return {_c(0.5)} * t + {_c(0.5)} / t;
+  }}
+  if (a <= {_c(_OVF)}) {{ return ga_expscaled_f64(a, -1); }}       // exp(a) / 2
+  return ga_inf_f64();
+}}"""
+F64_MATH["tanh"] = f"""fn ga_tanh_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  let a = abs(x);
+  if (a < {_c(2.0 ** -28)}) {{ return x; }}
+  var z = f64(1);
+  if (a < f64(1)) {{
+    let t = ga_expm1_f64(f64(-2) * a);
+    z = -t / (t + f64(2));
+  }} else if (a < f64(22)) {{
+    let t = ga_expm1_f64(f64(2) * a);
+    z = f64(1) - f64(2) / (t + f64(2));
+  }}
+  return ga_copysign_f64(z, x);
+}}"""
+
+# expit as wgsl_xlib's, with e * (1 / (1 + e)) for x < 0: NVIDIA's float64 division (580) loses
+# accuracy for numerators near the bottom of the normal range (e / (1 + e) was 211 ULP off at x = -702)
+F64_MATH["expit"] = """fn ga_expit_f64(x: f64) -> f64 {
+  if (ga_isnan_f64(x)) { return x; }
+  if (x >= f64(0)) { return f64(1) / (f64(1) + ga_exp_f64(-x)); }
+  let e = ga_exp_f64(x);
+  return e * (f64(1) / (f64(1) + e));
+}"""
