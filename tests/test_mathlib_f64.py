@@ -17,7 +17,8 @@ import gpuarray as xp
 from gpuarray._ops import OPS
 
 # the largest errors measured on lavapipe and the H200
-ULP_BOUND = {"exp": 1.0, "log": 1.0, "log1p": 1.0, "expm1": 2.0, "sinh": 2.0, "cosh": 2.0, "tanh": 3.0}
+ULP_BOUND = {"exp": 1.0, "log": 1.0, "log1p": 1.0, "expm1": 2.0, "sinh": 2.0, "cosh": 2.0, "tanh": 3.0,
+             "log2": 2.0, "log10": 2.0, "exp2": 2.0}
 
 
 def _around(points: list[float], ulps: int = 3) -> np.ndarray:
@@ -40,6 +41,10 @@ def _args(name: str) -> np.ndarray:
                          39.16281570163691, 22.0, 710.4758600739439, 0.6931471805599453, 2.0 ** -28])
         parts = [rng.uniform(-745.2, 709.8, 200000), rng.uniform(-1, 1, 50000), rng.uniform(-30, 30, 50000),
                  rng.uniform(-3, 3, 50000), rng.uniform(-1e-3, 1e-3, 20000)]
+    elif name == "exp2":
+        edges = _around([1024.0, 1023.0, -1022.0, -1074.0, -1075.0, 0.5, -0.5, 1e-17, 3.0, 52.5])
+        parts = [rng.uniform(-1080, 1030, 200000), rng.uniform(-1, 1, 50000), rng.uniform(-60, 60, 50000),
+                 rng.integers(-1074, 1024, 5000).astype(np.float64)]
     elif name == "log1p":
         edges = _around([2.0 ** -10, 0.5, 2.0 ** 53, 1e-300, 1.0, 1e300, 1.7976931348623157e308], 5)
         parts = [10.0 ** rng.uniform(-307, 308, 150000), rng.uniform(-1, 1, 50000), rng.uniform(-1e-3, 1e-3, 30000),
@@ -67,7 +72,8 @@ def test_float64_within_one_ulp_on_the_device(name: str, device: xp.Device) -> N
     g = xp.asarray(x, device=device)
     with xp.config(offload="always"):
         xp.reset_metrics()
-        got = np.asarray(getattr(xp, name)(g))
+        fn = getattr(xp, name) if hasattr(xp, name) else getattr(np, name)     # exp2: through __array_ufunc__
+        got = np.asarray(fn(g))
         assert xp.metrics()["host_fallbacks"] == 0
     assert got.dtype == np.float64
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg="NaN positions differ")
@@ -126,3 +132,17 @@ def test_float64_expit_logit_logaddexp_on_the_device(device: xp.Device) -> None:
     with np.errstate(over="ignore"):        # spacing of the largest double
         tol = 4 * np.spacing(np.maximum(scale, np.abs(w_[fin])))
     assert np.all(np.abs(g_[fin] - w_[fin]) <= tol)
+
+
+def test_float64_log2_log10_exp2_exact_where_numpy_is(device: xp.Device) -> None:
+    """log2 of a power of two, log10 of the double nearest a power of ten and exp2 of an integer are
+    exact, as in NumPy (``floor(log10(x))`` counts digits; ``exp2(k)`` is a power of two)."""
+    p2 = 2.0 ** np.arange(-1074, 1024)
+    p10 = 10.0 ** np.arange(-307, 309)
+    k = np.arange(-1074, 1024).astype(np.float64)
+    with xp.config(offload="always"):
+        for fn, x in ((np.log2, p2), (np.log10, p10), (np.exp2, k)):
+            xp.reset_metrics()
+            got = np.asarray(fn(xp.asarray(x, device=device)))
+            assert xp.metrics()["host_fallbacks"] == 0
+            np.testing.assert_array_equal(got, fn(x))

@@ -91,11 +91,12 @@ WANTED_LIMITS = (
 # here). Until software float64 versions exist, these run on the host. The same ops on
 # complex128 run on the host too (their WGSL would call the float64 ones).
 F64_HOST_OPS = frozenset({       # (the exp / log family, tanh, sinh, cosh, expit, logit, logaddexp: render/wgsl_f64.py)
-    "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "pow",
-    "float_power", "entr", "exp2", "exp10", "sinc", "xlog1py",
+    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "pow",
+    "float_power", "entr", "exp10", "sinc", "xlog1py",
 })
 # no complex128 WGSL helpers for these yet
-C128_HOST_OPS = F64_HOST_OPS | {"exp", "log", "expm1", "log1p", "sinh", "cosh", "tanh", "logaddexp", "expit", "logit"}
+C128_HOST_OPS = F64_HOST_OPS | {"exp", "log", "expm1", "log1p", "log2", "log10", "exp2", "sinh", "cosh", "tanh",
+                                "logaddexp", "expit", "logit"}
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}

@@ -17,10 +17,13 @@ the feature. These follow fdlibm (Sun Microsystems, as in FreeBSD's msun and mus
   (2^k - 1) + 2^k expm1(r). ``log1p``: a Taylor series below 2^-10; else 1 + x split into uh (its
   top 26 bits, by a mask) and ul = (1 - uh) + x, and log(uh) + log1p(ul / uh) to second order.
 - ``sinh``, ``cosh``, ``tanh``: e_sinh.c, e_cosh.c and s_tanh.c on ``expm1`` and ``exp``.
+- ``log2``, ``log10``: log's reduction, then k + log(m) / ln2, and e_log10.c's split of k log10(2);
+  ``exp2``: x = k + r exactly, exp(r ln2) with the rounding error of r ln2 carried.
 
-Largest errors against NumPy (tests/test_mathlib_f64.py, lavapipe and the H200): exp, log and log1p
-1 ULP, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3; special values as
-NumPy's. wgsl_lib's generic ``logit`` and ``logaddexp`` use these. Constants are written as their bits
+Largest errors against NumPy (tests/test_mathlib_f64.py, lavapipe and the H200): exp, exp2, log and
+log1p 1 ULP, log2, log10, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3;
+special values as NumPy's, and log2 / log10 / exp2 exact where NumPy's are (powers of two and ten).
+wgsl_lib's generic ``logit`` and ``logaddexp`` use these. Constants are written as their bits
 (``bitcast<f64>(0x...lu)``), so no literal parsing can change them.
 
 ``F64_MATH`` maps helper names to templates (``ga_<name>_f64``); ``wgsl_lib`` uses them for float64
@@ -214,3 +217,69 @@ F64_MATH["expit"] = """fn ga_expit_f64(x: f64) -> f64 {
   let e = ga_exp_f64(x);
   return e * (f64(1) / (f64(1) + e));
 }"""
+
+# log2 and log10 (fdlibm e_log10.c's split): x = 2^k m as in log; log(m) = f - (hfsq - s (hfsq + R));
+# then k + log(m) / ln2, and k log10(2) in two parts (the first with trailing zero bits, so k times it
+# is exact) plus log(m) / ln10. A power of two gives k exactly in log2.
+F64_MATH["logm"] = f"""fn ga_logm_f64(x: f64) -> vec2<f64> {{
+  // (log(m), k) for x > 0 finite, x = 2^k m, m in [sqrt(1/2), sqrt(2))
+  var v = x;
+  var k = 0;
+  if (v < {_c(2.0 ** -1022)}) {{ v = v * {_c(2.0 ** 54)}; k = -54; }}
+  let b = bitcast<u64>(v);
+  k = k + i32(u32(b >> 52u)) - 1023;
+  var m = bitcast<f64>((b & 0x000fffffffffffffflu) | 0x3ff0000000000000lu);
+  if (m > {_c(math.sqrt(2.0))}) {{ m = m * {_c(0.5)}; k = k + 1; }}
+  let f = m - f64(1);
+  let d = f64(2) + f;
+  var s = f / d;
+  s = s + fma(-s, d, f) / d;
+  let z = s * s;
+  let w = z * z;
+  let t1 = w * ({_c(LG[1])} + w * ({_c(LG[3])} + w * {_c(LG[5])}));
+  let t2 = z * ({_c(LG[0])} + w * ({_c(LG[2])} + w * ({_c(LG[4])} + w * {_c(LG[6])})));
+  let hfsq = {_c(0.5)} * f * f;
+  return vec2<f64>(f - (hfsq - s * (hfsq + (t2 + t1))), f64(k));
+}}"""
+_LOG_SPECIAL64 = """  if (ga_isnan_f64(x)) { return x; }
+  if (x < f64(0)) { return ga_nan_f64(); }
+  if (x == f64(0)) { return -ga_inf_f64(); }
+  if (ga_isinf_f64(x)) { return x; }
+  let lk = ga_logm_f64(x);
+"""
+F64_MATH["log2"] = "fn ga_log2_f64(x: f64) -> f64 {\n" + _LOG_SPECIAL64 + f"""
+  // log(m) / ln2 with 1 / ln2 in two parts
+  return lk.y + fma(lk.x, {_c(INV_LN2)}, lk.x * {_c(2.0355273740931033e-17)});
+}}"""
+F64_MATH["log10"] = "fn ga_log10_f64(x: f64) -> f64 {\n" + _LOG_SPECIAL64 + f"""
+  let z = fma(lk.y, {_c(3.69423907715893078616e-13)}, lk.x * {_c(4.34294481903251816668e-01)});
+  let r = fma(lk.y, {_c(3.01029995663611771306e-01)}, z);
+  // the double nearest 10^n gives n exactly, as NumPy's correctly rounded log10 does (floor(log10(x))
+  // counts digits): for |n| <= 22 tested exactly (10^n is exact, 1 / 10^n the double nearest 10^-n);
+  // beyond, where log10 of the doubles around 10^n rounds to n, r within 2 ULP of n is taken as n
+  let n = ga_round_f64(r);
+  if (abs(r - n) < {_c(1e-12)}) {{
+    if (abs(n) <= f64(22)) {{
+      var p = f64(1);
+      for (var i = 0; i < i32(abs(n)); i = i + 1) {{ p = p * f64(10); }}
+      if (x == select(p, f64(1) / p, n < f64(0))) {{ return n; }}
+    }} else {{
+      let an = abs(n);
+      if (abs(r - n) <= f64(2) * (bitcast<f64>(bitcast<u64>(an) + 1lu) - an)) {{ return n; }}
+    }}
+  }}
+  return r;
+}}"""
+# exp2: x = k + r (exact, |r| <= 1/2), 2^r = exp(r ln2) with r ln2 = t + tl (tl the rounding error of
+# t, from an fma, plus r times the low part of ln2), exp(t) 2^k (ga_expscaled) times (1 + tl)
+F64_MATH["exp2"] = f"""fn ga_exp2_f64(x: f64) -> f64 {{
+  if (ga_isnan_f64(x)) {{ return x; }}
+  if (x >= f64(1024)) {{ return ga_inf_f64(); }}
+  if (x < f64(-1075)) {{ return f64(0); }}
+  let k = ga_round_f64(x);
+  let r = x - k;
+  let t = r * {_c(math.log(2.0))};
+  let tl = fma(r, {_c(math.log(2.0))}, -t) + r * {_c(2.3190468138462996e-17)};
+  let e = ga_expscaled_f64(t, i32(k));
+  return fma(e, tl, e);
+}}"""
