@@ -145,3 +145,20 @@ def test_kernels_never_read_stale_inputs(wgpu_device: xp.Device, counted: list[i
         for got, want in outs:
             assert_same(got, want)
     assert counted[0] >= 1
+
+
+def test_multi_pass_reductions_from_the_cache(wgpu_device: xp.Device, counted: list[int]) -> None:
+    """Reductions long enough to take several passes (partials, then the epilogue in the last pass):
+    the passes' kernels, variants and signatures come from the template's memo on repeats, and each
+    repeat computes its own values."""
+    rng = np.random.default_rng(6)
+    with xp.config(offload="always"):
+        for trial, c in enumerate((2.0, -0.5, 3.0)):
+            a = rng.uniform(-3, 3, (50000, 4)).astype("float32")
+            b = rng.uniform(-3, 3, 1 << 18).astype("float32")
+            ga, gb = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+            assert_same(xp.sqrt(xp.abs(xp.sum(ga * c, axis=0))) + 1.0,
+                        (np.sqrt(np.abs(np.sum(a.astype(np.float64) * c, axis=0))) + 1.0).astype("float32"),
+                        rtol=1e-5, atol=1e-5)
+            assert_same(xp.std(gb * c), np.float32(np.std(b.astype(np.float64) * c)), rtol=1e-5)
+            assert counted[0] == 2, f"trial {trial}: scheduled {counted[0]} times"

@@ -140,7 +140,7 @@ class Kernel:
         res = self.instrs[r]
         n_in = max((i.params[0] for i in self.instrs[:r] if i.op == "input"), default=-1) + 1
         return Kernel(self.instrs[:r], self.inputs[:n_in], [], [Result(res.dtype, res.shape)], res.shape,
-                      self.device, self.kind, self.attrs, list(self.operands))
+                      self.device, self.kind, self.attrs, list(self.operands), memo=self.derived_memo(("prologue",)))
 
     def epilogue_inputs(self) -> list[int]:
         """The inputs (``k`` of ``in<k>``) that the epilogue reads, in order."""
@@ -176,15 +176,34 @@ class Kernel:
             remap[i] = len(instrs)
             instrs.append(Instr(x.op, tuple(remap[a] for a in x.args), x.dtype, x.shape, params))
         return Kernel(instrs, inputs, [remap[o] for o in source.outputs], list(source.out_nodes),
-                      source.out_shape, self.device, self.kind, self.attrs, list(self.operands))
+                      source.out_shape, self.device, self.kind, self.attrs, list(self.operands),
+                      memo=self.derived_memo(("epilogue",)))
 
     @property
     def signature(self) -> tuple:
         """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
         if self._sig is None:
-            self._sig = Signature((self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
-                                   tuple(self.outputs), tuple(self.operands), len(self.out_shape)))
+            memo = self.memo
+            sig = memo.get("signature") if memo is not None else None
+            if sig is None:
+                sig = Signature((self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
+                                 tuple(self.outputs), tuple(self.operands), len(self.out_shape)))
+                if memo is not None:
+                    memo["signature"] = sig
+            self._sig = sig
         return self._sig
+
+    def derived_memo(self, key: tuple) -> dict | None:
+        """The memo of a kernel derived from this one by ``key`` (``prologue_part``, the reduction
+        passes of providers/wgpu_reduce.py): as fixed by this kernel's structure and shapes as this
+        one's, so shared by every kernel instantiated from one plan_cache template. None without one."""
+        memo = self.memo
+        if memo is None:
+            return None
+        sub = memo.get(key)
+        if sub is None:
+            sub = memo[key] = {}
+        return sub
 
     @property
     def size(self) -> int:

@@ -85,13 +85,21 @@ def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
     dt = base.result_dtype
     part = Instr("input", (), dt, shape, (0,))
     return Kernel([part], [Result(dt, shape)], [], base.out_nodes, base.out_shape, kernel.device,
-                  kind="reduce", attrs=(rop, (axis,)), operands=[0])
+                  kind="reduce", attrs=(rop, (axis,)), operands=[0],
+                  memo=kernel.derived_memo(("partials", shape, axis)))
 
 
 def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) -> None:
     """Record the passes of ``kernel`` writing its ``M`` results (its epilogue's) to ``outs``."""
     sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
-    v, (o, _l, inner) = choose_variant(kernel, sg, USE_VECTOR)
+    memo = kernel.memo            # (a plan_cache template's: the variant depends on structure and shapes only)
+    key = ("variant", sg, USE_VECTOR)
+    chosen = memo.get(key) if memo is not None else None
+    if chosen is None:
+        chosen = choose_variant(kernel, sg, USE_VECTOR)
+        if memo is not None:
+            memo[key] = chosen
+    v, (o, _l, inner) = chosen
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
         # An earlier wall-clock sweep found vec4 slower for full sums and axis 0; timed by the GPU
         # (timestamp queries, 16384^2 float32, after a warm-up) vec4 is faster everywhere: full
