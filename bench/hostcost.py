@@ -23,23 +23,13 @@ import numpy as np
 
 import gpuarray as xp
 
+from . import rowwise
 from ._cli import adapter_info, device, parser
 from ._timing import write_out
 
 
 def chain8(x: Any) -> Any:
     return xp.exp(-x * x * 0.5) * xp.sin(x) + xp.cos(x) * 0.25 - xp.tanh(x)
-
-
-def softmax(x: Any) -> Any:
-    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
-    return e / xp.sum(e, axis=-1, keepdims=True)
-
-
-def layernorm(x: Any) -> Any:
-    mu = xp.mean(x, axis=-1, keepdims=True)
-    var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    return (x - mu) / xp.sqrt(var + 1e-5)
 
 
 def per_eval(dev: Any, fn: Callable[[], Any], reps: int, trials: int) -> tuple[float, float]:
@@ -72,11 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     with xp.config(offload="always"):      # on the device, however small
         v = xp.asarray(rng.random(1 << 20, dtype=np.float32), device=dev)
         m = xp.asarray(rng.random((1024, 1024), dtype=np.float32), device=dev)
+        w = xp.asarray(rng.uniform(0.5, 1.5, 1024).astype(np.float32), device=dev)   # layernorm weight, bias
+        b = xp.asarray(rng.uniform(-1, 1, 1024).astype(np.float32), device=dev)
         cases: dict[str, Callable[[], Any]] = {
             "x*2+1 (2^20)": lambda: v * 2 + 1, "chain8 (2^20)": lambda: chain8(v),
             "sum (2^20)": lambda: xp.sum(v), "sum axis=1 (1024^2)": lambda: xp.sum(m, axis=1),
             "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0), "std axis=0 (1024^2)": lambda: xp.std(m, axis=0),
-            "softmax rows (1024^2)": lambda: softmax(m), "layernorm rows (1024^2)": lambda: layernorm(m),
+            "softmax rows (1024^2)": lambda: rowwise._fn(xp, "softmax")(m, w, b),
+            "layernorm rows (1024^2)": lambda: rowwise._fn(xp, "layernorm")(m, w, b),
             "float(sum) (2^20)": lambda: float(xp.sum(v))}
         res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name"),
                                "reps": a.reps, "trials": a.trials, "cases": {}}

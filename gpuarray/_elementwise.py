@@ -351,26 +351,23 @@ def _incomparable(other: Any) -> bool:
         hasattr(other, a) for a in ("__array_ufunc__", "__array_function__", "__array__", "__array_priority__"))
 
 
-# ``**`` on a complex array with one of these Python scalars is NumPy's fast path (fast_scalar_power),
-# not ``power``: they differ at -0.0 and infinities. (Float operands take it in every form of power:
-# OpDef.scalar_forms.)
-_COMPLEX_POWERS: dict[tuple[type, float], str] = {(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"}
-
-
 def binary_method(name: str, reflected: bool) -> Callable[[Any, Any], Any]:
     """The ``__<op>__`` (or reflected ``__r<op>__``) method of op-table entry ``name``."""
-    f = _binary(OPS[name], reflected)
-    if name != "pow" or reflected:
+    opdef = OPS[name]
+    f = _binary(opdef, reflected)
+    forms = opdef.operator_forms
+    if not forms or reflected:
         return f
 
-    def power(x: Any, other: Any) -> Any:
+    def operator(x: Any, other: Any) -> Any:
+        # a complex array with one of the Python scalars of OpDef.operator_forms: NumPy's fast path
         t = type(other)
         if (t is int or t is float) and x._node.dtype.kind == "c":
-            u = _COMPLEX_POWERS.get((t, other))
+            u = forms.get((t, other))
             if u is not None:
                 return unary(OPS[u], x)
         return f(x, other)
-    return power
+    return operator
 
 
 def _size(shape: tuple[int, ...]) -> int:

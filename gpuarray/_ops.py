@@ -46,7 +46,9 @@ class OpDef:
     scalar_forms: for a second operand that is a scalar of one of these values, the unary op
     NumPy computes instead, for floating and complex operands (``power``'s fast paths:
     ``x ** 2`` is ``square(x)``, ``x ** 0.5`` is ``sqrt(x)``, ``x ** -1`` is ``reciprocal(x)``;
-    graph/node.py rewrites such nodes as they are made).
+    graph/node.py rewrites such nodes as they are made); operator_forms: the same for the operator
+    (``__pow__``) on complex operands, by Python scalar type and value (NumPy's fast_scalar_power:
+    ``z ** 2``, ``z ** -1``, ``z ** 0.5``; ``np.power`` of complex operands takes no fast path).
     """
 
     name: str
@@ -62,6 +64,7 @@ class OpDef:
     module: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     scalar_forms: dict[float, str] = field(default_factory=dict)
+    operator_forms: dict[tuple[type, float], str] = field(default_factory=dict)
 
     def template(self, kind: str, fast: bool = False) -> str:
         """The template for operands of ``kind``; ``fast``: the ``"fast"`` entry where there is one
@@ -276,7 +279,8 @@ op("divide", "divide", 2, "numeric",
 op("floor_divide", "floor_divide", 2, "real numeric", "ga_floordiv_{S}({0}, {1})", dunders=("floordiv",))
 op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", dunders=("mod",))
 op("pow", "power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
-   dunders=("pow",), host=_int_pow, scalar_forms={2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"})
+   dunders=("pow",), host=_int_pow, scalar_forms={2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"},
+   operator_forms={(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"})
 op("negative", "negative", 1, "numeric", {"default": "({T}(0) - {0})", "c": "ga_cneg_{S}({0})"},
    unary_dunder="neg")
 op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")

@@ -196,9 +196,9 @@ def test_subgroup_combine_and_without(wgpu_device: xp.Device, monkeypatch: pytes
     """The workgroup combines each row's partial results by subgroup shuffles (where the adapter
     has them) or by a shared-memory tree: the same results, rows of every length class (shorter
     than a workgroup, not a multiple of the four-element trip, several trips)."""
-    from gpuarray.providers import wgpu_rowfuse
+    from gpuarray.providers import wgpu_reduce  # (the switch rowfuse and reduce kernels share)
     for flag in (True, False):
-        monkeypatch.setattr(wgpu_rowfuse, "USE_SUBGROUPS", flag)
+        monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
         for shape in ((70, 100), (70, 1000), (65, 3001)):
             x = _x(shape)
             for name in ("softmax", "layernorm", "std", "logsumexp"):

@@ -31,6 +31,7 @@ so one compiled pipeline serves every size and every scalar value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -115,8 +116,10 @@ class Kernel:
     _res: int | None = field(default=None, repr=False)
     _size: int = field(default=-1, repr=False)
     # answers that depend only on what a plan_cache key fixes (structure, shapes, dtypes), shared by
-    # every kernel instantiated from one template (providers keep cannot_run / needs_split there)
-    memo: dict | None = field(default=None, repr=False, compare=False)
+    # every kernel instantiated from one template (providers keep cannot_run / needs_split there).
+    # Not an init field: a kernel made by dataclasses.replace (another structure) starts without one;
+    # ``with_memo`` attaches it
+    memo: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def result_index(self) -> int | None:
@@ -139,8 +142,9 @@ class Kernel:
             return self
         res = self.instrs[r]
         n_in = max((i.params[0] for i in self.instrs[:r] if i.op == "input"), default=-1) + 1
-        return Kernel(self.instrs[:r], self.inputs[:n_in], [], [Result(res.dtype, res.shape)], res.shape,
-                      self.device, self.kind, self.attrs, list(self.operands), memo=self.derived_memo(("prologue",)))
+        part = Kernel(self.instrs[:r], self.inputs[:n_in], [], [Result(res.dtype, res.shape)], res.shape,
+                      self.device, self.kind, self.attrs, list(self.operands))
+        return part.with_memo(self.derived_memo(("prologue",)))
 
     def epilogue_inputs(self) -> list[int]:
         """The inputs (``k`` of ``in<k>``) that the epilogue reads, in order."""
@@ -176,34 +180,38 @@ class Kernel:
             remap[i] = len(instrs)
             instrs.append(Instr(x.op, tuple(remap[a] for a in x.args), x.dtype, x.shape, params))
         return Kernel(instrs, inputs, [remap[o] for o in source.outputs], list(source.out_nodes),
-                      source.out_shape, self.device, self.kind, self.attrs, list(self.operands),
-                      memo=self.derived_memo(("epilogue",)))
+                      source.out_shape, self.device, self.kind, self.attrs,
+                      list(self.operands)).with_memo(self.derived_memo(("epilogue",)))
 
     @property
     def signature(self) -> tuple:
         """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
         if self._sig is None:
-            memo = self.memo
-            sig = memo.get("signature") if memo is not None else None
-            if sig is None:
-                sig = Signature((self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs),
-                                 tuple(self.outputs), tuple(self.operands), len(self.out_shape)))
-                if memo is not None:
-                    memo["signature"] = sig
-            self._sig = sig
+            self._sig = self.memoized("signature", lambda: Signature((
+                self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
+                tuple(self.operands), len(self.out_shape))))
         return self._sig
+
+    def with_memo(self, memo: dict | None) -> Kernel:
+        """This kernel with ``memo`` attached (see ``memo``)."""
+        self.memo = memo
+        return self
+
+    def memoized(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept in the template's memo under ``key`` where this kernel has one (the
+        answer must depend only on its structure, shapes and dtypes, and on what ``key`` holds)."""
+        memo = self.memo
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     def derived_memo(self, key: tuple) -> dict | None:
         """The memo of a kernel derived from this one by ``key`` (``prologue_part``, the reduction
         passes of providers/wgpu_reduce.py): as fixed by this kernel's structure and shapes as this
         one's, so shared by every kernel instantiated from one plan_cache template. None without one."""
-        memo = self.memo
-        if memo is None:
-            return None
-        sub = memo.get(key)
-        if sub is None:
-            sub = memo[key] = {}
-        return sub
+        return None if self.memo is None else self.memoized(key, dict)
 
     @property
     def size(self) -> int:

@@ -63,8 +63,7 @@ class _KernelTemplate:
     kind: str
     attrs: tuple
     operands: list[int]
-    sig: tuple
-    memo: dict
+    memo: dict                          # Kernel.memo of every kernel instantiated (its signature first)
 
 
 class Template:
@@ -109,7 +108,8 @@ class Template:
                         return None
                     cs.append((i, cp))
             parts.append(_KernelTemplate(list(k.instrs), cs, [pos[id(n)] for n in k.inputs], list(k.outputs),
-                                         outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands), k.signature, {}))
+                                         outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands),
+                                         {"signature": k.signature}))
         return Template(parts)
 
     def instantiate(self, order: Sequence[Any]) -> list[Kernel]:
@@ -120,12 +120,9 @@ class Template:
             for i, p in t.consts:
                 c = instrs[i]
                 instrs[i] = Instr("const", c.args, c.dtype, c.shape, order[p].attrs)
-            k = Kernel(instrs, [order[p] for p in t.inputs], list(t.outputs),
-                       [order[p] if type(p) is int else p for p in t.out_nodes], t.out_shape,
-                       order[t.device].device, t.kind, t.attrs, list(t.operands))
-            k._sig = t.sig
-            k.memo = t.memo
-            out.append(k)
+            out.append(Kernel(instrs, [order[p] for p in t.inputs], list(t.outputs),
+                              [order[p] if type(p) is int else p for p in t.out_nodes], t.out_shape,
+                              order[t.device].device, t.kind, t.attrs, list(t.operands)).with_memo(t.memo))
         return out
 
 

@@ -37,6 +37,7 @@ from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
+from ..render.wgsl_f64 import F64_DEVICE_OPS
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_bindings import BindGroupCache
@@ -85,18 +86,18 @@ WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension", "max-compute-invocations-per-workgroup",
     "max-compute-workgroup-size-x", "max-compute-workgroup-storage-size",
 )
-# float64 ops whose WGSL would use a transcendental built-in. SPIR-V's GLSL.std.450
-# transcendentals are 32-bit only: naga still emits them for f64, lavapipe then returns
-# garbage and the NVIDIA driver fails to compile the shader and loses the device (both seen
-# here). Until software float64 versions exist, these run on the host. The same ops on
-# complex128 run on the host too (their WGSL would call the float64 ones).
-F64_HOST_OPS = frozenset({       # (the exp / log family, tanh, sinh, cosh, expit, logit, logaddexp: render/wgsl_f64.py)
-    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "pow",
-    "float_power", "entr", "exp10", "sinc", "xlog1py",
+# ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
+# 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
+# fails to compile the shader and loses the device (both seen here). In float64 those with a software
+# version (render/wgsl_f64.py F64_DEVICE_OPS) run on the device, the rest on the host; in complex128
+# all of them run on the host (there are no complex128 helpers for them yet).
+TRANSCENDENTAL_OPS = frozenset({
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
+    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
 })
-# no complex128 WGSL helpers for these yet
-C128_HOST_OPS = F64_HOST_OPS | {"exp", "log", "expm1", "log1p", "log2", "log10", "exp2", "sinh", "cosh", "tanh",
-                                "logaddexp", "expit", "logit"}
+F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
+C128_HOST_OPS = TRANSCENDENTAL_OPS                      # no complex128 WGSL helpers for them yet
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
@@ -234,14 +235,7 @@ class WgpuProvider:
 
     def needs_split(self, kernel: Kernel) -> bool:
         """Whether an elementwise kernel exceeds one binding or 32-bit indexing (run in chunks)."""
-        memo = kernel.memo
-        if memo is not None:
-            key = ("needs_split", self, self.max_binding)
-            got = memo.get(key)
-            if got is None:
-                got = memo[key] = self._needs_split(kernel)
-            return got
-        return self._needs_split(kernel)
+        return bool(kernel.memoized(("needs_split", self, self.max_binding), lambda: self._needs_split(kernel)))
 
     def _needs_split(self, kernel: Kernel) -> bool:
         if kernel.size >= 2**32:
@@ -253,15 +247,11 @@ class WgpuProvider:
 
     def cannot_run(self, kernel: Kernel) -> str | None:
         """Why ``kernel`` cannot run on this adapter (it then runs on the host), or None."""
-        memo = kernel.memo
-        if memo is not None:
-            # what the answer depends on besides the kernel (tests change these on a live provider)
-            key = ("cannot_run", self, self.max_binding, self.max_storage_buffers, self.f64, self.i64,
-                   len(self.host_only_f64), len(self.host_only_c128))
-            if key not in memo:
-                memo[key] = self._cannot_run(kernel)
-            return memo[key]
-        return self._cannot_run(kernel)
+        # the key holds what the answer depends on besides the kernel (tests change these on a live provider)
+        key = ("cannot_run", self, self.max_binding, self.max_storage_buffers, self.f64, self.i64,
+               len(self.host_only_f64), len(self.host_only_c128))
+        why: str | None = kernel.memoized(key, lambda: self._cannot_run(kernel))
+        return why
 
     def _cannot_run(self, kernel: Kernel) -> str | None:
         if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:

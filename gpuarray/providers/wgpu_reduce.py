@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .._dtypes import STORAGE_NP
@@ -59,6 +60,27 @@ def col_chunks(blocks: int, length: int) -> tuple[int, int]:
     return math.ceil(length / lc), lc
 
 
+def use_subgroups(provider: Any) -> bool:
+    """Whether to render the subgroup combine for ``provider`` (off once its driver rejected one)."""
+    return USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
+
+
+def dispatch_subgroups(provider: Any, kernel: Kernel, rendered: Callable[[bool], Any], sg: bool,
+                       extra: dict[str, int], buffers: list[Any], groups: int) -> None:
+    """Dispatch ``rendered(sg)``; a driver that rejects the subgroup built-ins gets ``rendered(False)``,
+    the shared-memory tree, from then on (the pipeline is compiled before anything is recorded, so
+    nothing was recorded)."""
+    r = rendered(sg)
+    try:
+        provider.dispatch(r.source, r.meta(kernel, extra), buffers, groups)
+    except Exception as exc:
+        if not sg or "lost" in str(exc).lower():
+            raise
+        provider._reduce_sg_failed = True
+        r = rendered(False)
+        provider.dispatch(r.source, r.meta(kernel, extra), buffers, groups)
+
+
 def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[Any] | None:
     """The input bindings with every ``vec4`` input bound to a whole number of vectors
     (its buffer is allocated in size classes, so the padding is there), or None."""
@@ -84,22 +106,15 @@ def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
     base = kernel.prologue_part()
     dt = base.result_dtype
     part = Instr("input", (), dt, shape, (0,))
-    return Kernel([part], [Result(dt, shape)], [], base.out_nodes, base.out_shape, kernel.device,
-                  kind="reduce", attrs=(rop, (axis,)), operands=[0],
-                  memo=kernel.derived_memo(("partials", shape, axis)))
+    k = Kernel([part], [Result(dt, shape)], [], base.out_nodes, base.out_shape, kernel.device,
+               kind="reduce", attrs=(rop, (axis,)), operands=[0])
+    return k.with_memo(kernel.derived_memo(("partials", shape, axis)))
 
 
 def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) -> None:
     """Record the passes of ``kernel`` writing its ``M`` results (its epilogue's) to ``outs``."""
-    sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
-    memo = kernel.memo            # (a plan_cache template's: the variant depends on structure and shapes only)
-    key = ("variant", sg, USE_VECTOR)
-    chosen = memo.get(key) if memo is not None else None
-    if chosen is None:
-        chosen = choose_variant(kernel, sg, USE_VECTOR)
-        if memo is not None:
-            memo[key] = chosen
-    v, (o, _l, inner) = chosen
+    sg = use_subgroups(provider)
+    v, (o, _l, inner) = kernel.memoized(("variant", sg, USE_VECTOR), lambda: choose_variant(kernel, sg, USE_VECTOR))
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
         # An earlier wall-clock sweep found vec4 slower for full sums and axis 0; timed by the GPU
         # (timestamp queries, 16384^2 float32, after a warm-up) vec4 is faster everywhere: full
@@ -132,19 +147,12 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
         kernel = kernel.prologue_part()
         bound = bound[:len(kernel.inputs)]
     nxt = _partials(kernel, *part) if g > 1 else None
-    r = provider.rendered_for(kernel, render_reduce, v)
-    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())]
+    def rendered(sg: bool) -> Any:
+        return provider.rendered_for(kernel, render_reduce, v if sg == v.sg else dataclasses.replace(v, sg=sg))
+
+    wide = [provider.data_buffer(x) for _t, x in sorted(rendered(v.sg).wide_values(kernel).items())]
     targets = outs if nxt is None else [provider.alloc(m * g * item)]
-    try:
-        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, *targets, *wide], groups)
-    except Exception as exc:
-        # a driver that rejects the subgroup built-ins: the shared-memory tree from now on (the
-        # pipeline is compiled before anything is recorded, so nothing was recorded)
-        if not v.sg or "lost" in str(exc).lower():
-            raise
-        provider._reduce_sg_failed = True
-        r = provider.rendered_for(kernel, render_reduce, dataclasses.replace(v, sg=False))
-        provider.dispatch(r.source, r.meta(kernel, extra), [*bound, *targets, *wide], groups)
+    dispatch_subgroups(provider, kernel, rendered, v.sg, extra, [*bound, *targets, *wide], groups)
     if nxt is not None:
         handles = [targets[0]]
         if full.result_index is not None:

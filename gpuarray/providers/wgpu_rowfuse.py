@@ -8,7 +8,7 @@ from typing import Any
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl_rowfuse import render_rowfuse
-from .wgpu_reduce import USE_SUBGROUPS
+from .wgpu_reduce import dispatch_subgroups, use_subgroups
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -17,16 +17,9 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     rows = math.prod(kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[:-1])
     if kernel.size == 0:
         return outs
-    sg = USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_reduce_sg_failed", False)
-    r = provider.rendered_for(kernel, render_rowfuse, sg)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    try:
-        provider.dispatch(r.source, r.meta(kernel, {"ROWS": rows}), [*in_handles, *outs, *wide], rows)
-    except Exception as exc:
-        # a driver that rejects the subgroup built-ins (as in wgpu_reduce): nothing was recorded
-        if not sg or "lost" in str(exc).lower():
-            raise
-        provider._reduce_sg_failed = True
-        r = provider.rendered_for(kernel, render_rowfuse, False)
-        provider.dispatch(r.source, r.meta(kernel, {"ROWS": rows}), [*in_handles, *outs, *wide], rows)
+    sg = use_subgroups(provider)
+    wide = [provider.data_buffer(v) for _t, v in sorted(provider.rendered_for(kernel, render_rowfuse, sg)
+                                                        .wide_values(kernel).items())]
+    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, sg), sg,
+                       {"ROWS": rows}, [*in_handles, *outs, *wide], rows)
     return outs

@@ -20,7 +20,7 @@ for infinities, NaNs and signed zeros:
 - sqrt: Kahan's ``sqrt((|x| + |z|) / 2)`` with scaling at both ends of the range.
 
 complex128 transcendentals run on the host (``providers/webgpu.py``
-``F64_HOST_OPS``), like the float64 ones.
+``C128_HOST_OPS``).
 """
 
 from __future__ import annotations

@@ -49,6 +49,11 @@ EXP_MIN = -745.13321910194110842        # below: +0
 LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
       1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
 
+# op-table names computed on the device in float64 with these helpers (logit and logaddexp: wgsl_lib's
+# generic versions on top of them); providers/webgpu.py runs the other float64 transcendentals on the host
+F64_DEVICE_OPS = frozenset({"exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sinh", "cosh",
+                            "tanh", "expit", "logit", "logaddexp"})
+
 F64_MATH: dict[str, str] = {}
 
 F64_MATH["pow2i"] = """fn ga_pow2i_f64(k: i32) -> f64 {
