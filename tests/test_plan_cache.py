@@ -162,3 +162,21 @@ def test_multi_pass_reductions_from_the_cache(wgpu_device: xp.Device, counted: l
                         rtol=1e-5, atol=1e-5)
             assert_same(xp.std(gb * c), np.float32(np.std(b.astype(np.float64) * c)), rtol=1e-5)
             assert counted[0] == 2, f"trial {trial}: scheduled {counted[0]} times"
+
+
+def test_kernels_made_by_replace_do_not_share_the_memo(wgpu_device: xp.Device) -> None:
+    """A pass made from a cached kernel with other attrs (argreduce, scan, scatter use
+    dataclasses.replace) is another structure: it must not read the template's memo (its signature
+    would be the parent's); repeated argmax and cumsum over long rows stay right."""
+    import dataclasses
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-3, 3, (8, 70000)).astype("float32")
+    g = xp.asarray(x, device=wgpu_device)
+    with xp.config(offload="always"):
+        for _ in range(3):
+            assert_same(xp.argmax(g * 2.0, axis=1), np.argmax(x * 2, axis=1))
+            assert_same(xp.cumulative_sum(g + 1.0, axis=1), np.cumsum(x.astype(np.float64) + 1, axis=1)
+                        .astype("float32"), rtol=1e-4, atol=0.5)
+        (k,) = schedule([xp.argmax(g * 2.0, axis=1)._node])
+        assert k.memo is not None and "signature" in k.memo
+        assert dataclasses.replace(k, attrs=(*k.attrs, "partial"), _sig=None).memo is None
