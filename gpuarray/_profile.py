@@ -116,6 +116,11 @@ def current() -> Profile | None:
     return getattr(_active, "profile", None)
 
 
+def quiet() -> bool:
+    """True when nothing is profiled or timed now: kernels run without ``timed``'s wrapping."""
+    return current() is None and not wgpu_timing.active()
+
+
 def timed(kernel: Kernel, placed: str, provider: Any, fn: Any) -> Any:
     """Run ``fn`` (one kernel). When profiling: on a device with timestamp queries, charge
     its dispatches' GPU time to it; elsewhere submit it alone, wait, and record wall time.

@@ -197,6 +197,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
     done = False
+    quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
     try:
         for k in kernels:
             p = place(k)
@@ -213,7 +214,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             provider = p.provider
             used[id(provider)] = provider
             ins = [n.data.get_handle(provider) for n in k.inputs]
-            handles = _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
+            handles = provider.enqueue(k, ins) if quiet else \
+                _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
             datas = [Data(node.dtype, node.shape, handle=h, provider=provider)
                      for node, h in zip(k.out_nodes, handles, strict=True)]
             remember(k, datas)          # to compute them again if the device is lost (residency.py)

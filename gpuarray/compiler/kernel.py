@@ -148,7 +148,8 @@ class Kernel:
 
     def epilogue_inputs(self) -> list[int]:
         """The inputs (``k`` of ``in<k>``) that the epilogue reads, in order."""
-        return sorted({self.instrs[i].params[0] for i in self._epilogue_cone() if self.instrs[i].op == "input"})
+        return self.memoized("epilogue_inputs", lambda: sorted(
+            {self.instrs[i].params[0] for i in self._epilogue_cone() if self.instrs[i].op == "input"}))
 
     def _epilogue_cone(self) -> list[int]:
         need: set[int] = set()
@@ -164,24 +165,35 @@ class Kernel:
         """This breaker kernel (without an epilogue) with ``source``'s epilogue: its ``result`` stands
         for this kernel's value. Inputs the epilogue reads follow this kernel's own, in the order
         of ``source.epilogue_inputs()`` (the multi-pass reduction's last pass)."""
-        r = source.result_index
-        assert r is not None and self.result_index is None
+        assert source.result_index is not None and self.result_index is None
+        ks, plan, outs = self.memoized(("epilogue_plan",), lambda: self._epilogue_plan(source))
         instrs = list(self.instrs)
-        inputs = list(self.inputs)
-        remap = {r: len(instrs)}
-        instrs.append(source.instrs[r])
-        new_k = {k: len(inputs) + n for n, k in enumerate(source.epilogue_inputs())}
-        inputs += [source.inputs[k] for k in new_k]
+        for i, args, inp in plan:
+            x = source.instrs[i]
+            instrs.append(x if args is None else
+                          Instr(x.op, args, x.dtype, x.shape, x.params if inp is None else (inp,)))
+        return Kernel(instrs, [*self.inputs, *[source.inputs[k] for k in ks]], outs, list(source.out_nodes),
+                      source.out_shape, self.device, self.kind, self.attrs,
+                      list(self.operands)).with_memo(self.derived_memo(("epilogue",)))
+
+    def _epilogue_plan(self, source: Kernel) -> tuple[list[int], list[tuple], list[int]]:
+        """``with_epilogue_of``'s structure: the inputs of ``source`` its epilogue reads, each epilogue
+        instruction as (index in ``source``, remapped args or None for the ``result``, new input
+        number or None), and the remapped outputs."""
+        r = source.result_index
+        assert r is not None
+        n_in = len(self.inputs)
+        remap = {r: len(self.instrs)}
+        ks = source.epilogue_inputs()
+        new_k = {k: n_in + n for n, k in enumerate(ks)}
+        plan: list[tuple] = [(r, None, None)]
         for i in source._epilogue_cone():
             if i == r:
                 continue
             x = source.instrs[i]
-            params = (new_k[x.params[0]],) if x.op == "input" else x.params
-            remap[i] = len(instrs)
-            instrs.append(Instr(x.op, tuple(remap[a] for a in x.args), x.dtype, x.shape, params))
-        return Kernel(instrs, inputs, [remap[o] for o in source.outputs], list(source.out_nodes),
-                      source.out_shape, self.device, self.kind, self.attrs,
-                      list(self.operands)).with_memo(self.derived_memo(("epilogue",)))
+            remap[i] = len(self.instrs) + len(plan)
+            plan.append((i, tuple(remap[a] for a in x.args), new_k[x.params[0]] if x.op == "input" else None))
+        return ks, plan, [remap[o] for o in source.outputs]
 
     @property
     def signature(self) -> tuple:

@@ -33,20 +33,48 @@ ENABLED = True          # False: every evaluation schedules from scratch (tests 
 CAPACITY = 512          # templates kept; the table is emptied when it is full
 
 
-def structure(order: Sequence[Any], live: Sequence[Any], held: set[int] | None) -> tuple | None:
-    """The key of the graph ``order`` (schedule's walk) with targets ``live`` and breakers ``held``
-    outside it, or None where a node has no structural key (made outside ``graph.node.make``)."""
+def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple] | None]:
+    """The unevaluated cone of ``targets`` in dependency order (an iterative depth-first walk that
+    stops at evaluated nodes only: ``schedule``'s walk), the walk position of each node by serial,
+    and the structural parts of the key (None where a node has no structural key: made outside
+    ``graph.node.make``). One walk gives both, so a repeated evaluation walks its graph once."""
+    order: list[Any] = []
     pos: dict[int, int] = {}
-    parts: list[tuple] = []
-    for n in order:
-        pos[n.serial] = len(pos)
-        if n.data is not None:
-            parts.append((n.dtype, n.shape, getattr(n.device, "name", n.device)))
-            continue
-        sk = n.skey
-        if sk is None:
-            return None
-        parts.append((sk, tuple([pos[i.serial] for i in n.inputs])))
+    parts: list[tuple] | None = []
+    seen: set[int] = set()
+    for t in targets:
+        stack: list[tuple[Any, bool]] = [(t, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                pos[node.serial] = len(order)
+                order.append(node)
+                if parts is not None:
+                    if node.data is not None:
+                        parts.append((node.dtype, node.shape, getattr(node.device, "name", node.device)))
+                    elif node.skey is None:
+                        parts = None
+                    else:
+                        parts.append((node.skey, tuple([pos[i.serial] for i in node.inputs])))
+                continue
+            s = node.serial
+            if s in seen:
+                continue
+            seen.add(s)
+            stack.append((node, True))
+            if node.data is None:
+                for i in reversed(node.inputs):
+                    if i.serial not in seen:
+                        stack.append((i, False))
+    return order, pos, parts
+
+
+def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any],
+              held: set[int] | None) -> tuple | None:
+    """The key of the graph walked into ``parts`` / ``pos`` (``walk``) with targets ``live`` and
+    breakers ``held`` outside it; None where the walk found a node without a structural key."""
+    if parts is None:
+        return None
     targets = tuple([pos[t.serial] for t in live])
     return (tuple(parts), targets, None if held is None else frozenset(pos[s] for s in held if s in pos))
 

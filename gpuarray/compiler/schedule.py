@@ -179,7 +179,7 @@ def _held_elsewhere(order: list[Node]) -> set[int]:
     """Serials of the breakers in ``order`` that something outside the graph being scheduled
     still references (a user's array, a node that is not evaluated now): their values must be
     written even when an epilogue consumes them, or they would be computed again later."""
-    breakers = [n for n in order if is_breaker(n)]
+    breakers = [n for n in order if n.data is None and n.op not in FUSABLE_OPS]     # is_breaker
     if not breakers or not hasattr(sys, "getrefcount"):
         return {n.serial for n in breakers}
     uses = _uses(order)
@@ -192,7 +192,7 @@ def _uses(order: list[Node]) -> dict[int, int]:
     """How often each node is an input of the unevaluated nodes of ``order``."""
     uses: dict[int, int] = {}
     for n in order:
-        if not n.realized:
+        if n.data is None:
             for i in n.inputs:
                 uses[i.serial] = uses.get(i.serial, 0) + 1
     return uses
@@ -210,7 +210,7 @@ def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[No
         return None
     consumers: dict[int, list[Node]] = {}
     for n in order:
-        if not n.realized:
+        if n.data is None:
             for i in n.inputs:
                 consumers.setdefault(i.serial, []).append(n)
     targets = {t.serial for t in live}
@@ -238,12 +238,12 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
     something outside this evaluation holds it (``_held_elsewhere``).
     A graph of a structure scheduled before takes its kernels from ``plan_cache``.
     """
-    live = [t for t in targets if not t.realized]
-    order = _topo(live, through_breakers=True)
+    live = [t for t in targets if t.data is None]
+    order, pos, parts = plan_cache.walk(live)       # = _topo(live, through_breakers=True)
     # reference counts are read here, before anything in this function holds a breaker; None:
     # no breaker could take an epilogue
-    held = _held_elsewhere(order) if any(n.op in EPILOGUE_KINDS for n in order if not n.realized) else None
-    key = plan_cache.structure(order, live, held)
+    held = _held_elsewhere(order) if EPILOGUE_KINDS & {n.op for n in order if n.data is None} else None
+    key = plan_cache.structure(parts, pos, live, held)
     seen = plan_cache.lookup(key)
     if seen is not None:
         return seen.instantiate(order)

@@ -71,20 +71,35 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
     return node
 
 
+def _transposed(node: Node) -> bool:
+    """Whether ``node``'s last two axes lie in memory the other way round (a transposed view)."""
+    _base, shape, strides, _off = views.strided_parts(node)
+    return len(shape) >= 2 and shape[-1] > 1 and shape[-2] > 1 and 0 < abs(strides[-2]) < abs(strides[-1])
+
+
 def _vector_product(a: Node, b: Node, dtype: np.dtype, shape: Shape) -> Node:
     """A product with one vector operand (``N == 1`` or ``M == 1``) as a sum-reduction over ``K``
     of the broadcast elementwise product: the reduction kernels read the matrix once at the memory
     bandwidth and split long rows, where a tiled matmul would run one thread per output. The sum
     is in ``dtype`` (integers wrap as in NumPy's matmul).
 
-    ``a @ v`` sums ``a * v.T`` along its last axis, ``v @ b`` sums ``v.T * b`` along ``K``."""
+    ``a @ v`` sums ``a * v.T`` along its last axis, ``v @ b`` sums ``v.T * b`` along ``K``. The
+    product is laid out as the matrix lies in memory: for a transposed matrix (``X.T @ r``) it is
+    ``X * r`` summed along ``K`` = axis 0 of ``X``, so neighbouring threads read neighbouring
+    elements (along the transposed axis they would read 64 elements apart for ``X`` of 64 columns)."""
     nb = len(a.shape) - 2
     swap = tuple(range(nb)) + (nb + 1, nb)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[:-2]
-    if n == 1:
+    if n == 1 and _transposed(a):
+        prod_shape = batch + (k, m)
+        x, y, axis = views.permute(a, swap), views.broadcast_to(b, prod_shape), nb
+    elif n == 1:
         prod_shape = batch + (m, k)
         x, y, axis = a, views.broadcast_to(views.permute(b, swap), prod_shape), nb + 1
+    elif _transposed(b):
+        prod_shape = batch + (n, k)
+        x, y, axis = views.broadcast_to(a, prod_shape), views.permute(b, swap), nb + 1
     else:
         prod_shape = batch + (k, n)
         x, y, axis = views.broadcast_to(views.permute(a, swap), prod_shape), b, nb

@@ -21,13 +21,12 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import gc
 import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,8 @@ from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_argreduce import enqueue_argreduce
-from .wgpu_bindings import BindGroupCache
+from .wgpu_bindings import BindGroupCache, bind_layout
+from .wgpu_encode import PassRecorder
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_pool import BufferPool, staged_download, staged_upload
@@ -156,6 +156,25 @@ def is_real_gpu(adapter: Any) -> bool:
     return str(adapter.info.get("adapter_type")) in ("DiscreteGPU", "IntegratedGPU")
 
 
+class _Guard:
+    """``WgpuProvider._guard``'s context: a class, not a generator (it wraps every dispatch)."""
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ: Any, exc: Any, tb: Any) -> None:
+        if exc is None or isinstance(exc, (DeviceLostError, OutOfMemoryError)) or not isinstance(exc, Exception):
+            return
+        p = self.provider
+        if is_device_lost(exc) or p.lost is not None:
+            raise p._mark_lost(exc) from exc
+
+
 class WgpuProvider:
     """Kernels as WGSL on one wgpu adapter."""
 
@@ -169,6 +188,8 @@ class WgpuProvider:
         wgpu_cache.prime_ffi_types()
         self.wgpu = wgpu
         self.adapter = adapter
+        self._guard_cm = _Guard(self)
+        self._rec: Any = None               # the open pass's PassRecorder (wgpu_encode.py)
         self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
         self.limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
@@ -306,7 +327,7 @@ class WgpuProvider:
             self.bindings.clear()
             if self.timer is not None:
                 self.timer.abandon()
-            self._enc = self._pass = self._fence = None
+            self._enc = self._pass = self._rec = self._fence = None
             self._keep, self._deferred = [], []
             self._pass_dispatches = self._pass_bytes = 0
             self._pending.clear()
@@ -326,18 +347,11 @@ class WgpuProvider:
                     raise self._mark_lost(exc) from exc
             self._lost_seen = len(_lost_reasons)
 
-    @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
+    def _guard(self) -> _Guard:
         """Turn wgpu's "device is lost" errors into DeviceLostError (and remember the loss)."""
         self._check_lost()
-        try:
-            yield
-        except (DeviceLostError, OutOfMemoryError):
-            raise
-        except Exception as exc:
-            if is_device_lost(exc) or self.lost is not None:
-                raise self._mark_lost(exc) from exc
-            raise
+        return self._guard_cm
+
 
     def _get(self, pool: BufferPool, nbytes: int, what: str = "buffer") -> Any:
         """A buffer from ``pool``; on failure release every pooled buffer and retry once."""
@@ -440,8 +454,7 @@ class WgpuProvider:
                   for part, base, count in _elem_ranges(handle, sdt.itemsize)
                   for start in range(base, base + count, step)]
         with self.lock, self._guard():
-            self.flush()
-            staged_download(self, pieces, sdt)
+            staged_download(self, pieces, sdt)     # submits the open pass with the first copy
             if self.timer is not None and self.timer.backlog():
                 self.timer.harvest()        # the queue has finished what was submitted before
         return out.reshape(shape)
@@ -517,9 +530,11 @@ class WgpuProvider:
             return self.pipeline_for(source, background)      # the other compile failed: try here
         try:
             module = self.device.create_shader_module(code=source)
+            layout = bind_layout(self.device, source)
             pipeline = self.device.create_compute_pipeline(
-                layout="auto", compute={"module": module, "entry_point": "main", **overrides(self, source)})
-            entry = (pipeline, pipeline.get_bind_group_layout(0))
+                layout=self.device.create_pipeline_layout(bind_group_layouts=[layout]),
+                compute={"module": module, "entry_point": "main", **overrides(self, source)})
+            entry = (pipeline, layout)
             self.pipelines[key] = entry
         finally:
             with self._plock:
@@ -549,19 +564,29 @@ class WgpuProvider:
         if self._pass is None:
             self._enc = self.device.create_command_encoder()
             self._pass = self._enc.begin_compute_pass()
+            self._rec = PassRecorder(self._pass)
 
-    def flush(self) -> None:
-        """Submit the open compute pass (one submit for everything enqueued since the last flush)."""
+    def flush(self, then: Any = None) -> None:
+        """Submit the open compute pass (one submit for everything enqueued since the last flush).
+        ``then(encoder)`` records commands to run after the pass in the same submit (a download's
+        copy into its staging buffer); with no pass open they are submitted alone."""
         with self.lock:
             if self._pass is None or self.lost is not None:
                 self._drain()
+                if then is not None:
+                    enc = self.device.create_command_encoder()
+                    then(enc)
+                    self.device.queue.submit([enc.finish()])
                 return
             with self._guard():
                 self._pass.end()
                 if self.timer is not None:
                     self.timer.resolve(self._enc)
+                if then is not None:
+                    then(self._enc)
+                self.params.upload()
                 self.device.queue.submit([self._enc.finish()])
-                self._pass = None
+                self._pass = self._rec = None
                 self._enc = None
                 self._keep = []
                 self._pass_dispatches = self._pass_bytes = 0
@@ -594,16 +619,20 @@ class WgpuProvider:
             return
         pipeline, layout = self.pipeline_for(source)
         self._begin()
-        ranges: list[Any] = [self.params.put(prm, self._keep)]
-        nbytes = 0
+        pbuf, poff, psize = self.params.put(prm, self._keep)
+        ranges: list[Any] = [(pbuf, 0, psize)]      # bound at offset 0, moved by the dynamic offset
+        nbytes = raw = 0        # raw: buffers bound whole (data_buffer's, new each time): not kept
         for h in buffers:
             # 16: an empty complex128 array; a raw buffer (data_buffer: new each time) is bound whole
             if isinstance(h, GpuHandle):
                 ranges.append((h.buffer, 0, max(h.nbytes, 16)))
                 nbytes += h.nbytes
+            elif isinstance(h, tuple):
+                ranges.append(h)
+                nbytes += h[2]
             else:
                 ranges.append(h)
-                nbytes += h[2] if isinstance(h, tuple) else 0
+                raw += 1
         self._pass_dispatches += 1
         self._pass_bytes += nbytes
 
@@ -611,18 +640,15 @@ class WgpuProvider:
             entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}
                         if isinstance(r, tuple) else {"buffer": r}} for b, r in enumerate(ranges)]
             return self.device.create_bind_group(layout=layout, entries=entries)
-        bind = self.bindings.get(layout, ranges, make) if all(isinstance(r, tuple) for r in ranges) else make()
+        bind = self.bindings.get(layout, ranges, make) if raw == 0 else make()
         gx = min(groups, self.max_groups)
         gy = -(-groups // gx)
         if gy > self.max_groups:
             raise ValueError(f"too many workgroups ({groups}) for one dispatch")
-        assert self._pass is not None
-        self._pass.set_pipeline(pipeline)
-        self._pass.set_bind_group(0, bind)
         timer = self.timer if self.timer is not None and wgpu_timing.active() else None
         if timer is not None:
             timer.begin(self._pass)
-        self._pass.dispatch_workgroups(gx, gy, 1)
+        self._rec.dispatch(pipeline, bind, poff, gx, gy)
         if timer is not None:
             timer.end(self._pass)
         _metrics.add("dispatches")
@@ -646,13 +672,18 @@ class WgpuProvider:
                 return outs
             fast = bool(_config.get("fast_math"))
             vec = 4 if self.vec4 and kernel.size % 4 == 0 else 1
-            r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
-            if r is None or r.vec != vec:
-                r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
-            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+            r = kernel.memoized(("wgsl", vec, fast), lambda: self._elementwise_shader(kernel, vec, fast))
+            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())] if r.wide else []
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide],
                           -(-kernel.size // (WORKGROUP * r.vec * r.per_thread)))
             return outs
+
+    def _elementwise_shader(self, kernel: Kernel, vec: int, fast: bool) -> Rendered:
+        """The shader of an elementwise kernel: vec4 where asked and rendered so, else scalar."""
+        r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
+        if r is None or r.vec != vec:
+            r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
+        return r
 
     def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
         """An elementwise kernel over arrays larger than one binding (``wgpu_split``)."""

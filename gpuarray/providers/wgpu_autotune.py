@@ -145,7 +145,7 @@ def time_trial(provider: Any, trial: Trial, target_s: float = TARGET_S) -> float
         enc = dev.create_command_encoder()
         p = enc.begin_compute_pass()
         p.set_pipeline(pipeline)
-        p.set_bind_group(0, bind)
+        p.set_bind_group(0, bind, [0])
         for _ in range(n):
             p.dispatch_workgroups(gx, gy, 1)
         p.end()

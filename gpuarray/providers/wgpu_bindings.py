@@ -19,9 +19,36 @@ every entry that binds it is dropped. Dispatches that bind a buffer from outside
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+_BINDING = re.compile(r"@group\(0\)\s*@binding\((\d+)\)\s*var<(\w+)(?:\s*,\s*(\w+))?>")
+
+
+def bindings_of(source: str) -> list[tuple[int, str]]:
+    """(binding, WebGPU buffer binding type) of each group-0 buffer WGSL ``source`` declares.
+
+    >>> bindings_of("@group(0) @binding(0) var<storage, read> prm: array<u32>;"
+    ...             "@group(0) @binding(1) var<storage, read_write> out: array<f32>;")
+    [(0, 'read-only-storage'), (1, 'storage')]
+    """
+    found = []
+    for m in _BINDING.finditer(source):
+        space, access = m.group(2), m.group(3) or "read"
+        kind = "uniform" if space == "uniform" else "storage" if access == "read_write" else "read-only-storage"
+        found.append((int(m.group(1)), kind))
+    return sorted(found)
+
+
+def bind_layout(device: Any, source: str) -> Any:
+    """The bind-group layout of ``source``'s group 0, binding 0 (the parameters) with a dynamic
+    offset: a dispatch's parameters sit at a new offset of the parameter arena each time, and
+    with the offset given at ``set_bind_group`` a repeated dispatch binds the same bind group."""
+    entries = [{"binding": b, "visibility": 4,      # wgpu.ShaderStage.COMPUTE
+                "buffer": {"type": kind, "has_dynamic_offset": b == 0}} for b, kind in bindings_of(source)]
+    return device.create_bind_group_layout(entries=entries)
 
 
 class BindGroupCache:

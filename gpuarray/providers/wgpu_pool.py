@@ -132,35 +132,47 @@ _executor: ThreadPoolExecutor | None = None
 
 
 class ParamArena:
-    """The ``prm`` arrays of a pass's dispatches, written into one storage buffer.
+    """The ``prm`` arrays of a pass's dispatches, gathered in one storage buffer.
 
-    Each dispatch's parameters go in with ``queue.write_buffer`` at the next aligned offset
-    and are bound as that sub-range: one queue call per dispatch instead of creating, mapping,
-    filling and releasing a small buffer. WebGPU orders a ``write_buffer`` after the submits
-    before it, so the buffer is reused from offset 0 after each submit (``reset``); a pass that
-    fills it continues in a fresh one, the full one kept alive until the submit (``keep``).
+    Each dispatch's parameters are copied into a host array at the next aligned offset and bound
+    as that sub-range (a dynamic offset, so the bind group stays the same); ``upload`` writes
+    what the pass gathered with one ``queue.write_buffer`` just before the pass is submitted
+    (WebGPU runs a ``write_buffer`` before the submits after it). After the submit the buffer
+    is reused from offset 0 (``reset``); a pass that fills it continues in a fresh one, the
+    full one written and kept alive until the submit (``keep``).
     """
 
     def __init__(self, device: Any, usage: Any, align: int, nbytes: int = 256 << 10) -> None:
         self.device, self.usage, self.align, self.nbytes = device, usage, max(4, int(align)), nbytes
         self.buffer: Any = None
         self.offset = 0
+        self.host = np.zeros(nbytes // 4, dtype=np.uint32)
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
-        """``prm`` written for the open pass: (buffer, offset, size) to bind."""
+        """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
         size = max(prm.nbytes, 4)
         if self.buffer is None or self.offset + size > self.nbytes:
             if self.buffer is not None:
+                self.upload()
                 keep.append(self.buffer)
-            self.buffer = self.device.create_buffer(size=max(self.nbytes, size), usage=self.usage)
+            self.nbytes = max(self.nbytes, -(-size // self.align) * self.align)
+            if self.host.nbytes < self.nbytes:
+                self.host = np.zeros(self.nbytes // 4, dtype=np.uint32)
+            self.buffer = self.device.create_buffer(size=self.nbytes, usage=self.usage)
             self.offset = 0
         off = self.offset
-        self.device.queue.write_buffer(self.buffer, off, prm)
+        words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
+        self.host[off >> 2:(off >> 2) + words.size] = words.ravel()
         self.offset = off + -(-size // self.align) * self.align
         return self.buffer, off, size
 
+    def upload(self) -> None:
+        """Write the parameters gathered since the last upload (before the pass is submitted)."""
+        if self.buffer is not None and self.offset:
+            self.device.queue.write_buffer(self.buffer, 0, self.host, 0, self.offset)
+
     def reset(self) -> None:
-        """After a submit: later writes may start again from offset 0."""
+        """After a submit: later dispatches may start again from offset 0."""
         self.offset = 0
 
 
@@ -250,9 +262,9 @@ def staged_download(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sd
             bufs.append(provider._get(provider.staging, size, "staging buffer"))
             waits.append(None)
         src, off, dst = pieces[i]
-        enc = provider.device.create_command_encoder()
-        enc.copy_buffer_to_buffer(src, off, bufs[k], 0, (dst.size * sdt.itemsize + 3) // 4 * 4)
-        provider.device.queue.submit([enc.finish()])
+        nbytes = (dst.size * sdt.itemsize + 3) // 4 * 4
+        # the first copy goes into the provider's open pass's submit (one submit, not two)
+        provider.flush(lambda enc: enc.copy_buffer_to_buffer(src, off, bufs[k], 0, nbytes))
         waits[k] = bufs[k].map_async(wgpu.MapMode.READ, 0, bufs[k].size)
 
     try:

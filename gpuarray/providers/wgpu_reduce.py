@@ -23,6 +23,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel, Result
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
+from ..render.wgsl_reduce_flat import flat_inputs
 
 TARGET_GROUPS = 2048    # workgroups a split reduction aims for (a few per SM)
 ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is split into chunks
@@ -49,13 +50,14 @@ def row_chunks(m: int, length: int) -> int:
     return max(1, min(TARGET_GROUPS // m, math.ceil(length / ROW_MIN_ELEMS)))
 
 
-def col_chunks(blocks: int, length: int) -> tuple[int, int]:
-    """(chunks, rows per chunk) of the col layout with ``blocks`` workgroups per chunk."""
+def col_chunks(blocks: int, length: int, per_group: int = 1) -> tuple[int, int]:
+    """(chunks, rows per chunk) of the col layout with ``blocks`` workgroups per chunk, or with
+    ``per_group`` chunks per workgroup (outputs narrower than a workgroup)."""
     if length == 0:
         return 1, 0
     g = 1
     if blocks < TARGET_GROUPS and length > COL_MIN_ROWS:
-        g = max(1, min(TARGET_GROUPS // blocks, math.ceil(length / COL_MIN_ROWS)))
+        g = max(1, min(TARGET_GROUPS * per_group // blocks, math.ceil(length / COL_MIN_ROWS)))
     lc = math.ceil(length / g)
     return math.ceil(length / lc), lc
 
@@ -84,8 +86,6 @@ def dispatch_subgroups(provider: Any, kernel: Kernel, rendered: Callable[[bool],
 def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[Any] | None:
     """The input bindings with every ``vec4`` input bound to a whole number of vectors
     (its buffer is allocated in size classes, so the padding is there), or None."""
-    from ..render.wgsl_reduce_flat import flat_inputs
-
     ins = flat_inputs(kernel, kernel.operands[0], kernel.attrs[1]) or frozenset()
     out = list(handles)
     for k in ins:
@@ -111,19 +111,34 @@ def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
     return k.with_memo(kernel.derived_memo(("partials", shape, axis)))
 
 
+def _layout(kernel: Kernel, v: Any) -> tuple[int, int, dict[str, int], tuple[tuple[int, int], int]]:
+    """(chunks per output, workgroups, the ``extra`` parameters, the partials' (shape, axis)) of
+    ``kernel`` rendered as variant ``v``: fixed by its shapes, so memoized per template."""
+    src = kernel.instrs[kernel.operands[0]]
+    length = math.prod([src.shape[d] for d in kernel.attrs[1]])
+    m = kernel.size
+    if v.layout == "row":
+        g = row_chunks(m, length)
+        return g, m * g, {"G": g, "MG": m * g, "L": length}, ((m, g), 1)
+    inner = choose_variant(kernel, v.sg, USE_VECTOR)[1][2]
+    units = -(-m // v.vec)
+    blocks = -(-units // WORKGROUP)
+    r = WORKGROUP // units if units < WORKGROUP and units else 1     # chunks per workgroup
+    g, lc = col_chunks(blocks, length, r)
+    groups = blocks * -(-g // r)
+    return g, groups, {"MG": groups, "NB": blocks, "PT": units if r > 1 else WORKGROUP, "R": r, "G": g,
+                       "P": units, "M": m, "L": length, "LC": lc, "I": inner}, ((g, m), 0)
+
+
 def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) -> None:
     """Record the passes of ``kernel`` writing its ``M`` results (its epilogue's) to ``outs``."""
     sg = use_subgroups(provider)
-    v, (o, _l, inner) = kernel.memoized(("variant", sg, USE_VECTOR), lambda: choose_variant(kernel, sg, USE_VECTOR))
+    v, (o, _l, _inner) = kernel.memoized(("variant", sg, USE_VECTOR), lambda: choose_variant(kernel, sg, USE_VECTOR))
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
         # An earlier wall-clock sweep found vec4 slower for full sums and axis 0; timed by the GPU
         # (timestamp queries, 16384^2 float32, after a warm-up) vec4 is faster everywhere: full
         # sum 0.25 vs 0.31 ms, full max 0.25 vs 0.31-0.34, sum(axis=0) 0.27-0.28 vs 0.31-0.33
         v = dataclasses.replace(v, vec=1)
-    src = kernel.instrs[kernel.operands[0]]
-    length = math.prod(src.shape[d] for d in kernel.attrs[1])
-    m = kernel.size
-    item = STORAGE_NP[kernel.result_dtype].itemsize
     bound: list[Any] = list(in_handles)
     if v.vec == 4:
         vb = _vector_bindings(provider, kernel, in_handles)
@@ -131,27 +146,23 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
             v = dataclasses.replace(v, vec=1)
         else:
             bound = vb
-    if v.layout == "row":
-        g = row_chunks(m, length)
-        groups, extra = m * g, {"G": g, "MG": m * g, "L": length}
-        part: tuple[tuple[int, int], int] = ((m, g), 1)
-    else:
-        units = -(-m // v.vec)
-        blocks = -(-units // WORKGROUP)
-        g, lc = col_chunks(blocks, length)
-        groups = blocks * g
-        extra = {"MG": groups, "NB": blocks, "P": units, "M": m, "L": length, "LC": lc, "I": inner}
-        part = ((g, m), 0)
+    # keys of plain tuples (a Variant's dataclass hash is Python code)
+    g, groups, extra, part = kernel.memoized(("layout", v.layout, v.vec, TARGET_GROUPS, ROW_MIN_ELEMS,
+                                              COL_MIN_ROWS), lambda: _layout(kernel, v))
     full = kernel
     if g > 1:          # several passes: a fused epilogue runs in the last one only
         kernel = kernel.prologue_part()
         bound = bound[:len(kernel.inputs)]
     nxt = _partials(kernel, *part) if g > 1 else None
-    def rendered(sg: bool) -> Any:
-        return provider.rendered_for(kernel, render_reduce, v if sg == v.sg else dataclasses.replace(v, sg=sg))
 
-    wide = [provider.data_buffer(x) for _t, x in sorted(rendered(v.sg).wide_values(kernel).items())]
-    targets = outs if nxt is None else [provider.alloc(m * g * item)]
+    def rendered(sg: bool) -> Any:
+        vs = v if sg == v.sg else dataclasses.replace(v, sg=sg)
+        return kernel.memoized(("rendered", v.layout, v.flat, v.vec, sg),
+                               lambda: provider.rendered_for(kernel, render_reduce, vs))
+
+    r = rendered(v.sg)
+    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())] if r.wide else []
+    targets = outs if nxt is None else [provider.alloc(kernel.size * g * STORAGE_NP[kernel.result_dtype].itemsize)]
     dispatch_subgroups(provider, kernel, rendered, v.sg, extra, [*bound, *targets, *wide], groups)
     if nxt is not None:
         handles = [targets[0]]

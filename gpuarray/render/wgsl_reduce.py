@@ -13,7 +13,9 @@ elements. Two layouts (``Variant.layout``):
   reduced elements; with the reduced axes leading (``sum(axis=0)`` of a
   C-contiguous array), neighbouring threads read neighbouring addresses. The
   ``L`` elements are split into ``G`` chunks of ``LC``; partials are laid out
-  ``(G, M)``. No cross-thread combine at all.
+  ``(G, M)``. No cross-thread combine at all. When the outputs need fewer threads
+  than a workgroup has (``P`` < 256: ``X.T @ r``, ``mean(axis=0)`` of 64 features),
+  one workgroup takes ``R`` = 256 / ``P`` chunks, ``P`` threads each.
 
 A fused epilogue (``Kernel.result_index``) is evaluated where the last pass
 stores each result (``_Parts.stores``); the provider runs a kernel with one
@@ -366,11 +368,17 @@ def _row(p: _Parts) -> Rendered:
 def _col(p: _Parts) -> Rendered:
     g, v = p.g, p.v
     vc = v.vec
+    # R chunks per workgroup of PT threads each (R = 1, PT = WORKGROUP unless fewer than
+    # WORKGROUP threads cover the outputs: then NB = 1 and the workgroup's threads take R chunks)
     head = ["  let w = wid.y * nwg.x + wid.x;",
             f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
             f"  let NB = {g.slot(('extra', 'NB'))};",
-            "  let c = w / NB;",
-            f"  let p = (w % NB) * {WORKGROUP}u + lid;",
+            f"  let PT = {g.slot(('extra', 'PT'))};",
+            f"  let R = {g.slot(('extra', 'R'))};",
+            "  if (lid / PT >= R) { return; }",
+            "  let c = (w / NB) * R + lid / PT;",
+            f"  if (c >= {g.slot(('extra', 'G'))}) {{ return; }}",
+            f"  let p = (w % NB) * {WORKGROUP}u + lid % PT;",
             f"  if (p >= {g.slot(('extra', 'P'))}) {{ return; }}",
             f"  let m = p * {vc}u;",
             f"  let M = {g.slot(('extra', 'M'))};",
@@ -422,7 +430,7 @@ def _col(p: _Parts) -> Rendered:
 
 def render_reduce(kernel: Kernel, variant: Variant | None = None) -> Rendered:
     """WGSL for a ``reduce`` kernel in ``variant`` (default: what ``choose_variant`` picks without
-    subgroups). ``prm`` extras: row: G, MG, L; col: MG, NB, P, M, L, LC (and I when flat)."""
+    subgroups). ``prm`` extras: row: G, MG, L; col: MG, NB, PT, R, G, P, M, L, LC (and I when flat)."""
     v = variant if variant is not None else choose_variant(kernel)[0]
     parts = _Parts(kernel, v)
     return _row(parts) if v.layout == "row" else _col(parts)

@@ -1,0 +1,103 @@
+"""The host side of a repeated evaluation on wgpu: parameters gathered per pass and written once
+(``wgpu_pool.ParamArena``), bind groups reused through the parameters' dynamic offset
+(``wgpu_bindings``), pass commands recorded through wgpu-native's C entry points
+(``wgpu_encode``), and the Python calls a cached evaluation costs (issue 16's budgets)."""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.providers import webgpu, wgpu_pool
+
+from .conftest import assert_same
+
+
+def test_parameters_of_many_dispatches_in_one_pass(wgpu_device: xp.Device, monkeypatch: Any) -> None:
+    """Each dispatch of a long open pass reads its own parameters (the arena is written once,
+    at the submit), including after the arena fills up and continues in a fresh buffer."""
+    monkeypatch.setattr(webgpu, "SUBMIT_DISPATCHES", 10_000)
+    prov: Any = wgpu_device.provider
+    h = np.linspace(-3, 3, 4096, dtype=np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    with xp.config(offload="always"):
+        xp.evaluate(x + 0)
+        xp.synchronize(wgpu_device)
+        small = wgpu_pool.ParamArena(prov.device, prov.params.usage, prov.params.align, nbytes=1024)
+        monkeypatch.setattr(prov, "params", small)
+        ys = []
+        for i in range(60):             # 60 dispatches: several arena buffers of 1024 bytes
+            y = x + float(i)
+            xp.evaluate(y)
+            ys.append(y)
+        assert prov._pass is not None   # one open pass holds them all
+        for i, y in enumerate(ys):
+            assert_same(y, h + np.float32(i))
+
+
+def test_repeated_dispatches_reuse_their_bind_groups(wgpu_device: xp.Device) -> None:
+    prov: Any = wgpu_device.provider
+    x = xp.asarray(np.arange(8192, dtype=np.float32), device=wgpu_device)
+    with xp.config(offload="always"):
+        for i in range(5):
+            xp.evaluate(x * 2 + float(i))
+        misses = prov.bindings.misses
+        for i in range(40):              # new constants, new parameter offsets, recycled buffers
+            y = x * 2 + float(i)
+            xp.evaluate(y)
+            assert_same(y, np.arange(8192, dtype=np.float32) * 2 + np.float32(i))
+            del y
+        assert prov.bindings.misses - misses <= 2
+
+
+def _chain8(x: Any) -> Any:
+    return xp.exp(-x * x * 0.5) * xp.sin(x) + xp.cos(x) * 0.25 - xp.tanh(x)
+
+
+def _softmax(m: Any) -> Any:
+    e = xp.exp(m - xp.max(m, axis=1, keepdims=True))
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+# Python calls (cProfile's count, built-ins included) per cached evaluation on this machine's
+# lavapipe, recording included, with a margin for other Python versions. Issue 16's targets are
+# lower (chain8 250, sum 120, softmax 250, std(axis=0) 250, float(sum) 200); these bounds keep
+# what was reached from regressing.
+BUDGETS: dict[str, tuple[int, Callable[[Any, Any], Any]]] = {
+    "x*2+1": (300, lambda v, m: v * 2 + 1),
+    "chain8": (600, lambda v, m: _chain8(v)),
+    "sum": (450, lambda v, m: xp.sum(v)),
+    "softmax": (650, lambda v, m: _softmax(m)),
+    "std(axis=0)": (1250, lambda v, m: xp.std(m, axis=0)),
+    "float(sum)": (1100, lambda v, m: float(xp.sum(v))),
+}
+
+
+@pytest.mark.parametrize("case", list(BUDGETS))
+def test_python_calls_per_cached_evaluation(wgpu_device: xp.Device, case: str) -> None:
+    budget, fn = BUDGETS[case]
+    rng = np.random.default_rng(0)
+    with xp.config(offload="always"):
+        v = xp.asarray(rng.uniform(-3, 3, 1 << 16).astype(np.float32), device=wgpu_device)
+        m = xp.asarray(rng.uniform(-3, 3, (256, 256)).astype(np.float32), device=wgpu_device)
+
+        def run() -> None:
+            r = fn(v, m)
+            if isinstance(r, xp.GpuArray):
+                xp.evaluate(r)
+
+        for _ in range(5):
+            run()
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(10):
+            run()
+        prof.disable()
+    calls = pstats.Stats(prof).total_calls / 10      # type: ignore[attr-defined]
+    assert calls <= budget, f"{case}: {calls:.0f} Python calls per cached evaluation (budget {budget})"
