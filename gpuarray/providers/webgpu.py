@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import gc
-import logging
 import os
 import sys
 import threading
@@ -36,20 +35,19 @@ from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
-from ..render.wgsl_f64 import F64_DEVICE_OPS
 from . import wgpu_cache, wgpu_pool, wgpu_timing
-from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
 from .wgpu_bindings import BindGroupCache, bind_layout
 from .wgpu_encode import PassRecorder
-from .wgpu_fft import enqueue_fft, fft_cannot_run
-from .wgpu_matmul import enqueue_matmul
+from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
+    C128_HOST_OPS,
+    F64_HOST_OPS,
+    TRANSCENDENTAL_OPS,
+    WGPU_KINDS,
+    cannot_run_reason,
+)
 from .wgpu_pool import BufferPool, staged_download, staged_upload
 from .wgpu_probe import builtin_checks, numerics, overrides
-from .wgpu_reduce import enqueue_reduce
-from .wgpu_rowfuse import enqueue_rowfuse
-from .wgpu_scan import enqueue_scan
-from .wgpu_scatter import enqueue_scatter
-from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
 from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by tests through this module
     GpuHandle,
     SegmentedHandle,
@@ -59,20 +57,6 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
     split_kernel,
 )
 
-# Kernel kinds other than elementwise that have WGSL implementations here.
-WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
-WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_prod
-WGPU_KINDS["argreduce"] = enqueue_argreduce    # argmax / argmin
-WGPU_KINDS["scatter"] = enqueue_scatter        # x[int_array] = value
-WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_searchsorted)
-# Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
-WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
-                                    "searchsorted": searchsorted_cannot_run}
-WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
-WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elementwise readers (compiler/rowfuse.py)
-WGPU_KIND_CHECKS["fft"] = fft_cannot_run
-# Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
-COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
 # or binds this many bytes; below both, small evaluations share a submit (on the H200's host a submit
 # with its command encoder costs 40-60 us; 64 MB is about 20 us of the GPU's memory time)
@@ -86,95 +70,8 @@ WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension", "max-compute-invocations-per-workgroup",
     "max-compute-workgroup-size-x", "max-compute-workgroup-storage-size",
 )
-# ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
-# 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
-# fails to compile the shader and loses the device (both seen here). In float64 those with a software
-# version (render/wgsl_f64.py F64_DEVICE_OPS) run on the device, the rest on the host; in complex128
-# all of them run on the host (there are no complex128 helpers for them yet).
-TRANSCENDENTAL_OPS = frozenset({
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
-    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
-})
-F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
-C128_HOST_OPS = TRANSCENDENTAL_OPS                      # no complex128 WGSL helpers for them yet
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
-_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
-_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2}
-
-
-# Reasons wgpu logged for lost devices ("The WGPU device was lost (destroyed): ..."), newest last.
-# wgpu-py 0.32 implements neither ``device.lost`` nor error scopes: the lost callback only logs,
-# and later calls on the device raise GPUValidationError("... Parent device is lost").
-_lost_reasons: list[str] = []
-
-
-class _LostWatcher(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        msg = record.getMessage()
-        if msg.startswith("The WGPU device was lost"):
-            head, _, rest = msg.partition(":")
-            why = head[len("The WGPU device was lost"):].strip(" ()")
-            detail = rest.strip().splitlines()[0] if rest.strip() else ""
-            _lost_reasons.append(f"{why}: {detail}" if detail else why)
-            del _lost_reasons[:-16]
-        return True
-
-
-_watcher: _LostWatcher | None = None
-
-
-def _watch_lost() -> None:
-    """Install the filter on wgpu's logger (after ``import wgpu``, which sets its logger class)."""
-    global _watcher
-    if _watcher is None:
-        _watcher = _LostWatcher()
-        logging.getLogger("wgpu").addFilter(_watcher)
-
-
-def is_device_lost(exc: BaseException) -> bool:
-    """Whether a wgpu exception says the device is gone."""
-    msg = str(exc).lower()
-    return "device is lost" in msg or "device lost" in msg or "devicelost" in msg
-
-
-def adapters() -> list[Any]:
-    """Every wgpu adapter, best first (discrete, integrated, ..., CPU; native APIs before GL)."""
-    import wgpu
-    wgpu_cache.prime_ffi_types()       # the first call of each wgpu function costs 10-20 ms otherwise
-    found = wgpu.gpu.enumerate_adapters_sync()
-
-    def rank(a: Any) -> tuple[int, int]:
-        info = a.info
-        return (_TYPE_RANK.get(str(info.get("adapter_type")), 4),
-                _BACKEND_RANK.get(str(info.get("backend_type")), 1))
-    return sorted(found, key=rank)
-
-
-def is_real_gpu(adapter: Any) -> bool:
-    return str(adapter.info.get("adapter_type")) in ("DiscreteGPU", "IntegratedGPU")
-
-
-class _Guard:
-    """``WgpuProvider._guard``'s context: a class, not a generator (it wraps every dispatch)."""
-
-    __slots__ = ("provider",)
-
-    def __init__(self, provider: Any) -> None:
-        self.provider = provider
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, typ: Any, exc: Any, tb: Any) -> None:
-        if exc is None or isinstance(exc, (DeviceLostError, OutOfMemoryError)) or not isinstance(exc, Exception):
-            return
-        p = self.provider
-        if is_device_lost(exc) or p.lost is not None:
-            raise p._mark_lost(exc) from exc
-
-
 class WgpuProvider:
     """Kernels as WGSL on one wgpu adapter."""
 
@@ -184,11 +81,11 @@ class WgpuProvider:
     def __init__(self, adapter: Any, device_name: str = "wgpu") -> None:
         import wgpu
 
-        _watch_lost()
+        watch_lost()
         wgpu_cache.prime_ffi_types()
         self.wgpu = wgpu
         self.adapter = adapter
-        self._guard_cm = _Guard(self)
+        self._guard_cm = Guard(self)
         self._rec: Any = None               # the open pass's PassRecorder (wgpu_encode.py)
         self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
@@ -222,7 +119,7 @@ class WgpuProvider:
         self.host_only_f64: set[str] = set(F64_HOST_OPS) if self.f64 else set()
         self.host_only_c128: set[str] = set(C128_HOST_OPS) if self.f64 else set()
         self.lost: str | None = None          # why the device was lost, once it is
-        self._lost_seen = len(_lost_reasons)
+        self._lost_seen = len(lost_reasons)
         self._enc: Any = None
         self._pass: Any = None
         self._keep: list[Any] = []
@@ -275,37 +172,7 @@ class WgpuProvider:
         return why
 
     def _cannot_run(self, kernel: Kernel) -> str | None:
-        if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
-            return f"no WGSL kernel for {kernel.kind} yet; it runs on the host"
-        for ins in kernel.instrs:
-            if not self.supports(ins.dtype):
-                return f"{ins.dtype} is not supported by this adapter"
-            if ins.dtype == float64 and ins.op in self.host_only_f64 or \
-                    ins.dtype == complex128 and ins.op in self.host_only_c128:
-                return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
-                        "it runs on the host")
-        if kernel.kind not in COMPLEX_KINDS and any(
-                n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
-            return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
-        # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
-        n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
-                                       else 5 + max(1, len(kernel.outputs)))     # fused epilogue outputs
-        if n_bind > self.max_storage_buffers:
-            return f"kernel needs {n_bind} storage buffers; the adapter allows {self.max_storage_buffers}"
-        if kernel.kind == "elementwise" and self.needs_split(kernel):
-            if split_kernel(kernel, 1) is None:
-                return ("an array exceeds the adapter's storage binding limit "
-                        f"{self.max_binding} (or 2**32 elements), and only elementwise kernels over "
-                        "contiguous arrays of one size (and scalars) are split into chunks")
-            return None
-        for node in list(kernel.inputs) + list(kernel.out_nodes):
-            nbytes = _nbytes(node)
-            if nbytes > self.max_binding:
-                return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {self.max_binding}"
-        if kernel.size >= 2**32:
-            return "more than 2**32 - 1 elements"
-        check = WGPU_KIND_CHECKS.get(kernel.kind)
-        return check(self, kernel) if check is not None else None
+        return cannot_run_reason(self, kernel)
 
     # ---- faults: a lost device, and out of memory
     def _lost_error(self) -> DeviceLostError:
@@ -318,7 +185,7 @@ class WgpuProvider:
     def _mark_lost(self, exc: BaseException | None) -> DeviceLostError:
         """Record the loss, forget every device object, and return the error to raise."""
         if self.lost is None:
-            logged = _lost_reasons[self._lost_seen:]
+            logged = lost_reasons[self._lost_seen:]
             detail = str(exc).strip().splitlines()[-1].strip() if exc is not None else ""
             self.lost = logged[-1] if logged else (detail or "unknown reason")
             self.pool.abandon()
@@ -339,15 +206,15 @@ class WgpuProvider:
         (of some device), probe this one with a tiny allocation."""
         if self.lost is not None:
             raise self._lost_error()
-        if len(_lost_reasons) != self._lost_seen:
+        if len(lost_reasons) != self._lost_seen:
             try:
                 self.device.create_buffer(size=4, usage=self.wgpu.BufferUsage.COPY_DST)
             except Exception as exc:  # noqa: BLE001 - any wgpu error: look at what it says
                 if is_device_lost(exc):
                     raise self._mark_lost(exc) from exc
-            self._lost_seen = len(_lost_reasons)
+            self._lost_seen = len(lost_reasons)
 
-    def _guard(self) -> _Guard:
+    def _guard(self) -> Guard:
         """Turn wgpu's "device is lost" errors into DeviceLostError (and remember the loss)."""
         self._check_lost()
         return self._guard_cm

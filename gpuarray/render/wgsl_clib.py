@@ -19,7 +19,7 @@ for infinities, NaNs and signed zeros:
   (Hull, Fairgrieve and Tang's algorithm);
 - sqrt: Kahan's ``sqrt((|x| + |z|) / 2)`` with scaling at both ends of the range.
 
-complex128 transcendentals run on the host (``providers/webgpu.py``
+complex128 transcendentals run on the host (``providers/wgpu_kinds.py``
 ``C128_HOST_OPS``).
 """
 

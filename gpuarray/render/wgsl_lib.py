@@ -9,7 +9,7 @@ infinity are detected through bitcasts and never written as literals
 replace them: the exp/log/trig/pow family computed in software to within a
 few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). float64 ``exp``, ``log``,
 ``expm1``, ``log1p`` and the hyperbolic functions are software too (``wgsl_f64.py``); the other float64
-transcendentals run on the host (``providers/webgpu.py`` ``F64_HOST_OPS``), so
+transcendentals run on the host (``providers/wgpu_kinds.py`` ``F64_HOST_OPS``), so
 their ``FLT`` versions, which use the 32-bit-only built-ins, are not used there.
 Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py``.
 """

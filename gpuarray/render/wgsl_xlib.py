@@ -6,7 +6,7 @@
 decimal literal into either neighbouring float, and NumPy's constants are exact roundings
 (``deg2rad`` multiplies by ``float32(pi) / float32(180)`` rounded to float32, as NumPy's float32
 loop does). The FLT versions of the transcendental ones are what float64 would use; on wgpu
-float64 runs them on the host (``providers/webgpu.py`` ``F64_HOST_OPS``).
+float64 runs them on the host (``providers/wgpu_kinds.py`` ``F64_HOST_OPS``).
 """
 
 from __future__ import annotations

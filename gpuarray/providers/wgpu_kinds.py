@@ -1,0 +1,86 @@
+"""What the wgpu provider runs on the device: the kernel kinds with WGSL implementations, the
+float64 and complex128 ops that stay on the host, and why a kernel cannot run on an adapter.
+
+>>> "exp" in F64_HOST_OPS, "sin" in F64_HOST_OPS
+(False, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._dtypes import complex128, float64
+from ..compiler.kernel import Kernel
+from ..render.wgsl_f64 import F64_DEVICE_OPS
+from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_fft import enqueue_fft, fft_cannot_run
+from .wgpu_matmul import enqueue_matmul
+from .wgpu_reduce import enqueue_reduce
+from .wgpu_rowfuse import enqueue_rowfuse
+from .wgpu_scan import enqueue_scan
+from .wgpu_scatter import enqueue_scatter
+from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
+from .wgpu_split import _nbytes, split_kernel
+
+# Kernel kinds other than elementwise that have WGSL implementations here.
+WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
+WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_prod
+WGPU_KINDS["argreduce"] = enqueue_argreduce    # argmax / argmin
+WGPU_KINDS["scatter"] = enqueue_scatter        # x[int_array] = value
+WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_searchsorted)
+# Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
+WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
+                                    "searchsorted": searchsorted_cannot_run}
+WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
+WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elementwise readers (compiler/rowfuse.py)
+WGPU_KIND_CHECKS["fft"] = fft_cannot_run
+# Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
+COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
+
+# ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
+# 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
+# fails to compile the shader and loses the device (both seen here). In float64 those with a software
+# version (render/wgsl_f64.py F64_DEVICE_OPS) run on the device, the rest on the host; in complex128
+# all of them run on the host (there are no complex128 helpers for them yet).
+TRANSCENDENTAL_OPS = frozenset({
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
+    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
+})
+F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
+C128_HOST_OPS = TRANSCENDENTAL_OPS                      # no complex128 WGSL helpers for them yet
+
+
+def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
+    """Why ``kernel`` cannot run on ``provider`` (a ``WgpuProvider``; it then runs on the host), or None."""
+    if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
+        return f"no WGSL kernel for {kernel.kind} yet; it runs on the host"
+    for ins in kernel.instrs:
+        if not provider.supports(ins.dtype):
+            return f"{ins.dtype} is not supported by this adapter"
+        if ins.dtype == float64 and ins.op in provider.host_only_f64 or \
+                ins.dtype == complex128 and ins.op in provider.host_only_c128:
+            return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
+                    "it runs on the host")
+    if kernel.kind not in COMPLEX_KINDS and any(
+            n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
+        return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
+    # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
+    n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
+                                   else 5 + max(1, len(kernel.outputs)))     # fused epilogue outputs
+    if n_bind > provider.max_storage_buffers:
+        return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
+    if kernel.kind == "elementwise" and provider.needs_split(kernel):
+        if split_kernel(kernel, 1) is None:
+            return ("an array exceeds the adapter's storage binding limit "
+                    f"{provider.max_binding} (or 2**32 elements), and only elementwise kernels over "
+                    "contiguous arrays of one size (and scalars) are split into chunks")
+        return None
+    for node in list(kernel.inputs) + list(kernel.out_nodes):
+        nbytes = _nbytes(node)
+        if nbytes > provider.max_binding:
+            return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {provider.max_binding}"
+    if kernel.size >= 2**32:
+        return "more than 2**32 - 1 elements"
+    check = WGPU_KIND_CHECKS.get(kernel.kind)
+    return check(provider, kernel) if check is not None else None
