@@ -34,6 +34,7 @@ from .. import _config, _metrics
 from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import Kernel
+from ..render import wgsl_tiled
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
@@ -60,6 +61,7 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
 # or binds this many bytes; below both, small evaluations share a submit (on the H200's host a submit
 # with its command encoder costs 40-60 us; 64 MB is about 20 us of the GPU's memory time)
+TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
 SUBMIT_BYTES = 64 << 20
 
@@ -539,14 +541,20 @@ class WgpuProvider:
                 return outs
             fast = bool(_config.get("fast_math"))
             vec = 4 if self.vec4 and kernel.size % 4 == 0 else 1
-            r = kernel.memoized(("wgsl", vec, fast), lambda: self._elementwise_shader(kernel, vec, fast))
+            r = kernel.memoized(("wgsl", vec, fast, TILED),
+                                lambda: self._elementwise_shader(kernel, vec, fast))
             wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())] if r.wide else []
-            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide],
-                          -(-kernel.size // (WORKGROUP * r.vec * r.per_thread)))
+            groups = wgsl_tiled.groups_for(kernel.out_shape) if r.tile else \
+                -(-kernel.size // (WORKGROUP * r.vec * r.per_thread))
+            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], groups)
             return outs
 
     def _elementwise_shader(self, kernel: Kernel, vec: int, fast: bool) -> Rendered:
-        """The shader of an elementwise kernel: vec4 where asked and rendered so, else scalar."""
+        """The shader of an elementwise kernel: through shared-memory tiles where it reads an operand
+        transposed (``render/wgsl_tiled.py``), vec4 where asked and rendered so, else scalar."""
+        views = wgsl_tiled.transposed_views(kernel) if TILED and not fast else ()
+        if views:
+            return self.rendered_for(kernel, wgsl_tiled.render_tiled, views)
         r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
         if r is None or r.vec != vec:
             r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)

@@ -241,7 +241,8 @@ def entry_key(render_fn: Any, variant: Any, signature: tuple) -> str | None:
 def _to_json(r: Rendered) -> dict[str, Any]:
     return {"source": r.source, "slots": [list(s) for s in r.slots],
             "wide": {t: [list(i) if isinstance(i, tuple) else i for i in v] for t, v in r.wide.items()},
-            "n_inputs": r.n_inputs, "n_outputs": r.n_outputs, "vec": r.vec, "per_thread": r.per_thread}
+            "n_inputs": r.n_inputs, "n_outputs": r.n_outputs, "vec": r.vec, "per_thread": r.per_thread,
+            "tile": r.tile}
 
 
 def _tuples(x: Any) -> Any:
@@ -251,7 +252,8 @@ def _tuples(x: Any) -> Any:
 def _from_json(d: dict[str, Any]) -> Rendered:
     return Rendered(str(d["source"]), [_tuples(s) for s in d["slots"]],
                     {str(t): [_tuples(i) for i in v] for t, v in d["wide"].items()},
-                    int(d["n_inputs"]), int(d["n_outputs"]), int(d.get("vec", 1)), int(d.get("per_thread", 1)))
+                    int(d["n_inputs"]), int(d["n_outputs"]), int(d.get("vec", 1)), int(d.get("per_thread", 1)),
+                    int(d.get("tile", 0)))
 
 
 class KernelCache:

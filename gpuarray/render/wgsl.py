@@ -59,6 +59,7 @@ class Rendered:
     n_outputs: int
     vec: int = 1                       # elements per thread: 4 = vec4 loads and stores (render(kernel, 4))
     per_thread: int = 1                # vec-sized items per thread: > 1 for the grid-stride loop of vec4 kernels
+    tile: int = 0                      # > 0: tile x tile outputs per workgroup (render/wgsl_tiled.py)
 
     def meta(self, kernel: Kernel, extra: dict[str, int] | None = None) -> np.ndarray:
         """The ``prm`` array: [size, slot values...]; ``("extra", name)`` slots come from ``extra``."""

@@ -1,0 +1,121 @@
+"""Elementwise kernels that read an operand transposed, through shared-memory tiles.
+
+``x + x.T`` reads ``x`` twice: once in order, once through a view whose last axis walks
+memory with a stride of a whole row. One element per thread in output order, neighbouring
+threads read the transposed operand a row apart: 32 memory transactions for a warp's 32 values
+instead of one (``x + x.T`` of 8192^2 float32 took 0.79 ms on the H200, ``torch.compile`` 0.20).
+
+Here a workgroup of 256 threads computes a 32 x 32 tile of the output's last two axes (``R`` x
+``C``; a leading batch axis is walked by workgroups too). First it loads the tile of every
+transposed operand (``transposed_views``) into workgroup memory, thread ``t`` reading the
+element at output row ``t % 32``: along the output's rows the transposed operand is contiguous,
+so a warp reads 32 neighbouring values. After a barrier each thread computes four output
+elements at row ``t / 32 + 8 k``, column ``t % 32`` (stores in order), reading the transposed
+operands from the tiles (rows padded to 33 values: no bank conflicts) and everything else as
+the generic renderer does (``render.wgsl._Gen``).
+
+>>> import numpy as np, gpuarray as xp
+>>> from gpuarray.compiler.schedule import schedule
+>>> x = xp.asarray(np.ones((64, 64), np.float32), device="wgpu:0")
+>>> [transposed_views(k) for k in schedule([(x + x.T)._node])]
+[(1,)]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..compiler.kernel import Kernel
+from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl_lib import helpers_for
+
+TILE = 32                   # output tile: TILE x TILE, WORKGROUP / TILE rows of threads
+PAD = TILE + 1              # a tile row in workgroup memory
+SHARED_BYTES = 16384        # the workgroup memory WebGPU guarantees (lavapipe's limit)
+_TILE_TYPES = frozenset({np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float64)})
+
+
+def transposed_views(kernel: Kernel) -> tuple[int, ...]:
+    """The view instructions of ``kernel`` read transposed: a view of an input, at the output's
+    shape, that walks memory with stride 1 along the output's rows and not along its columns.
+    Empty unless the kernel is elementwise, of rank 2 or 3, with at least 32 rows and columns, and
+    its tiles fit in the workgroup memory WebGPU guarantees."""
+    shape = kernel.out_shape
+    if kernel.kind != "elementwise" or len(shape) not in (2, 3) or min(shape[-2:]) < TILE:
+        return ()
+    found = []
+    for i, ins in enumerate(kernel.instrs):
+        if ins.op != "view" or ins.shape != shape or kernel.instrs[ins.args[0]].op != "input":
+            continue
+        strides = ins.params[0]
+        if strides[-2] == 1 and abs(strides[-1]) > 1 and ins.dtype in _TILE_TYPES:
+            found.append(i)
+    nbytes = sum(TILE * PAD * kernel.instrs[i].dtype.itemsize for i in found)
+    return tuple(found) if found and nbytes <= SHARED_BYTES else ()
+
+
+def groups_for(shape: tuple[int, ...]) -> int:
+    """Workgroups of the tiled kernel over an output of ``shape``."""
+    return math.prod(shape[:-2]) * -(-shape[-2] // TILE) * -(-shape[-1] // TILE)
+
+
+def render_tiled(kernel: Kernel, views: tuple[int, ...]) -> Rendered:
+    """WGSL for elementwise ``kernel`` with the view instructions ``views`` read through tiles."""
+    g = _Gen(kernel)
+    out = kernel.outputs[0]
+    rank = len(kernel.out_shape)
+    rows, cols = g.slot(("dim", g.rep[out], rank - 2)), g.slot(("dim", g.rep[out], rank - 1))
+    per = WORKGROUP // TILE
+    head = ["  let w = wid.y * nwg.x + wid.x;",
+            f"  let R = {rows};",
+            f"  let C = {cols};",
+            f"  let tr = (R + {TILE - 1}u) / {TILE}u;",
+            f"  let tc = (C + {TILE - 1}u) / {TILE}u;",
+            "  let bb = w / (tr * tc);",
+            "  if (bb * R * C >= prm[0]) { return; }        // the same for the whole workgroup",
+            "  let rem = w % (tr * tc);",
+            f"  let r0 = (rem / tc) * {TILE}u;",
+            f"  let c0 = (rem % tc) * {TILE}u;",
+            f"  let tx = lid % {TILE}u;",
+            f"  let ty = lid / {TILE}u;"]
+    shared = [f"var<workgroup> tile{i}: array<{WGSL_TYPE[kernel.instrs[i].dtype]}, {TILE * PAD}>;" for i in views]
+
+    def block(cond: str, lines_of: list[str]) -> list[str]:
+        return [f"  if ({cond}) {{", *["  " + ln for ln in lines_of], "  }"]
+
+    def fresh_block() -> None:
+        g.lines = []
+        g.memo = {}             # names from another block are out of scope
+        g.alias = {}
+
+    body: list[str] = []
+    for k in range(TILE // per):            # load: output (r0 + tx, c0 + ty + per k), in memory order
+        fresh_block()
+        idx = ("multi", (*(("bb",) if rank == 3 else ()), f"(r0 + tx)", f"(c0 + ty + {per * k}u)"))
+        stores = [f"  tile{i}[(ty + {per * k}u) * {PAD}u + tx] = {g.value(i, idx)};" for i in views]
+        body += block(f"r0 + tx < R && c0 + ty + {per * k}u < C", g.lines + stores)
+    body.append("  workgroupBarrier();")
+    for k in range(TILE // per):            # compute: output (r0 + ty + per k, c0 + tx)
+        fresh_block()
+        for i in views:
+            g.named[i] = f"tile{i}[tx * {PAD}u + ty + {per * k}u]"
+        gi = f"(bb * R + r0 + ty + {per * k}u) * C + c0 + tx"
+        g.lines.append(f"  let gi = {gi};")
+        stores = []
+        for j, o in enumerate(kernel.outputs):
+            v = g.value(o, ("lin", "gi"))
+            stores.append(f"  out{j}[gi] = {store_value(kernel.instrs[o].dtype, v)};")
+        body += block(f"r0 + ty + {per * k}u < R && c0 + tx < C", g.lines + stores)
+    decls = declare_bindings(input_types(kernel),
+                             [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs], g.wide)
+    main = (
+        f"@compute @workgroup_size({WORKGROUP})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+        "        @builtin(local_invocation_index) lid: u32) {\n" + "\n".join(head + body) + "\n}\n"
+    )
+    src = "\n".join(decls + shared) + "\n\n" + helpers_for(main) + "\n\n" + main
+    return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
+                    len(kernel.outputs), tile=TILE)
