@@ -94,7 +94,7 @@ def render_tiled(kernel: Kernel, views: tuple[int, ...]) -> Rendered:
     body: list[str] = []
     for k in range(TILE // per):            # load: output (r0 + tx, c0 + ty + per k), in memory order
         fresh_block()
-        idx = ("multi", (*(("bb",) if rank == 3 else ()), f"(r0 + tx)", f"(c0 + ty + {per * k}u)"))
+        idx = ("multi", (*(("bb",) if rank == 3 else ()), "(r0 + tx)", f"(c0 + ty + {per * k}u)"))
         stores = [f"  tile{i}[(ty + {per * k}u) * {PAD}u + tx] = {g.value(i, idx)};" for i in views]
         body += block(f"r0 + tx < R && c0 + ty + {per * k}u < C", g.lines + stores)
     body.append("  workgroupBarrier();")
