@@ -49,7 +49,7 @@ def test_repeated_dispatches_reuse_their_bind_groups(wgpu_device: xp.Device) -> 
             xp.evaluate(x * 2 + float(i))
         misses = prov.bindings.misses
         for i in range(40):              # new constants, new parameter offsets, recycled buffers
-            y = x * 2 + float(i)
+            y = x * 2 + float(i)               # exact: small integers
             xp.evaluate(y)
             assert_same(y, np.arange(8192, dtype=np.float32) * 2 + np.float32(i))
             del y
@@ -101,3 +101,27 @@ def test_python_calls_per_cached_evaluation(wgpu_device: xp.Device, case: str) -
         prof.disable()
     calls = pstats.Stats(prof).total_calls / 10      # type: ignore[attr-defined]
     assert calls <= budget, f"{case}: {calls:.0f} Python calls per cached evaluation (budget {budget})"
+
+
+def test_parameters_rewritten_only_when_they_change(wgpu_device: xp.Device, monkeypatch: Any) -> None:
+    """A pass whose parameters equal the last ones written skips the write; any change is written."""
+    prov: Any = wgpu_device.provider
+    h = np.linspace(-3, 3, 4096, dtype=np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    writes = []
+    queue = prov.device.queue
+    real = queue.write_buffer
+
+    def counted(buf: Any, *args: Any) -> Any:
+        if buf is prov.params.buffer:
+            writes.append(1)
+        return real(buf, *args)
+
+    monkeypatch.setattr(queue, "write_buffer", counted)
+    with xp.config(offload="always"):
+        for c in (2.0, 2.0, 2.0, 3.0, 3.0, 2.0):
+            y = xp.maximum(x * c, -1.0)        # no multiply-add for a compiler to contract
+            xp.evaluate(y)
+            xp.synchronize(wgpu_device)        # one pass per evaluation
+            assert_same(y, np.maximum(h * np.float32(c), np.float32(-1)))
+    assert len(writes) <= 3                    # 2.0 (first), 3.0, 2.0 again
