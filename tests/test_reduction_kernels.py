@@ -350,9 +350,10 @@ def test_params_arena_overflow_and_reuse(wgpu_device, many_chunks, monkeypatch):
 
 
 @pytest.mark.parametrize("length", [64, 100, 128, 129])
-def test_many_short_rows_take_a_thread_each(wgpu_device, variants, length):
-    """At least MANY_ROWS rows of at most SHORT_ROW elements: one thread per row (the col layout
-    over a unit inner dimension); longer rows keep a workgroup each."""
+def test_many_short_rows_take_a_few_threads_each(wgpu_device, variants, length):
+    """At least MANY_ROWS rows of at most SHORT_ROW elements: a few threads per row (the seg
+    layout, flat prologues; the col layout over a unit inner dimension otherwise); longer rows
+    keep a workgroup each."""
     from gpuarray.render import wgsl_reduce
     a = _f32((wgsl_reduce.MANY_ROWS, length), length)
     g = xp.asarray(a, device=wgpu_device)
@@ -361,4 +362,5 @@ def test_many_short_rows_take_a_thread_each(wgpu_device, variants, length):
         np.asarray(got)
     want = np.sum(a.astype(np.float64), axis=1).astype(np.float32)
     assert_same(got, want, rtol=2e-5, atol=4e-7 * float(np.abs(a).sum(axis=1).max()))
-    assert variants[-1].layout == ("col" if length <= wgsl_reduce.SHORT_ROW else "row")
+    assert variants[-1].layout == ("col" if length < wgsl_reduce.SEG_MIN else
+                                   "seg" if length <= wgsl_reduce.SHORT_ROW else "row")

@@ -117,6 +117,9 @@ def _layout(kernel: Kernel, v: Any) -> tuple[int, int, dict[str, int], tuple[tup
     src = kernel.instrs[kernel.operands[0]]
     length = math.prod([src.shape[d] for d in kernel.attrs[1]])
     m = kernel.size
+    if v.layout == "seg":
+        groups = -(-m // (WORKGROUP // v.seg))
+        return 1, groups, {"MG": groups, "M": m, "L": length}, ((m, 1), 1)
     if v.layout == "row":
         g = row_chunks(m, length)
         return g, m * g, {"G": g, "MG": m * g, "L": length}, ((m, g), 1)
@@ -157,7 +160,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
 
     def rendered(sg: bool) -> Any:
         vs = v if sg == v.sg else dataclasses.replace(v, sg=sg)
-        return kernel.memoized(("rendered", v.layout, v.flat, v.vec, sg),
+        return kernel.memoized(("rendered", v.layout, v.flat, v.vec, v.seg, sg),
                                lambda: provider.rendered_for(kernel, render_reduce, vs))
 
     r = rendered(v.sg)
