@@ -107,3 +107,57 @@ def write_out(text: str, path: str | None) -> None:
     if path:
         with open(path, "w") as f:
             f.write(text)
+
+
+def gpu_ms(xp: Any, call: Callable[[], Any], runs: int) -> float:
+    """gpuarray's GPU milliseconds for ``call()`` (an evaluation): the median over ``max(5, runs)``
+    profiled evaluations (timestamp queries), taken right after the wall-clock trials (the GPU is warm)."""
+    import numpy as np
+    out = []
+    for _ in range(max(5, runs)):
+        with xp.profile() as prof:
+            call()
+            xp.synchronize()
+        out.append(prof.total_seconds * 1e3)
+    return float(np.median(out))
+
+
+def time_peers(libs: list[str], fn_for: Callable[[str, Any], Callable[..., Any]], arrays: tuple[Any, ...],
+               runs: int) -> dict[str, float | str]:
+    """Wall milliseconds per call (``wall_per_call``) of the workload on each of ``libs`` (``torch``,
+    ``torch_compile``, ``jax``, ``cupy``): ``fn_for(lib, module)`` gives the function of the ``arrays``
+    (NumPy arrays, moved to the library's device first). A library that is absent or fails is
+    reported as ``<lib>_error``. TF32 is off for PyTorch; JAX runs with 64-bit types when an array
+    is 64-bit."""
+    out: dict[str, float | str] = {}
+    for lib in libs:
+        try:
+            out[f"{lib}_ms"] = _peer_ms(lib, fn_for, arrays, runs)
+        except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
+            out[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+    return out
+
+
+def _peer_ms(lib: str, fn_for: Callable[[str, Any], Callable[..., Any]], arrays: tuple[Any, ...], runs: int) -> float:
+    if lib in ("torch", "torch_compile"):
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = False
+        targs = tuple(torch.from_numpy(a).cuda() for a in arrays)
+        f = fn_for("torch", torch)
+        if lib == "torch_compile":
+            f = torch.compile(f)
+        return 1e3 * wall_per_call(lambda: f(*targs), torch.cuda.synchronize, runs)
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+        if any(a.dtype.itemsize == 8 for a in arrays):
+            jax.config.update("jax_enable_x64", True)
+        jargs = tuple(jax.device_put(a) for a in arrays)
+        jf = jax.jit(fn_for("jax", jnp))
+        return 1e3 * wall_per_call(lambda: jf(*jargs).block_until_ready(), lambda: None, runs)
+    if lib != "cupy":
+        raise ValueError(f"unknown library {lib!r}")
+    import cupy as cp
+    cargs = tuple(cp.asarray(a) for a in arrays)
+    cf = fn_for("cupy", cp)
+    return 1e3 * wall_per_call(lambda: cf(*cargs), cp.cuda.Device().synchronize, runs)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import wall_per_call, write_out
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 CASES: dict[str, tuple[str, tuple[float, float]]] = {     # name -> (input law, range)
     "exp": ("uniform", (-30.0, 30.0)), "exp_small": ("uniform", (-3.0, 3.0)),
@@ -84,44 +84,18 @@ def _size(xp: Any, OPS: Any, k: int, runs: int, libs: list[str], names: list[str
                                "host_fallbacks": xp.metrics()["host_fallbacks"]}
         rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, g=g: xp.evaluate(f(g)),
                                                  lambda g=g: xp.synchronize(g.device), runs)
-        gpu = []
-        for _ in range(max(5, runs)):
-            with xp.profile() as prof:
-                xp.evaluate(f(g))
-                xp.synchronize(g.device)
-            gpu.append(prof.total_seconds * 1e3)
-        rec["gpuarray_gpu_ms"] = float(np.median(gpu))
+        rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=f, g=g: xp.evaluate(f(g)), runs)
         del g
-        for lib in libs:
-            try:
-                rec[f"{lib}_ms"] = _time_lib(lib, name, x, runs)
-            except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
-                rec[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+        rec.update(time_peers(libs, lambda lib, mod, name=name: _peer_fn(lib, mod, name), (x,), runs))
         rows.append(rec)
         print(" ".join(f"{key}={val:.4g}" if isinstance(val, float) else f"{key}={val}" for key, val in rec.items()),
               flush=True)
     return rows
 
 
-def _time_lib(lib: str, name: str, x: np.ndarray, runs: int) -> float:
-    if lib in ("torch", "torch_compile"):
-        import torch
-        t = torch.from_numpy(x).cuda()
-        fn = torch.sigmoid if name.startswith("expit") else _fn(torch, name)
-        if lib == "torch_compile":
-            fn = torch.compile(fn)
-        return 1e3 * wall_per_call(lambda: fn(t), torch.cuda.synchronize, runs)
-    if lib == "jax":
-        import jax
-        import jax.numpy as jnp
-        jax.config.update("jax_enable_x64", True)
-        jx = jax.device_put(x)
-        jf = jax.jit(_fn(jnp, name))
-        return 1e3 * wall_per_call(lambda: jf(jx).block_until_ready(), lambda: None, runs)
-    import cupy as cp
-    c = cp.asarray(x)
-    cf = _fn(cp, name)
-    return 1e3 * wall_per_call(lambda: cf(c), cp.cuda.Device().synchronize, runs)
+def _peer_fn(lib: str, mod: Any, name: str) -> Callable[[Any], Any]:
+    """The function on a comparison library (PyTorch's expit is ``torch.sigmoid``)."""
+    return mod.sigmoid if lib == "torch" and name.startswith("expit") else _fn(mod, name)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import wall_per_call, write_out
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 # name -> (shape, dtype, function of one array; ``.mT`` is the transpose on every library)
 WORKLOADS: dict[str, tuple[tuple[int, ...], str, Callable[[Any], Any]]] = {
@@ -49,38 +49,12 @@ def run(runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
         xp.synchronize()
         rec["dispatches"] = xp.metrics()["dispatches"]
         rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, a=gx: xp.evaluate(f(a)), xp.synchronize, runs)
-        gpu = []
-        for _ in range(max(5, runs)):
-            with xp.profile() as prof:
-                xp.evaluate(fn(gx))
-                xp.synchronize()
-            gpu.append(prof.total_seconds * 1e3)
-        rec["gpuarray_gpu_ms"] = float(np.median(gpu))
+        rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=fn, a=gx: xp.evaluate(f(a)), runs)
         del gx
-        for lib in libs:
-            try:
-                rec[f"{lib}_ms"] = _time_lib(lib, fn, x, runs)
-            except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
-                rec[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+        rec.update(time_peers(libs, lambda _lib, _mod, f=fn: f, (x,), runs))
         rows.append(rec)
         print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
     return rows
-
-
-def _time_lib(lib: str, fn: Callable[[Any], Any], x: np.ndarray, runs: int) -> float:
-    if lib in ("torch", "torch_compile"):
-        import torch
-        tx = torch.from_numpy(x).cuda()
-        f = torch.compile(fn) if lib == "torch_compile" else fn
-        return 1e3 * wall_per_call(lambda: f(tx), torch.cuda.synchronize, runs)
-    if lib == "jax":
-        import jax
-        jx = jax.device_put(x)
-        jf = jax.jit(fn)
-        return 1e3 * wall_per_call(lambda: jf(jx).block_until_ready(), lambda: None, runs)
-    import cupy as cp
-    cx = cp.asarray(x)
-    return 1e3 * wall_per_call(lambda: fn(cx), cp.cuda.Device().synchronize, runs)
 
 
 def main() -> None:

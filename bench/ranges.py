@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import wall_per_call, write_out
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 RANGES = {"3": 3.0, "30": 30.0}
 _C = math.sqrt(2 / math.pi)
@@ -54,43 +54,13 @@ def run(sizes: list[int], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                 got = np.asarray(f(gx))[sl]
                 rec["err"] = float(np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))))
                 rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, a=gx: xp.evaluate(f(a)), xp.synchronize, runs)
-                gpu = []
-                for _ in range(max(5, runs)):
-                    with xp.profile() as prof:
-                        xp.evaluate(f(gx))
-                        xp.synchronize()
-                    gpu.append(prof.total_seconds * 1e3)
-                rec["gpuarray_gpu_ms"] = float(np.median(gpu))
-                for lib in libs:
-                    try:
-                        rec[f"{lib}_ms"] = _time_lib(lib, name, x, runs)
-                    except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
-                        rec[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+                rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=f, a=gx: xp.evaluate(f(a)), runs)
+                rec.update(time_peers(libs, lambda _lib, mod, name=name: _fn(mod, name), (x,), runs))
                 rows.append(rec)
                 print(" ".join(f"{k2}={v:.4g}" if isinstance(v, float) else f"{k2}={v}" for k2, v in rec.items()),
                       flush=True)
             del gx
     return rows
-
-
-def _time_lib(lib: str, name: str, x: np.ndarray, runs: int) -> float:
-    if lib in ("torch", "torch_compile"):
-        import torch
-        tx = torch.from_numpy(x).cuda()
-        f = _fn(torch, name)
-        if lib == "torch_compile":
-            f = torch.compile(f)
-        return 1e3 * wall_per_call(lambda: f(tx), torch.cuda.synchronize, runs)
-    if lib == "jax":
-        import jax
-        import jax.numpy as jnp
-        jx = jax.device_put(x)
-        jf = jax.jit(_fn(jnp, name))
-        return 1e3 * wall_per_call(lambda: jf(jx).block_until_ready(), lambda: None, runs)
-    import cupy as cp
-    cx = cp.asarray(x)
-    cf = _fn(cp, name)
-    return 1e3 * wall_per_call(lambda: cf(cx), cp.cuda.Device().synchronize, runs)
 
 
 def main() -> None:

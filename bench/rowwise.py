@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import wall_per_call, write_out
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 WORKLOADS = ("softmax", "log_softmax", "logsumexp", "layernorm", "std", "std64")
 
@@ -64,6 +64,11 @@ def _torch_fn(name: str) -> Callable[..., Any]:
             "std64": lambda x, w, b: torch.std(x, -1, correction=0)}[name]
 
 
+def _peer_fn(lib: str, mod: Any, name: str) -> Callable[..., Any]:
+    """The workload on a comparison library: PyTorch's own functions, the namespace version elsewhere."""
+    return _torch_fn(name) if lib == "torch" else _fn(mod, name)
+
+
 def run(shapes: list[tuple[int, int]], runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
     import gpuarray as xp
     rows: list[dict[str, Any]] = []
@@ -84,46 +89,15 @@ def run(shapes: list[tuple[int, int]], runs: int, libs: list[str], names: list[s
             rec["dispatches"] = xp.metrics()["dispatches"]
             rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, a=(gx, gw, gb): xp.evaluate(f(*a)),
                                                      xp.synchronize, runs)
-            gpu = []
-            for _ in range(max(5, runs)):       # right after the wall-clock trials: the GPU is warm
-                with xp.profile() as prof:
-                    xp.evaluate(f(gx, gw, gb))
-                    xp.synchronize()
-                gpu.append(prof.total_seconds * 1e3)
-            rec["gpuarray_gpu_ms"] = float(np.median(gpu))
+            rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=f, a=(gx, gw, gb): xp.evaluate(f(*a)), runs)
             # NumPy's reference after the timings: seconds of host-only work lower the GPU's clocks
             want = _fn(np, name)(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
             rec["err"] = float(np.max(np.abs(got - want)))
             del gx, gw, gb
-            for lib in libs:
-                try:
-                    rec[f"{lib}_ms"] = _time_lib(lib, name, x, w, b, runs)
-                except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
-                    rec[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+            rec.update(time_peers(libs, lambda lib, mod, name=name: _peer_fn(lib, mod, name), (x, w, b), runs))
             rows.append(rec)
             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
     return rows
-
-
-def _time_lib(lib: str, name: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, runs: int) -> float:
-    if lib in ("torch", "torch_compile"):
-        import torch
-        torch.backends.cuda.matmul.allow_tf32 = False
-        args = tuple(torch.from_numpy(a).cuda() for a in (x, w, b))
-        fn = _torch_fn(name)
-        if lib == "torch_compile":
-            fn = torch.compile(fn)
-        return 1e3 * wall_per_call(lambda: fn(*args), torch.cuda.synchronize, runs)
-    if lib == "jax":
-        import jax
-        import jax.numpy as jnp
-        jargs = tuple(jax.device_put(a) for a in (x, w, b))
-        jf = jax.jit(_fn(jnp, name))
-        return 1e3 * wall_per_call(lambda: jf(*jargs).block_until_ready(), lambda: None, runs)
-    import cupy as cp
-    cargs = tuple(cp.asarray(a) for a in (x, w, b))
-    cf = _fn(cp, name)
-    return 1e3 * wall_per_call(lambda: cf(*cargs), cp.cuda.Device().synchronize, runs)
 
 
 def main() -> None:
