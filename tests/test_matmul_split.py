@@ -125,3 +125,22 @@ def test_split_keeps_one_evaluation(wgpu_device: xp.Device, eager_split: None) -
     assert after["evaluations"] - before["evaluations"] == 1
     assert after["host_fallbacks"] == before["host_fallbacks"]
     np.testing.assert_allclose(got, (x.T @ x).sum(axis=0), rtol=1e-4, atol=1e-2)
+
+
+def test_one_output_tile_with_a_long_k_takes_the_split_tiles(wgpu_device: xp.Device) -> None:
+    """Outputs of at most 64 x 64 (M or N below 64 included) with K >= LONG_K: the register-blocked
+    kernel with BLOCK_SPLIT tiles (float32), untuned; right at any M, N up to 64."""
+    prov = wgpu_device.provider
+    sel = wgpu_matmul.select
+    k = wgpu_matmul.LONG_K
+    assert sel(prov, 64, 64, 1 << 20, 1, np.dtype(np.float32)) == wgpu_matmul.BLOCK_SPLIT
+    assert sel(prov, 64, 32, k, 1, np.dtype(np.float32)) == wgpu_matmul.BLOCK_SPLIT
+    assert sel(prov, 64, 32, k - 1, 1, np.dtype(np.float32)) == wgpu_matmul.choose_tiles(64, 32, k - 1, np.float32)
+    rng = np.random.default_rng(5)
+    with xp.config(offload="always"):
+        for m, kk, n in [(64, 5000, 32), (13, 3000, 50), (2, 9000, 3), (64, 20000, 64), (33, 4096, 33)]:
+            a = rng.uniform(-3, 3, (kk, m)).astype(np.float32)
+            b = rng.uniform(-3, 3, (kk, n)).astype(np.float32)
+            got = np.asarray(xp.asarray(a, device=wgpu_device).T @ xp.asarray(b, device=wgpu_device))
+            want = a.T.astype(np.float64) @ b
+            assert np.all(np.abs(got - want) <= 1e-6 * (np.abs(a.T) @ np.abs(b)) + 1e-6)

@@ -60,6 +60,7 @@ VECMAT = Tiles(1, 128, 32, 1, 1)       # M == 1: one column per thread
 BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs each
 BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
 BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
+BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long K (see LONG_K)
 Config = Tiles | BlockTiles
 
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
@@ -72,6 +73,13 @@ TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BLOCK_LARGE, BlockTiles(1
 # win, but with K = 32 or 64 they only cost occupancy (H200, GPU time: (2^20 x 32) @ (32 x 64) 0.40 ms
 # with the tuned tiles, 0.23 with 64 x 64; 4096 x (64 x 64) @ (64 x 64) 0.32 and 0.12 ms).
 SHORT_K = 128
+# Outputs of at most 64 x 64 with K >= LONG_K take BLOCK_SPLIT (float32) or BLOCK_MEDIUM (float64)
+# untuned, M or N below 64 included: the tuner times a square problem, and its choice for the
+# 1024 class varies between starts within its timing noise (H200: 0.145-0.157 ms for three tile
+# shapes), while for (2^20 x 64)^T (2^20 x 64) float32 it decides 0.42 ms (64 x 64 x 16 tiles) or
+# 0.72-1.34 ms (64 x 128, 128 x 128); (2^20 x 64)^T (2^20 x 32) took 1.61 ms in the generic kernel
+# and 0.43 in BLOCK_SPLIT; float64 X.T @ X 0.89 ms in BLOCK_MEDIUM, 1.10 in 64 x 64 x 16.
+LONG_K = 1024
 TUNE_MIN_FLOPS = 2 * 1024**3           # smaller products use blocked_default without tuning
 TUNE_FLOPS = 4e10                      # work of one tuning dispatch (about 2 ms at 20 TFLOP/s)
 CONFIG_ENV = "GPUARRAY_MATMUL_CONFIG"
@@ -168,18 +176,24 @@ def size_class(m: int, n: int, batch: int) -> int:
 
 
 def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -> Config:
-    """The configuration for a product: forced, else blocked (float32 and float64, M, N >= 64), else
-    generic. float64 is not tuned: ``blocked_default``, halved while its tiles do not fit."""
+    """The configuration for a product: forced, else blocked (float32 and float64, M, N >= 64, or an
+    output of at most 64 x 64 with a long K: ``LONG_K``), else generic. float64 is not tuned:
+    ``blocked_default``, halved while its tiles do not fit."""
     cfg = forced()
     item = np.dtype(dtype).itemsize
     blocked = dtype in BLOCKED_DTYPES
     if cfg is not None:
         ok = (blocked or isinstance(cfg, Tiles)) and fits(provider, cfg, item)
         return cfg if ok else choose_tiles(m, n, k, dtype)
-    if not blocked or m < 64 or n < 64:
+    few = m <= 64 and n <= 64 and k >= LONG_K        # one output tile, K split (X.T @ X of 64 features)
+    if not blocked or (m < 64 or n < 64) and not few:
         return choose_tiles(m, n, k, dtype)
     if k <= SHORT_K and fits(provider, BLOCK_MEDIUM, item):
         return BLOCK_MEDIUM
+    if few:
+        cfg = BLOCK_SPLIT if dtype == np.float32 else BLOCK_MEDIUM
+        if fits(provider, cfg, item):
+            return cfg
     if dtype != np.float32:
         for cfg in (blocked_default(m, n, batch), BLOCK_WIDE, BLOCK_MEDIUM):
             if fits(provider, cfg, item):
