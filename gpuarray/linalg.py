@@ -16,6 +16,9 @@ What runs where:
   stay on the caller's device. Their operand's elementwise prologue still
   fuses into the kernel that feeds them. They are evaluated when called, so
   a singular matrix raises :class:`LinAlgError` at the call, as in NumPy.
+  Tall and skinny ``svd`` (reduced) and ``svdvals`` keep the long dimension
+  on the device (Cholesky-QR2, ``_linalg_tall``; LAPACK on the ``n x n``
+  factors only).
 
 Integer and boolean inputs of the decompositions and norms are converted to
 the device's default floating-point dtype (NumPy converts them to float64).
@@ -39,7 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _linalg_tall
 from ._aliasing import derive
 from ._array import GpuArray, expect_array
 from ._elementwise import apply, astype_node, finish
@@ -375,8 +378,13 @@ def eigvalsh(x: GpuArray, /) -> GpuArray:
 
 
 def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
-    """Singular value decomposition ``x = U @ diag(S) @ Vh`` of each matrix."""
+    """Singular value decomposition ``x = U @ diag(S) @ Vh`` of each matrix (tall and skinny
+    matrices with the long dimension on the device: ``_linalg_tall``)."""
     x = _matrices(x, "svd")
+    if _linalg_tall.applies(x, not full_matrices):
+        got = _linalg_tall.svd_tall(x, True)
+        if isinstance(got, tuple):
+            return SVDResult(*got)
     node = _float_node(x)
     m, n = x.shape[-2:]
     k = min(m, n)
@@ -390,6 +398,10 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
 def svdvals(x: GpuArray, /) -> GpuArray:
     """Singular values of each matrix, in descending order."""
     x = _matrices(x, "svdvals")
+    if _linalg_tall.applies(x, True):
+        got = _linalg_tall.svd_tall(x, False)
+        if isinstance(got, GpuArray):
+            return got
     node = _float_node(x)
     return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 

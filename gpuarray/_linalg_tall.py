@@ -1,0 +1,85 @@
+"""Tall and skinny ``svd`` / ``svdvals`` with the long dimension on the device (Cholesky-QR2).
+
+For an ``m x n`` matrix with ``m >= TALL * n`` and ``n <= MAX_COLS`` (``X`` of samples by features:
+``Ridge(solver="svd")``, ``LinearDiscriminantAnalysis``, ``PCA(svd_solver="full")``), ``X = Q R``
+is computed as Cholesky-QR2 (Fukaya, Nakatsukasa et al. 2014): ``G = X^T X`` on the device, its
+Cholesky factor ``R1`` on the host (``n x n``), ``Q1 = X R1^-1`` on the device, and once more from
+``Q1`` (``R = R2 R1``), which makes ``Q`` orthogonal to working precision for condition numbers up
+to about ``eps^-1/2`` of the working dtype. Then ``R = Ur S Vh`` on the host (LAPACK, ``n x n``) and
+``U = Q1 (R2^-1 Ur)`` on the device. The products run in float64 where the adapter has it (float32
+data is widened inside the kernels), so float32 input tolerates condition numbers up to 1e7.
+
+Only ``n x n`` matrices cross to the host (counted in ``metrics()``); a matrix whose first
+factor shows a larger condition number, or that is rank deficient, takes LAPACK's SVD on the host
+instead (``None`` here), exactly as before.
+
+>>> import numpy as np, gpuarray as xp
+>>> x = xp.asarray(np.random.default_rng(0).normal(size=(4096, 8)), device="cpu")
+>>> u, s, vh = svd_tall(x, True)
+>>> bool(np.allclose(np.asarray(u) * np.asarray(s) @ np.asarray(vh), np.asarray(x)))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes
+from ._array import GpuArray
+from .namespace.creation import asarray
+
+TALL = 8            # m >= TALL * n
+MAX_COLS = 64       # n <= MAX_COLS: the host works on panels of at most 64 columns
+MIN_ROWS = 4096     # smaller problems go to the host whole (cheaper than five dispatches)
+COND_LIMIT = {np.dtype(np.float64): 1e7, np.dtype(np.float32): 3e2}   # by working dtype
+
+
+def applies(x: GpuArray, reduced: bool) -> bool:
+    """Whether ``svd_tall`` takes ``x`` (a 2-D real matrix, tall and skinny, reduced ``U``)."""
+    if x.ndim != 2 or x.dtype not in (_dtypes.float32, _dtypes.float64):
+        return False
+    m, n = x.shape
+    return reduced and 0 < n <= MAX_COLS and m >= max(TALL * n, MIN_ROWS)
+
+
+def _work_dtype(x: GpuArray) -> np.dtype:
+    return _dtypes.float64 if x.device.supports(_dtypes.float64) else x.dtype
+
+
+def _gram_chol(q: GpuArray, wdt: np.dtype) -> np.ndarray | None:
+    """The upper Cholesky factor of ``q^T q`` (computed on the device, factored on the host), or
+    None when it is not positive definite or its condition number exceeds the working limit."""
+    g = np.asarray(q.mT @ q).astype(np.float64)
+    try:
+        r = np.linalg.cholesky((g + g.T) / 2).T
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(r)):
+        return None
+    sv = np.linalg.svd(r, compute_uv=False)         # n x n: the condition number of q itself
+    if sv[-1] <= sv[0] / COND_LIMIT[np.dtype(wdt)]:
+        return None
+    return r
+
+
+def svd_tall(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArray | None:
+    """``(U, S, Vh)`` of ``x`` (reduced), or only ``S`` without ``want_vectors``; None when
+    Cholesky-QR2 does not apply to this matrix (see the module docstring)."""
+    wdt = _work_dtype(x)
+    xw = x.astype(wdt) if x.dtype != wdt else x
+    r1 = _gram_chol(xw, wdt)
+    if r1 is None:
+        return None
+    dev = x.device
+    q1 = xw @ asarray(np.linalg.inv(r1).astype(wdt), device=dev)
+    r2 = _gram_chol(q1, wdt)
+    if r2 is None:
+        return None
+    ur, s, vh = np.linalg.svd(r2 @ r1)
+    sv = asarray(s.astype(x.dtype), device=dev)
+    if not want_vectors:
+        return sv
+    u = q1 @ asarray(np.linalg.solve(r2, ur).astype(wdt), device=dev)
+    if u.dtype != x.dtype:
+        u = u.astype(x.dtype)
+    return u, sv, asarray(vh.astype(x.dtype), device=dev)

@@ -1,0 +1,87 @@
+"""Tall and skinny ``svd`` / ``svdvals`` by Cholesky-QR2 with the long dimension on the device
+(``gpuarray/_linalg_tall.py``), against LAPACK's accuracy on both devices: reconstruction,
+orthogonality and singular values within a few n * eps, ill-conditioned and rank-deficient
+matrices through LAPACK on the host, nothing of the long dimension downloaded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray import _linalg_tall
+
+RNG = np.random.default_rng(31)
+
+
+def _matrix(m: int, n: int, cond: float, dtype: Any) -> np.ndarray:
+    u, _, vh = np.linalg.svd(RNG.normal(size=(m, n)), full_matrices=False)
+    return ((u * np.geomspace(1, 1 / cond, n)) @ vh).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,n,cond", [(8192, 64, 1.0), (20000, 7, 1e3), (5000, 64, 1e5), (9000, 1, 1.0)])
+def test_tall_svd_is_as_accurate_as_lapack(device: xp.Device, dtype: Any, m: int, n: int, cond: float) -> None:
+    if device.name.startswith("wgpu") and dtype == np.float64 and not device.supports(np.dtype(np.float64)):
+        pytest.skip("no float64 on this adapter")
+    h = _matrix(m, n, cond, dtype)
+    x = xp.asarray(h, device=device)
+    assert _linalg_tall.applies(x, True)
+    xp.reset_metrics()
+    u, s, vh = xp.linalg.svd(x, full_matrices=False)
+    uh, sh, vhh = np.asarray(u), np.asarray(s), np.asarray(vh)
+    if device.name.startswith("wgpu"):
+        assert xp.metrics()["host_fallbacks"] == 0
+    assert (uh.dtype, sh.dtype, vhh.dtype) == (np.dtype(dtype),) * 3
+    assert uh.shape == (m, n) and sh.shape == (n,) and vhh.shape == (n, n)
+    eps = np.finfo(dtype).eps
+    tol = 16 * max(n, 8) * eps               # LAPACK-style thresholds: a small multiple of n eps
+    assert np.max(np.abs((uh * sh) @ vhh - h)) <= tol * np.abs(h).max()
+    assert np.max(np.abs(uh.T.astype(np.float64) @ uh - np.eye(n))) <= tol
+    assert np.max(np.abs(vhh.astype(np.float64) @ vhh.T - np.eye(n))) <= tol
+    want = np.linalg.svd(h.astype(np.float64), compute_uv=False)
+    assert np.max(np.abs(sh - want)) <= tol * want[0]
+    assert np.all(np.diff(sh) <= 0)
+    np.testing.assert_allclose(np.asarray(xp.linalg.svdvals(x)), sh, rtol=0, atol=tol * want[0])
+
+
+def test_ill_conditioned_and_rank_deficient_take_lapack(wgpu_device: xp.Device) -> None:
+    for h in (_matrix(6000, 20, 1e12, np.float64), np.hstack([_matrix(6000, 9, 1.0, np.float64), np.zeros((6000, 1))])):
+        if not wgpu_device.supports(np.dtype(np.float64)):
+            h = h.astype(np.float32)
+        x = xp.asarray(h, device=wgpu_device)
+        xp.reset_metrics()
+        s = np.asarray(xp.linalg.svd(x, full_matrices=False)[1])
+        assert xp.metrics()["host_fallbacks"] == 1          # LAPACK, as before
+        np.testing.assert_allclose(s, np.linalg.svd(h, compute_uv=False), rtol=1e-5, atol=1e-6 * s[0])
+
+
+def test_long_dimension_stays_on_the_device(wgpu_device: xp.Device) -> None:
+    h = _matrix(1 << 16, 32, 10.0, np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    with xp.config(offload="always"):
+        xp.evaluate(x * 1)                  # x is uploaded (lazily) before the count starts
+    xp.synchronize(wgpu_device)
+    xp.reset_metrics()
+    u, s, vh = xp.linalg.svd(x, full_matrices=False)
+    xp.evaluate(u)
+    moved = xp.metrics()["bytes_downloaded"] + xp.metrics()["bytes_uploaded"]
+    assert moved <= 16 * 32 * 32 * 8          # a few n x n matrices, never m x n
+    assert u.device == wgpu_device
+
+
+def test_not_taken_for_full_matrices_wide_or_batched(device: xp.Device) -> None:
+    for shape, reduced in [((8192, 16), False), ((16, 8192), True), ((2, 8192, 16), True), ((100, 16), True)]:
+        x = xp.asarray(np.ones(shape, np.float32), device=device)
+        assert not _linalg_tall.applies(x, reduced)
+
+
+def test_nan_input_raises_as_numpy(device: xp.Device) -> None:
+    h = _matrix(8192, 8, 1.0, np.float32)
+    h[5, 3] = np.nan
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.svd(h, full_matrices=False)
+    with pytest.raises(np.linalg.LinAlgError):
+        xp.linalg.svd(xp.asarray(h, device=device), full_matrices=False)
