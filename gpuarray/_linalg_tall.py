@@ -1,4 +1,4 @@
-"""Tall and skinny ``svd`` / ``svdvals`` with the long dimension on the device (Cholesky-QR2).
+"""Tall and skinny ``svd`` / ``svdvals`` / ``qr`` with the long dimension on the device (Cholesky-QR2).
 
 For an ``m x n`` matrix with ``m >= TALL * n`` and ``n <= MAX_COLS`` (``X`` of samples by features:
 ``Ridge(solver="svd")``, ``LinearDiscriminantAnalysis``, ``PCA(svd_solver="full")``), ``X = Q R``
@@ -6,8 +6,9 @@ is computed as Cholesky-QR2 (Fukaya, Nakatsukasa et al. 2014): ``G = X^T X`` on 
 Cholesky factor ``R1`` on the host (``n x n``), ``Q1 = X R1^-1`` on the device, and once more from
 ``Q1`` (``R = R2 R1``), which makes ``Q`` orthogonal to working precision for condition numbers up
 to about ``eps^-1/2`` of the working dtype. Then ``R = Ur S Vh`` on the host (LAPACK, ``n x n``) and
-``U = Q1 (R2^-1 Ur)`` on the device. The products run in float64 where the adapter has it (float32
-data is widened inside the kernels), so float32 input tolerates condition numbers up to 1e7.
+``U = Q1 (R2^-1 Ur)`` on the device (``qr``: ``Q = Q1 R2^-1`` and ``R``). The products run in
+float64 where the adapter has it (float32 data is widened inside the kernels), so float32 input
+tolerates condition numbers up to 1e7.
 
 Only ``n x n`` matrices cross to the host (counted in ``metrics()``); a matrix whose first
 factor shows a larger condition number, or that is rank deficient, takes LAPACK's SVD on the host
@@ -62,19 +63,40 @@ def _gram_chol(q: GpuArray, wdt: np.dtype) -> np.ndarray | None:
     return r
 
 
-def svd_tall(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArray | None:
-    """``(U, S, Vh)`` of ``x`` (reduced), or only ``S`` without ``want_vectors``; None when
-    Cholesky-QR2 does not apply to this matrix (see the module docstring)."""
+def _cholqr2(x: GpuArray) -> tuple[GpuArray, np.ndarray, np.ndarray, np.dtype] | None:
+    """``(Q1, R1, R2, work dtype)`` of Cholesky-QR2 (``x = Q1 R1``, ``Q1 = Q R2``), or None."""
     wdt = _work_dtype(x)
     xw = x.astype(wdt) if x.dtype != wdt else x
     r1 = _gram_chol(xw, wdt)
     if r1 is None:
         return None
-    dev = x.device
-    q1 = xw @ asarray(np.linalg.inv(r1).astype(wdt), device=dev)
+    q1 = xw @ asarray(np.linalg.inv(r1).astype(wdt), device=x.device)
     r2 = _gram_chol(q1, wdt)
     if r2 is None:
         return None
+    return q1, r1, r2, np.dtype(wdt)
+
+
+def qr_tall(x: GpuArray) -> tuple[GpuArray, GpuArray] | None:
+    """``(Q, R)`` of ``x`` (reduced; R with a positive diagonal), or None (see the module docstring)."""
+    got = _cholqr2(x)
+    if got is None:
+        return None
+    q1, r1, r2, wdt = got
+    q = q1 @ asarray(np.linalg.inv(r2).astype(wdt), device=x.device)
+    if q.dtype != x.dtype:
+        q = q.astype(x.dtype)
+    return q, asarray(np.triu(r2 @ r1).astype(x.dtype), device=x.device)
+
+
+def svd_tall(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArray | None:
+    """``(U, S, Vh)`` of ``x`` (reduced), or only ``S`` without ``want_vectors``; None when
+    Cholesky-QR2 does not apply to this matrix (see the module docstring)."""
+    got = _cholqr2(x)
+    if got is None:
+        return None
+    q1, r1, r2, wdt = got
+    dev = x.device
     ur, s, vh = np.linalg.svd(r2 @ r1)
     sv = asarray(s.astype(x.dtype), device=dev)
     if not want_vectors:

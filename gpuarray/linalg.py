@@ -16,7 +16,7 @@ What runs where:
   stay on the caller's device. Their operand's elementwise prologue still
   fuses into the kernel that feeds them. They are evaluated when called, so
   a singular matrix raises :class:`LinAlgError` at the call, as in NumPy.
-  Tall and skinny ``svd`` (reduced) and ``svdvals`` keep the long dimension
+  Tall and skinny ``svd`` and ``qr`` (reduced) and ``svdvals`` keep the long dimension
   on the device (Cholesky-QR2, ``_linalg_tall``; LAPACK on the ``n x n``
   factors only).
 
@@ -354,6 +354,10 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete'; got {mode!r}")
+    if mode == "reduced" and _linalg_tall.applies(x, True):
+        got = _linalg_tall.qr_tall(x)
+        if got is not None:
+            return QRResult(*got)
     node = _float_node(x)
     m, n = x.shape[-2:]
     k = min(m, n) if mode == "reduced" else m

@@ -85,3 +85,24 @@ def test_nan_input_raises_as_numpy(device: xp.Device) -> None:
         np.linalg.svd(h, full_matrices=False)
     with pytest.raises(np.linalg.LinAlgError):
         xp.linalg.svd(xp.asarray(h, device=device), full_matrices=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tall_qr(device: xp.Device, dtype: Any) -> None:
+    if device.name.startswith("wgpu") and dtype == np.float64 and not device.supports(np.dtype(np.float64)):
+        pytest.skip("no float64 on this adapter")
+    h = _matrix(10000, 24, 1e3, dtype)
+    x = xp.asarray(h, device=device)
+    xp.reset_metrics()
+    q, r = xp.linalg.qr(x)
+    qh, rh = np.asarray(q), np.asarray(r)
+    if device.name.startswith("wgpu"):
+        assert xp.metrics()["host_fallbacks"] == 0
+    eps = np.finfo(dtype).eps
+    tol = 16 * 24 * eps
+    assert qh.shape == (10000, 24) and rh.shape == (24, 24) and qh.dtype == rh.dtype == np.dtype(dtype)
+    assert np.array_equal(rh, np.triu(rh)) and np.all(np.diag(rh) > 0)
+    assert np.max(np.abs(qh @ rh - h)) <= tol * np.abs(h).max()
+    assert np.max(np.abs(qh.T.astype(np.float64) @ qh - np.eye(24))) <= tol
+    want = np.linalg.qr(h.astype(np.float64))[1]
+    np.testing.assert_allclose(np.abs(rh), np.abs(want), rtol=0, atol=tol * np.abs(want).max())
