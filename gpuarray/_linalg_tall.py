@@ -6,9 +6,9 @@ is computed as Cholesky-QR2 (Fukaya, Nakatsukasa et al. 2014): ``G = X^T X`` on 
 Cholesky factor ``R1`` on the host (``n x n``), ``Q1 = X R1^-1`` on the device, and once more from
 ``Q1`` (``R = R2 R1``), which makes ``Q`` orthogonal to working precision for condition numbers up
 to about ``eps^-1/2`` of the working dtype. Then ``R = Ur S Vh`` on the host (LAPACK, ``n x n``) and
-``U = Q1 (R2^-1 Ur)`` on the device (``qr``: ``Q = Q1 R2^-1`` and ``R``). The products run in
-float64 where the adapter has it (float32 data is widened inside the kernels), so float32 input
-tolerates condition numbers up to 1e7.
+``U = Q1 (R2^-1 Ur)`` on the device (``qr``: ``Q = Q1 R2^-1`` and ``R``). float32 data is first
+tried in float32 (condition numbers up to 3e2), then in float64 where the adapter has it (widened
+inside the kernels: up to 1e7).
 
 Only ``n x n`` matrices cross to the host (counted in ``metrics()``); a matrix whose first
 factor shows a larger condition number, or that is rank deficient, takes LAPACK's SVD on the host
@@ -43,8 +43,13 @@ def applies(x: GpuArray, reduced: bool) -> bool:
     return reduced and 0 < n <= MAX_COLS and m >= max(TALL * n, MIN_ROWS)
 
 
-def _work_dtype(x: GpuArray) -> np.dtype:
-    return _dtypes.float64 if x.device.supports(_dtypes.float64) else x.dtype
+def _work_dtypes(x: GpuArray) -> list[np.dtype]:
+    """The working dtypes to try in order: float32 data first in float32 (its kernels compile in a
+    moment; the first float64 register-blocked products took the H200's driver about 5 s each to
+    compile), then in float64 where the adapter has it; float64 data in float64."""
+    if x.dtype == _dtypes.float64:
+        return [_dtypes.float64]
+    return [x.dtype] + ([_dtypes.float64] if x.device.supports(_dtypes.float64) else [])
 
 
 def _gram_chol(q: GpuArray, wdt: np.dtype) -> np.ndarray | None:
@@ -65,16 +70,16 @@ def _gram_chol(q: GpuArray, wdt: np.dtype) -> np.ndarray | None:
 
 def _cholqr2(x: GpuArray) -> tuple[GpuArray, np.ndarray, np.ndarray, np.dtype] | None:
     """``(Q1, R1, R2, work dtype)`` of Cholesky-QR2 (``x = Q1 R1``, ``Q1 = Q R2``), or None."""
-    wdt = _work_dtype(x)
-    xw = x.astype(wdt) if x.dtype != wdt else x
-    r1 = _gram_chol(xw, wdt)
-    if r1 is None:
-        return None
-    q1 = xw @ asarray(np.linalg.inv(r1).astype(wdt), device=x.device)
-    r2 = _gram_chol(q1, wdt)
-    if r2 is None:
-        return None
-    return q1, r1, r2, np.dtype(wdt)
+    for wdt in _work_dtypes(x):
+        xw = x.astype(wdt) if x.dtype != wdt else x
+        r1 = _gram_chol(xw, wdt)
+        if r1 is None:
+            continue
+        q1 = xw @ asarray(np.linalg.inv(r1).astype(wdt), device=x.device)
+        r2 = _gram_chol(q1, wdt)
+        if r2 is not None:
+            return q1, r1, r2, np.dtype(wdt)
+    return None
 
 
 def qr_tall(x: GpuArray) -> tuple[GpuArray, GpuArray] | None:
