@@ -1,7 +1,7 @@
 """What the wgpu provider runs on the device: the kernel kinds with WGSL implementations, the
 float64 and complex128 ops that stay on the host, and why a kernel cannot run on an adapter.
 
->>> "exp" in F64_HOST_OPS, "sin" in F64_HOST_OPS
+>>> "exp" in F64_HOST_OPS, "asin" in F64_HOST_OPS
 (False, True)
 """
 

@@ -1,5 +1,6 @@
-"""float64 math in software: ``exp``, ``log``, ``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh`` as
-WGSL helpers for adapters with ``shader-f64``.
+"""float64 math in software: ``exp``, ``log``, ``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh``, ``log2``,
+``log10``, ``exp2``, and ``sin``, ``cos``, ``tan`` (wgsl_f64_trig.py) as WGSL helpers for adapters with
+``shader-f64``.
 
 SPIR-V's GLSL built-ins (``exp``, ``log``, ...) are 32-bit only, so float64 transcendentals cannot
 use them; arithmetic, ``fma``, comparisons and bit casts are exact in float64 on every adapter with
@@ -19,10 +20,16 @@ the feature. These follow fdlibm (Sun Microsystems, as in FreeBSD's msun and mus
 - ``sinh``, ``cosh``, ``tanh``: e_sinh.c, e_cosh.c and s_tanh.c on ``expm1`` and ``exp``.
 - ``log2``, ``log10``: log's reduction, then k + log(m) / ln2, and e_log10.c's split of k log10(2);
   ``exp2``: x = k + r exactly, exp(r ln2) with the rounding error of r ln2 carried.
+- ``sin``, ``cos``, ``tan`` (wgsl_f64_trig.py): fdlibm's e_rem_pio2.c reduction x = n pi/2 + (y0 + y1)
+  (below 2^20 pi/2 with pi/2 in three 33-bit parts, the second and third used where fdlibm's check on
+  the cancellation asks for them; above, Payne-Hanek as k_rem_pio2.c with the 24-bit chunks of 2/pi),
+  then k_sin.c / k_cos.c / k_tan.c on (y0, y1), chosen and signed by n mod 4.
 
 Largest errors against NumPy (tests/test_mathlib_f64.py, lavapipe and the H200): exp, exp2, log and
-log1p 1 ULP, log2, log10, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3;
-special values as NumPy's, and log2 / log10 / exp2 exact where NumPy's are (powers of two and ten).
+log1p 1 ULP, log2, log10, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3; sin, cos
+and tan 1 (lavapipe) over the whole range up to 1.8e308, and within 1 ULP of the correctly rounded value
+where NumPy (glibc) is not (cos and tan of 5.319372648326541e255: 8 and 14 ULP off there); special values
+as NumPy's, and log2 / log10 / exp2 exact where NumPy's are (powers of two and ten).
 wgsl_lib's generic ``logit`` and ``logaddexp`` use these. Constants are written as their bits
 (``bitcast<f64>(0x...lu)``), so no literal parsing can change them.
 
@@ -34,6 +41,8 @@ from __future__ import annotations
 
 import math
 import struct
+
+from .wgsl_f64_trig import F64_TRIG
 
 
 def _c(v: float) -> str:
@@ -50,9 +59,10 @@ LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-
       1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
 
 # op-table names computed on the device in float64 with these helpers (logit and logaddexp: wgsl_lib's
-# generic versions on top of them); providers/webgpu.py runs the other float64 transcendentals on the host
+# generic versions on top of them; sin, cos, tan: wgsl_f64_trig.py); the other float64 transcendentals
+# (providers/wgpu_kinds.py F64_HOST_OPS) run on the host
 F64_DEVICE_OPS = frozenset({"exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sinh", "cosh",
-                            "tanh", "expit", "logit", "logaddexp"})
+                            "tanh", "expit", "logit", "logaddexp", "sin", "cos", "tan"})
 
 F64_MATH: dict[str, str] = {}
 
@@ -288,3 +298,6 @@ F64_MATH["exp2"] = f"""fn ga_exp2_f64(x: f64) -> f64 {{
   let e = ga_expscaled_f64(t, i32(k));
   return fma(e, tl, e);
 }}"""
+
+# sin, cos, tan with their range reduction and kernels: wgsl_f64_trig.py
+F64_MATH.update(F64_TRIG)
