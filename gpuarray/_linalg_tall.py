@@ -102,10 +102,10 @@ def svd_tall(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuAr
         return None
     q1, r1, r2, wdt = got
     dev = x.device
+    if not want_vectors:
+        return asarray(np.linalg.svd(r2 @ r1, compute_uv=False).astype(x.dtype), device=dev)
     ur, s, vh = np.linalg.svd(r2 @ r1)
     sv = asarray(s.astype(x.dtype), device=dev)
-    if not want_vectors:
-        return sv
     u = q1 @ asarray(np.linalg.solve(r2, ur).astype(wdt), device=dev)
     if u.dtype != x.dtype:
         u = u.astype(x.dtype)

@@ -111,9 +111,10 @@ def _partials(kernel: Kernel, shape: tuple[int, int], axis: int) -> Kernel:
     return k.with_memo(kernel.derived_memo(("partials", shape, axis)))
 
 
-def _layout(kernel: Kernel, v: Any) -> tuple[int, int, dict[str, int], tuple[tuple[int, int], int]]:
+def _layout(kernel: Kernel, v: Any, inner: int) -> tuple[int, int, dict[str, int], tuple[tuple[int, int], int]]:
     """(chunks per output, workgroups, the ``extra`` parameters, the partials' (shape, axis)) of
-    ``kernel`` rendered as variant ``v``: fixed by its shapes, so memoized per template."""
+    ``kernel`` rendered as variant ``v`` (``inner``: contiguous kept elements, ``choose_variant``'s
+    ``I``): fixed by its shapes, so memoized per template."""
     src = kernel.instrs[kernel.operands[0]]
     length = math.prod([src.shape[d] for d in kernel.attrs[1]])
     m = kernel.size
@@ -123,7 +124,6 @@ def _layout(kernel: Kernel, v: Any) -> tuple[int, int, dict[str, int], tuple[tup
     if v.layout == "row":
         g = row_chunks(m, length)
         return g, m * g, {"G": g, "MG": m * g, "L": length}, ((m, g), 1)
-    inner = choose_variant(kernel, v.sg, USE_VECTOR)[1][2]
     units = -(-m // v.vec)
     blocks = -(-units // WORKGROUP)
     r = WORKGROUP // units if units < WORKGROUP and units else 1     # chunks per workgroup
@@ -136,7 +136,7 @@ def _layout(kernel: Kernel, v: Any) -> tuple[int, int, dict[str, int], tuple[tup
 def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) -> None:
     """Record the passes of ``kernel`` writing its ``M`` results (its epilogue's) to ``outs``."""
     sg = use_subgroups(provider)
-    v, (o, _l, _inner) = kernel.memoized(("variant", sg, USE_VECTOR), lambda: choose_variant(kernel, sg, USE_VECTOR))
+    v, (o, _l, inner) = kernel.memoized(("variant", sg, USE_VECTOR), lambda: choose_variant(kernel, sg, USE_VECTOR))
     if v.vec == 4 and not VECTOR_ALL and (v.layout == "col" or o == 1):
         # An earlier wall-clock sweep found vec4 slower for full sums and axis 0; timed by the GPU
         # (timestamp queries, 16384^2 float32, after a warm-up) vec4 is faster everywhere: full
@@ -151,7 +151,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
             bound = vb
     # keys of plain tuples (a Variant's dataclass hash is Python code)
     g, groups, extra, part = kernel.memoized(("layout", v.layout, v.vec, TARGET_GROUPS, ROW_MIN_ELEMS,
-                                              COL_MIN_ROWS), lambda: _layout(kernel, v))
+                                              COL_MIN_ROWS), lambda: _layout(kernel, v, inner))
     full = kernel
     if g > 1:          # several passes: a fused epilogue runs in the last one only
         kernel = kernel.prologue_part()

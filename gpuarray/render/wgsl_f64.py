@@ -40,15 +40,8 @@ in place of the generic ``FLT`` ones.
 from __future__ import annotations
 
 import math
-import struct
 
-from .wgsl_f64_trig import F64_TRIG
-
-
-def _c(v: float) -> str:
-    """A float64 constant as its bits."""
-    return f"bitcast<f64>({struct.unpack('<Q', struct.pack('<d', v))[0]:#018x}lu)"
-
+from .wgsl_f64_trig import F64_TRIG, _c  # _c: a float64 constant as its bits
 
 LN2_HI = 6.93147180369123816490e-01     # 0x3fe62e42fee00000: 32 trailing zero bits
 LN2_LO = 1.90821492927058770002e-10     # 0x3dea39ef35793c76

@@ -36,13 +36,15 @@ from __future__ import annotations
 import struct
 
 
-def _c(v: float) -> str:
-    """A float64 constant as its bits (as wgsl_f64._c; this module does not import wgsl_f64)."""
-    return f"bitcast<f64>({_b(v)}lu)"
-
-
 def _b(v: float) -> str:
+    """The bits of float64 ``v`` as a hexadecimal literal."""
     return f"{struct.unpack('<Q', struct.pack('<d', v))[0]:#018x}"
+
+
+def _c(v: float) -> str:
+    """A float64 constant as its bits, so that no literal parsing can change it (wgsl_f64, which
+    imports this module, uses this one too)."""
+    return f"bitcast<f64>({_b(v)}lu)"
 
 
 # 2/pi in 24-bit chunks (k_rem_pio2.c's ipio2: 1584 bits, enough for |x| up to 2^1024)

@@ -193,18 +193,25 @@ def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool,
             *put("t"),
             "  }",
         ]
+    return [*shared_tree(rop, dt, a, WORKGROUP, "lid"),
+            "  if (lid == 0u) {",
+            *put("sh[0]"),
+            "  }"]
+
+
+def shared_tree(rop: str, dt: np.dtype, a: str, width: int, lane: str) -> list[str]:
+    """Combine every thread's ``a`` within aligned groups of ``width`` threads (``lane``: the index
+    in the group) through workgroup memory ``sh``; afterwards ``sh[lid]`` of lane 0 holds its
+    group's value. Every thread runs it (barriers)."""
     return [
         f"  sh[lid] = {a};",
         "  workgroupBarrier();",
-        f"  var s = {WORKGROUP // 2}u;",
+        f"  var s = {width // 2}u;",
         "  loop {",
         "    if (s == 0u) { break; }",
-        f"    if (lid < s) {{ sh[lid] = {combine(rop, dt, 'sh[lid]', 'sh[lid + s]')}; }}",
+        f"    if ({lane} < s) {{ sh[lid] = {combine(rop, dt, 'sh[lid]', 'sh[lid + s]')}; }}",
         "    workgroupBarrier();",
         "    s = s >> 1u;",
-        "  }",
-        "  if (lid == 0u) {",
-        *put("sh[0]"),
         "  }",
     ]
 
@@ -466,15 +473,7 @@ def _seg(p: _Parts) -> Rendered:
             *_indent(one, 4),
             "    }",
             "  }",
-            f"  sh[lid] = {p.fold(['acc0', 'acc1'])};",
-            "  workgroupBarrier();",
-            f"  var s = {seg // 2}u;",
-            "  loop {",
-            "    if (s == 0u) { break; }",
-            f"    if (lane < s) {{ sh[lid] = {combine(p.rop, p.cdt, 'sh[lid]', 'sh[lid + s]')}; }}",
-            "    workgroupBarrier();",
-            "    s = s >> 1u;",
-            "  }",
+            *shared_tree(p.rop, p.cdt, p.fold(["acc0", "acc1"]), seg, "lane"),
             "  if (valid && lane == 0u) {",
             *_indent(p.stores("sh[lid]", "m"), 4),
             "  }"]
