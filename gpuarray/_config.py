@@ -94,6 +94,12 @@ def get(name: str) -> Any:
         return _global[name]
 
 
+def token() -> tuple[Any, int]:
+    """(the thread's ``with`` settings or None, the generation): equal tokens (the first by
+    identity: context dicts are never mutated) mean equal settings."""
+    return _local.get(), _generation
+
+
 def _changed() -> None:
     """Call with ``_lock`` held after changing ``_global``."""
     global _generation

@@ -39,10 +39,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _calibration, _config, _metrics, _profile
+from . import _calibration, _config, _metrics, _profile, replay
 from ._errors import DeviceLostError
 from .compiler.kernel import Kernel
-from .compiler.schedule import schedule
+from .compiler.schedule import kernels_for, prepare
 from .graph.node import Node
 from .providers.inprocess import run_kernel
 from .residency import Data, remember
@@ -185,25 +185,51 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
             _evaluate(nodes, [])
 
 
+def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+    """Run a recorded evaluation plan (``replay.py``) on ``prov`` and log its decisions."""
+    _metrics.add("evaluations")
+    _log.extend(plan.logs)
+    done = False
+    try:
+        plan.run(prov, order, undo)
+        done = True
+    finally:
+        if done:
+            prov.end_evaluation()
+        else:
+            prov.flush()
+
+
 def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> None:
     undo.append((node, node.inputs, node.depth))
     node.realize(data)
 
 
 def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> None:
-    kernels = schedule([n for n in nodes if not n.realized])
+    live = [n for n in nodes if n.data is None]
+    order, held, key = prepare(live)
+    plan = replay.lookup(key)
+    prov = plan.usable(order) if plan is not None else None
+    if prov is not None:
+        _replay(plan, prov, order, undo)        # type: ignore[arg-type]
+        return
+    kernels = kernels_for(order, live, held, key)
     if not kernels:
         return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
     done = False
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
+    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED else None
     try:
         for k in kernels:
             p = place(k)
-            _log.append({"kernel": k.summary(), "device": k.device.name,
-                         "placed": p.where, "why": p.why, "elements": k.size})
+            entry = {"kernel": k.summary(), "device": k.device.name,
+                     "placed": p.where, "why": p.why, "elements": k.size}
+            _log.append(entry)
             if p.where != "device":
+                if rec is not None:
+                    rec.ok = False
                 outs = _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
                 _metrics.add("host_kernels")
                 if p.where == "fallback":
@@ -214,14 +240,26 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             provider = p.provider
             used[id(provider)] = provider
             ins = [n.data.get_handle(provider) for n in k.inputs]
-            handles = provider.enqueue(k, ins) if quiet else \
-                _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
+            program = None
+            if rec is not None and rec.wants(provider):
+                handles, program = provider.record(k, ins)
+            else:
+                handles = provider.enqueue(k, ins) if quiet else \
+                    _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
             datas = [Data(node.dtype, node.shape, handle=h, provider=provider)
                      for node, h in zip(k.out_nodes, handles, strict=True)]
             remember(k, datas)          # to compute them again if the device is lost (residency.py)
+            if rec is not None and rec.ok:
+                rec.add(k, program, datas, entry)
             for node, d in zip(k.out_nodes, datas, strict=True):
                 _realize(node, d, undo)
         done = True
+        if rec is not None and key is not None:
+            made = rec.plan()
+            if made is not None:
+                replay.store(key, made)
+            else:
+                replay.forget(key)
     finally:
         for provider in used.values():
             if done:

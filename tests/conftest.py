@@ -107,12 +107,17 @@ def _fresh_signature_cache() -> object:
     """Some tests make a device drop float64 (monkeypatching ``provider.f64``), which no real device
     does at run time; the dtype-resolution cache of ``_elementwise`` must not carry their answers
     into the next test, nor the schedule cache's templates (which keep answers such as
-    ``cannot_run``)."""
+    ``cannot_run``), nor the evaluation plans (``replay.py``: they repeat what the provider's
+    enqueue did under the tuning settings of their test, which tests monkeypatch:
+    ``wgpu_reduce.USE_SUBGROUPS``, matmul tiles, ...; a program does not look at them again)."""
+    from gpuarray import replay
+    replay.clear()
     yield
     from gpuarray import _elementwise
     from gpuarray.compiler import plan_cache
     _elementwise._SIG.clear()
     plan_cache.clear()
+    replay.clear()
 
 
 def zero_tie_first(fn: Any) -> Any:

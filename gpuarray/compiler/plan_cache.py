@@ -37,35 +37,45 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
     """The unevaluated cone of ``targets`` in dependency order (an iterative depth-first walk that
     stops at evaluated nodes only: ``schedule``'s walk), the walk position of each node by serial,
     and the structural parts of the key (None where a node has no structural key: made outside
-    ``graph.node.make``). One walk gives both, so a repeated evaluation walks its graph once."""
+    ``graph.node.make``). One walk gives both, so a repeated evaluation walks its graph once.
+
+    Written with operators rather than method calls (``stack += ...``, ``del stack[-1]``): this
+    runs for every evaluation, and each node costs no call but a leaf's device name."""
     order: list[Any] = []
     pos: dict[int, int] = {}
     parts: list[tuple] | None = []
-    seen: set[int] = set()
+    opened: dict[int, bool] = {}
+    n = 0
     for t in targets:
-        stack: list[tuple[Any, bool]] = [(t, False)]
+        stack = [t]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                pos[node.serial] = len(order)
-                order.append(node)
-                if parts is not None:
-                    if node.data is not None:
-                        parts.append((node.dtype, node.shape, getattr(node.device, "name", node.device)))
-                    elif node.skey is None:
-                        parts = None
-                    else:
-                        parts.append((node.skey, tuple([pos[i.serial] for i in node.inputs])))
-                continue
+            node = stack[-1]
             s = node.serial
-            if s in seen:
+            if s in pos:
+                del stack[-1]
                 continue
-            seen.add(s)
-            stack.append((node, True))
-            if node.data is None:
-                for i in reversed(node.inputs):
-                    if i.serial not in seen:
-                        stack.append((i, False))
+            ins = node.inputs
+            if ins and s not in opened and node.data is None:
+                opened[s] = True
+                stack += ins[::-1]          # its inputs first; a node reached twice is skipped
+                continue
+            del stack[-1]
+            pos[s] = n
+            n += 1
+            order += (node,)
+            if parts is not None:
+                if node.data is not None:
+                    parts += ((node.dtype, node.shape, getattr(node.device, "name", node.device)),)
+                elif node.skey is None:
+                    parts = None
+                elif not ins:
+                    parts += ((node.skey, ()),)
+                elif not ins[1:]:
+                    parts += ((node.skey, (pos[ins[0].serial],)),)
+                elif not ins[2:]:
+                    parts += ((node.skey, (pos[ins[0].serial], pos[ins[1].serial])),)
+                else:
+                    parts += ((node.skey, tuple([pos[i.serial] for i in ins])),)
     return order, pos, parts
 
 

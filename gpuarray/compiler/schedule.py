@@ -239,11 +239,21 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
     A graph of a structure scheduled before takes its kernels from ``plan_cache``.
     """
     live = [t for t in targets if t.data is None]
+    order, held, key = prepare(live)
+    return kernels_for(order, live, held, key)
+
+
+def prepare(live: list[Node]) -> tuple[list[Node], set[int] | None, tuple | None]:
+    """(the walk of ``live``'s unevaluated graph, the breakers held outside it, the structural key)."""
     order, pos, parts = plan_cache.walk(live)       # = _topo(live, through_breakers=True)
     # reference counts are read here, before anything in this function holds a breaker; None:
     # no breaker could take an epilogue
     held = _held_elsewhere(order) if EPILOGUE_KINDS & {n.op for n in order if n.data is None} else None
-    key = plan_cache.structure(parts, pos, live, held)
+    return order, held, plan_cache.structure(parts, pos, live, held)
+
+
+def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key: tuple | None) -> list[Kernel]:
+    """``schedule``'s kernels for a graph ``prepare`` walked."""
     seen = plan_cache.lookup(key)
     if seen is not None:
         return seen.instantiate(order)

@@ -90,14 +90,28 @@ class Node:
         return f"Node#{self.serial}({self.op}, {self.dtype}, {self.shape}, {state})"
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})     # attrs that are their own key
+
+
 def _attr_key(value: Any) -> Any:
     """Hashable key for attrs; floats by their bits so -0.0, 0.0 and NaN stay apart."""
+    if value.__class__ is tuple:        # most attrs: strings, ints and tuples of them, as they are
+        for v in value:
+            c = v.__class__
+            if c in _PLAIN:
+                continue
+            if c is tuple:
+                for w in v:
+                    if w.__class__ not in _PLAIN:
+                        break
+                else:
+                    continue
+            return tuple(_attr_key(v) for v in value)
+        return value
     if isinstance(value, float):
         return ("f", struct.pack("<d", value))
     if isinstance(value, np.generic):
         return (value.dtype.str, value.tobytes())
-    if isinstance(value, tuple):
-        return tuple(_attr_key(v) for v in value)
     return value
 
 

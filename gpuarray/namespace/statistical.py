@@ -34,6 +34,12 @@ Axis = int | tuple[int, ...] | None
 
 
 def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
+    if axis.__class__ is int:           # the common case, without the calls of the general one
+        nd = len(x._node.shape)
+        m = nd or 1                     # a 0-d array takes 0 and -1
+        if -m <= axis < m:              # type: ignore[operator]
+            a = axis % m                # type: ignore[operator]
+            return (a,) if a < nd else ()
     if axis is None:
         return tuple(range(x.ndim))
     if not isinstance(axis, (int, np.integer, tuple, list)):

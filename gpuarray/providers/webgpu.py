@@ -47,8 +47,10 @@ from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by te
     WGPU_KINDS,
     cannot_run_reason,
 )
-from .wgpu_pool import BufferPool, staged_download, staged_upload
+from .wgpu_memory import WgpuMemory
+from .wgpu_pool import BufferPool
 from .wgpu_probe import builtin_checks, numerics, overrides
+from .wgpu_replay import Program, Recorder
 from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by tests through this module
     GpuHandle,
     SegmentedHandle,
@@ -74,7 +76,7 @@ WANTED_LIMITS = (
 )
 if "wgpu.backends.wgpu_native" in sys.modules:      # imported by _devices.wgpu_adapters before us
     wgpu_cache.prime_ffi_types()
-class WgpuProvider:
+class WgpuProvider(WgpuMemory):
     """Kernels as WGSL on one wgpu adapter."""
 
     name = "wgpu"
@@ -89,6 +91,7 @@ class WgpuProvider:
         self.adapter = adapter
         self._guard_cm = Guard(self)
         self._rec: Any = None               # the open pass's PassRecorder (wgpu_encode.py)
+        self._recorder: Any = None          # a wgpu_replay.Recorder while a kernel is recorded
         self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
         self.limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
@@ -252,121 +255,6 @@ class WgpuProvider:
                 requested=nbytes, device=self.device_name, live=self.pool.live,
                 pooled=self.pool.free_bytes) from exc
 
-    # ---- memory
-    def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
-        """A buffer of at least ``nbytes`` for a kernel to write. With ``reuse`` it may be one freed
-        while the open pass was recorded (its last readers are earlier dispatches of the pass, which
-        run first); an upload, written by the queue before the pass runs, takes ``reuse=False``."""
-        with self.lock:
-            self._drain()
-            if reuse and self._deferred:
-                cls = wgpu_pool.size_class(nbytes, self.pool.max_bytes)
-                for i in range(len(self._deferred) - 1, -1, -1):
-                    buf = self._deferred[i]
-                    if buf.size == cls and wgpu_pool.alive(buf):
-                        del self._deferred[i]
-                        return GpuHandle(buf, nbytes)
-            return GpuHandle(self._get(self.pool, nbytes), nbytes)
-
-    def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
-        """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
-        is larger than the adapter's largest buffer (``reuse``: as for ``alloc``)."""
-        nbytes = n * itemsize
-        if nbytes <= self.max_buffer:
-            return self.alloc(nbytes, reuse)
-        chunk = self.chunk_elems()
-        seg = max(1, self.max_buffer // (itemsize * chunk)) * chunk
-        parts: list[GpuHandle] = []
-        try:
-            for start in range(0, n, seg):
-                parts.append(self.alloc(min(seg, n - start) * itemsize, reuse))
-        except BaseException:
-            for p in parts:
-                self.free(p)
-            raise
-        return SegmentedHandle(parts, seg, itemsize, nbytes)
-
-    def upload(self, host: np.ndarray) -> GpuHandle | SegmentedHandle:
-        """A device copy of ``host``: small arrays through ``queue.write_buffer``, larger ones
-        through pooled MAP_WRITE staging buffers (``wgpu_pool.staged_upload``)."""
-        sdt = STORAGE_NP[host.dtype]
-        flat = host.reshape(-1)
-        with self.lock, self._guard():
-            h = self.alloc_array(flat.size, sdt.itemsize, reuse=False)
-            try:
-                step = wgpu_pool.STAGE_BYTES // sdt.itemsize
-                pieces = [(part.buffer, (start - base) * sdt.itemsize, flat[start:min(start + step, base + n)])
-                          for part, base, n in _elem_ranges(h, sdt.itemsize)
-                          for start in range(base, base + n, step)]
-                if sdt.itemsize * flat.size < wgpu_pool.STAGED_MIN:
-                    for buf, off, piece in pieces:
-                        # wgpu stages each write in a buffer of its size, and the storage
-                        # conversion (bool -> u32 ...) needs a host copy of each piece
-                        self.device.queue.write_buffer(buf, off, np.ascontiguousarray(piece, dtype=sdt))
-                elif pieces:
-                    staged_upload(self, pieces, sdt)
-            except BaseException:
-                self.free(h)
-                raise
-        return h
-
-    def download(self, handle: GpuHandle | SegmentedHandle, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        """The array's contents, copied through two alternating MAP_READ staging buffers of at
-        most ``wgpu_pool.STAGE_BYTES`` (``staged_download``), converted from the storage dtype."""
-        sdt = STORAGE_NP[dtype]
-        n = handle.nbytes
-        if n == 0:
-            return np.empty(shape, dtype=dtype)
-        out = np.empty(n // sdt.itemsize, dtype=dtype)
-        step = wgpu_pool.STAGE_BYTES // sdt.itemsize
-        pieces = [(part.buffer, (start - base) * sdt.itemsize, out[start:min(start + step, base + count)])
-                  for part, base, count in _elem_ranges(handle, sdt.itemsize)
-                  for start in range(base, base + count, step)]
-        with self.lock, self._guard():
-            staged_download(self, pieces, sdt)     # submits the open pass with the first copy
-            if self.timer is not None and self.timer.backlog():
-                self.timer.harvest()        # the queue has finished what was submitted before
-        return out.reshape(shape)
-
-    def free(self, handle: GpuHandle | SegmentedHandle) -> None:
-        """Return a buffer to the pool; while a pass is open, only after it is submitted
-        (the pool may destroy buffers, and the open pass may still use this one).
-
-        This runs from ``Data.__del__``, i.e. wherever the garbage collector happens to run:
-        it never waits for the lock. When another thread holds it, the buffer is queued and
-        the next locked call returns it to the pool."""
-        if not self.lock.acquire(blocking=False):
-            self._pending.append(handle)        # deque.append is atomic
-            return
-        try:
-            self._free(handle)
-        finally:
-            self.lock.release()
-
-    def _free(self, handle: GpuHandle | SegmentedHandle) -> None:
-        if self.lost is not None:
-            return
-        parts = handle.parts if isinstance(handle, SegmentedHandle) else [handle]
-        for h in parts:
-            if self._pass is not None:
-                self._deferred.append(h.buffer)
-            else:
-                self.pool.put(h.buffer)
-
-    def _drain(self) -> None:
-        """Return the buffers that ``free`` queued while the lock was taken (lock held)."""
-        while self._pending:
-            self._free(self._pending.popleft())
-
-    def release_pooled(self) -> int:
-        """Destroy every pooled (free) buffer now; returns the bytes released."""
-        with self.lock:
-            if self.lost is not None:
-                return 0
-            self.flush()
-            self._drain()
-            return self.pool.clear() + self.staging.clear() + self.staging_w.clear()
-
     # ---- kernels
     def pipeline_for(self, source: str, background: bool = False) -> tuple[Any, Any]:
         """(pipeline, bind-group layout) for WGSL ``source``, compiled once per source.
@@ -440,6 +328,8 @@ class WgpuProvider:
         ``then(encoder)`` records commands to run after the pass in the same submit (a download's
         copy into its staging buffer); with no pass open they are submitted alone."""
         with self.lock:
+            if self._recorder is not None:
+                self._recorder.ok = False
             if self._pass is None or self.lost is not None:
                 self._drain()
                 if then is not None:
@@ -504,16 +394,14 @@ class WgpuProvider:
                 raw += 1
         self._pass_dispatches += 1
         self._pass_bytes += nbytes
-
-        def make() -> Any:
-            entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}
-                        if isinstance(r, tuple) else {"buffer": r}} for b, r in enumerate(ranges)]
-            return self.device.create_bind_group(layout=layout, entries=entries)
-        bind = self.bindings.get(layout, ranges, make) if raw == 0 else make()
+        bind = self.bindings.get(layout, ranges, lambda: self.bind_group(layout, ranges)) if raw == 0 else \
+            self.bind_group(layout, ranges)
         gx = min(groups, self.max_groups)
         gy = -(-groups // gx)
         if gy > self.max_groups:
             raise ValueError(f"too many workgroups ({groups}) for one dispatch")
+        if self._recorder is not None:
+            self._recorder.dispatch(pipeline, layout, prm, buffers, gx, gy, nbytes)
         timer = self.timer if self.timer is not None and wgpu_timing.active() else None
         if timer is not None:
             timer.begin(self._pass)
@@ -522,11 +410,36 @@ class WgpuProvider:
             timer.end(self._pass)
         _metrics.add("dispatches")
 
+    def bind_group(self, layout: Any, ranges: Sequence[Any]) -> Any:
+        """A bind group of ``layout`` over ``ranges``: (buffer, offset, size) or whole buffers."""
+        entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}
+                    if isinstance(r, tuple) else {"buffer": r}} for b, r in enumerate(ranges)]
+        return self.device.create_bind_group(layout=layout, entries=entries)
+
     def data_buffer(self, values: np.ndarray) -> Any:
         """A small read-only storage buffer holding ``values``, kept alive until the next flush."""
         buf = self.device.create_buffer_with_data(data=values, usage=self.wgpu.BufferUsage.STORAGE)
         self._keep.append(buf)
+        if self._recorder is not None:
+            self._recorder.data(values, buf)
         return buf
+
+    # ---- replay (wgpu_replay.py)
+    def record(self, kernel: Kernel, in_handles: Sequence[Any]) -> tuple[list[Any], Program | None]:
+        """``enqueue(kernel, in_handles)`` and the ``Program`` that does it again for new inputs
+        (None where the enqueue did something a program cannot repeat)."""
+        with self.lock:
+            rec = self._recorder = Recorder(in_handles)
+            try:
+                outs = self.enqueue(kernel, in_handles)
+            finally:
+                self._recorder = None
+        return outs, rec.program(outs)
+
+    def replay(self, program: Program, in_handles: Sequence[Any]) -> list[Any]:
+        """Run a recorded ``program`` over ``in_handles`` into the open pass; its output handles."""
+        with self.lock, self._guard():
+            return program.run(self, in_handles)
 
     def enqueue(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
         """Record ``kernel`` into the open pass; returns its output handles (valid once flushed)."""
@@ -583,7 +496,7 @@ class WgpuProvider:
             enc = self.device.create_command_encoder()
             enc.copy_buffer_to_buffer(src, 0, dst, 0, 4)
             self.device.queue.submit([enc.finish()])
-            dst.map_sync(self.wgpu.MapMode.READ, 0, 4)   # returns once all earlier work is done
+            wgpu_pool.map_read(dst, self.wgpu).sync_wait()     # returns once all earlier work is done
             dst.unmap()
             if self.timer is not None:
                 self.timer.harvest()

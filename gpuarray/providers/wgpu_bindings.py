@@ -67,7 +67,7 @@ class BindGroupCache:
     def get(self, layout: Any, ranges: list[tuple[Any, int, int]], create: Callable[[], Any]) -> Any:
         """The bind group of ``layout`` over ``ranges`` (buffer, offset, size), made by ``create()``
         on a miss."""
-        key = (id(layout), *[(id(b), o, s) for b, o, s in ranges])
+        key = (layout, *ranges)      # buffers and layouts hash by identity (no Python __hash__)
         hit = self.entries.get(key)
         if hit is not None:
             self.entries.move_to_end(key)

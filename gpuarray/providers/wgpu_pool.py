@@ -258,6 +258,26 @@ def staged_upload(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sdt:
         _return_staging(provider.staging_w, bufs, waits)
 
 
+_READ_MODE: Any = "READ_NOSYNC"
+
+
+def map_read(buf: Any, wgpu: Any) -> Any:
+    """``buf.map_async`` for reading the copy just submitted into it. wgpu-py submits an empty
+    command buffer before every read mapping (a guard for a queued ``write_buffer`` that no submit
+    has flushed yet: wgpu-native issue 305) unless asked with its internal mode ``"READ_NOSYNC"``:
+    here the copy into ``buf`` was submitted just before, so that second submit (tens of
+    microseconds of host time on a discrete GPU) is skipped. A wgpu-py without that mode gets the
+    plain one."""
+    global _READ_MODE
+    try:
+        return buf.map_async(_READ_MODE, 0, buf.size)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        if _READ_MODE == wgpu.MapMode.READ:
+            raise
+        _READ_MODE = wgpu.MapMode.READ
+        return buf.map_async(_READ_MODE, 0, buf.size)
+
+
 def staged_download(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sdt: np.dtype) -> None:
     """Fill each ``(buffer, byte offset, host elements)`` piece from the device through two
     MAP_READ staging buffers: the device copies piece i + 1 while the host copies piece i."""
@@ -275,7 +295,7 @@ def staged_download(provider: Any, pieces: list[tuple[Any, int, np.ndarray]], sd
         nbytes = (dst.size * sdt.itemsize + 3) // 4 * 4
         # the first copy goes into the provider's open pass's submit (one submit, not two)
         provider.flush(lambda enc: enc.copy_buffer_to_buffer(src, off, bufs[k], 0, nbytes))
-        waits[k] = bufs[k].map_async(wgpu.MapMode.READ, 0, bufs[k].size)
+        waits[k] = map_read(bufs[k], wgpu)
 
     try:
         start(0)

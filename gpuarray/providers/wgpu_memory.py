@@ -1,0 +1,178 @@
+"""Device memory of the wgpu provider: buffers for kernels to write, uploads, downloads and frees.
+
+``WgpuMemory`` is a part of ``WgpuProvider`` (webgpu.py), kept in a file of its own: the buffers come
+from its size-class ``BufferPool`` (``wgpu_pool.py``); arrays larger than the adapter's largest buffer
+are ``SegmentedHandle``s of several; large transfers go through pooled staging buffers. A buffer freed
+while a compute pass is being recorded goes back to the pool only once that pass is submitted (or is
+handed to a later dispatch of the same pass, which runs after its last readers). While a kernel is
+recorded for replay (``wgpu_replay.Recorder``), allocations and frees are reported to the recorder,
+and a transfer makes the recording unusable.
+
+>>> import numpy as np, gpuarray as xp
+>>> from gpuarray import _devices
+>>> p = _devices.provider_for(xp.Device("wgpu:0"))
+>>> h = p.upload(np.arange(4, dtype=np.float32))
+>>> p.download(h, np.dtype(np.float32), (4,)).tolist()
+[0.0, 1.0, 2.0, 3.0]
+>>> p.free(h)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._dtypes import STORAGE_NP
+from . import wgpu_pool
+from .wgpu_pool import staged_download, staged_upload
+from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges
+
+
+class WgpuMemory:
+    """Allocation, transfers and frees of ``WgpuProvider`` (which holds the state they use)."""
+
+    lock: Any
+    pool: Any
+    staging: Any
+    staging_w: Any
+    max_buffer: int
+    timer: Any
+    lost: str | None
+    device: Any
+    _recorder: Any
+    _deferred: list[Any]
+    _pending: Any
+    _pass: Any
+    _get: Callable[..., Any]            # the provider's: allocation with one retry (webgpu.py)
+    _guard: Callable[[], Any]
+    chunk_elems: Callable[[], int]
+    flush: Callable[..., None]
+
+    def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
+        """A buffer of at least ``nbytes`` for a kernel to write. With ``reuse`` it may be one freed
+        while the open pass was recorded (its last readers are earlier dispatches of the pass, which
+        run first); an upload, written by the queue before the pass runs, takes ``reuse=False``."""
+        with self.lock:
+            self._drain()
+            if reuse and self._deferred:
+                cls = wgpu_pool.size_class(nbytes, self.pool.max_bytes)
+                for i in range(len(self._deferred) - 1, -1, -1):
+                    buf = self._deferred[i]
+                    if buf.size == cls and wgpu_pool.alive(buf):
+                        del self._deferred[i]
+                        h = GpuHandle(buf, nbytes)
+                        break
+                else:
+                    h = GpuHandle(self._get(self.pool, nbytes), nbytes)
+            else:
+                h = GpuHandle(self._get(self.pool, nbytes), nbytes)
+            if self._recorder is not None:
+                self._recorder.alloc(h, nbytes, reuse)
+            return h
+
+    def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
+        """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
+        is larger than the adapter's largest buffer (``reuse``: as for ``alloc``)."""
+        nbytes = n * itemsize
+        if nbytes <= self.max_buffer:
+            return self.alloc(nbytes, reuse)
+        chunk = self.chunk_elems()
+        seg = max(1, self.max_buffer // (itemsize * chunk)) * chunk
+        parts: list[GpuHandle] = []
+        try:
+            for start in range(0, n, seg):
+                parts.append(self.alloc(min(seg, n - start) * itemsize, reuse))
+        except BaseException:
+            for p in parts:
+                self.free(p)
+            raise
+        return SegmentedHandle(parts, seg, itemsize, nbytes)
+
+    def upload(self, host: np.ndarray) -> GpuHandle | SegmentedHandle:
+        """A device copy of ``host``: small arrays through ``queue.write_buffer``, larger ones
+        through pooled MAP_WRITE staging buffers (``wgpu_pool.staged_upload``)."""
+        sdt = STORAGE_NP[host.dtype]
+        flat = host.reshape(-1)
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            h = self.alloc_array(flat.size, sdt.itemsize, reuse=False)
+            try:
+                step = wgpu_pool.STAGE_BYTES // sdt.itemsize
+                pieces = [(part.buffer, (start - base) * sdt.itemsize, flat[start:min(start + step, base + n)])
+                          for part, base, n in _elem_ranges(h, sdt.itemsize)
+                          for start in range(base, base + n, step)]
+                if sdt.itemsize * flat.size < wgpu_pool.STAGED_MIN:
+                    for buf, off, piece in pieces:
+                        # wgpu stages each write in a buffer of its size, and the storage
+                        # conversion (bool -> u32 ...) needs a host copy of each piece
+                        self.device.queue.write_buffer(buf, off, np.ascontiguousarray(piece, dtype=sdt))
+                elif pieces:
+                    staged_upload(self, pieces, sdt)
+            except BaseException:
+                self.free(h)
+                raise
+        return h
+
+    def download(self, handle: GpuHandle | SegmentedHandle, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """The array's contents, copied through two alternating MAP_READ staging buffers of at
+        most ``wgpu_pool.STAGE_BYTES`` (``staged_download``), converted from the storage dtype."""
+        sdt = STORAGE_NP[dtype]
+        n = handle.nbytes
+        if n == 0:
+            return np.empty(shape, dtype=dtype)
+        out = np.empty(n // sdt.itemsize, dtype=dtype)
+        step = wgpu_pool.STAGE_BYTES // sdt.itemsize
+        pieces = [(part.buffer, (start - base) * sdt.itemsize, out[start:min(start + step, base + count)])
+                  for part, base, count in _elem_ranges(handle, sdt.itemsize)
+                  for start in range(base, base + count, step)]
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            staged_download(self, pieces, sdt)     # submits the open pass with the first copy
+            if self.timer is not None and self.timer.backlog():
+                self.timer.harvest()        # the queue has finished what was submitted before
+        return out.reshape(shape)
+
+    def free(self, handle: GpuHandle | SegmentedHandle) -> None:
+        """Return a buffer to the pool; while a pass is open, only after it is submitted
+        (the pool may destroy buffers, and the open pass may still use this one).
+
+        This runs from ``Data.__del__``, i.e. wherever the garbage collector happens to run:
+        it never waits for the lock. When another thread holds it, the buffer is queued and
+        the next locked call returns it to the pool."""
+        if not self.lock.acquire(blocking=False):
+            self._pending.append(handle)        # deque.append is atomic
+            return
+        try:
+            if self._recorder is not None:
+                self._recorder.free(handle)
+            self._free(handle)
+        finally:
+            self.lock.release()
+
+    def _free(self, handle: GpuHandle | SegmentedHandle) -> None:
+        if self.lost is not None:
+            return
+        parts = handle.parts if isinstance(handle, SegmentedHandle) else [handle]
+        for h in parts:
+            if self._pass is not None:
+                self._deferred.append(h.buffer)
+            else:
+                self.pool.put(h.buffer)
+
+    def _drain(self) -> None:
+        """Return the buffers that ``free`` queued while the lock was taken (lock held)."""
+        while self._pending:
+            self._free(self._pending.popleft())
+
+    def release_pooled(self) -> int:
+        """Destroy every pooled (free) buffer now; returns the bytes released."""
+        with self.lock:
+            if self.lost is not None:
+                return 0
+            self.flush()
+            self._drain()
+            return self.pool.clear() + self.staging.clear() + self.staging_w.clear()

@@ -1,0 +1,199 @@
+"""Evaluation plans (gpuarray/replay.py, providers/wgpu_replay.py): a repeated evaluation replays the
+kernels recorded by the first, and only where that does what a fresh evaluation would.
+
+Each test evaluates a graph several times with new data (new buffers), checks the values against
+NumPy, and checks whether the plan ran (the provider's ``enqueue`` is not called when it does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray import _devices, planner, replay
+from gpuarray.providers import wgpu_replay
+
+from .conftest import assert_same
+
+rng = np.random.default_rng(7)
+
+
+def _softmax(m: Any, mod: Any) -> Any:
+    e = mod.exp(m - mod.max(m, axis=1, keepdims=True))
+    return e / mod.sum(e, axis=1, keepdims=True)
+
+
+CASES: dict[str, tuple[Callable[[Any, Any], Any], tuple[int, ...], float]] = {
+    "x*2+1": (lambda x, m: x * 2 + 1, (4096,), 0.0),
+    "chain": (lambda x, m: m.exp(-x * x * 0.5) * m.sin(x) + m.cos(x) * 0.25 - m.tanh(x), (5000,), 2e-6),
+    "sum": (lambda x, m: m.sum(x), (100_000,), 1e-5),
+    "sum axis=1": (lambda x, m: m.sum(x, axis=1), (300, 257), 1e-5),
+    "std axis=0": (lambda x, m: m.std(x, axis=0), (513, 64), 1e-5),
+    "softmax": (_softmax, (64, 300), 1e-6),
+    "matmul": (lambda x, m: (x @ x.T) * 0.5, (65, 33), 1e-5),
+    "argmax": (lambda x, m: m.argmax(x, axis=1), (70, 90), 0.0),
+}
+
+
+class _Counter:
+    """Counts the provider's enqueues (a replayed evaluation makes none)."""
+
+    def __init__(self, provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.n = 0
+        orig = provider.enqueue
+
+        def enqueue(k: Any, ins: Any) -> Any:
+            self.n += 1
+            return orig(k, ins)
+        monkeypatch.setattr(provider, "enqueue", enqueue)
+
+
+def _np(fn: Callable[[Any, Any], Any], h: np.ndarray) -> np.ndarray:
+    return np.asarray(fn(h.astype(np.float64), np)).astype(np.float32) if h.dtype.kind == "f" else fn(h, np)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_replay_matches_a_fresh_evaluation(wgpu_device: xp.Device, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fn, shape, rtol = CASES[case]
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    with xp.config(offload="always"):
+        for i in range(4):
+            h = rng.uniform(-3, 3, shape).astype(np.float32)
+            x = xp.asarray(h, device=wgpu_device)            # a new buffer every time
+            before = count.n
+            y = fn(x, xp)
+            xp.evaluate(y)
+            if i >= 2:      # the first records, the second may re-record (pool state), then replays
+                assert count.n == before, f"{case}: evaluation {i} was not replayed"
+            want = _np(fn, h)
+            assert_same(y, want.astype(np.asarray(y).dtype), rtol=rtol, atol=rtol)
+
+
+def test_new_scalars_shapes_and_dtypes_take_a_fresh_plan(wgpu_device: xp.Device,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    h = np.linspace(-2, 2, 1000, dtype=np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=wgpu_device)
+        for _ in range(3):
+            assert_same(x * 2 + 1, h * 2 + 1)
+        before = count.n
+        for c in (3.0, -0.0, 0.0, float("nan"), 2.0):       # constants by their bits: -0.0 is not 0.0
+            assert_same(x * c + 1, h * np.float32(c) + 1)
+        assert count.n > before
+        assert_same(x * 2 + 1, h * 2 + 1)
+        hd = h.astype(np.float64)
+        assert_same(xp.asarray(hd, device=wgpu_device) * 2 + 1, hd * 2 + 1)
+        h2 = np.linspace(-2, 2, 999, dtype=np.float32)
+        assert_same(xp.asarray(h2, device=wgpu_device) * 2 + 1, h2 * 2 + 1)
+        hi = np.arange(1000, dtype=np.int32)
+        assert_same(xp.asarray(hi, device=wgpu_device) * 2 + 1, hi * 2 + 1)
+
+
+def test_constant_targets(wgpu_device: xp.Device) -> None:
+    """A 0-d constant evaluated as it is: its value is the constant's, not the recorded one. (Values no
+    other test uses: the evaluated constant node stays alive, and a later ``x + c`` reads it as an
+    input instead of a parameter.)"""
+    with xp.config(offload="always"):
+        for _ in range(2):
+            for v in (6.5, -7.25, 6.75):
+                assert_same(xp.full((), v, dtype=xp.float32, device=wgpu_device), np.full((), v, np.float32))
+            for v in (0.0, 1.0, -0.0, 2.5):
+                assert_same(xp.full((3,), v, dtype=xp.float32, device=wgpu_device), np.full((3,), v, np.float32))
+
+
+def test_aliased_and_distinct_inputs_are_told_apart(wgpu_device: xp.Device) -> None:
+    """f(a, b) with two arrays and f(a, a) with one are different graphs (walk positions)."""
+    ha, hb = np.arange(10, dtype=np.float32), np.arange(10, 20, dtype=np.float32)
+    with xp.config(offload="always"):
+        a, b = xp.asarray(ha, device=wgpu_device), xp.asarray(hb, device=wgpu_device)
+        for _ in range(3):
+            assert_same(a * 2 - b, ha * 2 - hb)
+            assert_same(a * 2 - a, ha)
+            assert_same(b * 2 - a, hb * 2 - ha)
+
+
+def test_settings_and_residency_decide_as_a_fresh_evaluation(wgpu_device: xp.Device) -> None:
+    h = np.linspace(0, 1, 256, dtype=np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    with xp.config(offload="always"):
+        for _ in range(3):
+            xp.evaluate(x * 2 + 1)
+    assert planner.decisions()[-1]["placed"] == "device"
+    with xp.config(offload="never"):
+        y = x * 2 + 1
+        xp.evaluate(y)
+        assert planner.decisions()[-1]["placed"] == "host"
+        assert_same(y, h * 2 + 1)
+    # offload="auto": the input on the device puts the kernel there; a host-only input of the
+    # same shape (small) keeps it on the host
+    with xp.config(offload="auto", eager_host=False, elementwise_threshold=1 << 20):
+        d = xp.asarray(h, device=wgpu_device)
+        with xp.config(offload="always"):
+            xp.evaluate(d * 1)           # d is on the device now
+        for _ in range(3):          # (constants no other test evaluates: one on the device is an input there)
+            y = d * 2.25 + 1.75
+            xp.evaluate(y)
+            assert planner.decisions()[-1]["placed"] == "device"
+        hostonly = xp.asarray(h + 1, device=wgpu_device)
+        y = hostonly * 2.25 + 1.75
+        xp.evaluate(y)
+        assert planner.decisions()[-1]["placed"] == "host", planner.decisions()[-1]
+        assert_same(y, (h + 1) * np.float32(2.25) + np.float32(1.75))
+
+
+def test_no_plan_while_profiling_or_disabled(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    h = np.linspace(0, 1, 256, dtype=np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=wgpu_device)
+        for _ in range(3):
+            xp.evaluate(x - 4)
+        before = count.n
+        with xp.profile():
+            y = x - 4
+            xp.evaluate(y)
+        assert count.n == before + 1
+        del y                           # else x - 4 below is this node, evaluated already
+        monkeypatch.setattr(replay, "ENABLED", False)
+        for _ in range(2):
+            assert_same(x - 4, h - 4)
+        assert count.n == before + 3
+
+
+def test_programs_refuse_what_they_cannot_repeat(wgpu_device: xp.Device) -> None:
+    """An enqueue that uploads (or binds a buffer it did not allocate) is not recorded."""
+    p = _devices.provider_for(wgpu_device)
+    h = p.alloc(64)
+    rec = wgpu_replay.Recorder([h])
+    p._recorder = rec
+    try:
+        other = p.upload(np.zeros(4, np.float32))
+    finally:
+        p._recorder = None
+    assert not rec.ok and rec.program([]) is None
+    rec = wgpu_replay.Recorder([h])
+    rec.dispatch(None, None, np.zeros(1, np.uint32), [other], 1, 1, 16)
+    assert not rec.ok
+    p.free(h)
+    p.free(other)
+
+
+def test_replay_counts_dispatches_and_logs_decisions(wgpu_device: xp.Device) -> None:
+    h = np.linspace(-1, 1, 50_000, dtype=np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=wgpu_device)
+        for _ in range(2):
+            xp.evaluate(xp.sum(x * x))
+        xp.reset_metrics()
+        n = len(planner.decisions())
+        y = xp.sum(x * x)
+        xp.evaluate(y)
+        m = xp.metrics()
+        assert m["evaluations"] == 1 and m["dispatches"] >= 1
+        assert planner.decisions()[-1]["placed"] == "device"
+        assert len(planner.decisions()) >= min(n + 1, 256) - 1
+        assert float(y) == pytest.approx(float(np.sum(h.astype(np.float64) ** 2)), rel=1e-5)
