@@ -220,7 +220,9 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
     used: dict[int, Any] = {}
     done = False
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
-    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED else None
+    # a plan only for evaluations on a device (the host's kernels gain nothing from one)
+    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and \
+        not kernels[0].device.provider.host_memory else None
     try:
         for k in kernels:
             p = place(k)
@@ -230,7 +232,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             if p.where != "device":
                 if rec is not None:
                     rec.ok = False
-                outs = _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
+                outs = run_kernel(k, _inputs_on_host(k)) if quiet else \
+                    _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
                 _metrics.add("host_kernels")
                 if p.where == "fallback":
                     _metrics.add("host_fallbacks")

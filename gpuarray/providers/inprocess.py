@@ -28,7 +28,12 @@ from .host_index import host_index, host_scatter
 from .host_linalg import LINALG_HOST_KINDS
 from .host_sort import HOST_SORT_KINDS
 
-CHUNK = 1 << 14   # elements per block: the scratch of a whole kernel stays in cache
+# Elements per block of a fused kernel: its scratch (one block per instruction) stays near
+# SCRATCH_BYTES, about a core's L2 cache, and blocks are never shorter than MIN_CHUNK (each block
+# costs a few Python calls per instruction).
+SCRATCH_BYTES = 1 << 20
+MIN_CHUNK = 1 << 14
+CHUNK = MIN_CHUNK       # kept for callers that split work the same way
 
 
 def _chunkable(kernel: Kernel) -> bool:
@@ -45,22 +50,42 @@ def _chunkable(kernel: Kernel) -> bool:
     return True
 
 
+def _apply(op: str, fn: Any, ins: Any, args: list[Any], out: np.ndarray) -> None:
+    """One instruction over ``args`` into ``out``."""
+    if op == "astype":
+        src = args[0]
+        if ins.dtype.kind in "iu" and src.dtype.kind in "fc":
+            src = cast(src, ins.dtype)      # float -> int: host_cast.py's rule
+        np.copyto(out, src, casting="unsafe")
+    elif isinstance(fn, np.ufunc):
+        fn(*args, out=out, casting="unsafe")
+    else:
+        np.copyto(out, fn(*args), casting="unsafe")
+
+
 def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Fused evaluation on the host: each block runs the whole kernel in cache-sized scratch."""
+    """Fused evaluation on the host: each block runs the whole kernel in cache-sized scratch, and an
+    output instruction writes its block straight into the output. A kernel of one operation (``x + y``,
+    ``exp(x)``) runs as one NumPy call over the whole arrays: NumPy's own speed."""
     n = kernel.size
     flat = [np.asarray(a).reshape(-1) for a in inputs]
     outs = [np.empty(n, dtype=kernel.instrs[o].dtype) for o in kernel.outputs]
-    scratch: list[np.ndarray | None] = []
     consts: dict[int, np.ndarray] = {}
+    computed = []
     for i, ins in enumerate(kernel.instrs):
         if ins.op == "const":
             consts[i] = np.asarray(ins.params[0], dtype=ins.dtype)
-        scratch.append(np.empty(CHUNK, dtype=ins.dtype) if ins.op not in ("input", "const") else None)
+        elif ins.op != "input":
+            computed.append(i)
     out_of = {o: j for j, o in enumerate(kernel.outputs)}
+    # scratch only for instructions that are not outputs (an output's block is its slice of the output)
+    item = sum(kernel.instrs[i].dtype.itemsize for i in computed if i not in out_of)
+    chunk = n if len(computed) <= 1 else max(MIN_CHUNK, SCRATCH_BYTES // max(item, 1))
+    scratch = {i: np.empty(min(chunk, n), dtype=kernel.instrs[i].dtype) for i in computed if i not in out_of}
     funcs = [OPS[ins.op].host_impl() if ins.op in OPS else None for ins in kernel.instrs]
     with np.errstate(all="ignore"):
-        for start in range(0, n, CHUNK):
-            stop = min(n, start + CHUNK)
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
             m = stop - start
             vals: list[Any] = []
             for i, ins in enumerate(kernel.instrs):
@@ -70,24 +95,10 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
                 elif op == "const":
                     v = consts[i]
                 else:
-                    buf = scratch[i]
-                    assert buf is not None
-                    v = buf[:m]
-                    args = [vals[a] for a in ins.args]
-                    fn = funcs[i]
-                    if op == "astype":
-                        src = args[0]
-                        if ins.dtype.kind in "iu" and src.dtype.kind in "fc":
-                            src = cast(src, ins.dtype)      # float -> int: host_cast.py's rule
-                        np.copyto(v, src, casting="unsafe")
-                    elif isinstance(fn, np.ufunc):
-                        fn(*args, out=v, casting="unsafe")
-                    else:
-                        assert fn is not None
-                        np.copyto(v, fn(*args), casting="unsafe")
+                    j = out_of.get(i)
+                    v = outs[j][start:stop] if j is not None else scratch[i][:m]
+                    _apply(op, funcs[i], ins, [vals[a] for a in ins.args], v)
                 vals.append(v)
-                if i in out_of:
-                    outs[out_of[i]][start:stop] = v
     result = []
     for j, o in enumerate(kernel.outputs):
         if n == 0 or kernel.instrs[o].op in ("input", "const"):
