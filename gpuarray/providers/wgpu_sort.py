@@ -1,10 +1,14 @@
-"""sort / argsort and searchsorted on the wgpu provider (WGSL from ``render.wgsl_sort``).
+"""sort / argsort and searchsorted on the wgpu provider (WGSL from ``render.wgsl_sort``
+and ``render.wgsl_radix``).
 
 Rows of the sorted axis padded to ``P <= B`` (the workgroup block) are sorted
-by one dispatch. Longer rows take one block dispatch, then for each bitonic
-stage ``k = 2B, 4B, ..., P`` one global dispatch per substep of distance
-``j >= B`` and one block dispatch for the substeps below ``B``; the last
-block dispatch writes the result. All are recorded into the open pass.
+by one dispatch of the bitonic block sort. Longer rows take the LSD radix sort
+(``wgpu_radix``: three dispatches per 8-bit digit, 12 for 32-bit keys). Only an
+adapter whose workgroup memory is too small for the radix sort's tiles takes the
+bitonic network for them: one block dispatch, then for each bitonic stage
+``k = 2B, 4B, ..., P`` one global dispatch per substep of distance ``j >= B`` and
+one block dispatch for the substeps below ``B``; the last block dispatch writes
+the result. All are recorded into the open pass.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_sort import Shader, key_bytes, key_type, render_block, render_global, render_searchsorted
+from .wgpu_radix import enqueue_radix, plan, radix_cannot_run
 
 MAX_BLOCK = 4096
 
@@ -44,7 +49,11 @@ def block_for(provider: Any, dtype: np.dtype) -> int:
 def sort_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     """Limits of the sort kernels beyond the provider's generic ones (scratch size, bindings)."""
     dt = kernel.instrs[kernel.operands[0]].dtype
-    rows, _length, _inner, p = geometry(kernel)
+    rows, length, inner, p = geometry(kernel)
+    if p > block_for(provider, dt):
+        rp = plan(provider, kernel, rows, length, inner)
+        if rp is not None:
+            return radix_cannot_run(provider, kernel, rp)
     slots = rows * p
     if slots >= 2**31:
         return "sort: more than 2**31 padded elements"
@@ -100,6 +109,10 @@ def enqueue_sort(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
 
     if p <= b:
         block("prologue", "final", 2, p)
+        return [out]
+    rp = plan(provider, kernel, rows, length, inner)
+    if rp is not None:
+        enqueue_radix(provider, kernel, in_handles, out, rp)
         return [out]
     named["sk"] = provider.alloc(slots * key_bytes(dt))
     named["si"] = provider.alloc(slots * 4)

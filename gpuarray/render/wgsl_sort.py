@@ -1,12 +1,16 @@
 """Render ``sort`` / ``argsort`` and ``searchsorted`` kernels as WGSL.
 
-Sorting is a bitonic network on (key, original position) pairs. Keys are
-unsigned integers whose order is NumPy's (``sort_key``): NaN after +inf,
-``-0.0`` equal to ``0.0``; a descending sort inverts the key, so NaN comes
-first, as in ``flip(sort(x))``. The position makes every pair distinct, so
-the sort is stable in both directions. Each row of the sorted axis is padded
-to a power of two ``P`` with sentinel pairs (all-ones key, position
-``0xffffffff``) that sort after every real pair.
+Keys are unsigned integers whose order is NumPy's (``sort_key``): NaN after
++inf, ``-0.0`` equal to ``0.0``; a descending sort inverts the key, so NaN comes
+first, as in ``flip(sort(x))``. Rows longer than one workgroup block are
+sorted by the LSD radix sort of ``wgsl_radix`` (same keys, stable); the
+bitonic network here sorts the short rows in one dispatch, and long rows only
+on adapters whose workgroup memory is too small for the radix sort's tiles.
+
+The bitonic network sorts (key, original position) pairs. The position makes
+every pair distinct, so the sort is stable in both directions. Each row of the
+sorted axis is padded to a power of two ``P`` with sentinel pairs (all-ones
+key, position ``0xffffffff``) that sort after every real pair.
 
 - ``render_block``: one workgroup loads a block of ``B`` slots into
   workgroup memory (from the fused prologue or from scratch), runs the

@@ -1,0 +1,189 @@
+"""LSD radix sort on the wgpu provider (WGSL from ``render.wgsl_radix``): ``sort`` / ``argsort``
+of rows longer than one bitonic block.
+
+One pass per 8-bit digit of the key (1, 2, 4 or 8 by dtype), each three dispatches recorded
+into the open pass: upsweep (digit counts per partition), scan (per row and digit over the
+partitions), downsweep (stable scatter). A float32 sort or argsort is 12 dispatches, a 64-bit
+one 24. Keys (raw bits) and, for ``argsort``, positions move between ping-pong scratch buffers
+from the provider's pool; the first pass reads through the fused prologue and the last writes
+the result. No workgroup waits on another (``render.wgsl_radix`` says why).
+
+Tunables (module attributes): ``MAX_PARTS`` (workgroups of the upsweep and downsweep: more
+partitions give a larger count array to scan, fewer give each workgroup more tiles),
+``THREAD_SCAN`` (partitions per row up to which the scan gives one thread to each segment),
+``KPT_CHOICES`` (keys per thread: the largest whose tile fits workgroup memory is taken),
+``USE_SUBGROUPS`` (subgroup scans where the adapter has the feature; a driver that rejects them
+gets the workgroup-memory scans from then on, as ``wgpu_reduce`` does) and ``UNROLL``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..compiler.kernel import Kernel
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_radix import (
+    DIGITS,
+    downsweep_bytes,
+    passes,
+    raw_bytes,
+    render_downsweep,
+    render_scan,
+    render_upsweep,
+)
+from ..render.wgsl_sort import Shader
+
+MAX_PARTS = 2048        # target workgroups per pass (partitions of every row together)
+THREAD_SCAN = 64        # partitions per row up to which the scan runs a thread per (row, digit)
+KPT_CHOICES = (16, 8, 4, 2)     # keys per thread, largest first: the tile is 256 * KPT keys
+USE_SUBGROUPS = True            # workgroup scans with subgroup operations where the adapter has them
+UNROLL: bool | None = None      # per-key code unrolled (None: except on CPU adapters, whose compiler is slow at it)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one radix sort runs: ``kpt`` keys per thread (tiles of ``256 * kpt``), ``tpp`` tiles
+    per partition, ``pr`` partitions per row, ``passes`` digit passes."""
+
+    rows: int
+    length: int
+    inner: int
+    kpt: int
+    tpp: int
+    pr: int
+    passes: int
+
+    @property
+    def tile(self) -> int:
+        return WORKGROUP * self.kpt
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.length
+
+
+def keys_per_thread(provider: Any, kernel: Kernel) -> int | None:
+    """The largest ``KPT_CHOICES`` whose downsweep fits the adapter's workgroup memory, or None."""
+    dt = kernel.instrs[kernel.operands[0]].dtype
+    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    for kpt in KPT_CHOICES:
+        if downsweep_bytes(dt, kpt, kernel.kind == "argsort") <= limit:
+            return kpt
+    return None
+
+
+def plan(provider: Any, kernel: Kernel, rows: int, length: int, inner: int) -> Plan | None:
+    """The plan of ``kernel``'s rows, or None where the adapter's workgroup memory is too small."""
+    kpt = keys_per_thread(provider, kernel)
+    if kpt is None:
+        return None
+    tile = WORKGROUP * kpt
+    tiles = math.ceil(length / tile)
+    tpp = max(1, math.ceil(rows * tiles / MAX_PARTS))
+    pr = math.ceil(tiles / tpp)
+    return Plan(rows, length, inner, kpt, tpp, pr, passes(kernel.instrs[kernel.operands[0]].dtype))
+
+
+def radix_cannot_run(provider: Any, kernel: Kernel, p: Plan) -> str | None:
+    """Limits of the radix sort beyond the provider's generic ones (scratch sizes, bindings)."""
+    dt = kernel.instrs[kernel.operands[0]].dtype
+    n = p.size
+    if n >= 2**31:
+        return "sort: 2**31 elements or more"
+    for what, nbytes in (("key scratch", n * raw_bytes(dt)), ("position scratch", n * 4),
+                         ("digit counts", p.rows * DIGITS * p.pr * 4)):
+        if nbytes > provider.max_binding:
+            return f"sort: {what} of {nbytes} bytes exceeds the adapter's storage binding limit {provider.max_binding}"
+    n_wide = len({ins.dtype for ins in kernel.instrs if ins.op == "const" and ins.dtype.itemsize == 8})
+    need = 1 + len(kernel.inputs) + 4 + n_wide      # prm, inputs, cnt, tot, keys and positions out, constants
+    if need > provider.max_storage_buffers:
+        return f"sort needs {need} storage buffers; the adapter allows {provider.max_storage_buffers}"
+    return None
+
+
+def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> Shader:
+    key = ("wgpu_radix", kernel.signature, variant)
+    sh = provider.rendered.get(key)
+    if sh is None:
+        sh = make()
+        provider.rendered[key] = sh
+    return sh
+
+
+def use_subgroups(provider: Any) -> bool:
+    """Whether to render the subgroup scans for ``provider`` (off once its driver rejected them)."""
+    return USE_SUBGROUPS and "subgroup" in provider.features and not getattr(provider, "_radix_sg_failed", False)
+
+
+def _shaders(provider: Any, kernel: Kernel, p: Plan, scan_mode: str, sg: bool) -> list[tuple[Shader, Shader, Shader]]:
+    """(upsweep, scan, downsweep) of each pass."""
+    unroll = UNROLL if UNROLL is not None else provider.adapter.info.get("adapter_type") != "CPU"
+    scan = _shader(provider, kernel, ("scan", scan_mode, sg), lambda: render_scan(kernel, scan_mode, sg))
+    out = []
+    for q in range(p.passes):
+        src = "prologue" if q == 0 else "scratch"
+        dst = "final" if q == p.passes - 1 else "scratch"
+        up = _shader(provider, kernel, ("up", src, p.kpt, unroll),
+                     lambda src=src: render_upsweep(kernel, src, p.kpt, unroll))
+        down = _shader(provider, kernel, ("down", src, dst, p.kpt, unroll, sg),
+                       lambda src=src, dst=dst: render_downsweep(kernel, src, dst, p.kpt, unroll, sg))
+        out.append((up, scan, down))
+    return out
+
+
+def enqueue_radix(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, p: Plan) -> None:
+    """Record the passes of the radix sort of ``kernel`` writing ``out``."""
+    dt = kernel.instrs[kernel.operands[0]].dtype
+    vals = kernel.kind == "argsort"
+    n = p.size
+    nw = p.rows * p.pr
+    nseg = p.rows * DIGITS
+    scan_mode = "thread" if p.pr <= THREAD_SCAN else "wg"
+    scan_groups = -(-nseg // WORKGROUP) if scan_mode == "thread" else nseg
+    sg = use_subgroups(provider)
+    shaders = _shaders(provider, kernel, p, scan_mode, sg)
+    if sg:      # compiled before anything is recorded: a driver that rejects subgroups gets the plain scans
+        try:
+            for sh in {s.rendered.source for trio in shaders for s in trio}:
+                provider.pipeline_for(sh)
+        except Exception as exc:
+            if "lost" in str(exc).lower():
+                raise
+            provider._radix_sg_failed = True
+            shaders = _shaders(provider, kernel, p, scan_mode, False)
+    cnt = provider.alloc(nseg * p.pr * 4)
+    tot = provider.alloc(nseg * 4)
+    nscratch = min(p.passes - 1, 2)
+    keys = [provider.alloc(n * raw_bytes(dt)) for _ in range(nscratch)]
+    poss = [provider.alloc(n * 4) for _ in range(nscratch)] if vals else []
+
+    def run(sh: Shader, named: dict[str, Any], extra: dict[str, int], groups: int) -> None:
+        bufs: list[Any] = []
+        for role in sh.roles:
+            if role == "inputs":
+                bufs += in_handles
+            elif role == "wide":
+                bufs += [provider.data_buffer(v) for _t, v in sorted(sh.rendered.wide_values(kernel).items())]
+            else:
+                bufs.append(named[role])
+        provider.dispatch(sh.rendered.source, sh.rendered.meta(kernel, extra), bufs, groups)
+
+    for q, (up, scan, down) in enumerate(shaders):
+        named: dict[str, Any] = {"cnt": cnt, "tot": tot, "out": out}
+        if q > 0:
+            named["kin"] = keys[(q - 1) % 2]
+            if vals:
+                named["vin"] = poss[(q - 1) % 2]
+        if q < p.passes - 1:
+            named["kout"] = keys[q % 2]
+            if vals:
+                named["vout"] = poss[q % 2]
+        extra = {"L": p.length, "I": p.inner, "PR": p.pr, "TPP": p.tpp, "NW": nw, "SH": 8 * q,
+                 "NSEG": nseg}
+        run(up, named, extra, nw)
+        run(scan, named, extra, scan_groups)
+        run(down, named, extra, nw)
+    for h in [cnt, tot, *keys, *poss]:
+        provider.free(h)
