@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -112,7 +113,7 @@ class GpuArray(NumPyMethods):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._node.shape, dtype=np.int64))
+        return math.prod(self._node.shape)
 
     @property
     def device(self) -> Device:

@@ -199,8 +199,11 @@ def par_copy(dst: np.ndarray, src: np.ndarray) -> None:
     ``astype``); large copies are split over ``copy_threads()`` threads."""
     global _executor
     n = dst.size
+    if max(dst.nbytes, src.nbytes) < PAR_MIN:      # (before copy_threads(): it reads the environment)
+        np.copyto(dst, src, casting="unsafe")
+        return
     parts = min(copy_threads(), max(dst.nbytes, src.nbytes) // (PAR_MIN // 4))
-    if parts <= 1 or max(dst.nbytes, src.nbytes) < PAR_MIN:
+    if parts <= 1:
         np.copyto(dst, src, casting="unsafe")
         return
     if _executor is None or _executor._max_workers != copy_threads():
