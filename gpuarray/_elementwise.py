@@ -22,7 +22,7 @@ from . import _config, _dtypes, _eager
 from ._devices import Device
 from ._ops import OPS, OpDef
 from .graph.node import MAX_DEPTH, Node, const, make
-from .graph.shapes import broadcast_shapes
+from .graph.shapes import broadcast_pair, broadcast_shapes
 from .graph.views import strided_view
 
 _cls: Any = None      # GpuArray, bound on first use (``_array`` imports this module)
@@ -277,7 +277,7 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
         dt, out_dtype = hit
         shape = na.shape
         if nb is not None and nb.shape != shape:
-            shape = broadcast_shapes(shape, nb.shape)
+            shape = broadcast_pair(shape, nb.shape)
         lim = _limit_now(device)
         if lim:
             d = na.data

@@ -31,6 +31,25 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
+def broadcast_pair(a: Shape, b: Shape) -> Shape:
+    """``broadcast_shapes(a, b)`` for two shapes (a binary operation's; fewer calls for equal ranks).
+
+    >>> broadcast_pair((3, 1), (1, 4))
+    (3, 4)
+    """
+    if len(a) != len(b):
+        return broadcast_shapes(a, b)
+    out: tuple[int, ...] = ()
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out += (x,)
+        elif x == 1:
+            out += (y,)
+        else:
+            return broadcast_shapes(a, b)        # raises NumPy's error
+    return out
+
+
 def contiguous_strides(shape: Sequence[int]) -> Shape:
     """Element strides of a C-contiguous array of this shape."""
     strides = [1] * len(shape)
