@@ -23,7 +23,8 @@ float32 inputs, in long double for float64 inputs; long double is x87 80-bit on 
 so the float64 ``vs exact`` column is only as good as its libm). Errors are in units in
 the last place (ULP) of the reference. ``special`` counts the inputs where NaN, an
 infinity or the sign of a zero differs from NumPy (these must be 0). ``host`` marks ops
-that this device runs on the host (float64 transcendentals on wgpu, DESIGN.md 5.8).
+that this device runs on the host (float64 ops in the adapter's ``host_only_f64``, DESIGN.md 5.8;
+none now: every float64 transcendental has a software version, render/wgsl_f64*.py).
 """
 
 from __future__ import annotations
@@ -269,7 +270,8 @@ def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seco
         "- **NumPy vs exact**: NumPy's own error, for scale;",
         "- **special**: inputs where NaN, an infinity or the sign of zero differs from NumPy",
         "  (must be 0);",
-        "- *host*: the device runs this op on the host (float64 transcendentals on wgpu).",
+        "- *host*: the device runs this op on the host (float64 ops an adapter lacks software for:",
+        "  `python -m gpuarray info`; none on an adapter with shader-f64 now).",
         "",
         "logaddexp cancels when its result is near 0 (NumPy itself is then thousands of ULP of",
         "the result off), so its error is in ULP of max(|result|, |max(a, b)|), as in",

@@ -50,8 +50,8 @@ from .conftest import device_numerics, flush_subnormals, zero_tie_first
 # divide, reciprocal, sqrt, floor_divide and remainder are exact too). NumPy's own
 # float32 libm results are 1-3 ULP from the exact values; on wgpu these functions
 # are software float32 implementations (render/wgsl_f32.py, F32) measured within
-# 4 ULP of NumPy over ~2 million inputs each; float64 transcendentals run on the
-# host there. 4 ULP is 4.8e-7 relative in float32 (8.9e-16 in float64).
+# 4 ULP of NumPy over ~2 million inputs each; float64 ones are software float64
+# (render/wgsl_f64*.py). 4 ULP is 4.8e-7 relative in float32 (8.9e-16 in float64).
 TRANSCENDENTAL_ULPS = 4
 ULPS: dict[str, int] = {
     name: TRANSCENDENTAL_ULPS

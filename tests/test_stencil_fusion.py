@@ -27,7 +27,7 @@ def test_heat_stencil_matches_numpy_without_duplicated_work(device: xp.Device) -
     node = got._node                                                     # type: ignore[attr-defined]
     pairs, distinct = _indexing._fused_size(node, _indexing.FUSE_LIMIT)
     assert pairs <= _indexing.DUP_RATIO * distinct + _indexing.DUP_SLACK
-    assert_same(got, want)
+    assert_same(got, want, rtol=1e-5, atol=1e-6)     # GPUs may contract a + 0.1 * d into an fma
 
 
 def test_fused_size_counts_each_index_path_once() -> None:

@@ -8,8 +8,8 @@
   used pipelines compiled at start: ``wgpu_cache``), a size-class buffer pool, and two
   alternating pooled staging buffers per large transfer (``wgpu_pool``);
 - GPU time per dispatch from timestamp queries when timing is on (``wgpu_timing``);
-- float64 transcendentals other than the exp / log / hyperbolic family (``render/wgsl_f64.py``)
-  run on the host (DESIGN.md 5.8; see ``F64_HOST_OPS``);
+- float64 transcendentals run as software on the device (``render/wgsl_f64*.py``; ``F64_HOST_OPS``,
+  the ones that would run on the host, is empty), complex128 ones on the host (``C128_HOST_OPS``);
 - elementwise kernels over arrays larger than one storage binding (or with 2**32
   elements or more) run in chunks, each binding a sub-range of every buffer; arrays
   larger than the largest buffer are split into segments (``SegmentedHandle``);

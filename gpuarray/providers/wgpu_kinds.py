@@ -1,7 +1,7 @@
 """What the wgpu provider runs on the device: the kernel kinds with WGSL implementations, the
 float64 and complex128 ops that stay on the host, and why a kernel cannot run on an adapter.
 
->>> "exp" in F64_HOST_OPS, "asin" in F64_HOST_OPS
+>>> "asin" in F64_HOST_OPS, "asin" in C128_HOST_OPS
 (False, True)
 """
 
@@ -40,8 +40,8 @@ COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
 # ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
 # fails to compile the shader and loses the device (both seen here). In float64 those with a software
-# version (render/wgsl_f64.py F64_DEVICE_OPS) run on the device, the rest on the host; in complex128
-# all of them run on the host (there are no complex128 helpers for them yet).
+# version (render/wgsl_f64.py F64_DEVICE_OPS: all of them now) run on the device, the rest on the host;
+# in complex128 all of them run on the host (there are no complex128 helpers for them yet).
 TRANSCENDENTAL_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",

@@ -367,6 +367,8 @@ class _Gen:
             if src == np.bool_:
                 return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
             return f"{t}({ft}({v}), {zero})"
+        if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
+            return f"ga_fromf32_f64({v})"
         if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
             return self._cast(f"{v}.x", real_dtype(src), dst)
         if src == np.bool_:

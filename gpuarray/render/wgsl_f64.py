@@ -1,6 +1,7 @@
 """float64 math in software: ``exp``, ``log``, ``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh``, ``log2``,
-``log10``, ``exp2``, and ``sin``, ``cos``, ``tan`` (wgsl_f64_trig.py) as WGSL helpers for adapters with
-``shader-f64``.
+``log10``, ``exp2``, ``sin``, ``cos``, ``tan`` (wgsl_f64_trig.py), ``asin``, ``acos``, ``atan``, ``atan2``,
+``asinh``, ``acosh``, ``atanh`` (wgsl_f64_inv.py) and ``pow``, ``exp10`` (wgsl_f64_pow.py) as WGSL helpers
+for adapters with ``shader-f64``.
 
 SPIR-V's GLSL built-ins (``exp``, ``log``, ...) are 32-bit only, so float64 transcendentals cannot
 use them; arithmetic, ``fma``, comparisons and bit casts are exact in float64 on every adapter with
@@ -24,6 +25,11 @@ the feature. These follow fdlibm (Sun Microsystems, as in FreeBSD's msun and mus
   (below 2^20 pi/2 with pi/2 in three 33-bit parts, the second and third used where fdlibm's check on
   the cancellation asks for them; above, Payne-Hanek as k_rem_pio2.c with the 24-bit chunks of 2/pi),
   then k_sin.c / k_cos.c / k_tan.c on (y0, y1), chosen and signed by n mod 4.
+- the inverse trigonometric and hyperbolic functions (wgsl_f64_inv.py) and ``pow`` (wgsl_f64_pow.py):
+  e_asin.c, e_acos.c, s_atan.c, e_atan2.c, s_asinh.c, e_acosh.c, e_atanh.c and e_pow.c, 1 ULP from NumPy
+  on lavapipe and the H200 (asinh, acosh, atanh: correctly rounded on the samples, 2 ULP from glibc's on
+  lavapipe; tests/test_mathlib_f64_inv.py); wgsl_lib's / wgsl_xlib's ``sinc``, ``entr``, ``xlog1py``,
+  ``exp10`` and ``float_power`` on top of them (1-2 ULP).
 
 Largest errors against NumPy (tests/test_mathlib_f64.py, lavapipe and the H200): exp, exp2, log and
 log1p 1 ULP, log2, log10, expm1, sinh and cosh 2, tanh and ``expit`` (its own version below) 3; sin, cos
@@ -41,6 +47,8 @@ from __future__ import annotations
 
 import math
 
+from .wgsl_f64_inv import F64_INV
+from .wgsl_f64_pow import F64_POW
 from .wgsl_f64_trig import F64_TRIG, _c  # _c: a float64 constant as its bits
 
 LN2_HI = 6.93147180369123816490e-01     # 0x3fe62e42fee00000: 32 trailing zero bits
@@ -51,11 +59,15 @@ EXP_MIN = -745.13321910194110842        # below: +0
 LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
       1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
 
-# op-table names computed on the device in float64 with these helpers (logit and logaddexp: wgsl_lib's
-# generic versions on top of them; sin, cos, tan: wgsl_f64_trig.py); the other float64 transcendentals
-# (providers/wgpu_kinds.py F64_HOST_OPS) run on the host
+# op-table names computed on the device in float64 with these helpers (logit, logaddexp, entr, xlog1py
+# and sinc: the generic versions of wgsl_lib / wgsl_xlib on top of them; sin, cos, tan: wgsl_f64_trig.py;
+# the inverse trigonometric and hyperbolic functions: wgsl_f64_inv.py; pow, float_power, exp10:
+# wgsl_f64_pow.py); the other float64 transcendentals (providers/wgpu_kinds.py F64_HOST_OPS; none now)
+# run on the host
 F64_DEVICE_OPS = frozenset({"exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sinh", "cosh",
-                            "tanh", "expit", "logit", "logaddexp", "sin", "cos", "tan"})
+                            "tanh", "expit", "logit", "logaddexp", "sin", "cos", "tan",
+                            "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
+                            "pow", "float_power", "exp10", "entr", "xlog1py", "sinc"})
 
 F64_MATH: dict[str, str] = {}
 
@@ -292,5 +304,18 @@ F64_MATH["exp2"] = f"""fn ga_exp2_f64(x: f64) -> f64 {{
   return fma(e, tl, e);
 }}"""
 
+# float32 -> float64 by the bits where the float32 is zero or subnormal: a driver that flushes float32
+# subnormals (the H200's) converted 1.4e-45 to 0.0 (float_power(-1, 1.4e-45) was 1, NumPy's NaN);
+# the mantissa times 2^-149 is exact in float64
+F64_MATH["fromf32"] = """fn ga_fromf32_f64(x: f32) -> f64 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7f800000u) != 0u) { return f64(x); }
+  let m = f64(b & 0x7fffffu) * bitcast<f64>(0x36a0000000000000lu);
+  return select(m, -m, (b >> 31u) != 0u);
+}"""
+
 # sin, cos, tan with their range reduction and kernels: wgsl_f64_trig.py
 F64_MATH.update(F64_TRIG)
+# asin, acos, atan, atan2, asinh, acosh, atanh: wgsl_f64_inv.py; pow and exp10: wgsl_f64_pow.py
+F64_MATH.update(F64_INV)
+F64_MATH.update(F64_POW)

@@ -7,11 +7,10 @@ infinity are detected through bitcasts and never written as literals
 
 ``FLT`` templates serve every float type; ``F32`` holds float32 versions that
 replace them: the exp/log/trig/pow family computed in software to within a
-few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). float64 ``exp``, ``log``,
-``expm1``, ``log1p``, the hyperbolic functions and ``sin``, ``cos``, ``tan`` are software too
-(``wgsl_f64.py``, ``wgsl_f64_trig.py``); the other float64
-transcendentals run on the host (``providers/wgpu_kinds.py`` ``F64_HOST_OPS``), so
-their ``FLT`` versions, which use the 32-bit-only built-ins, are not used there.
+few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). The float64 transcendentals are
+software too (``wgsl_f64.py``, ``wgsl_f64_trig.py``, ``wgsl_f64_inv.py``, ``wgsl_f64_pow.py``), so the
+``FLT`` versions that use the 32-bit-only built-ins are not used for float64 (an op that would need
+one runs on the host: ``providers/wgpu_kinds.py`` ``F64_HOST_OPS``, empty now).
 Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py``.
 """
 

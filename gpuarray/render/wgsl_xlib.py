@@ -5,8 +5,8 @@
 ``F32`` do in ``wgsl_lib.py``. Constants are written as bit patterns: a WGSL compiler may turn a
 decimal literal into either neighbouring float, and NumPy's constants are exact roundings
 (``deg2rad`` multiplies by ``float32(pi) / float32(180)`` rounded to float32, as NumPy's float32
-loop does). The FLT versions of the transcendental ones are what float64 would use; on wgpu
-float64 runs them on the host (``providers/wgpu_kinds.py`` ``F64_HOST_OPS``).
+loop does). The FLT versions of the transcendental ones serve float64 too, on the float64 library
+(``wgsl_f64*.py``: ``entr`` on its log, ``xlog1py`` on log1p, ``sinc`` on sin, ``exp10`` is its pow).
 """
 
 from __future__ import annotations
