@@ -16,11 +16,11 @@ normalization). The others are compositions recorded lazily around it:
 - ``hfft(x) = irfft(conj(x))`` and ``ihfft(x) = conj(rfft(x))`` with the
   normalization swapped, as NumPy defines them.
 
-Where it runs: on the host (the in-process provider, and any length that is
-not a power of two on wgpu) with ``numpy.fft``, keeping the precision
-(complex64 in, complex64 out); on wgpu, power-of-two lengths are a radix-2
+Where it runs: on the host (the in-process provider) with ``numpy.fft``, keeping the
+precision (complex64 in, complex64 out); on wgpu, power-of-two lengths are a radix-2
 Stockham WGSL kernel, ``log2(n)`` dispatches in the open compute pass
-(``render/wgsl_fft.py``). Other lengths count in ``metrics()["host_fallbacks"]``.
+(``render/wgsl_fft.py``), and other lengths Bluestein's algorithm over two of them
+(``fft_chirp.py``).
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``irfft``/``irfftn``/``hfft``
 take complex input (real floating-point input is converted to the complex
@@ -45,7 +45,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from . import _dtypes
+from . import _dtypes, fft_chirp
 from ._array import GpuArray, expect_array
 from ._devices import as_device
 from ._elementwise import apply, astype_node, finish
@@ -55,6 +55,7 @@ from .graph.shapes import normalize_axis
 from .namespace.creation import zeros
 from .namespace.linear_algebra import roll_node
 from .namespace.manipulation import concat, flip
+from .providers.wgpu_fft import fft_scale
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -102,9 +103,13 @@ def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
 
 
 def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
-    """One ``fft`` node: the complex transform of ``x`` (resized to ``n``) along ``axis``."""
+    """The complex transform of ``x`` (resized to ``n``) along ``axis``: one ``fft`` node, or on a
+    GPU for a length that is not a power of two, Bluestein's algorithm over two (``fft_chirp``)."""
     x = _resize(x, axis, n)
+    if fft_chirp.wanted(n, x.device):
+        return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm), _c2c)
     return finish(make("fft", (x._node,), x.dtype, x.shape, (axis, bool(inverse), norm), x.device))
+
 
 
 def _axis(axis: Any, x: GpuArray) -> int:

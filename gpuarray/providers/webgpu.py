@@ -25,7 +25,7 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,7 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
 SUBMIT_BYTES = 64 << 20
+STATIC_KEEP = 32           # static_buffer tables kept per provider
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query",
                    "timestamp-query-inside-passes")
@@ -92,6 +93,7 @@ class WgpuProvider(WgpuMemory):
         self._guard_cm = Guard(self)
         self._rec: Any = None               # the open pass's PassRecorder (wgpu_encode.py)
         self._recorder: Any = None          # a wgpu_replay.Recorder while a kernel is recorded
+        self._static: dict[tuple, tuple[Any, int, int]] = {}     # static_buffer's tables, oldest first
         self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
         self.limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
@@ -204,6 +206,7 @@ class WgpuProvider(WgpuMemory):
             self._pass_dispatches = self._pass_bytes = 0
             self._pending.clear()
             self.pipelines.clear()
+            self._static.clear()
         return self._lost_error()
 
     def _check_lost(self) -> None:
@@ -415,6 +418,23 @@ class WgpuProvider(WgpuMemory):
         entries = [{"binding": b, "resource": {"buffer": r[0], "offset": r[1], "size": r[2]}
                     if isinstance(r, tuple) else {"buffer": r}} for b, r in enumerate(ranges)]
         return self.device.create_bind_group(layout=layout, entries=entries)
+
+    def static_buffer(self, key: tuple, values: Callable[[], np.ndarray]) -> tuple[Any, int, int]:
+        """A read-only storage buffer holding ``values()``, made once per ``key`` and kept (the
+        ``STATIC_KEEP`` most recently used): tables such as FFT twiddles. Returned as a
+        ``(buffer, 0, size)`` range, so bind groups over it are cached and programs replay it."""
+        hit = self._static.get(key)
+        if hit is None:
+            v = np.ascontiguousarray(values())
+            buf = self.device.create_buffer_with_data(data=v, usage=self.wgpu.BufferUsage.STORAGE)
+            hit = self._static[key] = (buf, 0, int(buf.size))
+            if len(self._static) > STATIC_KEEP:
+                self._static.pop(next(iter(self._static)))
+        else:
+            self._static[key] = self._static.pop(key)       # most recently used last
+        if self._recorder is not None:
+            self._recorder.static(hit[0])
+        return hit
 
     def data_buffer(self, values: np.ndarray) -> Any:
         """A small read-only storage buffer holding ``values``, kept alive until the next flush."""

@@ -2,8 +2,10 @@
 
 One prologue pass (skipped when the operand is a plain input buffer), then
 ``log2(n)`` Stockham stages (``render/wgsl_fft.py``), all recorded into the
-open compute pass. Other lengths run on the host (``fft_cannot_run``), where
-the planner counts them as host fallbacks.
+open compute pass; the twiddle table of each (length, direction, scale, dtype) is
+made once and kept on the device (``static_buffer``). Other lengths reach this kernel as
+Bluestein's two power-of-two transforms (``gpuarray/fft_chirp.py``); a length that is not a power
+of two here (the host's own ``fft`` kernels) runs on the host (``fft_cannot_run``).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
         provider.dispatch(r.source, r.meta(ek), [*in_handles, cur, *wide], -(-total // WORKGROUP))
     if stages == 0:                  # n == 1: the transform is the identity (every norm scales by 1)
         return [out]
-    tw = provider.data_buffer(twiddles(n, inverse, fft_scale(n, inverse, norm), dt))
+    scale = fft_scale(n, inverse, norm)
+    tw = provider.static_buffer(("fft twiddles", n, inverse, scale, dt.str), lambda: twiddles(n, inverse, scale, dt))
     tmp = provider.alloc(nbytes) if stages > 1 else None
     if tmp is not None:
         temps.append(tmp)

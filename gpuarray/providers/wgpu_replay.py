@@ -35,18 +35,19 @@ from .wgpu_split import GpuHandle
 # step kinds
 ALLOC, FREE, DATA, DISPATCH = 0, 1, 2, 3
 # buffer references of a dispatch: (kind, index, offset, size); size None binds the whole buffer
-IN, OWN, RAW = 0, 1, 2
+IN, OWN, RAW, STATIC = 0, 1, 2, 3
 
 
 class Recorder:
     """Collects what one ``enqueue`` does (the provider calls these while ``provider._recorder`` is set)."""
 
-    __slots__ = ("inputs", "allocs", "datas", "steps", "ok")
+    __slots__ = ("inputs", "allocs", "datas", "statics", "steps", "ok")
 
     def __init__(self, inputs: Sequence[Any]) -> None:
         self.inputs = list(inputs)
         self.allocs: list[GpuHandle] = []
         self.datas: list[Any] = []
+        self.statics: list[Any] = []        # provider.static_buffer's buffers (kept by the provider)
         self.steps: list[tuple] = []
         self.ok = all(type(h) is GpuHandle for h in inputs) and \
             len({id(h.buffer) for h in inputs}) == len(inputs)     # one buffer per input
@@ -65,6 +66,9 @@ class Recorder:
     def data(self, values: np.ndarray, buffer: Any) -> None:
         self.datas.append(buffer)
         self.steps.append((DATA, np.array(values, copy=True)))
+
+    def static(self, buffer: Any) -> None:
+        self.statics.append(buffer)
 
     def dispatch(self, pipeline: Any, layout: Any, prm: np.ndarray, buffers: Sequence[Any], gx: int,
                  gy: int, nbytes: int) -> None:
@@ -96,6 +100,9 @@ class Recorder:
         for j, b in enumerate(self.datas):
             if b is buffer:
                 return (RAW, j, offset, size)
+        for b in self.statics:
+            if b is buffer:
+                return (STATIC, b, offset, size)     # the buffer itself: it outlives the program
         return None
 
     def program(self, outs: Sequence[Any]) -> Program | None:
@@ -140,6 +147,8 @@ class Program:
                         ranges += ((ins[i].buffer, off, size),)
                     elif r == OWN:
                         ranges += ((own[i].buffer, off, size),)
+                    elif r == STATIC:
+                        ranges += ((i, off, size),)
                     else:
                         ranges += ((raw[i], off, size) if size is not None else raw[i],)
                         whole = True
