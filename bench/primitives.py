@@ -1,0 +1,118 @@
+"""Sorting and FFTs on the device against PyTorch, JAX ``jit`` and CuPy in one process, by wall clock.
+
+    python -m bench.primitives [--cases sort,argsort,fft] [--runs 5] [--libs torch,jax,cupy] [--shift 0] [--out FILE]
+
+``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
+2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
+2^22 points (the radix-2 kernel) and of 10^6 and 3 x 10^6 points (Bluestein over power-of-two
+transforms). Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
+warm-up, then trials of repeated calls and one synchronize; gpuarray's results are dropped between
+calls); gpuarray's GPU time (timestamp queries), dispatches per call, host fallbacks and the result
+checked against NumPy are reported too.
+"""
+
+# mypy: disable-error-code="misc"
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
+
+SORTS = (("float32", 1 << 24), ("int64", 1 << 24), ("float64", 1 << 22))
+FFTS = (1 << 20, 1 << 22, 1_000_000, 3_000_000)
+
+
+def _sort_data(dtype: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if dtype.startswith("float"):
+        return rng.standard_normal(n).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype)
+
+
+def _peer_sort(lib: str, mod: Any, arg: bool) -> Callable[[Any], Any]:
+    if lib in ("torch", "torch_compile"):
+        return (lambda x: mod.argsort(x, stable=True)) if arg else (lambda x: mod.sort(x)[0])
+    if arg:
+        return (lambda x: mod.argsort(x, stable=True)) if lib == "jax" else mod.argsort
+    return mod.sort
+
+
+def _peer_fft(lib: str, mod: Any) -> Callable[[Any], Any]:
+    return mod.fft.fft
+
+
+def _measure(xp: Any, name: str, fn: Callable[[Any], Any], x: np.ndarray, check: Callable[[np.ndarray], bool],
+             runs: int) -> dict[str, Any]:
+    g = xp.asarray(x, device="wgpu:0")
+    xp.evaluate(g * 1)
+    xp.reset_metrics()
+    got = fn(g)
+    xp.evaluate(got)
+    xp.synchronize(g.device)
+    m = xp.metrics()
+    rec: dict[str, Any] = {"workload": name, "dtype": str(x.dtype), "n": int(x.size), "dispatches": m["dispatches"],
+                           "host_fallbacks": m["host_fallbacks"], "correct": bool(check(np.asarray(got)))}
+    del got
+    rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda: xp.evaluate(fn(g)), lambda: xp.synchronize(g.device), runs)
+    rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda: xp.evaluate(fn(g)), runs)
+    return rec
+
+
+def run(cases: list[str], runs: int, libs: list[str], shift: int = 0) -> list[dict[str, Any]]:
+    import gpuarray as xp
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+    with xp.config(offload="always"):
+        for case in cases:
+            if case in ("sort", "argsort"):
+                arg = case == "argsort"
+                for dtype, n in SORTS:
+                    x = _sort_data(dtype, n >> shift, rng)
+                    want = np.argsort(x, kind="stable") if arg else np.sort(x)
+                    rec = _measure(xp, case, xp.argsort if arg else xp.sort, x,
+                                   lambda got, want=want: bool(np.array_equal(got, want)), runs)
+                    rec.update(time_peers(libs, lambda lib, mod, arg=arg: _peer_sort(lib, mod, arg), (x,), runs))
+                    rows.append(rec)
+                    _show(rec)
+            elif case == "fft":
+                for n in FFTS:
+                    n >>= shift
+                    x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+                    want = np.fft.fft(x.astype(np.complex128))
+                    scale = float(np.max(np.abs(want)))
+                    rec = _measure(xp, case, xp.fft.fft, x,
+                                   lambda got, want=want, s=scale: float(np.max(np.abs(got - want))) / s < 2e-6, runs)
+                    rec.update(time_peers(libs, _peer_fft, (x,), runs))
+                    rows.append(rec)
+                    _show(rec)
+            else:
+                raise ValueError(f"unknown case {case!r}; expected sort, argsort or fft")
+    return rows
+
+
+def _show(rec: dict[str, Any]) -> None:
+    print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default="sort,argsort,fft")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--libs", default="torch,jax,cupy")
+    ap.add_argument("--shift", type=int, default=0, help="divide the sizes by 2^shift (a quick run)")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rows = run(args.cases.split(","), max(3, args.runs), [v for v in args.libs.split(",") if v], args.shift)
+    write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
+              args.out)
+
+
+if __name__ == "__main__":
+    main()
