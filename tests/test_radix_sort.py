@@ -106,7 +106,8 @@ def test_lengths_around_block_and_tiles(wgpu_device, dtype, monkeypatch):
     """B - 1 and B (the bitonic block), B + 1, tile multiples +-1, with several tiles per partition."""
     b, t = _geometry(wgpu_device, dtype)
     monkeypatch.setattr(wgpu_radix, "MAX_PARTS", 3)     # several tiles per partition, a short last one
-    lengths = [b - 1, b, b + 1, 3 * t - 1, 3 * t, 3 * t + 1, 7 * t + 1]
+    m = b // t + 2      # tiles in a row past the block
+    lengths = [b - 1, b, b + 1, m * t - 1, m * t, m * t + 1, (m + 4) * t + 1]
     a = _data(dtype, (max(lengths),), seed=3)
     g = xp.asarray(a, device=wgpu_device)
     for n in lengths:
@@ -187,7 +188,7 @@ def test_unrolled_form(wgpu_device, monkeypatch):
     """The per-key code unrolled (what a GPU adapter runs; lavapipe runs the loops by default)."""
     monkeypatch.setattr(wgpu_radix, "UNROLL", True)
     b, t = _geometry(wgpu_device, "uint16")
-    a = _data("uint16", (3, 2 * t + 5), seed=8)
+    a = _data("uint16", (3, (b // t + 2) * t + 5), seed=8)
     g = xp.asarray(a, device=wgpu_device)
     _check(g, a, 1, True, kinds="a")
 
@@ -195,7 +196,7 @@ def test_unrolled_form(wgpu_device, monkeypatch):
 def test_without_subgroups(wgpu_device, monkeypatch):
     """The workgroup scans without subgroup operations: turned off, and after a driver rejected them."""
     b, t = _geometry(wgpu_device, "int16")
-    a = _data("int16", (2, 3 * t + 7), seed=9)
+    a = _data("int16", (2, (b // t + 3) * t + 7), seed=9)
     g = xp.asarray(a, device=wgpu_device)
     monkeypatch.setattr(wgpu_radix, "THREAD_SCAN", 0)
     monkeypatch.setattr(wgpu_radix, "USE_SUBGROUPS", False)
@@ -237,3 +238,28 @@ def test_limits():
     prov.limits = {"max-compute-workgroup-storage-size": 8192}     # no radix tile fits: the bitonic network
     assert wgpu_radix.keys_per_thread(prov, kernel("argsort", (1 << 17,))) is None
     assert wgpu_sort.sort_cannot_run(prov, kernel("argsort", (1 << 17,))) is None
+
+
+@pytest.mark.parametrize("floor", [0, 4])
+def test_multisplit_and_counting_rounds(wgpu_device, monkeypatch, floor):
+    """The downsweep's two rankings: the counting rounds in workgroup memory (multisplit off) with
+    the subgroup scans, and the subgroup multisplit with histograms for more subgroups than the
+    adapter runs (a floor of 4 lanes; the H200's subgroups have 32), or where those do not fit
+    (lavapipe's 32 KiB), the counting rounds."""
+    prov = wgpu_device.provider
+    if floor == 0:
+        monkeypatch.setattr(wgpu_radix, "MULTISPLIT", False)
+    elif not wgpu_radix.multisplit(prov) or wgpu_radix.subgroup_floor(prov) < floor:
+        pytest.skip("no subgroup multisplit on this adapter")
+    else:
+        monkeypatch.setattr(wgpu_radix, "MULTISPLIT_SG", floor)
+    for dtype, kinds in [("float32", "a"), ("int64", "s")]:
+        b, t = _geometry(wgpu_device, dtype)
+        kernel = SimpleNamespace(instrs=[SimpleNamespace(dtype=np.dtype(dtype))], operands=[0], kind="argsort")
+        fits = wgpu_radix.keys_per_thread(prov, kernel, floor) is not None if floor else False
+        assert wgpu_radix.plan(prov, kernel, 1, b + 1, 1).ms == (floor if fits else 0)
+        monkeypatch.setattr(wgpu_radix, "MAX_PARTS", 5)
+        a = _data(dtype, (2, (b // t + 3) * t + 11), seed=10)
+        g = xp.asarray(a, device=wgpu_device)
+        _check(g, a, 1, False, kinds=kinds)
+        _check(g, a, 1, True, kinds=kinds)
