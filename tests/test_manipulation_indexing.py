@@ -481,3 +481,24 @@ def test_pipelines_are_reused_across_sizes(wgpu_device):
     xp.reset_metrics()
     run(20, 7)
     assert xp.metrics()["kernels_compiled"] == 0
+
+
+def test_index_bounds_checked_once_per_index_array(device, monkeypatch):  # noqa: ANN001
+    """take() with the same (immutable) index array checks its bounds on the host once, not at every
+    call; new arrays, and out-of-bounds indices, are still checked and raise as NumPy does."""
+    from gpuarray.namespace import indexing
+    x = xp.asarray(np.arange(10.0), device=device)
+    idx = xp.asarray(np.array([3, -1, 9]), device=device)
+    assert_same(xp.take(x, idx), np.take(np.arange(10.0), [3, -1, 9]))
+    scans = []
+    orig = indexing._scan
+    monkeypatch.setattr(indexing, "_scan", lambda a: scans.append(a.size) or orig(a))
+    for _ in range(3):
+        assert_same(xp.take(x, idx), np.take(np.arange(10.0), [3, -1, 9]))
+    assert scans == []                             # remembered from the first call
+    fresh = xp.asarray(np.array([3, -1, 9]), device=device)
+    assert_same(xp.take(x, fresh), np.take(np.arange(10.0), [3, -1, 9]))
+    assert scans == [3]
+    for bad in ([0, 10], [-11, 2]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            xp.take(x, xp.asarray(np.array(bad), device=device))
