@@ -1,6 +1,7 @@
-"""Sorting and FFTs on the device against PyTorch, JAX ``jit`` and CuPy in one process, by wall clock.
+"""Sorting, FFTs and gathers on the device against PyTorch, JAX ``jit`` and CuPy in one process, by wall clock.
 
-    python -m bench.primitives [--cases sort,argsort,fft] [--runs 5] [--libs torch,jax,cupy] [--shift 0] [--out FILE]
+    python -m bench.primitives [--cases sort,argsort,fft,take] [--runs 5] [--libs torch,jax,cupy]
+                               [--shift 0] [--out FILE]
 
 ``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
 2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
@@ -92,8 +93,20 @@ def run(cases: list[str], runs: int, libs: list[str], shift: int = 0) -> list[di
                     rec.update(time_peers(libs, _peer_fft, (x,), runs))
                     rows.append(rec)
                     _show(rec)
+            elif case == "take":
+                n, k = (1 << 26) >> shift, (1 << 24) >> shift
+                x = rng.uniform(-30, 30, n).astype(np.float32)
+                idx = rng.integers(0, n, k).astype(np.int64)
+                gi = xp.asarray(idx, device="wgpu:0")
+                want = x[idx]
+                rec = _measure(xp, case, lambda g, gi=gi: xp.take(g, gi), x,
+                               lambda got, want=want: bool(np.array_equal(got, want)), runs)
+                rec["n_indices"] = k
+                rec.update(time_peers(libs, lambda lib, mod: (lambda a, i: mod.take(a, i)), (x, idx), runs))
+                rows.append(rec)
+                _show(rec)
             else:
-                raise ValueError(f"unknown case {case!r}; expected sort, argsort or fft")
+                raise ValueError(f"unknown case {case!r}; expected sort, argsort, fft or take")
     return rows
 
 
@@ -103,7 +116,7 @@ def _show(rec: dict[str, Any]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="sort,argsort,fft")
+    ap.add_argument("--cases", default="sort,argsort,fft,take")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--libs", default="torch,jax,cupy")
     ap.add_argument("--shift", type=int, default=0, help="divide the sizes by 2^shift (a quick run)")
