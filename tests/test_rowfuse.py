@@ -79,7 +79,7 @@ def _dispatches(fn: Callable[[], Any]) -> tuple[Any, int]:
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-@pytest.mark.parametrize("shape", [(40, 300), (3, 5, 70), (1000,), (2, 1)], ids=str)
+@pytest.mark.parametrize("shape", [(40, 300), (3, 5, 70), (1000,), (2, 1), (3, 1024), (2, 8192), (2, 8193)], ids=str)
 def test_matches_numpy(device: xp.Device, name: str, shape: tuple[int, ...]) -> None:
     fn = WORKLOADS[name]
     for dt in ("float32", "float64"):

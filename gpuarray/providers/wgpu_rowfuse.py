@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..render.wgsl import WORKGROUP
 from ..render.wgsl_rowfuse import render_rowfuse
 from .wgpu_reduce import dispatch_subgroups, use_subgroups
+
+CACHED = os.environ.get("GPUARRAY_ROW_CACHE", "1") != "0"     # rows kept in registers (render_rowfuse)
+CACHE_MAX = 32          # elements per thread: rows of up to 8192
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -18,8 +23,18 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     if kernel.size == 0:
         return outs
     sg = use_subgroups(provider)
-    wide = [provider.data_buffer(v) for _t, v in sorted(provider.rendered_for(kernel, render_rowfuse, sg)
+    length = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[-1]
+    k = cached_elements(length)
+    wide = [provider.data_buffer(v) for _t, v in sorted(provider.rendered_for(kernel, render_rowfuse, (sg, k))
                                                         .wide_values(kernel).items())]
-    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, sg), sg,
+    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k)), sg,
                        {"ROWS": rows}, [*in_handles, *outs, *wide], rows)
     return outs
+
+
+def cached_elements(length: int) -> int:
+    """Row elements per thread kept in registers (the cached variant of ``render_rowfuse``) for rows
+    of ``length``: a multiple of 4 covering the row, up to ``CACHE_MAX``; 0 (walk the row once per
+    reduction) for longer rows."""
+    k = -(-length // WORKGROUP)
+    return 0 if k > CACHE_MAX or not CACHED else -(-k // 4) * 4

@@ -48,9 +48,12 @@ def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool) -> list[str]:
             "    workgroupBarrier();", "    s = s >> 1u;", "  }", f"  rv{j} = sh{j}[0];"]
 
 
-def render_rowfuse(kernel: Kernel, sg: bool = False) -> Rendered:
-    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS); with ``sg`` the
-    workgroup combines each reduction with subgroup operations."""
+def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> Rendered:
+    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS). ``variant`` is
+    ``sg`` or ``(sg, K)``: with ``sg`` the workgroup combines each reduction with subgroup
+    operations; with ``K`` > 0 (rows of at most ``K * 256`` elements) each thread keeps its ``K``
+    elements of the row in registers (``_cached_body``), so the row is read from memory once."""
+    sg, cached = variant if isinstance(variant, tuple) else (variant, 0)
     g = _Gen(kernel)
     src = kernel.instrs[kernel.operands[0]].args[0]      # an operand of the row shape S
     shape = kernel.instrs[src].shape
@@ -70,6 +73,8 @@ def render_rowfuse(kernel: Kernel, sg: bool = False) -> Rendered:
             coords[d], rem = f"r{d}", f"rq{d}"
     at = ("multi", (*coords, "c"))
     decls: list[str] = []
+    if cached:
+        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape))
 
     def walk(inner: list[str]) -> list[str]:
         # UNROLL elements per thread and trip, so that their loads are in flight together
@@ -106,6 +111,54 @@ def render_rowfuse(kernel: Kernel, sg: bool = False) -> Rendered:
               for k, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
     lines = ["    " + ln.strip() for ln in g.lines] + stores
     body += ["  if (lid == 0u) {", *lines, "  }"] if per_row else walk(lines)
+    return _finish(kernel, g, sg, body, decls)
+
+
+def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str], coords: list[str],
+                 shape: tuple[int, ...]) -> tuple[list[str], list[str]]:
+    """The body of the cached variant: thread ``lid`` owns elements ``c<k> = lid + 256 k``, k < ``k_max``,
+    straight-line code in one scope, so that a value computed for element ``k`` by one walk (a load,
+    ``exp(x - max)``) is a name the later walks and the stores use again (``g.memo`` is kept); only
+    the accumulations and stores test ``c<k> < L``. (Out-of-range loads read whatever the robust
+    buffer access gives, and are never used.)"""
+    body = body + [f"  let c{k} = lid + {k * WORKGROUP}u;" for k in range(k_max)]
+    decls: list[str] = []
+
+    def at(k: int) -> tuple:
+        return ("multi", (*coords, f"c{k}"))
+    g.memo = {}
+    for j, q in enumerate(kernel.operands):
+        ins = kernel.instrs[q]
+        rop, dt = ins.params[0], ins.dtype
+        at_t = acc_type(dt)
+        body += [f"  var rv{j}: {at_t};", f"  var acc{j}: {at_t} = {identity(rop, dt)};"]
+        for k in range(k_max):
+            g.lines = []
+            v = g.value(ins.args[0], at(k))
+            if dt.kind == "b":
+                v = f"select(0u, 1u, {v})"
+            body += g.lines + [f"  if (c{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
+        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
+        body += ["  {", *_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES), "  }"]
+        g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+    if kernel.out_shape != shape:               # one value per row (logsumexp): the row's first thread
+        g.lines = []
+        pat = ("multi", (*coords, "0u")) if len(kernel.out_shape) == len(shape) else ("multi", tuple(coords))
+        vals = [g.value(o, pat) for o in kernel.outputs]
+        stores = [f"    out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
+                  for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
+        return body + ["  if (lid == 0u) {", *g.lines, *stores, "  }"], decls
+    for k in range(k_max):
+        g.lines = []
+        vals = [g.value(o, at(k)) for o in kernel.outputs]
+        body += g.lines + [f"  if (c{k} < L) {{"]
+        body += [f"    out{n}[row * L + c{k}] = {store_value(kernel.instrs[o].dtype, v)};"
+                 for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
+        body += ["  }"]
+    return body, decls
+
+
+def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str]) -> Rendered:
     out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
     decls = declare_bindings(input_types(kernel), out_types, g.wide) + decls
     main = compute_main(sg, body)
