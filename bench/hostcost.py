@@ -64,13 +64,16 @@ def main(argv: list[str] | None = None) -> int:
         m = xp.asarray(rng.random((1024, 1024), dtype=np.float32), device=dev)
         w = xp.asarray(rng.uniform(0.5, 1.5, 1024).astype(np.float32), device=dev)   # layernorm weight, bias
         b = xp.asarray(rng.uniform(-1, 1, 1024).astype(np.float32), device=dev)
+        c = xp.asarray((rng.standard_normal(1 << 16) + 1j * rng.standard_normal(1 << 16)).astype(np.complex64),
+                       device=dev)
         cases: dict[str, Callable[[], Any]] = {
             "x*2+1 (2^20)": lambda: v * 2 + 1, "chain8 (2^20)": lambda: chain8(v),
             "sum (2^20)": lambda: xp.sum(v), "sum axis=1 (1024^2)": lambda: xp.sum(m, axis=1),
             "mean axis=0 (1024^2)": lambda: xp.mean(m, axis=0), "std axis=0 (1024^2)": lambda: xp.std(m, axis=0),
             "softmax rows (1024^2)": lambda: rowwise._fn(xp, "softmax")(m, w, b),
             "layernorm rows (1024^2)": lambda: rowwise._fn(xp, "layernorm")(m, w, b),
-            "float(sum) (2^20)": lambda: float(xp.sum(v))}
+            "float(sum) (2^20)": lambda: float(xp.sum(v)),
+            "fft complex64 (2^16)": lambda: xp.fft.fft(c)}
         res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name"),
                                "reps": a.reps, "trials": a.trials, "cases": {}}
         for name, fn in cases.items():
