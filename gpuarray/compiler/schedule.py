@@ -172,7 +172,8 @@ def _ref_excess(nodes: list[Any], uses: list[int]) -> list[int]:
     return out
 
 
-_REF_BASE = _ref_excess([object()], [0])[0] if hasattr(sys, "getrefcount") else 0
+_REFCOUNTS = hasattr(sys, "getrefcount")
+_REF_BASE = _ref_excess([object()], [0])[0] if _REFCOUNTS else 0
 
 
 def _held_elsewhere(order: list[Node]) -> set[int]:
@@ -180,7 +181,7 @@ def _held_elsewhere(order: list[Node]) -> set[int]:
     still references (a user's array, a node that is not evaluated now): their values must be
     written even when an epilogue consumes them, or they would be computed again later."""
     breakers = [n for n in order if n.data is None and n.op not in FUSABLE_OPS]     # is_breaker
-    if not breakers or not hasattr(sys, "getrefcount"):
+    if not breakers or not _REFCOUNTS:
         return {n.serial for n in breakers}
     uses = _uses(order)
     # each breaker is also held by ``order`` and ``breakers`` (one more than _REF_BASE counts)
@@ -194,7 +195,11 @@ def _uses(order: list[Node]) -> dict[int, int]:
     for n in order:
         if n.data is None:
             for i in n.inputs:
-                uses[i.serial] = uses.get(i.serial, 0) + 1
+                k = i.serial
+                if k in uses:
+                    uses[k] += 1
+                else:
+                    uses[k] = 1
     return uses
 
 

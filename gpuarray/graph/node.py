@@ -30,11 +30,21 @@ _serial = itertools.count(1)
 # removes its entry, unless a newer node took the key meanwhile.
 _table: dict[tuple, weakref.ref] = {}
 _lock = threading.Lock()
+# Entries of dead nodes stay until a sweep (no weakref callback: a callback cost every dying node four
+# calls); a sweep runs once the table has grown by SWEEP_SLACK entries past twice the live ones found
+# by the last sweep, so the table stays within a constant factor of the live nodes.
+SWEEP_SLACK = 4096
+_sweep_at = SWEEP_SLACK
+_inserts = 0            # entries added since the table was empty (approximately len(_table))
 
 
-def _forget(key: tuple, ref: weakref.ref) -> None:
-    if _table.get(key) is ref:
-        _table.pop(key, None)
+def _sweep() -> None:
+    """Drop the entries of dead nodes (``_lock`` held)."""
+    global _sweep_at
+    dead = [k for k, r in _table.items() if r() is None]
+    for k in dead:
+        del _table[k]
+    _sweep_at = 2 * len(_table) + SWEEP_SLACK
 
 # Depth of unevaluated history after which a node is evaluated eagerly, so that
 # graphs built in long loops stay bounded in memory and shader size.
@@ -137,7 +147,13 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         if node is None:
             node = Node(op, inputs, dtype, shape, attrs, device)
             node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
-            _table[key] = weakref.ref(node, lambda ref, key=key: _forget(key, ref))  # type: ignore[misc]
+            if ref is None:
+                global _inserts
+                _inserts += 1
+                if _inserts >= _sweep_at:
+                    _sweep()
+                    _inserts = len(_table)
+            _table[key] = weakref.ref(node)
     return node
 
 

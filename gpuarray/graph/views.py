@@ -61,14 +61,14 @@ def reshape(node: Node, shape: Shape) -> Node:
     shape = tuple(shape)
     if shape == node.shape:
         return node
-    if node.realized:
+    if node.data is not None:
         return realized_leaf(node.data, node.dtype, shape, node.device)
     if node.op == "reshape":
         node = node.inputs[0]
         if node.shape == shape:
             return node
-    base, old, strides, off = strided_parts(node)
     if node.op == "view" and size_of(shape) > 0:
+        base, old, strides, off = strided_parts(node)
         attempt = _nocopy_strides(old, strides, shape)
         if attempt is not None:
             return strided_view(base, shape, attempt, off)

@@ -125,8 +125,12 @@ def _float_input(x: Any, name: str) -> GpuArray:
 def mean(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:
     """Arithmetic mean over ``axis`` (NaN for an empty reduction, as NumPy gives)."""
     x = _float_input(x, "mean")
-    axes = _axes(x, axis, "mean")
-    n = math.prod(x.shape[a] for a in axes)
+    return _mean(x, _axes(x, axis, "mean"), keepdims)
+
+
+def _mean(x: GpuArray, axes: tuple[int, ...], keepdims: bool) -> GpuArray:
+    """``mean`` of a checked float ``x`` over checked ``axes``."""
+    n = math.prod([x.shape[a] for a in axes])
     return apply(OPS["divide"], _reduce(x, "sum", axes, x.dtype, keepdims), float(n))
 
 
@@ -138,8 +142,8 @@ def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
     """
     x = _float_input(x, "var")
     axes = _axes(x, axis, "var")
-    n = math.prod(x.shape[a] for a in axes)
-    m = mean(x, axis=axes, keepdims=True)
+    n = math.prod([x.shape[a] for a in axes])
+    m = _mean(x, axes, True)
     d = apply(OPS["subtract"], x, m)
     if x.dtype.kind == "c":
         re, im = apply(OPS["real"], d), apply(OPS["imag"], d)
