@@ -111,13 +111,15 @@ def evaluate(*arrays: GpuArray) -> None:
     >>> a = asarray([1.0, 2.0], device="cpu") + 1
     >>> evaluate(a)
     """
-    from .planner import evaluate_nodes
+    nodes = []
     for a in arrays:
-        if not isinstance(a, GpuArray):
+        if a.__class__ is not GpuArray and not isinstance(a, GpuArray):
             raise TypeError(f"evaluate: expected GpuArrays; got {type(a).__name__}")
-    evaluate_nodes([a._node for a in arrays])
+        nodes += (a._node,)
+    _planner.evaluate_nodes(nodes)
 
 
+from . import planner as _planner  # noqa: E402 - after the namespace, which the planner's imports need
 from ._calibration import calibrate  # noqa: E402
 from ._explain import explain  # noqa: E402
 from ._profile import profile  # noqa: E402

@@ -33,6 +33,13 @@ def add(key: str, amount: int = 1) -> None:
         _counters[key] = _counters.get(key, 0) + amount
 
 
+def add_dispatches(amount: int) -> None:
+    """Count ``amount`` dispatches of pipelines found in the cache (a replayed program's)."""
+    with _lock:
+        _counters["dispatches"] += amount
+        _counters["pipeline_cache_hits"] += amount
+
+
 def register_gauges(source: Any) -> None:
     """Sum ``source.gauges()`` into ``metrics()`` for as long as ``source`` lives."""
     with _lock:

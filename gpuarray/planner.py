@@ -169,8 +169,11 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
     once at the end; a kernel that runs on the host first flushes what its
     inputs depend on (downloads flush on their own).
     """
-    if all(n.realized for n in nodes):
-        return
+    for n in nodes:
+        if n.data is None:
+            break
+    else:
+        return                      # every node is evaluated already
     with _lock:
         undo: list[tuple[Node, tuple, int]] = []
         try:

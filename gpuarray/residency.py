@@ -133,7 +133,11 @@ class DeviceData(Data):
     __slots__ = ()
 
     def __del__(self) -> None:
-        self.release()
+        if self.handle is not None and self.provider is not None:
+            try:
+                self.provider.free(self.handle)
+            except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
+                pass
 
 
 class Recipe:

@@ -163,6 +163,5 @@ class Program:
                 provider.free(own[s[1]])
             else:
                 raw += (provider.data_buffer(s[1]),)
-        _metrics.add("dispatches", self.dispatches)
-        _metrics.add("pipeline_cache_hits", self.dispatches)
+        _metrics.add_dispatches(self.dispatches)
         return [own[j] for j in self.outs]
