@@ -111,7 +111,7 @@ def evaluate(*arrays: GpuArray) -> None:
     >>> a = asarray([1.0, 2.0], device="cpu") + 1
     >>> evaluate(a)
     """
-    nodes = []
+    nodes: list[Any] = []
     for a in arrays:
         if a.__class__ is not GpuArray and not isinstance(a, GpuArray):
             raise TypeError(f"evaluate: expected GpuArrays; got {type(a).__name__}")
