@@ -1,6 +1,6 @@
 """Transforms of any length on a GPU: Bluestein's chirp-z algorithm over power-of-two transforms.
 
-The ``fft`` kernel kind of the wgpu provider is a radix-2 Stockham transform (power-of-two lengths).
+The ``fft`` kernel kind of the wgpu provider is a radix-2 Stockham transform of power-of-two lengths.
 A length ``n`` that is not a power of two is rewritten, on a GPU device, as a convolution computed
 with two transforms of a power-of-two length ``m >= 2n - 1`` (Bluestein 1970): with the chirp
 ``c_j = exp(-+pi i j^2 / n)`` (the sign of the transform),

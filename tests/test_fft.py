@@ -98,10 +98,27 @@ def test_fft_ifft_against_numpy(device, n, dtype):
     assert f.device == device
 
 
+def _passes(device: Any, n: int, dtype: Any) -> int:
+    """Dispatches of a power-of-two transform of length n on wgpu (without a prologue): one up to a
+    tile of workgroup memory (4096 complex64 points in 32 KiB), else the fewest passes of at most
+    log2(tile / groups) stages, groups keeping 32 contiguous bytes (wgsl_fft_block.block_plan)."""
+    from gpuarray.providers import wgpu_fft
+    s = n.bit_length() - 1
+    if not wgpu_fft.BLOCK:
+        return s
+    size = np.dtype(dtype).itemsize
+    limit = min(int(device.provider.limits.get("max-compute-workgroup-storage-size", 16384)), wgpu_fft.TILE_BYTES)
+    tile = 1 << ((limit // size).bit_length() - 1)
+    if n <= tile:
+        return min(s, 1)
+    return -(-s // ((tile // max(1, wgpu_fft.MIN_RUN_BYTES // size)).bit_length() - 1))
+
+
 @pytest.mark.parametrize("n", [8, 1024, 12])
 def test_fft_metrics_on_wgpu(wgpu_device, n):
-    """A power-of-two length is log2(n) Stockham dispatches in one submit; another length is two
-    transforms of a power-of-two length m >= 2n - 1 (Bluestein), also on the device."""
+    """A power-of-two length is a few dispatches of several Stockham stages each (_passes) in one
+    submit; another length is two transforms of a power-of-two length m >= 2n - 1 (Bluestein), also
+    on the device."""
     x = xp.asarray(_cdata((4, n), np.complex64), device=wgpu_device)
     xp.evaluate(x)
     xp.reset_metrics()
@@ -110,16 +127,17 @@ def test_fft_metrics_on_wgpu(wgpu_device, n):
     xp.synchronize(f.device)        # small work waits for later evaluations to share a submit
     m = xp.metrics()
     if n & (n - 1) == 0:
-        assert m["host_fallbacks"] == 0 and m["dispatches"] == n.bit_length() - 1 and m["submits"] == 1
+        assert m["host_fallbacks"] == 0 and m["dispatches"] == _passes(wgpu_device, n, np.complex64)
+        assert m["submits"] == 1
     else:       # chirp and padding fused into the first transform, B into the second, a final product
         mm = 1 << (2 * n - 2).bit_length()
-        assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * (mm.bit_length() - 1) + 3
+        assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * _passes(wgpu_device, mm, np.complex64) + 3
     xp.reset_metrics()
     y = xp.fft.ifft(x[:, ::-1] * 2 + 1j)            # the prologue is one extra dispatch, still no fallback
     xp.evaluate(y)
     assert xp.metrics()["host_fallbacks"] == 0
     if n & (n - 1) == 0:
-        assert xp.metrics()["dispatches"] == n.bit_length()
+        assert xp.metrics()["dispatches"] == _passes(wgpu_device, n, np.complex64) + 1
     assert_spectrum(y, np.fft.ifft(np.asarray(x)[:, ::-1] * 2 + 1j), np.complex64)
 
 
@@ -267,3 +285,91 @@ def test_twiddles_and_chirp_tables_are_made_once(wgpu_device):
         g = xp.asarray(x * 1, device=wgpu_device)
         assert_spectrum(xp.fft.fft(g), np.fft.fft(x), np.complex64)
         assert (len(p._static), len(fft_chirp._tables)) == tables
+
+
+# ---------------------------------------------------------------- several stages per dispatch (wgpu)
+BLOCK_SIZES = [1 << k for k in range(15)] + [1 << 16, 1 << 18]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("n", BLOCK_SIZES)
+def test_fft_block_sizes_on_wgpu(wgpu_device, n, dtype):
+    """Every power of two across the block kernel's one-, two- and three-pass boundaries (tile 4096
+    complex64 / 2048 complex128 points on 32 KiB), forward and inverse, exact dispatch counts."""
+    x = _cdata((3, n) if n <= 1 << 14 else (n,), dtype, n)
+    g = xp.asarray(x, device=wgpu_device)
+    xp.evaluate(g)
+    xp.reset_metrics()
+    f = xp.fft.fft(g)
+    xp.evaluate(f)
+    passes = max(_passes(wgpu_device, n, dtype), 1)        # n == 1: a copy of the input
+    assert xp.metrics()["dispatches"] == passes and xp.metrics()["host_fallbacks"] == 0
+    assert_spectrum(f, np.fft.fft(x), dtype)
+    assert_spectrum(xp.fft.ifft(g, norm="ortho"), np.fft.ifft(x, norm="ortho"), dtype)
+    assert_spectrum(xp.fft.ifft(f), x, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize(("shape", "axis"), [((1 << 13, 3), 0), ((2, 1 << 12, 5), 1), ((3, 64, 6), 1),
+                                             ((1 << 14, 2), 0), ((2, 1 << 15), 1), ((8, 1 << 13), 0)], ids=str)
+def test_fft_block_axes_and_batches_on_wgpu(wgpu_device, dtype, shape, axis):
+    """Strided transforms (inner > 1) and batches in one and several passes, with a prologue and
+    every norm."""
+    x = _cdata(shape, dtype, 7)
+    g = xp.asarray(x, device=wgpu_device)
+    assert_spectrum(xp.fft.fft(g, axis=axis), np.fft.fft(x, axis=axis), dtype)
+    for norm in NORMS:
+        assert_spectrum(xp.fft.ifft(g * 2 - 1j, axis=axis, norm=norm), np.fft.ifft(x * 2 - 1j, axis=axis, norm=norm),
+                        dtype)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_fft_block_matches_stage_kernel(wgpu_device, dtype, monkeypatch):
+    """The block kernel computes the one-stage-per-dispatch kernel's butterflies with its twiddles:
+    the same results (GPUARRAY_FFT_BLOCK=0 is the fallback), and the same accuracy."""
+    from gpuarray import replay
+    from gpuarray.providers import wgpu_fft
+    monkeypatch.setattr(replay, "ENABLED", False)
+    x = _cdata((2, 1 << 14), dtype, 9)
+    g = xp.asarray(x, device=wgpu_device)
+    got = {}
+    for block in (True, False):
+        monkeypatch.setattr(wgpu_fft, "BLOCK", block)
+        xp.reset_metrics()
+        got[block] = np.asarray(xp.fft.fft(g, axis=1, norm="ortho"))
+        assert xp.metrics()["dispatches"] == _passes(wgpu_device, 1 << 14, dtype)
+    assert_spectrum(got[True], got[False], dtype)
+    assert_spectrum(got[True], np.fft.fft(x, axis=1, norm="ortho"), dtype)
+
+
+def test_fft_block_plan():
+    from gpuarray.render.wgsl_fft_block import block_plan, tile_elements
+    assert tile_elements(32768, 8) == 4096 and tile_elements(32768, 16) == 2048 and tile_elements(49152, 8) == 4096
+    assert tile_elements(65536, 8, 32768) == 4096 and tile_elements(2048, 8) == 0
+    assert block_plan(1, 4096, 4) == [] and block_plan(4096, 4096, 4) == [12] and block_plan(8192, 4096, 4) == [7, 6]
+    assert block_plan(1 << 20, 4096, 4) == [10, 10] and block_plan(1 << 22, 4096, 4) == [8, 7, 7]
+    assert block_plan(1 << 26, 4096, 4) == [9, 9, 8] and block_plan(1 << 21, 2048, 2) == [7, 7, 7]
+    for s in range(1, 31):
+        for tile, groups in ((4096, 4), (2048, 2), (1024, 1), (512, 4)):
+            plan = block_plan(1 << s, tile, groups)
+            assert sum(plan) == s and max(plan) - min(plan) <= 1
+            assert len(plan) == 1 or max(plan) <= (tile // groups).bit_length() - 1
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize(("shape", "axis"), [((1 << 17,), 0), ((1 << 16, 3), 0), ((2, 1 << 15), 1)], ids=str)
+def test_fft_block_three_passes(wgpu_device, dtype, shape, axis, monkeypatch):
+    """Three passes (stages 6 + 6 + 5 of 2^17) with 8 KiB tiles, as 2^21 to 2^30 points take with 32 KiB."""
+    from gpuarray import replay
+    from gpuarray.providers import wgpu_fft
+    monkeypatch.setattr(replay, "ENABLED", False)
+    monkeypatch.setattr(wgpu_fft, "TILE_BYTES", 8192)
+    x = _cdata(shape, dtype, 11)
+    g = xp.asarray(x, device=wgpu_device)
+    xp.evaluate(g)
+    xp.reset_metrics()
+    f = xp.fft.fft(g, axis=axis, norm="ortho")
+    xp.evaluate(f)
+    assert xp.metrics()["dispatches"] == _passes(wgpu_device, shape[axis], dtype) == (3 if shape[axis] > 1 << 16 else 2)
+    assert_spectrum(f, np.fft.fft(x, axis=axis, norm="ortho"), dtype)
+    assert_spectrum(xp.fft.ifft(g * 1j, axis=axis), np.fft.ifft(x * 1j, axis=axis), dtype)

@@ -1,6 +1,9 @@
-"""WGSL for the ``fft`` kernel kind: radix-2 Stockham stages along one axis.
+"""WGSL for the ``fft`` kernel kind: radix-2 Stockham stages along one axis, and their twiddle table.
 
-A transform of power-of-two length ``n`` along ``axis`` is ``log2(n)``
+The provider runs several stages per dispatch in workgroup memory (``wgsl_fft_block.py``, the same
+butterflies with the same table); this one-stage shader is its fallback (``GPUARRAY_FFT_BLOCK=0``, or
+an adapter with too little workgroup memory), and the reference that kernel is derived from.
+Here a transform of power-of-two length ``n`` along ``axis`` is ``log2(n)``
 dispatches of one stage shader (Stockham autosort: each stage reads one
 buffer and writes the other, and the last one leaves the result in natural
 order, with no bit-reversal pass). Stage ``s`` (``p = 2^s``) gives each
