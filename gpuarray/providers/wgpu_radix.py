@@ -167,8 +167,9 @@ def radix_cannot_run(provider: Any, kernel: Kernel, p: Plan) -> str | None:
     return None
 
 
-def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> Shader:
-    key = ("wgpu_radix", kernel.signature, variant)
+def cached_shader(provider: Any, kernel: Kernel, variant: tuple, make: Any, kind: str = "wgpu_radix") -> Shader:
+    """``make()``'s shader for ``kernel`` and ``variant``, made once per provider (the sort kinds')."""
+    key = (kind, kernel.signature, variant)
     sh = provider.rendered.get(key)
     if sh is None:
         sh = make()
@@ -185,18 +186,18 @@ def use_subgroups(provider: Any) -> bool:
 def _shaders(provider: Any, kernel: Kernel, p: Plan, scan_mode: str, sg: bool) -> list[tuple[Shader, Shader, Shader]]:
     """(upsweep, scan, downsweep) of each pass."""
     unroll = UNROLL if UNROLL is not None else provider.adapter.info.get("adapter_type") != "CPU"
-    scan = _shader(provider, kernel, ("scan", scan_mode, sg), lambda: render_scan(kernel, scan_mode, sg))
+    scan = cached_shader(provider, kernel, ("scan", scan_mode, sg), lambda: render_scan(kernel, scan_mode, sg))
     out = []
     for q in range(p.passes):
         src = "prologue" if q == 0 else "scratch"
         dst = "final" if q == p.passes - 1 else "scratch"
-        up = _shader(provider, kernel, ("up", src, p.kpt, unroll),
+        up = cached_shader(provider, kernel, ("up", src, p.kpt, unroll),
                      lambda src=src: render_upsweep(kernel, src, p.kpt, unroll))
         if p.ms and sg:
-            down = _shader(provider, kernel, ("down_ms", src, dst, p.kpt, p.ms, unroll),
+            down = cached_shader(provider, kernel, ("down_ms", src, dst, p.kpt, p.ms, unroll),
                            lambda src=src, dst=dst: render_downsweep_ms(kernel, src, dst, p.kpt, p.ms, unroll))
         else:
-            down = _shader(provider, kernel, ("down", src, dst, p.kpt, unroll, sg),
+            down = cached_shader(provider, kernel, ("down", src, dst, p.kpt, unroll, sg),
                            lambda src=src, dst=dst: render_downsweep(kernel, src, dst, p.kpt, unroll, sg))
         out.append((up, scan, down))
     return out

@@ -22,7 +22,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_sort import Shader, key_bytes, key_type, render_block, render_global, render_searchsorted
-from .wgpu_radix import enqueue_radix, plan, radix_cannot_run
+from .wgpu_radix import cached_shader, enqueue_radix, plan, radix_cannot_run
 
 MAX_BLOCK = 4096
 
@@ -68,12 +68,7 @@ def sort_cannot_run(provider: Any, kernel: Kernel) -> str | None:
 
 
 def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> Shader:
-    key = ("wgpu_sort", kernel.signature, variant)
-    sh = provider.rendered.get(key)
-    if sh is None:
-        sh = make()
-        provider.rendered[key] = sh
-    return sh
+    return cached_shader(provider, kernel, variant, make, "wgpu_sort")
 
 
 def _buffers(provider: Any, kernel: Kernel, sh: Shader, named: dict[str, Any], inputs: list[Any]) -> list[Any]:

@@ -55,9 +55,9 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_lib import helpers_for
-from .wgsl_sort import Shader, _load_fn, sort_key
+from .wgsl_sort import Shader, _load_fn, sort_key, storage_decls
 
 DIGITS = 256                # 8-bit digits
 COUNTERS = 8 * WORKGROUP    # per-thread 16-bit counter pairs of the 4-bit local rounds
@@ -203,26 +203,9 @@ def _scan_decls(sg: bool) -> list[str]:
 
 def _decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], raw: str, out_dt: np.dtype,
            writes: frozenset[str]) -> list[str]:
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    for role in roles:
-        if role == "inputs":
-            for k, node in enumerate(kernel.inputs):
-                decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: "
-                             f"array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
-                b += 1
-        elif role == "wide":
-            for st in sorted(g.wide):
-                decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
-                b += 1
-        else:
-            t = {"kin": raw, "kout": raw, "vin": "u32", "vout": "u32", "cnt": "u32", "tot": "u32",
-                 "out": WGSL_STORAGE_TYPE[out_dt]}[role]
-            name = "out0" if role == "out" else role
-            mode = "read_write" if role in writes else "read"
-            decls.append(f"@group(0) @binding({b}) var<storage, {mode}> {name}: array<{t}>;")
-            b += 1
-    return decls
+    types = {"kin": raw, "kout": raw, "vin": "u32", "vout": "u32", "cnt": "u32", "tot": "u32",
+             "out": WGSL_STORAGE_TYPE[out_dt]}
+    return storage_decls(kernel, g, roles, types, writes)
 
 
 def _finish(kernel: Kernel, g: _Gen, fns: list[str], main: list[str], roles: tuple[str, ...],

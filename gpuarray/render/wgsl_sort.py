@@ -83,7 +83,11 @@ def _load_fn(g: _Gen, instr: int, name: str) -> str:
     return "\n".join([f"fn {name}(li: u32) -> {t} {{", *g.lines, f"  return {v};", "}"])
 
 
-def _decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], key: str, out_dtype: np.dtype) -> list[str]:
+def storage_decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], types: dict[str, str],
+                  writes: frozenset[str] | None = None) -> list[str]:
+    """Bindings after ``prm`` in ``roles`` order: the kernel's inputs (``inputs``), its 64-bit
+    constants (``wide``), and named arrays of ``types[role]`` (``out`` is ``out0``), read-write where
+    in ``writes`` (all of them when None). Shared by the bitonic and radix sort shaders."""
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     b = 1
     for role in roles:
@@ -97,11 +101,15 @@ def _decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], key: str, out_dtype:
                 decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
                 b += 1
         else:
-            t = {"sk": key, "si": "u32", "out": WGSL_STORAGE_TYPE[out_dtype]}[role]
             name = "out0" if role == "out" else role
-            decls.append(f"@group(0) @binding({b}) var<storage, read_write> {name}: array<{t}>;")
+            mode = "read_write" if writes is None or role in writes else "read"
+            decls.append(f"@group(0) @binding({b}) var<storage, {mode}> {name}: array<{types[role]}>;")
             b += 1
     return decls
+
+
+def _decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], key: str, out_dtype: np.dtype) -> list[str]:
+    return storage_decls(kernel, g, roles, {"sk": key, "si": "u32", "out": WGSL_STORAGE_TYPE[out_dtype]})
 
 
 @dataclass
