@@ -205,3 +205,14 @@ def test_subgroup_combine_and_without(wgpu_device: xp.Device, monkeypatch: pytes
                 fn = WORKLOADS[name]
                 with xp.config(offload="always"):
                     _check(fn(xp, xp.asarray(x, device=wgpu_device)), fn(np, x), "float32")
+
+
+def test_cached_rows_with_generated_names(device: xp.Device) -> None:
+    """The cached variant's element names do not collide with the generator's (dask's mean and var
+    of float64 rows gave ``let c2`` twice: a shader that did not compile)."""
+    x = np.random.default_rng(3).standard_normal((64, 700))
+    g = xp.asarray(x, device=device)
+    with xp.config(offload="always"):
+        got = xp.var(g, axis=1, correction=1), xp.mean(g, axis=-1, keepdims=True) - g
+    np.testing.assert_allclose(np.asarray(got[0]), np.var(x, axis=1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got[1]), np.mean(x, axis=-1, keepdims=True) - x, rtol=1e-12, atol=1e-15)

@@ -116,16 +116,17 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> 
 
 def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str], coords: list[str],
                  shape: tuple[int, ...]) -> tuple[list[str], list[str]]:
-    """The body of the cached variant: thread ``lid`` owns elements ``c<k> = lid + 256 k``, k < ``k_max``,
+    """The body of the cached variant: thread ``lid`` owns elements ``ck_<k> = lid + 256 k``, k < ``k_max``
+    (a name no generated value takes: ``c<n>`` are the generator's),
     straight-line code in one scope, so that a value computed for element ``k`` by one walk (a load,
     ``exp(x - max)``) is a name the later walks and the stores use again (``g.memo`` is kept); only
-    the accumulations and stores test ``c<k> < L``. (Out-of-range loads read whatever the robust
+    the accumulations and stores test ``ck_<k> < L``. (Out-of-range loads read whatever the robust
     buffer access gives, and are never used.)"""
-    body = body + [f"  let c{k} = lid + {k * WORKGROUP}u;" for k in range(k_max)]
+    body = body + [f"  let ck_{k} = lid + {k * WORKGROUP}u;" for k in range(k_max)]
     decls: list[str] = []
 
     def at(k: int) -> tuple:
-        return ("multi", (*coords, f"c{k}"))
+        return ("multi", (*coords, f"ck_{k}"))
     g.memo = {}
     for j, q in enumerate(kernel.operands):
         ins = kernel.instrs[q]
@@ -137,7 +138,7 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
             v = g.value(ins.args[0], at(k))
             if dt.kind == "b":
                 v = f"select(0u, 1u, {v})"
-            body += g.lines + [f"  if (c{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
+            body += g.lines + [f"  if (ck_{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
         decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
         body += ["  {", *_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES), "  }"]
         g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
@@ -151,8 +152,8 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
     for k in range(k_max):
         g.lines = []
         vals = [g.value(o, at(k)) for o in kernel.outputs]
-        body += g.lines + [f"  if (c{k} < L) {{"]
-        body += [f"    out{n}[row * L + c{k}] = {store_value(kernel.instrs[o].dtype, v)};"
+        body += g.lines + [f"  if (ck_{k} < L) {{"]
+        body += [f"    out{n}[row * L + ck_{k}] = {store_value(kernel.instrs[o].dtype, v)};"
                  for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         body += ["  }"]
     return body, decls
