@@ -18,8 +18,8 @@ normalization). The others are compositions recorded lazily around it:
 
 Where it runs: on the host (the in-process provider) with ``numpy.fft``, keeping the
 precision (complex64 in, complex64 out); on wgpu, power-of-two lengths are a radix-2
-Stockham WGSL kernel running up to 12 stages per dispatch in workgroup memory (2 dispatches
-for 2^20 points, 3 for 2^22: ``render/wgsl_fft_block.py``), and other lengths Bluestein's algorithm over two of them
+Stockham WGSL kernel running up to 10 stages per dispatch in workgroup memory (3 dispatches
+for 2^18 to 2^24 points: ``render/wgsl_fft_block.py``), and other lengths Bluestein's algorithm over two of them
 (``fft_chirp.py``).
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``irfft``/``irfftn``/``hfft``

@@ -359,7 +359,7 @@ def test_fft_block_plan():
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize(("shape", "axis"), [((1 << 17,), 0), ((1 << 16, 3), 0), ((2, 1 << 15), 1)], ids=str)
 def test_fft_block_three_passes(wgpu_device, dtype, shape, axis, monkeypatch):
-    """Three passes (stages 6 + 6 + 5 of 2^17) with 8 KiB tiles, as 2^21 to 2^30 points take with 32 KiB."""
+    """Three passes (stages 6 + 6 + 5 of 2^17) with 8 KiB tiles (the default)."""
     from gpuarray import replay
     from gpuarray.providers import wgpu_fft
     monkeypatch.setattr(replay, "ENABLED", False)

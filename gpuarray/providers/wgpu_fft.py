@@ -2,14 +2,16 @@
 
 One prologue pass (skipped when the operand is a plain input buffer), then the ``log2(n)`` radix-2
 Stockham stages, several per dispatch: each dispatch of ``render/wgsl_fft_block.py`` runs up to
-``log2(tile)`` stages in workgroup memory (``tile``: 4096 complex64 / 2048 complex128 elements
-with 32 KiB of workgroup memory; ``block_plan``), so a transform of up to ``tile`` points is one
-dispatch, a longer one up to 2^20 points two and up to 2^30 three. The twiddle table of each
+``log2(tile)`` stages in workgroup memory (``tile``: 1024 complex64 / 512 complex128 elements in
+8 KiB; ``block_plan``), so a transform of up to ``tile`` points is one dispatch, up to 2^16 two,
+up to 2^24 three, up to 2^30 four. (On the H200 8 KiB tiles beat 16 and 32 KiB: 2^22 complex64
+0.258 / 0.330 / 0.556 ms of GPU time, 3 x 10^6 by Bluestein 1.09 / 1.35 / 2.36; more workgroups
+resident.) The twiddle table of each
 (length, direction, scale, dtype) is made once in float64 and kept on the device
 (``static_buffer``); the block kernel computes exactly the butterflies of the one-stage-per-dispatch
 kernel (``render/wgsl_fft.py``), which remains for adapters with too little workgroup memory
 (``tile`` below ``2 * WORKGROUP`` elements) and for ``GPUARRAY_FFT_BLOCK=0``. Tuning:
-``GPUARRAY_FFT_TILE_BYTES`` (workgroup memory per block, at most; 32768) and ``GPUARRAY_FFT_MIN_RUN``
+``GPUARRAY_FFT_TILE_BYTES`` (workgroup memory per block, at most; 8192) and ``GPUARRAY_FFT_MIN_RUN``
 (contiguous bytes a multi-pass plan keeps per access; 32). Everything is recorded into the open compute pass.
 
 Other lengths reach this kernel as Bluestein's two power-of-two transforms (``gpuarray/fft_chirp.py``);
@@ -34,7 +36,7 @@ from ..render.wgsl_fft_block import block_plan, render_fft_block, tile_elements
 # GPUARRAY_FFT_BLOCK=0: one dispatch per radix-2 stage (render/wgsl_fft.py) instead of several
 # stages per dispatch in workgroup memory (render/wgsl_fft_block.py)
 BLOCK = os.environ.get("GPUARRAY_FFT_BLOCK", "1") != "0"
-TILE_BYTES = int(os.environ.get("GPUARRAY_FFT_TILE_BYTES", "32768"))    # workgroup memory per block, at most
+TILE_BYTES = int(os.environ.get("GPUARRAY_FFT_TILE_BYTES", "8192"))     # workgroup memory per block, at most
 # a multi-pass plan keeps runs of at least this many contiguous bytes per access (a 32-byte sector)
 MIN_RUN_BYTES = int(os.environ.get("GPUARRAY_FFT_MIN_RUN", "32"))
 
