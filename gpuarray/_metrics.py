@@ -33,9 +33,11 @@ def add(key: str, amount: int = 1) -> None:
         _counters[key] = _counters.get(key, 0) + amount
 
 
-def add_dispatches(amount: int) -> None:
-    """Count ``amount`` dispatches of pipelines found in the cache (a replayed program's)."""
+def add_replayed(amount: int) -> None:
+    """Count a replayed evaluation plan (``replay.py``): one evaluation, ``amount`` dispatches of
+    pipelines found in the cache."""
     with _lock:
+        _counters["evaluations"] += 1
         _counters["dispatches"] += amount
         _counters["pipeline_cache_hits"] += amount
 

@@ -190,7 +190,7 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
 
 def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]]) -> None:
     """Run a recorded evaluation plan (``replay.py``) on ``prov`` and log its decisions."""
-    _metrics.add("evaluations")
+    _metrics.add_replayed(plan.dispatches)
     _log.extend(plan.logs)
     done = False
     try:

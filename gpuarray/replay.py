@@ -46,12 +46,6 @@ CAPACITY = 256          # plans kept; the table is emptied when it is full
 ENABLED = True          # False: every evaluation takes the full path (tests compare the two)
 
 
-def provider_state(provider: Any) -> tuple:
-    """What a provider's ``cannot_run`` answers depend on besides the kernel."""
-    return (provider.max_binding, provider.max_storage_buffers, provider.f64, provider.i64,
-            len(provider.host_only_f64), len(provider.host_only_c128))
-
-
 class _Step:
     __slots__ = ("inputs", "outputs", "program", "kind", "fields", "specs", "log")
 
@@ -68,23 +62,24 @@ class _Step:
 class EvalPlan:
     """The recorded kernels of one evaluation (see the module docstring)."""
 
-    __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs")
+    __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches")
 
     def __init__(self, provider: Any, name: str, token: tuple, consts: tuple, resident: tuple,
                  steps: list[_Step]) -> None:
         self.provider = weakref.ref(provider)       # a plan keeps neither its provider nor any data alive
         self.name = name
-        self.state = provider_state(provider)
+        self.state = provider.capabilities()
         self.token = token
         self.consts = consts            # ((walk position, the constant node's serial), ...)
         self.resident = resident        # walk positions of inputs that must be on the device
         self.steps = steps
         self.logs = [s.log for s in steps]
+        self.dispatches = sum(s.program.dispatches for s in steps)
 
     def usable(self, order: Sequence[Any]) -> Any:
         """The provider to run this plan on for the walk ``order``, where that does what a fresh
         evaluation would; else None."""
-        prov = self.provider()
+        prov: Any = self.provider()
         if prov is None or prov.lost is not None or _providers.get(self.name) is not prov:
             return None
         tok = _config.token()
@@ -97,7 +92,7 @@ class EvalPlan:
             d = order[p].data
             if d.handle is None or d.provider is not prov:
                 return None
-        return prov if provider_state(prov) == self.state else None
+        return prov if prov.capabilities() == self.state else None
 
     def run(self, prov: Any, order: Sequence[Any], undo: list[tuple]) -> None:
         """Run the kernels on ``prov`` (``usable``'s answer) for the walk ``order`` and realize their
@@ -108,20 +103,18 @@ class EvalPlan:
                 d = order[p].data
                 ins += (d.handle if d.provider is prov and d.handle is not None else d.get_handle(prov),)
             outs = prov.replay(st.program, ins)
-            recipe = Recipe.__new__(Recipe)
-            recipe.kind, recipe.fields, recipe.specs = st.kind, st.fields, st.specs
-            recipe.inputs = [weakref.ref(order[p]) for p in st.inputs]
             datas: list[DeviceData] = []
             i = 0
             for p in st.outputs:
                 node = order[p]
                 d = DeviceData(node.dtype, node.shape, None, outs[i], prov)
-                d.recipe = recipe
                 datas += (d,)
                 undo += ((node, node.inputs, node.depth),)
-                node.data, node.inputs, node.depth = d, (), 0      # Node.realize
+                node.realize(d)
                 i += 1
-            recipe.outputs = [weakref.ref(d) for d in datas]
+            recipe = Recipe.again(st.kind, st.fields, st.specs, [order[p] for p in st.inputs], datas)
+            for d in datas:
+                d.recipe = recipe
 
 
 _plans: dict[tuple, EvalPlan] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -158,6 +159,16 @@ class Recipe:
         self.inputs = [weakref.ref(n) for n in kernel.inputs]
         self.outputs = [weakref.ref(d) for d in outputs]
         self.specs = [(n.dtype, n.shape) for n in kernel.out_nodes]
+
+    @classmethod
+    def again(cls, kind: type, fields: dict, specs: list, inputs: list[Any], outputs: Sequence[Data]) -> Recipe:
+        """The recipe of a kernel with ``fields`` (another recipe's) run again over ``inputs`` into
+        ``outputs`` (a replayed evaluation plan, ``replay.py``)."""
+        r = cls.__new__(cls)
+        r.kind, r.fields, r.specs = kind, fields, specs
+        r.inputs = [weakref.ref(n) for n in inputs]
+        r.outputs = [weakref.ref(d) for d in outputs]
+        return r
 
     def kernel(self, inputs: list[Any], out_nodes: list[Any]) -> Any:
         """The kernel again, reading ``inputs`` and writing ``out_nodes``."""

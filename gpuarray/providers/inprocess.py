@@ -33,7 +33,7 @@ from .host_sort import HOST_SORT_KINDS
 # costs a few Python calls per instruction).
 SCRATCH_BYTES = 1 << 20
 MIN_CHUNK = 1 << 14
-CHUNK = MIN_CHUNK       # kept for callers that split work the same way
+CHUNK = MIN_CHUNK       # kernels larger than this take the blocked path (run_kernel)
 
 
 def _chunkable(kernel: Kernel) -> bool:

@@ -172,11 +172,14 @@ class WgpuProvider(WgpuMemory):
 
     def cannot_run(self, kernel: Kernel) -> str | None:
         """Why ``kernel`` cannot run on this adapter (it then runs on the host), or None."""
-        # the key holds what the answer depends on besides the kernel (tests change these on a live provider)
-        key = ("cannot_run", self, self.max_binding, self.max_storage_buffers, self.f64, self.i64,
-               len(self.host_only_f64), len(self.host_only_c128))
-        why: str | None = kernel.memoized(key, lambda: self._cannot_run(kernel))
+        why: str | None = kernel.memoized(("cannot_run", self, *self.capabilities()), lambda: self._cannot_run(kernel))
         return why
+
+    def capabilities(self) -> tuple:
+        """What ``cannot_run``'s answers depend on besides the kernel (tests change these on a live
+        provider): its memo key, and what a replayed plan checks (``replay.py``)."""
+        return (self.max_binding, self.max_storage_buffers, self.f64, self.i64,
+                len(self.host_only_f64), len(self.host_only_c128))
 
     def _cannot_run(self, kernel: Kernel) -> str | None:
         return cannot_run_reason(self, kernel)
@@ -380,25 +383,20 @@ class WgpuProvider(WgpuMemory):
         if groups <= 0:
             return
         pipeline, layout = self.pipeline_for(source)
-        self._begin()
-        pbuf, poff, psize = self.params.put(prm, self._keep)
-        ranges: list[Any] = [(pbuf, 0, psize)]      # bound at offset 0, moved by the dynamic offset
+        bound: list[Any] = []
         nbytes = raw = 0        # raw: buffers bound whole (data_buffer's, new each time): not kept
         for h in buffers:
             # 16: an empty complex128 array; a raw buffer (data_buffer: new each time) is bound whole
             if isinstance(h, GpuHandle):
-                ranges.append((h.buffer, 0, max(h.nbytes, 16)))
+                bound.append((h.buffer, 0, max(h.nbytes, 16)))
                 nbytes += h.nbytes
             elif isinstance(h, tuple):
-                ranges.append(h)
+                bound.append(h)
                 nbytes += h[2]
             else:
-                ranges.append(h)
+                bound.append(h)
                 raw += 1
-        self._pass_dispatches += 1
-        self._pass_bytes += nbytes
-        bind = self.bindings.get(layout, ranges, lambda: self.bind_group(layout, ranges)) if raw == 0 else \
-            self.bind_group(layout, ranges)
+        bind, poff = self.bind(layout, prm, bound, nbytes, raw == 0)
         gx = min(groups, self.max_groups)
         gy = -(-groups // gx)
         if gy > self.max_groups:
@@ -412,6 +410,21 @@ class WgpuProvider(WgpuMemory):
         if timer is not None:
             timer.end(self._pass)
         _metrics.add("dispatches")
+
+    def bind(self, layout: Any, prm: np.ndarray, bound: list[Any], nbytes: int, cached: bool) -> tuple[Any, int]:
+        """The bind group of a dispatch in the open pass (opened here) and its parameters' dynamic
+        offset: ``prm`` gathered into the pass's parameter arena (binding 0, bound at offset 0 and
+        moved by the offset), then ``bound``; from the bind-group cache when ``cached`` (no buffer
+        bound whole). Shared by ``dispatch`` and replayed programs (``wgpu_replay.Program``)."""
+        if self._pass is None:
+            self._begin()
+        pbuf, poff, psize = self.params.put(prm, self._keep)
+        ranges = [(pbuf, 0, psize), *bound]
+        self._pass_dispatches += 1
+        self._pass_bytes += nbytes
+        if cached:
+            return self.bindings.get(layout, ranges, lambda: self.bind_group(layout, ranges)), poff
+        return self.bind_group(layout, ranges), poff
 
     def bind_group(self, layout: Any, ranges: Sequence[Any]) -> Any:
         """A bind group of ``layout`` over ``ranges``: (buffer, offset, size) or whole buffers."""

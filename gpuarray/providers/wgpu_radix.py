@@ -167,6 +167,20 @@ def radix_cannot_run(provider: Any, kernel: Kernel, p: Plan) -> str | None:
     return None
 
 
+def shader_buffers(provider: Any, kernel: Kernel, sh: Shader, named: dict[str, Any], inputs: list[Any]) -> list[Any]:
+    """The buffers of a sort or radix shader in its roles' order: the kernel's ``inputs``, its 64-bit
+    constants (``wide``), and the ``named`` scratch and result buffers."""
+    bufs: list[Any] = []
+    for role in sh.roles:
+        if role == "inputs":
+            bufs += inputs
+        elif role == "wide":
+            bufs += [provider.data_buffer(v) for _t, v in sorted(sh.rendered.wide_values(kernel).items())]
+        else:
+            bufs.append(named[role])
+    return bufs
+
+
 def cached_shader(provider: Any, kernel: Kernel, variant: tuple, make: Any, kind: str = "wgpu_radix") -> Shader:
     """``make()``'s shader for ``kernel`` and ``variant``, made once per provider (the sort kinds')."""
     key = (kind, kernel.signature, variant)
@@ -243,15 +257,8 @@ def enqueue_radix(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any
     poss = [provider.alloc(n * 4) for _ in range(nscratch)] if vals else []
 
     def run(sh: Shader, named: dict[str, Any], extra: dict[str, int], groups: int) -> None:
-        bufs: list[Any] = []
-        for role in sh.roles:
-            if role == "inputs":
-                bufs += in_handles
-            elif role == "wide":
-                bufs += [provider.data_buffer(v) for _t, v in sorted(sh.rendered.wide_values(kernel).items())]
-            else:
-                bufs.append(named[role])
-        provider.dispatch(sh.rendered.source, sh.rendered.meta(kernel, extra), bufs, groups)
+        provider.dispatch(sh.rendered.source, sh.rendered.meta(kernel, extra),
+                          shader_buffers(provider, kernel, sh, named, in_handles), groups)
 
     for q, (up, scan, down) in enumerate(shaders):
         named: dict[str, Any] = {"cnt": cnt, "tot": tot, "out": out}

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _metrics
 from .wgpu_split import GpuHandle
 
 # step kinds
@@ -137,25 +136,19 @@ class Program:
             kind = s[0]
             if kind == DISPATCH:
                 _, pipeline, layout, words, refs, gx, gy, nbytes = s
-                if provider._pass is None:
-                    provider._begin()
-                pbuf, poff, psize = provider.params.put(words, provider._keep)
-                ranges = [(pbuf, 0, psize)]
+                bound: list[Any] = []
                 whole = False
                 for r, i, off, size in refs:
                     if r == IN:
-                        ranges += ((ins[i].buffer, off, size),)
+                        bound += ((ins[i].buffer, off, size),)
                     elif r == OWN:
-                        ranges += ((own[i].buffer, off, size),)
+                        bound += ((own[i].buffer, off, size),)
                     elif r == STATIC:
-                        ranges += ((i, off, size),)
+                        bound += ((i, off, size),)
                     else:
-                        ranges += ((raw[i], off, size) if size is not None else raw[i],)
+                        bound += ((raw[i], off, size) if size is not None else raw[i],)
                         whole = True
-                provider._pass_dispatches += 1
-                provider._pass_bytes += nbytes
-                bind = provider.bind_group(layout, ranges) if whole else \
-                    provider.bindings.get(layout, ranges, lambda la=layout, r=ranges: provider.bind_group(la, r))
+                bind, poff = provider.bind(layout, words, bound, nbytes, not whole)
                 provider._rec.dispatch(pipeline, bind, poff, gx, gy)
             elif kind == ALLOC:
                 own += (provider.alloc(s[1], s[2]),)
@@ -163,5 +156,4 @@ class Program:
                 provider.free(own[s[1]])
             else:
                 raw += (provider.data_buffer(s[1]),)
-        _metrics.add_dispatches(self.dispatches)
         return [own[j] for j in self.outs]

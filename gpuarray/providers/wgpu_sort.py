@@ -22,7 +22,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_sort import Shader, key_bytes, key_type, render_block, render_global, render_searchsorted
-from .wgpu_radix import cached_shader, enqueue_radix, plan, radix_cannot_run
+from .wgpu_radix import cached_shader, enqueue_radix, plan, radix_cannot_run, shader_buffers
 
 MAX_BLOCK = 4096
 
@@ -71,17 +71,6 @@ def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> Shader:
     return cached_shader(provider, kernel, variant, make, "wgpu_sort")
 
 
-def _buffers(provider: Any, kernel: Kernel, sh: Shader, named: dict[str, Any], inputs: list[Any]) -> list[Any]:
-    bufs: list[Any] = []
-    for role in sh.roles:
-        if role == "inputs":
-            bufs += inputs
-        elif role == "wide":
-            bufs += [provider.data_buffer(v) for _t, v in sorted(sh.rendered.wide_values(kernel).items())]
-        else:
-            bufs.append(named[role])
-    return bufs
-
 
 def enqueue_sort(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
     """Record a ``sort`` or ``argsort`` kernel; returns its output handle."""
@@ -99,7 +88,7 @@ def enqueue_sort(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
     def block(src: str, dst: str, k0: int, k1: int) -> None:
         sh = _shader(provider, kernel, ("block", src, dst, b), lambda: render_block(kernel, src, dst, b))
         prm = sh.rendered.meta(kernel, {**geo, "K0": k0, "K1": k1})
-        provider.dispatch(sh.rendered.source, prm, _buffers(provider, kernel, sh, named, in_handles),
+        provider.dispatch(sh.rendered.source, prm, shader_buffers(provider, kernel, sh, named, in_handles),
                           -(-slots // b))
 
     if p <= b:
@@ -136,7 +125,7 @@ def enqueue_searchsorted(provider: Any, kernel: Kernel, in_handles: list[Any]) -
     sh = _shader(provider, kernel, ("searchsorted",), lambda: render_searchsorted(kernel))
     m = kernel.instrs[kernel.operands[0]].shape[0]
     prm = sh.rendered.meta(kernel, {"M": m})
-    provider.dispatch(sh.rendered.source, prm, _buffers(provider, kernel, sh, {"out": out}, in_handles),
+    provider.dispatch(sh.rendered.source, prm, shader_buffers(provider, kernel, sh, {"out": out}, in_handles),
                       -(-kernel.size // WORKGROUP))
     return [out]
 

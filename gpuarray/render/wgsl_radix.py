@@ -245,6 +245,25 @@ def _each(kpt: int, body: list[str], unroll: bool, ind: str) -> list[str]:
     return out
 
 
+def _key_load(src: str, e: str) -> str:
+    """The raw key bits of tile element ``e``: from the scratch keys, or through the fused prologue."""
+    return f"kin[rb + tb + {e}]" if src == "scratch" else f"rk_raw(sk_load(ro + (tb + {e}) * I))"
+
+
+def _downsweep_io(src: str, dst: str, out_dt: np.dtype, vals: bool, e: str, k_ranked: str,
+                  v_ranked: str) -> tuple[str, str, list[str]]:
+    """(key load, value load, store lines) of a downsweep: element ``e`` read from scratch or through
+    the prologue; the ranked key ``k_ranked`` (and position ``v_ranked``) stored to scratch or, in the
+    last pass, as the result (the sorted value, or the position for ``argsort``)."""
+    val = f"vin[rb + tb + {e}]" if src == "scratch" else f"tb + {e}"
+    if dst == "scratch":
+        store = [f"kout[t] = {k_ranked};", *([f"vout[t] = {v_ranked};"] if vals else [])]
+    else:
+        v = f"{WGSL_TYPE[out_dt]}({v_ranked})" if vals else store_value(out_dt, f"rk_val({k_ranked})")
+        store = [f"out0[ro + (t - rb) * I] = {v};"]
+    return _key_load(src, e), val, store
+
+
 def render_upsweep(kernel: Kernel, src: str, kpt: int, unroll: bool = True) -> Shader:
     """Digit counts of each partition. ``src``: ``prologue`` or ``scratch`` (``kin``).
     ``prm`` extras: L, I, PR, TPP, NW, SH."""
@@ -257,7 +276,7 @@ def render_upsweep(kernel: Kernel, src: str, kpt: int, unroll: bool = True) -> S
     fns = [key_fns(dt, descending)]
     if src == "prologue":
         fns.append(_load_fn(g, op_i, "sk_load"))
-    load = "kin[rb + tb + i]" if src == "scratch" else "rk_raw(sk_load(ro + (tb + i) * I))"
+    load = _key_load(src, "i")
     hist = HIST_COPIES * DIGITS
     main = [f"var<workgroup> rx_h: array<atomic<u32>, {hist}>;", "", *_head(False),
             *_row_setup(g, tile, ("L", "I", "PR", "TPP", "NW", "SH")),
@@ -342,8 +361,7 @@ def render_downsweep(kernel: Kernel, src: str, dst: str, kpt: int, unroll: bool 
     if src == "prologue":
         fns.append(_load_fn(g, op_i, "sk_load"))
     pad_key = "0xfffffffffffffffflu" if r == "u64" else "0xffffffffu"
-    key = "kin[rb + tb + i]" if src == "scratch" else "rk_raw(sk_load(ro + (tb + i) * I))"
-    val = "vin[rb + tb + i]" if src == "scratch" else "tb + i"
+    key, val, store = _downsweep_io(src, dst, out_dt, vals, "i", "rx_k[rx_pd(i)]", "rx_v[rx_pd(i)]")
 
     def each(body: list[str], ind: str = "    ") -> list[str]:
         return _each(kpt, body, unroll, ind)
@@ -351,11 +369,6 @@ def render_downsweep(kernel: Kernel, src: str, dst: str, kpt: int, unroll: bool 
     def if_vals(*lines: str) -> list[str]:
         return list(lines) if vals else []
 
-    if dst == "scratch":
-        store = ["kout[t] = rx_k[rx_pd(i)];", *if_vals("vout[t] = rx_v[rx_pd(i)];")]
-    else:
-        v = f"{WGSL_TYPE[out_dt]}(rx_v[rx_pd(i)])" if vals else store_value(out_dt, "rk_val(rx_k[rx_pd(i)])")
-        store = [f"out0[ro + (t - rb) * I] = {v};"]
     main = [f"var<workgroup> rx_k: array<{r}, {tp}>;",
             *if_vals(f"var<workgroup> rx_v: array<u32, {tp}>;"),
             f"var<workgroup> rx_c: array<u32, {padded(COUNTERS)}>;",
@@ -473,8 +486,7 @@ def render_downsweep_ms(kernel: Kernel, src: str, dst: str, kpt: int, ms: int, u
     fns = [key_fns(dt, descending), _SCAN_SG]
     if src == "prologue":
         fns.append(_load_fn(g, op_i, "sk_load"))
-    key = "kin[rb + tb + e]" if src == "scratch" else "rk_raw(sk_load(ro + (tb + e) * I))"
-    val = "vin[rb + tb + e]" if src == "scratch" else "tb + e"
+    key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "kk", "rx_v[i]")
 
     def each(body: list[str], ind: str = "    ") -> list[str]:
         return _each(kpt, body, unroll, ind)
@@ -482,11 +494,6 @@ def render_downsweep_ms(kernel: Kernel, src: str, dst: str, kpt: int, ms: int, u
     def if_vals(*lines: str) -> list[str]:
         return list(lines) if vals else []
 
-    if dst == "scratch":
-        store = ["kout[t] = kk;", *if_vals("vout[t] = rx_v[i];")]
-    else:
-        v = f"{WGSL_TYPE[out_dt]}(rx_v[i])" if vals else store_value(out_dt, "rk_val(kk)")
-        store = [f"out0[ro + (t - rb) * I] = {v};"]
     bits = key_bits(dt)
     ballots: list[str] = []
     for b in range(min(bits, 8)):
