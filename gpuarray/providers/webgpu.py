@@ -39,7 +39,7 @@ from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
 from .wgpu_bindings import BindGroupCache, bind_layout
-from .wgpu_encode import PassRecorder
+from .wgpu_encode import RAW, PassRecorder, RawPass, SmallReader
 from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
     C128_HOST_OPS,
     F64_HOST_OPS,
@@ -47,7 +47,7 @@ from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by te
     WGPU_KINDS,
     cannot_run_reason,
 )
-from .wgpu_memory import WgpuMemory
+from .wgpu_memory import SMALL_READ, WgpuMemory
 from .wgpu_pool import BufferPool
 from .wgpu_probe import builtin_checks, numerics, overrides
 from .wgpu_replay import Program, Recorder
@@ -138,6 +138,7 @@ class WgpuProvider(WgpuMemory):
                                            int(adapter.limits.get("min-storage-buffer-offset-alignment", 256)))
         self._pending: collections.deque[Any] = collections.deque()
         self._fence: tuple[Any, Any] | None = None
+        self._small: Any = None             # read_small's SmallReader (wgpu_encode)
         self.numerics = numerics(self)      # flushes subnormals? exact fma? (wgpu_probe.py)
         self.builtins = builtin_checks(self)   # which WGSL built-ins are exact, float32 and float64
         self.vec4 = os.environ.get("GPUARRAY_VEC4", "1") != "0"    # vec4 elementwise kernels (render/wgsl.py)
@@ -204,7 +205,7 @@ class WgpuProvider(WgpuMemory):
             self.bindings.clear()
             if self.timer is not None:
                 self.timer.abandon()
-            self._enc = self._pass = self._rec = self._fence = None
+            self._enc = self._pass = self._rec = self._fence = self._small = None
             self._keep, self._deferred = [], []
             self._pass_dispatches = self._pass_bytes = 0
             self._pending.clear()
@@ -325,8 +326,11 @@ class WgpuProvider(WgpuMemory):
 
     def _begin(self) -> None:
         if self._pass is None:
-            self._enc = self.device.create_command_encoder()
-            self._pass = self._enc.begin_compute_pass()
+            if RAW and (self.timer is None or not wgpu_timing.active()):
+                self._enc = self._pass = RawPass(self.device)       # C entry points (wgpu_encode)
+            else:                                                   # timestamps need wgpu-py's pass
+                self._enc = self.device.create_command_encoder()
+                self._pass = self._enc.begin_compute_pass()
             self._rec = PassRecorder(self._pass)
 
     def flush(self, then: Any = None) -> None:
@@ -339,27 +343,35 @@ class WgpuProvider(WgpuMemory):
             if self._pass is None or self.lost is not None:
                 self._drain()
                 if then is not None:
-                    enc = self.device.create_command_encoder()
-                    then(enc)
-                    self.device.queue.submit([enc.finish()])
+                    if RAW:
+                        RawPass(self.device, compute=False).submit(self.device.queue, then)
+                    else:
+                        enc = self.device.create_command_encoder()
+                        then(enc)
+                        self.device.queue.submit([enc.finish()])
                 return
             with self._guard():
-                self._pass.end()
-                if self.timer is not None:
-                    self.timer.resolve(self._enc)
-                if then is not None:
-                    then(self._enc)
-                self.params.upload()
-                self.device.queue.submit([self._enc.finish()])
-                self._pass = self._rec = None
-                self._enc = None
-                self._keep = []
-                self._pass_dispatches = self._pass_bytes = 0
-                self.params.reset()
-                for buf in self._deferred:
-                    self.pool.put(buf)
-                self._deferred = []
-                self._drain()
+                enc, cpass = self._enc, self._pass
+                self._pass = self._rec = self._enc = None   # taken: a failed submit leaves none open
+                try:
+                    if type(enc) is RawPass:        # no timestamps were written in it
+                        enc.submit(self.device.queue, then, self.params.upload)
+                    else:
+                        cpass.end()
+                        if self.timer is not None:
+                            self.timer.resolve(enc)
+                        if then is not None:
+                            then(enc)
+                        self.params.upload()
+                        self.device.queue.submit([enc.finish()])
+                finally:
+                    self._keep = []
+                    self._pass_dispatches = self._pass_bytes = 0
+                    self.params.reset()
+                    for buf in self._deferred:
+                        self.pool.put(buf)
+                    self._deferred = []
+                    self._drain()
             _metrics.add("submits")
 
     def end_evaluation(self) -> None:
@@ -396,6 +408,9 @@ class WgpuProvider(WgpuMemory):
             else:
                 bound.append(h)
                 raw += 1
+        timer = self.timer if self.timer is not None and wgpu_timing.active() else None
+        if timer is not None and type(self._pass) is RawPass:
+            self.flush()        # timing began while a pass without timestamps was open
         bind, poff = self.bind(layout, prm, bound, nbytes, raw == 0)
         gx = min(groups, self.max_groups)
         gy = -(-groups // gx)
@@ -403,7 +418,6 @@ class WgpuProvider(WgpuMemory):
             raise ValueError(f"too many workgroups ({groups}) for one dispatch")
         if self._recorder is not None:
             self._recorder.dispatch(pipeline, layout, prm, buffers, gx, gy, nbytes)
-        timer = self.timer if self.timer is not None and wgpu_timing.active() else None
         if timer is not None:
             timer.begin(self._pass)
         self._rec.dispatch(pipeline, bind, poff, gx, gy)
@@ -520,19 +534,30 @@ class WgpuProvider(WgpuMemory):
     def synchronize(self) -> None:
         """Submit pending work and wait until the queue has finished it."""
         with self.lock, self._guard():
-            self.flush()
             if self._fence is None:
                 bu = self.wgpu.BufferUsage
                 self._fence = (self.device.create_buffer(size=4, usage=bu.COPY_SRC | bu.STORAGE),
                                self.device.create_buffer(size=4, usage=bu.MAP_READ | bu.COPY_DST))
             src, dst = self._fence
-            enc = self.device.create_command_encoder()
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, 4)
-            self.device.queue.submit([enc.finish()])
-            wgpu_pool.map_read(dst, self.wgpu).sync_wait()     # returns once all earlier work is done
-            dst.unmap()
+            if RAW:
+                self.read_small(src, 0, 4)      # the copy runs after all earlier work (dst unused)
+            else:
+                self.flush(lambda enc: enc.copy_buffer_to_buffer(src, 0, dst, 0, 4))
+                wgpu_pool.map_read(dst, self.wgpu).sync_wait()
+                dst.unmap()
             if self.timer is not None:
                 self.timer.harvest()
+
+    def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
+        """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset``: the open pass is
+        submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
+        entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
+        if self._small is None:
+            bu = self.wgpu.BufferUsage
+            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ)
+        small, n4 = self._small, (nbytes + 3) // 4 * 4
+        self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+        return small.read(n4)[:nbytes]
 
     def memory(self) -> dict[str, int]:
         """Bytes of device buffers held by arrays (``live``) and kept free for reuse (``pooled``)."""

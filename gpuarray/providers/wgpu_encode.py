@@ -1,4 +1,4 @@
-"""Recording dispatches into an open compute pass through wgpu-native's C entry points.
+"""Command encoders, compute passes, submits and small reads through wgpu-native's C entry points.
 
 A dispatch is three pass commands: set the pipeline, set the bind group (with the parameters'
 dynamic offset), dispatch the workgroups. Through wgpu-py each is a method that wraps the C
@@ -9,6 +9,14 @@ pass commands without checking them (errors surface when the pass ends, through 
 ``_maybe_keep_alive`` is empty for compute passes), so the C functions are called directly.
 Where they cannot be found (another wgpu backend or version) the wgpu-py methods are used.
 
+The same holds one level up: making a command encoder and its compute pass, ending and
+submitting them, and reading a few bytes back cost about 300 Python calls through wgpu-py
+(descriptor structs, promises, a poller token, proxies; ``float(x.sum())`` paid them all).
+``RawPass`` makes, ends, finishes and submits them through the C functions and ``SmallReader``
+maps a kept buffer and waits for it by polling the device, each group of C calls inside one
+capture of wgpu-py's error handler, so that a validation error raises the ``GPUError`` that
+wgpu-py would raise. A pass that writes timestamps (``wgpu_timing``) stays a wgpu-py pass.
+
 >>> PassRecorder(None).direct
 False
 """
@@ -18,14 +26,138 @@ from __future__ import annotations
 from typing import Any
 
 try:
+    from wgpu import GPUError as _GPUError
+    from wgpu.backends.wgpu_native._api import error_handler as _EH
     from wgpu.backends.wgpu_native._ffi import ffi as _ffi
     from wgpu.backends.wgpu_native._ffi import lib as _lib
+    from wgpu.backends.wgpu_native._helpers import ERROR_TYPES as _ERROR_TYPES
 
     _SET_PIPELINE: Any = _lib.wgpuComputePassEncoderSetPipeline
     _SET_BIND_GROUP: Any = _lib.wgpuComputePassEncoderSetBindGroup
     _DISPATCH: Any = _lib.wgpuComputePassEncoderDispatchWorkgroups
+    _C: Any = _lib           # the encoder, submit and map functions below are looked up on it
+    _ENC_DESC: Any = _ffi.new("WGPUCommandEncoderDescriptor *")       # zeroed: no label
+    _PASS_DESC: Any = _ffi.new("WGPUComputePassDescriptor *")
+    _CB_DESC: Any = _ffi.new("WGPUCommandBufferDescriptor *")
+    for _name in ("wgpuDeviceCreateCommandEncoder", "wgpuCommandEncoderBeginComputePass",
+                  "wgpuComputePassEncoderEnd", "wgpuCommandEncoderCopyBufferToBuffer",
+                  "wgpuCommandEncoderFinish", "wgpuQueueSubmit", "wgpuComputePassEncoderRelease",
+                  "wgpuCommandEncoderRelease", "wgpuCommandBufferRelease", "wgpuBufferMapAsync",
+                  "wgpuDevicePoll", "wgpuBufferGetConstMappedRange", "wgpuBufferUnmap"):
+        getattr(_lib, _name)
+
+    @_ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
+    def _on_map(status: int, _message: Any, flag: Any, _user2: Any) -> None:
+        _ffi.cast("uint32_t *", flag)[0] = status
 except (ImportError, AttributeError):      # pragma: no cover - another wgpu build
-    _ffi = _SET_PIPELINE = _SET_BIND_GROUP = _DISPATCH = None
+    _ffi = _SET_PIPELINE = _SET_BIND_GROUP = _DISPATCH = _C = None
+
+RAW = _C is not None        # RawPass and SmallReader can be used
+
+
+def _raise_captured(name: str) -> None:
+    """End the error capture ``name`` (begun by ``_EH.capture(name)``): raise what it caught."""
+    err = _EH.release(name)
+    if err is not None:
+        raise _ERROR_TYPES.get(err[0], _GPUError)(err[1])
+
+
+class RawPass:
+    """A command encoder with an open compute pass (``compute=False``: none), made through the C
+    entry points; it stands in for both wgpu-py objects of a provider's open pass. ``submit`` ends
+    the pass, records ``then(self)`` (``copy_buffer_to_buffer``, wgpu-py's signature), calls
+    ``before()`` (the parameter upload), finishes and submits, all in one error capture. Released
+    when submitted, or when dropped unsubmitted (a lost device)."""
+
+    __slots__ = ("enc", "cpass")
+
+    def __init__(self, device: Any, compute: bool = True) -> None:
+        self.enc = self.cpass = None
+        _EH.capture("RawPass")
+        try:
+            self.enc = _C.wgpuDeviceCreateCommandEncoder(device._internal, _ENC_DESC)
+            if compute:
+                self.cpass = _C.wgpuCommandEncoderBeginComputePass(self.enc, _PASS_DESC)
+        finally:
+            _raise_captured("RawPass")
+
+    def copy_buffer_to_buffer(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
+        """Record a copy after the pass (only inside ``submit``'s ``then``: its capture)."""
+        _C.wgpuCommandEncoderCopyBufferToBuffer(self.enc, src._internal, src_offset, dst._internal,
+                                                dst_offset, size)
+
+    def submit(self, queue: Any, then: Any = None, before: Any = None) -> None:
+        """End the pass, record ``then(self)``, run ``before()``, finish and submit to ``queue`` (a
+        wgpu-py ``GPUQueue``); releases the encoder and pass."""
+        cb = None
+        try:
+            _EH.capture("RawPass.finish")
+            try:
+                if self.cpass is not None:
+                    _C.wgpuComputePassEncoderEnd(self.cpass)
+                if then is not None:
+                    then(self)
+                if before is not None:
+                    before()
+                cb = _C.wgpuCommandEncoderFinish(self.enc, _CB_DESC)
+            finally:
+                _raise_captured("RawPass.finish")    # before the submit: wgpu-native aborts the
+            _EH.capture("RawPass.submit")           # process on an invalid command buffer there
+            try:
+                _C.wgpuQueueSubmit(queue._internal, 1, [cb])
+            finally:
+                _raise_captured("RawPass.submit")
+        finally:
+            if cb is not None:
+                _C.wgpuCommandBufferRelease(cb)
+            self._release()
+
+    def _release(self) -> None:
+        if self.cpass is not None:
+            _C.wgpuComputePassEncoderRelease(self.cpass)
+            self.cpass = None
+        if self.enc is not None:
+            _C.wgpuCommandEncoderRelease(self.enc)
+            self.enc = None
+
+    def __del__(self) -> None:
+        if self.enc is not None and _C is not None:
+            self._release()
+
+
+class SmallReader:
+    """Reads of at most ``nbytes`` through one kept MAP_READ buffer that only it maps: ``read``
+    maps it (its copy just submitted), polls the device until the mapping is done, copies and
+    unmaps, through the C entry points."""
+
+    __slots__ = ("device", "buffer", "flag", "info")
+
+    def __init__(self, device: Any, usage: int, nbytes: int) -> None:
+        self.device = device
+        self.buffer = device.create_buffer(size=nbytes, usage=usage)
+        self.flag = _ffi.new("uint32_t[1]")
+        self.info = _ffi.new("WGPUBufferMapCallbackInfo *")
+        self.info.mode = _lib.WGPUCallbackMode_AllowProcessEvents
+        self.info.callback = _on_map
+        self.info.userdata1 = self.flag
+
+    def read(self, nbytes: int) -> bytes:
+        """The buffer's first ``nbytes`` (a multiple of 4)."""
+        flag, raw = self.flag, self.buffer._internal
+        flag[0] = 0
+        _EH.capture("SmallReader")
+        try:
+            _C.wgpuBufferMapAsync(raw, _lib.WGPUMapMode_Read, 0, nbytes, self.info[0])
+            while flag[0] == 0:
+                _C.wgpuDevicePoll(self.device._internal, 1, _ffi.NULL)
+        finally:
+            _raise_captured("SmallReader")
+        if flag[0] != _lib.WGPUMapAsyncStatus_Success:
+            raise RuntimeError(f"could not map a buffer for reading (status {flag[0]})")
+        try:
+            return _ffi.buffer(_C.wgpuBufferGetConstMappedRange(raw, 0, nbytes), nbytes)[:]
+        finally:
+            _C.wgpuBufferUnmap(raw)
 
 
 class PassRecorder:
@@ -36,7 +168,7 @@ class PassRecorder:
 
     def __init__(self, cpass: Any) -> None:
         self.cpass = cpass
-        self.raw = getattr(cpass, "_internal", None)
+        self.raw = cpass.cpass if type(cpass) is RawPass else getattr(cpass, "_internal", None)
         self.direct = _SET_PIPELINE is not None and self.raw is not None
         self.offsets: Any = _ffi.new("uint32_t[1]") if self.direct else None
         self.pipeline: Any = None

@@ -26,8 +26,11 @@ import numpy as np
 
 from .._dtypes import STORAGE_NP
 from . import wgpu_pool
+from .wgpu_encode import RAW
 from .wgpu_pool import staged_download, staged_upload
 from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges
+
+SMALL_READ = 4096       # downloads of at most this many bytes take the provider's read_small
 
 
 class WgpuMemory:
@@ -49,6 +52,7 @@ class WgpuMemory:
     _guard: Callable[[], Any]
     chunk_elems: Callable[[], int]
     flush: Callable[..., None]
+    read_small: Callable[[Any, int, int], bytes]
 
     def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
         """A buffer of at least ``nbytes`` for a kernel to write. With ``reuse`` it may be one freed
@@ -69,8 +73,23 @@ class WgpuMemory:
             else:
                 h = GpuHandle(self._get(self.pool, nbytes), nbytes)
             if self._recorder is not None:
-                self._recorder.alloc(h, nbytes, reuse)
+                self._recorder.alloc(h, nbytes, reuse, wgpu_pool.size_class(nbytes, self.pool.max_bytes))
             return h
+
+    def alloc_class(self, cls: int, nbytes: int, reuse: bool) -> GpuHandle:
+        """``alloc`` for a replayed program (``wgpu_replay``): the size class ``cls`` of ``nbytes``
+        known, the lock held, nothing recorded. The open pass's freed buffers first, then the pool."""
+        if self._pending:
+            self._drain()
+        if reuse:
+            d = self._deferred
+            for i in range(len(d) - 1, -1, -1):
+                buf = d[i]
+                if buf.size == cls and getattr(buf, "_internal", None) is not None:      # alive()
+                    del d[i]
+                    return GpuHandle(buf, nbytes)
+        buf = self.pool.take(cls)
+        return GpuHandle(self._get(self.pool, nbytes) if buf is None else buf, nbytes)
 
     def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
         """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
@@ -123,6 +142,14 @@ class WgpuMemory:
         n = handle.nbytes
         if n == 0:
             return np.empty(shape, dtype=dtype)
+        if n <= SMALL_READ and RAW and type(handle) is GpuHandle:
+            with self.lock, self._guard():
+                if self._recorder is not None:
+                    self._recorder.ok = False
+                data = self.read_small(handle.buffer, 0, n)
+                if self.timer is not None and self.timer.backlog():
+                    self.timer.harvest()
+            return np.frombuffer(data, dtype=sdt).astype(dtype).reshape(shape)
         out = np.empty(n // sdt.itemsize, dtype=dtype)
         step = wgpu_pool.STAGE_BYTES // sdt.itemsize
         pieces = [(part.buffer, (start - base) * sdt.itemsize, out[start:min(start + step, base + count)])

@@ -67,18 +67,25 @@ class BufferPool:
 
     def get(self, nbytes: int) -> Any:
         cls = size_class(nbytes, self.max_bytes)
-        lst = self.free.get(cls)
-        while lst:
-            buf = lst.pop()
-            self.free_bytes -= cls
-            if alive(buf):
-                self.reused += 1
-                self.live += cls
-                return buf
+        buf = self.take(cls)
+        if buf is not None:
+            return buf
         buf = self.device.create_buffer(size=cls, usage=self.usage)
         self.created += 1
         self.live += cls
         return buf
+
+    def take(self, cls: int) -> Any:
+        """A pooled buffer of size class ``cls``, or None."""
+        lst = self.free.get(cls)
+        while lst:
+            buf = lst.pop()
+            self.free_bytes -= cls
+            if getattr(buf, "_internal", True) is not None:       # alive()
+                self.reused += 1
+                self.live += cls
+                return buf
+        return None
 
     def put(self, buf: Any) -> None:
         """Keep ``buf`` for reuse; evict other size classes (largest first) to stay under the cap."""
@@ -147,7 +154,7 @@ class ParamArena:
         self.buffer: Any = None
         self.offset = 0
         self.host = np.zeros(nbytes // 4, dtype=np.uint32)
-        self.last: tuple[Any, np.ndarray] | None = None      # (buffer, words) of the last write
+        self.last: tuple[Any, bytes] | None = None      # (buffer, words) of the last write
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
@@ -173,13 +180,12 @@ class ParamArena:
         a ``write_buffer`` costs 10-12 us on the H200's host)."""
         if self.buffer is None or not self.offset:
             return
-        n = self.offset >> 2
+        words = self.host[:self.offset >> 2].tobytes()
         last = self.last
-        if last is not None and last[0] is self.buffer and last[1].size == n and \
-                np.array_equal(last[1], self.host[:n]):
+        if last is not None and last[0] is self.buffer and last[1] == words:
             return
         self.device.queue.write_buffer(self.buffer, 0, self.host, 0, self.offset)
-        self.last = (self.buffer, self.host[:n].copy())
+        self.last = (self.buffer, words)
 
     def reset(self) -> None:
         """After a submit: later dispatches may start again from offset 0."""

@@ -51,9 +51,9 @@ class Recorder:
         self.ok = all(type(h) is GpuHandle for h in inputs) and \
             len({id(h.buffer) for h in inputs}) == len(inputs)     # one buffer per input
 
-    def alloc(self, handle: Any, nbytes: int, reuse: bool) -> None:
+    def alloc(self, handle: Any, nbytes: int, reuse: bool, cls: int) -> None:
         self.allocs.append(handle)
-        self.steps.append((ALLOC, nbytes, reuse))
+        self.steps.append((ALLOC, nbytes, reuse, cls))
 
     def free(self, handle: Any) -> None:
         for j, h in enumerate(self.allocs):
@@ -151,9 +151,9 @@ class Program:
                 bind, poff = provider.bind(layout, words, bound, nbytes, not whole)
                 provider._rec.dispatch(pipeline, bind, poff, gx, gy)
             elif kind == ALLOC:
-                own += (provider.alloc(s[1], s[2]),)
+                own += (provider.alloc_class(s[3], s[1], s[2]),)
             elif kind == FREE:
-                provider.free(own[s[1]])
+                provider._free(own[s[1]])        # the lock is held: no queueing
             else:
                 raw += (provider.data_buffer(s[1]),)
         return [own[j] for j in self.outs]
