@@ -1,12 +1,15 @@
 """Sorting, FFTs and gathers on the device against PyTorch, JAX ``jit`` and CuPy in one process, by wall clock.
 
-    python -m bench.primitives [--cases sort,argsort,fft,take] [--runs 5] [--libs torch,jax,cupy]
-                               [--shift 0] [--out FILE]
+    python -m bench.primitives [--cases sort,argsort,fft,take,cumsum,mask,bincount,histogram,percentile,
+                                argmin_rows] [--runs 5] [--libs torch,jax,cupy] [--shift 0] [--out FILE]
 
 ``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
 2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
 2^22 points (the radix-2 kernel) and of 10^6 and 3 x 10^6 points (Bluestein over power-of-two
-transforms). Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
+transforms). The data-dependent functions (issue 19) at 2^26 float32 uniform in [-3, 3] and [-30, 30]:
+``cumsum``, ``mask`` (``x[x > 0.5]``), ``bincount`` (1000 bins), ``histogram`` (100 bins over the data's
+range), ``percentile`` (q = 30 of 10^7 values) and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64).
+Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
 warm-up, then trials of repeated calls and one synchronize; gpuarray's results are dropped between
 calls); gpuarray's GPU time (timestamp queries), dispatches per call, host fallbacks and the result
 checked against NumPy are reported too.
@@ -28,6 +31,7 @@ from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 SORTS = (("float32", 1 << 24), ("int64", 1 << 24), ("float64", 1 << 22))
 FFTS = (1 << 20, 1 << 22, 1_000_000, 3_000_000)
+DATA_CASES = ("cumsum", "mask", "bincount", "histogram", "percentile", "argmin_rows")
 
 
 def _sort_data(dtype: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -105,8 +109,63 @@ def run(cases: list[str], runs: int, libs: list[str], shift: int = 0) -> list[di
                 rec.update(time_peers(libs, lambda lib, mod: (lambda a, i: mod.take(a, i)), (x, idx), runs))
                 rows.append(rec)
                 _show(rec)
+            elif case in DATA_CASES:
+                rows.extend(_data_case(xp, case, rng, shift, runs, libs))
             else:
-                raise ValueError(f"unknown case {case!r}; expected sort, argsort, fft or take")
+                raise ValueError(f"unknown case {case!r}; expected sort, argsort, fft, take or one of "
+                                 f"{', '.join(DATA_CASES)}")
+    return rows
+
+
+def _data_case(xp: Any, case: str, rng: np.random.Generator, shift: int, runs: int,
+               libs: list[str]) -> list[dict[str, Any]]:
+    """The data-dependent functions of issue 19: the gpuarray call, NumPy's answer and the peers'."""
+    n = (1 << 26) >> shift
+    rows = []
+    for lo, hi in ((-3, 3), (-30, 30)):
+        x = rng.uniform(lo, hi, n).astype(np.float32)
+        arrays: tuple[Any, ...] = (x,)
+        if case == "cumsum":
+            fn, want = xp.cumulative_sum, np.cumsum(x, dtype=np.float64)
+            total = float(np.abs(x).sum())
+            ok = (lambda got, w=want, s=total: float(np.max(np.abs(got - w))) / s < 1e-5)
+            peer: Any = lambda lib, mod: (lambda a: mod.cumsum(a, 0)) if lib == "torch" else mod.cumsum
+        elif case == "mask":
+            fn, want = (lambda g: g[g > 0.5]), x[x > 0.5]
+            ok = (lambda got, w=want: bool(np.array_equal(got, w)))
+            peer = lambda lib, mod: (lambda a: a[a > 0.5])
+        elif case == "bincount":
+            xi = ((x - lo) * (999 / (hi - lo))).astype(np.int64)
+            arrays = (xi,)
+            fn, want = np.bincount, np.bincount(xi)
+            ok = (lambda got, w=want: bool(np.array_equal(got, w)))
+            peer = lambda lib, mod: mod.bincount
+        elif case == "histogram":
+            fn, want = (lambda g, r=(lo, hi): np.histogram(g, 100, range=r)[0]), np.histogram(x, 100, range=(lo, hi))[0]
+            ok = (lambda got, w=want: int(np.abs(got - w).sum()) <= 2)       # float32 edge rounding
+            peer = lambda lib, mod, r=(lo, hi): (lambda a: mod.histc(a, 100, *r)) if lib == "torch" else \
+                (lambda a: mod.histogram(a, 100, range=r)[0])
+        elif case == "percentile":
+            x = x[: 10_000_000 >> shift]              # torch.quantile takes at most 2^24 elements
+            arrays = (x,)
+            fn, want = (lambda g: np.percentile(g, 30.0)), np.percentile(x, 30.0)
+            ok = (lambda got, w=want: abs(float(got) - w) <= 1e-6 * abs(w) + 1e-6)
+            peer = lambda lib, mod: (lambda a: mod.quantile(a, 0.3)) if lib == "torch" else \
+                (lambda a: mod.percentile(a, 30.0))
+        elif case == "argmin_rows":
+            x = x.reshape(-1, 64)
+            arrays = (x,)
+            fn, want = (lambda g: xp.argmin(g, axis=1)), np.argmin(x, axis=1)
+            ok = (lambda got, w=want: bool(np.array_equal(got, w)))
+            peer = lambda lib, mod: (lambda a: mod.argmin(a, 1)) if lib == "torch" else \
+                (lambda a: mod.argmin(a, axis=1))
+        rec = _measure(xp, case, fn, arrays[0], ok, runs)
+        rec["range"] = f"[{lo}, {hi}]"
+        rec.update(time_peers(libs, peer, arrays, runs))
+        rows.append(rec)
+        _show(rec)
+        if case in ("bincount", "argmin_rows", "percentile"):
+            break                   # the data's range does not change their branches
     return rows
 
 

@@ -19,6 +19,7 @@ from .compiler.schedule import schedule
 _RENDERERS: dict[str, str] = {   # kinds whose WGSL is one shader per kernel: renderer module and function
     "elementwise": "wgsl:render", "reduce": "wgsl_reduce:render_reduce", "argreduce": "wgsl_argreduce:render_argreduce",
     "matmul": "wgsl_matmul:render_matmul", "scan": "wgsl_scan:render_scan",
+    "compact": "wgsl_compact:render_compact",
 }
 
 

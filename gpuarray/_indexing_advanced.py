@@ -12,10 +12,14 @@ NumPy's rules for the common cases:
 
 How it is built: the basic part of the key gives a view; the indexed axes of
 that view are flattened into one (a reshape) and read with one fusable
-``gather`` at the linear index. Index arrays that are on the host are checked
-(``IndexError`` when out of bounds) and combined on the host; indices still on
-a device wrap and clamp (see ``namespace/indexing.py``). A boolean mask gives
-a data-dependent shape, so ``x[mask]`` evaluates the mask and reads it back.
+``gather`` at the linear index. Index arrays are checked (``IndexError`` when
+out of bounds; on a device by their extremes, see ``namespace/indexing.py``);
+those on the host are combined on the host. A boolean mask gives
+a data-dependent shape: on a GPU device it is compacted there
+(``namespace/searching_sorted.compact_node``: only the count is read back),
+``x[mask]`` with a mask of ``x``'s shape compacting ``x``'s values directly,
+other masks giving their coordinates as index arrays; on the host its
+``nonzero()``.
 
 Assignment builds the same plan and writes through it: ``scatter`` (a kernel
 kind) for index arrays, and for a mask whose value does not depend on the
@@ -35,7 +39,7 @@ from . import _dtypes
 from .graph import views
 from .graph.node import Node, leaf, make
 from .graph.shapes import broadcast_shapes
-from .namespace.indexing import check_bounds, gather, host_copy, index_dtype
+from .namespace.indexing import check_array_bounds, check_bounds, gather, host_copy, index_dtype
 
 
 @dataclass
@@ -135,13 +139,29 @@ def _plan(node: Node, key: Any) -> _Plan:
     return _Plan(items, view, arrays, masks, adjacent)
 
 
+def _on_gpu(k: Any) -> bool:
+    """Whether mask ``k`` is a GpuArray on a GPU device (compacted there, not read back)."""
+    return not isinstance(k, np.ndarray) and not k.device.provider.host_memory
+
+
 def _expand_masks(plan: _Plan) -> list[tuple[int, int, Any]]:
-    """Masks as the integer arrays of their ``nonzero()`` (evaluates and reads back the masks)."""
+    """Masks as the integer arrays of their ``nonzero()``: on a GPU device computed there by stream
+    compaction (only the count is read back), else from the host copy."""
+    from ._elementwise import finish
+    from .namespace.searching_sorted import compact_node
+
     arrays = list(plan.arrays)
     for v, k in plan.masks:
-        host = k if isinstance(k, np.ndarray) else k._host()
-        for j, nz in enumerate(np.nonzero(host)):
-            arrays.append((v + j, -1, nz))
+        if _on_gpu(k) and k.ndim == 1:
+            arrays.append((v, -1, finish(compact_node(k._node, "flat"))))
+        elif _on_gpu(k):
+            r = compact_node(k._node, "coords")
+            count = r.shape[1]
+            arrays += [(v + j, -1, finish(views.strided_view(r, (count,), (1,), j * count))) for j in range(k.ndim)]
+        else:
+            host = k if isinstance(k, np.ndarray) else k._host()
+            for j, nz in enumerate(np.nonzero(host)):
+                arrays.append((v + j, -1, nz))
     return sorted(arrays, key=lambda a: a[0])
 
 
@@ -166,10 +186,12 @@ def _linear(plan: _Plan, arrays: list[tuple[int, int, Any]]) -> tuple[Node, int,
             from exc
     hosts = []
     for (_v, xa, a), n in zip(arrays, sizes, strict=True):
-        h = a if isinstance(a, np.ndarray) else host_copy(a)
-        if h is not None:
-            check_bounds(h, n, xa)
-        hosts.append(h)
+        if isinstance(a, np.ndarray):
+            check_bounds(a, n, xa)
+            hosts.append(a)
+        else:
+            check_array_bounds(a, n, xa)        # on the device: its extremes read back (or known)
+            hosts.append(host_copy(a))
     flat = views.reshape(view, view.shape[:p] + (total,) + view.shape[p + k:]) if k > 1 else view
     dev = plan.view.device
     if all(h is not None for h in hosts):
@@ -207,6 +229,11 @@ def _strides(sizes: tuple[int, ...]) -> list[int]:
 def advanced_getitem(node: Node, key: Any) -> Node:
     """The node for ``x[key]`` with integer arrays or boolean masks in ``key``."""
     plan = _plan(node, key)
+    if len(plan.masks) == 1 and not plan.arrays and _on_gpu(plan.masks[0][1]) \
+            and plan.masks[0][1].shape == plan.view.shape:
+        # x[mask] with a mask of x's shape: x's selected values compacted directly
+        from .namespace.searching_sorted import compact_node
+        return compact_node(plan.masks[0][1]._node, "values", plan.view)
     flat, p, idx = _linear(plan, _expand_masks(plan))
     return gather(flat, idx, p)
 

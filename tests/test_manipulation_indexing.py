@@ -214,11 +214,31 @@ def test_take_errors(device):
         xp.take(g, [0], axis=2)
 
 
-def test_take_device_indices_clamp(device):
-    """Indices only known on the device are not checked: they wrap once, then clamp (documented)."""
+def test_take_device_indices_checked(device):
+    """Indices computed on the device are checked as NumPy checks them (their minimum and maximum
+    read back, once per index array); ranges known by construction are not read back."""
+    from gpuarray.namespace import indexing as ix
     g = _ga(np.arange(5, dtype=np.int32) * 10, device)
-    idx = _ga(np.array([7, -9, -1, 4], np.int32), device) + 0     # not evaluated: no check
-    assert xp.take(g, idx).tolist() == [40, 0, 40, 40]
+    for bad, first in (([7, -1, 4], 7), ([0, -6, 2], -6), ([-9, 9], -9)):
+        idx = _ga(np.array(bad, np.int32), device) + 0     # lazy, then only on the device
+        with pytest.raises(IndexError, match=f"index {first} is out of bounds for axis 0 with size 5"):
+            xp.take(g, idx)
+        with pytest.raises(IndexError, match="out of bounds"):
+            xp.take_along_axis(g, idx, axis=0)
+    ok = _ga(np.array([4, -5, -1, 0], np.int64), device) * 1
+    assert xp.take(g, ok).tolist() == [40, 0, 40, 0]
+    assert xp.take(g, _ga(np.array([4, 1], np.uint32), device) + 0).tolist() == [40, 10]
+    with pytest.raises(IndexError, match="index 5 is out"):
+        xp.take(g, _ga(np.array([5], np.uint32), device) + 0)
+    assert xp.take(g, _ga(np.zeros(0, np.int32), device) + 0).shape == (0,)
+    # argsort's, argmax's and searchsorted's results are in range by construction: nothing read back
+    h = np.array([[3.0, -1.0, 2.0], [0.5, 9.0, -7.0]], np.float32)
+    x = _ga(h, device)
+    assert ix._known_range(xp.argsort(x, axis=1)._node) == (0, 2)
+    assert ix._known_range(xp.reshape(xp.argmax(x, axis=0), (3, 1))._node) == (0, 1)
+    assert ix._known_range(xp.searchsorted(xp.sort(x[0]), x[1])._node) == (0, 3)
+    assert ix._known_range(xp.argsort(x, axis=1)._node) is not None
+    assert_same(xp.take_along_axis(x, xp.argsort(x, axis=1), axis=1), np.sort(h, axis=1))
 
 
 def test_take_along_axis(device):
@@ -381,10 +401,36 @@ def test_setitem_casting(device):
     assert_same(g, np.array([2, 1.5, 0], np.float32))
 
 
+def test_fancy_index_device_indices_checked(device):
+    """x[i], x[i, j] and x[i] = v with index arrays only on the device raise IndexError as NumPy;
+    a mask's coordinates are in range by construction (no read back)."""
+    a = _data("float32", (4, 3))
+    g = _ga(a, device)
+    i = _ga(np.array([1, 4], np.int64), device) + 0
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        g[i]
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 3"):
+        g[_ga(np.array([0, 1]), device) + 0, _ga(np.array([2, -4]), device) + 0]
+    with pytest.raises(IndexError, match="index 4 is out of bounds"):
+        g[i] = 1.0
+    assert_same(g, a)                        # nothing written
+    j = _ga(np.array([1, -4], np.int64), device) + 0
+    assert_same(g[j], a[[1, -4]])
+    m = _ga(np.array([[True, False, True], [False, False, True], [True, True, False], [False, True, False]]),
+            device)
+    assert_same(g[m], a[np.asarray(m)])
+    if not device.provider.host_memory:
+        from gpuarray.namespace import indexing as ix
+        from gpuarray.namespace.searching_sorted import compact_node
+        coords = compact_node(m._node, "coords")
+        assert ix._known_range(coords) == (0, 3)
+        assert ix._known_range(xp.GpuArray(coords)[1]._node) == (0, 2)
+
+
 def test_setitem_device_indices(device):
     a = _data("float32", (4, 3))
     g = _ga(a, device)
-    idx = _ga(np.array([3, -4], np.int64), device) + 0      # lazy: clamped, not checked
+    idx = _ga(np.array([3, -4], np.int64), device) + 0      # lazy: checked by its extremes
     g[idx] = _ga(np.arange(6, dtype=np.float32).reshape(2, 3), device) * 2
     w = a.copy()
     w[[3, 0]] = np.arange(6, dtype=np.float32).reshape(2, 3) * 2

@@ -245,6 +245,38 @@ for _uf, _xpn in (("add", "cumulative_sum"), ("multiply", "cumulative_prod")):
     register_ufunc_method(_uf, "accumulate", _namespace_reduction(_xpn, accumulate=True))
 
 
+def _scan_accumulate(op: str) -> Callable[..., Any]:
+    """``ufunc.accumulate`` as a ``scan`` node with combine ``op`` (``max`` / ``min``; on the bools of
+    ``logical_or`` / ``logical_and``), in the dtype NumPy's loop gives; NaN propagates as in NumPy."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        from .._elementwise import astype_node, finish
+        from ..graph.node import make
+
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        if (not isinstance(a, _ga()) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
+                or not all(isinstance(o, _ga()) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis = kwargs.get("axis", 0)
+        want = ufunc.accumulate(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype")).dtype
+        mw = _map_dtype(want, a.device)
+        if mw is None or mw.kind == "c":
+            return _FALLBACK
+        ax = int(axis) % a.ndim        # NumPy checked it above (AxisError)
+        r = finish(make("scan", (astype_node(a._node, mw),), mw, a.shape, (op, ax, False), a.device))
+        if outs:
+            if outs[0].shape != r.shape:
+                raise ValueError(f"output parameter for accumulate operation {ufunc.__name__} has the wrong "
+                                 f"shape: {outs[0].shape}; expected {r.shape}")
+            return _store([r], outs, True, a.device, ufunc.__name__)
+        return r
+    return impl
+
+
+for _uf, _op in (("maximum", "max"), ("minimum", "min"), ("logical_or", "max"), ("logical_and", "min")):
+    register_ufunc_method(_uf, "accumulate", _scan_accumulate(_op))
+
+
 def _operand_ok(x: Any) -> bool:
     """Operands we handle; an ndarray subclass with its own ``__array_ufunc__`` gets its turn first."""
     if isinstance(x, np.ndarray):

@@ -3,13 +3,15 @@
 Both are one fusable ``gather`` instruction: each output element reads ``x`` at
 an index loaded from ``indices``, so ``take(x * 2, idx) + 1`` is one kernel.
 
-Out-of-range indices: NumPy raises ``IndexError``. A kernel cannot raise, so
-indices are checked when they are on the host already (Python lists, NumPy
-arrays, and evaluated arrays that have a host copy, which includes every
-evaluated array on ``cpu``); such a check raises ``IndexError`` at once.
-Indices that are still only on a device (or not yet computed) are not read
-back for a check: negative values count from the end, then every index is
-clamped to the axis.
+Out-of-range indices raise ``IndexError`` as NumPy does, when ``take`` is
+called: indices on the host already (Python lists, NumPy arrays, evaluated
+arrays with a host copy) are scanned there; indices that are only on a device
+are evaluated and their minimum and maximum read back (one reduction, one
+small transfer; it waits for the indices), except where their range is known
+by construction (``argsort``, ``argmax``/``argmin``, ``searchsorted`` and
+``nonzero`` results and views of them). Both answers are remembered per index array, so
+taking with the same indices again costs nothing. Negative values count from
+the end.
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([10, 20, 30], device="cpu")
@@ -26,11 +28,14 @@ import numpy as np
 
 from .._array import GpuArray, expect_array
 from .._devices import Device
-from .._elementwise import finish
+from .._elementwise import apply, finish
+from .._ops import OPS
 from .._indexing import bounded
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
+from .statistical import max as _max
+from .statistical import min as _min
 
 
 def _arr(x: Any, fn: str) -> GpuArray:
@@ -91,6 +96,68 @@ def check_bounds(idx: np.ndarray, n: int, axis: int) -> None:
         raise IndexError(f"index {bad.flat[0]} is out of bounds for axis {axis} with size {n}")
 
 
+# (min, max) of device index arrays by node, with a weak reference to tell a new node at a reused
+# address apart (nodes are immutable: their values never change)
+_DEVICE_EXTREMES: dict[int, tuple[Any, int, int]] = {}
+
+
+def _known_range(node: Node) -> tuple[int, int] | None:
+    """(lo, hi) bounding ``node``'s values by construction: argsort along an axis of length L
+    gives [0, L), argmax/argmin over L elements [0, L), searchsorted into L values [0, L], a
+    mask's nonzero flat indices or coordinates the mask's size or dimension; views and reshapes
+    of them keep the range. None for anything else."""
+    row = None
+    while node.op in ("view", "reshape"):
+        base = node.inputs[0]
+        if node.op == "view" and base.op == "compact" and len(base.shape) == 2 and base.shape[1] and \
+                node.shape == (base.shape[1],) and node.attrs[0] == (1,):
+            row = node.attrs[1] // base.shape[1]        # one row of nonzero's coordinates
+        node = base
+    if node.op == "compact" and node.attrs[0] in ("flat", "coords"):     # nonzero's indices of a mask
+        dims = node.inputs[0].shape
+        if node.attrs[0] == "flat":
+            return 0, int(np.prod(dims)) - 1
+        return 0, (dims[row] if row is not None else max(dims, default=1)) - 1
+    if node.op == "argsort":
+        return 0, node.shape[node.attrs[0]] - 1
+    if node.op == "argreduce":
+        return 0, int(np.prod([node.inputs[0].shape[a] for a in node.attrs[1]])) - 1
+    if node.op == "searchsorted":
+        return 0, node.inputs[0].shape[0]
+    return None
+
+
+def _device_extremes(a: GpuArray) -> tuple[int, int]:
+    """(min, max) of a non-empty integer array on a device: evaluated, and both read back in one
+    transfer; remembered per node."""
+    node = a._node
+    hit = _DEVICE_EXTREMES.get(id(node))
+    if hit is not None and hit[0]() is node:
+        return hit[1], hit[2]
+    first = finish(leaf(np.array([True, False]), a.device))
+    lo, hi = (int(v) for v in np.asarray(apply(OPS["where"], first, _min(a), _max(a))))
+    if len(_DEVICE_EXTREMES) >= EXTREMES_KEPT:
+        _DEVICE_EXTREMES.pop(next(iter(_DEVICE_EXTREMES)))
+    _DEVICE_EXTREMES[id(node)] = (weakref.ref(node), lo, hi)
+    return lo, hi
+
+
+def check_array_bounds(a: GpuArray, n: int, axis: int) -> None:
+    """``check_bounds`` for the index array ``a`` wherever its values are: on the host, bounded by
+    construction, or read back from the device (their minimum and maximum only)."""
+    if a.size == 0:
+        return
+    host = host_copy(a)
+    if host is not None:
+        check_bounds(host, n, axis)
+        return
+    known = _known_range(a._node)
+    lo, hi = known if known is not None else _device_extremes(a)
+    if hi < n and (lo >= -n or a.dtype.kind == "u"):
+        return
+    check_bounds(np.asarray(a), n, axis)        # out of bounds: NumPy's message names the first
+
+
 def host_indices(obj: Any, what: str) -> np.ndarray:
     """A Python sequence or NumPy array of indices as an integer NumPy array."""
     try:
@@ -111,9 +178,7 @@ def index_node(indices: Any, device: Device, n: int, axis: int, what: str) -> No
             raise ValueError(f"{what}: indices are on {indices.device.name}, the array on {device.name}")
         if indices.dtype.kind not in "iu":
             raise TypeError(f"{what}: indices must have an integer dtype; got {indices.dtype}")
-        host = host_copy(indices)
-        if host is not None:
-            check_bounds(host, n, axis)
+        check_array_bounds(indices, n, axis)
         return indices._node
     a = host_indices(indices, what)
     check_bounds(a, n, axis)
@@ -121,7 +186,7 @@ def index_node(indices: Any, device: Device, n: int, axis: int, what: str) -> No
 
 
 def gather(x: Node, idx: Node, axis: int) -> Node:
-    """``take`` on nodes: ``x`` read at ``idx`` along ``axis`` (indices already checked or clamped)."""
+    """``take`` on nodes: ``x`` read at ``idx`` along ``axis`` (indices already checked)."""
     shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
     return bounded(make("gather", (x, idx), x.dtype, shape, (axis, "take"), x.device))
 

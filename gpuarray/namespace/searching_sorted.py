@@ -2,9 +2,13 @@
 
 ``searchsorted`` is one ``searchsorted`` node (a binary search per element of
 ``x2``, in NumPy's order: NaN last, ``-0.0 == 0.0``). ``nonzero`` has a
-data-dependent output shape, so it evaluates ``x`` at once and finds the
-indices on the host; on a GPU device this counts in
-``metrics()["host_fallbacks"]`` and the results are put back on ``x``'s device.
+data-dependent output shape. On a GPU device it is a stream compaction
+(``compact_node``): each chunk's count of non-zero flags (the flags fused
+from the expression that produces ``x``), an exclusive scan of the counts,
+one small read-back of the total (``metrics()["bytes_downloaded"]``: 4 bytes)
+to give the result its shape, then a kernel that writes each selected
+position's index (or coordinates, or value: ``x[mask]``) at its place. The
+in-process provider calls ``numpy.nonzero``.
 
 >>> import gpuarray as xp
 >>> xp.searchsorted(xp.asarray([1.0, 2.0, 3.0], device="cpu"), 2.0, side="right").item()
@@ -15,14 +19,20 @@ indices on the host; on a GPU device this counts in
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .. import _dtypes, _metrics
+from .. import _dtypes
 from .._array import GpuArray, expect_array
 from .._elementwise import _coerce, astype_node, common_device, finish
-from ..graph.node import const, make
+from ..graph import views
+from ..graph.node import Node, const, leaf, make
+
+# Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
+# 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
+COMPACT_CHUNK = 8192
 
 
 def searchsorted(x1: GpuArray, x2: Any, /, *, side: str = "left", sorter: GpuArray | None = None) -> GpuArray:
@@ -63,6 +73,48 @@ def searchsorted(x1: GpuArray, x2: Any, /, *, side: str = "left", sorter: GpuArr
                        (side, sorter is not None), device))
 
 
+def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
+    """The compaction of ``mask``'s non-zero positions on its GPU device (see the module docstring):
+    ``mode`` ``flat`` (their flat indices), ``coords`` (their coordinates, one row per dimension:
+    ``(ndim, count)``), ``values`` (``values``' elements there; ``values`` has ``mask``'s shape).
+    Indices have the device's default integer dtype. Evaluates the counts and reads back the total.
+
+    >>> import numpy as np, gpuarray as xp
+    >>> m = xp.asarray(np.array([0.0, 2.0, 0.0, -1.0]), device="cpu")
+    >>> xp.GpuArray(compact_node(m._node, "flat")).tolist()
+    [1, 3]
+    """
+    from ..planner import evaluate_nodes
+
+    dev = mask.device
+    nd, n = len(mask.shape), math.prod(mask.shape)
+    dt = values.dtype if values is not None else dev.default_int
+    if values is not None and values.shape != mask.shape:
+        raise ValueError(f"compact: values of shape {values.shape} for a mask of shape {mask.shape}")
+    flags = astype_node(astype_node(mask, _dtypes.bool_), _dtypes.uint32)
+    count = 0
+    if n:
+        g = -(-n // COMPACT_CHUNK)
+        flat = views.reshape(flags, (n,)) if nd != 1 else flags
+        counts = make("compact", (flat,), _dtypes.uint32, (g,), ("count",), dev)
+        offs = make("scan", (counts,), _dtypes.uint32, (g + 1,), ("sum", 0, True), dev)
+        total = views.strided_view(offs, (), (), g)
+        evaluate_nodes([offs, total])
+        count = int(total.data.get_host().reshape(()))
+    shape = (nd, count) if mode == "coords" else (count,)
+    if count == 0:
+        return leaf(np.zeros(shape, dt), dev)
+    return make("compact", (flags, offs) + ((values,) if values is not None else ()), dt, shape, (mode,), dev)
+
+
+def _coords(x: GpuArray) -> Node:
+    """``x``'s non-zero coordinates as one ``(ndim, count)`` node (computed on the host on ``cpu``)."""
+    if x.device.provider.host_memory:
+        host = np.asarray(x)
+        return leaf(np.array(np.nonzero(host), dtype=x.device.default_int).reshape(host.ndim, -1), x.device)
+    return compact_node(x._node, "coords")
+
+
 def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     """Indices of the non-zero elements, one array per dimension, in C order (evaluates ``x`` now).
 
@@ -73,13 +125,43 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
     expect_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension; got a 0-d array")
-    from .creation import asarray
+    if x.ndim == 1 and not x.device.provider.host_memory:
+        return (finish(compact_node(x._node, "flat")),)
+    r = _coords(x)
+    count = r.shape[1]
+    return tuple(finish(views.strided_view(r, (count,), (1,), d * count)) for d in range(x.ndim))
 
-    host = np.asarray(x)
-    if not x.device.provider.host_memory:
-        _metrics.add("host_fallbacks")
-    dt = x.device.default_int
-    return tuple(asarray(i.astype(dt), dtype=dt, device=x.device) for i in np.nonzero(host))
+
+def argwhere(x: GpuArray, /) -> GpuArray:
+    """The coordinates of the non-zero elements of ``x`` (at least 1-D), one row each: ``(count, ndim)``.
+
+    >>> import gpuarray as xp
+    >>> argwhere(xp.asarray([[0, 5], [7, 0]], device="cpu")).tolist()
+    [[0, 1], [1, 0]]
+    """
+    expect_array(x, "argwhere")
+    if x.ndim == 0:
+        raise ValueError("argwhere: x must have at least one dimension; got a 0-d array")
+    return finish(views.permute(_coords(x), (1, 0)))
+
+
+def masked_values(x: GpuArray, mask: GpuArray, /) -> GpuArray:
+    """``x[mask != 0]`` for a ``mask`` of ``x``'s shape: the selected elements in C order, compacted
+    directly on a GPU device (no index array).
+
+    >>> import gpuarray as xp
+    >>> x = xp.asarray([1.0, -2.0, 3.0], device="cpu")
+    >>> masked_values(x, x > 0).tolist()
+    [1.0, 3.0]
+    """
+    expect_array(x, "masked_values")
+    expect_array(mask, "masked_values")
+    common_device([x, mask], "masked_values")
+    if x.shape != mask.shape:
+        raise ValueError(f"masked_values: the mask's shape {mask.shape} is not the array's {x.shape}")
+    if x.device.provider.host_memory:
+        return finish(leaf(np.asarray(x)[np.asarray(mask) != 0], x.device))
+    return finish(compact_node(mask._node, "values", x._node))
 
 
 __all__ = ["searchsorted", "nonzero"]

@@ -142,11 +142,33 @@ HOST_KINDS.update(LINALG_HOST_KINDS)
 def _host_scan(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
     op, axis, init = kernel.attrs[:3]
     dt = kernel.out_nodes[0].dtype
-    r = (np.cumsum if op == "sum" else np.cumprod)(operands[0], axis=axis, dtype=dt)
+    fn: Any = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
+               "min": np.minimum.accumulate}[op]
+    r = fn(operands[0], axis=axis, dtype=dt)
     if init:
         first = np.full(r.shape[:axis] + (1,) + r.shape[axis + 1:], 0 if op == "sum" else 1, dtype=dt)
         r = np.concatenate([first, r], axis=axis)
     return [np.asarray(r, dtype=dt).reshape(kernel.out_shape)]
+
+
+def _host_compact(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    """Stream compaction (``render/wgsl_compact.py``): ``count`` gives the non-zero flags per chunk
+    (``G`` chunks of ``ceil(n / G)``), the other modes what ``nonzero`` / ``x[mask]`` give; the
+    chunk offsets (operand 1) are the device's business."""
+    mode = kernel.attrs[0]
+    dt = kernel.out_nodes[0].dtype
+    flags = operands[0]
+    if mode == "count":
+        g = kernel.out_shape[0]
+        ch = -(-flags.size // g) if g else 0
+        padded = np.zeros(g * ch, dtype=np.uint32)
+        padded[:flags.size] = flags.reshape(-1) != 0
+        return [padded.reshape(g, ch).sum(axis=1, dtype=np.uint32)]
+    if mode == "values":
+        return [np.asarray(operands[2][flags != 0], dtype=dt)]
+    if mode == "flat":
+        return [np.flatnonzero(flags).astype(dt)]
+    return [np.array(np.nonzero(flags), dtype=dt).reshape(kernel.out_shape)]
 
 
 def _host_argreduce(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
@@ -165,9 +187,25 @@ def _host_fft(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
 
 
 HOST_KINDS["fft"] = _host_fft                # one-dimensional complex transforms (gpuarray.fft)
-HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod
+HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod, maximum.accumulate ...
+HOST_KINDS["compact"] = _host_compact        # nonzero, x[mask] (namespace/searching_sorted.py)
 HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
 HOST_KINDS["scatter"] = host_scatter
+
+
+def _host_scatter_add(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    """``base`` with ``val[i]`` added at ``idx[i]`` for the indices in ``[0, B)`` (``np.add.at``)."""
+    base, idx, val = operands
+    dt = kernel.out_nodes[0].dtype
+    out = np.array(np.broadcast_to(base, kernel.out_shape), dtype=dt)
+    idx = np.asarray(idx).reshape(-1)
+    val = np.broadcast_to(np.asarray(val, dtype=dt), idx.shape)
+    keep = (idx >= 0) & (idx < out.size)
+    np.add.at(out, idx[keep], val[keep])
+    return [out]
+
+
+HOST_KINDS["scatter_add"] = _host_scatter_add     # bincount / histogram / add.at (namespace/counting.py)
 HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 
 

@@ -13,18 +13,21 @@ from .._dtypes import complex128, float64
 from ..compiler.kernel import Kernel
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
+from .wgpu_compact import enqueue_compact
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
+from .wgpu_scatter_add import enqueue_scatter_add, scatter_add_cannot_run
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
 from .wgpu_split import _nbytes, split_kernel
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
 WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
-WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_prod
+WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_prod, maximum.accumulate ...
+WGPU_KINDS["compact"] = enqueue_compact        # nonzero, x[mask]: stream compaction
 WGPU_KINDS["argreduce"] = enqueue_argreduce    # argmax / argmin
 WGPU_KINDS["scatter"] = enqueue_scatter        # x[int_array] = value
 WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_searchsorted)
@@ -34,8 +37,10 @@ WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_can
 WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
 WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elementwise readers (compiler/rowfuse.py)
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
+WGPU_KINDS["scatter_add"] = enqueue_scatter_add        # bincount / histogram / add.at (wgpu_scatter_add.py)
+WGPU_KIND_CHECKS["scatter_add"] = scatter_add_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
-COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft"})
+COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 
 # ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver

@@ -1,4 +1,6 @@
-"""Scans (cumulative sum / product) on the wgpu provider.
+"""Scans (cumulative sum / product, ``maximum`` / ``minimum`` / ``logical_and`` / ``logical_or``
+``.accumulate``) on the wgpu provider. The chunk totals of stream compaction (``wgpu_compact.py``)
+are this module's ``partial`` kernel.
 
 Three strategies (``render/wgsl_scan.py`` has the kernels):
 

@@ -8,8 +8,10 @@ prologue at their index), the workgroup scans the 256 thread totals in
 shared memory (Hillis-Steele over two halves, one barrier per step), and a
 running total (``carry``) takes the result from one block to the next.
 
-The kernel's ``attrs`` are ``(op, axis, include_initial[, mode])``; the
-provider picks the mode:
+The kernel's ``attrs`` are ``(op, axis, include_initial[, mode])``, ``op`` one of
+``sum``, ``prod`` (cumulative_sum / cumulative_prod) and ``max``, ``min``
+(``maximum.accumulate`` / ``minimum.accumulate``; on bools also ``logical_or`` /
+``logical_and``); the provider picks the mode:
 
 - ``single``  (default) whole rows, the output is written;
 - ``partial`` only each chunk's total is written (``out0[w]``), a plain reduction;
@@ -49,11 +51,30 @@ BLOCK = WORKGROUP * PER_THREAD
 MODES = ("single", "partial", "spine", "carry", "serial")
 
 
+OPS = ("sum", "prod", "max", "min")
+
+# extremes of the register types: the identities of max / min (narrow integers live in i32 / u32)
+_LOWEST = {"i32": "bitcast<i32>(0x80000000u)", "i64": "bitcast<i64>(0x8000000000000000lu)",
+           "u32": "0u", "u64": "0lu", "f32": "bitcast<f32>(0xff800000u)",
+           "f64": "bitcast<f64>(0xfff0000000000000lu)"}
+_HIGHEST = {"i32": "bitcast<i32>(0x7fffffffu)", "i64": "bitcast<i64>(0x7ffffffffffffffflu)",
+            "u32": "0xffffffffu", "u64": "0xfffffffffffffffflu", "f32": "bitcast<f32>(0x7f800000u)",
+            "f64": "bitcast<f64>(0x7ff0000000000000lu)"}
+
+
 def identity(op: str, dtype: np.dtype) -> str:
-    """WGSL expression of the identity of ``op`` (-0.0 for a float sum: ``-0.0 + x == x`` for every x)."""
+    """WGSL expression of the identity of ``op`` (-0.0 for a float sum: ``-0.0 + x == x`` for every x;
+    -inf / +inf or the type's extremes for max / min).
+
+    >>> identity("max", np.dtype("int8"))
+    'bitcast<i32>(0x80000000u)'
+    """
+    assert op in OPS, op
     if dtype == np.bool_:
-        return "0u" if op == "sum" else "1u"
+        return "0u" if op in ("sum", "max") else "1u"
     t = WGSL_TYPE[dtype]
+    if op in ("max", "min"):
+        return (_LOWEST if op == "max" else _HIGHEST)[t]
     if op == "prod":
         return f"{t}(1)"
     if dtype.kind == "f":
@@ -63,13 +84,24 @@ def identity(op: str, dtype: np.dtype) -> str:
 
 def initial(op: str, dtype: np.dtype) -> str:
     """The value ``include_initial`` writes first: +0 for a sum (as NumPy), 1 for a product."""
+    assert op in ("sum", "prod"), f"include_initial has no value for {op}"
     if dtype == np.bool_:
         return "0u" if op == "sum" else "1u"
     return f"{WGSL_TYPE[dtype]}({0 if op == 'sum' else 1})"
 
 
 def combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
-    """``a (op) b`` on the plain value type (bools as u32 0/1; narrow integers wrapped)."""
+    """``a (op) b`` on the plain value type (bools as u32 0/1; narrow integers wrapped), ``a`` the
+    earlier part. Float max / min keep the first NaN and, on ties (``-0.0`` and ``0.0``), take ``b``:
+    NumPy's ``maximum.accumulate`` gives ``[0.0, -0.0]`` for ``[0.0, -0.0]``. Both rules are
+    associative (the result is the first NaN, else the last extreme), so any grouping agrees;
+    values are compared by integer keys (``ga_key``), which no subnormal flushing changes."""
+    if op in ("max", "min"):
+        if dtype.kind != "f":
+            return f"{op}({a}, {b})"
+        s, cmp = _suffix(dtype), (">=" if op == "max" else "<=")
+        return (f"select({a}, {b}, !ga_isnan_{s}({a}) && (ga_isnan_{s}({b}) || "
+                f"ga_key_{s}({b}) {cmp} ga_key_{s}({a})))")
     if dtype == np.bool_:
         return f"{'max' if op == 'sum' else 'min'}({a}, {b})"
     expr = f"({a} {'+' if op == 'sum' else '*'} {b})"

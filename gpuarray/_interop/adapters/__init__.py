@@ -18,7 +18,19 @@ once ``GpuArray`` exists.
 ('GpuArray', 5.0, True)
 """
 
-from . import calculus, creation, elementwise, indexing, joining, linalg, queries, reductions, shape, sorting
+from . import (
+    calculus,
+    counting,
+    creation,
+    elementwise,
+    indexing,
+    joining,
+    linalg,
+    queries,
+    reductions,
+    shape,
+    sorting,
+)
 
-__all__ = ["calculus", "creation", "elementwise", "indexing", "joining", "linalg", "queries", "reductions", "shape",
-           "sorting"]
+__all__ = ["calculus", "counting", "creation", "elementwise", "indexing", "joining", "linalg", "queries",
+           "reductions", "shape", "sorting"]

@@ -15,6 +15,8 @@ from ..._array import GpuArray
 from ...namespace import manipulation as _m
 from ...namespace.creation import asarray, full
 from ...namespace.indexing import take as _take
+from ...namespace.searching_sorted import argwhere as _argwhere_xp
+from ...namespace.searching_sorted import masked_values as _masked_values
 from ...namespace.searching_sorted import nonzero as _nonzero
 from ..host import _FALLBACK
 from ..operands import _along, _as_array, _cast, _device, _int_index, _map_dtype, _w
@@ -35,8 +37,7 @@ def _nonzero_fn(a: GpuArray, p: dict) -> Any:
 def _argwhere(a: GpuArray, p: dict) -> Any:
     if a.ndim == 0:
         return _FALLBACK
-    idx = _nonzero(a)
-    return _m.stack(list(idx), axis=-1)
+    return _argwhere_xp(a)
 
 
 @register_array(np.flatnonzero, arg="a")
@@ -173,6 +174,8 @@ def _extract(p: dict) -> Any:
     dev = _device(p["condition"], p["arr"])
     cond = _m.reshape(_as_array(p["condition"], dev), (-1,))
     arr = _m.reshape(_as_array(p["arr"], dev), (-1,))
+    if cond.shape == arr.shape:
+        return _masked_values(arr, cond)
     (idx,) = _nonzero(cond)
     return _take(arr, idx)
 
@@ -180,10 +183,14 @@ def _extract(p: dict) -> Any:
 @register_array(np.compress, arg="a", no_out=True)
 def _compress(a: GpuArray, p: dict) -> Any:
     condition, axis = p["condition"], p["axis"]
+    a, ax = _along(a, axis)
+    if (isinstance(condition, GpuArray) and condition.device == a.device and condition.ndim == 1
+            and condition.shape[0] <= a.shape[ax]):      # indices found on the device: none out of bounds
+        (di,) = _nonzero(condition)
+        return _take(a, di, axis=ax)
     cond = condition.get() if isinstance(condition, GpuArray) else np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    a, ax = _along(a, axis)
     (idx,) = np.nonzero(cond)
     if idx.size and idx[-1] >= a.shape[ax]:
         raise IndexError(f"index {idx[-1]} is out of bounds for axis {ax} with size {a.shape[ax]}")

@@ -1,0 +1,215 @@
+"""Scatter-add and what is built on it: ``scatter_add``, ``bincount``, ``add_at``.
+
+``scatter_add(base, idx, val)`` is one ``scatter_add`` node: ``base`` (1-D) with ``val[i]`` added at
+``idx[i]``, indices outside ``[0, len(base))`` dropped. On a GPU device the sums are atomics for
+int32 / uint32 / int64 / uint64 / float32 (float32 sums land in a nondeterministic order: within
+rounding of NumPy's sequential sum); other dtypes (float64) are summed deterministically over the
+indices sorted first (``argsort``, stable), by a segmented sum. Narrow integers and bool are summed
+in 32 bits and wrapped (or tested for non-zero) afterwards.
+
+``bincount`` and ``add_at`` check their indices as NumPy does, which needs one read of the indices'
+extremes (min and max together) from the device.
+
+>>> import gpuarray as xp
+>>> x = xp.asarray([0, 1, 1, 3], device="cpu")
+>>> bincount(x).tolist(), bincount(x, minlength=6).shape
+([1, 2, 0, 1], (6,))
+>>> scatter_add(xp.zeros(3, dtype="float32", device="cpu"), x, 1.0).tolist()
+[1.0, 2.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._array import GpuArray, expect_array
+from .._elementwise import _coerce, finish
+from ..graph.node import make
+from .creation import asarray, full, zeros
+from .elementwise import FUNCTIONS as _EW
+from .indexing import take
+from .manipulation import broadcast_to, reshape, stack
+from .sorting import argsort
+from .statistical import max as _max
+from .statistical import min as _min
+
+# the dtype each result dtype is summed in on the device (the kernel kind has 32- and 64-bit sums)
+SUM_DTYPE: dict[np.dtype, np.dtype] = {
+    _dtypes.bool_: _dtypes.uint32, _dtypes.int8: _dtypes.int32, _dtypes.int16: _dtypes.int32,
+    _dtypes.uint8: _dtypes.uint32, _dtypes.uint16: _dtypes.uint32,
+}
+ATOMIC = frozenset({_dtypes.int32, _dtypes.uint32, _dtypes.int64, _dtypes.uint64, _dtypes.float32})
+_where = _EW["where"]
+
+
+def _array(x: Any, dev: Any) -> GpuArray:
+    """``x`` (a GpuArray, NumPy array, list or scalar) as a GpuArray on ``dev``."""
+    return x if isinstance(x, GpuArray) else asarray(np.asarray(x), device=dev)
+
+
+def _operand(x: Any, dev: Any) -> Any:
+    """A GpuArray, or a Python scalar kept as it is (weak)."""
+    if isinstance(x, (list, tuple)):
+        return asarray(np.asarray(x), device=dev)
+    return _coerce(x, dev)
+
+
+def scatter_add(base: GpuArray, idx: Any, val: Any) -> GpuArray:
+    """``base`` (1-D) with ``val[i]`` added at ``idx[i]`` for every ``i`` (``idx`` integer, ``val`` an
+    array of ``idx``'s shape or a scalar); indices outside ``[0, len(base))`` are dropped.
+
+    Integer sums wrap as NumPy's do; bool adds as logical or.
+
+    >>> import gpuarray as xp
+    >>> scatter_add(xp.asarray([1, 1], device="cpu"), xp.asarray([1, 1, 5], device="cpu"), 2).tolist()
+    [1, 5]
+    """
+    expect_array(base, "scatter_add")
+    if base.ndim != 1:
+        raise ValueError(f"scatter_add: base must be one-dimensional; got {base.ndim} dimensions")
+    dev = base.device
+    idx = _array(idx, dev)
+    if idx.dtype not in _dtypes.INTEGER and idx.dtype != _dtypes.bool_:
+        raise TypeError(f"scatter_add: indices must be integers; got {idx.dtype}")
+    if base.dtype.kind == "c":
+        raise TypeError(f"scatter_add: complex dtypes are not supported; got {base.dtype}")
+    dt = base.dtype
+    sdt = SUM_DTYPE.get(dt, dt)
+    val = _operand(val, dev)
+    if isinstance(val, GpuArray):
+        if val.dtype == _dtypes.bool_ or dt == _dtypes.bool_:
+            val = val != 0
+        v = val.astype(sdt) if val.dtype != sdt else val
+        v = broadcast_to(v, idx.shape) if v.shape != idx.shape else v
+    else:
+        v = full(idx.shape, np.asarray(bool(val) if dt == _dtypes.bool_ else val).astype(sdt)[()].item(),
+                 dtype=sdt, device=dev)
+    flat_i = reshape(idx, (-1,))
+    flat_v = reshape(v, (-1,))
+    if flat_i.dtype.itemsize == 8:
+        # 64-bit indices out of range must stay out of range once narrowed to int32: len(base) is dropped
+        n = base.shape[0]
+        bad = (flat_i > n) if flat_i.dtype.kind == "u" else (flat_i < 0) | (flat_i > n)
+        flat_i = _where(bad, n, flat_i)
+    if flat_i.dtype != _dtypes.int32:
+        flat_i = flat_i.astype(_dtypes.int32)
+    b = base.astype(sdt) if sdt != dt else base
+    attrs: tuple = ()
+    if sdt not in ATOMIC and not dev.provider.host_memory and flat_i.size:
+        order = argsort(flat_i, stable=True)         # float64: deterministic sums over sorted keys
+        flat_i, flat_v = take(flat_i, order), take(flat_v, order)
+        attrs = ("sorted",)
+    r = finish(make("scatter_add", (b._node, flat_i._node, flat_v._node), sdt, b.shape, attrs, dev))
+    if dt == _dtypes.bool_:
+        return r != 0
+    return r.astype(dt) if sdt != dt else r
+
+
+def extremes(x: GpuArray) -> tuple[Any, Any]:
+    """``(min(x), max(x))`` as NumPy scalars, read from the device in one transfer (``x`` not empty)."""
+    xx = x.astype(_dtypes.int32) if x.dtype == _dtypes.bool_ else x
+    mm = np.asarray(stack([_min(xx), _max(xx)]))
+    return mm[0], mm[1]
+
+
+def bincount(x: GpuArray, /, weights: Any = None, minlength: int = 0) -> GpuArray:
+    """Occurrences of each value of the non-negative integer array ``x`` (``weights``: their sums), as
+    ``numpy.bincount``: length ``max(x) + 1`` or ``minlength``; the default integer dtype, or the
+    default float dtype with weights. Reads ``min(x)`` and ``max(x)`` back (one transfer).
+
+    >>> import gpuarray as xp
+    >>> w = xp.asarray([0.5, 1.0, 2.0], device="cpu")
+    >>> bincount(xp.asarray([2, 0, 2], device="cpu"), weights=w).tolist()
+    [1.0, 0.0, 2.5]
+    """
+    expect_array(x, "bincount")
+    if x.ndim != 1:
+        raise ValueError(f"bincount: x must be one-dimensional; got {x.ndim} dimensions")
+    if x.dtype not in _dtypes.INTEGER and x.dtype != _dtypes.bool_:
+        raise TypeError(f"Cannot cast array data from {x.dtype!r} to dtype('int64') according to the rule 'safe'")
+    if minlength is None:
+        raise TypeError("use 0 instead of None for minlength")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    dev = x.device
+    if x.size == 0:             # NumPy: integer zeros, whatever the weights
+        return zeros(minlength, dtype=dev.default_int, device=dev)
+    lo, hi = extremes(x)
+    if lo < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    length = max(minlength, int(hi) + 1)
+    if length >= 2**31:
+        raise MemoryError(f"bincount: {length} bins are more than this library's 2**31 - 1")
+    if weights is None:
+        return scatter_add(zeros(length, dtype=dev.default_int, device=dev), x, 1)
+    w = weights if isinstance(weights, GpuArray) else asarray(np.asarray(weights), device=dev)
+    if w.shape != x.shape:
+        raise ValueError("The weights and list don't have the same length.")
+    if w.dtype.kind == "c":
+        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('float64') according to the rule 'safe'")
+    ft = dev.default_float
+    return scatter_add(zeros(length, dtype=ft, device=dev), x, w.astype(ft) if w.dtype != ft else w)
+
+
+def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
+    """What ``numpy.add.at(a, indices, b)`` makes of ``a`` (a new array; the caller rebinds ``a``):
+    ``indices`` are integer arrays (or ints) for the leading axes of ``a``, broadcast together;
+    negative ones count from the end; out-of-bounds ones raise IndexError. ``b`` broadcasts to
+    ``a[indices]``'s shape and is converted to ``a.dtype``.
+
+    >>> import gpuarray as xp
+    >>> add_at(xp.zeros(3, dtype="int32", device="cpu"), [xp.asarray([0, 2, 0], device="cpu")], 1).tolist()
+    [2, 0, 1]
+    """
+    expect_array(a, "add_at")
+    dev = a.device
+    if len(indices) > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but {len(indices)} were indexed")
+    arrs = []
+    for ix in indices:
+        g = _array(ix, dev)
+        if g.dtype not in _dtypes.INTEGER:
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        arrs.append(g)
+    shape = np.broadcast_shapes(*(g.shape for g in arrs)) if arrs else ()
+    lin: Any = None
+    strides = [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(a.ndim)]
+    it = _dtypes.int64 if dev.supports(_dtypes.int64) else _dtypes.int32
+    checks = [(d, g) for d, g in enumerate(arrs) if g.size]
+    if checks:
+        # one read of every index array's extremes: IndexError as NumPy raises it
+        mm = np.asarray(stack([f(g.astype(it) if g.dtype != it else g) for _d, g in checks for f in (_min, _max)]))
+        for j, (d, _g) in enumerate(checks):
+            n = a.shape[d]
+            for v in (int(mm[2 * j]), int(mm[2 * j + 1])):
+                if not -n <= v < n:
+                    raise IndexError(f"index {v} is out of bounds for axis {d} with size {n}")
+    for d, g in enumerate(arrs):
+        gi = g.astype(it) if g.dtype != it else g
+        gi = _where(gi < 0, gi + a.shape[d], gi)
+        term = broadcast_to(gi * strides[d] if strides[d] != 1 else gi, shape)
+        lin = term if lin is None else lin + term
+    rest = a.shape[len(arrs):]
+    if lin is None:
+        lin = zeros((), dtype=it, device=dev)
+    if rest:
+        inner = reshape(asarray(np.arange(int(np.prod(rest)), dtype=it), device=dev), rest)
+        lin = reshape(lin, shape + (1,) * len(rest)) + inner
+        shape = shape + rest
+    lin = broadcast_to(lin, shape)
+    val = _operand(b, dev)
+    if isinstance(val, GpuArray):
+        if val.dtype.kind == "c" and a.dtype.kind != "c":
+            raise TypeError(f"Cannot cast ufunc 'add' output from {val.dtype!r} to {a.dtype!r}")
+        val = broadcast_to(val, shape)
+    flat = reshape(a, (-1,))
+    return reshape(scatter_add(flat, lin, val), a.shape)
+
+
+__all__ = ["scatter_add", "bincount", "add_at"]

@@ -1,0 +1,143 @@
+"""``scatter_add`` on the wgpu provider (WGSL from ``render.wgsl_scatter_add``): ``out = base``, then
+``out[idx[i]] += val[i]``, recorded into the open pass.
+
+- 32-bit integers, 64-bit integers (two words with a carry) and float32 (a compare-exchange loop):
+  atomics. Bins that fit ``PRIVATE_WORDS`` words of workgroup memory, with at least as many elements
+  as bins, take the privatized pass: ``G`` workgroups of ``K * 256`` elements each (about
+  ``TARGET_GROUPS`` workgroups, at least enough elements per workgroup to pay for its ``B`` flushes);
+  more bins take one global atomic per element.
+- ``attrs == ("sorted",)`` (indices sorted by the namespace: float64, which has no atomics): the
+  segmented sum by key, ``ceil(log(N) / log(SEG_BLOCK / 2))`` levels of one dispatch each over two
+  pairs of ping-pong scratch arrays, deterministic.
+
+An unsorted float64 (or other non-atomic) kernel is refused by ``scatter_add_cannot_run`` and runs on
+the host, counted as a fallback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from .._dtypes import STORAGE_NP, int32, uint32
+from ..compiler.kernel import Kernel
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_scatter import pass_roots, render_scatter, used_inputs
+from ..render.wgsl_scatter_add import (
+    ATOMIC_DTYPES,
+    PRIVATE_WORDS,
+    SEG_BLOCK,
+    WORDS,
+    SaShader,
+    render_atomic,
+    render_segsum,
+)
+
+TARGET_GROUPS = 1024    # workgroups of the privatized pass (each flushes its bins once)
+MAX_K = 1024            # elements per thread there (CPU adapters end loops after 65535 steps)
+
+
+def _sorted(kernel: Kernel) -> bool:
+    return kernel.attrs[:1] == ("sorted",)
+
+
+def _count(kernel: Kernel) -> int:
+    return math.prod(kernel.instrs[kernel.operands[1]].shape)
+
+
+def scatter_add_cannot_run(provider: Any, kernel: Kernel) -> str | None:
+    """Limits of ``scatter_add`` beyond the provider's generic ones."""
+    dt = kernel.out_nodes[0].dtype
+    if kernel.instrs[kernel.operands[1]].dtype not in (int32, uint32):
+        return "scatter_add: indices must be int32 or uint32 on the device"
+    if not _sorted(kernel) and dt not in ATOMIC_DTYPES:
+        return (f"scatter_add: WGSL has no atomics for {dt}; its sums run on the device only over "
+                "sorted indices (attrs ('sorted',))")
+    if _count(kernel) >= 2**31 or kernel.size >= 2**31:
+        return "scatter_add: 2**31 or more elements or bins"
+    return None
+
+
+def plan_private(bins: int, n: int, dt: Any) -> tuple[int, int] | None:
+    """``(K, G)`` of the privatized pass, or None where the bins do not fit workgroup memory (or there
+    are fewer elements than bins: the global pass is cheaper)."""
+    w = WORDS[dt]
+    if bins * w > PRIVATE_WORDS or n < bins:
+        return None
+    k = max(4, -(-bins * w // WORKGROUP), -(-n // (WORKGROUP * TARGET_GROUPS)))
+    k = min(k, MAX_K)
+    return k, -(-n // (WORKGROUP * k))
+
+
+def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> SaShader:
+    key = ("wgpu_scatter_add", kernel.signature, variant)
+    sh = provider.rendered.get(key)
+    if sh is None:
+        sh = provider.rendered[key] = make()
+    return sh
+
+
+def _dispatch(provider: Any, kernel: Kernel, sh: SaShader, in_handles: list[Any], out: Any,
+              named: dict[str, Any], extra: dict[str, int], groups: int) -> None:
+    r = sh.rendered
+    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    bufs = [*(in_handles[j] for j in sh.inputs), out, *wide, *(named[s] for s in sh.scratch)]
+    provider.dispatch(r.source, r.meta(kernel, extra), bufs, groups)
+
+
+def enqueue_scatter_add(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """Record a ``scatter_add`` kernel; returns its output handle."""
+    dt = kernel.out_nodes[0].dtype
+    out = provider.alloc(kernel.size * STORAGE_NP[dt].itemsize)
+    if kernel.size == 0:
+        return [out]
+    copy = dataclasses.replace(kernel, attrs=(0, "copy"), _sig=None)
+    r = provider.rendered_for(copy, render_scatter)
+    ins = [in_handles[j] for j in used_inputs(copy, pass_roots(copy))]
+    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(copy).items())]
+    provider.dispatch(r.source, r.meta(copy, {"N": kernel.size}), [*ins, out, *wide], -(-kernel.size // WORKGROUP))
+    n = _count(kernel)
+    if n == 0:
+        return [out]
+    if _sorted(kernel):
+        _segsum(provider, kernel, in_handles, out, n)
+        return [out]
+    pp = plan_private(kernel.size, n, dt)
+    if pp is None:
+        sh = _shader(provider, kernel, ("global",), lambda: render_atomic(kernel, False))
+        _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n}, -(-n // WORKGROUP))
+    else:
+        k, g = pp
+        sh = _shader(provider, kernel, ("private",), lambda: render_atomic(kernel, True))
+        _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n, "K": k, "G": g}, g)
+    return [out]
+
+
+def _segsum(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, n: int) -> None:
+    """The levels of the segmented sum (``render_segsum``) over ping-pong (key, value) scratch pairs."""
+    dt = kernel.out_nodes[0].dtype
+    item = STORAGE_NP[dt].itemsize
+    nb = -(-n // SEG_BLOCK)
+    pairs: list[tuple[Any, Any]] = []
+    if nb > 1:
+        sizes = [2 * nb, 2 * -(-2 * nb // SEG_BLOCK)]
+        pairs = [(provider.alloc(4 * s), provider.alloc(item * s)) for s in sizes]
+    level = 0
+    while True:
+        first, final = level == 0, nb == 1
+        sh = _shader(provider, kernel, ("segsum", first, final), lambda f=first, z=final: render_segsum(kernel, (f, z)))
+        named: dict[str, Any] = {}
+        if not first:
+            named["kin"], named["vin"] = pairs[(level - 1) % 2]
+        if not final:
+            named["kout"], named["vout"] = pairs[level % 2]
+        _dispatch(provider, kernel, sh, in_handles if first else [], out, named, {"N": n, "NB": nb},
+                  -(-nb // WORKGROUP))
+        if final:
+            break
+        n, level = 2 * nb, level + 1
+        nb = -(-n // SEG_BLOCK)
+    for kb, vb in pairs:
+        provider.free(kb)
+        provider.free(vb)

@@ -1,0 +1,252 @@
+"""bincount, histogram, histogram2d and add.at (the ``scatter_add`` kind) against NumPy on both providers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+
+def _g(a: np.ndarray, device: xp.Device) -> xp.GpuArray:
+    return xp.asarray(a, device=device)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "bool"])
+def test_bincount_dtypes(device, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2 if dtype == "bool" else 40, 1000).astype(dtype)
+    assert_same(np.bincount(_g(x, device)), np.bincount(x))
+    assert_same(np.bincount(_g(x, device), minlength=100), np.bincount(x, minlength=100))
+
+
+def test_bincount_empty_minlength(device):
+    e = np.array([], dtype=np.int64)
+    assert_same(np.bincount(_g(e, device)), np.bincount(e))
+    assert_same(np.bincount(_g(e, device), minlength=5), np.bincount(e, minlength=5))
+    w = np.array([], dtype=np.float64)
+    assert_same(np.bincount(_g(e, device), weights=_g(w, device), minlength=3), np.bincount(e, weights=w, minlength=3))
+
+
+@pytest.mark.parametrize("wdtype", ["float32", "float64", "int32", "int64"])
+def test_bincount_weights(device, wdtype):
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 50, 5000)
+    w = (rng.standard_normal(5000) * 10).astype(wdtype)
+    want = np.bincount(x, weights=w)
+    got = np.bincount(_g(x, device), weights=_g(w, device))
+    # float64 on the device: a fixed tree of sums (not NumPy's sequential order); exact for integers
+    assert_same(got, want, rtol=1e-12 if wdtype.startswith("float") else 0, atol=1e-9)
+    assert_same(np.bincount(_g(x, device), weights=w), want, rtol=1e-12, atol=1e-9)
+
+
+def test_bincount_errors(device):
+    with pytest.raises(ValueError, match="negative"):
+        np.bincount(_g(np.array([0, 3, -1, 2]), device))
+    with pytest.raises(ValueError, match="minlength"):
+        np.bincount(_g(np.array([0, 3]), device), minlength=-1)
+    with pytest.raises(ValueError, match="same length"):
+        np.bincount(_g(np.array([0, 3]), device), weights=_g(np.ones(3), device))
+    with pytest.raises(TypeError), xp.config(fallback="silent"):        # NumPy's own error, on the host
+        np.bincount(_g(np.array([0.5]), device))
+
+
+def test_bincount_many_bins_and_values(device):
+    rng = np.random.default_rng(3)
+    # > 65535 bins: one global atomic per element
+    x = rng.integers(0, 200_000, 300_000)
+    assert_same(np.bincount(_g(x, device)), np.bincount(x))
+    # few bins, many values: the privatized workgroup-memory bins (several workgroups, K > 4 per thread)
+    y = rng.integers(0, 1000, (1 << 18) + 7).astype(np.int32)
+    assert_same(np.bincount(_g(y, device)), np.bincount(y))
+    w = rng.random(y.size).astype(np.float32)
+    assert_same(np.bincount(_g(y, device), weights=_g(w, device)), np.bincount(y, weights=w), rtol=1e-10)
+
+
+def test_contention_float32_int64(device):
+    """Many adds to one bin: the float32 compare-exchange loop and the int64 carries under contention,
+    through the workgroup-memory bins (few bins) and the global atomics (many bins)."""
+    rng = np.random.default_rng(12)
+    n = 100_000
+    idx = np.where(rng.random(n) < 0.9, 3, rng.integers(0, 10, n))
+    v = rng.random(n).astype(np.float32)
+    for size in (10, 70_000):
+        _add_at_check(device, np.zeros(size, np.float32), idx, v, rtol=1e-4)
+        _add_at_check(device, np.zeros(size, np.int64), idx, rng.integers(-2**40, 2**40, n))
+
+
+def test_bincount_past_65535_workgroups(wgpu_device):
+    """2**24 + 1000 elements with many bins: one thread each, a 2-D grid of workgroups (~2 s on lavapipe)."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(0, 100_000, (1 << 24) + 1000).astype(np.int32)
+    assert_same(np.bincount(_g(x, wgpu_device)), np.bincount(x))
+
+
+def test_bincount_float64_levels(device):
+    """Float64 weights over long runs: several levels of the segmented sum, deterministic."""
+    rng = np.random.default_rng(4)
+    x = np.sort(rng.integers(0, 3, 200_000))[::-1].copy()
+    x[:10] = 7
+    w = rng.standard_normal(x.size)
+    got = np.bincount(_g(x, device), weights=_g(w, device))
+    assert_same(got, np.bincount(x, weights=w), rtol=1e-11, atol=1e-11)
+    again = np.bincount(_g(x, device), weights=_g(w, device))
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(got))
+
+
+def _add_at_check(device, a, idx, b, **tol):
+    want = a.copy()
+    np.add.at(want, idx, b)
+    g = _g(a, device)
+    gidx = tuple(_g(np.asarray(i), device) for i in idx) if isinstance(idx, tuple) else _g(np.asarray(idx), device)
+    gb = _g(b, device) if isinstance(b, np.ndarray) else b
+    assert np.add.at(g, gidx, gb) is None
+    assert_same(g, want, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64",
+                                   "float32", "float64", "bool"])
+def test_add_at_dtypes_duplicates(device, dtype):
+    rng = np.random.default_rng(5)
+    a = (rng.integers(0, 2, 64) if dtype == "bool" else rng.integers(0, 100, 64)).astype(dtype)
+    idx = rng.integers(-64, 64, 3000)          # duplicates, negative indices wrap
+    b = (rng.integers(0, 2, 3000) if dtype == "bool" else rng.integers(-50, 50, 3000)).astype(dtype)
+    tol = {"rtol": 1e-5} if dtype == "float32" else {"rtol": 1e-12} if dtype == "float64" else {}
+    _add_at_check(device, a, idx, b, **tol)
+    _add_at_check(device, a, idx, dtype == "bool" or 3, **{})        # a scalar value
+
+
+def test_add_at_int64_carries(device):
+    """64-bit sums through two 32-bit words: carries out of the low word, negative addends."""
+    a = np.array([2**32 - 1, -(2**40), 2**62, 0], dtype=np.int64)
+    idx = np.array([0, 0, 1, 1, 2, 3, 3, 3] * 50)
+    b = np.array([1, 2**32 - 1, -1, -(2**33) + 5, -(2**61), 2**31, 2**31, -3] * 50, dtype=np.int64)
+    _add_at_check(device, a, idx, b)
+    u = np.array([2**32 - 1, 2**63, 5], dtype=np.uint64)
+    _add_at_check(device, u, np.array([0, 0, 1, 2, 2]), np.array([1, 2**32 + 7, 2**63, 2**64 - 1, 9], dtype=np.uint64))
+
+
+def test_add_at_nd_and_errors(device):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((5, 4, 3))
+    _add_at_check(device, a, np.array([0, 4, 4, -1]), rng.standard_normal((4, 4, 3)), rtol=1e-12)
+    _add_at_check(device, a, (np.array([0, 1, 1]), np.array([3, 3, -4])), 1.0, rtol=1e-12)
+    _add_at_check(device, a.astype(np.float32), 2, np.float32(0.5), rtol=1e-6)
+    g = _g(np.zeros(3), device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.add.at(g, _g(np.array([0, 3]), device), 1.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.add.at(g, [-4], 1.0)
+    np.testing.assert_array_equal(np.asarray(g), np.zeros(3))
+
+
+def test_add_at_view_writes_through(device):
+    base = np.zeros((4, 6), dtype=np.float32)
+    g = _g(base, device)
+    v = g[1]
+    np.add.at(v, [0, 0, 5], np.float32(2.0))
+    base[1, 0], base[1, 5] = 4.0, 2.0
+    assert_same(g, base)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8"])
+def test_histogram_uniform(device, dtype):
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal(20_000) * 30).astype(dtype) if dtype.startswith("float") else \
+        rng.integers(0, 200, 20_000).astype(dtype)
+    for bins in (1, 7, 64, 5000):
+        h, e = np.histogram(_g(a, device), bins=bins)
+        wh, we = np.histogram(a, bins=bins)
+        assert_same(h, wh)
+        assert_same(e, we)
+    h, e = np.histogram(_g(a, device), bins=13, range=(-5, 100.5))
+    wh, we = np.histogram(a, bins=13, range=(-5, 100.5))
+    assert_same(h, wh)
+    assert_same(e, we)
+
+
+def test_histogram_edges_nan_inf(device):
+    # values on every edge, the right edge inclusive on the last bin, NaN and inf outside the range
+    a = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.0, -0.0, np.nan, np.inf, -np.inf, 1.0000001, -1e-300, 0.1, 0.3])
+    for bins, rng_ in ((4, (0.0, 1.0)), (3, (0.0, 1.0)), (10, (0.1, 0.7)), (1, (1.0, 1.0))):
+        h, e = np.histogram(_g(a, device), bins=bins, range=rng_)
+        wh, we = np.histogram(a, bins=bins, range=rng_)
+        assert_same(h, wh)
+        assert_same(e, we)
+    a32 = np.linspace(-1, 1, 1001, dtype=np.float32)
+    assert_same(np.histogram(_g(a32, device), bins=10)[0], np.histogram(a32, bins=10)[0])
+    assert_same(np.histogram(_g(a32, device), bins=7, range=(-0.3, 0.9))[0],
+                np.histogram(a32, bins=7, range=(-0.3, 0.9))[0])
+    with pytest.raises(ValueError, match="not finite"):
+        np.histogram(_g(a, device))
+    with pytest.raises(ValueError, match="larger than min"):
+        np.histogram(_g(a, device), range=(1, 0))
+    with pytest.raises(ValueError, match="positive"):
+        np.histogram(_g(a, device), bins=0, range=(0, 1))
+
+
+def test_histogram_empty_constant(device):
+    e = np.array([], dtype=np.float32)
+    for got, want in zip(np.histogram(_g(e, device)), np.histogram(e)):
+        assert_same(got, want)
+    c = np.full(10, 5, dtype=np.int64)
+    for got, want in zip(np.histogram(_g(c, device), bins=4), np.histogram(c, bins=4)):
+        assert_same(got, want)
+
+
+def test_histogram_weights_density(device):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(3000)
+    for wd in ("float64", "float32", "int64"):
+        w = (rng.random(3000) * 10).astype(wd)
+        h, _ = np.histogram(_g(a, device), bins=20, weights=_g(w, device))
+        assert_same(h, np.histogram(a, bins=20, weights=w)[0], rtol=1e-6 if wd == "float32" else 1e-12)
+    h, e = np.histogram(_g(a, device), bins=15, range=(-2, 2), density=True)
+    wh, we = np.histogram(a, bins=15, range=(-2, 2), density=True)
+    assert_same(h, wh, rtol=1e-14)
+
+
+def test_histogram_explicit_edges(device):
+    rng = np.random.default_rng(9)
+    a = np.concatenate([rng.standard_normal(4000), [np.nan, np.inf, -1.0, 0.0, 0.5, 2.0, 3.0]])
+    for edges in ([-1.0, 0.0, 0.5, 2.0], [-3.0, 0.0, 0.0, 1.0, 3.0], [0.0, 2.0, 2.0]):
+        ed = np.array(edges)
+        h, e = np.histogram(_g(a, device), bins=ed)
+        assert_same(h, np.histogram(a, bins=ed)[0])
+        assert_same(e, ed)
+        h, _ = np.histogram(_g(a, device), bins=_g(ed, device), density=True)
+        with np.errstate(all="ignore"):
+            assert_same(h, np.histogram(a, bins=ed, density=True)[0], rtol=1e-12)
+    with pytest.raises(ValueError, match="monotonically"):
+        np.histogram(_g(a, device), bins=_g(np.array([0.0, 2.0, 1.0]), device))
+
+
+def test_histogram2d(device):
+    rng = np.random.default_rng(10)
+    x, y = rng.standard_normal(5000), rng.random(5000) * 4
+    for kw in ({"bins": 10}, {"bins": (3, 7)}, {"bins": 5, "range": [[-1, 1], [0, 2]]}):
+        got = np.histogram2d(_g(x, device), _g(y, device), **kw)
+        want = np.histogram2d(x, y, **kw)
+        for g, w in zip(got, want):
+            assert_same(g, w)
+
+
+def test_no_host_fallbacks_on_wgpu(wgpu_device):
+    rng = np.random.default_rng(11)
+    x = _g(rng.integers(0, 30, 10_000), wgpu_device)
+    w = _g(rng.random(10_000), wgpu_device)
+    f = _g(rng.standard_normal(10_000).astype(np.float32), wgpu_device)
+    with xp.config(offload="always"):
+        before = xp.metrics()["host_fallbacks"]
+        for r in (np.bincount(x), np.bincount(x, weights=w), np.histogram(f, bins=30)[0],
+                  np.histogram(f, bins=_g(np.array([-1.0, 0.0, 2.0]), wgpu_device))[0],
+                  np.histogram(f, bins=10, weights=w)[0], np.histogram2d(f, f, bins=4)[0]):
+            np.asarray(r)
+        a = xp.zeros(30, dtype="float32", device=wgpu_device)
+        np.add.at(a, x, f)
+        d = xp.zeros(30, dtype="float64", device=wgpu_device)
+        np.add.at(d, x, w)
+        np.asarray(a), np.asarray(d)
+        assert xp.metrics()["host_fallbacks"] == before
