@@ -184,7 +184,7 @@ def _linear(plan: _Plan, arrays: list[tuple[int, int, Any]]) -> tuple[Node, int,
         shapes = " ".join(str(tuple(a[2].shape)) for a in arrays)
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}") \
             from exc
-    hosts = []
+    hosts: list[np.ndarray | None] = []
     for (_v, xa, a), n in zip(arrays, sizes, strict=True):
         if isinstance(a, np.ndarray):
             check_bounds(a, n, xa)

@@ -29,8 +29,8 @@ import numpy as np
 from .._array import GpuArray, expect_array
 from .._devices import Device
 from .._elementwise import apply, finish
-from .._ops import OPS
 from .._indexing import bounded
+from .._ops import OPS
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
