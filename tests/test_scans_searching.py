@@ -246,6 +246,24 @@ def test_arg_large(device, shape, axis):
     assert_same(xp.argmin(gi, axis=axis), np.argmin(i, axis=axis))
 
 
+@pytest.mark.parametrize("shape,axis", [((5000, 64), 1), ((70_000, 3), 1), ((64, 5000), 0), ((4096, 256), -1),
+                                        ((20, 300, 7), 2)])
+def test_arg_many_short_rows(device, shape, axis):
+    """Many outputs over short rows (a thread per output on wgpu), with ties, NaN, ±0 and a fused
+    prologue (k-means' argmin of distances)."""
+    rng = np.random.default_rng(9)
+    a = np.round(rng.uniform(-4, 4, shape)).astype(np.float32)
+    flat = a.reshape(-1)
+    flat[::97] = np.nan
+    flat[5::89] = -0.0
+    g = xp.asarray(a, device=device)
+    assert_same(xp.argmax(g, axis=axis), np.argmax(a, axis=axis))
+    assert_same(xp.argmin(g, axis=axis, keepdims=True), np.argmin(a, axis=axis, keepdims=True))
+    assert_same(xp.argmin((g - 1.5) ** 2, axis=axis), np.argmin((a - np.float32(1.5)) ** 2, axis=axis))
+    i = rng.integers(-3, 3, shape).astype(np.int64)
+    assert_same(xp.argmax(xp.asarray(i, device=device), axis=axis), np.argmax(i, axis=axis))
+
+
 # ---------------------------------------------------------------- count_nonzero
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -14,8 +14,13 @@ import numpy as np
 
 from .._dtypes import STORAGE_NP, uint32
 from ..compiler.kernel import Instr, Kernel
+from ..render.wgsl import WORKGROUP
 from ..render.wgsl_argreduce import render_argreduce
 from .wgpu_reduce import chunks_for
+
+# rows of at most THREAD_ROW elements, at least THREAD_MIN_OUTPUTS of them: one thread per output
+THREAD_ROW = 256
+THREAD_MIN_OUTPUTS = 4096
 
 
 def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -26,6 +31,13 @@ def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> l
     out = provider.alloc(m * STORAGE_NP[out_dt].itemsize)
     length = math.prod(src.shape[d] for d in axes)
     if m == 0 or length == 0:
+        return [out]
+    if length <= THREAD_ROW and m >= THREAD_MIN_OUTPUTS:      # many short rows: a thread each
+        k0 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "thread"), _sig=None)
+        r0 = provider.rendered_for(k0, render_argreduce)
+        wide0 = [provider.data_buffer(v) for _t, v in sorted(r0.wide_values(k0).items())]
+        provider.dispatch(r0.source, r0.meta(k0, {"G": 1, "MG": m, "L": length}), [*in_handles, out, *wide0],
+                          -(-m // WORKGROUP))
         return [out]
     g = chunks_for(m, length)
     mode = "final" if g == 1 else "partial"
