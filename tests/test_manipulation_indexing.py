@@ -239,6 +239,29 @@ def test_take_device_indices_checked(device):
     assert ix._known_range(xp.searchsorted(xp.sort(x[0]), x[1])._node) == (0, 3)
     assert ix._known_range(xp.argsort(x, axis=1)._node) is not None
     assert_same(xp.take_along_axis(x, xp.argsort(x, axis=1), axis=1), np.sort(h, axis=1))
+    # clip-ed and where-guarded indices are bounded by interval arithmetic: nothing read back
+    hi = np.linspace(-9, 9, 40, dtype=np.float32)
+    i = (_ga(hi, device) * 1).astype(xp.int32)
+    want = np.clip(hi.astype(np.int32), 0, 4) * 10
+    if not device.provider.host_memory:
+        with xp.config(offload="always"):           # lazy: the graph is there to analyse
+            i = (_ga(hi, device) * 1).astype(xp.int32)
+            assert ix._known_range(i._node) == (-2**31, 2**31 - 1)         # only the dtype's bounds
+            c = xp.minimum(xp.maximum(i, 0), 4)
+            assert ix._known_range(c._node) == (0, 4)
+            assert ix._known_range(xp.where(i > 4, 4, i)._node) == (-2**31, 4)
+            assert ix._known_range(xp.where(i < 0, 0, i)._node) == (0, 2**31 - 1)
+            assert ix._known_range(xp.where(i <= 4, i, 4)._node) == (-2**31, 4)
+            assert ix._known_range((xp.where(i >= 2, i, 2) - 2)._node) == (0, 2**31 - 3)
+            assert ix._known_range((xp.where(c < 1, 1, c) - 1)._node) == (0, 3)
+            xp.evaluate(g)
+            xp.reset_metrics()
+            r = xp.take(g, c)
+            assert xp.metrics()["bytes_downloaded"] == 0
+            assert_same(r, want)
+    assert_same(xp.take(g, xp.minimum(xp.maximum(i, 0), 4)), want)
+    with pytest.raises(IndexError, match="index 5 is out"):
+        xp.take(g, xp.minimum(xp.maximum(i, 0), 5))
 
 
 def test_take_along_axis(device):

@@ -21,6 +21,7 @@ the end.
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -102,29 +103,87 @@ _DEVICE_EXTREMES: dict[int, tuple[Any, int, int]] = {}
 
 
 def _known_range(node: Node) -> tuple[int, int] | None:
-    """(lo, hi) bounding ``node``'s values by construction: argsort along an axis of length L
-    gives [0, L), argmax/argmin over L elements [0, L), searchsorted into L values [0, L], a
-    mask's nonzero flat indices or coordinates the mask's size or dimension; views and reshapes
-    of them keep the range. None for anything else."""
+    """(lo, hi) bounding ``node``'s integer values by construction, or None (see ``_interval``)."""
+    if node.dtype.kind not in "iu":
+        return None
+    lo, hi = _interval(node, 0)
+    return (int(lo), int(hi)) if math.isfinite(lo) and math.isfinite(hi) else None
+
+
+def _interval(node: Node, depth: int) -> tuple[float, float]:
+    """Bounds of ``node``'s values (infinite where unknown): argsort along an axis of length L gives
+    [0, L), argmax/argmin over L elements [0, L), searchsorted into L values [0, L], a mask's nonzero
+    flat indices or coordinates the mask's size or dimension; integer constants their value;
+    ``where`` (with the bound its condition puts on a branch that is the compared operand),
+    ``minimum``, ``maximum``, ``add``, ``subtract`` and integer casts interval arithmetic; views keep
+    the range. ``clip``-ed and ``where``-guarded indices (``histogram``'s bins) are never read back."""
+    if node.dtype.kind == "b":
+        return 0.0, 1.0
+    if node.dtype.kind not in "iu" or depth > 24:
+        return -math.inf, math.inf
+    op, ins = node.op, node.inputs
     row = None
-    while node.op in ("view", "reshape"):
-        base = node.inputs[0]
-        if node.op == "view" and base.op == "compact" and len(base.shape) == 2 and base.shape[1] and \
+    while op in ("view", "reshape"):
+        base = ins[0]
+        if op == "view" and base.op == "compact" and len(base.shape) == 2 and base.shape[1] and \
                 node.shape == (base.shape[1],) and node.attrs[0] == (1,):
             row = node.attrs[1] // base.shape[1]        # one row of nonzero's coordinates
         node = base
-    if node.op == "compact" and node.attrs[0] in ("flat", "coords"):     # nonzero's indices of a mask
-        dims = node.inputs[0].shape
+        op, ins = node.op, node.inputs
+    info = np.iinfo(node.dtype)
+    lo, hi = float(info.min), float(info.max)           # what the dtype holds
+    if op == "const":
+        v = float(node.attrs[0])
+        return v, v
+    if op == "compact" and node.attrs[0] in ("flat", "coords"):     # nonzero's indices of a mask
+        dims = ins[0].shape
         if node.attrs[0] == "flat":
-            return 0, int(np.prod(dims)) - 1
-        return 0, (dims[row] if row is not None else max(dims, default=1)) - 1
-    if node.op == "argsort":
-        return 0, node.shape[node.attrs[0]] - 1
-    if node.op == "argreduce":
-        return 0, int(np.prod([node.inputs[0].shape[a] for a in node.attrs[1]])) - 1
-    if node.op == "searchsorted":
-        return 0, node.inputs[0].shape[0]
-    return None
+            return 0.0, float(math.prod(dims) - 1)
+        return 0.0, float((dims[row] if row is not None else max(dims, default=1)) - 1)
+    if op == "argsort":
+        return 0.0, float(node.shape[node.attrs[0]] - 1)
+    if op == "argreduce":
+        return 0.0, float(math.prod(ins[0].shape[a] for a in node.attrs[1]) - 1)
+    if op == "searchsorted":
+        return 0.0, float(ins[0].shape[0])
+    if op not in _INTERVAL_OPS or node.realized:
+        return lo, hi
+    if op == "where":
+        (tlo, thi), (flo, fhi) = (_guarded(ins[0], b, t, depth) for b, t in ((ins[1], True), (ins[2], False)))
+        a, b = (tlo, thi), (flo, fhi)
+        r = (min(a[0], b[0]), max(a[1], b[1]))
+    else:
+        a = _interval(ins[0], depth + 1)
+        b = _interval(ins[1], depth + 1) if len(ins) > 1 else a
+        r = {"minimum": (min(a[0], b[0]), min(a[1], b[1])), "maximum": (max(a[0], b[0]), max(a[1], b[1])),
+             "add": (a[0] + b[0], a[1] + b[1]), "subtract": (a[0] - b[1], a[1] - b[0]), "astype": a}[op]
+    if r[0] < lo or r[1] > hi:
+        return lo, hi           # it could wrap around
+    return r
+
+
+def _guarded(cond: Node, branch: Node, taken: bool, depth: int) -> tuple[float, float]:
+    """``branch``'s interval where ``where(cond, ...)`` takes it: when ``cond`` compares ``branch``
+    with a constant (``branch < k`` ...), that comparison's outcome bounds it."""
+    lo, hi = _interval(branch, depth + 1)
+    if cond.op in _BOUNDS and cond.inputs[0] is branch and cond.inputs[1].op == "const":
+        k = float(cond.inputs[1].attrs[0])
+        if not math.isfinite(k):
+            return lo, hi
+        side, edge = _BOUNDS[cond.op][taken]
+        if side == "hi":
+            hi = min(hi, math.floor(k) - 1 if edge == "strict" else math.floor(k))
+        else:
+            lo = max(lo, math.ceil(k) + 1 if edge == "strict" else math.ceil(k))
+    return lo, hi
+
+
+# comparison of (branch, k) -> (bound when true, bound when false): which side and whether strict
+_BOUNDS = {"less": {True: ("hi", "strict"), False: ("lo", "")},
+           "less_equal": {True: ("hi", ""), False: ("lo", "strict")},
+           "greater": {True: ("lo", "strict"), False: ("hi", "")},
+           "greater_equal": {True: ("lo", ""), False: ("hi", "strict")}}
+_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "astype"})
 
 
 def _device_extremes(a: GpuArray) -> tuple[int, int]:

@@ -116,7 +116,8 @@ def _uniform_bins(a: GpuArray, n: int, range_: Any) -> tuple[Any, np.ndarray]:
         return _FALLBACK, edges
     f = ((tmp.astype(d1t) - _py(first, d1t)).astype(ft) / _py(denom, ft)) * n
     ind = f.astype(_dtypes.int32)
-    ind = _where(ind > n - 1, n - 1, _where(ind < 0, 0, ind))           # indices == n -> n - 1
+    # indices == n -> n - 1; as minimum/maximum, so that take's bounds check knows [0, n - 1]
+    ind = _EW["minimum"](_EW["maximum"](ind, 0), n - 1)
     eg = asarray(edges, device=a.device)
     ind = _where(tmp < take(eg, ind), ind - 1, ind)
     ind = _where((ind < n - 1) & (tmp >= take(eg, _where(ind < 0, 0, ind) + 1)), ind + 1, ind)
