@@ -192,10 +192,9 @@ class GpuArray(NumPyMethods):
         return self.shape[0]
 
     def __iter__(self) -> Any:
-        if self.ndim == 0:
+        if self.ndim == 0:       # at the call, as NumPy (np.iterable of a 0-d array is False)
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
         text = format_array(self, repr)    # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"

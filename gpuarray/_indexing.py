@@ -237,7 +237,8 @@ def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:
         return astype_node(value._node, dtype)
     kind = _dtypes.scalar_kind(value)
     if kind is not None and not isinstance(value, np.generic):
-        if kind == "i" and dtype == _dtypes.bool_ or kind == "f" and dtype.kind != "f":
+        if kind == "i" and dtype == _dtypes.bool_ or kind == "f" and dtype.kind not in "fc" or \
+                kind == "c" and dtype.kind != "c":
             raise TypeError(f"setitem: cannot assign a Python {type(value).__name__} to a {dtype} array")
         if kind == "i" and dtype.kind in "iu":
             _dtypes.weak_result(dtype, value, _dtypes.float64)     # OverflowError when it does not fit

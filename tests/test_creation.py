@@ -169,3 +169,29 @@ def test_meshgrid(device, indexing):
         xp.meshgrid(xp.zeros((2, 2), device=device))
     with pytest.raises(ValueError, match="indexing"):
         xp.meshgrid(xp.zeros(2, device=device), indexing="yx")
+
+
+def test_what_scipy_calls(device):
+    """Details SciPy's array-API paths rely on (issue 21): integer linspace (rounded towards -inf,
+    as NumPy), NumPy scalars in lists keeping their dtype, 0-d arrays as arange bounds, 0-d arrays
+    not iterable, and a Python float or int stored into a complex array."""
+    for a, b, n, ep, dt in ((-5, 10, 7, True, np.int64), (0, 10, 4, False, np.int32), (3, -4, 5, True, np.int16)):
+        assert_same(xp.linspace(a, b, n, dtype=dt, endpoint=ep, device=device),
+                    np.linspace(a, b, n, dtype=dt, endpoint=ep))
+    assert xp.asarray([np.int32(1), np.int32(2)], device=device).dtype == np.int32
+    assert xp.asarray([[np.int16(1)], [np.int16(2)]], device=device).dtype == np.int16
+    assert xp.asarray([np.float32(1), 1.0], device=device).dtype == np.asarray([np.float32(1), 1.0]).dtype
+    assert xp.asarray([1, 2], device=device).dtype.kind == "i"          # Python ints: the default int
+    assert_same(xp.arange(xp.asarray(3, device=device), device=device), np.arange(3))
+    assert_same(xp.arange(np.asarray(2.0), 5, device=device), np.arange(np.asarray(2.0), 5))
+    assert not np.iterable(xp.asarray(1.0, device=device))
+    with pytest.raises(TypeError, match="0-d"):
+        iter(xp.asarray(1.0, device=device))
+    assert [float(v) for v in xp.asarray([1.0, 2.0], device=device)] == [1.0, 2.0]
+    z = xp.zeros(3, dtype=xp.complex128, device=device)
+    z[1] = -np.inf
+    z[2] = 3
+    assert_same(z, np.array([0, -np.inf, 3], np.complex128))
+    f = xp.zeros(2, device=device)
+    with pytest.raises(TypeError, match="complex"):
+        f[0] = 1j

@@ -47,7 +47,7 @@ def _dtype_or(dtype: Any, default: np.dtype, device: Device) -> np.dtype:
 def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
     """Default dtypes for Python data: bool, the device's default int, float and complex."""
     kind = host.dtype.kind
-    from_python = not isinstance(obj, (np.ndarray, np.generic))
+    from_python = not isinstance(obj, (np.ndarray, np.generic)) and not _numpy_leaves(obj)
     if kind == "b":
         return _dtypes.bool_
     if kind in "iu" and from_python:
@@ -59,6 +59,14 @@ def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
     if host.dtype in _dtypes.ALL_DTYPES:
         return host.dtype
     raise TypeError(f"gpuarray does not support dtype {host.dtype}; expected one of {_dtypes.dtype_names()}")
+
+
+def _numpy_leaves(obj: Any) -> bool:
+    """Whether ``obj`` is a non-empty list or tuple whose items are all NumPy scalars or arrays:
+    NumPy's dtype then, as ``np.asarray`` gives (``[np.int32(1)]`` stays int32)."""
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and all(_numpy_leaves(o) for o in obj)
+    return isinstance(obj, (np.ndarray, np.generic))
 
 
 def _has_float(obj: Any) -> bool:
@@ -195,10 +203,18 @@ def _iota(n: int, dtype: np.dtype, device: Device) -> GpuArray:
     return GpuArray(make("iota", (), dtype, (n,), (), device))
 
 
+def _scalar_bound(v: Any) -> Any:
+    """A 0-d array (GpuArray or NumPy) given as a bound of ``arange``: its value, as NumPy takes it."""
+    if isinstance(v, (GpuArray, np.ndarray)) and v.ndim == 0:
+        return v.item()
+    return v
+
+
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> GpuArray:
     """Evenly spaced values in [start, stop), computed on the device as ``start + i * step``."""
     dev = as_device(device)
+    start, stop, step = (_scalar_bound(v) for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     for name, v in (("start", start), ("stop", stop), ("step", step)):
@@ -241,8 +257,12 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
     is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(stop, (complex, np.complexfloating))
     dt = _dtype_or(dtype, dev.default_complex if is_complex else dev.default_float, dev)
+    if dt.kind in "iu" and not is_complex:
+        # NumPy computes in floating point and rounds towards -inf into an integer dtype
+        y = linspace(start, stop, num, dtype=dev.default_float, device=dev, endpoint=endpoint)
+        return finish(astype_node(apply(OPS["floor"], y)._node, dt))
     if dt.kind not in "fc":
-        raise TypeError(f"linspace: dtype must be a floating-point dtype; got {dt}")
+        raise TypeError(f"linspace: dtype must be a numeric dtype; got {dt}")
     if is_complex and dt.kind != "c":
         raise TypeError(f"linspace: complex start or stop needs a complex dtype; got {dt}")
     cast: Any = complex if dt.kind == "c" else float
