@@ -8,11 +8,13 @@ What runs where:
   ``matrix_norm`` (except ``'nuc'``/2/-2), ``matrix_power`` are built from
   elementwise ops, reductions and matmul, so they run on the array's device
   and fuse;
-- the decompositions (``det``, ``slogdet``, ``inv``, ``solve``, ``cholesky``,
-  ``qr``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``pinv``,
-  ``matrix_rank``) are one ``linalg_<name>`` node each, with no WGSL yet:
-  they run on the host with LAPACK (``providers/host_linalg.py``; on a wgpu
-  device each counts in ``metrics()["host_fallbacks"]``) and their results
+- ``cholesky``, ``solve``, ``inv``, ``det`` and ``slogdet`` of real float32 / float64
+  matrices on a wgpu device run there: blocked Cholesky and LU with partial pivoting
+  (``_linalg_lu``, ``providers/wgpu_linalg.py``), one flag read back for the errors;
+- the other decompositions (``qr``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``pinv``,
+  ``matrix_rank``; the five above on the ``cpu`` device or for complex input) are one
+  ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
+  (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
   stay on the caller's device. Their operand's elementwise prologue still
   fuses into the kernel that feeds them. They are evaluated when called, so
   a singular matrix raises :class:`LinAlgError` at the call, as in NumPy.
@@ -42,7 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _dtypes, _linalg_tall
+from . import _dtypes, _linalg_lu, _linalg_tall
 from ._aliasing import derive
 from ._array import GpuArray, expect_array
 from ._elementwise import apply, astype_node, finish
@@ -302,6 +304,8 @@ def det(x: GpuArray, /) -> GpuArray:
     """Determinant of each square matrix."""
     x = _matrices(x, "det", square=True)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.det(node)
     return GpuArray(_host("det", (node,), node.dtype, x.shape[:-2]))
 
 
@@ -309,6 +313,8 @@ def slogdet(x: GpuArray, /) -> SlogdetResult:
     """Sign and natural log of the absolute determinant of each square matrix."""
     x = _matrices(x, "slogdet", square=True)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return SlogdetResult(*_linalg_lu.slogdet(node))
     packed = GpuArray(_host("slogdet", (node,), node.dtype, x.shape[:-2] + (2,)))
     return SlogdetResult(packed[..., 0], _real_part(packed[..., 1]))
 
@@ -317,6 +323,8 @@ def inv(x: GpuArray, /) -> GpuArray:
     """Inverse of each square matrix; raises LinAlgError for a singular one."""
     x = _matrices(x, "inv", square=True)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.inv(node)
     return GpuArray(_host("inv", (node,), node.dtype, x.shape))
 
 
@@ -339,6 +347,8 @@ def solve(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
             shape = broadcast_shapes(x1.shape[:-2], x2.shape[:-2]) + x2.shape[-2:]
         except ValueError:
             raise ValueError(f"linalg.solve: batch dimensions of {x1.shape} and {x2.shape} do not broadcast") from None
+    if _linalg_lu.applies(x1, dt):
+        return _linalg_lu.solve(astype_node(x1._node, dt), astype_node(x2._node, dt), vector, shape)
     return GpuArray(_host("solve", (astype_node(x1._node, dt), astype_node(x2._node, dt)), dt, shape, (vector,)))
 
 
@@ -346,6 +356,8 @@ def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
     """Cholesky factor of each symmetric positive-definite matrix (lower, or upper with ``upper=True``)."""
     x = _matrices(x, "cholesky", square=True)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.cholesky(node, bool(upper))
     return GpuArray(_host("cholesky", (node,), node.dtype, x.shape, (bool(upper),)))
 
 

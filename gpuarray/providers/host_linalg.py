@@ -1,9 +1,10 @@
 """Host implementations (NumPy / LAPACK) of the ``linalg_*`` kernel kinds.
 
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
-``linalg_<name>``. No provider has WGSL for these yet, so on a wgpu device
-the planner runs them here as a host fallback (counted in
-``metrics()["host_fallbacks"]``) and the result stays with the array's device.
+``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
+``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
+and ``linalg_lu`` (Cholesky and LU on the device: ``providers/wgpu_linalg.py``) have WGSL; their
+host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
 
@@ -100,6 +101,35 @@ def _matrix_rank(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.linalg.matrix_rank(x, rtol=_rtol(ops))]
 
 
+def _flagged(fn: Callable[[], np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+    """``fn()`` flattened with a 0 flag after it, or NaN and a 1 flag where it raises LinAlgError."""
+    try:
+        got, flag = np.asarray(fn()).ravel(), 0.0
+    except np.linalg.LinAlgError:
+        got, flag = np.full(math.prod(shape), np.nan), 1.0
+    return np.concatenate([got, [flag]])
+
+
+def _potrf(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_potrf`` (the device kind's layout): the lower factors, then the error flag."""
+    return [_flagged(lambda: np.linalg.cholesky(ops[0]), ops[0].shape)]
+
+
+def _lu(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_lu`` (the device kind's layout): ``solve`` / ``inv`` with the error flag after the
+    result, ``det``, or ``slogdet`` as (sign, logabsdet) pairs."""
+    (mode,) = k.attrs
+    a = ops[0]
+    if mode == "solve":
+        return [_flagged(lambda: np.linalg.solve(a, ops[1]), ops[1].shape)]
+    if mode == "inv":
+        return [_flagged(lambda: np.linalg.inv(a), a.shape)]
+    if mode == "det":
+        return [np.linalg.det(a)]
+    sign, logabs = np.linalg.slogdet(a)
+    return [np.stack([sign, logabs], axis=-1)]
+
+
 def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
     def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
         dt = kernel.out_nodes[0].dtype
@@ -112,6 +142,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
     f"linalg_{name}": _wrap(fn) for name, fn in {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
-        "pinv": _pinv, "matrix_rank": _matrix_rank,
+        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu,
     }.items()
 }

@@ -15,6 +15,7 @@ from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
 from .wgpu_fft import enqueue_fft, fft_cannot_run
+from .wgpu_linalg import enqueue_lu, enqueue_potrf, linalg_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_rowfuse import enqueue_rowfuse
@@ -39,6 +40,8 @@ WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elemen
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 WGPU_KINDS["scatter_add"] = enqueue_scatter_add        # bincount / histogram / add.at (wgpu_scatter_add.py)
 WGPU_KIND_CHECKS["scatter_add"] = scatter_add_cannot_run
+WGPU_KINDS.update(linalg_potrf=enqueue_potrf, linalg_lu=enqueue_lu)     # Cholesky, LU (wgpu_linalg.py)
+WGPU_KIND_CHECKS.update(linalg_potrf=linalg_cannot_run, linalg_lu=linalg_cannot_run)
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 

@@ -1,0 +1,113 @@
+"""Linear algebra on the device against PyTorch (cuSOLVER) and CuPy in one process, by wall clock.
+
+    python -m bench.linalg [--cases cholesky,solve,inv,det] [--runs 5] [--libs torch,cupy] [--out FILE]
+
+Issue 20's targets: ``cholesky`` and ``solve`` (16 right-hand sides) of n = 4096 float32 and
+n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``inv`` and
+``det`` are timed too. Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
+positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
+is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
+trials of repeated calls and one synchronize); gpuarray's results are dropped between calls (each
+call is evaluated at once: singular and indefinite input raise there, as in NumPy). The relative
+residual ``||A x - b|| / (||A|| ||x||)`` (solve) or ``||L L^T - A|| / ||A||`` (cholesky) is checked
+in float64 on the host.
+"""
+
+# mypy: disable-error-code="misc"
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._timing import time_peers, wall_per_call, write_out
+
+SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (4096, 32, 32)))
+
+
+def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    n = shape[-1]
+    b = rng.uniform(-3, 3, shape)
+    a = b @ np.swapaxes(b, -1, -2) / n + np.eye(n)
+    return a.astype(dtype)
+
+
+def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
+    return {"cholesky": lambda a, b: xp.linalg.cholesky(a), "solve": lambda a, b: xp.linalg.solve(a, b),
+            "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a)}[case]
+
+
+def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
+    def fn_for(lib: str, mod: Any) -> Callable[..., Any]:
+        la = mod.linalg
+        return {"cholesky": lambda a, b: la.cholesky(a), "solve": lambda a, b: la.solve(a, b),
+                "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a)}[case]
+    return fn_for
+
+
+def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float:
+    a64, g64 = a.astype(np.float64), got.astype(np.float64)
+    if case == "cholesky":
+        return float(np.linalg.norm(g64 @ np.swapaxes(g64, -1, -2) - a64) / np.linalg.norm(a64))
+    if case == "solve":
+        return float(np.linalg.norm(a64 @ g64 - b) / (np.linalg.norm(a64) * np.linalg.norm(g64)))
+    if case == "inv":
+        eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
+        return float(np.linalg.norm(a64 @ g64 - eye) / np.linalg.norm(eye))
+    want = np.linalg.det(a64)
+    return float(np.max(np.abs(g64 - want) / np.maximum(np.abs(want), 1e-300)))
+
+
+def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
+    import gpuarray as xp
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+    with xp.config(offload="always"):
+        for case in cases:
+            for dtype, shape in SHAPES:
+                a = _spd(dtype, shape, rng)
+                b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
+                ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
+                fn = _gpuarray_fn(xp, case)
+                xp.evaluate(ga * 1, gb * 1)
+                xp.reset_metrics()
+                got = fn(ga, gb)
+                xp.evaluate(got)
+                xp.synchronize(ga.device)
+                m = xp.metrics()
+                rec: dict[str, Any] = {"case": case, "dtype": dtype, "shape": list(shape),
+                                       "dispatches": m["dispatches"], "host_fallbacks": m["host_fallbacks"],
+                                       "residual": _residual(case, a, b, np.asarray(got))}
+                del got
+                rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)),
+                                                         lambda d=ga.device: xp.synchronize(d), runs)
+                host_a, host_b = a.copy(), b.copy()
+                t0 = time.perf_counter()
+                _gpuarray_fn(np, case)(host_a, host_b)
+                rec["numpy_ms"] = 1e3 * (time.perf_counter() - t0)
+                rec.update(time_peers(libs, _peer_fn(case), (a, b), runs))
+                rows.append(rec)
+                print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()),
+                      flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default="cholesky,solve,inv,det")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--libs", default="torch,cupy")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rows = run(args.cases.split(","), max(3, args.runs), [v for v in args.libs.split(",") if v])
+    write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
+              args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""``cholesky``, ``solve``, ``inv``, ``det`` and ``slogdet`` on the device (blocked Cholesky and LU with
+partial pivoting: ``gpuarray/_linalg_lu.py``, ``providers/wgpu_linalg.py``) against NumPy on both
+providers: sizes over several panels, stacks (empty and broadcast ones), float32 and float64,
+residuals scaled by n * eps * norm on well- and ill-conditioned matrices, singular and indefinite
+input raising LinAlgError as NumPy does, and no host fallback on the wgpu device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+RNG = np.random.default_rng(20)
+SIZES = [0, 1, 2, 31, 64, 65, 200]
+
+
+def _skip_f64(device: xp.Device, dtype: Any) -> None:
+    if device.kind == "wgpu" and np.dtype(dtype) == np.float64 and not device.supports(np.dtype(np.float64)):
+        pytest.skip("no float64 on this adapter")
+
+
+def _general(shape: tuple[int, ...], cond: float, dtype: Any) -> np.ndarray:
+    """Matrices with singular values from 1 down to 1 / ``cond``."""
+    n = shape[-1]
+    u, _, _ = np.linalg.svd(RNG.normal(size=shape))
+    v, _, _ = np.linalg.svd(RNG.normal(size=shape))
+    return ((u * np.geomspace(1, 1 / cond, n)) @ v).astype(dtype)
+
+
+def _spd(shape: tuple[int, ...], cond: float, dtype: Any) -> np.ndarray:
+    n = shape[-1]
+    u, _, _ = np.linalg.svd(RNG.normal(size=shape))
+    s = (u * np.geomspace(1, 1 / cond, n)) @ np.swapaxes(u, -1, -2)
+    return ((s + np.swapaxes(s, -1, -2)) / 2).astype(dtype)
+
+
+def _norm(x: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(x.astype(np.float64), ord=np.inf, axis=(-2, -1)) if x.ndim >= 2 else np.abs(x).max()
+
+
+def _fallbacks_checked(device: xp.Device) -> Any:
+    class _Check:
+        def __enter__(self) -> None:
+            xp.reset_metrics()
+
+        def __exit__(self, *exc: Any) -> None:
+            if device.kind == "wgpu" and exc[0] is None:
+                assert xp.metrics()["host_fallbacks"] == 0
+    return _Check()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("cond", [10.0, 1e4])
+def test_cholesky_residual(device: xp.Device, dtype: Any, n: int, cond: float) -> None:
+    _skip_f64(device, dtype)
+    s = _spd((n, n), cond, dtype) if n else np.zeros((0, 0), dtype)
+    with _fallbacks_checked(device):
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device)))
+        up = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device), upper=True))
+    assert low.dtype == np.dtype(dtype) and low.shape == (n, n)
+    np.testing.assert_array_equal(np.triu(low, 1), 0)
+    np.testing.assert_array_equal(np.tril(up, -1), 0)
+    if n:
+        eps = np.finfo(dtype).eps
+        l64 = low.astype(np.float64)
+        assert np.abs(l64 @ l64.T - s).max() <= 8 * n * eps * _norm(s)
+        u64 = up.astype(np.float64)
+        assert np.abs(u64.T @ u64 - s).max() <= 8 * n * eps * _norm(s)
+        assert np.all(np.diag(low) > 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("cond", [10.0, 1e4])
+def test_solve_inv_det_residual(device: xp.Device, dtype: Any, n: int, cond: float) -> None:
+    _skip_f64(device, dtype)
+    a = _general((n, n), cond, dtype) if n else np.zeros((0, 0), dtype)
+    b = RNG.normal(size=(n, 3)).astype(dtype)
+    ga = xp.asarray(a, device=device)
+    with _fallbacks_checked(device):
+        x = np.asarray(xp.linalg.solve(ga, xp.asarray(b, device=device)))
+        xv = np.asarray(xp.linalg.solve(ga, xp.asarray(b[:, 0], device=device)))
+        ai = np.asarray(xp.linalg.inv(ga))
+        det = np.asarray(xp.linalg.det(ga))
+        sign, logabs = (np.asarray(v) for v in xp.linalg.slogdet(ga))
+    assert (x.dtype, x.shape, xv.shape, ai.shape) == (np.dtype(dtype), (n, 3), (n,), (n, n))
+    want = np.linalg.slogdet(a.astype(np.float64))
+    assert det.dtype == sign.dtype == logabs.dtype == np.dtype(dtype) and det.shape == ()
+    assert sign == want.sign
+    eps = np.finfo(dtype).eps
+    if not n:
+        assert det == 1 and logabs == 0
+        return
+    a64, bound = a.astype(np.float64), 8 * n * eps * _norm(a)
+    assert np.abs(a64 @ x - b).max() <= bound * np.abs(x).max()
+    assert np.abs(a64 @ xv - b[:, 0]).max() <= bound * np.abs(xv).max()
+    assert np.abs(a64 @ ai - np.eye(n)).max() <= bound * _norm(ai)
+    # the determinant of a perturbed matrix moves by up to cond * eps relatively (the smallest pivot)
+    assert abs(logabs - want.logabsdet) <= 8 * n * eps * (cond + abs(want.logabsdet))
+    want_det = (want.sign * np.exp(want.logabsdet)).astype(dtype)
+    np.testing.assert_allclose(det, want_det, rtol=16 * n * eps * cond, atol=np.finfo(dtype).tiny)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stacks_and_broadcasting(device: xp.Device, dtype: Any) -> None:
+    _skip_f64(device, dtype)
+    eps = np.finfo(dtype).eps
+    for batch in [(3,), (2, 2)]:
+        for n in (2, 31, 70):
+            a, s = _general(batch + (n, n), 30.0, dtype), _spd(batch + (n, n), 30.0, dtype)
+            with _fallbacks_checked(device):
+                got = {"chol": xp.linalg.cholesky(xp.asarray(s, device=device)),
+                       "inv": xp.linalg.inv(xp.asarray(a, device=device)),
+                       "det": xp.linalg.det(xp.asarray(a, device=device))}
+                got = {k: np.asarray(v) for k, v in got.items()}
+            np.testing.assert_allclose(got["chol"], np.linalg.cholesky(s), atol=64 * n * eps, rtol=0)
+            np.testing.assert_allclose(got["inv"], np.linalg.inv(a), atol=64 * n * eps * 30, rtol=0)
+            np.testing.assert_allclose(got["det"], np.linalg.det(a), rtol=64 * n * eps, atol=np.finfo(dtype).tiny)
+    a = _general((4, 1, 5, 5), 10.0, dtype)
+    b = RNG.normal(size=(3, 5, 2)).astype(dtype)
+    vec = RNG.normal(size=5).astype(dtype)
+    with _fallbacks_checked(device):
+        x = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(b, device=device)))
+        xv = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(vec, device=device)))
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), atol=500 * eps, rtol=0)
+    np.testing.assert_allclose(xv, np.linalg.solve(a, vec), atol=500 * eps, rtol=0)
+    assert x.shape == (4, 3, 5, 2) and xv.shape == (4, 1, 5)
+    for shape in [(0, 3, 3), (2, 0, 0)]:
+        e = np.zeros(shape, dtype)
+        g = xp.asarray(e, device=device)
+        assert np.asarray(xp.linalg.cholesky(g)).shape == shape
+        assert np.asarray(xp.linalg.inv(g)).shape == shape
+        np.testing.assert_array_equal(np.asarray(xp.linalg.det(g)), np.linalg.det(e))
+        assert np.asarray(xp.linalg.solve(g, g)).shape == shape
+
+
+def test_batched_small_stack(device: xp.Device) -> None:
+    a = _general((256, 32, 32), 100.0, np.float32)
+    s = _spd((256, 32, 32), 100.0, np.float32)
+    b = RNG.normal(size=(256, 32, 4)).astype(np.float32)
+    with _fallbacks_checked(device):
+        x = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(b, device=device)))
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device)))
+    eps = np.finfo(np.float32).eps
+    res = np.abs(np.einsum("bij,bjk->bik", a.astype(np.float64), x) - b).max(axis=(1, 2))
+    assert np.all(res <= 8 * 32 * eps * _norm(a) * np.abs(x).max(axis=(1, 2)))
+    l64 = low.astype(np.float64)
+    assert np.abs(l64 @ np.swapaxes(l64, -1, -2) - s).max() <= 8 * 32 * eps * _norm(s).max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [2, 40])
+def test_singular_and_indefinite_raise(device: xp.Device, dtype: Any, n: int) -> None:
+    _skip_f64(device, dtype)
+    a = RNG.normal(size=(n, n)).astype(dtype)
+    a[:, n // 2] = a[:, 0] * 2            # columns dependent: an exactly zero pivot
+    a[:, 0] = 1.0
+    a[:, n // 2] = 2.0
+    g = xp.asarray(a, device=device)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        xp.linalg.inv(g)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        xp.linalg.solve(g, xp.asarray(np.ones(n, dtype), device=device))
+    stack = np.stack([np.eye(n, dtype=dtype), a])
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        xp.linalg.inv(xp.asarray(stack, device=device))
+    with _fallbacks_checked(device):
+        det = np.asarray(xp.linalg.det(xp.asarray(stack, device=device)))
+        sign, logabs = (np.asarray(v) for v in xp.linalg.slogdet(g))
+    np.testing.assert_array_equal(det, [1.0, 0.0])
+    assert sign == 0 and logabs == -np.inf
+    s = _spd((n, n), 10.0, dtype)
+    s[n - 1, n - 1] = -1.0
+    for m in (s, np.stack([np.eye(n, dtype=dtype), s])):
+        with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
+            xp.linalg.cholesky(xp.asarray(m, device=device))
+    nan = np.full((n, n), np.nan, dtype)          # NumPy returns NaN factors without an error
+    np.testing.assert_array_equal(np.asarray(xp.linalg.cholesky(xp.asarray(nan, device=device))),
+                                  np.linalg.cholesky(nan))
+
+
+def test_prologue_and_integers(device: xp.Device) -> None:
+    a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.int32)
+    g = xp.asarray(a, device=device)
+    with _fallbacks_checked(device):
+        low = np.asarray(xp.linalg.cholesky(g * 2 + g.T))
+        x = np.asarray(xp.linalg.solve(g.T * 1.5, xp.asarray(np.arange(3), device=device)))
+    dt = g.device.default_float
+    np.testing.assert_allclose(low, np.linalg.cholesky((a * 2 + a.T).astype(dt)), rtol=1e-6)
+    np.testing.assert_allclose(x, np.linalg.solve(a.T * 1.5, np.arange(3)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_panels_wider_than_a_workgroup(wgpu_device: xp.Device, dtype: Any) -> None:
+    """n = 300: the panel below the first diagonal block has more rows than one workgroup."""
+    _skip_f64(wgpu_device, dtype)
+    n, eps = 300, np.finfo(dtype).eps
+    s, a = _spd((n, n), 100.0, dtype), _general((n, n), 100.0, dtype)
+    b = RNG.normal(size=(n, 2)).astype(dtype)
+    with _fallbacks_checked(wgpu_device):
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=wgpu_device))).astype(np.float64)
+        x = np.asarray(xp.linalg.solve(xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)))
+    assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s)
+    assert np.abs(a.astype(np.float64) @ x - b).max() <= 8 * n * eps * _norm(a) * np.abs(x).max()
