@@ -20,6 +20,7 @@ _RENDERERS: dict[str, str] = {   # kinds whose WGSL is one shader per kernel: re
     "elementwise": "wgsl:render", "reduce": "wgsl_reduce:render_reduce", "argreduce": "wgsl_argreduce:render_argreduce",
     "matmul": "wgsl_matmul:render_matmul", "scan": "wgsl_scan:render_scan",
     "compact": "wgsl_compact:render_compact",
+    "rowfuse": "wgsl_rowfuse:render_fused",    # over rows, or over columns (attrs (0,): wgsl_colfuse.py)
 }
 
 

@@ -11,7 +11,8 @@ A ``Kernel`` is what a provider runs. Its instructions are:
 - ``astype``  a conversion to ``dtype``
 - ``result``  a breaker kernel's own value at the output index (epilogues only)
 - ``rowreduce`` a ``rowfuse`` kernel's reduction of its argument over the last axis, read at
-              any element of the row (params: ``(rop,)``; see ``compiler/rowfuse.py``)
+              any element of the row (params: ``(rop,)``; see ``compiler/rowfuse.py``), or over
+              the first axis with params ``(rop, 0)`` (column fusion, ``compiler/colfuse.py``)
 - any op-table name: elementwise, operands broadcast to ``shape``
 
 A kernel of another ``kind`` (a reduction, ...) computes its ``operands``

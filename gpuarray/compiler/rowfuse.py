@@ -32,7 +32,7 @@ What may be fused (anything else keeps the separate kernels):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._ops import OPS
@@ -52,9 +52,10 @@ def _row_reduce(n: Node, shape: tuple[int, ...]) -> bool:
             and n.inputs[0].shape == shape and n.dtype.kind != "c")
 
 
-def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any) -> list[Node]:
-    """The unevaluated cone of ``targets`` in dependency order, through row reductions of
-    ``shape`` (other breakers and realized nodes are leaves)."""
+def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any,
+          absorbs: Callable[[Node, tuple[int, ...]], bool] = _row_reduce) -> list[Node]:
+    """The unevaluated cone of ``targets`` in dependency order, through the reductions of
+    ``shape`` that ``absorbs`` (row reductions; other breakers and realized nodes are leaves)."""
     order: list[Node] = []
     seen: set[int] = set()
     for t in targets:
@@ -68,7 +69,7 @@ def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any) -> list
                 continue
             seen.add(node.serial)
             stack.append((node, True))
-            if node.realized or not (fusable(node) or _row_reduce(node, shape)):
+            if node.realized or not (fusable(node) or absorbs(node, shape)):
                 continue
             stack.extend((i, False) for i in reversed(node.inputs) if i.serial not in seen)
     return order
@@ -188,7 +189,10 @@ def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     return k, reds
 
 
-def _build(group: list[Node], cone: list[Node], reds: set[int], fusable: Any) -> Kernel:
+def _build(group: list[Node], cone: list[Node], reds: set[int], fusable: Any, axis: int | None = None) -> Kernel:
+    """The ``rowfuse`` kernel of ``cone``; ``axis`` = 0: its reductions are over the first axis
+    (``compiler/colfuse.py``: ``rowreduce`` params ``(rop, 0)``, kernel attrs ``(0,)``)."""
+    extra = () if axis is None else (axis,)
     instrs: list[Instr] = []
     inputs: list[Any] = []
     index: dict[int, int] = {}
@@ -196,7 +200,7 @@ def _build(group: list[Node], cone: list[Node], reds: set[int], fusable: Any) ->
     for n in cone:
         if n.serial in reds:
             operands.append(len(instrs))
-            instrs.append(Instr("rowreduce", (index[n.inputs[0].serial],), n.dtype, n.shape, (n.attrs[0],)))
+            instrs.append(Instr("rowreduce", (index[n.inputs[0].serial],), n.dtype, n.shape, (n.attrs[0], *extra)))
         elif n.realized or not fusable(n):
             instrs.append(Instr("input", (), n.dtype, n.shape, (len(inputs),)))
             inputs.append(n)
@@ -204,4 +208,4 @@ def _build(group: list[Node], cone: list[Node], reds: set[int], fusable: Any) ->
             instrs.append(Instr(n.op, tuple(index[i.serial] for i in n.inputs), n.dtype, n.shape, n.attrs))
         index[n.serial] = len(instrs) - 1
     return Kernel(instrs, inputs, [index[t.serial] for t in group], list(group), group[0].shape,
-                  group[0].device, kind="rowfuse", operands=operands)
+                  group[0].device, kind="rowfuse", attrs=extra, operands=operands)

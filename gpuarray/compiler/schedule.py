@@ -31,6 +31,7 @@ from .._ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from . import plan_cache
+from .colfuse import col_kernel
 from .kernel import INDEX_OPS, Instr, Kernel
 from .rowfuse import row_kernel
 
@@ -205,9 +206,10 @@ def _uses(order: list[Node]) -> dict[int, int]:
 
 def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[Node]],
                 held: set[int] | None) -> Any:
-    """``try(group, taken)``: the group's ``rowfuse`` kernel and the reductions it absorbs, or None
-    (``taken``: breakers already computed by another kernel). A group of the row shape (one value
-    per row) is fused only when it absorbs two reductions or more (``logsumexp``, ``std``): one
+    """``try(group, taken)``: the group's ``rowfuse`` kernel (over rows, else over columns) and the
+    reductions it absorbs, or None (``taken``: breakers already computed by another kernel). A
+    group of the row (column) shape is fused only when it absorbs two reductions or more
+    (``logsumexp``, ``std``): one
     reduction with its epilogue is the reduce kernel's, which also splits long rows. None when
     nothing here can be fused."""
     if held is None or not any(n.op == "reduce" and not n.realized for n in order) or not any(
@@ -222,6 +224,8 @@ def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[No
 
     def attempt(group: list[Node], taken: set[int]) -> tuple[Kernel, set[int]] | None:
         got = row_kernel(group, lambda n: not is_breaker(n), consumers, held | taken, targets)
+        if got is None:         # reductions over the first axis (compiler/colfuse.py)
+            got = col_kernel(group, lambda n: not is_breaker(n), consumers, held | taken, targets)
         if got is None or got[1] & taken:
             return None
         k, reds = got

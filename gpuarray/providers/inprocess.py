@@ -278,7 +278,8 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarra
                 v = host_index(ins, [np.broadcast_to(vals[a], kernel.instrs[a].shape) for a in ins.args])
             elif op == "rowreduce":
                 x = np.broadcast_to(vals[ins.args[0]], kernel.instrs[ins.args[0]].shape)
-                v = _reduce_last(ins.params[0], x, ins.dtype)
+                v = _reduce_last(ins.params[0], x, ins.dtype) if len(ins.params) == 1 else \
+                    _reduce_axes(ins.params[0], x, ins.params[1], ins.dtype)     # (rop, 0): colfuse.py
             else:
                 args = [vals[a] for a in ins.args]
                 v = np.asarray(OPS[op].host_impl()(*args))

@@ -10,6 +10,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_rowfuse import render_rowfuse
+from .wgpu_colfuse import enqueue_colfuse
 from .wgpu_reduce import dispatch_subgroups, use_subgroups
 
 CACHED = os.environ.get("GPUARRAY_ROW_CACHE", "1") != "0"     # rows kept in registers (render_rowfuse)
@@ -18,6 +19,8 @@ CACHE_MAX = 32          # elements per thread: rows of up to 8192
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
     """Record ``kernel``; returns its output handles."""
+    if kernel.attrs:                # reductions over the first axis (compiler/colfuse.py)
+        return enqueue_colfuse(provider, kernel, in_handles)
     outs = [provider.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize) for o in kernel.outputs]
     rows = math.prod(kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[:-1])
     if kernel.size == 0:

@@ -25,10 +25,17 @@ import numpy as np
 from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.kernel import Kernel
 from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for
 from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
 UNROLL = 4      # row elements per thread and trip of a walk
+
+
+def render_fused(kernel: Kernel) -> Rendered:
+    """A ``rowfuse`` kernel's shader as the wgpu provider first renders it: over rows (without
+    subgroups, each row walked per reduction), or over columns (``render/wgsl_colfuse.py``)."""
+    return render_colfuse(kernel) if kernel.attrs else render_rowfuse(kernel)
 
 
 def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool) -> list[str]:

@@ -1,0 +1,213 @@
+"""Column fusion: reductions over the first axis and the elementwise work that reads them back, one kernel.
+
+Column statistics (``std(x, axis=0)``, ``var``, centring ``x - x.mean(axis=0)``, standardising
+``(x - mean) / std`` as scikit-learn's ``StandardScaler`` does, ``x / x.sum(axis=0)``) reduce each
+column of an operand of shape ``S = (R, C...)`` and then use the column's results at every
+element of the column, or return them (one value per column). Scheduled the usual way this is
+a reduction kernel (two or three passes each) per reduction plus an elementwise kernel.
+``col_kernel`` makes it one ``rowfuse`` kernel with ``attrs = (0,)`` (``rowreduce`` params
+``(rop, 0)``): a workgroup takes a tile of ``W`` adjacent columns and ``256 / W`` row slices
+(adjacent threads read adjacent columns), walks the rows once per level of dependent reductions
+(``mean``, then ``var`` about it; independent reductions share a walk), combines the slices
+through workgroup memory, keeps the columns' results in registers, then walks the rows once more
+to store the outputs (``render/wgsl_colfuse.py``).
+
+What may be fused (anything else keeps the separate kernels), as for row fusion:
+
+- the group's targets have one shape: ``S`` (rank >= 2), or the column shape ``S[1:]`` or
+  ``(1,) + S[1:]`` (``std(axis=0)``, with or without keepdims), on a device whose provider runs
+  ``rowfuse`` kernels (not the host);
+- every reduction absorbed is a ``reduce`` over axis 0 only of an operand of shape ``S``, of a
+  real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
+  only inside the fused cone;
+- a value derived from a reduction reaches the elements only through elementwise ops and casts
+  at a column shape (without broadcasting there), reshapes and unit-axis views between the column
+  shapes (keepdims), and elementwise ops of shape ``S`` that broadcast it along the rows;
+- the columns are at most ``SHORT_COL`` long, or there are at least ``MIN_TILES`` column tiles
+  (one workgroup per tile: a few long columns leave a GPU idle, and the reduction kernels split
+  them over many workgroups); each thread makes at most ``MAX_TRIPS`` trips in all (lavapipe
+  ends an invocation's loops after 65535 iterations).
+
+>>> tile_width(8192, 8), tile_width(1024, 8), tile_width(3, 4)
+(16, 4, 4)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from .._ops import OPS
+from ..graph.node import Node
+from ..graph.shapes import contiguous_strides
+from .kernel import Kernel
+from .rowfuse import ROW_OPS, _build, _cone, _derived
+
+WORKGROUP = 256         # threads per workgroup (render.wgsl.WORKGROUP)
+# rows per thread and trip of a walk, their loads in flight together: more where few tiles run (each
+# workgroup's walk is then a chain of trips, each waiting for memory); GPUARRAY_COLFUSE_UNROLL fixes it
+UNROLL, UNROLL_FEW = 8, 16
+UNROLL_ENV = int(os.environ.get("GPUARRAY_COLFUSE_UNROLL", "0") or 0)
+# bytes of a row a tile reads at least (a memory sector; GPUARRAY_COLFUSE_TILE_BYTES for sweeps)
+TILE_BYTES = int(os.environ.get("GPUARRAY_COLFUSE_TILE_BYTES", "32") or 32)
+TARGET_TILES = 512      # column tiles wanted: the tile narrows (down to TILE_BYTES of a row) until there are
+MIN_TILES = 64          # fewer tiles than this, with columns longer than SHORT_COL: not fused
+SHORT_COL = 1024
+MAX_TRIPS = 16384       # walk trips per thread, all walks together
+
+
+def tile_width(cols: int, itemsize: int) -> int:
+    """Columns per workgroup for ``cols`` columns of ``itemsize`` bytes: the widest of 64 .. 1 that
+    still gives ``TARGET_TILES`` tiles, but at least 32 bytes of a row (one memory sector), and no
+    wider than the columns need."""
+    w = 64
+    while w * itemsize > TILE_BYTES and -(-cols // w) < TARGET_TILES:
+        w //= 2
+    while w > 1 and w // 2 >= cols:
+        w //= 2
+    return w
+
+
+def unroll_for(tiles: int) -> int:
+    """Rows per thread and trip for a kernel of ``tiles`` column tiles (``UNROLL``, or ``UNROLL_FEW``
+    where fewer than half of ``TARGET_TILES`` run)."""
+    return UNROLL_ENV or (UNROLL_FEW if tiles < TARGET_TILES // 2 else UNROLL)
+
+
+def geometry(kernel: Kernel) -> tuple[int, int, int, int]:
+    """(rows ``R``, columns ``C``, tile width ``W``, rows per thread and trip) of a column-fused kernel."""
+    shape = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape
+    cols = math.prod(shape[1:])
+    item = max(kernel.instrs[kernel.instrs[q].args[0]].dtype.itemsize for q in kernel.operands)
+    w = tile_width(cols, item)
+    return shape[0], cols, w, unroll_for(-(-cols // w))
+
+
+def levels(kernel: Kernel) -> list[list[int]]:
+    """The kernel's reductions (indices into ``operands``) by walk: each reads only reductions of
+    earlier walks (``var`` after ``mean``; ``max`` and ``min`` of one input share a walk)."""
+    level: dict[int, int] = {}
+    for q in kernel.operands:
+        deep, stack, seen = 0, [kernel.instrs[q].args[0]], set()
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            if i in level:
+                deep = max(deep, level[i] + 1)
+                continue
+            stack.extend(kernel.instrs[i].args)
+        level[q] = deep
+    out: list[list[int]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for j, q in enumerate(kernel.operands):
+        out[level[q]].append(j)
+    return out
+
+
+def _col_reduce(n: Node, shape: tuple[int, ...]) -> bool:
+    """Whether ``n`` is an unevaluated reduction over the first axis only of an operand of ``shape``."""
+    return (n.op == "reduce" and not n.realized and n.attrs[0] in ROW_OPS and n.attrs[1] == (0,)
+            and len(shape) >= 2 and n.inputs[0].shape == shape and n.dtype.kind != "c")
+
+
+def _col_shape(group: list[Node], fusable: Any) -> tuple[int, ...] | None:
+    """The shape ``S`` whose columns are reduced: the group's own shape when it reads a column
+    reduction of an operand of that shape, or the operand shape of one whose result shape
+    (``S[1:]`` or ``(1,) + S[1:]``) the group has; else None."""
+    t = group[0].shape
+    found: tuple[int, ...] | None = None
+    seen: set[int] = set()
+    stack = list(group)
+    while stack:
+        n = stack.pop()
+        if n.serial in seen or n.realized:
+            continue
+        seen.add(n.serial)
+        if fusable(n):
+            stack.extend(n.inputs)
+            continue
+        if n.op != "reduce" or not n.inputs:
+            continue
+        s = n.inputs[0].shape
+        if len(s) < 2 or n.attrs[1] != (0,):
+            continue
+        if s == t:
+            return t
+        if t in (s[1:], (1,) + s[1:]):
+            found = s
+    return found
+
+
+def _unit_view(n: Node) -> bool:
+    """Whether view ``n`` only adds or drops unit axes (each element keeps its linear index)."""
+    strides, offset = n.attrs
+    return offset == 0 and math.prod(n.shape) == math.prod(n.inputs[0].shape) and all(
+        s == c for s, c, d in zip(strides, contiguous_strides(n.shape), n.shape, strict=True) if d != 1)
+
+
+def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
+    """Whether every value derived from a column reduction reaches the elements of its own column
+    only (see the module docstring)."""
+    cols, keep = shape[1:], (1,) + shape[1:]
+    col_shapes = {cols, keep}
+    derived: set[int] = set(reds)
+    for n in cone:
+        if n.serial in reds or n.realized:
+            continue
+        ins = [i for i in n.inputs if i.serial in derived]
+        if not ins:
+            continue
+        derived.add(n.serial)
+        if n.op in OPS or n.op == "astype":
+            if n.shape == shape:
+                if any(i.shape not in col_shapes and i.shape != shape for i in ins):
+                    return False
+            elif n.shape in col_shapes:
+                if any(i.shape != n.shape for i in ins):
+                    return False
+            else:
+                return False
+        elif n.op in ("reshape", "view"):
+            if n.inputs[0].shape not in col_shapes or n.shape not in col_shapes:
+                return False
+            if n.op == "view" and not _unit_view(n):
+                return False
+        else:
+            return False
+    return True
+
+
+def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]], held: set[int],
+               live: set[int]) -> tuple[Kernel, set[int]] | None:
+    """A column-fused ``rowfuse`` kernel computing ``group`` (elementwise targets of one shape) with
+    the column reductions it reads, and the serials of those reductions; None where the rules
+    above do not hold (arguments as ``rowfuse.row_kernel``'s)."""
+    provider = getattr(group[0].device, "provider", None)
+    if provider is None or getattr(provider, "host_memory", True):
+        return None
+    shape = _col_shape(group, fusable)
+    if shape is None:
+        return None
+    rows, cols = shape[0], math.prod(shape[1:])
+    if rows <= 0 or cols <= 0:
+        return None
+    cone = _cone(group, shape, fusable, _col_reduce)
+    reds = {n.serial for n in cone if not n.realized and _col_reduce(n, shape)}
+    if not reds or any(r in held or r in live for r in reds):
+        return None
+    inside = {n.serial for n in cone}
+    for d in _derived(cone, reds):
+        if any(c.serial not in inside for c in consumers.get(d, ())):
+            return None
+    if not _aligned(cone, reds, shape):
+        return None
+    k = _build(group, cone, reds, fusable, axis=0)
+    r, c, w, u = geometry(k)
+    trips = -(-r // (WORKGROUP // w * u))
+    if -(-c // w) < MIN_TILES and r > SHORT_COL or trips * (len(levels(k)) + 1) > MAX_TRIPS:
+        return None
+    if provider.cannot_run(k) is not None:
+        return None
+    return k, reds

@@ -1,0 +1,166 @@
+"""Render a column-fused ``rowfuse`` kernel (``compiler/colfuse.py``: reductions over the first axis).
+
+The operand shape is ``S = (R, C...)``; columns are numbered ``0 .. C - 1`` in C order. A
+workgroup takes a tile of ``W`` adjacent columns: thread ``lid`` takes column ``lid % W`` of the
+tile and row slice ``s = lid / W`` (``256 / W`` slices), rows ``s, s + 256 / W, ...``, so the
+threads of a warp read adjacent addresses. For each walk (``colfuse.levels``: ``mean``, then
+``var`` about it) the threads walk their rows, ``U`` per trip (8, or 16 where few tiles run) with
+one accumulator each (their loads in flight together, float32 sums in shorter chains),
+evaluating the reductions' operands through the fused cone (column values that depend only on
+earlier walks' results, ``mean = sum / n``, are computed once before the walk); then the slices'
+results are combined through workgroup memory in a fixed order, so every thread of a column
+holds the same column result in a register (``rv<j>``). Walks alternate direction, so that a
+walk starts on the rows the previous one read last (still in cache). Outputs of shape ``S`` are
+stored by a last walk; outputs of one value per column (``std(axis=0)``) by slice 0. ``prm``
+extras: COLS (``C``).
+
+>>> import numpy as np, gpuarray as xp
+>>> from gpuarray.compiler.schedule import schedule
+>>> x = xp.asarray(np.ones((64, 8), np.float32), device="wgpu:0")
+>>> (k,) = schedule([xp.std(x, axis=0)._node])
+>>> k.kind, k.attrs, "cf_col" in render_colfuse(k).source
+('rowfuse', (0,), True)
+"""
+
+from __future__ import annotations
+
+from .._dtypes import WGSL_STORAGE_TYPE
+from ..compiler.colfuse import geometry, levels
+from ..compiler.kernel import Kernel
+from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl_lib import helpers_for
+from .wgsl_reduce import acc_type, combine, compute_main, identity
+
+
+def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Rendered:
+    """WGSL for a column-fused kernel; ``variant`` = (columns per workgroup ``W``, rows per thread
+    and trip), by default ``colfuse.geometry(kernel)[2:]``. One workgroup per tile of ``W`` columns
+    (``prm`` extra COLS)."""
+    w, unroll = variant if variant is not None else geometry(kernel)[2:]
+    slices = WORKGROUP // w
+    span = slices * unroll
+    g = _Gen(kernel)
+    src = kernel.instrs[kernel.operands[0]].args[0]
+    shape = kernel.instrs[src].shape
+    nd = len(shape)
+    rep = g.rep[src]
+    cols = g.slot(("extra", "COLS"))
+    body = ["  let cf_tile = wid.y * nwg.x + wid.x;",
+            f"  if (cf_tile * {w}u >= {cols}) {{ return; }}",
+            f"  let cf_c = {cols};", f"  let cf_s = lid / {w}u;", f"  let cf_col = cf_tile * {w}u + lid % {w}u;",
+            "  let cf_cc = min(cf_col, cf_c - 1u);",        # columns past the end read the last one
+            f"  let cf_R = {g.slot(('dim', rep, 0))};",
+            f"  let cf_T = (cf_R + {span - 1}u) / {span}u;", f"  let cf_TF = cf_R / {span}u;"]
+    coords = [""] * nd
+    rem = "cf_cc"
+    for d in range(nd - 1, 0, -1):
+        if d == 1:
+            coords[d] = rem
+        else:
+            dim = g.slot(("dim", rep, d))
+            body += [f"  let cf_k{d} = {rem} % {dim};", f"  let cf_q{d} = {rem} / {dim};"]
+            coords[d], rem = f"cf_k{d}", f"cf_q{d}"
+    at = ("multi", ("cf_r", *coords[1:]))
+
+    def walk(inner: list[str], reverse: bool, per_u: bool) -> list[str]:
+        """Trips over this thread's rows (``cf_r``), ``unroll`` rows each; ``inner`` uses ``{u}``
+        for the row's accumulator where ``per_u``."""
+        def rows(check: bool) -> list[str]:
+            out: list[str] = []
+            for u in range(unroll):
+                lines = [ln.replace("{u}", str(u)) for ln in inner] if per_u else inner
+                row = [f"      let cf_r = cf_rb + {u * slices}u;"]
+                out += ["      {", *row, *(["      if (cf_r < cf_R) {"] if check else []), *lines,
+                        *(["      }"] if check else []), "      }"]
+            return out
+        trip = "cf_T - 1u - cf_t" if reverse else "cf_t"
+        return ["  for (var cf_t = 0u; cf_t < cf_T; cf_t = cf_t + 1u) {", f"    let cf_tt = {trip};",
+                f"    let cf_rb = cf_tt * {span}u + cf_s;",
+                "    if (cf_tt < cf_TF) {", *rows(False), "    } else {", *rows(True), "    }", "  }"]
+
+    col_shapes = {shape[1:], (1,) + shape[1:]} - {shape}
+
+    def hoist(roots: list[int]) -> list[str]:
+        """Evaluate once per thread, before a walk, the values of one column that ``roots`` read and
+        that depend on nothing but column results and constants (``mean = sum / n``, ``sqrt(var)``):
+        lines at function scope, and the values named in ``g``."""
+        ok: dict[int, bool] = {}
+        for i, ins in enumerate(kernel.instrs):
+            ok[i] = i in g.named or (ins.op != "input" and ins.shape in col_shapes and ins.op != "rowreduce"
+                                     and bool(ins.args) and all(ok[a] or kernel.instrs[a].op == "const"
+                                                                for a in ins.args))
+        front: list[int] = []
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            i = stack.pop()
+            if i in seen or i in g.named:
+                continue
+            seen.add(i)
+            if ok[i]:
+                front.append(i)
+            else:
+                stack.extend(kernel.instrs[i].args)
+        g.memo, g.lines = {}, []
+        for i in sorted(front):
+            rank = len(kernel.instrs[i].shape)
+            g.named[i] = g.value(i, ("multi", tuple(coords[1:]) if rank == nd - 1 else ("0u", *coords[1:])))
+        return list(g.lines)
+
+    decls: list[str] = []
+    walks = 0
+    for level in levels(kernel):
+        body += hoist([kernel.instrs[kernel.operands[j]].args[0] for j in level])
+        g.memo, g.lines = {}, []
+        adds: list[str] = []
+        for j in level:
+            ins = kernel.instrs[kernel.operands[j]]
+            v = g.value(ins.args[0], at)
+            if ins.dtype.kind == "b":
+                v = f"select(0u, 1u, {v})"
+            adds.append(f"        acc{j}_{{u}} = {combine(ins.params[0], ins.dtype, f'acc{j}_{{u}}', v)};")
+        inner = ["        " + ln.strip() for ln in g.lines] + adds
+        head: list[str] = []
+        tail: list[str] = []
+        for j in level:
+            ins = kernel.instrs[kernel.operands[j]]
+            rop, dt, at_t = ins.params[0], ins.dtype, acc_type(ins.dtype)
+            decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
+            head += [f"  var rv{j}: {at_t};"] + [f"  var acc{j}_{u}: {at_t} = {identity(rop, dt)};"
+                                                 for u in range(unroll)]
+            part = f"acc{j}_0"
+            for u in range(1, unroll):
+                part = combine(rop, dt, part, f"acc{j}_{u}")
+            tail += [f"  sh{j}[lid] = {part};"]
+        tail.append("  workgroupBarrier();")
+        for j in level:
+            ins = kernel.instrs[kernel.operands[j]]
+            rop, dt = ins.params[0], ins.dtype
+            tail += [f"  rv{j} = sh{j}[lid % {w}u];",
+                     f"  for (var cf_q = 1u; cf_q < {slices}u; cf_q = cf_q + 1u) {{",
+                     f"    rv{j} = {combine(rop, dt, f'rv{j}', f'sh{j}[lid % {w}u + cf_q * {w}u]')};", "  }"]
+            q = kernel.operands[j]
+            g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+        body += head + walk(inner, walks % 2 == 1, True) + tail
+        walks += 1
+    outs = kernel.outputs
+    if kernel.out_shape == shape:
+        body += hoist(list(outs))
+    g.memo, g.lines = {}, []
+    if kernel.out_shape == shape:
+        vals = [g.value(o, at) for o in outs]
+        stores = [f"        out{n}[cf_r * cf_c + cf_col] = {store_value(kernel.instrs[o].dtype, v)};"
+                  for n, (o, v) in enumerate(zip(outs, vals, strict=True))]
+        inner = ["        " + ln.strip() for ln in g.lines] + ["        if (cf_col < cf_c) {", *stores, "        }"]
+        body += walk(inner, walks % 2 == 1, False)
+    else:               # one value per column (std(axis=0)): slice 0 stores it
+        pat = ("multi", ("0u", *coords[1:])) if len(kernel.out_shape) == nd else ("multi", tuple(coords[1:]))
+        vals = [g.value(o, pat) for o in outs]
+        stores = [f"    out{n}[cf_col] = {store_value(kernel.instrs[o].dtype, v)};"
+                  for n, (o, v) in enumerate(zip(outs, vals, strict=True))]
+        body += ["  if (cf_s == 0u && cf_col < cf_c) {", *g.lines, *stores, "  }"]
+    out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in outs]
+    decls = declare_bindings(input_types(kernel), out_types, g.wide) + decls
+    main = compute_main(False, body)
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), len(outs))
