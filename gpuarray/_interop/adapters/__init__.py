@@ -30,7 +30,8 @@ from . import (
     reductions,
     shape,
     sorting,
+    statistics,
 )
 
 __all__ = ["calculus", "counting", "creation", "elementwise", "indexing", "joining", "linalg", "queries",
-           "reductions", "shape", "sorting"]
+           "reductions", "shape", "sorting", "statistics"]

@@ -1,0 +1,199 @@
+"""Quantiles and medians of sorted slices, on the device: NumPy's ``quantile`` methods as compositions.
+
+NumPy's ``quantile`` finds, for each ``q``, a *virtual index* into the sorted
+slice (a formula of the slice's length ``n`` and ``q`` that depends on
+``method``), reads the order statistics at its floor and ceiling and
+interpolates between them (``_lerp``). Here the sort (``sort``), the reads
+(``take`` / ``take_along_axis``) and the interpolation run on the device. The
+virtual indices follow NumPy's formulas with NumPy's dtypes: with a known ``n``
+(the length of the reduced axes) NumPy computes them, as it computes ``q``
+(they are parameters, uploaded as indices); with a per-slice count (the non-NaN
+values of ``nanquantile``: NaN sorts last, so a slice's first ``count`` sorted
+values are its non-NaN ones) the same formulas run on the device, elementwise.
+
+>>> import numpy as np, gpuarray as xp
+>>> s = sorted_slices(xp.asarray([[3.0, 1.0, 2.0, 4.0]], device="cpu"), (1,))
+>>> quantile_sorted(s, np.asarray(0.5), "linear", weak=True).tolist()
+[2.5]
+>>> quantile_sorted(s, np.asarray([0.0, 0.5]), "lower").tolist()
+[[1.0], [2.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._array import GpuArray
+from ..planner import evaluate_nodes
+from .indexing import take, take_along_axis
+from .manipulation import moveaxis, permute_dims, reshape
+from .sorting import sort
+from .statistical import sum as xsum
+
+_np: Any = np     # NumPy, untyped: its functions dispatch GpuArrays to gpuarray's adapters (NumPy's dtype rules)
+Fn = Callable[[Any, Any], Any]
+
+
+def _mul(n: Any, q: Any) -> Any:
+    """``n * q``, rounded on its own as NumPy rounds it: a device product is evaluated before the
+    sums that read it, which a driver that contracts ``a * b + c`` into one rounding (NVIDIA's)
+    would otherwise fuse (``5 * 0.2 - 1`` is 0 in NumPy, 5.6e-17 fused: another order statistic)."""
+    p = _np.multiply(n, q)
+    if isinstance(p, GpuArray):
+        evaluate_nodes([p._node])
+    return p
+
+
+def _civ(alpha: float, beta: float) -> Fn:
+    """NumPy's ``_compute_virtual_index``: ``n * q + (alpha + q * (1 - alpha - beta)) - 1``."""
+    return lambda n, q: _np.subtract(_np.add(_mul(n, q), alpha + q * (1 - alpha - beta)), 1)
+
+
+def _boundaries(index: Any, at_previous: Fn) -> Any:
+    """NumPy's ``_discrete_interpolation_to_boundaries``: floor or floor + 1 by ``at_previous``, at least 0."""
+    previous = _np.floor(index)
+    res = _np.where(at_previous(_np.subtract(index, previous), index), previous, _np.add(previous, 1))
+    return _np.maximum(res.astype(np.intp), 0)
+
+
+def _linear(n: Any, q: Any) -> Any:
+    return _mul(n - 1, q)           # a Python int n stays weak, as in NumPy
+
+
+# method -> virtual index of (n, q); NumPy's _QuantileMethods, written with functions that dispatch
+VIRTUAL_INDEX: dict[str, Fn] = {
+    "inverted_cdf": lambda n, q: _boundaries(_np.subtract(_mul(n, q), 1),
+                                             lambda g, _: _np.equal(g, 0)),
+    "averaged_inverted_cdf": lambda n, q: _np.subtract(_mul(n, q), 1),
+    "closest_observation": lambda n, q: _boundaries(
+        _np.subtract(_np.subtract(_mul(n, q), 1), 0.5),
+        lambda g, i: _np.logical_and(_np.equal(g, 0), _np.equal(_np.remainder(_np.floor(i), 2), 1))),
+    "interpolated_inverted_cdf": _civ(0, 1),
+    "hazen": _civ(0.5, 0.5),
+    "weibull": _civ(0, 0),
+    "linear": _linear,
+    "median_unbiased": _civ(1 / 3.0, 1 / 3.0),
+    "normal_unbiased": _civ(3 / 8.0, 3 / 8.0),
+    "lower": lambda n, q: _np.floor(_linear(n, q)).astype(np.intp),
+    "higher": lambda n, q: _np.ceil(_linear(n, q)).astype(np.intp),
+    "midpoint": lambda n, q: _np.multiply(0.5, _np.add(_np.floor(_linear(n, q)), _np.ceil(_linear(n, q)))),
+    "nearest": lambda n, q: _np.around(_linear(n, q)).astype(np.intp),
+}
+# methods that pick one order statistic (NumPy's fix_gamma None); the others interpolate
+TAKE = frozenset({"inverted_cdf", "closest_observation", "lower", "higher", "nearest"})
+# NumPy's fix_gamma of the interpolating methods that change the fractional part
+FIX_GAMMA: dict[str, Fn] = {
+    "averaged_inverted_cdf": lambda g, _: _np.where(_np.equal(g, 0), 0.5, 1.0),
+    "midpoint": lambda g, vi: _np.where(_np.equal(_np.remainder(vi, 1), 0), 0.0, 0.5),
+}
+
+
+def sorted_slices(a: GpuArray, axes: Sequence[int]) -> GpuArray:
+    """``a`` with the axes ``axes`` moved last, merged into one and sorted (NaN last): shape rest + (n,).
+
+    >>> import gpuarray as xp
+    >>> sorted_slices(xp.asarray([[2, 1], [0, 3]], device="cpu"), (0, 1)).tolist()
+    [0, 1, 2, 3]
+    """
+    rest = [i for i in range(a.ndim) if i not in axes]
+    x = permute_dims(a, tuple(rest) + tuple(axes)) if a.ndim else a
+    x = reshape(x, tuple(a.shape[i] for i in rest) + (-1,))
+    return sort(x, axis=-1)
+
+
+def nan_count(s: GpuArray) -> GpuArray:
+    """The non-NaN values of each slice ``s[..., :]`` (default integer dtype), shape rest + (1,)."""
+    return xsum(_np.logical_not(_np.isnan(s)), axis=-1, keepdims=True, dtype=s.device.default_int)
+
+
+def _neighbours(vi: Any, last: Any) -> tuple[Any, Any]:
+    """NumPy's ``_get_indexes``: floor and floor + 1 of ``vi``; -1 (the last valid value) at or past
+    ``last`` (n - 1), 0 below 0."""
+    below, above = _np.less(vi, 0), _np.greater_equal(vi, last)
+    previous = _np.floor(vi)
+    pair = [_np.where(below, 0, _np.where(above, -1, i)).astype(np.intp) for i in (previous, _np.add(previous, 1))]
+    return pair[0], pair[1]
+
+
+def _gather(s: GpuArray, idx: Any, count: GpuArray | None) -> GpuArray:
+    """``s[..., idx]``: host indices (shape (k,), -1 the last) or, with ``count``, device indices of
+    shape rest + (k,) (-1: the last non-NaN value); shape rest + (k,)."""
+    if count is None:
+        n = s.shape[-1]
+        return take(s, np.asarray(np.where(idx < 0, idx + n, idx), dtype=np.intp).reshape(-1), axis=-1)
+    top = _np.maximum(_np.subtract(count, 1), 0)
+    return take_along_axis(s, _np.minimum(_np.where(_np.less(idx, 0), top, idx), top), axis=-1)
+
+
+def lerp(a: Any, b: Any, t: Any) -> Any:
+    """NumPy's ``_lerp``: ``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` where ``t >= 0.5``."""
+    diff = _np.subtract(b, a)
+    if isinstance(t, float):
+        return _np.subtract(b, _np.multiply(diff, 1 - t)) if t >= 0.5 else _np.add(a, _np.multiply(diff, t))
+    lo = _np.add(a, _np.multiply(diff, t))
+    return _np.where(_np.greater_equal(t, 0.5), _np.subtract(b, _np.multiply(diff, _np.subtract(1, t))), lo)
+
+
+def quantile_sorted(s: GpuArray, q: np.ndarray, method: str, count: GpuArray | None = None,
+                    weak: bool = False) -> GpuArray:
+    """The ``q`` quantiles (``q`` in [0, 1], any shape) of each sorted slice ``s[..., :]``, shape
+    ``q.shape + s.shape[:-1]``. Without ``count`` a slice holding NaN gives NaN (NumPy's
+    ``quantile``); with ``count`` (``nan_count``) only the first ``count`` values count and an empty
+    slice gives NaN (``nanquantile``). ``weak``: ``q`` was a Python scalar (NumPy's weak promotion).
+
+    >>> import numpy as np, gpuarray as xp
+    >>> s = sorted_slices(xp.asarray([1.0, float("nan"), 3.0], device="cpu"), (0,))
+    >>> float(quantile_sorted(s, np.asarray(0.5), "linear", nan_count(s), weak=True))
+    2.0
+    """
+    rest, n = s.shape[:-1], s.shape[-1]
+    qf = q.reshape(-1)
+    if count is None:
+        vi, last = np.asanyarray(VIRTUAL_INDEX[method](n, qf)), n - 1     # parameters: NumPy computes them
+    else:
+        nc = count.astype(q.dtype) if q.dtype.kind == "f" else count    # NumPy: a Python int n (weak)
+        vi, last = VIRTUAL_INDEX[method](nc, qf), _np.subtract(count, 1)
+    if method in TAKE or (method == "linear" and vi.dtype.kind in "iu"):
+        r = _gather(s, vi, count)
+    else:
+        previous, following = _neighbours(vi, last)
+        g = _np.subtract(vi, previous)
+        g = (FIX_GAMMA[method](g, vi) if method in FIX_GAMMA else g).astype(vi.dtype)
+        t: Any = g
+        if weak and count is None:
+            t = float(g.reshape(()))
+        elif weak:                       # NumPy's float(gamma) per slice: weak, the data's float dtype
+            t = g.astype(np.result_type(s.dtype, 1.0))
+        r = lerp(_gather(s, previous, count), _gather(s, following, count), t)
+    if s.dtype.kind == "f":
+        if count is None:            # a NaN in the slice sorts last and makes the result NaN
+            last_value = s[..., -1:]
+            r = _np.where(_np.isnan(last_value), last_value, r)
+        else:
+            r = _np.where(_np.equal(count, 0), np.nan, r)
+    return reshape(moveaxis(r, -1, 0), q.shape + rest)
+
+
+def nanmedian_sorted(s: GpuArray, count: GpuArray) -> GpuArray:
+    """NumPy's ``nanmedian`` of each sorted slice (NaN last) with ``count`` non-NaN values: the middle
+    value, or the mean of the middle two; NaN for an empty slice. Shape ``s.shape[:-1]``.
+
+    >>> import gpuarray as xp
+    >>> s = sorted_slices(xp.asarray([4.0, float("nan"), 1.0, 2.0], device="cpu"), (0,))
+    >>> float(nanmedian_sorted(s, nan_count(s)))
+    2.0
+    """
+    top = _np.maximum(_np.subtract(count, 1), 0)
+    lo_i = _np.floor_divide(top, 2)
+    lo = take_along_axis(s, lo_i, axis=-1)
+    hi = take_along_axis(s, _np.minimum(_np.floor_divide(count, 2), top), axis=-1)
+    mid = _np.where(_np.equal(_np.remainder(count, 2), 1), lo, _np.divide(_np.add(lo, hi), 2))
+    r = _np.where(_np.equal(count, 0), np.nan, mid)
+    return reshape(r, s.shape[:-1])
+
+
+__all__ = ["VIRTUAL_INDEX", "TAKE", "FIX_GAMMA", "sorted_slices", "nan_count", "lerp", "quantile_sorted",
+           "nanmedian_sorted"]
