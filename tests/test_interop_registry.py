@@ -168,3 +168,26 @@ def test_register_array_adapter(device, monkeypatch):
     with xp.config(fallback="raise"):
         assert_same(np.fliplr(g), np.fliplr(A))
     assert seen == [g]
+
+
+def test_bind_fast_path_matches_signature_bind() -> None:
+    """``registry._bind``'s fast path (no inspect.Signature.bind per call) gives what bind gives,
+    and NumPy's TypeError where the call does not fit the signature."""
+    import inspect
+
+    def slow(f: Any, *a: Any, **k: Any) -> dict:
+        b = inspect.signature(f).bind(*a, **k)
+        b.apply_defaults()
+        return dict(b.arguments)
+
+    calls = [(np.std, (1,), {"axis": 0}), (np.std, (1, 0), {}), (np.std, (1,), {"ddof": 1, "keepdims": True}),
+             (np.sum, (1, None, None, None, False), {}), (np.percentile, (1, 50), {"method": "lower"}),
+             (np.histogram, (1,), {"bins": 5, "range": (0, 1)})]
+    for f, a, k in calls:
+        assert registry._bind(f, a, k) == slow(f, *a, **k)
+    with pytest.raises(TypeError):
+        registry._bind(np.std, (1,), {"axes": 0})                 # unknown keyword
+    with pytest.raises(TypeError):
+        registry._bind(np.std, (1, 0, None, None, 0, False, 1, 2, 3, 4), {})   # too many
+    with pytest.raises(TypeError):
+        registry._bind(np.std, (), {})                            # a is required

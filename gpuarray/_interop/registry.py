@@ -8,6 +8,7 @@ call then runs on the host (``host.host_function``). The adapters themselves are
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -31,8 +32,40 @@ def register_function(numpy_func: Any, impl: Callable[..., Any]) -> None:
     FUNCTIONS[numpy_func] = impl
 
 
+# func -> (positional names, keyword names, defaults, required names), or None: what _bind's fast
+# path needs (inspect's Signature.bind costs about fifty Python calls per NumPy call)
+_FAST: dict[Any, tuple | None] = {}
+
+
+def _fast_params(func: Any) -> tuple | None:
+    if func not in _FAST:
+        sig = _signature(func)
+        params = list(sig.parameters.values()) if sig is not None else []
+        kinds = inspect.Parameter
+        if sig is None or any(q.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for q in params):
+            _FAST[func] = None
+        else:
+            positional = tuple(q.name for q in params if q.kind in (kinds.POSITIONAL_ONLY,
+                                                                     kinds.POSITIONAL_OR_KEYWORD))
+            keywords = frozenset(q.name for q in params if q.kind != kinds.POSITIONAL_ONLY)
+            defaults = {q.name: q.default for q in params if q.default is not q.empty}
+            required = frozenset(q.name for q in params if q.default is q.empty)
+            _FAST[func] = (positional, keywords, defaults, required)
+    return _FAST[func]
+
+
 def _bind(func: Any, args: tuple, kwargs: dict) -> dict[str, Any] | None:
     """NumPy's arguments by parameter name, defaults filled in (None if the signature is unknown)."""
+    fast = _fast_params(func)
+    if fast is not None:
+        positional, keywords, defaults, required = fast
+        if len(args) <= len(positional) and keywords.issuperset(kwargs) and \
+                kwargs.keys().isdisjoint(positional[:len(args)]):
+            params = dict(defaults)
+            params.update(zip(positional, args))
+            params.update(kwargs)
+            if params.keys() >= required:
+                return params
     sig = _signature(func)
     if sig is None:
         return None

@@ -17,8 +17,8 @@ from ..._ops import OPS
 from ...graph.shapes import broadcast_shapes
 from ...namespace import manipulation as _m
 from ...namespace.creation import full, zeros
+from ...namespace.quantiles import sorted_slices
 from ...namespace.searching import count_nonzero as _count_nonzero
-from ...namespace.sorting import sort as _sort
 from ..host import _FALLBACK, _NOVALUE, _xp
 from ..operands import (
     _as_array,
@@ -52,6 +52,9 @@ def _where_mask(where: Any, a: Any) -> Any:
 
 
 _IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}
+# the result dtype NumPy's own function gave for a one-element stand-in, by its arguments: running
+# it (np.std is Python) cost about a hundred Python calls per ``x.std(axis=0)``
+_PROBED: dict[tuple, np.dtype] = {}
 
 
 def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
@@ -75,10 +78,20 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
             probe_kw["initial"] = initial
         if masked:
             probe_kw["where"] = np.ones((1,) * a.ndim, bool)
-        with np.errstate(all="ignore"), warnings.catch_warnings():   # NumPy checks the arguments, gives the dtype
-            warnings.simplefilter("ignore")
-            want = np.asarray(npf(np.zeros((1,) * a.ndim, a.dtype), axis=axis, keepdims=keepdims,
-                                  **probe_kw)).dtype
+        try:
+            key: Any = (np_name, a.dtype, a.ndim, axis, keepdims, tuple(sorted(probe_kw.items())))
+            want = _PROBED.get(key)
+        except TypeError:               # an unhashable argument (a list axis, an array initial)
+            key = want = None
+        if want is None:
+            with np.errstate(all="ignore"), warnings.catch_warnings():   # NumPy checks the arguments, gives the dtype
+                warnings.simplefilter("ignore")
+                want = np.asarray(npf(np.zeros((1,) * a.ndim, a.dtype), axis=axis, keepdims=keepdims,
+                                      **probe_kw)).dtype
+            if key is not None:
+                if len(_PROBED) >= 1024:
+                    _PROBED.clear()
+                _PROBED[key] = want
         mw = _map_dtype(want, a.device)
         m = _where_mask(where, a) if masked else None
         if mw is None or (masked and m is None):
@@ -219,10 +232,7 @@ def _median(a: GpuArray, p: dict) -> Any:
     if a.size == 0:
         return _FALLBACK
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
-    rest = [i for i in range(a.ndim) if i not in axes]
-    x = _m.permute_dims(a, tuple(rest + list(axes)))
-    x = _m.reshape(x, tuple(a.shape[i] for i in rest) + (-1,))
-    s = _sort(x, axis=-1)
+    s = sorted_slices(a, axes)          # shared with the quantiles (namespace/quantiles.py)
     n = s.shape[-1]
     mid = s[..., (n - 1) // 2: n // 2 + 1]
     r = _np.mean(mid, axis=-1)
