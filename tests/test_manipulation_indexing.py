@@ -264,6 +264,29 @@ def test_take_device_indices_checked(device):
         xp.take(g, xp.minimum(xp.maximum(i, 0), 5))
 
 
+def test_take_flat_offsets_not_downloaded(device):
+    """scikit-learn's loss picks raw_prediction.ravel()[arange(n) * k + y]: iota, a multiply by a
+    constant and stored labels are bounded without reading the index array back (the first
+    version of the device bounds check downloaded it whole, 8 MB per iteration at 2^20 rows)."""
+    from gpuarray.namespace import indexing as ix
+    n, k = 5000, 3
+    y = np.random.default_rng(4).integers(0, k, n)
+    gy = _ga(y, device) + 0              # computed: no host copy on a GPU device
+    raw = _ga(np.arange(n * k, dtype=np.float32), device)
+    xp.evaluate(gy, raw)
+    with xp.config(offload="always"):
+        idx = xp.arange(n, device=device) * k + gy
+        if not device.provider.host_memory:
+            assert ix._known_range(idx._node) == (0, n * k - 1)
+        xp.reset_metrics()
+        got = xp.take(raw, idx)
+        assert xp.metrics()["bytes_downloaded"] <= 16           # the labels' extremes, once
+        assert_same(got, np.arange(n * k, dtype=np.float32)[np.arange(n) * k + y])
+        wide = xp.arange(n, device=device) * (2 * k) + gy        # out of range: NumPy's IndexError
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 15000"):
+            xp.take(raw, wide)
+
+
 def test_take_along_axis(device):
     a = _data("float32", (3, 4), 3)
     g = _ga(a, device)

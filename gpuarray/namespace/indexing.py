@@ -146,7 +146,14 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
         return 0.0, float(math.prod(ins[0].shape[a] for a in node.attrs[1]) - 1)
     if op == "searchsorted":
         return 0.0, float(ins[0].shape[0])
-    if op not in _INTERVAL_OPS or node.realized:
+    if node.realized:            # stored values: their extremes (read once per array, remembered)
+        if math.prod(node.shape) == 0:
+            return lo, hi
+        e = _stored_extremes(node)
+        return float(e[0]), float(e[1])
+    if op == "iota":
+        return 0.0, float(max(node.shape[0] - 1, 0))
+    if op not in _INTERVAL_OPS:
         return lo, hi
     if op == "where":
         (tlo, thi), (flo, fhi) = (_guarded(ins[0], b, t, depth) for b, t in ((ins[1], True), (ins[2], False)))
@@ -155,8 +162,12 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
     else:
         a = _interval(ins[0], depth + 1)
         b = _interval(ins[1], depth + 1) if len(ins) > 1 else a
-        r = {"minimum": (min(a[0], b[0]), min(a[1], b[1])), "maximum": (max(a[0], b[0]), max(a[1], b[1])),
-             "add": (a[0] + b[0], a[1] + b[1]), "subtract": (a[0] - b[1], a[1] - b[0]), "astype": a}[op]
+        if op == "multiply":
+            ps = [u * v for u in a for v in b if math.isfinite(u * v)]
+            r = (min(ps), max(ps)) if len(ps) == 4 else (-math.inf, math.inf)
+        else:
+            r = {"minimum": (min(a[0], b[0]), min(a[1], b[1])), "maximum": (max(a[0], b[0]), max(a[1], b[1])),
+                 "add": (a[0] + b[0], a[1] + b[1]), "subtract": (a[0] - b[1], a[1] - b[0]), "astype": a}[op]
     if r[0] < lo or r[1] > hi:
         return lo, hi           # it could wrap around
     return r
@@ -183,7 +194,15 @@ _BOUNDS = {"less": {True: ("hi", "strict"), False: ("lo", "")},
            "less_equal": {True: ("hi", ""), False: ("lo", "strict")},
            "greater": {True: ("lo", "strict"), False: ("hi", "")},
            "greater_equal": {True: ("lo", ""), False: ("hi", "strict")}}
-_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "astype"})
+_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "multiply", "astype"})
+
+
+def _stored_extremes(node: Node) -> tuple[int, int]:
+    """(min, max) of an evaluated non-empty integer node: from its host copy, else read back."""
+    h = node.data.host if node.data is not None else None
+    if h is not None:
+        return _extremes(h)
+    return _device_extremes(GpuArray(node))
 
 
 def _device_extremes(a: GpuArray) -> tuple[int, int]:
@@ -210,9 +229,13 @@ def check_array_bounds(a: GpuArray, n: int, axis: int) -> None:
     if host is not None:
         check_bounds(host, n, axis)
         return
+    def inside(lo: int, hi: int) -> bool:
+        return hi < n and (lo >= -n or a.dtype.kind == "u")
+
     known = _known_range(a._node)
-    lo, hi = known if known is not None else _device_extremes(a)
-    if hi < n and (lo >= -n or a.dtype.kind == "u"):
+    if known is not None and inside(*known):
+        return
+    if inside(*_device_extremes(a)):             # what the expression's values actually are
         return
     check_bounds(np.asarray(a), n, axis)        # out of bounds: NumPy's message names the first
 
