@@ -594,3 +594,18 @@ def test_index_bounds_checked_once_per_index_array(device, monkeypatch):  # noqa
     for bad in ([0, 10], [-11, 2]):
         with pytest.raises(IndexError, match="out of bounds"):
             xp.take(x, xp.asarray(np.array(bad), device=device))
+
+
+def test_bounds_of_evaluated_index_arrays(device):
+    """Evaluated index arrays drop their graph inputs: the bounds check reads their stored extremes
+    (scikit-learn's LabelEncoder.inverse_transform takes with an evaluated searchsorted result)."""
+    classes = _ga(np.array([1, 3, 7]), device)
+    codes = xp.searchsorted(classes, _ga(np.array([3, 1, 3, 7, 1, 1]), device))
+    xp.evaluate(codes)
+    assert_same(xp.take(classes, codes), np.array([3, 1, 3, 7, 1, 1]))
+    v = codes[1:]
+    xp.evaluate(v)
+    assert_same(xp.take(classes, v), np.array([1, 3, 7, 1, 1]))
+    am = xp.argmax(_ga(np.array([[1.0, 5.0], [7.0, 2.0]]), device), axis=1)
+    xp.evaluate(am)
+    assert_same(xp.take(classes, am), np.array([3, 1]))

@@ -123,7 +123,7 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
         return -math.inf, math.inf
     op, ins = node.op, node.inputs
     row = None
-    while op in ("view", "reshape"):
+    while op in ("view", "reshape") and ins:          # (an evaluated node has dropped its inputs)
         base = ins[0]
         if op == "view" and base.op == "compact" and len(base.shape) == 2 and base.shape[1] and \
                 node.shape == (base.shape[1],) and node.attrs[0] == (1,):
@@ -135,22 +135,23 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
     if op == "const":
         v = float(node.attrs[0])
         return v, v
+    if op == "argsort":
+        return 0.0, float(node.shape[node.attrs[0]] - 1)
+    if node.realized and not ins or node.realized and op not in ("compact", "argreduce", "searchsorted"):
+        # stored values (an evaluated node drops its inputs): their extremes, read once and remembered
+        if math.prod(node.shape) == 0:
+            return lo, hi
+        e = _stored_extremes(node)
+        return float(e[0]), float(e[1])
     if op == "compact" and node.attrs[0] in ("flat", "coords"):     # nonzero's indices of a mask
         dims = ins[0].shape
         if node.attrs[0] == "flat":
             return 0.0, float(math.prod(dims) - 1)
         return 0.0, float((dims[row] if row is not None else max(dims, default=1)) - 1)
-    if op == "argsort":
-        return 0.0, float(node.shape[node.attrs[0]] - 1)
     if op == "argreduce":
         return 0.0, float(math.prod(ins[0].shape[a] for a in node.attrs[1]) - 1)
     if op == "searchsorted":
         return 0.0, float(ins[0].shape[0])
-    if node.realized:            # stored values: their extremes (read once per array, remembered)
-        if math.prod(node.shape) == 0:
-            return lo, hi
-        e = _stored_extremes(node)
-        return float(e[0]), float(e[1])
     if op == "iota":
         return 0.0, float(max(node.shape[0] - 1, 0))
     if op not in _INTERVAL_OPS:
