@@ -55,6 +55,7 @@ LARGE = Tiles(64, 128, 16, 4, 8)       # 256 threads, 4x8 outputs each; both sid
 GENERAL = Tiles(64, 64, 16, 4, 4)      # 256 threads, 4x4 outputs each
 SMALL = Tiles(32, 32, 16, 2, 2)        # 256 threads, for matrices under one general tile
 MATVEC = Tiles(128, 1, 32, 1, 1)       # N == 1: one row per thread
+THIN = Tiles(256, 4, 8, 1, 4)          # N <= 4, many rows (X @ W of a few classes): a row per thread
 VECMAT = Tiles(1, 128, 32, 1, 1)       # M == 1: one column per thread
 
 BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs each
@@ -146,6 +147,8 @@ def choose_tiles(m: int, n: int, k: int, dtype: np.dtype) -> Tiles:
         return MATVEC
     if m == 1:
         return VECMAT
+    if n <= THIN.bn and m >= 1024:
+        return THIN
     if m <= 32 or n <= 32:
         return SMALL
     if m >= 2048 and n >= 2048:      # below that, too few workgroups to fill the GPU
