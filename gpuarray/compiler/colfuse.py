@@ -42,7 +42,7 @@ from .._ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .kernel import Kernel
-from .rowfuse import ROW_OPS, _build, _cone, _derived
+from .rowfuse import ROW_OPS, _build, _cone, _derived, reduced_shape
 
 WORKGROUP = 256         # threads per workgroup (render.wgsl.WORKGROUP)
 # rows per thread and trip of a walk, their loads in flight together: more where few tiles run (each
@@ -112,34 +112,6 @@ def _col_reduce(n: Node, shape: tuple[int, ...]) -> bool:
             and len(shape) >= 2 and n.inputs[0].shape == shape and n.dtype.kind != "c")
 
 
-def _col_shape(group: list[Node], fusable: Any) -> tuple[int, ...] | None:
-    """The shape ``S`` whose columns are reduced: the group's own shape when it reads a column
-    reduction of an operand of that shape, or the operand shape of one whose result shape
-    (``S[1:]`` or ``(1,) + S[1:]``) the group has; else None."""
-    t = group[0].shape
-    found: tuple[int, ...] | None = None
-    seen: set[int] = set()
-    stack = list(group)
-    while stack:
-        n = stack.pop()
-        if n.serial in seen or n.realized:
-            continue
-        seen.add(n.serial)
-        if fusable(n):
-            stack.extend(n.inputs)
-            continue
-        if n.op != "reduce" or not n.inputs:
-            continue
-        s = n.inputs[0].shape
-        if len(s) < 2 or n.attrs[1] != (0,):
-            continue
-        if s == t:
-            return t
-        if t in (s[1:], (1,) + s[1:]):
-            found = s
-    return found
-
-
 def _unit_view(n: Node) -> bool:
     """Whether view ``n`` only adds or drops unit axes (each element keeps its linear index)."""
     strides, offset = n.attrs
@@ -187,7 +159,7 @@ def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     provider = getattr(group[0].device, "provider", None)
     if provider is None or getattr(provider, "host_memory", True):
         return None
-    shape = _col_shape(group, fusable)
+    shape = reduced_shape(group, fusable, first=True)
     if shape is None:
         return None
     rows, cols = shape[0], math.prod(shape[1:])

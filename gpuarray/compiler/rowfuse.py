@@ -75,10 +75,11 @@ def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any,
     return order
 
 
-def _row_shape(group: list[Node], fusable: Any) -> tuple[int, ...] | None:
-    """The shape ``S`` whose rows are reduced: the group's own shape when it reads a row reduction
-    of an operand of that shape, or the operand shape of a row reduction whose result shape
-    (``S[:-1]``, or ``S[:-1] + (1,)`` with keepdims) the group has (``logsumexp``); else None."""
+def reduced_shape(group: list[Node], fusable: Any, first: bool = False) -> tuple[int, ...] | None:
+    """The shape ``S`` whose rows (``first``: columns, the first axis) are reduced: the group's own
+    shape when it reads such a reduction of an operand of that shape, or the operand shape of one
+    whose result shape the group has (rows: ``S[:-1]``, or ``S[:-1] + (1,)`` with keepdims, as
+    ``logsumexp``; columns: ``S[1:]`` or ``(1,) + S[1:]``); else None."""
     t = group[0].shape
     found: tuple[int, ...] | None = None
     seen: set[int] = set()
@@ -94,11 +95,12 @@ def _row_shape(group: list[Node], fusable: Any) -> tuple[int, ...] | None:
         if n.op != "reduce" or not n.inputs:
             continue
         s = n.inputs[0].shape
-        if not s or n.attrs[1] != (len(s) - 1,):
+        if len(s) < (2 if first else 1) or n.attrs[1] != ((0,) if first else (len(s) - 1,)):
             continue
         if s == t:
             return t
-        if t in (s[:-1], s[:-1] + (1,)):
+        kept = s[1:] if first else s[:-1]
+        if t in (kept, (1,) + kept if first else kept + (1,)):
             found = s
     return found
 
@@ -160,7 +162,7 @@ def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     provider = getattr(group[0].device, "provider", None)
     if provider is None or getattr(provider, "host_memory", True):
         return None
-    shape = _row_shape(group, fusable)
+    shape = reduced_shape(group, fusable)
     if shape is None:
         return None
     nd = len(shape)
