@@ -38,11 +38,10 @@ import math
 import os
 from typing import Any
 
-from .._ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .kernel import Kernel
-from .rowfuse import ROW_OPS, _build, _cone, _derived, reduced_shape
+from .rowfuse import ROW_OPS, _build, _cone, _derived, aligned, reduced_shape
 
 WORKGROUP = 256         # threads per workgroup (render.wgsl.WORKGROUP)
 # rows per thread and trip of a walk, their loads in flight together: more where few tiles run (each
@@ -122,33 +121,8 @@ def _unit_view(n: Node) -> bool:
 def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
     """Whether every value derived from a column reduction reaches the elements of its own column
     only (see the module docstring)."""
-    cols, keep = shape[1:], (1,) + shape[1:]
-    col_shapes = {cols, keep}
-    derived: set[int] = set(reds)
-    for n in cone:
-        if n.serial in reds or n.realized:
-            continue
-        ins = [i for i in n.inputs if i.serial in derived]
-        if not ins:
-            continue
-        derived.add(n.serial)
-        if n.op in OPS or n.op == "astype":
-            if n.shape == shape:
-                if any(i.shape not in col_shapes and i.shape != shape for i in ins):
-                    return False
-            elif n.shape in col_shapes:
-                if any(i.shape != n.shape for i in ins):
-                    return False
-            else:
-                return False
-        elif n.op in ("reshape", "view"):
-            if n.inputs[0].shape not in col_shapes or n.shape not in col_shapes:
-                return False
-            if n.op == "view" and not _unit_view(n):
-                return False
-        else:
-            return False
-    return True
+    cols = {shape[1:], (1,) + shape[1:]}
+    return aligned(cone, reds, shape, cols, cols | {shape}, _unit_view)
 
 
 def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]], held: set[int],

@@ -114,12 +114,12 @@ def _derived(cone: list[Node], reds: set[int]) -> set[int]:
     return out
 
 
-def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
-    """Whether every value derived from a row reduction reaches the elements of its own row only
-    (see the module docstring)."""
-    nd = len(shape)
-    rows, keep = shape[:-1], shape[:-1] + (1,)
-    row_shapes = {rows, keep}
+def aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...], reduced: set[tuple[int, ...]],
+            full: set[tuple[int, ...]], view_ok: Callable[[Node], bool]) -> bool:
+    """Whether every value derived from a reduction reaches the elements of its own row (or column)
+    only (see the module docstring): elementwise at a ``reduced`` shape from operands of that shape,
+    at ``shape`` from operands of a ``full`` shape, and reshapes or views (``view_ok``) between
+    ``reduced`` shapes."""
     derived: set[int] = set(reds)
     for n in cone:
         if n.serial in reds or n.realized:
@@ -130,26 +130,35 @@ def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
         derived.add(n.serial)
         if n.op in OPS or n.op == "astype":
             if n.shape == shape:
-                ok = {shape, keep} | ({()} if nd == 1 else set())
-                if any(i.shape not in ok for i in ins):
+                if any(i.shape not in full for i in ins):
                     return False
-            elif n.shape in row_shapes:
+            elif n.shape in reduced:
                 if any(i.shape != n.shape for i in ins):
                     return False
             else:
                 return False
         elif n.op in ("reshape", "view"):
-            src = n.inputs[0]
-            if src.shape not in row_shapes or n.shape not in row_shapes:
+            if n.inputs[0].shape not in reduced or n.shape not in reduced:
                 return False
-            if n.op == "view":
-                strides, offset = n.attrs
-                cs = contiguous_strides(src.shape)
-                if offset != 0 or any(strides[d] != cs[d] for d in range(nd - 1) if n.shape[d] > 1):
-                    return False
+            if n.op == "view" and not view_ok(n):
+                return False
         else:
             return False
     return True
+
+
+def _row_view(n: Node, nd: int) -> bool:
+    """A view between the row shapes of an ``nd``-dimensional operand that keeps each row's value
+    at its row (keepdims' unit axis)."""
+    strides, offset = n.attrs
+    cs = contiguous_strides(n.inputs[0].shape)
+    return offset == 0 and all(strides[d] == cs[d] for d in range(nd - 1) if n.shape[d] > 1)
+
+
+def _aligned(cone: list[Node], reds: set[int], shape: tuple[int, ...]) -> bool:
+    rows, keep = shape[:-1], shape[:-1] + (1,)
+    full = {shape, keep} | ({()} if len(shape) == 1 else set())
+    return aligned(cone, reds, shape, {rows, keep}, full, lambda n: _row_view(n, len(shape)))
 
 
 def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]], held: set[int],
