@@ -31,6 +31,7 @@ try:
     from wgpu.backends.wgpu_native._ffi import ffi as _ffi
     from wgpu.backends.wgpu_native._ffi import lib as _lib
     from wgpu.backends.wgpu_native._helpers import ERROR_TYPES as _ERROR_TYPES
+    from wgpu.backends.wgpu_native._helpers import ErrorSlot as _SLOT
 
     _SET_PIPELINE: Any = _lib.wgpuComputePassEncoderSetPipeline
     _SET_BIND_GROUP: Any = _lib.wgpuComputePassEncoderSetBindGroup
@@ -55,11 +56,25 @@ except (ImportError, AttributeError):      # pragma: no cover - another wgpu bui
 RAW = _C is not None        # RawPass and SmallReader can be used
 
 
-def _raise_captured(name: str) -> None:
-    """End the error capture ``name`` (begun by ``_EH.capture(name)``): raise what it caught."""
-    err = _EH.release(name)
-    if err is not None:
-        raise _ERROR_TYPES.get(err[0], _GPUError)(err[1])
+def _capture(name: str) -> Any:
+    """Begin capturing wgpu-native's errors, as wgpu-py's proxies do around each call (an error
+    slot on the handler's per-thread stack, which its error callback fills); returns the slot for
+    ``_release``. Three Python calls where wgpu-py's capture and release take eight."""
+    try:
+        stack = _EH._per_thread_data.stack
+    except AttributeError:                  # the first capture in this thread makes the stack
+        stack = _EH._get_proxy_stack()
+    slot = _SLOT(name)
+    stack.append(slot)
+    return slot
+
+
+def _release(slot: Any) -> None:
+    """End the capture of ``slot`` (``_capture``'s): raise the ``GPUError`` it caught, if any."""
+    if _EH._per_thread_data.stack.pop() is not slot:     # never expected: what wgpu-py's release does
+        _EH.log_error("gpuarray: wgpu error capture out of sync")
+    if slot.message is not None:
+        raise _ERROR_TYPES.get(slot.type, _GPUError)(slot.message)
 
 
 class RawPass:
@@ -73,13 +88,13 @@ class RawPass:
 
     def __init__(self, device: Any, compute: bool = True) -> None:
         self.enc = self.cpass = None
-        _EH.capture("RawPass")
+        slot = _capture("RawPass")
         try:
             self.enc = _C.wgpuDeviceCreateCommandEncoder(device._internal, _ENC_DESC)
             if compute:
                 self.cpass = _C.wgpuCommandEncoderBeginComputePass(self.enc, _PASS_DESC)
         finally:
-            _raise_captured("RawPass")
+            _release(slot)
 
     def copy_buffer_to_buffer(self, src: Any, src_offset: int, dst: Any, dst_offset: int, size: int) -> None:
         """Record a copy after the pass (only inside ``submit``'s ``then``: its capture)."""
@@ -91,7 +106,7 @@ class RawPass:
         wgpu-py ``GPUQueue``); releases the encoder and pass."""
         cb = None
         try:
-            _EH.capture("RawPass.finish")
+            slot = _capture("RawPass.finish")
             try:
                 if self.cpass is not None:
                     _C.wgpuComputePassEncoderEnd(self.cpass)
@@ -101,12 +116,12 @@ class RawPass:
                     before()
                 cb = _C.wgpuCommandEncoderFinish(self.enc, _CB_DESC)
             finally:
-                _raise_captured("RawPass.finish")    # before the submit: wgpu-native aborts the
-            _EH.capture("RawPass.submit")           # process on an invalid command buffer there
+                _release(slot)          # before the submit: wgpu-native aborts the process
+            slot = _capture("RawPass.submit")       # on an invalid command buffer there
             try:
                 _C.wgpuQueueSubmit(queue._internal, 1, [cb])
             finally:
-                _raise_captured("RawPass.submit")
+                _release(slot)
         finally:
             if cb is not None:
                 _C.wgpuCommandBufferRelease(cb)
@@ -145,13 +160,13 @@ class SmallReader:
         """The buffer's first ``nbytes`` (a multiple of 4)."""
         flag, raw = self.flag, self.buffer._internal
         flag[0] = 0
-        _EH.capture("SmallReader")
+        slot = _capture("SmallReader")
         try:
             _C.wgpuBufferMapAsync(raw, _lib.WGPUMapMode_Read, 0, nbytes, self.info[0])
             while flag[0] == 0:
                 _C.wgpuDevicePoll(self.device._internal, 1, _ffi.NULL)
         finally:
-            _raise_captured("SmallReader")
+            _release(slot)
         if flag[0] != _lib.WGPUMapAsyncStatus_Success:
             raise RuntimeError(f"could not map a buffer for reading (status {flag[0]})")
         try:
