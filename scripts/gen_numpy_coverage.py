@@ -28,9 +28,11 @@ UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
 
 # What a device adapter leaves to the host fallback (everything else it covers on the device).
 NOTES: dict[str, str] = {
-    "numpy.unique": "`axis=None`; the sort runs on the device, run detection on the host",
-    "numpy.nonzero": "evaluates the input; indices found on the host (data-dependent shape)",
+    "numpy.unique": "`axis=None`: the sort on the device, run detection on the host; `axis=k`: all on the device "
+                    "(one count read back)",
+    "numpy.nonzero": "stream compaction on a GPU device (the count, 4 bytes, read back)",
     "numpy.argwhere": "as `nonzero`; 0-d input falls back",
+    "numpy.trim_zeros": "bounds read back in one transfer; returns a view",
     "numpy.einsum": "no repeated index within one operand (diagonals), no `out=`/`dtype=`; bool falls back",
     "numpy.median": "non-empty input, no `out=`",
     "numpy.partition": "sorts the axis fully (a valid partition)",
@@ -39,7 +41,6 @@ NOTES: dict[str, str] = {
     "numpy.cross": "3-vectors along the last axis",
     "numpy.gradient": "uniform (scalar) spacing",
     "numpy.put": "`mode='raise'`, values of size 1 or `len(ind)`",
-    "numpy.putmask": "values of size 1 or `a.size`",
     "numpy.fill_diagonal": "no `wrap` of tall matrices",
     "numpy.intersect1d": "no `return_indices`",
     "numpy.digitize": "host `bins` check (bins are read back when on a device)",
@@ -48,7 +49,8 @@ NOTES: dict[str, str] = {
     "numpy.array_equal": "computed on the device, the answer read back",
     "numpy.array_equiv": "computed on the device, the answer read back",
     "numpy.unravel_index": "bounds checked (one value read back)",
-    "numpy.linalg.det": "decompositions run on the host with LAPACK inside gpuarray (see architecture.md)",
+    "numpy.linalg.det": "real float32/float64 on a GPU device: blocked LU there; complex: LAPACK on the host "
+                        "(see architecture.md)",
     "numpy.linalg.svd": "`compute_uv=True`, `hermitian=False`",
     "numpy.linalg.qr": "modes reduced, complete",
     "numpy.linalg.matrix_rank": "`tol=None`, `hermitian=False`, 2-D or more",

@@ -24,14 +24,16 @@ from . import (
     creation,
     elementwise,
     indexing,
+    inplace_more,
     joining,
     linalg,
     queries,
     reductions,
+    segmented,
     shape,
     sorting,
     statistics,
 )
 
 __all__ = ["calculus", "counting", "creation", "elementwise", "indexing", "joining", "linalg", "queries",
-           "reductions", "shape", "sorting", "statistics"]
+           "reductions", "shape", "sorting", "statistics", "inplace_more", "segmented"]
