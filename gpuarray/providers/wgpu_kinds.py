@@ -2,15 +2,17 @@
 float64 and complex128 ops that stay on the host, and why a kernel cannot run on an adapter.
 
 >>> "asin" in F64_HOST_OPS, "asin" in C128_HOST_OPS
-(False, True)
+(False, False)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._dtypes import complex128, float64
+from .._dtypes import CATEGORIES, complex128, float64
+from .._ops import OPS
 from ..compiler.kernel import Kernel
+from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
@@ -49,14 +51,16 @@ COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
 # fails to compile the shader and loses the device (both seen here). In float64 those with a software
 # version (render/wgsl_f64.py F64_DEVICE_OPS: all of them now) run on the device, the rest on the host;
-# in complex128 all of them run on the host (there are no complex128 helpers for them yet).
+# in complex128 those with a software version (render/wgsl_c128.py C128_DEVICE_OPS: every one that takes
+# complex operands) run on the device too.
 TRANSCENDENTAL_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
     "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
 })
 F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
-C128_HOST_OPS = TRANSCENDENTAL_OPS                      # no complex128 WGSL helpers for them yet
+C128_HOST_OPS = frozenset(n for n in TRANSCENDENTAL_OPS - C128_DEVICE_OPS     # complex ones without helpers
+                          if complex128 in CATEGORIES[OPS[n].category])
 
 
 def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:

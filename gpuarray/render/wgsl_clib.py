@@ -19,8 +19,8 @@ for infinities, NaNs and signed zeros:
   (Hull, Fairgrieve and Tang's algorithm);
 - sqrt: Kahan's ``sqrt((|x| + |z|) / 2)`` with scaling at both ends of the range.
 
-complex128 transcendentals run on the host (``providers/wgpu_kinds.py``
-``C128_HOST_OPS``).
+complex128 versions are made from these by ``render/wgsl_c128.py`` (double constants, the float64
+library) on adapters with ``shader-f64``.
 """
 
 from __future__ import annotations

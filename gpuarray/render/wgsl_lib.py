@@ -11,7 +11,8 @@ few ULP of NumPy (the WGSL built-ins are not; ``wgsl_f32.py``). The float64 tran
 software too (``wgsl_f64.py``, ``wgsl_f64_trig.py``, ``wgsl_f64_inv.py``, ``wgsl_f64_pow.py``), so the
 ``FLT`` versions that use the 32-bit-only built-ins are not used for float64 (an op that would need
 one runs on the host: ``providers/wgpu_kinds.py`` ``F64_HOST_OPS``, empty now).
-Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py``.
+Complex helpers (suffixes ``c64`` and ``c128``) live in ``wgsl_clib.py`` (complex128 transcendentals:
+``wgsl_c128.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 
 from .._ops import NAN_THROUGH
+from .wgsl_c128 import C128
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
 from .wgsl_f64 import F64_MATH
@@ -470,7 +472,8 @@ _NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 
 def _definition(name: str, suffix: str) -> str:
     if suffix in CPLX_CONSTS:
-        table, consts = (C64 if suffix == "c64" and name in C64 else CPX), CPLX_CONSTS[suffix]
+        table = C64 if suffix == "c64" and name in C64 else C128 if suffix == "c128" and name in C128 else CPX
+        consts = CPLX_CONSTS[suffix]
     elif suffix in FLOAT_CONSTS:
         table = F32 if suffix == "f32" and name in F32 else F64_MATH if suffix == "f64" and name in F64_MATH else FLT
         consts = FLOAT_CONSTS[suffix]
