@@ -94,8 +94,8 @@ CPX["csign"] = """fn ga_csign_{S}(z: {T}) -> {T} {
     let iy = ga_isinf_{FS}(z.y);
     if (ix && iy) { return {T}(ga_nan_{FS}(), ga_nan_{FS}()); }
     if (ix) { return {T}(select({F}(-1), {F}(1), z.x > {F}(0)), {F}(0)); }
-    if (iy) { return {T}({F}(0), select({F}(-1), {F}(1), z.y > {F}(0))); }
-    return {T}(ga_nan_{FS}(), ga_nan_{FS}());
+    // both parts finite, |z| overflows: NumPy gives +-i (its sign of the imaginary part)
+    return {T}({F}(0), select({F}(-1), {F}(1), z.y > {F}(0)));
   }
   if (a == {F}(0)) { return {T}(0); }
   return {T}(ga_div_{FS}(z.x, a), ga_div_{FS}(z.y, a));
