@@ -199,6 +199,21 @@ def fmt(e: float) -> str:
     return f"{e:.2f}" if e < 10 else f"{e:.3g}"
 
 
+KEEP = "<!-- written by hand below this line: scripts/gen_accuracy.py keeps it -->"
+
+
+def kept_sections(path: str) -> str:
+    """The hand-written part of the page at ``path`` (from the ``KEEP`` line on: the complex128
+    measurements of tests/test_complex128_device.py's method), kept when the page is rewritten."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    i = old.find(KEEP)
+    return "" if i < 0 else "\n" + old[i:]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs", "accuracy.md"))
@@ -217,7 +232,7 @@ def main() -> None:
                 results[(dev.name, dt.name, name)] = measure(dev, name, dt, args.n)
             print(f"{dev.name} {dt}: {len(ops)} ops ({time.time() - t0:.0f} s)", file=sys.stderr)
     lines = render(devices, ops, results, args.n, time.time() - t0)
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n" + kept_sections(args.out)
     if args.out == "-":
         sys.stdout.write(text)
     else:
