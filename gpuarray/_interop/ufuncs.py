@@ -19,8 +19,9 @@ import numpy as np
 
 from .. import _dtypes
 from .._devices import Device
-from .._elementwise import apply
+from .._elementwise import apply, astype_node, finish
 from .._ops import OPS, UFUNC_TO_OP
+from ..graph.node import make
 from ..graph.shapes import broadcast_shapes
 from .host import _FALLBACK, _ga, _xp, host_ufunc
 from .operands import _as_array, _device_from, _map_dtype, _mask, _ndim, _prepare, _probe
@@ -249,9 +250,6 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
     """``ufunc.accumulate`` as a ``scan`` node with combine ``op`` (``max`` / ``min``; on the bools of
     ``logical_or`` / ``logical_and``), in the dtype NumPy's loop gives; NaN propagates as in NumPy."""
     def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-        from .._elementwise import astype_node, finish
-        from ..graph.node import make
-
         (a,) = inputs
         outs = tuple(kwargs.get("out") or ())
         if (not isinstance(a, _ga()) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}

@@ -29,6 +29,7 @@ from .._array import GpuArray, expect_array
 from .._elementwise import _coerce, astype_node, common_device, finish
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
+from ..planner import evaluate_nodes
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
@@ -84,8 +85,6 @@ def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     >>> xp.GpuArray(compact_node(m._node, "flat")).tolist()
     [1, 3]
     """
-    from ..planner import evaluate_nodes
-
     dev = mask.device
     nd, n = len(mask.shape), math.prod(mask.shape)
     dt = values.dtype if values is not None else dev.default_int

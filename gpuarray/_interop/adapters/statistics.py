@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from ... import _dtypes
+from ... import _dtypes, fft
 from ..._array import GpuArray
 from ...namespace import manipulation as _m
 from ...namespace import quantiles as _q
@@ -42,9 +42,15 @@ from ...namespace.searching_sorted import searchsorted
 from ...namespace.sorting import argsort
 from ...namespace.statistical import mean as xmean
 from ...namespace.statistical import sum as xsum
+from ...planner import evaluate_nodes
 from ..host import _FALLBACK
 from ..operands import _as_array, _cast, _device, _flag, _into_out, _map_dtype, _probe_dtype
 from ..registry import register, register_array
+
+
+def evaluate(*arrays: GpuArray) -> None:
+    """Compute ``arrays`` now (``gpuarray.evaluate``), so that later kernels read them as buffers."""
+    evaluate_nodes([a._node for a in arrays])
 
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
 DIRECT_MAX = 64   # convolve / correlate: the longest shorter operand summed as shifted slices
@@ -170,7 +176,6 @@ def _interp(p: dict) -> Any:
             xp_, fp = take(xp_, order), take(fp, order)
             xp_ = _m.concat([_np.subtract(xp_[-1:], period), xp_, _np.add(xp_[:1], period)])
             fp = _m.concat([fp[-1:], fp, fp[:1]])
-            from ... import evaluate
             evaluate(xp_, fp)     # fusing this cone into the gathers below hung lavapipe (see the report)
     for v in (xp_, fp):
         if v.ndim != 1:
@@ -320,7 +325,6 @@ def _corrcoef(p: dict) -> Any:
 def _shifted_sum(a: GpuArray, v: GpuArray, length: int, dt: np.dtype) -> GpuArray:
     """``out[k] = sum_j a[k + j] * v[j]`` for k < ``length`` as sums of shifted slices: one fused kernel
     per ``DIRECT_MAX`` shifts (a balanced sum, so the graph stays shallow)."""
-    from ... import evaluate
     evaluate(a, v)                            # each slice then reads a buffer, not a recomputed cone
     acc: GpuArray | None = None
     for start in range(0, v.shape[0], DIRECT_MAX):
@@ -338,7 +342,6 @@ def _shifted_sum(a: GpuArray, v: GpuArray, length: int, dt: np.dtype) -> GpuArra
 
 def _fft_correlate(a: GpuArray, v: GpuArray, dt: np.dtype) -> GpuArray:
     """The full correlation of ``a`` with ``v`` (``a`` convolved with ``v`` reversed) through the FFT."""
-    from ... import fft
     full_len = a.shape[0] + v.shape[0] - 1
     nfft = 1 << (full_len - 1).bit_length()
     vr = _m.flip(v)
