@@ -44,6 +44,7 @@ from ..compiler.kernel import Kernel
 from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_lib import helpers_for
 from .wgsl_scan import render_scan
+from .wgsl_sort import storage_decls
 
 PER_THREAD = 8
 BLOCK = WORKGROUP * PER_THREAD
@@ -130,16 +131,7 @@ def render_compact(kernel: Kernel) -> Rendered:
         f"    base = base + {BLOCK}u;",
         "  }",
     ]
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    for k, node in enumerate(kernel.inputs):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
-        b += 1
-    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{st}>;")
-    b += 1
-    for wt in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> c{wt}: array<{wt}>;")
-        b += 1
+    decls = storage_decls(kernel, g, ("inputs", "out", "wide"), {"out": st})
     decls.append(f"var<workgroup> sh: array<u32, {2 * WORKGROUP}>;")
     main = "\n".join([
         f"@compute @workgroup_size({WORKGROUP})",
