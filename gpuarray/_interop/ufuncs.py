@@ -229,14 +229,18 @@ def _namespace_reduction(xp_name: str, accumulate: bool = False) -> Callable[...
         if xp_name in ("sum", "prod", "cumulative_sum", "cumulative_prod"):
             kw["dtype"] = mw
         r = fn(a, **kw)
-        r = r if r.dtype == mw else r.astype(mw)
-        if outs:
-            if outs[0].shape != r.shape:
-                raise ValueError(f"output parameter for reduction operation {ufunc.__name__} has the wrong "
-                                 f"shape: {outs[0].shape}; expected {r.shape}")
-            return _store([r], outs, True, a.device, ufunc.__name__)
-        return r
+        return _into_out(r if r.dtype == mw else r.astype(mw), outs, ufunc, "reduction")
     return impl
+
+
+def _into_out(r: Any, outs: tuple, ufunc: np.ufunc, what: str) -> Any:
+    """``r``, or ``r`` stored into the ``out=`` array (NumPy's ValueError when the shapes differ)."""
+    if not outs:
+        return r
+    if outs[0].shape != r.shape:
+        raise ValueError(f"output parameter for {what} operation {ufunc.__name__} has the wrong "
+                         f"shape: {outs[0].shape}; expected {r.shape}")
+    return _store([r], outs, True, r.device, ufunc.__name__)
 
 
 for _uf, _xpn in (("add", "sum"), ("multiply", "prod"), ("maximum", "max"), ("minimum", "min"),
@@ -262,12 +266,7 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
             return _FALLBACK
         ax = int(axis) % a.ndim        # NumPy checked it above (AxisError)
         r = finish(make("scan", (astype_node(a._node, mw),), mw, a.shape, (op, ax, False), a.device))
-        if outs:
-            if outs[0].shape != r.shape:
-                raise ValueError(f"output parameter for accumulate operation {ufunc.__name__} has the wrong "
-                                 f"shape: {outs[0].shape}; expected {r.shape}")
-            return _store([r], outs, True, a.device, ufunc.__name__)
-        return r
+        return _into_out(r, outs, ufunc, "accumulate")
     return impl
 
 

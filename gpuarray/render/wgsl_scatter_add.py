@@ -37,10 +37,10 @@ import numpy as np
 
 from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
-from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_scatter import used_inputs
-from .wgsl_sort import _load_fn
+from .wgsl_sort import _load_fn, storage_decls
 
 ATOMIC_DTYPES = frozenset(np.dtype(d) for d in ("int32", "uint32", "int64", "uint64", "float32"))
 WORDS = {np.dtype(d): 2 if np.dtype(d).itemsize == 8 else 1
@@ -105,22 +105,11 @@ def _args(dt: np.dtype, v: str) -> str:
 
 
 def _decls(kernel: Kernel, g: _Gen, inputs: list[int], out_type: str, scratch: dict[str, str]) -> list[str]:
-    decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
-    b = 1
-    for j in inputs:
-        st = WGSL_STORAGE_TYPE[kernel.inputs[j].dtype]
-        decls.append(f"@group(0) @binding({b}) var<storage, read> in{j}: array<{st}>;")
-        b += 1
-    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{out_type}>;")
-    b += 1
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> {_WIDE[st]}: array<{st}>;")
-        b += 1
-    for name, t in scratch.items():
-        mode = "read" if name in ("kin", "vin") else "read_write"
-        decls.append(f"@group(0) @binding({b}) var<storage, {mode}> {name}: array<{t}>;")
-        b += 1
-    return decls
+    """``prm``, the used inputs, ``out0``, the 64-bit constants, then the scratch arrays (``kin`` /
+    ``vin`` read-only)."""
+    types = {"out": out_type, **scratch}
+    writes = frozenset(r for r in types if r not in ("kin", "vin"))
+    return storage_decls(kernel, g, ("inputs", "out", "wide", *scratch), types, writes, inputs)
 
 
 def _loaders(kernel: Kernel, g: _Gen) -> list[str]:

@@ -84,17 +84,18 @@ def _load_fn(g: _Gen, instr: int, name: str) -> str:
 
 
 def storage_decls(kernel: Kernel, g: _Gen, roles: tuple[str, ...], types: dict[str, str],
-                  writes: frozenset[str] | None = None) -> list[str]:
-    """Bindings after ``prm`` in ``roles`` order: the kernel's inputs (``inputs``), its 64-bit
-    constants (``wide``), and named arrays of ``types[role]`` (``out`` is ``out0``), read-write where
-    in ``writes`` (all of them when None). Shared by the bitonic and radix sort shaders."""
+                  writes: frozenset[str] | None = None, inputs: list[int] | None = None) -> list[str]:
+    """Bindings after ``prm`` in ``roles`` order: the kernel's inputs (``inputs``: those numbered in
+    ``inputs``, all when None), its 64-bit constants (``wide``), and named arrays of ``types[role]``
+    (``out`` is ``out0``), read-write where in ``writes`` (all of them when None). Shared by the
+    sort, radix, compaction and scatter-add shaders."""
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     b = 1
     for role in roles:
         if role == "inputs":
-            for k, node in enumerate(kernel.inputs):
+            for k in range(len(kernel.inputs)) if inputs is None else inputs:
                 decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: "
-                             f"array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
+                             f"array<{WGSL_STORAGE_TYPE[kernel.inputs[k].dtype]}>;")
                 b += 1
         elif role == "wide":
             for st in sorted(g.wide):
