@@ -49,9 +49,11 @@ TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin"
                   "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"}
 EXACT = {"add", "subtract", "negative", "positive", "conj", "real", "imag", "round"}
 ULPS = {name: (8 if name in TRANSCENDENTAL else 0 if name in EXACT else 4) for name in UNARY + BINARY}
-# pow(a, b) = exp(b log a): the phase b log a carries an absolute error of ~|b log a| ULP, which
-# exp turns into a relative error of the result; the tolerance grows with it.
-POW_PHASE_ULPS = 2.0
+# pow(a, b) = exp(b log a): the phase b log a carries an absolute error of ~|b log a| ULP, which exp turns
+# into a relative error of the result, and both sides carry it independently (docs/accuracy.md; the
+# tolerance of tests/test_complex128_device.py). On the H200, (74.8-0.88j) ** (8.0-0.26j) was off by
+# 1.4 |b log a| ULP against a long-double reference, NumPy's by 1.7: they differ by 3.1 |b log a|.
+POW_PHASE_ULPS = 4.0
 POWERS = ("pow", "float_power")
 
 # NumPy's own overflow / invalid warnings on special values (the oracle side) are expected here.

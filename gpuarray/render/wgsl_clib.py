@@ -244,6 +244,11 @@ _CHYP = """fn ga_c{F}_c64(z: vec2<f32>) -> vec2<f32> {
   if (fx) { return vec2<f32>(ga_nan_f32(), ga_nan_f32()); }
   if (ga_isinf_f32(x)) {
     if (!fy) { return vec2<f32>(ga_inf_f32(), ga_nan_f32()); }
+    // y finite and nonzero here, so cos y and sin y are nonzero: the infinite parts are signed
+    // infinities, set without arithmetic on infinity (NVIDIA's compiler turned the float64 port's
+    // ga_inf_f64() * ga_cos_f64(y) into the argument reduction's quadrant count)
+    let cy = ga_cos_f32(y);
+    let sy = ga_sin_f32(y);
     return {INF};
   }
   return vec2<f32>(ga_nan_f32(), ga_nan_f32());
@@ -255,7 +260,7 @@ for _f, _g, _fill in (
         "BIG": f"vec2<f32>(e.x * {_SIGN_X}, e.y)",
         "SPECIAL": """  if (x == 0.0) { return vec2<f32>(x, ga_nan_f32()); }
   if (y == 0.0) { return z; }""",
-        "INF": "vec2<f32>(x * ga_cos_f32(y), ga_inf_f32() * ga_sin_f32(y))"}),
+        "INF": f"vec2<f32>(ga_copysign_f32(ga_inf_f32(), cy * {_SIGN_X}), ga_copysign_f32(ga_inf_f32(), sy))"}),
     ("cosh", "sinh", {
         "YZERO": "vec2<f32>(ga_cosh_f32(x), x * y)", "HRE": "h", "HIM": "ga_copysign_f32(h, x)",
         "BIG": f"vec2<f32>(e.x, e.y * {_SIGN_X})",
@@ -264,7 +269,7 @@ for _f, _g, _fill in (
     if (ga_isnan_f32(x)) { return vec2<f32>(x, y); }
     return vec2<f32>(ga_inf_f32(), ga_copysign_f32(0.0, x) * y);
   }""",
-        "INF": "vec2<f32>(ga_inf_f32() * ga_cos_f32(y), x * ga_sin_f32(y))"}),
+        "INF": f"vec2<f32>(ga_copysign_f32(ga_inf_f32(), cy), ga_copysign_f32(ga_inf_f32(), sy * {_SIGN_X}))"}),
 ):
     _t = _CHYP.replace("{F}", _f).replace("{G}", _g)
     for _k, _v in _fill.items():
