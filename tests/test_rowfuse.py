@@ -79,7 +79,8 @@ def _dispatches(fn: Callable[[], Any]) -> tuple[Any, int]:
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-@pytest.mark.parametrize("shape", [(40, 300), (3, 5, 70), (1000,), (2, 1), (3, 1024), (2, 8192), (2, 8193)], ids=str)
+@pytest.mark.parametrize("shape", [(40, 300), (3, 5, 70), (1000,), (2, 1), (3, 1024), (2, 8192), (2, 8193),
+                                   (300, 7), (5, 3, 32), (2, 33)], ids=str)     # short rows: a thread each
 def test_matches_numpy(device: xp.Device, name: str, shape: tuple[int, ...]) -> None:
     fn = WORKLOADS[name]
     for dt in ("float32", "float64"):
@@ -111,8 +112,9 @@ def test_kernel_structure(wgpu_device: xp.Device) -> None:
     assert k.kind == "rowfuse" and k.out_shape == (8,)
 
 
-def test_special_values(device: xp.Device) -> None:
-    x = _x((6, 40))
+@pytest.mark.parametrize("length", [40, 9])        # a workgroup per row, a thread per row
+def test_special_values(device: xp.Device, length: int) -> None:
+    x = _x((6, length))
     x[0, 3] = np.nan
     x[1, 5] = np.inf
     x[2, :] = -np.inf

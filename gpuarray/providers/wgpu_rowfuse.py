@@ -1,4 +1,6 @@
-"""``rowfuse`` kernels on the wgpu provider: one dispatch, one workgroup per row (``render/wgsl_rowfuse.py``)."""
+"""``rowfuse`` kernels on the wgpu provider: one dispatch, one workgroup per row, or a thread per row for rows
+of at most ``THREAD_ROW`` elements (``render/wgsl_rowfuse.py``; H200, softmax-like rows of 4 over 2^20 rows:
+8.4 ms with a workgroup per row)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ from typing import Any
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_rowfuse import render_rowfuse
+from ..render.wgsl_rowfuse import THREAD, render_rowfuse
 from .wgpu_colfuse import enqueue_colfuse
 from .wgpu_reduce import dispatch_subgroups, use_subgroups
 
 CACHED = os.environ.get("GPUARRAY_ROW_CACHE", "1") != "0"     # rows kept in registers (render_rowfuse)
 CACHE_MAX = 32          # elements per thread: rows of up to 8192
+THREAD_ROW = 32         # rows of at most this many elements take a thread each (render_rowfuse's THREAD)
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -27,11 +30,12 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
         return outs
     sg = use_subgroups(provider)
     length = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[-1]
-    k = cached_elements(length)
+    k = THREAD if length <= THREAD_ROW else cached_elements(length)
+    groups = -(-rows // WORKGROUP) if k == THREAD else rows
     wide = [provider.data_buffer(v) for _t, v in sorted(provider.rendered_for(kernel, render_rowfuse, (sg, k))
                                                         .wide_values(kernel).items())]
     dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k)), sg,
-                       {"ROWS": rows}, [*in_handles, *outs, *wide], rows)
+                       {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
     return outs
 
 

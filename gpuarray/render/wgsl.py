@@ -414,10 +414,13 @@ def input_types(kernel: Kernel) -> list[str]:
     return [WGSL_STORAGE_TYPE[node.dtype] for node in kernel.inputs]
 
 
-def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str], list[str], str]:
+def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...], k: str = "k",
+                    sfx: str = "") -> tuple[list[str], list[str], str]:
     """Index code for reducing operand ``op_i`` over ``axes``: (head lines that split the output
-    index ``m`` over the kept axes, loop-body lines that split the reduce index ``k`` and
-    evaluate the fused prologue there, the WGSL name of the value). Resets ``g.lines``."""
+    index ``m`` over the kept axes, loop-body lines that split the reduce index ``k`` (< the
+    product of the reduced dimensions, so the outermost reduced coordinate needs no ``%``: one
+    reduced axis costs no division) and evaluate the fused prologue there, the WGSL name of the
+    value). ``sfx`` names a second copy of the body (unrolled loops). Resets ``g.lines``."""
     src = g.ins[op_i]
     rep = g.rep[op_i]
     kept = [d for d in range(len(src.shape)) if d not in axes]
@@ -431,12 +434,15 @@ def reduction_index(g: _Gen, op_i: int, axes: tuple[int, ...]) -> tuple[list[str
         head.append(f"  let oq{d} = {rem} / {dim};")
         full[d], rem = f"o{d}", f"oq{d}"
     g.lines = []
-    body = ["    var kr = k;"]
+    body = [f"    var kr{sfx} = {k};"]
     for d in reversed(red):
-        dim = g.slot(("dim", rep, d))
-        body.append(f"    let r{d} = kr % {dim};")
-        body.append(f"    kr = kr / {dim};")
-        full[d] = f"r{d}"
+        if d == red[0]:
+            body.append(f"    let r{d}{sfx} = kr{sfx};")
+        else:
+            dim = g.slot(("dim", rep, d))
+            body.append(f"    let r{d}{sfx} = kr{sfx} % {dim};")
+            body.append(f"    kr{sfx} = kr{sfx} / {dim};")
+        full[d] = f"r{d}{sfx}"
     v = g.value(op_i, ("multi", tuple(full[d] for d in range(len(src.shape)))))
     return head, body + g.lines, v
 

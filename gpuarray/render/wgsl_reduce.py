@@ -317,15 +317,24 @@ def _row(p: _Parts) -> Rendered:
             f"  let L = {g.slot(('extra', 'L'))};",
             f"  let step = G * {WORKGROUP}u;"]
     if not v.flat:
+        # two elements per trip, so that their loads are in flight together
         split, body, val = reduction_index(g, p.op_i, p.axes)
-        loop = [*p.acc_decl(["acc"]),
+        _s, body_b, val_b = reduction_index(g, p.op_i, p.axes, "kb", "_b")
+        loop = [*p.acc_decl(["acc", "accb"]),
                 f"  var k = chunk * {WORKGROUP}u + lid;",
                 "  loop {",
-                "    if (k >= L) { break; }",
+                "    if (k + step >= L) { break; }",
+                "    let kb = k + step;",
+                *body, *body_b,
+                "  " + p.step("acc", val),
+                "  " + p.step("accb", val_b),
+                "    k = k + 2u * step;",
+                "  }",
+                "  if (k < L) {",
                 *body,
                 "  " + p.step("acc", val),
-                "    k = k + step;",
-                "  }"]
+                "  }",
+                f"  acc = {p.fold(['acc', 'accb'])};"]
         combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
         return p.source(compute_main(v.sg, head + split + loop + combined), True)
     assert isinstance(g, FlatGen)
@@ -406,15 +415,22 @@ def _col(p: _Parts) -> Rendered:
     outs = ["m"] + [f"m + {j}u" for j in range(1, vc)]
     if not v.flat:
         split, body, val = reduction_index(g, p.op_i, p.axes)
-        loop = [*p.acc_decl(["acc0"]),
+        _s, body_b, val_b = reduction_index(g, p.op_i, p.axes, "kb", "_b")
+        loop = [*p.acc_decl(["acc0", "acc1"]),
                 "  var k = k0;",
                 "  loop {",
-                "    if (k >= k1) { break; }",
+                "    if (k + 1u >= k1) { break; }",
+                "    let kb = k + 1u;",
+                *body, *body_b,
+                "  " + p.step("acc0", val),
+                "  " + p.step("acc1", val_b),
+                "    k = k + 2u;",
+                "  }",
+                "  if (k < k1) {",
                 *body,
                 "  " + p.step("acc0", val),
-                "    k = k + 1u;",
                 "  }",
-                *_indent(p.stores("acc0", "c * M + m"), 2)]
+                *_indent(p.stores(p.fold(["acc0", "acc1"]), "c * M + m"), 2)]
         return p.source(compute_main(False, head + split + loop), False)
     assert isinstance(g, FlatGen)
     head += [f"  let I = {g.slot(('extra', 'I'))};",

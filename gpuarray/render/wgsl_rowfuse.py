@@ -1,4 +1,5 @@
-"""Render a ``rowfuse`` kernel (``compiler/rowfuse.py``): one workgroup per row of the output.
+"""Render a ``rowfuse`` kernel (``compiler/rowfuse.py``): one workgroup per row of the output (or, for
+rows of a few elements, one thread per row: ``_thread_body``).
 
 For each ``rowreduce`` instruction in order, the workgroup's threads walk the row (thread
 ``lid`` takes elements ``lid``, ``lid + 256``, ..., ``UNROLL`` of them per trip so that their
@@ -30,6 +31,7 @@ from .wgsl_lib import helpers_for
 from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
 UNROLL = 4      # row elements per thread and trip of a walk
+THREAD = -1     # the variant with a thread per row (short rows: ``_thread_body``)
 
 
 def render_fused(kernel: Kernel) -> Rendered:
@@ -66,7 +68,8 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> 
     shape = kernel.instrs[src].shape
     nd = len(shape)
     rep = g.rep[src]
-    body = ["  let row = wid.y * nwg.x + wid.x;",
+    first = f"(wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid" if cached == THREAD else "wid.y * nwg.x + wid.x"
+    body = [f"  let row = {first};",
             f"  if (row >= {g.slot(('extra', 'ROWS'))}) {{ return; }}",
             f"  let L = {g.slot(('dim', rep, nd - 1))};"]
     coords: list[str] = [""] * (nd - 1)
@@ -80,6 +83,8 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> 
             coords[d], rem = f"r{d}", f"rq{d}"
     at = ("multi", (*coords, "c"))
     decls: list[str] = []
+    if cached == THREAD:
+        return _finish(kernel, g, False, _thread_body(kernel, g, body, coords, shape), [])
     if cached:
         return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape))
 
@@ -164,6 +169,35 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
                  for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         body += ["  }"]
     return body, decls
+
+
+def _thread_body(kernel: Kernel, g: _Gen, body: list[str], coords: list[str],
+                 shape: tuple[int, ...]) -> list[str]:
+    """The body of the variant with a thread per row (rows of a few elements, where a workgroup per
+    row would leave most of its threads idle): the thread walks its row once per reduction, in
+    order, keeping each result in a register, then once more to store the outputs."""
+    at = ("multi", (*coords, "c"))
+    for j, q in enumerate(kernel.operands):
+        ins = kernel.instrs[q]
+        rop, dt = ins.params[0], ins.dtype
+        g.memo, g.lines = {}, []
+        v = g.value(ins.args[0], at)
+        if dt.kind == "b":
+            v = f"select(0u, 1u, {v})"
+        body += [f"  var rv{j}: {acc_type(dt)} = {identity(rop, dt)};",
+                 "  for (var c = 0u; c < L; c = c + 1u) {", *("    " + ln.strip() for ln in g.lines),
+                 f"    rv{j} = {combine(rop, dt, f'rv{j}', v)};", "  }"]
+        g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+    g.memo, g.lines = {}, []
+    if kernel.out_shape != shape:               # one value per row (logsumexp)
+        pat = ("multi", (*coords, "0u")) if len(kernel.out_shape) == len(shape) else ("multi", tuple(coords))
+        vals = [g.value(o, pat) for o in kernel.outputs]
+        return body + g.lines + [f"  out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
+                                 for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
+    vals = [g.value(o, at) for o in kernel.outputs]
+    return body + ["  for (var c = 0u; c < L; c = c + 1u) {", *("    " + ln.strip() for ln in g.lines),
+                   *(f"    out{n}[row * L + c] = {store_value(kernel.instrs[o].dtype, v)};"
+                     for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))), "  }"]
 
 
 def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str]) -> Rendered:
