@@ -287,6 +287,30 @@ def test_take_flat_offsets_not_downloaded(device):
             xp.take(raw, wide)
 
 
+def test_take_offsets_of_cast_labels_read_once(device):
+    """scikit-learn's multinomial loss builds ``y_int = asarray(y, dtype=int64)`` (a cast of float
+    labels, held by the loss) once and takes at ``y_int + arange(n) * k`` at every evaluation: the
+    cast's extremes are read back at the first take only (the whole index expression was reduced and
+    read at every evaluation before: one more wait per iteration)."""
+    n, k = 5000, 3
+    y = np.random.default_rng(5).integers(0, k, n)
+    yf = _ga(y.astype(np.float32), device) + 0
+    raw = _ga(np.arange(n * k, dtype=np.float32), device)
+    xp.evaluate(yf, raw)
+    with xp.config(offload="always"):
+        y_int = xp.astype(yf, xp.int64)
+        offsets = xp.arange(n, device=device) * k
+        want = np.arange(n * k, dtype=np.float32)[np.arange(n) * k + y]
+        assert_same(xp.take(raw, y_int + offsets), want)
+        xp.reset_metrics()
+        for _ in range(3):
+            assert_same(xp.take(raw, y_int + offsets), want)
+        if not device.provider.host_memory:
+            assert xp.metrics()["bytes_downloaded"] == 3 * want.nbytes      # the results only
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 15000"):
+            xp.take(raw, y_int + offsets + 1)
+
+
 def test_take_along_axis(device):
     a = _data("float32", (3, 4), 3)
     g = _ga(a, device)

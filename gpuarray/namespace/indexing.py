@@ -9,9 +9,12 @@ arrays with a host copy) are scanned there; indices that are only on a device
 are evaluated and their minimum and maximum read back (one reduction, one
 small transfer; it waits for the indices), except where their range is known
 by construction (``argsort``, ``argmax``/``argmin``, ``searchsorted`` and
-``nonzero`` results and views of them). Both answers are remembered per index array, so
-taking with the same indices again costs nothing. Negative values count from
-the end.
+``nonzero`` results and views of them, ``iota``, constants and interval arithmetic over
+``+``, ``-``, ``*``, ``minimum``/``maximum``, ``where`` and casts). Where only a part of an index
+expression is unbounded (a cast of float labels), that part's extremes are read instead, and
+remembered with the part: ``y_int + arange(n) * k`` again costs nothing while ``y_int`` lives.
+Both answers are remembered per index array, so taking with the same indices again costs nothing.
+Negative values count from the end.
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([10, 20, 30], device="cpu")
@@ -62,6 +65,7 @@ def host_copy(a: GpuArray) -> np.ndarray | None:
 # otherwise scanned them on the host at every call (40 ms on the H200's host)
 _EXTREMES: dict[int, tuple[Any, int, int]] = {}
 EXTREMES_KEPT = 64
+MAX_PARTS = 2           # unbounded parts of an index expression read back on their own (_unknown_parts)
 
 
 def _scan(idx: np.ndarray) -> tuple[int, int]:
@@ -130,6 +134,9 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
             row = node.attrs[1] // base.shape[1]        # one row of nonzero's coordinates
         node = base
         op, ins = node.op, node.inputs
+    hit = _DEVICE_EXTREMES.get(id(node))              # read back before (``_unknown_parts``)
+    if hit is not None and hit[0]() is node:
+        return float(hit[1]), float(hit[2])
     info = np.iinfo(node.dtype)
     lo, hi = float(info.min), float(info.max)           # what the dtype holds
     if op == "const":
@@ -172,6 +179,26 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
     if r[0] < lo or r[1] > hi:
         return lo, hi           # it could wrap around
     return r
+
+
+def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
+    """The unevaluated integer subexpressions of ``node`` that ``_interval`` cannot bound (a cast
+    from floats, an op it does not follow), in ``out``: their extremes, read back once and
+    remembered per node, bound the whole. (scikit-learn's multinomial loss takes at
+    ``y_int + arange(n) * k`` at every evaluation: only ``y_int``, held across evaluations, is read.)"""
+    while node.op in ("view", "reshape") and node.inputs:
+        node = node.inputs[0]
+    if node.dtype.kind not in "iu" or depth > 24 or node.realized or id(node) in _DEVICE_EXTREMES:
+        return
+    op, ins = node.op, node.inputs
+    if op in ("const", "argsort", "compact", "argreduce", "searchsorted", "iota"):
+        return
+    if op == "astype" and ins[0].dtype.kind not in "iub" or op not in _INTERVAL_OPS:
+        if all(n is not node for n in out):
+            out.append(node)
+        return
+    for n in ins[1:] if op == "where" else ins:
+        _unknown_parts(n, depth + 1, out)
 
 
 def _guarded(cond: Node, branch: Node, taken: bool, depth: int) -> tuple[float, float]:
@@ -236,6 +263,14 @@ def check_array_bounds(a: GpuArray, n: int, axis: int) -> None:
     known = _known_range(a._node)
     if known is not None and inside(*known):
         return
+    parts: list[Node] = []
+    _unknown_parts(a._node, 0, parts)
+    if parts and parts[0] is not a._node and len(parts) <= MAX_PARTS:
+        for part in parts:                       # bounds of the parts, remembered for the next call
+            _device_extremes(GpuArray(part))
+        known = _known_range(a._node)
+        if known is not None and inside(*known):
+            return
     if inside(*_device_extremes(a)):             # what the expression's values actually are
         return
     check_bounds(np.asarray(a), n, axis)        # out of bounds: NumPy's message names the first
