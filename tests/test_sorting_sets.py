@@ -210,6 +210,32 @@ def test_unique_nans_distinct_and_zero_sign(device):
     np.testing.assert_array_equal(np.asarray(r.values)[np.asarray(r.inverse_indices)], a)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float32", "uint8", "bool"])
+def test_unique_stays_on_the_device(wgpu_device, dtype):
+    """On a GPU only the number of unique values comes back (scikit-learn's labels: 8 MB at 2^20
+    int64 labels per call before); results as NumPy's."""
+    rng = np.random.default_rng(21)
+    a = (rng.integers(0, 5, 70001) * 3 - 4).astype(dtype)
+    g = xp.asarray(a, device=wgpu_device)
+    xp.evaluate(g)
+    vals, idx, inv, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    di = wgpu_device.default_int
+    with xp.config(offload="always"):
+        xp.reset_metrics()
+        r = xp.unique_all(g)
+        c = xp.unique_counts(g)
+        v = xp.unique_values(g)
+        xp.evaluate(*r, *c, v)
+        m = xp.metrics()
+    assert m["bytes_downloaded"] <= 3 * 8 and m["host_fallbacks"] == 0 and m["host_kernels"] == 0
+    assert_same(r.values, vals)
+    assert_same(r.indices, idx.astype(di))
+    assert_same(r.inverse_indices, inv.astype(di))
+    assert_same(r.counts, cnt.astype(di))
+    assert_same(c.counts, cnt.astype(di))
+    assert_same(v, vals)
+
+
 def test_wgpu_runs_on_device(wgpu_device):
     a = _data("float32", (8, 300), seed=17)
     g = xp.asarray(a, device=wgpu_device)

@@ -83,7 +83,7 @@ def _unique_host(sv: np.ndarray, equal_nan: bool) -> np.ndarray:
 
 @register_array(np.unique, arg="ar")
 def _unique(ar: GpuArray, p: dict) -> Any:
-    """``numpy.unique`` with ``axis=None``: the sort runs on the device, the run detection on the host."""
+    """``numpy.unique`` with ``axis=None``: on a GPU all on the device (``namespace/sets.py``)."""
     if p["axis"] is not None:
         return _FALLBACK
     dev = ar.device
