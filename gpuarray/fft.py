@@ -17,10 +17,10 @@ normalization). The others are compositions recorded lazily around it:
   normalization swapped, as NumPy defines them.
 
 Where it runs: on the host (the in-process provider) with ``numpy.fft``, keeping the
-precision (complex64 in, complex64 out); on wgpu, power-of-two lengths are a radix-2
-Stockham WGSL kernel running up to 10 stages per dispatch in workgroup memory (3 dispatches
-for 2^18 to 2^24 points: ``render/wgsl_fft_block.py``), and other lengths Bluestein's algorithm over two of them
-(``fft_chirp.py``).
+precision (complex64 in, complex64 out); on wgpu, lengths whose prime factors are all at most 13
+are a mixed-radix Stockham WGSL kernel running several stages per dispatch in workgroup memory
+(one dispatch up to 1024 complex64 points, three for 10^6 or 2^22: ``render/wgsl_fft_mixed.py``),
+and other lengths Bluestein's algorithm over two of them (``fft_chirp.py``).
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``irfft``/``irfftn``/``hfft``
 take complex input (real floating-point input is converted to the complex
@@ -104,9 +104,9 @@ def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
 
 def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
     """The complex transform of ``x`` (resized to ``n``) along ``axis``: one ``fft`` node, or on a
-    GPU for a length that is not a power of two, Bluestein's algorithm over two (``fft_chirp``)."""
+    GPU for a length with a prime factor above 13, Bluestein's algorithm over two (``fft_chirp``)."""
     x = _resize(x, axis, n)
-    if fft_chirp.wanted(n, x.device):
+    if fft_chirp.wanted(n, x.device, x.dtype):
         return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm), _c2c)
     return finish(make("fft", (x._node,), x.dtype, x.shape, (axis, bool(inverse), norm), x.device))
 

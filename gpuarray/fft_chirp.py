@@ -1,9 +1,10 @@
-"""Transforms of any length on a GPU: Bluestein's chirp-z algorithm over power-of-two transforms.
+"""Transforms of any length on a GPU: Bluestein's chirp-z algorithm over mixed-radix transforms.
 
-The ``fft`` kernel kind of the wgpu provider is a radix-2 Stockham transform of power-of-two lengths.
-A length ``n`` that is not a power of two is rewritten, on a GPU device, as a convolution computed
-with two transforms of a power-of-two length ``m >= 2n - 1`` (Bluestein 1970): with the chirp
-``c_j = exp(-+pi i j^2 / n)`` (the sign of the transform),
+The ``fft`` kernel kind of the wgpu provider takes lengths whose prime factors are all at most 13
+(mixed-radix Stockham passes, ``render/wgsl_fft_mixed.py``). Any other length ``n`` is rewritten, on
+a GPU device, as a convolution computed with two transforms of a length ``m >= 2n - 1``, the smallest
+``2^a 3^b 5^c 7^d`` (a power of two where the mixed-radix kernel is off: ``GPUARRAY_FFT_MIXED=0``)
+(Bluestein 1970): with the chirp ``c_j = exp(-+pi i j^2 / n)`` (the sign of the transform),
 
     X_k = c_k * sum_j (x_j c_j) conj(c_{k - j}),
 
@@ -13,9 +14,10 @@ and the zero padding fuse into the first transform's prologue, the product with 
 second's, the final chirp and the normalization into one elementwise kernel. ``c`` (with the
 normalization folded in) and ``B`` are computed on the host in float64, from ``j^2 mod 2n`` so that
 the angles are exact, and kept on the device for the next transform of the same length
-(``TABLES`` most recent ones).
+(``TABLES`` most recent ones). So 10^6 + 3 (prime) is two transforms of 2000376 = 2^3 3^6 7^3
+points (three passes of 126-point groups each), plus the final product.
 
-Accuracy: the error is that of two power-of-two transforms of length ``m`` (relative to the largest
+Accuracy: the error is that of two transforms of length ``m`` (relative to the largest
 magnitude, a few ``eps * log2(m)``; ``tests/test_fft.py``). The host (``numpy.fft``) computes other
 lengths directly, so this is used only where the device is a GPU.
 
@@ -37,15 +39,29 @@ from ._array import GpuArray
 from ._devices import Device
 from .namespace.creation import asarray, zeros
 from .namespace.manipulation import concat
+from .providers.wgpu_fft import mixed_runs
+from .render.wgsl_fft_mixed import next_smooth
 
 TABLES = 16         # (n, direction, scale, dtype, device) tables kept on their devices
 _tables: collections.OrderedDict[tuple, tuple[GpuArray, GpuArray, GpuArray, int]] = collections.OrderedDict()
 
 
-def wanted(n: int, device: Device) -> bool:
-    """Whether a transform of length ``n`` on ``device`` goes through Bluestein's algorithm: ``n``
-    is not a power of two and the device is a GPU (the host's numpy.fft takes every length)."""
-    return n > 1 and n & (n - 1) != 0 and not device.provider.host_memory
+def wanted(n: int, device: Device, dtype: np.dtype) -> bool:
+    """Whether a transform of length ``n`` on ``device`` goes through Bluestein's algorithm: the
+    device is a GPU (the host's numpy.fft takes every length) and ``n`` is neither a power of two nor
+    a length of the mixed-radix kernel (prime factors at most 13: ``wgpu_fft.mixed_runs``)."""
+    if n <= 1 or n & (n - 1) == 0 or device.provider.host_memory:
+        return False
+    return not mixed_runs(device.provider, dtype, n)
+
+
+def inner_length(n: int, device: Device, dtype: np.dtype) -> int:
+    """The length ``m >= 2n - 1`` of the two inner transforms: the smallest ``2^a 3^b 5^c 7^d`` where the
+    mixed-radix kernel runs it (``wgpu_fft.mixed_runs``), else the smallest power of two."""
+    m = next_smooth(2 * n - 1)
+    if mixed_runs(device.provider, dtype, m):
+        return m
+    return 1 << (2 * n - 2).bit_length()
 
 
 def _tables_for(n: int, inverse: bool, scale: float, dtype: np.dtype,
@@ -56,7 +72,7 @@ def _tables_for(n: int, inverse: bool, scale: float, dtype: np.dtype,
     if hit is not None:
         _tables.move_to_end(key)
         return hit
-    m = 1 << (2 * n - 2).bit_length()            # the smallest power of two >= 2n - 1
+    m = inner_length(n, device, dtype)
     j = np.arange(n, dtype=np.int64)
     ang = np.pi * ((j * j) % (2 * n)).astype(np.float64) / n      # pi j^2 / n, reduced exactly
     sign = 1.0 if inverse else -1.0

@@ -62,7 +62,7 @@ def test_shift_is_lazy_and_one_kernel(wgpu_device):
 
 
 # ---------------------------------------------------------------- transforms
-SIZES = [1, 2, 8, 1024, 4096, 12, 3, 1000, 4097]    # other lengths: Bluestein on wgpu (fft_chirp.py)
+SIZES = [1, 2, 8, 1024, 4096, 12, 3, 1000, 4097]    # 4097 = 17 x 241: Bluestein on wgpu (fft_chirp.py)
 NORMS = ["backward", "ortho", "forward"]
 
 
@@ -99,26 +99,32 @@ def test_fft_ifft_against_numpy(device, n, dtype):
 
 
 def _passes(device: Any, n: int, dtype: Any) -> int:
-    """Dispatches of a power-of-two transform of length n on wgpu (without a prologue): one up to a
-    tile of workgroup memory (4096 complex64 points in 32 KiB), else the fewest passes of at most
+    """Dispatches of a transform of length n on wgpu (without a prologue). Mixed-radix kernel (the
+    default, also for powers of two): one pass up to a tile of workgroup memory, else the passes of
+    wgsl_fft_mixed.mixed_plan (test_fft_mixed.py checks those). Radix-2 block kernel
+    (GPUARRAY_FFT_MIXED_POW2=0): one pass up to a tile, else the fewest passes of at most
     log2(tile / groups) stages, groups keeping 32 contiguous bytes (wgsl_fft_block.block_plan)."""
     from gpuarray.providers import wgpu_fft
+    from gpuarray.render.wgsl_fft_mixed import mixed_plan
     s = n.bit_length() - 1
     if not wgpu_fft.BLOCK:
         return s
     size = np.dtype(dtype).itemsize
     limit = min(int(device.provider.limits.get("max-compute-workgroup-storage-size", 16384)), wgpu_fft.TILE_BYTES)
     tile = 1 << ((limit // size).bit_length() - 1)
+    groups = max(1, wgpu_fft.MIN_RUN_BYTES // size)
+    if wgpu_fft.MIXED and (wgpu_fft.MIXED_POW2 or n & (n - 1)):
+        return len(mixed_plan(n, tile, groups))
     if n <= tile:
         return min(s, 1)
-    return -(-s // ((tile // max(1, wgpu_fft.MIN_RUN_BYTES // size)).bit_length() - 1))
+    return -(-s // ((tile // groups).bit_length() - 1))
 
 
-@pytest.mark.parametrize("n", [8, 1024, 12])
+@pytest.mark.parametrize("n", [8, 1024, 12, 17])
 def test_fft_metrics_on_wgpu(wgpu_device, n):
-    """A power-of-two length is a few dispatches of several Stockham stages each (_passes) in one
-    submit; another length is two transforms of a power-of-two length m >= 2n - 1 (Bluestein), also
-    on the device."""
+    """A length with prime factors up to 13 is a few mixed-radix passes (_passes) in one submit;
+    another length is two transforms of a 7-smooth length m >= 2n - 1 (Bluestein), also on the
+    device."""
     x = xp.asarray(_cdata((4, n), np.complex64), device=wgpu_device)
     xp.evaluate(x)
     xp.reset_metrics()
@@ -129,14 +135,17 @@ def test_fft_metrics_on_wgpu(wgpu_device, n):
     if n & (n - 1) == 0:
         assert m["host_fallbacks"] == 0 and m["dispatches"] == _passes(wgpu_device, n, np.complex64)
         assert m["submits"] == 1
+    elif n == 12:
+        assert m["host_fallbacks"] == 0 and m["dispatches"] == _passes(wgpu_device, n, np.complex64) == 1
     else:       # chirp and padding fused into the first transform, B into the second, a final product
-        mm = 1 << (2 * n - 2).bit_length()
+        from gpuarray import fft_chirp
+        mm = fft_chirp.inner_length(n, wgpu_device, np.dtype(np.complex64))       # 35 = 5 x 7 for 17
         assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * _passes(wgpu_device, mm, np.complex64) + 3
     xp.reset_metrics()
     y = xp.fft.ifft(x[:, ::-1] * 2 + 1j)            # the prologue is one extra dispatch, still no fallback
     xp.evaluate(y)
     assert xp.metrics()["host_fallbacks"] == 0
-    if n & (n - 1) == 0:
+    if n != 17:
         assert xp.metrics()["dispatches"] == _passes(wgpu_device, n, np.complex64) + 1
     assert_spectrum(y, np.fft.ifft(np.asarray(x)[:, ::-1] * 2 + 1j), np.complex64)
 
@@ -272,7 +281,7 @@ def test_twiddles_and_chirp_tables_are_made_once(wgpu_device):
     Bluestein tables (fft_chirp), and a repeated evaluation replays its plan with them."""
     from gpuarray import _devices, fft_chirp
     p = _devices.provider_for(wgpu_device)
-    for n in (1024, 1000):
+    for n in (1024, 1000, 4097):
         x = _cdata((2, n), np.complex64, n)
         got = []
         for _ in range(3):

@@ -1,5 +1,6 @@
 """Every transform length from 1 to 64 and large primes, against NumPy on both devices (on wgpu the
-lengths that are not powers of two are Bluestein's algorithm, gpuarray/fft_chirp.py)."""
+lengths with a prime factor above 13 are Bluestein's algorithm, gpuarray/fft_chirp.py; the others
+mixed-radix passes, render/wgsl_fft_mixed.py)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,26 @@
-"""The ``fft`` kernel kind on the wgpu provider: power-of-two lengths along one axis.
+"""The ``fft`` kernel kind on the wgpu provider: lengths whose prime factors are at most 13, along one axis.
 
-One prologue pass (skipped when the operand is a plain input buffer), then the ``log2(n)`` radix-2
-Stockham stages, several per dispatch: each dispatch of ``render/wgsl_fft_block.py`` runs up to
-``log2(tile)`` stages in workgroup memory (``tile``: 1024 complex64 / 512 complex128 elements in
-8 KiB; ``block_plan``), so a transform of up to ``tile`` points is one dispatch, up to 2^16 two,
-up to 2^24 three, up to 2^30 four. (On the H200 8 KiB tiles beat 16 and 32 KiB: 2^22 complex64
-0.258 / 0.330 / 0.556 ms of GPU time, 3 x 10^6 by Bluestein 1.09 / 1.35 / 2.36; more workgroups
-resident.) The twiddle table of each
-(length, direction, scale, dtype) is made once in float64 and kept on the device
-(``static_buffer``); the block kernel computes exactly the butterflies of the one-stage-per-dispatch
-kernel (``render/wgsl_fft.py``), which remains for adapters with too little workgroup memory
-(``tile`` below ``2 * WORKGROUP`` elements) and for ``GPUARRAY_FFT_BLOCK=0``. Tuning:
-``GPUARRAY_FFT_TILE_BYTES`` (workgroup memory per block, at most; 8192) and ``GPUARRAY_FFT_MIN_RUN``
-(contiguous bytes a multi-pass plan keeps per access; 32). Everything is recorded into the open compute pass.
+One prologue pass (skipped when the operand is a plain input buffer), then the transform's passes.
+By default every such length (powers of two included) is a mixed-radix Stockham transform
+(``render/wgsl_fft_mixed.py``): radix 2/3/4/5/7/8/11/13 butterflies, several stages per dispatch in
+workgroup memory (``tile``: 1024 complex64 / 512 complex128 elements in 8 KiB), one dispatch up to
+``tile`` points (a batch of 1000-point rows: one), three for 10^6, 3 x 10^6 and 2^18 to 2^24
+(``mixed_plan``); its twiddles (per pass: each group's factors and a local table) are made once per
+(length, plan, direction, scale, dtype) in float64 and kept on the device (``static_buffer``).
+The radix-2 kernels stay behind switches: several radix-2 stages per dispatch
+(``render/wgsl_fft_block.py``, ``GPUARRAY_FFT_MIXED_POW2=0`` for powers of two; H200, complex64, wall /
+GPU ms: 2^20 0.097 / 0.084, 2^22 0.261 / 0.257, with 8 KiB tiles, faster than 16 or 32 KiB there) and
+one stage per dispatch (``render/wgsl_fft.py``: ``GPUARRAY_FFT_BLOCK=0``, or an adapter with too
+little workgroup memory, which also turn the mixed kernel off, so that lengths other than powers of
+two go through Bluestein). ``GPUARRAY_FFT_MIXED=0`` sends every length that is not a power of two
+through Bluestein (``gpuarray/fft_chirp.py``; H200: 10^6 0.72 / 0.32 ms, 3 x 10^6 1.08 / 1.08 ms
+before this kernel). The mixed kernel is not yet measured on the H200 (``python -m bench.fft_lengths``).
+Tuning: ``GPUARRAY_FFT_TILE_BYTES`` (workgroup memory per block, at most; 8192) and
+``GPUARRAY_FFT_MIN_RUN`` (contiguous bytes a multi-pass plan keeps per access; 32). Everything is
+recorded into the open compute pass.
 
-Other lengths reach this kernel as Bluestein's two power-of-two transforms (``gpuarray/fft_chirp.py``);
-a length that is not a power of two here (the host's own ``fft`` kernels) runs on the host
+Other lengths reach this kernel as Bluestein's two transforms of a 7-smooth length (``fft_chirp.py``);
+a length with a larger prime factor here (the host's own ``fft`` kernels) runs on the host
 (``fft_cannot_run``).
 """
 
@@ -29,13 +34,20 @@ import numpy as np
 
 from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..render import wgsl_fft_mixed as mixed
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_fft import render_fft_stage, twiddles
 from ..render.wgsl_fft_block import block_plan, render_fft_block, tile_elements
+from ..render.wgsl_fft_mixed import mixed_plan, mixed_twiddles, render_fft_mixed, smooth, table_offsets
 
 # GPUARRAY_FFT_BLOCK=0: one dispatch per radix-2 stage (render/wgsl_fft.py) instead of several
 # stages per dispatch in workgroup memory (render/wgsl_fft_block.py)
 BLOCK = os.environ.get("GPUARRAY_FFT_BLOCK", "1") != "0"
+# GPUARRAY_FFT_MIXED=0: lengths other than powers of two go through Bluestein (fft_chirp.py) instead of
+# the mixed-radix kernel (render/wgsl_fft_mixed.py); GPUARRAY_FFT_MIXED_POW2=0: powers of two keep the
+# radix-2 block kernel instead of the mixed-radix one (radix-8/4 butterflies)
+MIXED = os.environ.get("GPUARRAY_FFT_MIXED", "1") != "0"
+MIXED_POW2 = os.environ.get("GPUARRAY_FFT_MIXED_POW2", "1") != "0"
 TILE_BYTES = int(os.environ.get("GPUARRAY_FFT_TILE_BYTES", "8192"))     # workgroup memory per block, at most
 # a multi-pass plan keeps runs of at least this many contiguous bytes per access (a 32-byte sector)
 MIN_RUN_BYTES = int(os.environ.get("GPUARRAY_FFT_MIN_RUN", "32"))
@@ -53,10 +65,19 @@ def fft_scale(n: int, inverse: bool, norm: str) -> float:
 def fft_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     axis = kernel.attrs[0]
     n = kernel.out_shape[axis]
-    if n & (n - 1):
-        return (f"fft of length {n}: the WGSL kernel handles power-of-two lengths only "
+    if n & (n - 1) and not mixed_runs(provider, kernel.out_nodes[0].dtype, n):
+        return (f"fft of length {n}: the WGSL kernels handle lengths whose prime factors are at most 13 "
                 "(other lengths run on the host)")
     return None
+
+
+def mixed_runs(provider: Any, dtype: np.dtype, n: int) -> bool:
+    """Whether a transform of length ``n`` runs as mixed-radix passes (``render/wgsl_fft_mixed.py``) on
+    ``provider``: ``n`` smooth (prime factors at most 13), ``MIXED`` on (``MIXED_POW2`` too for a
+    power of two), and workgroup memory for a block."""
+    if not MIXED or not smooth(n) or not mixed_tile(provider, dtype):
+        return False
+    return MIXED_POW2 or n & (n - 1) != 0
 
 
 def block_tile(provider: Any, dtype: np.dtype) -> int:
@@ -67,13 +88,25 @@ def block_tile(provider: Any, dtype: np.dtype) -> int:
     return tile_elements(limit, STORAGE_NP[dtype].itemsize, TILE_BYTES)
 
 
+def mixed_tile(provider: Any, dtype: np.dtype) -> int:
+    """Elements per workgroup of the mixed-radix kernel: the block kernel's tile, halved until one group
+    of that many elements (with the kernel's padding) fits the adapter's workgroup memory."""
+    tile = block_tile(provider, dtype)
+    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    while tile >= 2 * WORKGROUP and mixed.workgroup_bytes(dtype, (tile,), 1, True) > limit:
+        tile //= 2
+    return tile if tile >= 2 * WORKGROUP else 0
+
+
 def min_groups(dtype: np.dtype) -> int:
     """Groups per workgroup a multi-pass plan keeps (``MIN_RUN_BYTES`` contiguous per access)."""
     return max(1, MIN_RUN_BYTES // STORAGE_NP[dtype].itemsize)
 
 
 def fft_dispatches(provider: Any, dtype: np.dtype, n: int) -> int:
-    """Dispatches of a power-of-two transform of length ``n`` (not counting the prologue's)."""
+    """Dispatches of a transform of length ``n`` (not counting the prologue's)."""
+    if mixed_runs(provider, dtype, n):
+        return len(mixed_plan(n, mixed_tile(provider, dtype), min_groups(dtype)))
     tile = block_tile(provider, dtype)
     stages = n.bit_length() - 1
     return len(block_plan(n, tile, min_groups(dtype))) if tile else stages
@@ -95,25 +128,30 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
     out = provider.alloc(nbytes)
     if total == 0:
         return [out]
-    stages = n.bit_length() - 1
     temps = []
     src_ins = kernel.instrs[kernel.operands[0]]
-    if src_ins.op == "input" and stages > 0:
+    if src_ins.op == "input" and n > 1:
         cur = in_handles[src_ins.params[0]]
     else:
         ek = _operand_kernel(kernel)
         r = provider.rendered_for(ek)
         wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(ek).items())]
-        cur = out if stages == 0 else provider.alloc(nbytes)
+        cur = out if n == 1 else provider.alloc(nbytes)
         if cur is not out:
             temps.append(cur)
         provider.dispatch(r.source, r.meta(ek), [*in_handles, cur, *wide], -(-total // WORKGROUP))
-    if stages == 0:                  # n == 1: the transform is the identity (every norm scales by 1)
+    if n == 1:                       # the transform is the identity (every norm scales by 1)
         return [out]
     scale = fft_scale(n, inverse, norm)
-    tw = provider.static_buffer(("fft twiddles", n, inverse, scale, dt.str), lambda: twiddles(n, inverse, scale, dt))
     inner = math.prod(shape[axis + 1:])
+    if mixed_runs(provider, dt, n):
+        _mixed_passes(provider, n, inverse, scale, dt, mixed_tile(provider, dt), inner, total, cur, out, temps)
+        for h in temps:
+            provider.free(h)
+        return [out]
+    tw = provider.static_buffer(("fft twiddles", n, inverse, scale, dt.str), lambda: twiddles(n, inverse, scale, dt))
     tile = block_tile(provider, dt)
+    stages = n.bit_length() - 1
     plan = block_plan(n, tile, min_groups(dt)) if tile else [1] * stages
     tmp = provider.alloc(nbytes) if len(plan) > 1 else None
     if tmp is not None:
@@ -142,3 +180,31 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
     for h in temps:
         provider.free(h)
     return [out]
+
+
+def _mixed_passes(provider: Any, n: int, inverse: bool, scale: float, dt: np.dtype, tile: int, inner: int,
+                  total: int, cur: Any, out: Any, temps: list[Any]) -> None:
+    """Record the mixed-radix passes of ``cur`` (``total`` elements) into ``out``."""
+    plan = mixed_plan(n, tile, min_groups(dt))
+    key = ("fft mixed twiddles", n, tuple(plan), inverse, scale, dt.str)
+    tw = provider.static_buffer(key, lambda: mixed_twiddles(n, plan, inverse, scale, dt))
+    tmp = None
+    if len(plan) > 1:
+        tmp = provider.alloc(total * STORAGE_NP[dt].itemsize)
+        temps.append(tmp)
+    offs, at_scale = table_offsets(plan)
+    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    ns = 1
+    for q, rads in enumerate(plan):
+        rb = math.prod(rads)
+        g = tile // rb
+        while g > 1 and mixed.workgroup_bytes(dt, rads, g, q == 0) > limit:
+            g -= 1
+        dst = out if (len(plan) - 1 - q) % 2 == 0 else tmp
+        source, _threads = render_fft_mixed(dt, rads, g, bool(inverse), q == 0, q == len(plan) - 1,
+                                            inner == 1 and len(plan) == 1, inner == 1 and ns == 1)
+        groups = total // rb
+        prm = np.array([groups, n // rb, inner, ns, *offs[q], at_scale], dtype=np.uint32)
+        provider.dispatch(source, prm, [cur, dst, tw], -(-groups // g))
+        cur = dst
+        ns *= rb
