@@ -2,7 +2,7 @@
 ``.accumulate``) on the wgpu provider. The chunk totals of stream compaction (``wgpu_compact.py``)
 are this module's ``partial`` kernel.
 
-Three strategies (``render/wgsl_scan.py`` has the kernels):
+Four strategies (``render/wgsl_scan.py`` has the kernels, ``render/wgsl_scan_lookback.py`` the last):
 
 - ``serial``: a thread per row, in order. Best where there are many rows and
   the axis is not the last one (neighbouring threads read neighbouring
@@ -13,6 +13,10 @@ Three strategies (``render/wgsl_scan.py`` has the kernels):
 - chunked, when few rows are long: (1) each chunk's total, (2) a scan of those
   totals per row (``spine``), (3) each chunk scanned again, starting from the
   total of the chunks before it. Three dispatches; the prologue runs in 1 and 3.
+  Still taken on CPU adapters and along other axes than the last.
+- ``lookback`` (``wgpu_scan_lookback.py``), when few rows are long along the last
+  axis on a GPU adapter: the single-pass decoupled look-back, one read and one
+  write of the data; two dispatches (zero the status words, scan).
 
 Measured on the H200 (float32; ms): cumsum of 4096 x 4096 along axis 0: a
 workgroup per row 0.88, serial 0.16; along axis 1: 0.34 and 0.50; 256 x 65536
@@ -32,6 +36,7 @@ from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scan import BLOCK, render_scan, state_nbytes
+from . import wgpu_scan_lookback
 
 MIN_CHUNK = 8 * BLOCK     # rows up to this long are scanned by one workgroup
 MANY_ROWS = 256           # with this many rows, one workgroup per row is enough
@@ -43,7 +48,7 @@ SERIAL_CPU = 16           # on a CPU adapter, at least this many rows: serial
 # once 65535 loop iterations have run in it (all loops together), so a serial scan of a longer row
 # is split into dispatches that each continue from the value the previous one wrote.
 SERIAL_SEGMENT = 32768
-STRATEGY = "auto"         # "auto", or force "serial" / "parallel" (tests use this)
+STRATEGY = "auto"         # "auto", or force "serial" / "parallel" / "lookback" (tests use this)
 
 
 def serial(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
@@ -53,6 +58,14 @@ def serial(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
     if cpu_adapter:
         return rows >= SERIAL_CPU
     return (rows >= SERIAL_SHORT[0] and length <= SERIAL_SHORT[1]) or (inner > 1 and rows >= SERIAL_STRIDED)
+
+
+def lookback(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
+    """Whether to scan with the single-pass decoupled look-back (``wgpu_scan_lookback``): rows
+    along the last axis, too few and too long for a workgroup per row, on a GPU adapter (or forced)."""
+    if STRATEGY != "auto":
+        return STRATEGY == "lookback" and inner == 1
+    return wgpu_scan_lookback.LOOKBACK and inner == 1 and not cpu_adapter and chunking(rows, length)[0] > 1
 
 
 def chunking(rows: int, length: int) -> tuple[int, int]:
@@ -94,6 +107,9 @@ def enqueue_scan(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
         for start in range(0, max(length, 1), SERIAL_SEGMENT):
             extra = {"RG": rows, "START": start, "STOP": min(start + SERIAL_SEGMENT, length), "INNER": inner, "LI": li}
             _dispatch(provider, ks, extra, [*in_handles, out], -(-rows // WORKGROUP))
+        return [out]
+    if lookback(rows, length, inner, cpu):
+        wgpu_scan_lookback.enqueue_lookback(provider, kernel, in_handles, out, rows, length)
         return [out]
     g, ch = chunking(rows, length)
     extra = {"G": g, "RG": rows * g, "L": length, "CH": ch, "INNER": inner, "LI": li}

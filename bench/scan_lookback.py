@@ -1,0 +1,103 @@
+"""The single-pass look-back scan against the chunked three-dispatch scan, and its tunables, by wall clock
+and GPU time (issue 19: ``cumulative_sum`` of 2^26 float32 within 1.2x of PyTorch's 0.21 ms on the H200).
+
+    python -m bench.scan_lookback [--runs 5] [--shift 0] [--variants base,chunked,window32,...] [--out FILE]
+
+Variants: ``base`` (as chosen: the look-back on a GPU adapter), ``chunked`` (``STRATEGY="parallel"``),
+``lookback`` (forced, on any adapter), and forced with ``window32`` / ``window1`` (tiles the look-back
+reads at once), ``nosg`` (no subgroup scan), ``pt8`` (8 elements per thread), ``noroll`` (the loads
+in a loop). Workloads: cumulative_sum of float32,
+int32 and float64, cumulative_prod and maximum.accumulate of float32, and cumulative_sum along the
+last axis of 4 rows, each 2^26 >> shift elements (float64: 2^25). Each variant runs every workload,
+checks it against NumPy, and prints ms per call (wall median; GPU from timestamp queries) and
+dispatches per call.
+"""
+
+# mypy: disable-error-code="misc"
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._timing import gpu_ms, wall_per_call, write_out
+
+_LB = {"STRATEGY": "lookback"}      # the look-back on any adapter (auto takes it on GPU adapters only)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "base": {}, "chunked": {"STRATEGY": "parallel"}, "lookback": _LB,
+    "window32": {**_LB, "WINDOW": {"GPU": 32, "CPU": 32}}, "window1": {**_LB, "WINDOW": {"GPU": 1, "CPU": 1}},
+    "nosg": {**_LB, "USE_SUBGROUPS": False}, "pt8": {**_LB, "PER_THREAD": 8}, "noroll": {**_LB, "UNROLL": False},
+}
+
+
+def _workloads(xp: Any, n: int, rng: np.random.Generator) -> list[tuple[str, np.ndarray, Callable, Callable]]:
+    """(name, data, gpuarray call, NumPy reference) of each workload."""
+    f = rng.integers(-3, 4, n).astype(np.float32)        # exact partial sums in any order
+    return [
+        ("cumsum float32", f, xp.cumulative_sum, np.cumsum),
+        ("cumsum int32", f.astype(np.int32), lambda g: xp.cumulative_sum(g, dtype=xp.int32),
+         lambda a: np.cumsum(a, dtype=np.int32)),
+        ("cumsum float64", f[: n // 2].astype(np.float64), xp.cumulative_sum, np.cumsum),
+        ("cumprod float32", np.sign(f) + (f == 0), xp.cumulative_prod, np.cumprod),
+        ("maximum.accumulate float32", f, np.maximum.accumulate, np.maximum.accumulate),
+        ("cumsum 4 rows float32", f.reshape(4, -1), lambda g: xp.cumulative_sum(g, axis=1),
+         lambda a: np.cumsum(a, axis=1)),
+    ]
+
+
+def run(variants: list[str], runs: int, shift: int) -> list[dict[str, Any]]:
+    import gpuarray as xp
+    from gpuarray import replay
+    from gpuarray.providers import wgpu_scan, wgpu_scan_lookback
+
+    rows: list[dict[str, Any]] = []
+    n = (1 << 26) >> shift
+    work = _workloads(xp, n, np.random.default_rng(0))
+    with xp.config(offload="always"):
+        for v in variants:
+            saved = {k: getattr(wgpu_scan if k == "STRATEGY" else wgpu_scan_lookback, k) for k in VARIANTS[v]}
+            for k, val in VARIANTS[v].items():
+                setattr(wgpu_scan if k == "STRATEGY" else wgpu_scan_lookback, k, val)
+            replay.clear()          # recorded programs keep the settings they were recorded under
+            try:
+                for name, a, fn, ref in work:
+                    g = xp.asarray(a, device="wgpu:0")
+                    xp.evaluate(g * 1)
+                    xp.reset_metrics()
+                    got = fn(g)
+                    xp.evaluate(got)
+                    xp.synchronize(g.device)
+                    m = xp.metrics()
+                    rec: dict[str, Any] = {"variant": v, "workload": name, "n": int(a.size),
+                                           "dispatches": m["dispatches"],
+                                           "correct": bool(np.array_equal(np.asarray(got), ref(a)))}
+                    del got
+                    rec["wall_ms"] = 1e3 * wall_per_call(lambda fn=fn, g=g: xp.evaluate(fn(g)),
+                                                         lambda g=g: xp.synchronize(g.device), runs)
+                    rec["gpu_ms"] = gpu_ms(xp, lambda fn=fn, g=g: xp.evaluate(fn(g)), runs)
+                    rows.append(rec)
+                    print(" ".join(f"{k}={val:.4g}" if isinstance(val, float) else f"{k}={val}"
+                                   for k, val in rec.items()), flush=True)
+            finally:
+                for k, val in saved.items():
+                    setattr(wgpu_scan if k == "STRATEGY" else wgpu_scan_lookback, k, val)
+                replay.clear()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--shift", type=int, default=0, help="sizes >> shift (a quick run on a CPU adapter)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rows = run(args.variants.split(","), args.runs, args.shift)
+    write_out(json.dumps(rows, indent=1), args.out)
+
+
+if __name__ == "__main__":
+    main()

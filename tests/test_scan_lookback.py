@@ -1,0 +1,198 @@
+"""The single-pass scan (decoupled look-back, ``providers/wgpu_scan_lookback.py``) against NumPy on both
+providers (on ``cpu`` the same calls check the reference): every op and dtype, lengths around the tile
+size, NaN / inf / -0.0 carried across tiles, include_initial, few rows along the last axis, fused
+prologues, the fallback that computes a waited-on tile itself, and more than 65535 tiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.providers import wgpu_scan, wgpu_scan_lookback
+from gpuarray.render.wgsl_scan_lookback import per_thread
+
+from .conftest import assert_same
+
+INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+DTYPES = ["bool", *INTS, "float32", "float64"]
+
+
+@pytest.fixture(autouse=True)
+def _lookback(monkeypatch):
+    monkeypatch.setattr(wgpu_scan, "STRATEGY", "lookback")
+
+
+def _tile(op: str, dtype: str) -> int:
+    """Elements per tile of the scan of ``op`` with result ``dtype`` on wgpu:0."""
+    limit = int(xp.Device("wgpu:0").provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    return 256 * per_thread(op, np.dtype(dtype), limit)
+
+
+def _lengths(op: str, dtype: str) -> list[int]:
+    t = _tile(op, dtype)
+    return [0, 1, t - 1, t, t + 1, 5 * t + 3]
+
+
+def _values(dtype: str, n: int, seed: int, lo: int = -3, hi: int = 3) -> np.ndarray:
+    """Values whose sums and products in any grouping are exact (small integers, signs)."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(n) < 0.5
+    if dt.kind == "u":
+        return rng.integers(0, hi + 1, n).astype(dt)
+    return rng.integers(lo, hi + 1, n).astype(dt)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_and_prod(device, dtype):
+    for n in sorted(set(_lengths("sum", dtype) + _lengths("sum", "int64"))):
+        a = _values(dtype, n, n)
+        g = xp.asarray(a, device=device)
+        for init in (False, True):
+            assert_same(xp.cumulative_sum(g, include_initial=init),
+                        np.cumulative_sum(a, include_initial=init, dtype=xp.cumulative_sum(g).dtype))
+        if dtype != "bool":         # in the dtype itself: narrow integers wrap as NumPy's
+            with np.errstate(over="ignore"):
+                assert_same(xp.cumulative_sum(g, dtype=dtype), np.cumulative_sum(a, dtype=dtype))
+        if np.dtype(dtype).kind in "iu":     # the whole range: wrapping across tiles
+            info = np.iinfo(dtype)
+            w = np.random.default_rng(n).integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+            with np.errstate(over="ignore"):
+                assert_same(xp.cumulative_sum(xp.asarray(w, device=device), dtype=dtype),
+                            np.cumulative_sum(w, dtype=dtype))
+    for n in _lengths("prod", dtype):
+        # mostly +-1: a product that stays in range; a few 0s and 2s
+        rng = np.random.default_rng(n)
+        a = np.where(rng.random(n) < 0.5, -1, 1) * np.where(rng.random(n) < 0.001, 0, 1)
+        a = (a * np.where(rng.random(n) < 0.002, 2, 1)).astype(dtype) if dtype[0] != "u" else \
+            np.where(rng.random(n) < 0.999, 1, 3).astype(dtype)
+        if dtype == "bool":
+            a = np.random.default_rng(n).random(n) < 0.9999
+        g = xp.asarray(a, device=device)
+        with np.errstate(over="ignore"):
+            assert_same(xp.cumulative_prod(g, dtype=dtype, include_initial=n % 2 == 1),
+                        np.cumulative_prod(a, dtype=dtype, include_initial=n % 2 == 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_min_logical_accumulate(device, dtype):
+    for n in _lengths("max", dtype):
+        rng = np.random.default_rng(n + 1)
+        if dtype == "bool":
+            a = rng.random(n) < 0.999
+            b = rng.random(n) < 0.001
+            g, h = xp.asarray(a, device=device), xp.asarray(b, device=device)
+            assert_same(np.logical_and.accumulate(g), np.logical_and.accumulate(a))
+            assert_same(np.logical_or.accumulate(h), np.logical_or.accumulate(b))
+            assert_same(np.maximum.accumulate(h), np.maximum.accumulate(b))
+            continue
+        dt = np.dtype(dtype)
+        if dt.kind == "f":      # ties of -0.0 and 0.0 (NumPy keeps the later one), NaN late
+            a = rng.standard_normal(n).astype(dt)
+            a[rng.random(n) < 0.3] = 0.0
+            a[rng.random(n) < 0.3] = -0.0
+            if n > 10:
+                a[n - n // 5] = np.nan
+        else:
+            info = np.iinfo(dt)
+            a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        g = xp.asarray(a, device=device)
+        assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
+        assert_same(np.minimum.accumulate(g), np.minimum.accumulate(a))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_values_across_tiles(device, dtype):
+    t = _tile("prod", dtype)
+    n = 4 * t + 7
+    a = np.ones(n, dtype)
+    a[: t + 5] = -0.0                    # a -0.0 prefix longer than a tile: the carry stays -0.0
+    a[2 * t + 1] = np.inf
+    a[3 * t + 3] = -np.inf
+    a[4 * t] = np.nan
+    g = xp.asarray(a, device=device)
+    with np.errstate(invalid="ignore"):
+        assert_same(xp.cumulative_sum(g), np.cumulative_sum(a))
+        assert_same(xp.cumulative_sum(g, include_initial=True), np.cumulative_sum(a, include_initial=True))
+        assert_same(xp.cumulative_prod(g), np.cumulative_prod(a))
+        assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
+        assert_same(np.minimum.accumulate(g), np.minimum.accumulate(a))
+    # a 0 early, then factors whose product overflows: NumPy's running product stays 0 (then NaN at inf)
+    big = np.finfo(dtype).max / 4
+    b = np.full(n, 2.0, dtype)
+    b[::3] = big
+    b[1::7] = -1.0
+    b[: t // 2] = 1.0
+    b[t // 2] = 0.0
+    b[3 * t] = -np.inf
+    gb = xp.asarray(b, device=device)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert_same(xp.cumulative_prod(gb), np.cumulative_prod(b))
+        assert_same(xp.cumulative_prod(gb[t:]), np.cumulative_prod(b[t:]))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_few_rows_last_axis_and_prologues(device, rows):
+    t = _tile("sum", "float32")
+    rng = np.random.default_rng(rows)
+    a = rng.integers(-3, 4, (rows, 3 * t + 11)).astype(np.float32)
+    g = xp.asarray(a, device=device)
+    for init in (False, True):
+        assert_same(xp.cumulative_sum(g, axis=-1, include_initial=init),
+                    np.cumulative_sum(a, axis=-1, include_initial=init))
+    # fused prologues: elementwise work, a strided view, a transposed operand
+    assert_same(xp.cumulative_sum(g * 2.0 - 1.0, axis=1), np.cumulative_sum(a * 2 - 1, axis=1))
+    assert_same(xp.cumulative_sum(g[:, ::2], axis=1), np.cumulative_sum(a[:, ::2], axis=1))
+    at = np.ascontiguousarray(a.T)
+    assert_same(xp.cumulative_sum(xp.asarray(at, device=device).T, axis=1), np.cumulative_sum(a, axis=1))
+    assert_same(np.maximum.accumulate(xp.abs(g - 1.0), axis=1), np.maximum.accumulate(np.abs(a - 1), axis=1))
+    e = rng.standard_normal((rows, 2 * t + 3)).astype(np.float32)
+    got = xp.cumulative_sum(xp.exp(xp.asarray(e, device=device) * 0.5), axis=1)
+    np.testing.assert_allclose(np.asarray(got), np.cumulative_sum(np.exp(e * np.float32(0.5)), axis=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("subgroups", [True, False])
+def test_workgroup_scan_with_and_without_subgroups(wgpu_device, monkeypatch, subgroups):
+    # with subgroups, the loads unrolled as on a GPU adapter
+    monkeypatch.setattr(wgpu_scan_lookback, "USE_SUBGROUPS", subgroups)
+    monkeypatch.setattr(wgpu_scan_lookback, "UNROLL", subgroups)
+    for dtype in ("float32", "int32", "uint8", "bool"):
+        a = _values(dtype, 3 * _tile("sum", dtype) + 5, 11)
+        g = xp.asarray(a, device=wgpu_device)
+        assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
+        if dtype != "bool":
+            with np.errstate(over="ignore"):
+                assert_same(xp.cumulative_sum(g, dtype=dtype), np.cumulative_sum(a, dtype=dtype))
+    z = np.full(2 * _tile("sum", "float32") + 1, -0.0, np.float32)
+    assert_same(xp.cumulative_sum(xp.asarray(z, device=wgpu_device)), np.cumulative_sum(z))
+
+
+@pytest.mark.parametrize("window", [1, 256])
+def test_fallback_window_and_dispatches(wgpu_device, monkeypatch, window):
+    # a workgroup that finds no status computes the tile itself at once (SPIN 1): results unchanged;
+    # the look-back reads one tile at a time, or 256
+    monkeypatch.setattr(wgpu_scan_lookback, "SPIN", {"GPU": 1, "CPU": 1})
+    monkeypatch.setattr(wgpu_scan_lookback, "WINDOW", {"GPU": window, "CPU": window})
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", 1)
+    a = _values("int32", 300_000, 5)
+    g = xp.asarray(a, device=wgpu_device)
+    xp.evaluate(g)
+    xp.reset_metrics()
+    r = xp.cumulative_sum(g, dtype=xp.int32)
+    xp.evaluate(r)
+    assert xp.metrics()["dispatches"] == 2      # the clear of the status words, the scan
+    assert_same(r, np.cumulative_sum(a, dtype=np.int32))
+    f = _values("float64", 100_001, 6)
+    assert_same(xp.cumulative_prod(xp.asarray(np.sign(f) + (f == 0), device=wgpu_device)),
+                np.cumulative_prod(np.sign(f) + (f == 0)))
+
+
+def test_more_than_65535_tiles(wgpu_device, monkeypatch):
+    # tiles of 256: 65537 workgroups, a 2-D dispatch; tile ids still follow the atomic counter
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", 1)
+    n = 65537 * 256 - 100
+    a = np.random.default_rng(9).integers(-1, 2, n).astype(np.float32)
+    got = np.asarray(xp.cumulative_sum(xp.asarray(a, device=wgpu_device)))
+    np.testing.assert_array_equal(got, np.cumulative_sum(a))
