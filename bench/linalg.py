@@ -1,6 +1,10 @@
 """Linear algebra on the device against PyTorch (cuSOLVER) and CuPy in one process, by wall clock.
 
-    python -m bench.linalg [--cases cholesky,solve,inv,det] [--runs 5] [--libs torch,cupy] [--out FILE]
+    python -m bench.linalg [--cases cholesky,solve,inv,det] [--runs 5] [--libs torch,cupy] [--out FILE] [--old]
+
+``--old`` times the previous paths (32-column Cholesky with ``gemm_source`` updates, LU panels by
+``panel_source``, small stacks through the panel kernels) by switching off the module-level
+switches of ``gpuarray/providers/wgpu_linalg_blocked.py``; ``dispatches`` is per call.
 
 Issue 20's targets: ``cholesky`` and ``solve`` (16 right-hand sides) of n = 4096 float32 and
 n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``inv`` and
@@ -103,7 +107,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--libs", default="torch,cupy")
     ap.add_argument("--out")
+    ap.add_argument("--old", action="store_true", help="the paths before the blocked ones")
     args = ap.parse_args()
+    if args.old:
+        from gpuarray.providers import wgpu_linalg_blocked as wb
+        wb.BLOCKED_CHOLESKY = wb.BLOCKED_LU_PANEL = wb.SMALL_LU = False
     rows = run(args.cases.split(","), max(3, args.runs), [v for v in args.libs.split(",") if v])
     write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
               args.out)

@@ -206,3 +206,133 @@ def test_panels_wider_than_a_workgroup(wgpu_device: xp.Device, dtype: Any) -> No
         x = np.asarray(xp.linalg.solve(xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)))
     assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s)
     assert np.abs(a.astype(np.float64) @ x - b).max() <= 8 * n * eps * _norm(a) * np.abs(x).max()
+
+
+# Block boundaries of the blocked paths: Cholesky's block columns (CHOL_NB: 64 where the adapter's
+# workgroup memory holds the block), LU's 32-column panels and its 8-column register chunks, the
+# one-workgroup path for matrices of at most 32 rows (SMALL_N).
+EDGE_SIZES = [7, 8, 9, 31, 32, 33, 63, 64, 65, 101, 197]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_block_boundaries(device: xp.Device, dtype: Any) -> None:
+    _skip_f64(device, dtype)
+    eps = np.finfo(dtype).eps
+    for n in EDGE_SIZES:
+        s, a = _spd((n, n), 100.0, dtype), _general((n, n), 100.0, dtype)
+        b = RNG.normal(size=(n, 5)).astype(dtype)
+        with _fallbacks_checked(device):
+            low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device))).astype(np.float64)
+            x = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(b, device=device)))
+            ai = np.asarray(xp.linalg.inv(xp.asarray(a, device=device)))
+            sign, logabs = (np.asarray(v) for v in xp.linalg.slogdet(xp.asarray(a, device=device)))
+        np.testing.assert_array_equal(np.triu(low, 1), 0)
+        assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s), n
+        a64 = a.astype(np.float64)
+        assert np.abs(a64 @ x - b).max() <= 8 * n * eps * _norm(a) * np.abs(x).max(), n
+        assert np.abs(a64 @ ai - np.eye(n)).max() <= 8 * n * eps * _norm(a) * _norm(ai), n
+        want = np.linalg.slogdet(a64)
+        assert sign == want.sign and abs(logabs - want.logabsdet) <= 8 * n * eps * (100 + abs(want.logabsdet))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ill_conditioned_and_pivoting_heavy(device: xp.Device, dtype: Any) -> None:
+    """Backward errors stay at n eps ||A|| ||x|| for condition numbers near 1 / eps, and rows of
+    increasing magnitude (every pivot from the bottom of the panel) match NumPy's LU."""
+    _skip_f64(device, dtype)
+    eps = np.finfo(dtype).eps
+    cond = 0.01 / eps
+    for n in (40, 97):
+        a = _general((n, n), cond, dtype)
+        s = _spd((n, n), cond, dtype)
+        b = RNG.normal(size=(n, 3)).astype(dtype)
+        with _fallbacks_checked(device):
+            x = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(b, device=device)))
+            low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device))).astype(np.float64)
+        assert np.abs(a.astype(np.float64) @ x - b).max() <= 8 * n * eps * _norm(a) * np.abs(x).max()
+        assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s)
+        grow = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e3, n)[:, None]).astype(dtype)
+        with _fallbacks_checked(device):
+            x = np.asarray(xp.linalg.solve(xp.asarray(grow, device=device), xp.asarray(b, device=device)))
+            det = np.asarray(xp.linalg.slogdet(xp.asarray(grow, device=device)).sign)
+        assert np.abs(grow.astype(np.float64) @ x - b).max() <= 8 * n * eps * _norm(grow) * np.abs(x).max()
+        assert det == np.linalg.slogdet(grow.astype(np.float64)).sign
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_singular_at_each_panel_position(device: xp.Device, dtype: Any) -> None:
+    """An exactly zero pivot at column p (column p twice column 0, column 0 constant) raises
+    "Singular matrix" wherever p falls in a panel or chunk; det is 0 there, as in NumPy."""
+    _skip_f64(device, dtype)
+    for n, cols in ((20, (1, 7, 19)), (70, (1, 8, 31, 32, 33, 64, 69))):
+        for p in cols:
+            a = RNG.normal(size=(n, n)).astype(dtype)
+            a[:, 0] = 1.0
+            a[:, p] = 2.0
+            g = xp.asarray(a, device=device)
+            with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+                xp.linalg.solve(g, xp.asarray(np.ones((n, 2), dtype), device=device))
+            with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+                xp.linalg.inv(g)
+            assert np.asarray(xp.linalg.det(g)) == 0.0
+            s = _spd((n, n), 10.0, dtype)
+            s[p, p] = -1.0
+            with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
+                xp.linalg.cholesky(xp.asarray(s, device=device))
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_nonfinite_and_signed_zero(device: xp.Device, n: int) -> None:
+    """NaN and inf input give NaN results without an error, as in NumPy; -0.0 entries are zeros."""
+    for bad in (np.nan, np.inf, -np.inf):
+        a = RNG.normal(size=(n, n)).astype(np.float32)
+        a[n // 2, 1] = bad
+        b = np.ones((n, 2), np.float32)
+        with np.errstate(all="ignore"):
+            want = np.linalg.solve(a, b)
+        got = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(b, device=device)))
+        np.testing.assert_array_equal(np.isnan(got).any(), np.isnan(want).any())
+    a = np.eye(n, dtype=np.float32)[::-1].copy()
+    a[a == 0] = -0.0
+    got = np.asarray(xp.linalg.solve(xp.asarray(a, device=device), xp.asarray(np.arange(n, dtype=np.float32),
+                                                                                device=device)))
+    np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32)[::-1])
+    np.testing.assert_array_equal(np.asarray(xp.linalg.det(xp.asarray(a, device=device))), np.linalg.det(a))
+
+
+def test_stack_past_65535_workgroups(device: xp.Device) -> None:
+    """70000 small matrices: a workgroup each, the dispatch grid two-dimensional."""
+    s = _spd((70000, 3, 3), 10.0, np.float32)
+    b = RNG.normal(size=(70000, 3, 2)).astype(np.float32)
+    with _fallbacks_checked(device):
+        x = np.asarray(xp.linalg.solve(xp.asarray(s, device=device), xp.asarray(b, device=device)))
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device)))
+    np.testing.assert_allclose(x, np.linalg.solve(s, b), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(low, np.linalg.cholesky(s), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [256, 1024])
+def test_lu_panel_threads_and_old_panels(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
+                                         threads: int) -> None:
+    """Both workgroup sizes of ``lu_panel_source`` for panels of more than 1024 rows (several rows
+    a thread), and panels taller than its limit through ``panel_source`` in the same factorization
+    (MAX_ROWS lowered to 1100)."""
+    from gpuarray.providers import wgpu_linalg, wgpu_linalg_blocked
+    monkeypatch.setattr(wgpu_linalg_blocked, "LU_PANEL_THREADS", threads)
+    monkeypatch.setattr(wgpu_linalg, "MAX_ROWS", 1100)
+    n = 1150 if threads == 256 else 1151         # sizes of their own: no recorded plan is replayed
+    a = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e2, n)[:, None]).astype(np.float32)
+    b = RNG.normal(size=(n, 2)).astype(np.float32)
+    with _fallbacks_checked(wgpu_device):
+        x = np.asarray(xp.linalg.solve(xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)))
+    eps = np.finfo(np.float32).eps
+    assert np.abs(a.astype(np.float64) @ x - b).max() <= 8 * n * eps * _norm(a) * np.abs(x).max()
+
+
+def test_large_cholesky(wgpu_device: xp.Device) -> None:
+    """n = 600: Cholesky trailing products of several register-blocked tiles a side."""
+    n, eps = 600, np.finfo(np.float32).eps
+    s = _spd((n, n), 100.0, np.float32)
+    with _fallbacks_checked(wgpu_device):
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=wgpu_device))).astype(np.float64)
+    assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s)

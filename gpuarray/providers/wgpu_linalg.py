@@ -1,20 +1,29 @@
 """``linalg_potrf`` (Cholesky) and ``linalg_lu`` (LU with partial pivoting: solve, inv, det,
 slogdet) on the wgpu provider: blocked, right-looking, in place, every dispatch in the open pass.
 
-Cholesky of a stack of ``n x n`` matrices into the output buffer itself (``B n^2`` factors, then
-the error flag): the operand copied in with zeros above the diagonal, then per block column of
-``NB``: one dispatch factoring the diagonal block and solving the first 256 rows of the panel
-below, one solving the rest against the stored block (``potrf_source``), one trailing update
-``A22 -= L21 L21^T`` over the lower 64 x 64 tiles (``gemm_source``). About ``3 n / NB``
-dispatches for any batch; two for a stack of matrices of at most ``NB`` rows.
+Cholesky of matrices wider than ``NB`` (32) goes by block columns of 64 whose trailing updates
+are the matmul provider's register-blocked products (``wgpu_linalg_blocked.enqueue_potrf_blocked``;
+``2 + 2 n / 64`` dispatches). Narrower ones (a stack of 4096 32 x 32 matrices: two dispatches),
+and every size with ``wgpu_linalg_blocked.BLOCKED_CHOLESKY`` off, are factored into the output
+buffer itself (``B n^2`` factors, then the error flag): the operand copied in with zeros above the
+diagonal, then per block column of ``NB``: one dispatch factoring the diagonal block and solving
+the first 256 rows of the panel below, one solving the rest against the stored block
+(``potrf_source``), one trailing update ``A22 -= L21 L21^T`` over the lower 64 x 64 tiles
+(``gemm_source``): about ``3 n / NB`` dispatches (H200, n = 4096 float32: 377 dispatches, 24.2 ms
+against cuSOLVER's 1.83).
 
 LU works on the augmented ``[A | B]`` (``B``: the right-hand sides, the identity for ``inv``,
 nothing for ``det``) in a scratch buffer with the pivots in another, so that the forward
 substitution is the factorization's own row operations: per panel, its factorization by one
-workgroup a matrix (``panel_source``), the swaps on every other column with ``U12 = L11^-1 A12``
+workgroup a matrix (``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``, its rows in
+registers; ``panel_source``, a pass over the panel a column, for panels of more than ``MAX_ROWS``
+rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for n = 4096 float32 with 16 right-hand sides on the
+H200, against cuSOLVER's 13.6), the swaps on every other column with ``U12 = L11^-1 A12``
 (``swap_trsm_source``), the trailing update ``A22 -= L21 U12`` over the right-hand sides too
 (``gemm_source``); then back substitution by block rows of ``NB`` from the bottom
-(``backsub_source``), or the determinant from the diagonal (``det_source``). The flag (an
+(``backsub_source``), or the determinant from the diagonal (``det_source``). ``solve`` and ``inv``
+of matrices of at most 32 rows whose ``[A | B]`` fits in workgroup memory take one dispatch of
+``lu_small_source`` after the loads instead (``wgpu_linalg_blocked.small_lu``). The flag (an
 exactly zero pivot, a pivot of Cholesky that is not positive) is the last element of the output,
 which ``gpuarray._linalg_lu`` reads once.
 """
@@ -42,6 +51,8 @@ from ..render.wgsl_linalg import (
     render_load,
     swap_trsm_source,
 )
+from ..render.wgsl_linalg_blocked import MAX_ROWS, lu_panel_source
+from . import wgpu_linalg_blocked
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 
@@ -91,6 +102,9 @@ def _gemm(provider: Any, t: str, work: Any, ld: int, r0: int, rend: int, c0: int
 
 
 def enqueue_potrf(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    if wgpu_linalg_blocked.BLOCKED_CHOLESKY and _shape(kernel, 0)[-1] > NB:       # else one panel: 2 dispatches
+        return wgpu_linalg_blocked.enqueue_potrf_blocked(
+            provider, kernel, lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra), in_handles)
     dt = kernel.out_nodes[0].dtype
     t = _WGSL[dt.name]
     a = _shape(kernel, 0)
@@ -138,9 +152,14 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
                 rest = kernel.size - 1
                 _load(provider, kernel, in_handles, 0, out, N=0, R=1, C=1, BS=0, LD=0, COFF=0, LOWER=0, FLAG=rest)
             return [out]
+        if mode in ("solve", "inv") and wgpu_linalg_blocked.small_lu(provider, t, work, out, n, ld, bs, nrhs, batch,
+                                                                    kernel.size - 1):
+            return [out]
         for k in range(0, n, NB):
             w = min(NB, n - k)
-            provider.dispatch(panel_source(t), _u32(n, ld, k, w, bs, flagw), [work, piv], batch)
+            panel = lu_panel_source(t, wgpu_linalg_blocked.lu_threads(provider, item, n - k)) \
+                if wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS else panel_source(t)
+            provider.dispatch(panel, _u32(n, ld, k, w, bs, flagw), [work, piv], batch)
             g = _cdiv(ncols - w, WORKGROUP)
             if g:
                 provider.dispatch(swap_trsm_source(t), _u32(n, ld, k, w, bs, ncols, g, batch * g), [work, piv],

@@ -9,14 +9,16 @@ past 65535, return at once). ``NB`` is the panel width.
   ``render.wgsl._Gen``) copied into ``W`` at a column offset (``lower``: zeros above the diagonal),
   and the error flag cleared;
 - ``potrf_source``: one block column of Cholesky: one workgroup a matrix factors the ``w x w``
-  diagonal block in workgroup memory (right-looking, three barriers a column), writes it back and
-  raises the flag on a pivot that is not positive (NaN
-  propagates without one, as in NumPy), and each thread solves one row of the panel below
+  diagonal block in workgroup memory (right-looking, one barrier a column: ``_SCALE_COL``), writes
+  it back and raises the flag on a pivot that is not positive (NaN propagates without one, as in
+  NumPy), and each thread solves one row of the panel below
   against it (``L21 = A21 L11^-T``); a second dispatch solves rows past the first 256;
 - ``gemm_source``: the trailing update ``C -= A B`` of 64 x 64 tiles in place, ``A`` and ``B``
   panels of ``W`` (``B`` read transposed and only lower tiles for Cholesky's ``A22 -= L21 L21^T``),
   ``K`` the panel width in steps of 16 through ``vec4`` workgroup tiles, 4 x 4 outputs a thread;
-- ``panel_source``: the LU factorization of one ``(n - k) x w`` panel by one workgroup: pivot
+- ``panel_source``: the LU factorization of one ``(n - k) x w`` panel by one workgroup (the path
+  for panels taller than ``wgsl_linalg_blocked.MAX_ROWS``; ``lu_panel_source`` there keeps the
+  rows in registers): pivot
   search (each thread's rows, then 256 -> 16 -> 1 through workgroup memory, the first of equal
   magnitudes as LAPACK's ``idamax``), the row swap within the panel, scaling by the reciprocal
   pivot and the rank-1 update of the panel's other columns, which also finds the next column's
@@ -53,16 +55,27 @@ _HEAD = ("@compute @workgroup_size({wg})\n"
          "  let id = wid.y * nwg.x + wid.x;\n")
 
 
-def _shader(t: str, bindings: list[str], body: str, shared: str = "", wg: int = WORKGROUP) -> str:
+def _shader(t: str, bindings: list[str], body: str, shared: str = "", wg: int = WORKGROUP, nb: int = NB) -> str:
     """A complete shader: ``prm`` then ``bindings`` (``name:access:type``), workgroup memory, body;
-    ``T`` stands for the element type ``t`` and ``NB`` for the panel width."""
+    ``T`` stands for the element type ``t`` and ``NB`` for the panel width ``nb``."""
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     for b, spec in enumerate(bindings, 1):
         name, access, ty = spec.split(":")
         decls.append(f"@group(0) @binding({b}) var<storage, {access}> {name}: array<{ty}>;")
     text = "\n".join(decls) + "\n" + shared + "\n@@HELPERS@@\n\n" + _HEAD.format(wg=wg) + body + "}\n"
-    text = re.sub(r"\bNB\b", str(NB), re.sub(r"\bT\b", t, text))
+    text = re.sub(r"\bNB\b", str(nb), re.sub(r"\bT\b", t, text))
     return text.replace("@@HELPERS@@", helpers_for(text))
+
+
+# Column ``j`` of a Cholesky block in workgroup memory scaled by the root of its pivot ``d``, one
+# column behind the trailing update (which reads column ``j + 1`` and writes the columns past it): one
+# barrier a column instead of three.
+_SCALE_COL = """fn scale_col(j: u32, w: u32, d: T, lid: u32) {
+  let dj = sqrt(d);
+  for (var i = j + 1u + lid; i < w; i += 256u) { L[i * NB + j] = L[i * NB + j] / dj; }
+  if (lid == 0u) { L[j * NB + j] = dj; }
+}
+"""
 
 
 def render_load(kernel: Kernel, which: int) -> Rendered:
@@ -113,7 +126,7 @@ def potrf_source(t: str) -> str:
     back, solve the first 256 rows below; ``mode`` 1 (``g0`` 1): load the factored block and solve
     the rest (a workgroup of one dispatch that read the block after another wrote it back would
     factor it twice)."""
-    shared = "var<workgroup> L: array<T, NB * NB>;\n"
+    shared = "var<workgroup> L: array<T, NB * NB>;\n" + _SCALE_COL
     body = f"""  if (id >= prm[5]) {{ return; }}
   let n = prm[0];
   let k = prm[1];
@@ -128,22 +141,23 @@ def potrf_source(t: str) -> str:
   }}
   workgroupBarrier();
   var bad = false;
-  for (var j = 0u; j < select(w, 0u, prm[6] != 0u); j++) {{
+  var dp = T(1);
+  let wf = select(w, 0u, prm[6] != 0u);
+  for (var j = 0u; j < wf; j++) {{
     let d = L[j * NB + j];
     if (d <= T(0) && !ga_isnan_{t}(d)) {{ bad = true; }}
-    let dj = sqrt(d);
-    workgroupBarrier();
-    for (var i = j + 1u + lid; i < w; i += 256u) {{ L[i * NB + j] = L[i * NB + j] / dj; }}
-    if (lid == 0u) {{ L[j * NB + j] = dj; }}
-    workgroupBarrier();
-    let m = w - j - 1u;
-    for (var e = lid; e < m * m; e += 256u) {{
-      let i = j + 1u + e / m;
-      let c = j + 1u + e % m;
-      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * L[c * NB + j]; }}
+    if (j > 0u) {{ scale_col(j - 1u, w, dp, lid); }}
+    let q = w - j - 1u;
+    for (var e = lid; e < q * q; e += 256u) {{
+      let i = j + 1u + e / q;
+      let c = j + 1u + e % q;
+      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * (L[c * NB + j] / d); }}
     }}
+    dp = d;
     workgroupBarrier();
   }}
+  if (wf > 0u) {{ scale_col(wf - 1u, w, dp, lid); }}
+  workgroupBarrier();
   if (g == 0u) {{
     for (var e = lid; e < w * w; e += 256u) {{
       let i = e / w;

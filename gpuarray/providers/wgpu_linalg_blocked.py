@@ -1,0 +1,152 @@
+"""Blocked Cholesky on the wgpu provider whose trailing updates are the provider's matrix products
+(``linalg_potrf``; ``providers/wgpu_linalg.py`` calls ``enqueue_potrf_blocked``).
+
+Per block column of ``CHOL_NB`` (64 where the adapter's workgroup memory holds a 64 x 64 block of
+the dtype, else 32) two dispatches: ``potrf_panel_source`` (the diagonal block factored in
+workgroup memory by every workgroup, the panel below solved a row a thread, all into the factor
+buffer), then ``S' = S22 - L21 L21^T`` as one register-blocked matmul (``wgpu_matmul.enqueue_matmul``
+on a synthetic ``matmul`` kernel whose operands are views of the factor and whose fused epilogue
+subtracts from a view of the current trailing matrix ``S``). ``S'`` is a fresh buffer (a product
+may not write the buffer it reads), contiguous, the next block column's ``S``; the operand's copy
+is the first. Before them one load of the operand and one dispatch zeroing above the diagonal:
+``2 + 2 n / CHOL_NB`` dispatches (n = 4096 float32: 130, against 377 with 32-column panels and the
+64 x 64 tile update of ``gemm_source``), whatever the batch. The products compute whole squares
+(twice the flops of the lower triangle: ``2 n^3 / 3`` in all, 46 GFLOP at n = 4096) in exchange
+for the tuned kernels; the bytes moved are each trailing matrix read once and written once,
+``n^3 / (3 CHOL_NB)`` elements in all (4096 float32: 1.4 GB).
+
+>>> CHOL_NB
+64
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._dtypes import STORAGE_NP
+from ..compiler.kernel import Instr, Kernel
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_linalg_blocked import SMALL_N, lu_small_source, potrf_panel_source, prep_source
+from . import wgpu_matmul
+
+CHOL_NB = 64            # block column width of Cholesky (halved while the block does not fit)
+BLOCKED_CHOLESKY = True     # False: the 32-column path of wgpu_linalg.py (gemm_source updates)
+SMALL_LU = True             # False: small stacks through the panel kernels too
+BLOCKED_LU_PANEL = True     # False: LU panels by panel_source (wgsl_linalg.py), a global pass a column
+LU_PANEL_THREADS = 1024     # threads of lu_panel_source where the adapter allows them (else 256)
+
+
+class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+def _u32(*vals: int) -> np.ndarray:
+    return np.array(vals, dtype=np.uint32)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pad4(count: int) -> int:
+    """``count`` rounded up to a multiple of 4 (whole ``vec4`` words for the products' loads)."""
+    return -(-count // 4) * 4
+
+
+def chol_nb(provider: Any, item: int) -> int:
+    """The block width for elements of ``item`` bytes on ``provider``'s workgroup memory."""
+    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    nb = CHOL_NB
+    while nb > 8 and nb * nb * item > limit:
+        nb //= 2
+    return nb
+
+
+def lu_threads(provider: Any, item: int, rows: int) -> int:
+    """The workgroup size of ``lu_panel_source`` for a panel of ``rows`` rows of ``item`` bytes on
+    ``provider``: ``LU_PANEL_THREADS`` for more than 1024 rows where the adapter allows that many
+    threads and their workgroup memory (a value and an index a thread, 1296 values besides), else
+    256 (at most 4 rows a thread either way up to 4096 rows)."""
+    if rows <= 1024:
+        return 256
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    t = LU_PANEL_THREADS
+    return t if t <= lim and t * (item + 4) + 1296 * item + 512 <= smem else 256
+
+
+def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, bs: int, loff: int,
+                ssize: int, sld: int, sbs: int, soff: int) -> Kernel:
+    """The ``matmul`` kernel ``S[soff:] - A @ A^T``: ``A`` the ``(batch, m, w)`` view of input 0 (row
+    stride ``ld``, matrix stride ``bs``, offset ``loff``; ``lsize`` elements), ``S`` the ``(batch, m,
+    m)`` view of input 1 (``sld``, ``sbs``, ``soff``; ``ssize``). Strides and sizes are run-time
+    values: every block column of every size shares one pipeline.
+
+    >>> k = syrk_kernel(np.dtype(np.float32), 1, 8, 4, 64, 8, 64, 32, 64, 8, 64, 36)
+    >>> k.kind, k.out_shape, k.operands
+    ('matmul', (1, 8, 8), [1, 2])
+    """
+    shp = (batch, m, m)
+    instrs = [Instr("input", (), dt, (lsize,), (0,)),
+              Instr("view", (0,), dt, (batch, m, w), ((bs, ld, 1), loff)),
+              Instr("view", (0,), dt, (batch, w, m), ((bs, 1, ld), loff)),
+              Instr("result", (), dt, shp, ()),
+              Instr("input", (), dt, (ssize,), (1,)),
+              Instr("view", (4,), dt, shp, ((sbs, sld, 1), soff)),
+              Instr("subtract", (5, 3), dt, shp, ())]
+    return Kernel(instrs, [_Stub(dt, (lsize,)), _Stub(dt, (ssize,))], [6], [_Stub(dt, shp)], shp,
+                  kind="matmul", operands=[1, 2])
+
+
+def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: list[Any]) -> list[Any]:
+    """``linalg_potrf`` of ``kernel`` (``load(work, **extras)`` copies the operand into ``work``)."""
+    dt = kernel.out_nodes[0].dtype
+    t = {"float32": "f32", "float64": "f64"}[dt.name]
+    item = STORAGE_NP[dt].itemsize
+    a = tuple(kernel.instrs[kernel.operands[0]].shape)
+    n, batch = a[-1], math.prod(a[:-2])
+    flag = batch * n * n
+    nb = chol_nb(provider, item)
+    dsize = _pad4(flag + 1)
+    out = provider.alloc(dsize * item)
+    count = batch * n * n
+    if count == 0:
+        provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
+        return [out]
+    src = provider.alloc(_pad4(count) * item)
+    load(src, N=count, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
+    provider.dispatch(prep_source(t), _u32(count, n, flag), [out], _cdiv(count, WORKGROUP))
+    sld, sbs, ssize = n, n * n, _pad4(count)
+    for k in range(0, n, nb):
+        w, m = min(nb, n - k), n - k
+        g = max(1, _cdiv(m - w, WORKGROUP))
+        provider.dispatch(potrf_panel_source(t, nb), _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g),
+                          [src, out], batch * g)
+        if m == w:
+            break
+        m2 = m - w
+        upd = syrk_kernel(dt, batch, m2, w, dsize, n, n * n, (k + w) * n + k, ssize, sld, sbs, w * sld + w)
+        (nxt,) = wgpu_matmul.enqueue_matmul(provider, upd, [out, src])
+        provider.free(src)           # back to the pool once the pass is submitted
+        src, sld, sbs, ssize = nxt, m2, m2 * m2, batch * m2 * m2
+    provider.free(src)
+    return [out]
+
+
+def small_lu(provider: Any, t: str, work: Any, out: Any, n: int, ld: int, bs: int, nrhs: int, batch: int,
+             flag: int) -> bool:
+    """``solve`` / ``inv`` of a stack of matrices of at most ``SMALL_N`` rows whose ``[A | B]`` fits in
+    workgroup memory as one dispatch of ``lu_small_source`` (after one clearing the flag); False
+    (nothing dispatched) for larger ones."""
+    item = 4 if t == "f32" else 8
+    elems = max(256, 1 << (n * (n + nrhs) - 1).bit_length())
+    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    if not SMALL_LU or n > SMALL_N or elems * item + 16 > limit:
+        return False
+    provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
+    provider.dispatch(lu_small_source(t, elems), _u32(n, ld, bs, nrhs, n * nrhs, flag, batch), [work, out], batch)
+    return True
