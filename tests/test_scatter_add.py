@@ -250,3 +250,45 @@ def test_no_host_fallbacks_on_wgpu(wgpu_device):
         np.add.at(d, x, w)
         np.asarray(a), np.asarray(d)
         assert xp.metrics()["host_fallbacks"] == before
+
+
+def test_counting_mode_private_bins(device):
+    """The privatized counting mode (an integer sum of one constant: 32-bit workgroup counts, then
+    ``count * value`` per bin): up to 4096 bins fit whatever the output's width, ``K`` not a
+    multiple of the unrolled loads, constants other than 1 (negative, past 32 bits) wrapping as NumPy's."""
+    rng = np.random.default_rng(21)
+    n = 256 * 1024 * 4 + 777                       # K = 5 elements a thread: a partial unrolled step
+    for bins in (4096, 4097, 3000):
+        x = rng.integers(0, bins, n).astype(np.int32)
+        assert_same(np.bincount(_g(x, device), minlength=bins), np.bincount(x, minlength=bins))
+    for bins in (10, 1000, 2048):                  # 8, 4, 2 copies of the bins; one popular bin
+        x = np.where(rng.random(300_000) < 0.9, 3, rng.integers(0, bins, 300_000))
+        assert_same(np.bincount(_g(x, device), minlength=bins), np.bincount(x, minlength=bins))
+    x = rng.integers(0, 50, 5000)
+    for dtype, value in (("int64", -3), ("int64", 2**40 + 7), ("uint64", 2**63 + 5), ("int32", -7),
+                         ("uint32", 2**31 + 3), ("int8", 100), ("uint16", 65535)):
+        want = np.zeros(50, dtype)
+        np.add.at(want, x, np.asarray(value).astype(dtype))
+        g = xp.zeros(50, dtype=dtype, device=device)
+        np.add.at(g, _g(x, device), np.asarray(value).astype(dtype)[()])
+        assert_same(g, want)
+
+
+def test_histogram_private_edges_out_of_range(device):
+    """Many values through the counting mode: values on every edge (the last bin closed), outside
+    the range, NaN and infinities dropped; weights and density through the weighted pass."""
+    edges = np.linspace(-2.0, 2.0, 101)
+    a = np.concatenate([np.repeat(edges, 300), [np.nan] * 50, [np.inf, -np.inf, 2.0000001, -2.5] * 40,
+                        np.random.default_rng(22).uniform(-3, 3, 100_000)])
+    for dt in (np.float64, np.float32):
+        ad = a.astype(dt)
+        for kw in ({"range": (-2.0, 2.0)}, {"range": (-1.0, 1.5)}):
+            h, e = np.histogram(_g(ad, device), bins=100, **kw)
+            wh, we = np.histogram(ad, bins=100, **kw)
+            assert_same(h, wh)
+            assert_same(e, we)
+    w = np.random.default_rng(23).integers(-5, 6, a.size)
+    h, _e = np.histogram(_g(a, device), bins=100, range=(-2.0, 2.0), weights=_g(w, device))
+    assert_same(h, np.histogram(a, bins=100, range=(-2.0, 2.0), weights=w)[0])
+    h, _e = np.histogram(_g(a, device), bins=100, range=(-2.0, 2.0), density=True)
+    assert_same(h, np.histogram(a, bins=100, range=(-2.0, 2.0), density=True)[0], rtol=1e-12)

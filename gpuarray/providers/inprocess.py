@@ -26,6 +26,7 @@ from ..compiler.kernel import INDEX_OPS, Kernel
 from .host_cast import cast
 from .host_index import host_index, host_scatter
 from .host_linalg import LINALG_HOST_KINDS
+from .host_select import host_select
 from .host_sort import HOST_SORT_KINDS
 
 # Elements per block of a fused kernel: its scratch (one block per instruction) stays near
@@ -207,6 +208,7 @@ def _host_scatter_add(kernel: Kernel, operands: list[np.ndarray]) -> list[np.nda
 
 HOST_KINDS["scatter_add"] = _host_scatter_add     # bincount / histogram / add.at (namespace/counting.py)
 HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
+HOST_KINDS["select"] = host_select     # order statistics: percentile / quantile by selection
 
 
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

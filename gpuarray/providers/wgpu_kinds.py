@@ -24,6 +24,7 @@ from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
 from .wgpu_scatter_add import enqueue_scatter_add, scatter_add_cannot_run
+from .wgpu_select import enqueue_select, select_cannot_run
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
 from .wgpu_split import _nbytes, split_kernel
 
@@ -37,11 +38,13 @@ WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_
 # Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
 WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
                                     "searchsorted": searchsorted_cannot_run}
-WGPU_KINDS["fft"] = enqueue_fft                # power-of-two lengths (Stockham radix-2)
+WGPU_KINDS["fft"] = enqueue_fft                # lengths with prime factors <= 13 (mixed-radix Stockham)
 WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elementwise readers (compiler/rowfuse.py)
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 WGPU_KINDS["scatter_add"] = enqueue_scatter_add        # bincount / histogram / add.at (wgpu_scatter_add.py)
 WGPU_KIND_CHECKS["scatter_add"] = scatter_add_cannot_run
+WGPU_KINDS["select"] = enqueue_select                  # percentile / quantile: radix selection (wgpu_select.py)
+WGPU_KIND_CHECKS["select"] = select_cannot_run
 WGPU_KINDS.update(linalg_potrf=enqueue_potrf, linalg_lu=enqueue_lu)     # Cholesky, LU (wgpu_linalg.py)
 WGPU_KIND_CHECKS.update(linalg_potrf=linalg_cannot_run, linalg_lu=linalg_cannot_run)
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).

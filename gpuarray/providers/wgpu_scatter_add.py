@@ -5,7 +5,11 @@
   atomics. Bins that fit ``PRIVATE_WORDS`` words of workgroup memory, with at least as many elements
   as bins, take the privatized pass: ``G`` workgroups of ``K * 256`` elements each (about
   ``TARGET_GROUPS`` workgroups, at least enough elements per workgroup to pay for its ``B`` flushes);
-  more bins take one global atomic per element.
+  more bins take one global atomic per element. Integer sums of one constant (``bincount`` and
+  ``histogram`` without weights: ``counting``) count in one 32-bit word a bin (4096 bins fit, one
+  workgroup atomic an element, no carry), then add ``count * value`` per bin. H200 before the
+  counting mode and the unrolled loads (``UNROLL``): ``histogram`` of 2^26 float32 into 100 bins
+  0.87 ms GPU, 2 dispatches (CuPy 0.55 ms wall); ``bincount`` of 1000 bins 0.72 (CuPy 1.49).
 - ``attrs == ("sorted",)`` (indices sorted by the namespace: float64, which has no atomics): the
   segmented sum by key, ``ceil(log(N) / log(SEG_BLOCK / 2))`` levels of one dispatch each over two
   pairs of ping-pong scratch arrays, deterministic.
@@ -26,10 +30,12 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scatter import pass_roots, render_scatter, used_inputs
 from ..render.wgsl_scatter_add import (
     ATOMIC_DTYPES,
+    COPIES,
     PRIVATE_WORDS,
     SEG_BLOCK,
     WORDS,
     SaShader,
+    counting,
     render_atomic,
     render_segsum,
 )
@@ -59,15 +65,25 @@ def scatter_add_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     return None
 
 
-def plan_private(bins: int, n: int, dt: Any) -> tuple[int, int] | None:
+def plan_private(bins: int, n: int, dt: Any, count: bool = False) -> tuple[int, int] | None:
     """``(K, G)`` of the privatized pass, or None where the bins do not fit workgroup memory (or there
-    are fewer elements than bins: the global pass is cheaper)."""
-    w = WORDS[dt]
+    are fewer elements than bins: the global pass is cheaper); ``count``: the counting mode (one
+    word a bin)."""
+    w = 1 if count else WORDS[dt]
     if bins * w > PRIVATE_WORDS or n < bins:
         return None
     k = max(4, -(-bins * w // WORKGROUP), -(-n // (WORKGROUP * TARGET_GROUPS)))
     k = min(k, MAX_K)
     return k, -(-n // (WORKGROUP * k))
+
+
+def copies(bins: int) -> int:
+    """Copies of the counting mode's workgroup bins: the largest power of two up to ``COPIES``
+    that fits ``PRIVATE_WORDS``."""
+    c = COPIES
+    while c > 1 and c * bins > PRIVATE_WORDS:
+        c //= 2
+    return c
 
 
 def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> SaShader:
@@ -103,14 +119,14 @@ def enqueue_scatter_add(provider: Any, kernel: Kernel, in_handles: list[Any]) ->
     if _sorted(kernel):
         _segsum(provider, kernel, in_handles, out, n)
         return [out]
-    pp = plan_private(kernel.size, n, dt)
+    pp = plan_private(kernel.size, n, dt, counting(kernel))
     if pp is None:
         sh = _shader(provider, kernel, ("global",), lambda: render_atomic(kernel, False))
         _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n}, -(-n // WORKGROUP))
     else:
         k, g = pp
         sh = _shader(provider, kernel, ("private",), lambda: render_atomic(kernel, True))
-        _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n, "K": k, "G": g}, g)
+        _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n, "K": k, "G": g, "C": copies(kernel.size)}, g)
     return [out]
 
 

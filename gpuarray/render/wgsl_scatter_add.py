@@ -11,7 +11,12 @@ histogram's values outside the range). attrs: ``()``, or ``("sorted",)`` when ``
   - ``global``: one thread per element, one atomic add to ``out0`` (bins past ``PRIVATE_WORDS``);
   - ``private``: a workgroup takes ``256 * K`` elements and adds them into a copy of the bins in
     workgroup memory, then adds each bin it touched to ``out0`` once (fewer global atomics and
-    collisions: bincount / histogram of few bins);
+    collisions: bincount / histogram of few bins). Each thread loads ``UNROLL`` elements (their
+    bins and values) before their atomics, so that several loads are in flight. In the counting
+    mode (``counting``: an integer sum of one constant, bincount / histogram without weights) the
+    workgroup bins are 32-bit counts (one ``atomicAdd(1)`` an element, whatever the output's width)
+    and the flush adds ``count * value``; threads ``lid % C`` share one of ``C`` copies of the bins
+    (up to ``COPIES``, as many as fit: fewer collisions on a popular bin);
 
   int32 / uint32 by ``atomicAdd``; int64 / uint64 as two words (low, high): ``atomicAdd`` of the low
   word, whose old value says whether it wrapped, then the high word plus that carry (two's
@@ -48,6 +53,8 @@ WORDS = {np.dtype(d): 2 if np.dtype(d).itemsize == 8 else 1
 PRIVATE_WORDS = 4096        # workgroup-memory words of the private bins (16 KiB: WebGPU's minimum limit)
 SEG_BLOCK = 128             # positions per thread of a segmented-sum level
 NONE = "0xffffffffu"        # the bin of a dropped element
+UNROLL = 4                  # private pass: elements a thread loads before their atomics (loads in flight)
+COPIES = 8                  # counting mode: copies of the workgroup bins at most (lanes spread over them)
 
 _HEAD = ("@compute @workgroup_size({wg})\n"
          "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
@@ -128,28 +135,40 @@ def _finish(kernel: Kernel, g: _Gen, decls: list[str], fns: list[str], main: str
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs), 1)
 
 
-def render_atomic(kernel: Kernel, private: bool) -> SaShader:
-    """The atomic pass (``private``: through workgroup-memory bins). ``prm`` extras: N (elements), and
-    for ``private`` K (elements per thread) and G (workgroups with elements)."""
-    dt = kernel.out_nodes[0].dtype
-    g = _Gen(kernel)
-    n = g.slot(("extra", "N"))
-    fns = _loaders(kernel, g)
-    fns.append(_add_fn("sa_gadd", "out0", dt))
-    head = _HEAD.format(wg=WORKGROUP)
-    if not private:
-        main = head + "\n".join([
-            f"  let e = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;",
-            f"  if (e >= {n}) {{ return; }}",
-            "  let b = sa_bin(e);",
-            f"  if (b == {NONE}) {{ return; }}",
-            f"  sa_gadd(b, {_args(dt, 'sa_val(e)')});",
-            "}"])
+def uniform_value(kernel: Kernel) -> bool:
+    """Whether every element adds the same value: ``val`` is a constant (a scalar's broadcast),
+    as in ``bincount`` / ``histogram`` without weights."""
+    i = kernel.operands[2]
+    while kernel.instrs[i].op in ("view", "reshape", "astype"):
+        i = kernel.instrs[i].args[0]
+    return kernel.instrs[i].op == "const"
+
+
+def counting(kernel: Kernel) -> bool:
+    """The counting mode of the private pass: an integer sum of one constant (``uniform_value``):
+    each workgroup counts its elements per bin in 32-bit words (at most ``256 * MAX_K`` elements)
+    and adds ``count * value`` to each bin it touched (exact: integer sums wrap)."""
+    return kernel.out_nodes[0].dtype.kind in "iu" and uniform_value(kernel)
+
+
+def _private_main(kernel: Kernel, g: _Gen, dt: np.dtype, n: str, fns: list[str]) -> str:
+    """The privatized pass: bins in workgroup memory, ``UNROLL`` loads a step before their atomics."""
+    k, groups = g.slot(("extra", "K")), g.slot(("extra", "G"))
+    count = counting(kernel)
+    copies = g.slot(("extra", "C")) if count else "1u"
+    w = 1 if count else WORDS[dt]
+    ident = "0u" if count else _identity(dt)
+    fns.insert(0, f"var<workgroup> sa_h: array<atomic<u32>, {PRIVATE_WORDS}>;")
+    if count:
+        flush = ["    var v = 0u;",
+                 f"    for (var c = 0u; c < {copies}; c++) {{ v += atomicLoad(&sa_h[c * nb + i]); }}"]
+        if WORDS[dt] == 1:
+            flush.append(f"    if (v != 0u) {{ sa_gadd(i, v * {_args(dt, 'sa_val(0u)')}); }}")
+        else:
+            c = "sa_val(0u)" if dt == np.uint64 else "bitcast<u64>(sa_val(0u))"
+            flush += ["    if (v != 0u) {", f"      let p = u64(v) * {c};",
+                      "      sa_gadd(i, u32(p & 0xfffffffflu), u32(p >> 32u));", "    }"]
     else:
-        k, groups = g.slot(("extra", "K")), g.slot(("extra", "G"))
-        w = WORDS[dt]
-        ident = _identity(dt)
-        fns.insert(0, f"var<workgroup> sa_h: array<atomic<u32>, {PRIVATE_WORDS}>;")
         fns.append(_add_fn("sa_wadd", "sa_h", dt))
         if dt == np.float32:
             flush = ["    let v = atomicLoad(&sa_h[i]);", f"    if (v != {ident}) {{ sa_gadd(i, bitcast<f32>(v)); }}"]
@@ -158,26 +177,56 @@ def render_atomic(kernel: Kernel, private: bool) -> SaShader:
         else:
             flush = ["    let lo = atomicLoad(&sa_h[2u * i]);", "    let hi = atomicLoad(&sa_h[2u * i + 1u]);",
                      "    if ((lo | hi) != 0u) { sa_gadd(i, lo, hi); }"]
-        main = head + "\n".join([
-            "  let nb = prm[0];",
-            f"  for (var i = lid; i < nb * {w}u; i += {WORKGROUP}u) {{ atomicStore(&sa_h[i], {ident}); }}",
-            "  workgroupBarrier();",
-            "  let grp = wid.y * nwg.x + wid.x;",
-            f"  if (grp < {groups}) {{",
-            f"    let start = grp * {k} * {WORKGROUP}u + lid;",
-            f"    for (var j = 0u; j < {k}; j++) {{",
-            f"      let e = start + j * {WORKGROUP}u;",
-            f"      if (e < {n}) {{",
-            "        let b = sa_bin(e);",
-            f"        if (b != {NONE}) {{ sa_wadd(b, {_args(dt, 'sa_val(e)')}); }}",
-            "      }",
-            "    }",
-            "  }",
-            "  workgroupBarrier();",
-            f"  for (var i = lid; i < nb; i += {WORKGROUP}u) {{",
-            *flush,
-            "  }",
+    t = WGSL_TYPE[dt]
+    loads, adds = [], []
+    for u in range(UNROLL):
+        loads += [f"      let e{u} = start + (j + {u}u) * {WORKGROUP}u;",
+                  f"      var b{u} = {NONE};"]
+        if not count:
+            loads.append(f"      var v{u} = {t}(0);")
+        body = f"b{u} = sa_bin(e{u});" + ("" if count else f" v{u} = sa_val(e{u});")
+        loads.append(f"      if (j + {u}u < {k} && e{u} < {n}) {{ {body} }}")
+        add = f"atomicAdd(&sa_h[cp + b{u}], 1u);" if count else f"sa_wadd(b{u}, {_args(dt, f'v{u}')});"
+        adds.append(f"      if (b{u} != {NONE}) {{ {add} }}")
+    words = f"nb * {copies}" if count else f"nb * {w}u"
+    return _HEAD.format(wg=WORKGROUP) + "\n".join([
+        "  let nb = prm[0];",
+        *([f"  let cp = (lid % {copies}) * nb;      // this thread's copy of the bins"] if count else []),
+        f"  for (var i = lid; i < {words}; i += {WORKGROUP}u) {{ atomicStore(&sa_h[i], {ident}); }}",
+        "  workgroupBarrier();",
+        "  let grp = wid.y * nwg.x + wid.x;",
+        f"  if (grp < {groups}) {{",
+        f"    let start = grp * {k} * {WORKGROUP}u + lid;",
+        f"    for (var j = 0u; j < {k}; j += {UNROLL}u) {{",
+        *loads,
+        *adds,
+        "    }",
+        "  }",
+        "  workgroupBarrier();",
+        f"  for (var i = lid; i < nb; i += {WORKGROUP}u) {{",
+        *flush,
+        "  }",
+        "}"])
+
+
+def render_atomic(kernel: Kernel, private: bool) -> SaShader:
+    """The atomic pass (``private``: through workgroup-memory bins). ``prm`` extras: N (elements), and
+    for ``private`` K (elements per thread) and G (workgroups with elements)."""
+    dt = kernel.out_nodes[0].dtype
+    g = _Gen(kernel)
+    n = g.slot(("extra", "N"))
+    fns = _loaders(kernel, g)
+    fns.append(_add_fn("sa_gadd", "out0", dt))
+    if not private:
+        main = _HEAD.format(wg=WORKGROUP) + "\n".join([
+            f"  let e = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;",
+            f"  if (e >= {n}) {{ return; }}",
+            "  let b = sa_bin(e);",
+            f"  if (b == {NONE}) {{ return; }}",
+            f"  sa_gadd(b, {_args(dt, 'sa_val(e)')});",
             "}"])
+    else:
+        main = _private_main(kernel, g, dt, n, fns)
     inputs = used_inputs(kernel, list(kernel.operands[1:]))
     return SaShader(_finish(kernel, g, _decls(kernel, g, inputs, "atomic<u32>", {}), fns, main), inputs)
 

@@ -17,8 +17,9 @@ from ..._ops import OPS
 from ...graph.shapes import broadcast_shapes
 from ...namespace import manipulation as _m
 from ...namespace.creation import full, zeros
-from ...namespace.quantiles import sorted_slices
+from ...namespace.quantiles import median_selected, sorted_slices
 from ...namespace.searching import count_nonzero as _count_nonzero
+from ...namespace.selection import can_select
 from ..host import _FALLBACK, _NOVALUE, _xp
 from ..operands import (
     _as_array,
@@ -227,11 +228,15 @@ def _ptp(a: GpuArray, p: dict) -> Any:
 
 @register_array(np.median, arg="a", dtypes=_dtypes.NUMERIC, no_out=True)
 def _median(a: GpuArray, p: dict) -> Any:
-    """Sort along the reduced axes (on the device), average the middle one or two, NaN if a NaN sorted last."""
+    """Sort along the reduced axes (on the device; the whole array: radix selection), average the middle one or
+    two, NaN if a NaN sorted last."""
     axis, keepdims = p["axis"], bool(p["keepdims"])
     if a.size == 0:
         return _FALLBACK
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    if len(axes) == a.ndim and can_select(a, 2):        # the whole array: radix selection, no sort
+        r = median_selected(a)
+        return _m.reshape(r, (1,) * a.ndim) if keepdims else r
     s = sorted_slices(a, axes)          # shared with the quantiles (namespace/quantiles.py)
     n = s.shape[-1]
     mid = s[..., (n - 1) // 2: n // 2 + 1]

@@ -3,7 +3,9 @@ convolve, correlate, lexsort.
 
 - ``percentile`` / ``quantile`` / ``nanpercentile`` / ``nanquantile`` / ``nanmedian``: a sort
   along the reduced axes, gathers of the neighbouring order statistics, NumPy's interpolation
-  (``namespace/quantiles.py``; every NumPy ``method``). ``weights=`` runs on the host.
+  (``namespace/quantiles.py``; every NumPy ``method``); over the whole array (``axis=None`` or
+  every axis), up to 64 ranks, by radix selection instead of the sort (``namespace/selection.py``).
+  ``weights=`` runs on the host.
 - ``interp``: ``searchsorted`` on ``xp``, gathers of the bracketing points, the linear formula with
   NumPy's edge cases (``left`` / ``right``, ties in ``xp``, ``period``).
 - ``cov`` / ``corrcoef``: centering and one ``matmul`` of the centered data with its conjugate
@@ -39,6 +41,7 @@ from ...namespace.creation import asarray, full, zeros
 from ...namespace.indexing import take, take_along_axis
 from ...namespace.linear_algebra import matmul
 from ...namespace.searching_sorted import searchsorted
+from ...namespace.selection import can_select
 from ...namespace.sorting import argsort
 from ...namespace.statistical import mean as xmean
 from ...namespace.statistical import sum as xsum
@@ -83,9 +86,12 @@ def _quantile_fn(np_func: Any, percent: bool, nan: bool) -> None:
             return _FALLBACK                    # empty: NumPy's errors and warnings, no data moves
         qa = np.true_divide(q, 100) if percent else np.asanyarray(q)
         axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
-        s = _q.sorted_slices(a, axes)
-        count = _q.nan_count(s) if nan and a.dtype.kind == "f" else None
-        r = _q.quantile_sorted(s, qa, method, count, weak)
+        if len(axes) == a.ndim and can_select(a, _q.select_ranks(qa, method)):
+            r = _q.quantile_selected(a, qa, method, nan, weak)     # radix selection, no sort
+        else:
+            s = _q.sorted_slices(a, axes)
+            count = _q.nan_count(s) if nan and a.dtype.kind == "f" else None
+            r = _q.quantile_sorted(s, qa, method, count, weak)
         if keepdims:
             r = _m.reshape(r, qa.shape + tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)))
         r = _cast(r, mw)
@@ -108,8 +114,11 @@ def _nanmedian(a: GpuArray, p: dict) -> Any:
         r = _np.median(a, axis=axis, keepdims=keepdims)           # no NaN: the median (on the device)
     else:
         axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
-        s = _q.sorted_slices(a, axes)
-        r = _q.nanmedian_sorted(s, _q.nan_count(s))
+        if len(axes) == a.ndim and can_select(a, 2):
+            r = _q.nanmedian_selected(a)                              # radix selection, no sort
+        else:
+            s = _q.sorted_slices(a, axes)
+            r = _q.nanmedian_sorted(s, _q.nan_count(s))
         if keepdims:
             r = _m.reshape(r, tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)))
     return r if p["out"] is None else _into_out(r, p["out"], "nanmedian")
