@@ -5,8 +5,8 @@
 
 ``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
 2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
-2^22 points (the radix-2 kernel) and of 10^6 and 3 x 10^6 points (Bluestein over power-of-two
-transforms). The data-dependent functions (issue 19) at 2^26 float32 uniform in [-3, 3] and [-30, 30]:
+2^22 points and of 10^6 and 3 x 10^6 points (all mixed-radix Stockham since the twelfth session;
+before, radix 2 and Bluestein over power-of-two transforms). The data-dependent functions (issue 19) at 2^26 float32 uniform in [-3, 3] and [-30, 30]:
 ``cumsum``, ``mask`` (``x[x > 0.5]``), ``bincount`` (1000 bins), ``histogram`` (100 bins over the data's
 range), ``percentile`` (q = 30 of 10^7 values) and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64).
 Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
