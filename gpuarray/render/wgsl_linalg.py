@@ -119,6 +119,32 @@ def eye_source(t: str) -> str:
     return _shader(t, ["W:read_write:T"], body)
 
 
+def diag_factor(t: str, wf: str) -> str:
+    """WGSL factoring the first ``wf`` columns of the ``w x w`` lower triangle held in ``L`` (workgroup
+    memory) in place: right-looking, ``scale_col`` (``_SCALE_COL``) one barrier a column; ``bad`` is set
+    on a pivot that is not positive (NaN passes through). Shared by ``potrf_source`` and the blocked
+    panel (``wgsl_linalg_blocked.potrf_panel_source``)."""
+    return f"""  var bad = false;
+  var dp = T(1);
+  let wf = {wf};
+  for (var j = 0u; j < wf; j++) {{
+    let d = L[j * NB + j];
+    if (d <= T(0) && !ga_isnan_{t}(d)) {{ bad = true; }}
+    if (j > 0u) {{ scale_col(j - 1u, w, dp, lid); }}
+    let q = w - j - 1u;
+    for (var e = lid; e < q * q; e += 256u) {{
+      let i = j + 1u + e / q;
+      let c = j + 1u + e % q;
+      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * (L[c * NB + j] / d); }}
+    }}
+    dp = d;
+    workgroupBarrier();
+  }}
+  if (wf > 0u) {{ scale_col(wf - 1u, w, dp, lid); }}
+  workgroupBarrier();
+"""
+
+
 @functools.cache
 def potrf_source(t: str) -> str:
     """``prm``: [n, k, w, G (workgroups a matrix), FLAG, groups, mode, g0]: block column ``k`` of
@@ -140,25 +166,7 @@ def potrf_source(t: str) -> str:
     L[i * NB + j] = select(T(0), W[base + (k + i) * n + k + j], j <= i);
   }}
   workgroupBarrier();
-  var bad = false;
-  var dp = T(1);
-  let wf = select(w, 0u, prm[6] != 0u);
-  for (var j = 0u; j < wf; j++) {{
-    let d = L[j * NB + j];
-    if (d <= T(0) && !ga_isnan_{t}(d)) {{ bad = true; }}
-    if (j > 0u) {{ scale_col(j - 1u, w, dp, lid); }}
-    let q = w - j - 1u;
-    for (var e = lid; e < q * q; e += 256u) {{
-      let i = j + 1u + e / q;
-      let c = j + 1u + e % q;
-      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * (L[c * NB + j] / d); }}
-    }}
-    dp = d;
-    workgroupBarrier();
-  }}
-  if (wf > 0u) {{ scale_col(wf - 1u, w, dp, lid); }}
-  workgroupBarrier();
-  if (g == 0u) {{
+{diag_factor(t, "select(w, 0u, prm[6] != 0u)")}  if (g == 0u) {{
     for (var e = lid; e < w * w; e += 256u) {{
       let i = e / w;
       let j = e % w;

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .wgsl_linalg import _SCALE_COL, _shader
+from .wgsl_linalg import _SCALE_COL, _shader, diag_factor
 
 CHUNK = 8               # LU panel columns held in registers at a time
 MAX_ROWS = 4096         # LU panels of at most this many rows take lu_panel_source
@@ -79,25 +79,7 @@ def potrf_panel_source(t: str, nb: int) -> str:
     L[i * NB + j] = select(T(0), S[sb + i * sld + j], j <= i);
   }}
   workgroupBarrier();
-  var bad = false;
-  var dp = T(1);
-  let wf = w;
-  for (var j = 0u; j < wf; j++) {{
-    let d = L[j * NB + j];
-    if (d <= T(0) && !ga_isnan_{t}(d)) {{ bad = true; }}
-    if (j > 0u) {{ scale_col(j - 1u, w, dp, lid); }}
-    let q = w - j - 1u;
-    for (var e = lid; e < q * q; e += 256u) {{
-      let i = j + 1u + e / q;
-      let c = j + 1u + e % q;
-      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * (L[c * NB + j] / d); }}
-    }}
-    dp = d;
-    workgroupBarrier();
-  }}
-  if (wf > 0u) {{ scale_col(wf - 1u, w, dp, lid); }}
-  workgroupBarrier();
-  if (g == 0u) {{
+{diag_factor(t, "w")}  if (g == 0u) {{
     for (var e = lid; e < w * w; e += 256u) {{
       let i = e / w;
       let j = e % w;
