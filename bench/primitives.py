@@ -6,9 +6,10 @@
 ``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
 2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
 2^22 points and of 10^6 and 3 x 10^6 points (all mixed-radix Stockham since the twelfth session;
-before, radix 2 and Bluestein over power-of-two transforms). The data-dependent functions (issue 19) at 2^26 float32 uniform in [-3, 3] and [-30, 30]:
-``cumsum``, ``mask`` (``x[x > 0.5]``), ``bincount`` (1000 bins), ``histogram`` (100 bins over the data's
-range), ``percentile`` (q = 30 of 10^7 values) and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64).
+before, radix 2 and Bluestein over power-of-two transforms). The data-dependent functions (issue 19)
+at 2^26 float32 uniform in [-3, 3] and [-30, 30]: ``cumsum``, ``mask`` (``x[x > 0.5]``), ``bincount``
+(1000 bins), ``histogram`` (100 bins over the data's range), ``percentile`` (q = 30 of 10^7 values)
+and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64).
 Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
 warm-up, then trials of repeated calls and one synchronize; gpuarray's results are dropped between
 calls); gpuarray's GPU time (timestamp queries), dispatches per call, host fallbacks and the result
