@@ -106,6 +106,13 @@ def check_bounds(idx: np.ndarray, n: int, axis: int) -> None:
 _DEVICE_EXTREMES: dict[int, tuple[Any, int, int]] = {}
 
 
+def _remembered(node: Node) -> tuple[int, int] | None:
+    """``node``'s extremes read back before, or None (an entry of a dead node whose address the
+    node reuses does not count)."""
+    hit = _DEVICE_EXTREMES.get(id(node))
+    return (hit[1], hit[2]) if hit is not None and hit[0]() is node else None
+
+
 def _known_range(node: Node) -> tuple[int, int] | None:
     """(lo, hi) bounding ``node``'s integer values by construction, or None (see ``_interval``)."""
     if node.dtype.kind not in "iu":
@@ -134,9 +141,9 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
             row = node.attrs[1] // base.shape[1]        # one row of nonzero's coordinates
         node = base
         op, ins = node.op, node.inputs
-    hit = _DEVICE_EXTREMES.get(id(node))              # read back before (``_unknown_parts``)
-    if hit is not None and hit[0]() is node:
-        return float(hit[1]), float(hit[2])
+    hit = _remembered(node)                             # read back before (``_unknown_parts``)
+    if hit is not None:
+        return float(hit[0]), float(hit[1])
     info = np.iinfo(node.dtype)
     lo, hi = float(info.min), float(info.max)           # what the dtype holds
     if op == "const":
@@ -188,7 +195,7 @@ def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
     ``y_int + arange(n) * k`` at every evaluation: only ``y_int``, held across evaluations, is read.)"""
     while node.op in ("view", "reshape") and node.inputs:
         node = node.inputs[0]
-    if node.dtype.kind not in "iu" or depth > 24 or node.realized or id(node) in _DEVICE_EXTREMES:
+    if node.dtype.kind not in "iu" or depth > 24 or node.realized or _remembered(node) is not None:
         return
     op, ins = node.op, node.inputs
     if op in ("const", "argsort", "compact", "argreduce", "searchsorted", "iota"):
@@ -237,9 +244,9 @@ def _device_extremes(a: GpuArray) -> tuple[int, int]:
     """(min, max) of a non-empty integer array on a device: evaluated, and both read back in one
     transfer; remembered per node."""
     node = a._node
-    hit = _DEVICE_EXTREMES.get(id(node))
-    if hit is not None and hit[0]() is node:
-        return hit[1], hit[2]
+    hit = _remembered(node)
+    if hit is not None:
+        return hit
     first = finish(leaf(np.array([True, False]), a.device))
     lo, hi = (int(v) for v in np.asarray(apply(OPS["where"], first, _min(a), _max(a))))
     if len(_DEVICE_EXTREMES) >= EXTREMES_KEPT:
