@@ -35,6 +35,7 @@ from .namespace.creation import (
     full,
     full_like,
     linspace,
+    logspace,
     meshgrid,
     ones,
     ones_like,
@@ -44,6 +45,7 @@ from .namespace.creation import (
     zeros_like,
 )
 from .namespace.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from .namespace.diag import diag  # NumPy's diag (not in the standard): SciPy's RBFInterpolator calls it
 from .namespace.elementwise import FUNCTIONS as _ELEMENTWISE
 from .namespace.indexing import take, take_along_axis
 from .namespace.info import __array_namespace_info__
@@ -143,9 +145,9 @@ __all__ = [
     "metrics", "reset_metrics", "evaluate", "synchronize", "explain", "profile", "calibrate",
     "config", "HostFallbackWarning", "HostFallbackError", "OutOfMemoryError", "DeviceLostError", "from_dlpack",
     "__array_namespace_info__",
-    "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
+    "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "logspace",
     "ones", "ones_like", "zeros", "zeros_like", "meshgrid", "tril", "triu",
-    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type", "diag",
     "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "matrix_transpose", "permute_dims",
     "reshape", "squeeze",
     "concat", "stack", "unstack", "tile", "repeat", "roll", "moveaxis", "take", "take_along_axis",

@@ -401,12 +401,15 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
     if opdef.name == "where":
         return _where(args[0], args[1], args[2], device=device)
     members = _dtypes.CATEGORIES[opdef.category]
+    if opdef.name in _BOOL_ARITHMETIC and any(a._node.dtype == _dtypes.bool_ for a in arrays):
+        args, members = _numpy_bool_operands(opdef, args, members, device)
+        arrays = [a for a in args if isinstance(a, cls)]
     for a in arrays:
         if a._node.dtype not in members:
             _check(opdef, a._node.dtype)
     if len(arrays) != len(args):
         for a in args:
-            if not isinstance(a, cls):
+            if not isinstance(a, cls) and not (type(a) is bool and _dtypes.bool_ in members):
                 _check_scalar(opdef, a)
     first = arrays[0]._node.dtype
     if len(arrays) == len(args) and all(a._node.dtype == first for a in arrays):
@@ -450,6 +453,41 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
         return _eager.run(opdef.name, out_dtype, shape, device, *xs)
     nodes = tuple(astype_node(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
+
+
+# NumPy's arithmetic on bool arrays, which the Array API leaves out: bool + bool is logical or and
+# bool * bool logical and (the op table's "b" kernels: || and &&); bool - bool raises as in NumPy; a bool
+# array with a number converts to that number's type (the other array's dtype; a Python int, float or
+# complex: the device's default int, float or complex, as NumPy's int64, float64, complex128).
+# (not ``**``: NumPy's operator squares a bool array into int8 for ``b ** 2``, where ``np.power`` gives int64)
+_BOOL_ARITHMETIC = frozenset(("add", "subtract", "multiply", "divide", "floor_divide", "remainder",
+                              "maximum", "minimum"))
+_BOOL_CLOSED = frozenset(("add", "multiply"))
+
+
+def _numpy_bool_operands(opdef: OpDef, args: tuple, members: Any, device: Device) -> tuple[tuple, Any]:
+    """``args`` with bool arrays converted as NumPy converts them for ``opdef`` (see above), and the
+    dtypes ``opdef`` then accepts."""
+    cls = _cls or _array_cls()
+    others = [a for a in args if not (type(a) is bool or isinstance(a, cls) and a._node.dtype == _dtypes.bool_)]
+    if not others:
+        if opdef.name in _BOOL_CLOSED:
+            return args, (*members, _dtypes.bool_)
+        if opdef.name == "subtract":
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                            "the `^` operator, or the logical_xor function instead.")
+        return args, members
+    arrays = [a for a in others if isinstance(a, cls)]
+    if arrays:
+        target = arrays[0]._node.dtype
+    else:
+        kind = _dtypes.scalar_kind(others[0])
+        target = {"i": device.default_int, "f": device.default_float, "c": device.default_complex}.get(
+            kind or "", device.default_float)
+    if target not in members:
+        return args, members
+    return tuple(cls(astype_node(a._node, target)) if isinstance(a, cls) and a._node.dtype == _dtypes.bool_ else
+                 a for a in args), members
 
 
 def _widest(dt: np.dtype, device: Device) -> np.dtype:

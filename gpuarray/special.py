@@ -9,8 +9,12 @@
   ``erfc``, ``gammaln``, ``ndtr``, ``ndtri``, ``psi``, ``i0`` ... see ``HOST``) run SciPy's own
   ufunc on a host copy, and the result comes back to ``x``'s device. Each is a counted host
   fallback (``metrics()["host_fallbacks"]``, warned once per function; ``gpuarray.config(fallback=...)``).
-- Functions SciPy already implements with array-API calls (``xlogy``, ``rel_entr``, ``stdtr`` ...)
-  are left to SciPy: they are not defined here, so SciPy runs them with gpuarray's functions.
+- Functions SciPy already implements with array-API calls (``xlogy``, ``rel_entr`` ...) are left
+  to SciPy: they are not defined here, so SciPy runs them with gpuarray's functions. Not so
+  ``chdtr``, ``chdtrc``, ``betaincc``, ``stdtr``, ``stdtrit``: SciPy's generic versions call
+  ``gammainc``/``gammaincc``/``betainc`` (host functions here anyway) and differ from SciPy's
+  ufuncs out of domain (``chdtrc(v, x < 0)`` is 1, not NaN; ``stdtr`` squares integer ``t``
+  without promoting, which overflows: scipy#20972), so they run SciPy's ufunc on the host too.
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([0.0, 2.0], device="cpu")
@@ -30,11 +34,11 @@ from .namespace.elementwise import SPECIAL
 
 # SciPy ufuncs without an array-API implementation in SciPy (scipy 1.17): these run on the host.
 HOST = frozenset("""
-bdtr bdtrc bdtri betainc betaincinv betaln binom boxcox boxcox1p cbrt chdtri cosdg cosm1 cotdg
+bdtr bdtrc bdtri betainc betaincc betaincinv betaln binom boxcox boxcox1p cbrt chdtr chdtrc chdtri cosdg cosm1 cotdg
 ellipk ellipkm1 erf erfc erfcx erfinv exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainc
 gammaincc gammainccinv gammaincinv gammaln gammasgn gdtr gdtrc huber hyp1f1 inv_boxcox inv_boxcox1p
 i0 i0e i1 i1e j0 j1 k0 k0e k1 k1e kl_div log_ndtr loggamma lpmv multigammaln nbdtr nbdtrc nbdtri
-ndtr ndtri pdtr pdtrc pdtri poch pseudo_huber polygamma psi radian rgamma sindg spence tandg
+ndtr ndtri pdtr pdtrc pdtri poch pseudo_huber polygamma psi radian rgamma sindg spence stdtr stdtrit tandg
 y0 y1 yn zeta zetac
 """.split())
 

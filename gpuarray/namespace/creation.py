@@ -62,11 +62,12 @@ def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
 
 
 def _numpy_leaves(obj: Any) -> bool:
-    """Whether ``obj`` is a non-empty list or tuple whose items are all NumPy scalars or arrays:
-    NumPy's dtype then, as ``np.asarray`` gives (``[np.int32(1)]`` stays int32)."""
+    """Whether ``obj`` is a non-empty list or tuple whose items are all NumPy scalars or arrays, or
+    GpuArrays: NumPy's dtype then, as ``np.asarray`` gives (``[np.int32(1)]`` and a list of 0-d
+    int32 GpuArrays stay int32)."""
     if isinstance(obj, (list, tuple)):
         return bool(obj) and all(_numpy_leaves(o) for o in obj)
-    return isinstance(obj, (np.ndarray, np.generic))
+    return isinstance(obj, (np.ndarray, np.generic, GpuArray))
 
 
 def _has_float(obj: Any) -> bool:
@@ -274,6 +275,29 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         last = apply(OPS["equal"], i, float(num - 1))
         y = apply(OPS["where"], last, cast(stop), y)
     return y
+
+
+def logspace(start: int | float, stop: int | float, /, num: int = 50, *, endpoint: bool = True,
+             base: int | float = 10.0, dtype: Any = None, device: Any = None) -> GpuArray:
+    """``base ** linspace(start, stop, num)``, as ``numpy.logspace`` (not in the Array API; SciPy's
+    tests call it). An integer ``dtype`` truncates, as NumPy's ``astype`` does.
+
+    >>> import gpuarray as xp
+    >>> xp.logspace(0, 2, 3, device="cpu").tolist()
+    [1.0, 10.0, 100.0]
+    """
+    dev = as_device(device)
+    for name, v in (("start", start), ("stop", stop), ("base", base)):
+        if isinstance(v, (complex, np.complexfloating)) or (isinstance(v, GpuArray) and v.dtype.kind == "c"):
+            raise TypeError(f"logspace: complex {name} is not supported; got {v!r}")
+        if isinstance(v, GpuArray) and v.ndim != 0:
+            raise TypeError(f"logspace: {name} must be a scalar (array {name} is not supported); got shape {v.shape}")
+    dt = _dtype_or(dtype, dev.default_float, dev)
+    if dt.kind not in "iuf":
+        raise TypeError(f"logspace: dtype must be a real numeric dtype; got {dt}")
+    y = linspace(float(start), float(stop), num, dtype=dev.default_float, device=dev, endpoint=endpoint)
+    out = apply(OPS["pow"], float(base), y)
+    return out if out.dtype == dt else finish(astype_node(out._node, dt))
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from .. import _dtypes
 from .._aliasing import derive
@@ -121,9 +122,16 @@ def matrix_transpose(x: GpuArray, /) -> GpuArray:
 MAX_CONCAT_INPUTS = 16   # more arguments are joined in evaluated groups (storage bindings are limited)
 
 
-def _axes_tuple(axis: Any, ndim: int, fn: str) -> tuple[int, ...]:
+def _axes_tuple(axis: Any, ndim: int, fn: str, argname: str | None = None) -> tuple[int, ...]:
+    """``axis`` (an int or a sequence) as non-negative axes; an out-of-range one raises NumPy's
+    ``AxisError``, prefixed with ``argname`` as ``numpy.moveaxis`` does ("source: axis 10 is out of ...")."""
     items = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = tuple(normalize_axis(operator.index(a), ndim) for a in items)
+    idx = tuple(operator.index(a) for a in items)
+    if argname is not None:
+        for a in idx:
+            if not -ndim <= a < ndim:
+                raise AxisError(a, ndim, argname)
+    out = tuple(normalize_axis(a, ndim) for a in idx)
     if len(set(out)) != len(out):
         raise ValueError(f"{fn}: repeated axis in {tuple(items)}")
     return out
@@ -206,8 +214,8 @@ def unstack(x: GpuArray, /, *, axis: int = 0) -> tuple[GpuArray, ...]:
 def moveaxis(x: GpuArray, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> GpuArray:
     """Move axes to new positions (a view)."""
     x = _arr(x, "moveaxis")
-    src = _axes_tuple(source, x.ndim, "moveaxis")
-    dst = _axes_tuple(destination, x.ndim, "moveaxis")
+    src = _axes_tuple(source, x.ndim, "moveaxis", "source")
+    dst = _axes_tuple(destination, x.ndim, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: `source` and `destination` arguments must have the same number of elements")
     order = [d for d in range(x.ndim) if d not in src]
