@@ -486,8 +486,19 @@ def _numpy_bool_operands(opdef: OpDef, args: tuple, members: Any, device: Device
             kind or "", device.default_float)
     if target not in members:
         return args, members
-    return tuple(cls(astype_node(a._node, target)) if isinstance(a, cls) and a._node.dtype == _dtypes.bool_ else
+    return tuple(_bool_as(a, target, device) if isinstance(a, cls) and a._node.dtype == _dtypes.bool_ else
                  a for a in args), members
+
+
+def _bool_as(a: Any, target: np.dtype, device: Device) -> Any:
+    """The bool array ``a`` as ``target``: converted on the host at once where ``a`` is small host
+    data (so that the operation after it stays on the eager path, ``_eager.py``), else a cast node."""
+    na = a._node
+    d = na.data
+    if d is not None and d.handle is None and d.host is not None and d.host.size < _limit_now(device):
+        h = d.host if d.host.shape == na.shape else d.host.reshape(na.shape)
+        return _leaf_array("astype", np.ascontiguousarray(h, dtype=target), na.shape, device)
+    return (_cls or _array_cls())(astype_node(na, target))
 
 
 def _widest(dt: np.dtype, device: Device) -> np.dtype:
