@@ -26,6 +26,7 @@ just rebind it, as before. A storage left with only its base is dropped at the n
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -138,9 +139,22 @@ def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool 
     return out
 
 
+# Writes are read-modify-writes of a node (``x._node`` or a storage's): two threads writing
+# disjoint parts of one array (joblib's threads filling the column blocks of scikit-learn's
+# pairwise results) would each build on the node before the other's write and one write would be
+# lost, where NumPy keeps both. Every write takes this lock from reading the node it builds on to
+# storing the result (``GpuArray.__setitem__`` around both; ``assign`` around its own).
+WRITE_LOCK = threading.RLock()
+
+
 def assign(x: Any, node: Node) -> None:
     """Give ``x`` the value ``node`` (of ``x``'s dtype and shape), writing through to every
     array that shares its memory. ValueError for a read-only array, before anything changes."""
+    with WRITE_LOCK:
+        _assign(x, node)
+
+
+def _assign(x: Any, node: Node) -> None:
     info = x._view
     if info is None:
         x._node = node

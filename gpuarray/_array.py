@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from . import _interop
-from ._aliasing import assign, derive, set_shape
+from ._aliasing import WRITE_LOCK, assign, derive, set_shape
 from ._devices import Device
 from ._elementwise import _array_cls, binary_method, finish, unary
 from ._indexing import basic_index, getitem, is_basic, one_element, setitem
@@ -233,8 +233,10 @@ class GpuArray(NumPyMethods):
         return GpuArray(getitem(self._node, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Writes ``value`` into this array and every array that shares memory with it."""
-        assign(self, setitem(self._node, key, value))
+        """Writes ``value`` into this array and every array that shares memory with it (one write
+        at a time: ``_aliasing.WRITE_LOCK``, so that threads writing disjoint parts keep every write)."""
+        with WRITE_LOCK:
+            assign(self, setitem(self._node, key, value))
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
         from .namespace.creation import asarray

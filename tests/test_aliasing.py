@@ -6,6 +6,8 @@ every other live view, as in NumPy."""
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -492,3 +494,35 @@ def test_flat(device: xp.Device) -> None:
     assert [float(v) for v in g.flat] == h.ravel().tolist()
     g.flat = 2
     assert_same(g, np.full((3, 4), 2, np.float32))
+
+
+def test_threads_writing_disjoint_parts_keep_every_write(device: xp.Device) -> None:
+    """joblib's threads fill column blocks of one result (scikit-learn's pairwise functions with
+    n_jobs): each write must build on the others, as NumPy's do (882 of 1280 column writes were lost
+    before writes took ``_aliasing.WRITE_LOCK``)."""
+    old = sys.getswitchinterval()
+    # switch threads as often as possible; the race is in the array layer, so the wgpu device (where
+    # lavapipe's threads make each switch slow) runs it once at the usual interval
+    sys.setswitchinterval(1e-6 if device.kind == "cpu" else old)
+    try:
+        per = 16 if device.kind == "cpu" else 2  # columns a thread (each write a new graph on lavapipe)
+        for _ in range(3 if device.kind == "cpu" else 1):
+            ret = xp.zeros((8, 4 * per), dtype=xp.float32, device=device)
+            blocks = [ret[:, per * t:per * (t + 1)] for t in range(4)]     # views of each thread's part
+            bar = threading.Barrier(4)
+
+            def work(t: int, ret: Any = ret, blocks: list = blocks, bar: threading.Barrier = bar) -> None:
+                bar.wait()
+                for j in range(per * t, per * (t + 1)):
+                    ret[:, j:j + 1] = xp.full((8, 1), float(j + 1), dtype=xp.float32, device=device)
+                blocks[t] += 100.0               # then through its view
+
+            threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            want = np.broadcast_to(np.arange(1, 4 * per + 1, dtype=np.float32), (8, 4 * per)) + 100.0
+            np.testing.assert_array_equal(np.asarray(ret), want)
+    finally:
+        sys.setswitchinterval(old)
