@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import gpu_ms, wall_per_call, write_out
+from ._timing import write_out
+from .primitives import _measure
 
 _LB = {"STRATEGY": "lookback"}      # the look-back on any adapter (auto takes it on GPU adapters only)
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -64,20 +65,8 @@ def run(variants: list[str], runs: int, shift: int) -> list[dict[str, Any]]:
             replay.clear()          # recorded programs keep the settings they were recorded under
             try:
                 for name, a, fn, ref in work:
-                    g = xp.asarray(a, device="wgpu:0")
-                    xp.evaluate(g * 1)
-                    xp.reset_metrics()
-                    got = fn(g)
-                    xp.evaluate(got)
-                    xp.synchronize(g.device)
-                    m = xp.metrics()
-                    rec: dict[str, Any] = {"variant": v, "workload": name, "n": int(a.size),
-                                           "dispatches": m["dispatches"],
-                                           "correct": bool(np.array_equal(np.asarray(got), ref(a)))}
-                    del got
-                    rec["wall_ms"] = 1e3 * wall_per_call(lambda fn=fn, g=g: xp.evaluate(fn(g)),
-                                                         lambda g=g: xp.synchronize(g.device), runs)
-                    rec["gpu_ms"] = gpu_ms(xp, lambda fn=fn, g=g: xp.evaluate(fn(g)), runs)
+                    rec = {"variant": v, **_measure(xp, name, fn, a, lambda got, a=a, ref=ref: bool(
+                        np.array_equal(got, ref(a))), runs)}
                     rows.append(rec)
                     print(" ".join(f"{k}={val:.4g}" if isinstance(val, float) else f"{k}={val}"
                                    for k, val in rec.items()), flush=True)

@@ -53,6 +53,19 @@ def wgpu_device() -> xp.Device:
     return _start("wgpu:0")
 
 
+def component_mismatch(g: np.ndarray, w: np.ndarray, signed_zero: bool = True) -> np.ndarray:
+    """Where ``g`` and ``w`` differ in NaN positions, infinities or (``signed_zero``) the sign of a
+    zero, per component of complex values."""
+    bad = np.zeros(np.shape(g), dtype=bool)
+    for part in (np.real, np.imag) if w.dtype.kind == "c" else (np.real,):
+        a, b = part(g), part(w)
+        bad |= np.isnan(a) != np.isnan(b)
+        bad |= (np.isinf(a) | np.isinf(b)) & (a != b)
+        if signed_zero:
+            bad |= (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
+    return bad
+
+
 def assert_same(got: xp.GpuArray | np.ndarray, want: np.ndarray, rtol: float = 0.0, atol: float = 0.0,
                 check_signed_zero: bool = True) -> None:
     """Same dtype, shape, NaN positions and values (within tolerance) as NumPy."""

@@ -31,7 +31,7 @@ from gpuarray._dtypes import CATEGORIES
 from gpuarray._ops import OPS, OpDef
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
-from .conftest import assert_same, device_numerics, flush_subnormals
+from .conftest import assert_same, component_mismatch, device_numerics, flush_subnormals
 
 C64, C128 = np.dtype("complex64"), np.dtype("complex128")
 COMPLEX = [C64, C128]
@@ -129,17 +129,6 @@ def ulp_error(got: np.ndarray, want: np.ndarray, comp: np.dtype) -> np.ndarray:
         return np.abs(got.astype(np.complex128) - want.astype(np.complex128)) / np.spacing(mag).astype(np.float64)
 
 
-def _component_mismatch(g: np.ndarray, w: np.ndarray, signed_zero: bool = True) -> np.ndarray:
-    bad = np.zeros(g.shape, dtype=bool)
-    for part in (np.real, np.imag) if w.dtype.kind == "c" else (np.real,):
-        a, b = part(g), part(w)
-        bad |= np.isnan(a) != np.isnan(b)
-        bad |= (np.isinf(a) | np.isinf(b)) & (a != b)
-        if signed_zero:
-            bad |= (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
-    return bad
-
-
 def _overflowing_products(*args: np.ndarray) -> np.ndarray:
     """Inputs where a product of finite components overflows (its rounding order decides inf vs NaN)."""
     parts = [p for a in args for p in (np.real(a), np.imag(a))]
@@ -174,7 +163,7 @@ def check_specials(name: str, got: Any, args: tuple[np.ndarray, ...], what: str)
     assert g.dtype == w.dtype, f"{what}: dtype {g.dtype}, NumPy gives {w.dtype}"
     assert g.shape == w.shape
     # a fused multiply-add can leave -0.0 where NumPy's two roundings cancel to +0.0 (complex division)
-    bad = _component_mismatch(g, w, signed_zero=name not in POWERS and not (_FMA["on"] and name == "divide"))
+    bad = component_mismatch(g, w, signed_zero=name not in POWERS and not (_FMA["on"] and name == "divide"))
     if name in EXEMPT:
         bad &= ~np.broadcast_to(EXEMPT[name](*args), bad.shape)
     if bad.any():

@@ -34,6 +34,8 @@ from gpuarray._ops import OPS
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 from gpuarray.render.wgsl_c128 import C128_DEVICE_OPS
 
+from .conftest import component_mismatch
+
 C128 = np.dtype("complex128")
 UNARY = sorted(n for n in C128_DEVICE_OPS if OPS[n].nargs == 1) + ["sqrt", "abs", "reciprocal", "sign"]
 ULPS = 8.0                     # lavapipe: 6 at most (tanh); margin for devices that fuse multiply-adds
@@ -96,17 +98,6 @@ def _want(name: str, *args: np.ndarray) -> np.ndarray:
         return np.asarray(OPS[name].host_impl()(*args))
 
 
-def _mismatch(g: np.ndarray, w: np.ndarray, signed_zero: bool) -> np.ndarray:
-    bad = np.zeros(w.shape, dtype=bool)
-    for part in (np.real, np.imag):
-        a, b = part(g), part(w)
-        bad |= np.isnan(a) != np.isnan(b)
-        bad |= (np.isinf(a) | np.isinf(b)) & (a != b)
-        if signed_zero:
-            bad |= (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
-    return bad
-
-
 def ulp_errors(name: str, got: np.ndarray, want: np.ndarray, args: tuple[np.ndarray, ...]) -> tuple[Any, Any, Any]:
     """(errors, allowed, mask) over the results that are checked for accuracy (docstring)."""
     with np.errstate(all="ignore"):
@@ -125,7 +116,7 @@ def check(name: str, *args: np.ndarray, signed_zero: bool = True, exempt: Any = 
     """Run ``name`` on the device, compare with NumPy; the largest ULP error."""
     got, want = _run(name, *args), _want(name, *args)
     assert got.dtype == want.dtype and got.shape == want.shape
-    bad = _mismatch(got, want, signed_zero)
+    bad = component_mismatch(got, want, signed_zero)
     if exempt is not None:
         bad &= ~exempt
     if bad.any():

@@ -294,6 +294,27 @@ class _Parts:
                 g.lines.append(self.step(accs[n * 4 + c] if len(accs) > 4 else accs[c], val))
         return g.lines
 
+    def paired_walk(self, start: str, step: str, end: str, accs: list[str]) -> tuple[list[str], list[str]]:
+        """(head lines, loop lines) of the multi-index walk ``k = start, start + step, ... < end``
+        adding its elements to ``accs[0]`` and ``accs[1]``, two elements per trip so that their loads
+        are in flight together (``reduction_index`` renders both bodies)."""
+        split, body, val = reduction_index(self.g, self.op_i, self.axes)
+        _s, body_b, val_b = reduction_index(self.g, self.op_i, self.axes, "kb", "_b")
+        return split, [*self.acc_decl(accs),
+                       f"  var k = {start};",
+                       "  loop {",
+                       f"    if (k + {step} >= {end}) {{ break; }}",
+                       f"    let kb = k + {step};",
+                       *body, *body_b,
+                       "  " + self.step(accs[0], val),
+                       "  " + self.step(accs[1], val_b),
+                       f"    k = k + 2u * {step};",
+                       "  }",
+                       f"  if (k < {end}) {{",
+                       *body,
+                       "  " + self.step(accs[0], val),
+                       "  }"]
+
     def source(self, main: str, shared: bool) -> Rendered:
         in_types = input_types(self.k)
         if self.vec_inputs:
@@ -317,24 +338,8 @@ def _row(p: _Parts) -> Rendered:
             f"  let L = {g.slot(('extra', 'L'))};",
             f"  let step = G * {WORKGROUP}u;"]
     if not v.flat:
-        # two elements per trip, so that their loads are in flight together
-        split, body, val = reduction_index(g, p.op_i, p.axes)
-        _s, body_b, val_b = reduction_index(g, p.op_i, p.axes, "kb", "_b")
-        loop = [*p.acc_decl(["acc", "accb"]),
-                f"  var k = chunk * {WORKGROUP}u + lid;",
-                "  loop {",
-                "    if (k + step >= L) { break; }",
-                "    let kb = k + step;",
-                *body, *body_b,
-                "  " + p.step("acc", val),
-                "  " + p.step("accb", val_b),
-                "    k = k + 2u * step;",
-                "  }",
-                "  if (k < L) {",
-                *body,
-                "  " + p.step("acc", val),
-                "  }",
-                f"  acc = {p.fold(['acc', 'accb'])};"]
+        split, loop = p.paired_walk(f"chunk * {WORKGROUP}u + lid", "step", "L", ["acc", "accb"])
+        loop.append(f"  acc = {p.fold(['acc', 'accb'])};")
         combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
         return p.source(compute_main(v.sg, head + split + loop + combined), True)
     assert isinstance(g, FlatGen)
@@ -414,23 +419,8 @@ def _col(p: _Parts) -> Rendered:
             f"  let k1 = min(L, k0 + {g.slot(('extra', 'LC'))});"]
     outs = ["m"] + [f"m + {j}u" for j in range(1, vc)]
     if not v.flat:
-        split, body, val = reduction_index(g, p.op_i, p.axes)
-        _s, body_b, val_b = reduction_index(g, p.op_i, p.axes, "kb", "_b")
-        loop = [*p.acc_decl(["acc0", "acc1"]),
-                "  var k = k0;",
-                "  loop {",
-                "    if (k + 1u >= k1) { break; }",
-                "    let kb = k + 1u;",
-                *body, *body_b,
-                "  " + p.step("acc0", val),
-                "  " + p.step("acc1", val_b),
-                "    k = k + 2u;",
-                "  }",
-                "  if (k < k1) {",
-                *body,
-                "  " + p.step("acc0", val),
-                "  }",
-                *_indent(p.stores(p.fold(["acc0", "acc1"]), "c * M + m"), 2)]
+        split, loop = p.paired_walk("k0", "1u", "k1", ["acc0", "acc1"])
+        loop += _indent(p.stores(p.fold(["acc0", "acc1"]), "c * M + m"), 2)
         return p.source(compute_main(False, head + split + loop), False)
     assert isinstance(g, FlatGen)
     head += [f"  let I = {g.slot(('extra', 'I'))};",
