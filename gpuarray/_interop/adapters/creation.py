@@ -13,10 +13,10 @@ from ..._array import GpuArray
 from ..._devices import Device, as_device
 from ...namespace import manipulation as _m
 from ...namespace.creation import arange, asarray, eye, full, tril, triu, zeros
-from ...namespace.indexing import take as _take
+from ...namespace.diag import diag
 from ...namespace.statistical import cumulative_prod
 from ..host import _FALLBACK, _supported
-from ..operands import _as_array, _cast, _int_index, _map_dtype, _shape_arg, _w
+from ..operands import _as_array, _cast, _int_index, _map_dtype, _shape_arg
 from ..registry import register, register_array, register_like
 
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
@@ -162,22 +162,7 @@ _triangle(np.triu, False)
 
 @register_array(np.diag, arg="v")
 def _diag(v: GpuArray, p: dict) -> Any:
-    k = _int_index(p["k"])
-    if v.ndim == 2:
-        return linalg.diagonal(v, offset=k)
-    if v.ndim != 1:
-        raise ValueError("Input must be 1- or 2-d.")
-    n = v.shape[0]
-    size = n + abs(k)
-    it = v.device.default_int
-    i = _m.reshape(arange(size, dtype=it, device=v.device), (size, 1))
-    j = arange(size, dtype=it, device=v.device)
-    hit = _w("equal", _w("subtract", j, i), k)
-    src = i if k >= 0 else j
-    if n == 0:
-        return zeros((size, size), dtype=v.dtype, device=v.device)
-    vals = _take(v, _w("minimum", src, n - 1) if size > 0 else src, axis=0)
-    return _w("where", hit, vals, zeros((), dtype=v.dtype, device=v.device))
+    return diag(v, _int_index(p["k"]))          # namespace/diag.py (also ``xp.diag``)
 
 
 @register_array(np.diagflat, arg="v")
