@@ -59,7 +59,7 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> float:
 
 def run(sizes: list[int], runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
     import gpuarray as xp
-    from gpuarray._ops import OPS
+    from gpuarray.core.ops import OPS
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     with xp.config(offload="always"):        # on the device at every size (the planner keeps small work on the host)

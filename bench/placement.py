@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 import gpuarray as xp
-from gpuarray import planner
+from gpuarray.runtime import planner
 
 from ._cli import adapter_info, device, parser
 from ._timing import median_s, paired_s, write_out

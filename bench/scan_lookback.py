@@ -51,8 +51,8 @@ def _workloads(xp: Any, n: int, rng: np.random.Generator) -> list[tuple[str, np.
 
 def run(variants: list[str], runs: int, shift: int) -> list[dict[str, Any]]:
     import gpuarray as xp
-    from gpuarray import replay
     from gpuarray.providers import wgpu_scan, wgpu_scan_lookback
+    from gpuarray.runtime import replay
 
     rows: list[dict[str, Any]] = []
     n = (1 << 26) >> shift

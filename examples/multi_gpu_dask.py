@@ -17,7 +17,7 @@ import numpy as np
 from dask.distributed import Client, wait
 
 import gpuarray as xp
-from gpuarray._dask import gpu_devices, local_cluster
+from gpuarray.interop.dask import gpu_devices, local_cluster
 
 
 def make_data(rows: int, cols: int, chunk_rows: int):  # noqa: ANN201 - a dask array

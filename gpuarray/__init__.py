@@ -13,19 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import (
-    _dtypes,
     fft,
     lib,  # xp.lib.stride_tricks.sliding_window_view, which xarray's rolling windows use
     linalg,
     special,  # xp.special, which SciPy's special functions look for
 )
-from ._array import GpuArray
-from ._config import HostFallbackError, HostFallbackWarning, config
-from ._devices import CPU, Device, all_devices, default_device, set_default_device
-from ._errors import DeviceLostError, OutOfMemoryError
-from ._interop import adapters as _adapters  # NumPy function adapters (each module registers its own)
-from ._interop import from_dlpack
-from ._metrics import metrics, reset_metrics
+from .array_object.array import GpuArray
+from .core import dtypes as _dtypes
+from .core.config import HostFallbackError, HostFallbackWarning, config
+from .core.errors import DeviceLostError, OutOfMemoryError
+from .core.metrics import metrics, reset_metrics
+from .interop import adapters as _adapters  # NumPy function adapters (each module registers its own)
+from .interop import from_dlpack
 from .namespace.creation import (
     arange,
     asarray,
@@ -86,6 +85,7 @@ from .namespace.statistical import (  # noqa: A004
     var,
 )
 from .namespace.utility import diff
+from .runtime.devices import CPU, Device, all_devices, default_device, set_default_device
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -121,10 +121,10 @@ def evaluate(*arrays: GpuArray) -> None:
     _planner.evaluate_nodes(nodes)
 
 
-from . import planner as _planner  # noqa: E402 - after the namespace, which the planner's imports need
-from ._calibration import calibrate  # noqa: E402
-from ._explain import explain  # noqa: E402
-from ._profile import profile  # noqa: E402
+from .runtime import planner as _planner  # noqa: E402 - after the namespace, which the planner's imports need
+from .runtime.calibration import calibrate  # noqa: E402
+from .runtime.explain import explain  # noqa: E402
+from .runtime.profile import profile  # noqa: E402
 
 
 def synchronize(device: Any = None) -> None:
@@ -132,7 +132,7 @@ def synchronize(device: Any = None) -> None:
 
     >>> synchronize("cpu")
     """
-    from ._devices import as_device
+    from .runtime.devices import as_device
     as_device(device).provider.synchronize()
 
 

@@ -32,7 +32,7 @@ def _median_time(fn: Any, repeat: int) -> float:
 
 def demo(args: argparse.Namespace) -> int:
     import gpuarray as xp
-    from gpuarray._devices import choice_reason
+    from gpuarray.runtime.devices import choice_reason
 
     dev = xp.default_device()
     info = dev.provider.device_info()
@@ -70,8 +70,8 @@ def demo(args: argparse.Namespace) -> int:
 
 def info(args: argparse.Namespace) -> int:
     import gpuarray as xp
-    from gpuarray._devices import choice_reason, provider_for, wgpu_adapters
     from gpuarray.providers.wgpu_probe import builtin_checks, fallbacks, numerics
+    from gpuarray.runtime.devices import choice_reason, provider_for, wgpu_adapters
 
     dev = xp.default_device()
     report: dict[str, Any] = {"default_device": dev.name, "why": choice_reason(), "adapters": []}

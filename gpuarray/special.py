@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _interop
-from ._array import GpuArray
-from ._elementwise import scalars_to_device
+from . import interop as _interop
+from .array_object.array import GpuArray
+from .array_object.elementwise import scalars_to_device
 from .namespace.elementwise import SPECIAL
 
 # SciPy ufuncs without an array-API implementation in SciPy (scipy 1.17): these run on the host.

@@ -5,7 +5,7 @@
     # on the NVIDIA H200 (docs/accuracy-h200.md):
     XDG_RUNTIME_DIR=/tmp python scripts/gen_accuracy.py --devices cpu,wgpu:0 --out docs/accuracy-h200.md
 
-For each op of ``gpuarray._ops.OPS`` that takes and returns real floating-point values,
+For each op of ``gpuarray.core.ops.OPS`` that takes and returns real floating-point values,
 each device (``cpu``, every ``wgpu:N``) and float32 / float64 (where the device has it),
 the op runs on a fixed sample (seeded, so every run sees the same inputs):
 
@@ -42,8 +42,8 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import gpuarray as xp  # noqa: E402
-from gpuarray._dtypes import CATEGORIES  # noqa: E402
-from gpuarray._ops import OPS  # noqa: E402
+from gpuarray.core.dtypes import CATEGORIES  # noqa: E402
+from gpuarray.core.ops import OPS  # noqa: E402
 from gpuarray.namespace.elementwise import OP_FUNCTIONS  # noqa: E402
 
 F32, F64 = np.dtype("float32"), np.dtype("float64")

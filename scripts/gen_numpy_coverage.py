@@ -92,9 +92,9 @@ def classify() -> dict[str, Any]:
     import numpy as np
 
     import gpuarray  # noqa: F401 - registers every adapter
-    from gpuarray._interop.host import _xp
-    from gpuarray._interop.registry import FUNCTIONS, HOST_BY_DESIGN, LIKE
-    from gpuarray._interop.ufuncs import GUFUNCS, METHODS, _device_ufunc
+    from gpuarray.interop.host import _xp
+    from gpuarray.interop.registry import FUNCTIONS, HOST_BY_DESIGN, LIKE
+    from gpuarray.interop.ufuncs import GUFUNCS, METHODS, _device_ufunc
 
     functions: list[tuple[str, str, str]] = []        # (qualified name, status, note)
     ufuncs: list[tuple[str, Any]] = []

@@ -123,10 +123,10 @@ def _fresh_signature_cache() -> object:
     ``cannot_run``), nor the evaluation plans (``replay.py``: they repeat what the provider's
     enqueue did under the tuning settings of their test, which tests monkeypatch:
     ``wgpu_reduce.USE_SUBGROUPS``, matmul tiles, ...; a program does not look at them again)."""
-    from gpuarray import replay
+    from gpuarray.runtime import replay
     replay.clear()
     yield
-    from gpuarray import _elementwise
+    from gpuarray.array_object import elementwise as _elementwise
     from gpuarray.compiler import plan_cache
     _elementwise._SIG.clear()
     plan_cache.clear()

@@ -126,7 +126,7 @@ def test_astype_specials_large_array_on_host(idt: np.dtype) -> None:
 def test_complex_to_int_takes_the_real_part(idt: np.dtype, device: xp.Device) -> None:
     z = np.array([complex(np.nan, 1), complex(3e9, 7), complex(-1.5, np.nan), complex(70000, 0)], dtype=np.complex64)
     a = xp.asarray(z, device=device)
-    from gpuarray._elementwise import astype_node, finish  # astype() refuses complex -> int
+    from gpuarray.array_object.elementwise import astype_node, finish  # astype() refuses complex -> int
     got = finish(astype_node(a._node, idt))
     np.testing.assert_array_equal(np.asarray(got), _reference(z.real.copy(), idt))
 

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._dtypes import CATEGORIES
-from gpuarray._ops import OPS, OpDef
+from gpuarray.core.dtypes import CATEGORIES
+from gpuarray.core.ops import OPS, OpDef
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
 from .conftest import assert_same, component_mismatch, device_numerics, flush_subnormals

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import OPS
+from gpuarray.core.ops import OPS
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 from gpuarray.render.wgsl_c128 import C128_DEVICE_OPS
 

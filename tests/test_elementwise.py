@@ -1,6 +1,6 @@
 """Every entry of the op table against NumPy, on both devices, for every dtype of its category.
 
-The parametrization is generated from ``gpuarray._ops.OPS``: a new op is tested
+The parametrization is generated from ``gpuarray.core.ops.OPS``: a new op is tested
 without touching this file. For each op and dtype:
 
 - special values (zeros of both signs, +-inf, NaN, tiny, huge, finfo.max,
@@ -38,8 +38,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._dtypes import ALL_DTYPES, CATEGORIES
-from gpuarray._ops import OPS, OpDef
+from gpuarray.core.dtypes import ALL_DTYPES, CATEGORIES
+from gpuarray.core.ops import OPS, OpDef
 
 from .conftest import device_numerics, flush_subnormals, zero_tie_first
 

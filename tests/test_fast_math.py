@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import FAST, OPS
 from gpuarray.compiler import schedule
+from gpuarray.core.ops import FAST, OPS
 from gpuarray.render.wgsl import render
 
 from .conftest import assert_same

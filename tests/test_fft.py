@@ -138,7 +138,7 @@ def test_fft_metrics_on_wgpu(wgpu_device, n):
     elif n == 12:
         assert m["host_fallbacks"] == 0 and m["dispatches"] == _passes(wgpu_device, n, np.complex64) == 1
     else:       # chirp and padding fused into the first transform, B into the second, a final product
-        from gpuarray import fft_chirp
+        from gpuarray.fft import chirp as fft_chirp
         mm = fft_chirp.inner_length(n, wgpu_device, np.dtype(np.complex64))       # 35 = 5 x 7 for 17
         assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * _passes(wgpu_device, mm, np.complex64) + 3
     xp.reset_metrics()
@@ -279,7 +279,8 @@ def test_fft_namespace():
 def test_twiddles_and_chirp_tables_are_made_once(wgpu_device):
     """Repeated transforms of one length reuse the device's twiddle table (static_buffer) and the
     Bluestein tables (fft_chirp), and a repeated evaluation replays its plan with them."""
-    from gpuarray import _devices, fft_chirp
+    from gpuarray.fft import chirp as fft_chirp
+    from gpuarray.runtime import devices as _devices
     p = _devices.provider_for(wgpu_device)
     for n in (1024, 1000, 4097):
         x = _cdata((2, n), np.complex64, n)
@@ -336,8 +337,8 @@ def test_fft_block_axes_and_batches_on_wgpu(wgpu_device, dtype, shape, axis):
 def test_fft_block_matches_stage_kernel(wgpu_device, dtype, monkeypatch):
     """The block kernel computes the one-stage-per-dispatch kernel's butterflies with its twiddles:
     the same results (GPUARRAY_FFT_BLOCK=0 is the fallback), and the same accuracy."""
-    from gpuarray import replay
     from gpuarray.providers import wgpu_fft
+    from gpuarray.runtime import replay
     monkeypatch.setattr(replay, "ENABLED", False)
     x = _cdata((2, 1 << 14), dtype, 9)
     g = xp.asarray(x, device=wgpu_device)
@@ -369,8 +370,8 @@ def test_fft_block_plan():
 @pytest.mark.parametrize(("shape", "axis"), [((1 << 17,), 0), ((1 << 16, 3), 0), ((2, 1 << 15), 1)], ids=str)
 def test_fft_block_three_passes(wgpu_device, dtype, shape, axis, monkeypatch):
     """Three passes (stages 6 + 6 + 5 of 2^17) with 8 KiB tiles (the default)."""
-    from gpuarray import replay
     from gpuarray.providers import wgpu_fft
+    from gpuarray.runtime import replay
     monkeypatch.setattr(replay, "ENABLED", False)
     monkeypatch.setattr(wgpu_fft, "TILE_BYTES", 8192)
     x = _cdata(shape, dtype, 11)

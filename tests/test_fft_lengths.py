@@ -1,5 +1,5 @@
 """Every transform length from 1 to 64 and large primes, against NumPy on both devices (on wgpu the
-lengths with a prime factor above 13 are Bluestein's algorithm, gpuarray/fft_chirp.py; the others
+lengths with a prime factor above 13 are Bluestein's algorithm, gpuarray/fft/chirp.py; the others
 mixed-radix passes, render/wgsl_fft_mixed.py)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _devices, fft_chirp, replay
+from gpuarray.fft import chirp as fft_chirp
 from gpuarray.providers import wgpu_fft
 from gpuarray.render.wgsl_fft_mixed import (
     mixed_plan,
@@ -21,6 +21,8 @@ from gpuarray.render.wgsl_fft_mixed import (
     smooth,
     table_offsets,
 )
+from gpuarray.runtime import devices as _devices
+from gpuarray.runtime import replay
 
 TOL = {"complex64": 2e-6, "complex128": 1e-14, "float32": 2e-6, "float64": 1e-14}
 NORMS = ["backward", "ortho", "forward"]

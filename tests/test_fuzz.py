@@ -3,7 +3,7 @@
 A program starts from one to three input arrays (shapes that broadcast against each
 other, one axis sometimes at or past the 65535 workgroup limit, any real dtype, values that
 include 0, -0.0, +-inf, NaN and the integer extremes)
-and applies a sequence of steps: every elementwise op in ``gpuarray._ops.OPS`` (on arrays
+and applies a sequence of steps: every elementwise op in ``gpuarray.core.ops.OPS`` (on arrays
 and on Python scalars, as functions and as operators), ``astype``, basic indexing and
 views, reductions, ``__setitem__`` and evaluations at random points (which move the
 fusion boundaries). Every value is then evaluated together and compared with NumPy.
@@ -48,8 +48,8 @@ from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import gpuarray as xp  # noqa: E402
-from gpuarray._dtypes import CATEGORIES  # noqa: E402
-from gpuarray._ops import OPS  # noqa: E402
+from gpuarray.core.dtypes import CATEGORIES  # noqa: E402
+from gpuarray.core.ops import OPS  # noqa: E402
 
 from .conftest import DEVICES, zero_tie_first  # noqa: E402
 

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _interop
-from gpuarray._interop import registry, ufuncs
-from gpuarray._interop.host import _FALLBACK
-from gpuarray._ops import OPS
+from gpuarray import interop as _interop
+from gpuarray.core.ops import OPS
+from gpuarray.interop import registry, ufuncs
+from gpuarray.interop.host import _FALLBACK
 
 from .conftest import assert_same
 

@@ -1,4 +1,4 @@
-"""The ``__array_function__`` registry's decorators (``gpuarray/_interop/registry.py``).
+"""The ``__array_function__`` registry's decorators (``gpuarray/interop/registry.py``).
 
 ``register_array`` writes the "this argument must be a GpuArray (of these dtypes, without
 ``out=``, with these other arguments on the host)" check once for the adapters. Each kind of
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._interop import registry
-from gpuarray._interop.host import _FALLBACK
+from gpuarray.interop import registry
+from gpuarray.interop.host import _FALLBACK
 
 from .conftest import assert_same
 

@@ -1,5 +1,5 @@
 """``cholesky``, ``solve``, ``inv``, ``det`` and ``slogdet`` on the device (blocked Cholesky and LU with
-partial pivoting: ``gpuarray/_linalg_lu.py``, ``providers/wgpu_linalg.py``) against NumPy on both
+partial pivoting: ``gpuarray/linalg/lu.py``, ``providers/wgpu_linalg.py``) against NumPy on both
 providers: sizes over several panels, stacks (empty and broadcast ones), float32 and float64,
 residuals scaled by n * eps * norm on well- and ill-conditioned matrices, singular and indefinite
 input raising LinAlgError as NumPy does, and no host fallback on the wgpu device."""

@@ -1,5 +1,5 @@
 """Tall and skinny ``svd`` / ``svdvals`` by Cholesky-QR2 with the long dimension on the device
-(``gpuarray/_linalg_tall.py``), against LAPACK's accuracy on both devices: reconstruction,
+(``gpuarray/linalg/tall.py``), against LAPACK's accuracy on both devices: reconstruction,
 orthogonality and singular values within a few n * eps, ill-conditioned and rank-deficient
 matrices through LAPACK on the host, nothing of the long dimension downloaded."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _linalg_tall
+from gpuarray.linalg import tall as _linalg_tall
 
 RNG = np.random.default_rng(31)
 

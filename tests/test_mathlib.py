@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import NAN_THROUGH, OPS
+from gpuarray.core.ops import NAN_THROUGH, OPS
 from gpuarray.render.wgsl_lib import helpers_for
 
 # _device_flushes: the autouse fixture that turns on check's rules for adapters that flush subnormals

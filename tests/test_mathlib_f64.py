@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import OPS
+from gpuarray.core.ops import OPS
 from gpuarray.render import wgsl_f64_trig
 
 # the largest errors measured on lavapipe and the H200 (tan: 1 on lavapipe, 3 on the H200)

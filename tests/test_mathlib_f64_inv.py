@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import OPS
+from gpuarray.core.ops import OPS
 from gpuarray.providers.wgpu_kinds import F64_HOST_OPS
 
 from .test_mathlib_f64 import SPECIAL, _around, _ulps

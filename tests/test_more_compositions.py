@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._interop.adapters.inplace_more import permutation_array, shuffle_array
+from gpuarray.interop.adapters.inplace_more import permutation_array, shuffle_array
 
 from .conftest import assert_same
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _devices
+from gpuarray.runtime import devices as _devices
 
 CANONICAL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
              "float32", "float64", "complex64", "complex128"]

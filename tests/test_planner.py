@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _calibration, planner
+from gpuarray.runtime import calibration as _calibration
+from gpuarray.runtime import planner
 
 from .conftest import assert_same
 

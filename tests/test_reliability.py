@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _devices, planner
 from gpuarray.providers.webgpu import SegmentedHandle, WgpuProvider, is_real_gpu
+from gpuarray.runtime import devices as _devices
+from gpuarray.runtime import planner
 
 from .conftest import DEVICES, assert_same
 
@@ -595,7 +596,7 @@ def _seen_by_another_thread() -> str:
 def test_with_config_is_never_seen_by_other_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """``with config(...)`` changes nothing another thread sees, not even between the call and
     ``__enter__`` (the call used to set the process-wide value for that moment)."""
-    from gpuarray import _config
+    from gpuarray.core import config as _config
     before = xp.config().fallback
     other = "silent" if before != "silent" else "raise"
     at_enter: list[str] = []
@@ -631,7 +632,7 @@ def test_with_config_in_many_threads_at_once() -> None:
     process-wide value never changes and each thread sees its own value inside its block."""
     import sys
 
-    from gpuarray import _config
+    from gpuarray.core import config as _config
     before = xp.config().fallback
     values = [v for v in ("warn", "silent", "raise") if v != before]
     stop = threading.Event()

@@ -1,4 +1,4 @@
-"""Evaluation plans (gpuarray/replay.py, providers/wgpu_replay.py): a repeated evaluation replays the
+"""Evaluation plans (gpuarray/runtime/replay.py, providers/wgpu_replay.py): a repeated evaluation replays the
 kernels recorded by the first, and only where that does what a fresh evaluation would.
 
 Each test evaluates a graph several times with new data (new buffers), checks the values against
@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _devices, planner, replay
 from gpuarray.providers import wgpu_replay
+from gpuarray.runtime import devices as _devices
+from gpuarray.runtime import planner, replay
 
 from .conftest import assert_same
 

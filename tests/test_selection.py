@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import planner
 from gpuarray.namespace import quantiles as _q
 from gpuarray.namespace import selection
 from gpuarray.providers.host_select import order_statistics as host_order_statistics
+from gpuarray.runtime import planner
 
 from .conftest import assert_same
 

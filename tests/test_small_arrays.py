@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray import _calibration, planner
-from gpuarray._dtypes import ALL_DTYPES, CATEGORIES
-from gpuarray._ops import OPS
+from gpuarray.core.dtypes import ALL_DTYPES, CATEGORIES
+from gpuarray.core.ops import OPS
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
-from gpuarray.residency import Data
+from gpuarray.runtime import calibration as _calibration
+from gpuarray.runtime import planner
+from gpuarray.runtime.residency import Data
 
 from .conftest import assert_same
 

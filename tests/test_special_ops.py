@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray._ops import OPS
+from gpuarray.core.ops import OPS
 
 from .conftest import assert_same
 

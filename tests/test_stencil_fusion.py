@@ -1,4 +1,4 @@
-"""Index instructions and repeated reads at shifted indices (gpuarray/_indexing.py ``bounded``): a
+"""Index instructions and repeated reads at shifted indices (gpuarray/array_object/indexing.py ``bounded``): a
 stencil step reads the previous step at several shifts, so fusing steps would compute each value
 once per shift (3^k work for k fused heat steps). Steps are evaluated instead, and the results are
 NumPy's."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import gpuarray as xp
-from gpuarray import _indexing
+from gpuarray.array_object import indexing as _indexing
 
 from .conftest import assert_same
 

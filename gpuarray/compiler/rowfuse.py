@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._ops import OPS
+from ..core.ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .kernel import Instr, Kernel

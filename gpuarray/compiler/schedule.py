@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._ops import OPS
+from ..core.ops import OPS
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from . import plan_cache

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._ops import OPS
+from ..core.ops import OPS
 from .shapes import Shape
 
 _serial = itertools.count(1)
@@ -186,7 +186,7 @@ def const(value: Any, dtype: np.dtype, device: Any) -> Node:
 
 def leaf(host: np.ndarray, device: Any) -> Node:
     """A node holding data that starts on the host."""
-    from ..residency import Data
+    from ..runtime.residency import Data
 
     node = Node("leaf", (), host.dtype, tuple(host.shape), (), device)
     node.realize(Data.from_host(host, device))

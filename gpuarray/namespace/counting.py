@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import _coerce, finish
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import _coerce, finish
+from ..core import dtypes as _dtypes
 from ..graph.node import make
 from .creation import asarray, full, zeros
 from .elementwise import FUNCTIONS as _EW

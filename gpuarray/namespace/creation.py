@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._devices import Device, as_device
-from .._elementwise import apply, astype_node, finish
-from .._ops import OPS
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply, astype_node, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph.node import const, leaf, make
 from ..graph.views import strided_view
+from ..runtime.devices import Device, as_device
 
 ShapeLike = int | Sequence[int]
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._devices import as_device
-from .._elementwise import astype_node, finish
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import astype_node, finish
+from ..core import dtypes as _dtypes
+from ..runtime.devices import as_device
 
 
 def astype(x: GpuArray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> GpuArray:

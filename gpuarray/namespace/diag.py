@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import operator
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import apply
-from .._ops import OPS
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph.node import make
 from ..linalg import diagonal
 from .creation import _iota, zeros

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._elementwise import apply
-from .._ops import OPS, OpDef
+from ..array_object.elementwise import apply
+from ..core.ops import OPS, OpDef
 
 _NAMES = ("x",) , ("x1", "x2"), ("condition", "x1", "x2")
 

@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from .._array import GpuArray, expect_array
-from .._devices import Device
-from .._elementwise import apply, finish
-from .._indexing import bounded
-from .._ops import OPS
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply, finish
+from ..array_object.indexing import bounded
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
+from ..runtime.devices import Device
 from .statistical import max as _max
 from .statistical import min as _min
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._devices import Device, all_devices, as_device
-from .._devices import default_device as _default_device
+from ..core import dtypes as _dtypes
+from ..runtime.devices import Device, all_devices, as_device
+from ..runtime.devices import default_device as _default_device
 
 # Canonical Array API names, in the spec's order.
 _NAMES: dict[str, np.dtype] = {

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from .. import _dtypes
-from .._array import GpuArray
-from .._elementwise import apply, astype_node, common_device, finish
-from .._ops import OPS
+from ..array_object.array import GpuArray
+from ..array_object.elementwise import apply, astype_node, common_device, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import Shape, broadcast_shapes, contiguous_strides

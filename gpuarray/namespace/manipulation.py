@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from .. import _dtypes
-from .._aliasing import derive
-from .._array import GpuArray, expect_array
-from .._elementwise import astype_node, common_device, finish, scalars_to_device
-from .._indexing import basic_index, bounded
+from ..array_object.aliasing import derive
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
+from ..array_object.indexing import basic_index, bounded
+from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
@@ -174,7 +174,7 @@ def concat(arrays: Sequence[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
     nodes = [astype_node(a._node, dt) for a in arrs]
     keep = [n for n in nodes if n.shape[ax] > 0] or nodes[:1]
     while len(keep) > MAX_CONCAT_INPUTS:
-        from ..planner import evaluate_nodes
+        from ..runtime.planner import evaluate_nodes
         groups = [keep[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(keep), MAX_CONCAT_INPUTS)]
         keep = [_concat_nodes(g, ax) for g in groups]
         evaluate_nodes(keep)

@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from .._aliasing import derive
-from .._array import GpuArray, expect_array
-from .._interop import operands, registry
-from .._interop.host import _FALLBACK
+from ..array_object.aliasing import derive
+from ..array_object.array import GpuArray, expect_array
 from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import normalize_axis
+from ..interop import operands, registry
+from ..interop.host import _FALLBACK
 from .creation import asarray, full
 from .elementwise import FUNCTIONS as _EW
 from .indexing import take

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from .._array import GpuArray
-from .._elementwise import finish
+from ..array_object.array import GpuArray
+from ..array_object.elementwise import finish
 from ..graph.views import strided_view
-from ..planner import evaluate_nodes
+from ..runtime.planner import evaluate_nodes
 from .indexing import take, take_along_axis
 from .manipulation import concat, moveaxis, permute_dims, reshape
 from .selection import order_statistics

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from .. import _dtypes
-from .._array import GpuArray
-from .._elementwise import astype_node, finish
+from ..array_object.array import GpuArray
+from ..array_object.elementwise import astype_node, finish
+from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import make
 from .statistical import Axis, _axes, _check, _reduce

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import _coerce, astype_node, common_device, finish
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import _coerce, astype_node, common_device, finish
+from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
-from ..planner import evaluate_nodes
+from ..runtime.planner import evaluate_nodes
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.

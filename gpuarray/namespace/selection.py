@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import finish
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import finish
+from ..core import dtypes as _dtypes
 from ..graph.node import make
 from ..render.wgsl_select import SELECT_DTYPES
 from .creation import asarray

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._array import GpuArray, expect_array
+from ..array_object.array import GpuArray, expect_array
 from ..graph import views
 from .creation import asarray, ones, zeros
 from .indexing import take

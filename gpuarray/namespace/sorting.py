@@ -19,8 +19,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from .._array import GpuArray, expect_array
-from .._elementwise import finish
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import finish
 from ..graph.node import make
 from ..graph.shapes import normalize_axis
 

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import apply, astype_node, finish
-from .._ops import OPS
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply, astype_node, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import make
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from .._array import GpuArray, expect_array
-from .._elementwise import apply
-from .._ops import OPS
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph.shapes import normalize_axis
 from . import manipulation
 

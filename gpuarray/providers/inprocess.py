@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._dtypes import ALL_DTYPES
-from .._ops import OPS
 from ..compiler.kernel import INDEX_OPS, Kernel
+from ..core.dtypes import ALL_DTYPES
+from ..core.ops import OPS
 from .host_cast import cast
 from .host_index import host_index, host_scatter
 from .host_linalg import LINALG_HOST_KINDS

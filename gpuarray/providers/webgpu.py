@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _config, _metrics
-from .._dtypes import STORAGE_NP, complex128, float64, int64, uint64
-from .._errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..compiler.kernel import Kernel
+from ..core import config as _config
+from ..core import metrics as _metrics
+from ..core.dtypes import STORAGE_NP, complex128, float64, int64, uint64
+from ..core.errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..render import wgsl_tiled
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .._errors import DeviceLostError, OutOfMemoryError
+from ..core.errors import DeviceLostError, OutOfMemoryError
 from . import wgpu_cache
 
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}

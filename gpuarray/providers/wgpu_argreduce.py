@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP, uint32
 from ..compiler.kernel import Instr, Kernel
+from ..core.dtypes import STORAGE_NP, uint32
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_argreduce import render_argreduce
 from .wgpu_reduce import chunks_for

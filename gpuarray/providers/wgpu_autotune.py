@@ -6,7 +6,7 @@ of the same size class: it submits a few dispatches of each in a command
 buffer of its own, waits for the queue and keeps the fastest median. The
 result is kept in memory for the provider and written to
 ``<cache>/calibration/<adapter>.autotune.json`` (the cache directory of
-``gpuarray._calibration``: ``GPUARRAY_CACHE_DIR``, else
+``gpuarray.runtime.calibration``: ``GPUARRAY_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/gpuarray``, else ``~/.cache/gpuarray``), so later processes
 reuse it without timing anything. The file records ``VERSION``: a change of
 the kernels' code bumps it and old choices are ignored.
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _calibration
+from ..runtime import calibration as _calibration
 
 ENV = "GPUARRAY_MATMUL_AUTOTUNE"
 VERSION = 1                 # bump when a tuned kernel's code changes: stored choices are then ignored

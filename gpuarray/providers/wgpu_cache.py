@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import _metrics
+from ..core import metrics as _metrics
 from ..render.wgsl import Rendered
 
 FORMAT = 1
@@ -167,7 +167,7 @@ _state: dict[str, Any] = {}
 def _types_file() -> Path:
     import wgpu
 
-    from .._calibration import cache_dir
+    from ..runtime.calibration import cache_dir
     return cache_dir() / f"ffi-types-{wgpu.__version__}.json"
 
 
@@ -263,7 +263,7 @@ class KernelCache:
         import wgpu
 
         from .. import __version__
-        from .._calibration import cache_dir, file_safe
+        from ..runtime.calibration import cache_dir, file_safe
         ident = f"{adapter_info.get('device')}-{adapter_info.get('backend_type')}-{adapter_info.get('description')}"
         feats = hashlib.sha1(",".join(sorted(features)).encode()).hexdigest()[:8]
         self.name = f"{file_safe(ident)[:80]}-f{feats}-wgpu{wgpu.__version__}-ga{__version__}"

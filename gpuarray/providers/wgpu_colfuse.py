@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.colfuse import geometry
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_colfuse import render_colfuse
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_compact import render_compact
 
 

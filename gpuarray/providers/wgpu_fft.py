@@ -13,7 +13,7 @@ GPU ms: 2^20 0.097 / 0.084, 2^22 0.261 / 0.257, with 8 KiB tiles, faster than 16
 one stage per dispatch (``render/wgsl_fft.py``: ``GPUARRAY_FFT_BLOCK=0``, or an adapter with too
 little workgroup memory, which also turn the mixed kernel off, so that lengths other than powers of
 two go through Bluestein). ``GPUARRAY_FFT_MIXED=0`` sends every length that is not a power of two
-through Bluestein (``gpuarray/fft_chirp.py``; H200: 10^6 0.72 / 0.32 ms, 3 x 10^6 1.08 / 1.08 ms
+through Bluestein (``gpuarray/fft/chirp.py``; H200: 10^6 0.72 / 0.32 ms, 3 x 10^6 1.08 / 1.08 ms
 before this kernel). The mixed kernel is not yet measured on the H200 (``python -m bench.fft_lengths``).
 Tuning: ``GPUARRAY_FFT_TILE_BYTES`` (workgroup memory per block, at most; 8192) and
 ``GPUARRAY_FFT_MIN_RUN`` (contiguous bytes a multi-pass plan keeps per access; 32). Everything is
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render import wgsl_fft_mixed as mixed
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_fft import render_fft_stage, twiddles

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._dtypes import CATEGORIES, complex128, float64
-from .._ops import OPS
 from ..compiler.kernel import Kernel
+from ..core.dtypes import CATEGORIES, complex128, float64
+from ..core.ops import OPS
 from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce

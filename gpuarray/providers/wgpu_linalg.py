@@ -25,7 +25,7 @@ H200, against cuSOLVER's 13.6), the swaps on every other column with ``U12 = L11
 of matrices of at most 32 rows whose ``[A | B]`` fits in workgroup memory take one dispatch of
 ``lu_small_source`` after the loads instead (``wgpu_linalg_blocked.small_lu``). The flag (an
 exactly zero pivot, a pivot of Cholesky that is not positive) is the last element of the output,
-which ``gpuarray._linalg_lu`` reads once.
+which ``gpuarray.linalg.lu`` reads once.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_linalg import (
     NB,

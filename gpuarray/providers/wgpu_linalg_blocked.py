@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_linalg_blocked import SMALL_N, lu_small_source, potrf_panel_source, prep_source
 from . import wgpu_matmul

@@ -43,8 +43,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
+from ..core.dtypes import STORAGE_NP
 from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum

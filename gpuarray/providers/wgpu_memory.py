@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
+from ..core.dtypes import STORAGE_NP
 from . import wgpu_pool
 from .wgpu_encode import RAW
 from .wgpu_pool import staged_download, staged_upload

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _metrics
+from ..core import metrics as _metrics
 
 MIN_BYTES = 256
 _MIB = 1 << 20

@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel, Result
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
 from ..render.wgsl_reduce_flat import flat_inputs

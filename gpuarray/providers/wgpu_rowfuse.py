@@ -8,8 +8,8 @@ import math
 import os
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_rowfuse import THREAD, render_rowfuse
 from .wgpu_colfuse import enqueue_colfuse

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Instr, Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scan import BLOCK, render_scan, state_nbytes
 from . import wgpu_scan_lookback

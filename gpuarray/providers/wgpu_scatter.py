@@ -6,8 +6,8 @@ import dataclasses
 import math
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scatter import pass_roots, render_scatter, used_inputs
 

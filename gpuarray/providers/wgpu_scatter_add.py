@@ -24,8 +24,8 @@ import dataclasses
 import math
 from typing import Any
 
-from .._dtypes import STORAGE_NP, int32, uint32
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP, int32, uint32
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scatter import pass_roots, render_scatter, used_inputs
 from ..render.wgsl_scatter_add import (

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP, int32
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP, int32
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_select import (
     FIRST_BITS,

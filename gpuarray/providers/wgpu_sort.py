@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_sort import Shader, key_bytes, key_type, render_block, render_global, render_searchsorted
 from .wgpu_radix import cached_shader, enqueue_radix, plan, radix_cannot_run, shader_buffers

@@ -22,8 +22,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._dtypes import STORAGE_NP
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
+from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _metrics
+from ..core import metrics as _metrics
 
 CAP = 512                       # queries per query set: 256 dispatches
 FEATURES = ("timestamp-query", "timestamp-query-inside-passes")

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
-from .._ops import OPS
 from ..compiler.kernel import INDEX_OPS, Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
+from ..core.ops import OPS
 from ..graph.shapes import contiguous_strides
 from .wgsl_cast import float_to_int
 from .wgsl_index import index_value

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, input_types, reduction_index
 from .wgsl_lib import helpers_for
 

@@ -24,9 +24,9 @@ extras: COLS (``C``).
 
 from __future__ import annotations
 
-from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.colfuse import geometry, levels
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
 from .wgsl_lib import helpers_for
 from .wgsl_reduce import acc_type, combine, compute_main, identity

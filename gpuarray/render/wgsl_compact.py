@@ -39,8 +39,8 @@ import dataclasses
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_lib import helpers_for
 from .wgsl_scan import render_scan

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import WGSL_TYPE, real_dtype
+from ..core.dtypes import WGSL_TYPE, real_dtype
 from .wgsl import WORKGROUP
 
 

@@ -50,7 +50,7 @@ import struct
 
 import numpy as np
 
-from .._dtypes import WGSL_TYPE, real_dtype
+from ..core.dtypes import WGSL_TYPE, real_dtype
 from .wgsl_f64_trig import _c as _f64_const
 
 PRIMES = (2, 3, 5, 7, 11, 13)

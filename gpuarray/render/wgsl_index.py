@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtypes import WGSL_TYPE
+from ..core.dtypes import WGSL_TYPE
 
 
 def branches(g: Any, dtype: np.dtype, cases: list[tuple[str | None, Callable[[], str]]]) -> str:

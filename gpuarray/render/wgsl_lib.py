@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .._ops import NAN_THROUGH
+from ..core.ops import NAN_THROUGH
 from .wgsl_c128 import C128
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH

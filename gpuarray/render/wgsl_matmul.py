@@ -35,8 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .._dtypes import WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen, declare_bindings, epilogue_stores, input_types, output_types
 from .wgsl_lib import helpers_for
 

@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_TYPE
 from .wgsl import Rendered, _Gen, declare_bindings, epilogue_values, input_types, output_types
 from .wgsl_lib import helpers_for
 from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused

@@ -53,8 +53,8 @@ import re
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_lib import helpers_for
 from .wgsl_sort import Shader, _load_fn, sort_key, storage_decls

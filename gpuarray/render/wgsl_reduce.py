@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import WGSL_TYPE
-from .._ops import OPS
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_TYPE
+from ..core.ops import OPS
 from .wgsl import (
     _SMALL_WRAP,
     WORKGROUP,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
 from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_scan import _row_index, initial, is_pair, monoid

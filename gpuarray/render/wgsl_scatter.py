@@ -16,8 +16,8 @@ wgpu drops unused bindings from an automatic bind-group layout.
 
 from __future__ import annotations
 
-from .._dtypes import WGSL_STORAGE_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, store_value
 from .wgsl_index import clamp_index
 from .wgsl_lib import helpers_for

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_scatter import used_inputs

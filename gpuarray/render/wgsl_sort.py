@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, _suffix, store_value
 from .wgsl_lib import helpers_for
 

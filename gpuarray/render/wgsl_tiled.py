@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from .._dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
 from .wgsl_lib import helpers_for
 

@@ -1,5 +1,5 @@
 """dask.array with GpuArray chunks: the same results as NumPy chunks, and chunks stay GpuArrays on
-their device from task to task (registration happens on its own in ``gpuarray._dask``)."""
+their device from task to task (registration happens on its own in ``gpuarray.interop.dask``)."""
 
 from __future__ import annotations
 

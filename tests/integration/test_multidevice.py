@@ -3,7 +3,7 @@ mixed-device operations raise an error naming both devices, and a dask.distribut
 one worker per device runs a chunked computation across all of them.
 
 On this machine the devices are ``cpu`` and ``wgpu:0`` (lavapipe); on a host with N GPUs the same
-code (``gpuarray._dask.local_cluster()``) starts one worker per GPU."""
+code (``gpuarray.interop.dask.local_cluster()``) starts one worker per GPU."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ PAIRS = [("cpu", "wgpu:0"), ("wgpu:0", "cpu")]
 
 
 def test_every_adapter_is_a_device() -> None:
-    from gpuarray._devices import wgpu_adapters
+    from gpuarray.runtime.devices import wgpu_adapters
     devices = xp.__array_namespace_info__().devices()
     assert devices == [xp.Device("cpu")] + [xp.Device(f"wgpu:{i}") for i in range(len(wgpu_adapters()))]
     assert xp.Device("wgpu:0") in devices
@@ -105,7 +105,7 @@ def _on_worker_device(block: Any) -> Any:
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     distributed = pytest.importorskip("distributed")
-    from gpuarray._dask import local_cluster
+    from gpuarray.interop.dask import local_cluster
     with local_cluster(["cpu", "wgpu:0"]) as cluster, distributed.Client(cluster) as c:
         yield c
 
@@ -152,7 +152,7 @@ def test_numpy_chunks_go_to_each_workers_device(client: Any) -> None:
 
 
 def test_worker_device_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuarray._dask import ENV_DEVICE, worker_device
+    from gpuarray.interop.dask import ENV_DEVICE, worker_device
     devs = ["wgpu:0", "cpu"]
     assert worker_device(0, devs).name == "wgpu:0" and worker_device(1, devs).name == "cpu"
     assert worker_device("host7-1", devs).name == "cpu"            # dask worker --nworkers N --name host7

@@ -1,0 +1,2 @@
+"""The array object: ``GpuArray`` with its operators, indexing, views and writes through them,
+and the ndarray-style methods NumPy code reaches for."""

@@ -1,0 +1,354 @@
+"""GpuArray: a lazy NumPy-style array. Operators come from the op table.
+
+>>> import gpuarray as xp
+>>> a = xp.asarray([1.0, 2.0, 3.0], device="cpu")
+>>> (a * 2 + 1).tolist()
+[3.0, 5.0, 7.0]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+from .. import interop as _interop
+from ..core.ops import OPS
+from ..graph import views
+from ..graph.node import Node
+from ..runtime.devices import Device
+from .aliasing import WRITE_LOCK, assign, derive, set_shape
+from .elementwise import _array_cls, binary_method, finish, unary
+from .indexing import basic_index, getitem, is_basic, one_element, setitem
+from .methods import NumPyMethods, format_array
+
+if TYPE_CHECKING:
+    _Operand: TypeAlias = "GpuArray | bool | int | float | complex | np.ndarray | np.generic"
+
+
+class GpuArray(NumPyMethods):
+    """An n-dimensional array whose operations are recorded lazily and run fused.
+
+    The ndarray methods (``sum``, ``mean``, ``astype``, ``reshape``, ``flags`` ...) come from
+    ``_methods.NumPyMethods``."""
+
+    __slots__ = ("_node", "_view", "__weakref__")
+
+    if TYPE_CHECKING:  # the operators are installed from the op table by _install(); declared for type checkers
+        def __add__(self, other: _Operand, /) -> GpuArray: ...
+        def __radd__(self, other: _Operand, /) -> GpuArray: ...
+        def __iadd__(self, other: _Operand, /) -> GpuArray: ...
+        def __sub__(self, other: _Operand, /) -> GpuArray: ...
+        def __rsub__(self, other: _Operand, /) -> GpuArray: ...
+        def __isub__(self, other: _Operand, /) -> GpuArray: ...
+        def __mul__(self, other: _Operand, /) -> GpuArray: ...
+        def __rmul__(self, other: _Operand, /) -> GpuArray: ...
+        def __imul__(self, other: _Operand, /) -> GpuArray: ...
+        def __truediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __rtruediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __itruediv__(self, other: _Operand, /) -> GpuArray: ...
+        def __floordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __rfloordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __ifloordiv__(self, other: _Operand, /) -> GpuArray: ...
+        def __mod__(self, other: _Operand, /) -> GpuArray: ...
+        def __rmod__(self, other: _Operand, /) -> GpuArray: ...
+        def __imod__(self, other: _Operand, /) -> GpuArray: ...
+        def __pow__(self, other: _Operand, /) -> GpuArray: ...
+        def __rpow__(self, other: _Operand, /) -> GpuArray: ...
+        def __ipow__(self, other: _Operand, /) -> GpuArray: ...
+        def __and__(self, other: _Operand, /) -> GpuArray: ...
+        def __rand__(self, other: _Operand, /) -> GpuArray: ...
+        def __iand__(self, other: _Operand, /) -> GpuArray: ...
+        def __or__(self, other: _Operand, /) -> GpuArray: ...
+        def __ror__(self, other: _Operand, /) -> GpuArray: ...
+        def __ior__(self, other: _Operand, /) -> GpuArray: ...
+        def __xor__(self, other: _Operand, /) -> GpuArray: ...
+        def __rxor__(self, other: _Operand, /) -> GpuArray: ...
+        def __ixor__(self, other: _Operand, /) -> GpuArray: ...
+        def __lshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rlshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __ilshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __rrshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __irshift__(self, other: _Operand, /) -> GpuArray: ...
+        def __eq__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __ne__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __lt__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __le__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __gt__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __ge__(self, other: _Operand, /) -> GpuArray: ...  # type: ignore[override]
+        def __neg__(self) -> GpuArray: ...
+        def __pos__(self) -> GpuArray: ...
+        def __abs__(self) -> GpuArray: ...
+        def __invert__(self) -> GpuArray: ...
+
+    __array_priority__ = 100.0
+
+    def __init__(self, node: Node) -> None:
+        if not isinstance(node, Node):
+            raise TypeError("GpuArray is created with gpuarray.asarray(...), not directly")
+        self._node = node
+        self._view = None     # an _aliasing.ViewInfo once it shares memory with another array
+
+    # ---- attributes
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        """``x.shape = s``: an in-place reshape, allowed where NumPy allows it (no copy needed)."""
+        from ..namespace.manipulation import reshape
+        items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        set_shape(self, reshape(self, items))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._node.shape)
+
+    @property
+    def device(self) -> Device:
+        return self._node.device
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def T(self) -> GpuArray:
+        axes = tuple(range(self.ndim))[::-1]
+        return derive(self, lambda n: views.permute(n, axes))
+
+    @property
+    def mT(self) -> GpuArray:
+        if self.ndim < 2:
+            raise ValueError(f"mT requires an array with at least 2 dimensions; got {self.ndim}")
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return derive(self, lambda n: views.permute(n, axes))
+
+    # ---- materialization
+    def _host(self) -> np.ndarray:
+        from ..runtime.planner import evaluate_nodes
+        evaluate_nodes([self._node])
+        return self._node.data.get_host().reshape(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("a GpuArray cannot be exposed to NumPy without a copy; use copy=None or True")
+        out = np.array(self._host(), dtype=dtype, copy=True)
+        return out
+
+    def to_numpy(self) -> np.ndarray:
+        """A host copy as a NumPy array."""
+        return self.__array__()
+
+    def tolist(self) -> Any:
+        return self._host().tolist()
+
+    def _scalar(self, kind: str) -> Any:
+        if kind in ("float", "int") and self.dtype.kind == "c":
+            raise TypeError(f"can't convert a complex array to Python {kind}; use real(x) or abs(x) first")
+        if self.size != 1 or (self.ndim != 0 and kind == "index"):
+            if kind == "bool":
+                raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                                 "Use a.any() or a.all()")
+            raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
+                            f"converted to Python {kind}s")
+        return self._host().reshape(())[()]
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; got {self.dtype}")
+        return int(self._scalar("index"))
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:       # at the call, as NumPy (np.iterable of a 0-d array is False)
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        text = format_array(self, repr)    # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"
+        body = text[len("array("):-1].replace("\n", "\n" + " " * (len("GpuArray(") - len("array(")))
+        if self.ndim == 0:      # NumPy would give a scalar here: its full precision (0.30000000000000004)
+            value = self._host()[()]
+            body = str(value) + body[body.index(", dtype="):] if ", dtype=" in body else str(value)
+        return f"GpuArray({body}, device='{self.device.name}')"
+
+    def __str__(self) -> str:
+        return format_array(self, str)
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._host()[()], spec)
+        if spec:
+            raise TypeError("unsupported format string passed to GpuArray.__format__")
+        return str(self)
+
+    def __reduce__(self) -> tuple:
+        """Pickle through the host: dtype, shape, values, device (``copy.copy`` / ``deepcopy`` share the value)."""
+        return (_rebuild, (self.to_numpy(), self.device.name))
+
+    def __hash__(self) -> None:  # type: ignore[override]
+        raise TypeError("unhashable type: 'GpuArray'")
+
+    # ---- indexing and views
+    def __getitem__(self, key: Any) -> GpuArray:
+        """Basic indices give views that share memory with this array (as in NumPy), integer
+        and boolean array indices give copies; an integer for every axis gives a 0-d copy (NumPy
+        gives a scalar there)."""
+        if is_basic(key):
+            if not one_element(key, self.ndim):
+                return derive(self, lambda n: basic_index(n, key))
+            return GpuArray(basic_index(self._node, key))
+        return GpuArray(getitem(self._node, key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Writes ``value`` into this array and every array that shares memory with it (one write
+        at a time: ``_aliasing.WRITE_LOCK``, so that threads writing disjoint parts keep every write)."""
+        with WRITE_LOCK:
+            assign(self, setitem(self._node, key, value))
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
+        from ..namespace.creation import asarray
+        if stream is not None:
+            raise ValueError("stream is not supported; pass stream=None")
+        return asarray(self, device=device)
+
+    # ---- NumPy protocols and conversions (gpuarray/_interop/)
+    __array_ufunc__ = _interop.array_ufunc
+    __array_function__ = _interop.array_function
+    __dlpack__ = _interop.dlpack
+    __dlpack_device__ = _interop.dlpack_device
+    get = _interop.get
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; expected '2024.12'")
+        import gpuarray
+        return gpuarray
+
+    def __dask_tokenize__(self) -> Any:
+        """dask's token, without reading data; registers GpuArray with dask on first use (``_dask``)."""
+        from ..interop.dask import token
+        return token(self)
+
+    # ---- matrix product (gpuarray.matmul)
+    def _matmul_operand(self, other: Any) -> GpuArray | None:
+        if isinstance(other, np.ndarray):
+            from ..namespace.creation import asarray
+            return asarray(other, device=self.device)
+        return other if isinstance(other, GpuArray) else None
+
+    def __matmul__(self, other: Any) -> Any:
+        from ..namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else matmul(self, o)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        from ..namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else matmul(o, self)
+
+    def __imatmul__(self, other: Any) -> Any:
+        from ..namespace.linear_algebra import matmul
+        o = self._matmul_operand(other)
+        return NotImplemented if o is None else self._inplace(matmul(self, o), "matmul")
+
+    # ---- in-place helper used by generated __i*__ methods
+    def _inplace(self, result: GpuArray, name: str) -> GpuArray:
+        if result.shape != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match "
+                             f"the broadcast shape {result.shape} in {name}")
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+                raise TypeError(f"Cannot cast {name} output from dtype {result.dtype} to {self.dtype} "
+                                "with casting rule 'same_kind'")
+            result = result.astype(self.dtype)
+        assign(self, result._node)
+        return self
+
+
+def expect_array(x: Any, where: str) -> GpuArray:
+    """``x`` itself if it is a GpuArray, else a TypeError naming ``where`` (the function).
+
+    >>> expect_array(3, "diff")
+    Traceback (most recent call last):
+    TypeError: diff: expected a GpuArray; got int
+    """
+    if not isinstance(x, GpuArray):
+        raise TypeError(f"{where + ': ' if where else ''}expected a GpuArray; got {type(x).__name__}")
+    return x
+
+
+def _rebuild(host: np.ndarray, device: str) -> GpuArray:
+    from ..namespace.creation import asarray
+    return asarray(host, device=device)
+
+
+def _inplace(name: str) -> Any:
+    forward = binary_method(name, False)
+
+    def method(self: GpuArray, other: Any) -> Any:
+        r = forward(self, other)
+        return r if r is NotImplemented else self._inplace(r, name)
+    return method
+
+
+def _unary(name: str) -> Any:
+    opdef = OPS[name]
+
+    def method(self: GpuArray) -> Any:
+        return unary(opdef, self)
+    return method
+
+
+def _install() -> None:
+    for name, opdef in OPS.items():
+        for d in opdef.dunders:
+            for attr, fn in ((f"__{d}__", binary_method(name, False)),
+                             (f"__r{d}__", binary_method(name, True)),
+                             (f"__i{d}__", _inplace(name))):
+                if d in ("eq", "ne", "lt", "le", "gt", "ge") and attr != f"__{d}__":
+                    continue
+                fn.__name__ = attr
+                fn.__doc__ = f"``{attr}``: {opdef.name} (elementwise)."
+                setattr(GpuArray, attr, fn)
+        if opdef.unary_dunder:
+            fn = _unary(name)
+            fn.__name__ = f"__{opdef.unary_dunder}__"
+            setattr(GpuArray, fn.__name__, fn)
+
+
+_install()
+_array_cls()            # binds GpuArray in _elementwise and _eager (their hot paths test types against it)
+__all__ = ["GpuArray", "finish"]

@@ -1,0 +1,266 @@
+"""Indexing: ``x[key]`` and ``x[key] = value`` as graph nodes.
+
+Basic indices (integers, slices with steps and negative bounds, None, ``...``)
+give views. Integer arrays and boolean masks are handled in
+``_indexing_advanced``. ``x[key] = value`` never writes into existing data: it
+rebinds ``x`` to a new node that reads ``value`` inside the indexed region and
+the old ``x`` elsewhere (a fusable ``setslice``), so arithmetic on ``x`` after
+the assignment fuses with it.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes as _dtypes
+from ..graph import views
+from ..graph.node import Node, const, leaf, make
+from ..graph.shapes import broadcast_shapes
+from ..graph.views import strided_parts, strided_view
+
+# Largest fused cone, in distinct (node, index path) pairs, that an index instruction inlines, and
+# the most it may exceed the cone's distinct nodes by (DUP_RATIO times them, plus DUP_SLACK). A node
+# read at several indices (shifted slices, gathers, a concat of an array with a slice of itself) is
+# computed once per index in a fused kernel: a heat stencil's step reads the previous step at three
+# shifts, so fusing k steps computes about 3^k values per element where k kernels compute 5k. Past
+# either bound the instruction's inputs are evaluated first (each step then is one kernel, and
+# repeated steps replay one plan). Before the duplication bound, FUSE_LIMIT alone (a tree size of
+# 256) let 200 heat steps run as 159 kernels of up to 5 fused steps: 10x NumPy's time on the host;
+# and lavapipe once took 14 s to compile a 3000-line shader of such a cone.
+FUSE_LIMIT = 256
+DUP_RATIO = 2
+DUP_SLACK = 16
+_REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstrided", "setpart"})
+
+
+def _fused_size(node: Node, limit: int) -> tuple[int, int]:
+    """(distinct (node, index path) pairs, distinct nodes) of ``node``'s fusable cone, counting
+    stops past ``limit`` pairs: what a kernel fusing it computes per element, against what
+    evaluating each node once would."""
+    from ..compiler.schedule import is_breaker
+
+    seen: set[tuple[int, tuple]] = set()
+    nodes: set[int] = set()
+    stack: list[tuple[Node, tuple]] = [(node, ())]
+    while stack:
+        n, path = stack.pop()
+        key = (n.serial, path)
+        if key in seen:
+            continue
+        seen.add(key)
+        nodes.add(n.serial)
+        if len(seen) > limit:
+            break
+        if n.realized or (n is not node and is_breaker(n)):
+            continue
+        sub = path + (n.serial,) if n.op in _REINDEX else path
+        stack.extend((i, sub) for i in n.inputs)
+    return len(seen), len(nodes)
+
+
+def bounded(node: Node) -> Node:
+    """``node``, with its inputs evaluated first when its fused cone would exceed ``FUSE_LIMIT``
+    or compute the same values at several indices (``DUP_RATIO``)."""
+    pairs, distinct = _fused_size(node, FUSE_LIMIT)
+    if pairs > FUSE_LIMIT or pairs > DUP_RATIO * distinct + DUP_SLACK:
+        from ..runtime.planner import evaluate_nodes
+        evaluate_nodes([i for i in node.inputs if not i.realized])
+    return node
+
+
+def _is_advanced_item(k: Any) -> bool:
+    from .array import GpuArray
+    return isinstance(k, (GpuArray, np.ndarray, list, tuple, bool, np.bool_))
+
+
+def is_basic(key: Any) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return not any(_is_advanced_item(k) for k in items)
+
+
+def _normalize_key(key: Any, ndim: int) -> list[Any]:
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = list(key)
+    n_ell = sum(1 for k in items if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = 0
+    for k in items:
+        if k is None or k is Ellipsis:
+            continue
+        if isinstance(k, (slice, int)) or hasattr(k, "__index__"):
+            consumed += 1
+            continue
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or boolean "
+            f"arrays are valid indices; got {type(k).__name__}"
+        )
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
+    if n_ell:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (ndim - consumed)
+    else:
+        items += [slice(None)] * (ndim - consumed)
+    return items
+
+
+def basic_index(node: Node, key: Any) -> Node:
+    """The view ``node[key]`` for a basic index."""
+    base, shape, strides, offset = strided_parts(node)
+    items = _normalize_key(key, len(shape))
+    new_shape: list[int] = []
+    new_strides: list[int] = []
+    axis = 0
+    for k in items:
+        if k is None:
+            new_shape.append(1)
+            new_strides.append(0)
+            continue
+        size, stride = shape[axis], strides[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            new_shape.append(n)
+            new_strides.append(stride * step)
+            if n:
+                offset += start * stride
+        else:
+            i = operator.index(k)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+            offset += (i % size) * stride
+        axis += 1
+    return strided_view(base, tuple(new_shape), tuple(new_strides), offset)
+
+
+def getitem(node: Node, key: Any) -> Node:
+    """The node for ``x[key]``."""
+    if is_basic(key):
+        return basic_index(node, key)
+    from .indexing_advanced import advanced_getitem
+    return advanced_getitem(node, key)
+
+
+def setitem(node: Node, key: Any, value: Any) -> Node:
+    """The node ``x`` is rebound to by ``x[key] = value`` (``value`` cast to ``x.dtype``)."""
+    val = value_node(value, node.dtype, node.device)
+    if is_basic(key):
+        region = basic_index(node, key).shape
+        if val.shape and one_element(key, len(node.shape)):
+            # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
+            raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
+                             "cannot be stored in one element")
+        out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+    else:
+        from .indexing_advanced import advanced_setitem
+        out = advanced_setitem(node, key, val)
+    from .elementwise import finish
+    return finish(out)._node
+
+
+def one_element(key: Any, ndim: int) -> bool:
+    """Whether a basic index is an integer for every axis: one element, which NumPy reads as a
+    scalar (not a view) and writes only from a scalar or a 0-d array."""
+    items = key if isinstance(key, tuple) else (key,)
+    return len(items) == ndim and not any(k is None or k is Ellipsis or isinstance(k, slice) for k in items)
+
+
+def broadcast_value(val: Node, shape: tuple[int, ...]) -> Node:
+    """``val`` broadcast to the indexed shape; ValueError (as NumPy) when it does not fit."""
+    extra = len(val.shape) - len(shape)
+    if extra > 0 and all(d == 1 for d in val.shape[:extra]):      # NumPy drops leading 1s of the value
+        val = views.reshape(val, val.shape[extra:])
+    try:
+        ok = len(val.shape) <= len(shape) and broadcast_shapes(val.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input array from shape {val.shape} into shape {shape}")
+    return views.broadcast_to(val, shape)
+
+
+def write_region(node: Node, items: list[Any], val: Node) -> Node:
+    """``node`` with the basic-index region ``items`` (normalized) replaced by ``val`` (region's shape)."""
+    shape = node.shape
+    starts, steps, counts = [], [], []
+    axis = 0
+    for k in items:
+        if k is None:
+            continue
+        n = shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            starts.append(start)
+            steps.append(step)
+            counts.append(len(range(start, stop, step)))
+        else:
+            starts.append(operator.index(k) % n)
+            steps.append(1)
+            counts.append(1)
+        axis += 1
+    if math.prod(counts) == 0:
+        return node
+    region = views.reshape(val, tuple(counts))
+    flips = [d for d, st in enumerate(steps) if st < 0 and counts[d] > 1]
+    if flips:
+        # walk negative steps forwards (the value flipped along those axes): the kernel then divides
+        # by positive steps only (NVIDIA's compiler gave wrong quotients for negative divisors)
+        for d in flips:
+            starts[d] += (counts[d] - 1) * steps[d]
+            steps[d] = -steps[d]
+        region = basic_index(region, tuple(slice(None, None, -1) if d in flips else slice(None)
+                                           for d in range(len(counts))))
+    steps = [abs(st) for st in steps]         # a negative step over one element is any step
+    if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
+        return region
+    return bounded(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
+
+
+def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:
+    """``value`` as a node of ``dtype`` on ``device``: ``same_kind`` casting, Python scalars weak."""
+    from .array import GpuArray
+    from .elementwise import astype_node
+
+    if isinstance(value, GpuArray):
+        if value.device != device:
+            raise ValueError(f"setitem: the value is on {value.device.name}, the array on {device.name}; "
+                             "move it with to_device() first")
+        if not np.can_cast(value.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast array data from dtype('{value.dtype}') to dtype('{dtype}') according "
+                            "to the rule 'same_kind'")
+        return astype_node(value._node, dtype)
+    kind = _dtypes.scalar_kind(value)
+    if kind is not None and not isinstance(value, np.generic):
+        if kind == "i" and dtype == _dtypes.bool_ or kind == "f" and dtype.kind not in "fc" or \
+                kind == "c" and dtype.kind != "c":
+            raise TypeError(f"setitem: cannot assign a Python {type(value).__name__} to a {dtype} array")
+        if kind == "i" and dtype.kind in "iu":
+            _dtypes.weak_result(dtype, value, _dtypes.float64)     # OverflowError when it does not fit
+        return const(value, dtype, device)
+    if isinstance(value, (np.ndarray, np.generic, list, tuple)):
+        try:
+            a = np.asarray(value)
+        except ValueError as exc:
+            raise TypeError(f"setitem: cannot convert the value to an array: {exc}") from exc
+        if a.dtype not in _dtypes.ALL_DTYPES:
+            raise TypeError(f"setitem: unsupported value dtype {a.dtype}; expected one of {_dtypes.dtype_names()}")
+        if not np.can_cast(a.dtype, dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast array data from dtype('{a.dtype}') to dtype('{dtype}') according "
+                            "to the rule 'same_kind'")
+        host = a.astype(dtype)
+        return const(host[()], dtype, device) if host.ndim == 0 else leaf(host, device)
+    if isinstance(value, (str, bytes)):
+        # NumPy parses a string into the array's dtype ("5" -> 5); ValueError when it is no number
+        try:
+            host = np.asarray(value, dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"setitem: cannot store the string {value!r} in a {dtype} array: {exc}") from None
+        return const(host[()], dtype, device)
+    raise TypeError(f"setitem: cannot assign a {type(value).__name__}; expected a GpuArray, a NumPy array or a "
+                    "Python scalar")

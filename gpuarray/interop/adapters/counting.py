@@ -1,0 +1,256 @@
+"""Counting adapters on the ``scatter_add`` kernel kind (``namespace/counting.py``): ``numpy.bincount``,
+``numpy.histogram``, ``numpy.histogram2d`` and ``numpy.add.at``.
+
+``histogram`` with a number of bins computes each value's bin as NumPy does (the same float
+operations in the same dtypes, then the same one-step corrections against the edges; the last bin
+includes its right edge, values outside the range and NaN are dropped); its edges come from
+``numpy.linspace`` on the host, from the range or from ``min`` / ``max`` read back in one transfer.
+With explicit edges each value's bin is a ``searchsorted``. ``add.at`` rebinds ``a`` (``_aliasing.assign``).
+
+>>> import numpy as np, gpuarray as xp
+>>> g = xp.asarray([1.0, 2.0, 2.5, 4.0], device="cpu")
+>>> h, e = np.histogram(g, bins=3)
+>>> type(h).__name__, h.tolist(), e.tolist()
+('GpuArray', [1, 2, 1], [1.0, 2.0, 3.0, 4.0])
+>>> c = xp.zeros(3, dtype="int32", device="cpu"); np.add.at(c, [0, 0, 2], 5); c.tolist()
+[10, 0, 5]
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ...array_object.aliasing import assign
+from ...array_object.array import GpuArray
+from ...core import dtypes as _dtypes
+from ...namespace import counting
+from ...namespace.creation import asarray, zeros
+from ...namespace.elementwise import FUNCTIONS as _EW
+from ...namespace.indexing import take
+from ...namespace.manipulation import reshape
+from ...namespace.searching_sorted import searchsorted
+from ...namespace.statistical import any as _any
+from ...namespace.statistical import sum as _sum
+from ..host import _FALLBACK
+from ..registry import register, register_array
+from ..ufuncs import register_ufunc_method
+
+_where = _EW["where"]
+_INT_OR_BOOL = frozenset(_dtypes.INTEGER) | {_dtypes.bool_}
+
+
+@register_array(np.bincount, arg="x")
+def _bincount(x: GpuArray, p: dict) -> Any:
+    w = p["weights"]
+    if x.ndim != 1 or x.dtype not in _INT_OR_BOOL or isinstance(p["minlength"], GpuArray):
+        return _FALLBACK            # NumPy's own errors (2-D, float input ...)
+    if w is not None and (w.dtype if isinstance(w, GpuArray) else np.asarray(w).dtype).kind not in "biuf":
+        return _FALLBACK            # complex weights: NumPy's TypeError
+    return counting.bincount(x, weights=w, minlength=p["minlength"])
+
+
+def _outer_edges(a: GpuArray, range_: Any) -> tuple[Any, Any]:
+    """NumPy's ``_get_outer_edges``: the range, or the data's extremes (read back), widened by 0.5 when equal."""
+    if range_ is not None:
+        first, last = range_
+        if first > last:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"supplied range of [{first}, {last}] is not finite")
+    elif a.size == 0:
+        first, last = 0, 1
+    else:
+        first, last = counting.extremes(a)
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+    if first == last:
+        first = first - 0.5
+        last = last + 0.5
+    return first, last
+
+
+def _unsigned_subtract(a: Any, b: Any) -> Any:
+    """NumPy's ``_unsigned_subtract`` on host scalars / arrays."""
+    dt = np.result_type(a, b)
+    if dt.kind == "i":
+        udt = np.dtype(f"u{dt.itemsize}")
+        return np.subtract(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt), casting="unsafe", dtype=udt)
+    return np.subtract(a, b, dtype=dt)
+
+
+def _py(v: Any, dt: np.dtype) -> Any:
+    """``v`` converted to ``dt`` as a Python scalar (a weak operand that keeps an array's dtype)."""
+    return np.asarray(v).astype(dt)[()].item()
+
+
+def _cmp_dtype(dt: np.dtype, edge: Any) -> np.dtype:
+    """The dtype NumPy compares an array of ``dt`` with ``edge`` in (a Python int out of an integer
+    dtype's range compares by value: in int64 here)."""
+    if type(edge) is int and dt.kind in "iu":
+        return np.result_type(dt, np.int64)
+    return np.result_type(dt, edge)
+
+
+def _uniform_bins(a: GpuArray, n: int, range_: Any) -> tuple[Any, np.ndarray]:
+    """Each element's bin (int32; -1: dropped) and the edges, as ``numpy.histogram`` computes them."""
+    first, last = _outer_edges(a, range_)
+    bt = np.result_type(first, last, np.empty(0, a.dtype))
+    if bt.kind in "iub":
+        bt = np.result_type(bt, float)
+    edges = np.linspace(first, last, n + 1, endpoint=True, dtype=bt)
+    if not a.device.supports(bt):
+        return _FALLBACK, edges
+    denom = _unsigned_subtract(last, first)
+    c1, c2 = _cmp_dtype(a.dtype, first), _cmp_dtype(a.dtype, last)
+    if not (a.device.supports(c1) and a.device.supports(c2)):
+        return _FALLBACK, edges
+    keep = (a.astype(c1) >= _py(first, c1)) & (a.astype(c2) <= _py(last, c2))
+    tmp = a.astype(bt)
+    probe = _unsigned_subtract(np.zeros(1, bt), first)
+    d1t = probe.dtype
+    ft = (probe / denom * n).dtype
+    if not a.device.supports(ft):
+        return _FALLBACK, edges
+    f = ((tmp.astype(d1t) - _py(first, d1t)).astype(ft) / _py(denom, ft)) * n
+    ind = f.astype(_dtypes.int32)
+    # indices == n -> n - 1; as minimum/maximum, so that take's bounds check knows [0, n - 1]
+    ind = _EW["minimum"](_EW["maximum"](ind, 0), n - 1)
+    eg = asarray(edges, device=a.device)
+    ind = _where(tmp < take(eg, ind), ind - 1, ind)
+    ind = _where((ind < n - 1) & (tmp >= take(eg, _where(ind < 0, 0, ind) + 1)), ind + 1, ind)
+    return _where(keep, ind, -1), edges
+
+
+def _edge_bins(a: GpuArray, edges: GpuArray) -> GpuArray:
+    """Each element's bin among explicit ``edges`` (int32; out of range and NaN: dropped)."""
+    nb = edges.shape[0] - 1
+    s = searchsorted(edges, a, side="right")
+    last = take(edges, asarray(np.array([nb]), device=a.device))
+    ind = _where((s == nb + 1) & (a == last), nb - 1, s - 1)
+    return ind.astype(_dtypes.int32)
+
+
+def _weights(w: Any, a: GpuArray) -> tuple[Any, np.dtype | None]:
+    """Weights as a raveled GpuArray and NumPy's result dtype for them (None: no weights)."""
+    if w is None:
+        return None, None
+    g = w if isinstance(w, GpuArray) else asarray(np.asarray(w), device=a.device)
+    if g.shape != a.shape:
+        raise ValueError("weights should have the same shape as a.")
+    return reshape(g, (-1,)), g.dtype
+
+
+def _hist(idx: GpuArray, nbins: int, w: Any, wt: np.dtype | None, dev: Any) -> GpuArray:
+    """Counts (default int) or weight sums (in the default float for float weights, int64 for
+    integers, then ``wt``) of the bins ``idx``."""
+    if w is None:
+        return counting.scatter_add(zeros(nbins, dtype=dev.default_int, device=dev), idx, 1)
+    assert wt is not None
+    st = dev.default_float if wt.kind == "f" else (_dtypes.uint64 if wt == _dtypes.uint64 else dev.default_int)
+    r = counting.scatter_add(zeros(nbins, dtype=st, device=dev), idx, w.astype(st) if w.dtype != st else w)
+    return r.astype(wt) if r.dtype != wt and dev.supports(wt) else r
+
+
+@register_array(np.histogram, arg="a")
+def _histogram(a: GpuArray, p: dict) -> Any:
+    bins, range_, density, weights = p["bins"], p["range"], p["density"], p["weights"]
+    if a.dtype.kind not in "iuf" or isinstance(bins, str) or isinstance(range_, GpuArray):
+        return _FALLBACK
+    if weights is not None:
+        wd = weights.dtype if isinstance(weights, GpuArray) else np.asarray(weights).dtype
+        if wd.kind not in "iuf":
+            return _FALLBACK
+    dev = a.device
+    flat = reshape(a, (-1,))
+    w, wt = _weights(weights, a)
+    if isinstance(bins, GpuArray) or np.ndim(bins) == 1:
+        eg = bins if isinstance(bins, GpuArray) else asarray(np.asarray(bins), device=dev)
+        if eg.ndim != 1:
+            raise ValueError("`bins` must be 1d, when an array")
+        if eg.shape[0] < 1:
+            return _FALLBACK
+        if eg.shape[0] > 1 and bool(_any(eg[:-1] > eg[1:])):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        nb = eg.shape[0] - 1
+        idx = _edge_bins(flat, eg)
+        edges: Any = eg
+        edges_h = None
+    elif np.ndim(bins) == 0:
+        try:
+            nb = operator.index(bins)
+        except TypeError:
+            raise TypeError("`bins` must be an integer, a string, or an array") from None
+        if nb < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        idx, edges_h = _uniform_bins(flat, nb, range_)
+        if idx is _FALLBACK:
+            return _FALLBACK
+        edges = asarray(edges_h, device=dev)
+    else:
+        raise ValueError("`bins` must be 1d, when an array")
+    hist = _hist(idx, nb, w, wt, dev)
+    if density:
+        db = edges[1:] - edges[:-1] if edges_h is None else asarray(np.diff(edges_h).astype(float), device=dev)
+        ft = dev.default_float
+        return hist.astype(ft) / db.astype(ft) / _sum(hist).astype(ft), edges
+    return hist, edges
+
+
+@register(np.histogram2d)
+def _histogram2d(p: dict) -> Any:
+    x, y, bins, range_, density, weights = (p[k] for k in ("x", "y", "bins", "range", "density", "weights"))
+    if not (isinstance(x, GpuArray) and isinstance(y, GpuArray)) or x.ndim != 1 or x.shape != y.shape \
+            or x.dtype != y.dtype:
+        return _FALLBACK
+    if x.dtype.kind not in "iuf" or y.dtype.kind not in "iuf" or density or weights is not None:
+        return _FALLBACK
+    nbs = [bins, bins] if np.ndim(bins) == 0 else list(bins)
+    if len(nbs) != 2 or not all(isinstance(b, (int, np.integer)) and b >= 1 for b in nbs):
+        return _FALLBACK
+    dev = x.device
+    ft = dev.default_float
+    parts, edges = [], []
+    for d, (s, nb) in enumerate(zip((x, y), nbs)):
+        first, last = _outer_edges(s, None if range_ is None else range_[d])
+        e = np.linspace(first, last, int(nb) + 1)
+        if not dev.supports(e.dtype):
+            return _FALLBACK
+        eg = asarray(e, device=dev)
+        c = searchsorted(eg, s, side="right")       # histogramdd: 0 below, nb + 1 above
+        c = _where(s == e[-1].item(), c - 1, c)
+        parts.append(c)
+        edges.append(eg)
+    n0, n1 = int(nbs[0]) + 2, int(nbs[1]) + 2
+    lin = (parts[0] * n1 + parts[1]).astype(_dtypes.int32)
+    full = counting.scatter_add(zeros(n0 * n1, dtype=dev.default_int, device=dev), lin, 1)
+    hist = reshape(full, (n0, n1))[1:-1, 1:-1]
+    return hist.astype(ft), edges[0], edges[1]
+
+
+def _add_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``numpy.add.at(a, indices, b)`` for a GpuArray ``a`` and integer (array) indices."""
+    if len(inputs) != 3 or kwargs:
+        return _FALLBACK
+    a, indices, b = inputs
+    if not isinstance(a, GpuArray) or a.dtype.kind == "c":
+        return _FALLBACK
+    key = indices if isinstance(indices, tuple) else (indices,)
+    for k in key:
+        if isinstance(k, GpuArray):
+            if k.dtype not in _dtypes.INTEGER:
+                return _FALLBACK
+        elif isinstance(k, (slice, type(Ellipsis))) or k is None or np.asarray(k).dtype.kind not in "iu":
+            return _FALLBACK
+    bk = (b.dtype if isinstance(b, (GpuArray, np.ndarray, np.generic)) else np.asarray(b).dtype).kind
+    if bk == "c" or a.dtype.kind in "iu" and bk not in "biu" or a.dtype.kind == "b" and bk != "b":
+        return _FALLBACK           # per-element casts (int += float truncates each step): the host's loop
+    if len(key) > a.ndim:
+        return _FALLBACK
+    assign(a, counting.add_at(a, key, b)._node)
+    return None
+
+
+register_ufunc_method("add", "at", _add_at)

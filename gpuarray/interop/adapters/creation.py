@@ -1,0 +1,202 @@
+"""Creation adapters: ``like=`` creation functions, ``*_like``, triangles and diagonals, ``vander``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from ... import linalg
+from ...array_object.array import GpuArray
+from ...core import dtypes as _dtypes
+from ...namespace import manipulation as _m
+from ...namespace.creation import arange, asarray, eye, full, tril, triu, zeros
+from ...namespace.diag import diag
+from ...namespace.statistical import cumulative_prod
+from ...runtime.devices import Device, as_device
+from ..host import _FALLBACK, _supported
+from ..operands import _as_array, _cast, _int_index, _map_dtype, _shape_arg
+from ..registry import register, register_array, register_like
+
+_np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
+
+
+def _like_factory(kind: str) -> Callable[..., Any]:
+    def impl(p: dict) -> Any:
+        a = p["prototype"] if "prototype" in p else p["a"]
+        dt = a.dtype if p["dtype"] is None else np.dtype(p["dtype"])
+        dev = a.device if p.get("device") is None else as_device(p["device"])
+        if dt.fields is not None:       # as CuPy does; dask then keeps (vals, arg) pairs in a dict
+            raise TypeError(f"numpy.{kind}_like: gpuarray has no structured dtypes; got {dt}")
+        if not _supported(dt, dev):
+            return _FALLBACK
+        shape = a.shape if p["shape"] is None else _shape_arg(p["shape"])
+        fill = p["fill_value"] if kind == "full" else (1 if kind == "ones" else 0)
+        if isinstance(fill, (np.ndarray, GpuArray)) and fill.ndim > 0:
+            return _m.broadcast_to(_as_array(fill, dev).astype(dt), shape)
+        if isinstance(fill, np.ndarray):
+            fill = fill.item()
+        return full(shape, fill, dtype=dt, device=dev)
+    return impl
+
+
+for _k in ("zeros", "ones", "empty", "full"):
+    register(f"{_k}_like")(_like_factory(_k))
+
+
+# ---- like=: creation functions called as np.asarray(x, like=g), np.zeros(3, like=g) ...
+def _like_device(like: Any, device: Any) -> Device:
+    return like.device if device is None else as_device(device)
+
+
+@register_like("asarray", "asanyarray", "array", "require")
+def _asarray_like(like: Any, p: dict) -> Any:
+    a = p["a"] if "a" in p else p["object"]
+    device = p.get("device")
+    dev = a.device if isinstance(a, GpuArray) and device is None else _like_device(like, device)
+    dtype = None if p.get("dtype") is None else np.dtype(p["dtype"])
+    r = asarray(a if isinstance(a, GpuArray) else np.asarray(a), dtype=dtype, device=dev, copy=p.get("copy"))
+    ndmin = p.get("ndmin", 0)
+    return _m.reshape(r, (1,) * (ndmin - r.ndim) + r.shape) if r.ndim < ndmin else r
+
+
+@register_like("ascontiguousarray", "asfortranarray")
+def _ascontiguous_like(like: Any, p: dict) -> Any:
+    r = _asarray_like(like, p)
+    return _m.reshape(r, (1,)) if r.ndim == 0 else r         # NumPy: "ndim >= 1"
+
+
+def _default_float(dtype: Any, device: Device) -> np.dtype:
+    if dtype is not None:
+        return np.dtype(dtype)
+    return _dtypes.float64 if device.supports(_dtypes.float64) else device.default_float
+
+
+def _filled(kind: str) -> Callable[..., Any]:
+    def impl(like: Any, p: dict) -> Any:
+        dev = _like_device(like, p.get("device"))
+        fill = p["fill_value"] if kind == "full" else (1 if kind == "ones" else 0)
+        if kind == "full" and p["dtype"] is None:
+            dt = np.asarray(fill).dtype
+            dt = _map_dtype(dt, dev) or dt
+        else:
+            dt = _default_float(p["dtype"], dev)
+        if isinstance(fill, np.ndarray) and fill.ndim == 0:
+            fill = fill.item()
+        if isinstance(fill, (np.ndarray, list, tuple)):
+            return _m.broadcast_to(_as_array(fill, dev).astype(dt), _shape_arg(p["shape"]))
+        return full(p["shape"], fill, dtype=dt, device=dev)
+    return impl
+
+
+for _k in ("zeros", "ones", "empty", "full"):
+    register_like(_k)(_filled(_k))
+
+
+@register_like("arange")
+def _arange_like(like: Any, p: dict) -> Any:
+    start = p["start_or_stop"]
+    step = 1 if p["step"] is None else p["step"]
+    dtype = None if p["dtype"] is None else np.dtype(p["dtype"])
+    return arange(start, p["stop"], step, dtype=dtype, device=_like_device(like, p.get("device")))
+
+
+@register_like("eye")
+def _eye_like(like: Any, p: dict) -> Any:
+    dev = _like_device(like, p.get("device"))
+    return eye(p["N"], p["M"], k=p["k"], dtype=_default_float(p["dtype"], dev), device=dev)
+
+
+@register_like("identity")
+def _identity_like(like: Any, p: dict) -> Any:
+    dev = like.device
+    return eye(p["n"], dtype=_default_float(p["dtype"], dev), device=dev)
+
+
+@register_like(np.tri)
+def _tri(like: Any, p: dict) -> Any:
+    n, m = _int_index(p["N"]), _int_index(p["N"] if p["M"] is None else p["M"])
+    dt = np.dtype(p["dtype"])
+    if _map_dtype(dt, like.device) != dt:
+        return _FALLBACK
+    return tril(full((n, m), 1, dtype=dt, device=like.device), k=_int_index(p["k"]))
+
+
+def _diagonal_view(a: GpuArray, offset: int, axis1: int, axis2: int) -> GpuArray:
+    a1 = normalize_axis_index(_int_index(axis1), a.ndim)
+    a2 = normalize_axis_index(_int_index(axis2), a.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    return linalg.diagonal(_m.moveaxis(a, (a1, a2), (-2, -1)), offset=_int_index(offset))
+
+
+@register_array(np.diagonal, arg="a")
+def _diagonal(a: GpuArray, p: dict) -> Any:
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    return _diagonal_view(a, p["offset"], p["axis1"], p["axis2"])
+
+
+@register_array(np.trace, arg="a")
+def _trace(a: GpuArray, p: dict) -> Any:
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    d = _diagonal_view(a, p["offset"], p["axis1"], p["axis2"])
+    return _np.sum(d, axis=-1, dtype=p["dtype"], out=p["out"])
+
+
+def _triangle(np_func: Any, lower: bool) -> None:
+    @register_array(np_func, arg="m")
+    def impl(m: GpuArray, p: dict) -> Any:
+        if m.ndim == 0:
+            return _FALLBACK
+        if m.ndim == 1:
+            m = _m.broadcast_to(m, (m.shape[0], m.shape[0]))
+        return (tril if lower else triu)(m, k=_int_index(p["k"]))
+
+
+_triangle(np.tril, True)
+_triangle(np.triu, False)
+
+
+@register_array(np.diag, arg="v")
+def _diag(v: GpuArray, p: dict) -> Any:
+    return diag(v, _int_index(p["k"]))          # namespace/diag.py (also ``xp.diag``)
+
+
+@register_array(np.diagflat, arg="v")
+def _diagflat(v: GpuArray, p: dict) -> Any:
+    return _np.diag(_m.reshape(v, (-1,)), k=p["k"])
+
+
+def _index_from(np_func: Any, extra: tuple[str, ...] = ()) -> None:
+    """``*_indices_from(arr)``: NumPy's own, on a zero-strided stand-in of the shape, uploaded; no data is read."""
+    @register_array(np_func, arg="arr")
+    def impl(a: GpuArray, p: dict) -> Any:
+        host = np_func(np.broadcast_to(np.zeros((), a.dtype), a.shape), *(p[k] for k in extra))
+        return tuple(asarray(h, device=a.device) for h in host)
+
+
+_index_from(np.tril_indices_from, ("k",))
+_index_from(np.triu_indices_from, ("k",))
+_index_from(np.diag_indices_from)
+
+
+@register_array(np.vander)
+def _vander(x: GpuArray, p: dict) -> Any:
+    n, increasing = p["N"], p["increasing"]
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if n is None else _int_index(n)
+    dt = _map_dtype(np.promote_types(x.dtype, int), x.device)
+    if dt is None or dt == _dtypes.bool_:
+        return _FALLBACK
+    xs = _cast(x, dt)
+    if n == 0:
+        return zeros((x.shape[0], 0), dtype=dt, device=x.device)
+    cols = _m.broadcast_to(_m.reshape(xs, (-1, 1)), (x.shape[0], n - 1))
+    ones = full((x.shape[0], 1), 1, dtype=dt, device=x.device)
+    v = _m.concat([ones, cumulative_prod(cols, axis=1, dtype=dt)], axis=1) if n > 1 else ones
+    return v if increasing else _m.flip(v, axis=1)

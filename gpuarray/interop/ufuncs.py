@@ -1,0 +1,307 @@
+"""``__array_ufunc__``: NumPy ufuncs on GpuArrays, recorded lazily on their device.
+
+Ufunc calls (``np.exp(g)``, ``np.add(g, a, out=..., where=..., dtype=...)``,
+``np.multiply.outer(g, h)``) map through ``_ops.UFUNC_TO_OP`` onto the op table,
+so they fuse like ``xp.exp(g)``. Dtypes follow NumPy (``ufunc.resolve_dtypes``,
+Python scalars weak), not the stricter Array API: ``np.exp(int32)`` is float64,
+``np.add(bool, bool)`` is a logical or. float16, which gpuarray does not have, is
+computed as float32. Other ufunc methods (``reduce``, ``accumulate`` ...) plug in
+with ``register_ufunc_method``; what has no device implementation runs on the host.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..array_object.elementwise import apply, astype_node, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS, UFUNC_TO_OP
+from ..graph.node import make
+from ..graph.shapes import broadcast_shapes
+from ..runtime.devices import Device
+from .host import _FALLBACK, _ga, _xp, host_ufunc
+from .operands import _as_array, _device_from, _map_dtype, _mask, _ndim, _prepare, _probe
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _compute_dtype(loop: np.dtype, category: str) -> np.dtype | None:
+    """The dtype an op of ``category`` computes a NumPy loop of dtype ``loop`` in (None: it cannot)."""
+    if _dtypes.in_category(loop, category):
+        return loop
+    if loop == _dtypes.bool_ and _dtypes.in_category(_dtypes.int8, category):
+        return _dtypes.int8         # bool loops of numeric ops: add is or, multiply is and ...
+    if category == "bool":
+        return _dtypes.bool_        # logical ops of numbers: nonzero is True
+    return None
+
+
+# ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
+# Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
+# divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
+# and remainder, two ops of one fused kernel); clip because numpy.clip's ufunc takes optional bounds.
+# Every other ufunc is one op-table entry (fmax, heaviside, deg2rad, float_power ...: _ops.py).
+COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
+    "divmod": ("real numeric", lambda a, b: (apply(OPS["floor_divide"], a, b), apply(OPS["remainder"], a, b))),
+    "clip": ("real numeric", lambda x, lo, hi: (
+        apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
+}
+# ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes
+# (numpy.radians is another ufunc object than numpy.deg2rad, with the same loops).
+ALIASES: dict[str, str] = {"fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"}
+
+
+def _device_ufunc(name: str) -> tuple[str, Callable[..., tuple]] | None:
+    op = UFUNC_TO_OP.get(name) or ALIASES.get(name)
+    if op is not None and op in OPS:
+        opdef = OPS[op]
+        return opdef.category, lambda *a: (apply(opdef, *a),)
+    return COMPOSED.get(name)
+
+
+def _loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: Any, casting: Any) -> tuple[np.dtype, ...] | None:
+    """NumPy's loop dtypes (inputs, then outputs) for these operands, Python scalars weak."""
+    spec: list[Any] = []
+    for x in inputs:
+        if isinstance(x, (_ga(), np.ndarray, np.generic)):
+            spec.append(x.dtype)
+        elif isinstance(x, bool):
+            spec.append(np.dtype(bool))
+        else:
+            spec.append(type(x))
+    spec += [None] * ufunc.nout
+    kw: dict[str, Any] = {} if casting is None else {"casting": casting}
+    if dtype is not None:
+        kw["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    try:
+        return tuple(ufunc.resolve_dtypes(tuple(spec), **kw))
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_kwargs(name: str, kwargs: dict) -> None:
+    if kwargs.get("signature") is not None:
+        raise TypeError(f"numpy.{name}: the signature= keyword is not supported for GpuArrays; "
+                        "use dtype= to choose the computation dtype")
+    order = kwargs.get("order")
+    if order not in (None, "K", "A", "C"):
+        raise ValueError(f"numpy.{name}: order={order!r} is not supported for GpuArrays (they have no "
+                         "memory layout; results are always C-ordered); use order='K' or 'C'")
+
+
+
+def _store(results: list[Any], outs: tuple, where: Any, device: Device, name: str) -> Any:
+    """Write results into ``out`` operands (honouring ``where``); return what NumPy would return."""
+    GA = _ga()
+    from ..namespace.manipulation import broadcast_to
+    final: list[Any] = []
+    for r, o in zip(results, outs):
+        if o is None:
+            final.append(r)           # where=False positions are unspecified, as in NumPy
+            continue
+        if r.shape != o.shape:
+            try:
+                ok = broadcast_shapes(r.shape, o.shape) == o.shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't match "
+                                 f"the broadcast shape {r.shape}")
+            r = broadcast_to(r, o.shape)
+        if isinstance(o, GA):
+            if o.device != device:
+                raise ValueError(f"numpy.{name}: out is on {o.device.name} but the operands are on "
+                                 f"{device.name}; move one with to_device() first")
+            if r.dtype != o.dtype:
+                r = r.astype(o.dtype)
+            if where is not True:
+                r = o if where is False else apply(OPS["where"], _mask(where, device), r, o)
+            o._inplace(r, name)
+        else:
+            with np.errstate(all="ignore"):
+                np.copyto(o, np.asarray(r), casting="unsafe",
+                          where=True if where is True else np.asarray(where))
+        final.append(o)
+    return final[0] if len(final) == 1 else tuple(final)
+
+
+# gufuncs with a namespace function of the same meaning (used once the namespace has it)
+GUFUNCS: dict[str, str] = {"matmul": "matmul", "vecdot": "vecdot"}
+
+
+def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
+    """``ufunc(*inputs, **kwargs)`` recorded lazily on the device when gpuarray has the op."""
+    name = ufunc.__name__
+    inputs = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs)
+    _check_kwargs(name, kwargs)
+    outs = tuple(kwargs.get("out") or (None,) * ufunc.nout)
+    where = kwargs.get("where", True)
+    if isinstance(where, (list, tuple)):
+        where = kwargs["where"] = np.asarray(where)
+    device = _device_from(inputs + outs + (where,), self)
+    if ufunc.signature is not None:
+        return _gufunc(ufunc, inputs, kwargs, device)
+    # NumPy itself validates operands, dtype=, casting= and out dtypes (and raises its own errors)
+    probe_kw = {k: v for k, v in kwargs.items() if k in ("dtype", "casting")}
+    probe_kw["out"] = tuple(None if o is None else np.zeros((), o.dtype) for o in outs)
+    if "where" in kwargs:
+        probe_kw["where"] = _probe(where)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ufunc(*(_probe(x) for x in inputs), **probe_kw)
+    impl = _device_ufunc(name)
+    loop = _loop_dtypes(ufunc, inputs, kwargs.get("dtype"), kwargs.get("casting")) if impl is not None else None
+    if impl is None or loop is None:
+        detail = "" if impl is None else " for these operand dtypes"
+        return host_ufunc(ufunc, "__call__", inputs, kwargs, device, detail)
+    category, fn = impl
+    mapped = [_map_dtype(d, device) for d in loop]
+    ins = set(mapped[:ufunc.nin])
+    first = ins.pop() if len(ins) == 1 else None
+    ct = None if first is None else _compute_dtype(first, category)
+    if ct is None or any(m is None for m in mapped):
+        loop_text = f"({', '.join(map(str, loop[:ufunc.nin]))}) -> {', '.join(map(str, loop[ufunc.nin:]))}"
+        return host_ufunc(ufunc, "__call__", inputs, kwargs, device, f" for the loop {loop_text}")
+    results = list(fn(*_prepare(inputs, ct, device)))
+    for i, want in enumerate(mapped[ufunc.nin:]):
+        if results[i].dtype != want:
+            results[i] = results[i].astype(want)
+    return _store(results, outs, where, device, name)
+
+
+def _gufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict, device: Device) -> Any:
+    """matmul / vecdot through the namespace function (once it exists), in NumPy's result dtype."""
+    fn = _xp(GUFUNCS.get(ufunc.__name__, ""))
+    if fn is None or set(kwargs) - {"subok", "order"}:
+        return host_ufunc(ufunc, "__call__", inputs, kwargs, device)
+    arrays = [x if isinstance(x, (_ga(), np.ndarray)) else np.asarray(x) for x in inputs]
+    with np.errstate(all="ignore"):
+        want = ufunc(*(np.zeros((1,) * x.ndim, x.dtype) for x in arrays)).dtype
+    mw = _map_dtype(want, device)
+    if mw is None or mw == _dtypes.bool_:
+        return host_ufunc(ufunc, "__call__", inputs, kwargs, device, f" for {want} results")
+    return fn(*(a if a.dtype == mw else a.astype(mw) for a in (_as_array(x, device) for x in arrays)))
+
+
+
+def _outer(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
+    """``ufunc.outer(a, b)`` as ``ufunc(a[..., None, ...], b)``: a broadcasting view, no copy."""
+    if ufunc.nin != 2 or ufunc.signature is not None:
+        raise ValueError("outer product only supported for binary functions")
+    a, b = (np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs)
+    if _ndim(b) and _ndim(a):
+        a = a.reshape(tuple(a.shape) + (1,) * _ndim(b))
+    return _call(ufunc, (a, b), kwargs, self)
+
+
+# (ufunc name, method) -> device implementation(ufunc, inputs, kwargs) returning a result or _FALLBACK
+METHODS: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+def register_ufunc_method(ufunc_name: str, method: str, impl: Callable[..., Any]) -> None:
+    """Plug in a device implementation of ``numpy.<ufunc_name>.<method>`` (``reduce``, ``accumulate``,
+    ``reduceat``, ``at``). ``impl(ufunc, inputs, kwargs)`` returns the result, or
+    ``_interop._FALLBACK`` to let this call run on the host."""
+    METHODS[(ufunc_name, method)] = impl
+
+
+def _namespace_reduction(xp_name: str, accumulate: bool = False) -> Callable[..., Any]:
+    """``ufunc.reduce`` / ``accumulate`` through the namespace function ``xp_name`` (once it exists)."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        fn = _xp(xp_name)
+        outs = tuple(kwargs.get("out") or ())
+        if (fn is None or not isinstance(a, _ga()) or a.size == 0 or set(kwargs) - {"axis", "dtype", "keepdims", "out"}
+                or not all(isinstance(o, _ga()) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
+        method: Any = ufunc.accumulate if accumulate else ufunc.reduce
+        extra = {} if accumulate else {"keepdims": bool(kwargs.get("keepdims", False))}
+        want = method(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=dtype, **extra).dtype
+        mw = _map_dtype(want, a.device)
+        if mw is None:
+            return _FALLBACK
+        kw: dict[str, Any] = {"axis": axis, **extra}
+        if xp_name in ("sum", "prod", "cumulative_sum", "cumulative_prod"):
+            kw["dtype"] = mw
+        r = fn(a, **kw)
+        return _into_out(r if r.dtype == mw else r.astype(mw), outs, ufunc, "reduction")
+    return impl
+
+
+def _into_out(r: Any, outs: tuple, ufunc: np.ufunc, what: str) -> Any:
+    """``r``, or ``r`` stored into the ``out=`` array (NumPy's ValueError when the shapes differ)."""
+    if not outs:
+        return r
+    if outs[0].shape != r.shape:
+        raise ValueError(f"output parameter for {what} operation {ufunc.__name__} has the wrong "
+                         f"shape: {outs[0].shape}; expected {r.shape}")
+    return _store([r], outs, True, r.device, ufunc.__name__)
+
+
+for _uf, _xpn in (("add", "sum"), ("multiply", "prod"), ("maximum", "max"), ("minimum", "min"),
+                  ("logical_and", "all"), ("logical_or", "any")):
+    register_ufunc_method(_uf, "reduce", _namespace_reduction(_xpn))
+for _uf, _xpn in (("add", "cumulative_sum"), ("multiply", "cumulative_prod")):
+    register_ufunc_method(_uf, "accumulate", _namespace_reduction(_xpn, accumulate=True))
+
+
+def _scan_accumulate(op: str) -> Callable[..., Any]:
+    """``ufunc.accumulate`` as a ``scan`` node with combine ``op`` (``max`` / ``min``; on the bools of
+    ``logical_or`` / ``logical_and``), in the dtype NumPy's loop gives; NaN propagates as in NumPy."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        if (not isinstance(a, _ga()) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
+                or not all(isinstance(o, _ga()) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis = kwargs.get("axis", 0)
+        want = ufunc.accumulate(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype")).dtype
+        mw = _map_dtype(want, a.device)
+        if mw is None or mw.kind == "c":
+            return _FALLBACK
+        ax = int(axis) % a.ndim        # NumPy checked it above (AxisError)
+        r = finish(make("scan", (astype_node(a._node, mw),), mw, a.shape, (op, ax, False), a.device))
+        return _into_out(r, outs, ufunc, "accumulate")
+    return impl
+
+
+for _uf, _op in (("maximum", "max"), ("minimum", "min"), ("logical_or", "max"), ("logical_and", "min")):
+    register_ufunc_method(_uf, "accumulate", _scan_accumulate(_op))
+
+
+def _operand_ok(x: Any) -> bool:
+    """Operands we handle; an ndarray subclass with its own ``__array_ufunc__`` gets its turn first."""
+    if isinstance(x, np.ndarray):
+        return type(x).__array_ufunc__ is np.ndarray.__array_ufunc__
+    return isinstance(x, (_ga(), np.generic, list, tuple) + _SCALARS)
+
+
+def array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``GpuArray.__array_ufunc__``: NumPy ufuncs on GpuArrays, recorded lazily on their device.
+
+    >>> import numpy as np, gpuarray as xp
+    >>> g = xp.asarray([1.0, 4.0], device="cpu")
+    >>> np.sqrt(g).tolist(), np.add.outer(g, g).shape
+    ([1.0, 2.0], (2, 2))
+    """
+    checked = inputs[:1] + inputs[2:] if method in ("at", "reduceat") else inputs
+    outs = kwargs.get("out") or ()
+    if not all(_operand_ok(x) for x in checked) or not all(o is None or isinstance(o, (_ga(), np.ndarray))
+                                                          for o in outs):
+        return NotImplemented
+    if method == "__call__":
+        return _call(ufunc, inputs, kwargs, self)
+    if method == "outer":
+        return _outer(ufunc, inputs, kwargs, self)
+    device = _device_from(tuple(inputs) + tuple(outs), self)
+    impl = METHODS.get((ufunc.__name__, method))
+    if impl is not None:
+        result = impl(ufunc, inputs, kwargs)
+        if result is not _FALLBACK:
+            return result
+    return host_ufunc(ufunc, method, inputs, kwargs, device)

@@ -1,0 +1,449 @@
+"""The Array API ``linalg`` extension (2024.12).
+
+What runs where:
+
+- ``matmul``, ``tensordot``, ``vecdot``, ``matrix_transpose``: the main
+  namespace's functions (a tiled matmul kernel; reductions);
+- ``diagonal`` is a view; ``trace``, ``outer``, ``cross``, ``vector_norm``,
+  ``matrix_norm`` (except ``'nuc'``/2/-2), ``matrix_power`` are built from
+  elementwise ops, reductions and matmul, so they run on the array's device
+  and fuse;
+- ``cholesky``, ``solve``, ``inv``, ``det`` and ``slogdet`` of real float32 / float64
+  matrices on a wgpu device run there: blocked Cholesky and LU with partial pivoting
+  (``_linalg_lu``, ``providers/wgpu_linalg.py``), one flag read back for the errors;
+- the other decompositions (``qr``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``pinv``,
+  ``matrix_rank``; the five above on the ``cpu`` device or for complex input) are one
+  ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
+  (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
+  stay on the caller's device. Their operand's elementwise prologue still
+  fuses into the kernel that feeds them. They are evaluated when called, so
+  a singular matrix raises :class:`LinAlgError` at the call, as in NumPy.
+  Tall and skinny ``svd`` and ``qr`` (reduced) and ``svdvals`` keep the long dimension
+  on the device (Cholesky-QR2, ``_linalg_tall``; LAPACK on the ``n x n``
+  factors only).
+
+Integer and boolean inputs of the decompositions and norms are converted to
+the device's default floating-point dtype (NumPy converts them to float64).
+Complex inputs are accepted everywhere (the decompositions run on the host
+with LAPACK's complex routines); eigenvalues of ``eigh``/``eigvalsh``,
+singular values, ``slogdet``'s ``logabsdet`` and every norm are real.
+
+>>> import gpuarray as xp
+>>> a = xp.asarray([[2.0, 1.0], [1.0, 3.0]], device="cpu")
+>>> round(float(xp.linalg.det(a)), 6)
+5.0
+>>> xp.linalg.eigh(a).eigenvalues.shape
+(2,)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..array_object.aliasing import derive
+from ..array_object.array import GpuArray, expect_array
+from ..array_object.elementwise import apply, astype_node, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
+from ..graph import views
+from ..graph.node import Node, const, make
+from ..graph.shapes import broadcast_shapes, contiguous_strides
+from ..namespace.linear_algebra import _as_arrays, matmul, roll_node, tensordot, vecdot, vector_axis
+from ..namespace.manipulation import matrix_transpose
+from ..namespace.statistical import _axes
+from ..namespace.statistical import max as _max
+from ..namespace.statistical import min as _min
+from ..namespace.statistical import sum as _sum
+from . import lu as _linalg_lu
+from . import tall as _linalg_tall
+
+LinAlgError = np.linalg.LinAlgError
+
+
+class EighResult(NamedTuple):
+    eigenvalues: GpuArray
+    eigenvectors: GpuArray
+
+
+class QRResult(NamedTuple):
+    Q: GpuArray
+    R: GpuArray
+
+
+class SlogdetResult(NamedTuple):
+    sign: GpuArray
+    logabsdet: GpuArray
+
+
+class SVDResult(NamedTuple):
+    U: GpuArray
+    S: GpuArray
+    Vh: GpuArray
+
+
+# ---------------------------------------------------------------- helpers
+def _arr(x: Any, name: str) -> GpuArray:
+    return expect_array(x, f"linalg.{name}")
+
+
+def _float_node(x: GpuArray) -> Node:
+    """``x``'s node in a floating-point dtype (integers and bools go to the device's default float)."""
+    dt = x.dtype if x.dtype.kind in "fc" else x.device.default_float
+    return astype_node(x._node, dt)
+
+
+def _matrices(x: Any, name: str, square: bool = False) -> GpuArray:
+    x = _arr(x, name)
+    if x.ndim < 2:
+        raise LinAlgError(f"linalg.{name}: {x.ndim}-dimensional array given; "
+                          "the array must be at least two-dimensional")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise LinAlgError(f"linalg.{name}: the last 2 dimensions of the array must be square; got {x.shape}")
+    return x
+
+
+def _host(kind: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...],
+          attrs: tuple = ()) -> Node:
+    """A ``linalg_<kind>`` node, evaluated now (errors surface at the call, like NumPy)."""
+    from ..runtime.planner import evaluate_nodes
+    node = make(f"linalg_{kind}", inputs, dtype, tuple(shape), attrs, inputs[0].device)
+    evaluate_nodes([node])
+    return node
+
+
+def _part(packed: Node, offset: int, shape: tuple[int, ...]) -> GpuArray:
+    """A contiguous piece of each batch row of ``packed`` (..., P), seen as ``shape``."""
+    batch = packed.shape[:-1]
+    strides = contiguous_strides(packed.shape)[:-1] + contiguous_strides(shape)
+    return GpuArray(views.strided_view(packed, batch + shape, strides, offset))
+
+
+def _rtol_node(rtol: Any, x: GpuArray, dt: np.dtype) -> tuple[Node, ...]:
+    dt = _dtypes.real_dtype(dt)
+    if rtol is None:
+        return ()
+    if isinstance(rtol, GpuArray):
+        if rtol.device != x.device:
+            raise ValueError(f"rtol is on {rtol.device.name}, x on {x.device.name}")
+        batch = x.shape[:-2]
+        try:
+            ok = rtol.ndim <= len(batch) and broadcast_shapes(rtol.shape, batch) == batch
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"rtol of shape {rtol.shape} does not broadcast to the stack shape {batch}")
+        return (views.broadcast_to(astype_node(rtol._node, dt), batch),)
+    if _dtypes.scalar_kind(rtol) in ("i", "f") or isinstance(rtol, (np.floating, np.integer)):
+        return (const(float(rtol), dt, x.device),)
+    raise TypeError(f"rtol must be a real number or an array; got {type(rtol).__name__}")
+
+
+def _abs2(x: GpuArray) -> GpuArray:
+    """``|x|**2``, real: ``x * x`` for real dtypes, ``real**2 + imag**2`` for complex ones."""
+    if x.dtype.kind != "c":
+        return apply(OPS["multiply"], x, x)
+    re, im = apply(OPS["real"], x), apply(OPS["imag"], x)
+    return apply(OPS["add"], apply(OPS["multiply"], re, re), apply(OPS["multiply"], im, im))
+
+
+def _real_part(a: GpuArray) -> GpuArray:
+    return apply(OPS["real"], a) if a.dtype.kind == "c" else a
+
+
+# ---------------------------------------------------------------- views and device kernels
+def diagonal(x: GpuArray, /, *, offset: int = 0) -> GpuArray:
+    """The ``offset``-th diagonal of each matrix (last two axes), as a view.
+
+    >>> import gpuarray as xp
+    >>> xp.linalg.diagonal(xp.reshape(xp.arange(9, device="cpu"), (3, 3)), offset=1).tolist()
+    [1, 5]
+    """
+    x = _matrices(x, "diagonal")
+    offset = operator.index(offset)
+    return derive(x, lambda node: _diagonal_node(node, offset), writeable=False)
+
+
+def _diagonal_node(node: Node, offset: int) -> Node:
+    base, shape, strides, off = views.strided_parts(node)
+    m, n = shape[-2:]
+    sm, sn = strides[-2:]
+    if offset >= 0:
+        length, start = max(0, min(m, n - offset)), off + offset * sn
+    else:
+        length, start = max(0, min(m + offset, n)), off - offset * sm
+    if length == 0 or 0 in shape:
+        start = off
+    return views.strided_view(base, shape[:-2] + (length,), strides[:-2] + (sm + sn,), start)
+
+
+def trace(x: GpuArray, /, *, offset: int = 0, dtype: Any = None) -> GpuArray:
+    """Sum of the ``offset``-th diagonal of each matrix (integers sum in the default integer dtype)."""
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def outer(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
+    """Outer product of two vectors: ``x1[:, None] * x2[None, :]``."""
+    x1, x2 = _as_arrays(x1, x2, "linalg.outer")
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"linalg.outer: both inputs must be 1-dimensional; got shapes {x1.shape} and {x2.shape}")
+    op = OPS["logical_and"] if x1.dtype == x2.dtype == _dtypes.bool_ else OPS["multiply"]
+    return apply(op, x1[:, None], x2[None, :])
+
+
+def cross(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
+    """Cross product of 3-element vectors along ``axis``; other dimensions broadcast.
+
+    Computed as ``roll(a, -1) * roll(b, -2) - roll(a, -2) * roll(b, -1)`` where the rolls are
+    views, so it is one elementwise kernel.
+    """
+    x1, x2 = _as_arrays(x1, x2, "linalg.cross")
+    if x1.dtype == _dtypes.bool_ or x2.dtype == _dtypes.bool_:
+        raise TypeError("Only numeric dtypes are allowed in linalg.cross; got bool.")
+    axis = vector_axis(x1, x2, axis, "linalg.cross")
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(f"linalg.cross: both inputs must have size 3 along axis {axis}; "
+                         f"got shapes {x1.shape} and {x2.shape}")
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    dt = _dtypes.result_type(x1, x2)
+    a = views.broadcast_to(astype_node(x1._node, dt), shape)
+    b = views.broadcast_to(astype_node(x2._node, dt), shape)
+    ax = axis % len(shape)
+    a1, a2 = GpuArray(roll_node(a, -1, ax)), GpuArray(roll_node(a, -2, ax))
+    b1, b2 = GpuArray(roll_node(b, -1, ax)), GpuArray(roll_node(b, -2, ax))
+    mul, sub = OPS["multiply"], OPS["subtract"]
+    return apply(sub, apply(mul, a1, b2), apply(mul, a2, b1))
+
+
+def vector_norm(x: GpuArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float = 2) -> GpuArray:  # noqa: A002 - Array API name
+    """Vector p-norm over ``axis`` (all axes by default): ``ord`` in 1, 2, inf, -inf, 0 or any p.
+
+    >>> import gpuarray as xp
+    >>> float(xp.linalg.vector_norm(xp.asarray([3.0, 4.0], device="cpu")))
+    5.0
+    """
+    x = _arr(x, "vector_norm")
+    xf = GpuArray(_float_node(x))
+    axes = _axes(xf, axis, "vector_norm")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        raise ValueError(f"linalg.vector_norm: ord must be a real number; got {ord!r}")
+    ord = float(ord)
+    ab = apply(OPS["abs"], xf)
+    if ord == 2:
+        return apply(OPS["sqrt"], _sum(_abs2(xf), axis=axes, keepdims=keepdims))
+    if ord == 1:
+        return _sum(ab, axis=axes, keepdims=keepdims)
+    if ord == math.inf:
+        return _max(ab, axis=axes, keepdims=keepdims)
+    if ord == -math.inf:
+        return _min(ab, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        nz = apply(OPS["not_equal"], xf, 0.0)
+        return _sum(GpuArray(astype_node(nz._node, ab.dtype)), axis=axes, keepdims=keepdims)
+    if math.isnan(ord):
+        raise ValueError("linalg.vector_norm: ord must not be NaN")
+    s = _sum(apply(OPS["pow"], ab, ord), axis=axes, keepdims=keepdims)
+    return apply(OPS["pow"], s, 1.0 / ord)
+
+
+def matrix_norm(x: GpuArray, /, *, keepdims: bool = False,
+                ord: int | float | str | None = "fro") -> GpuArray:  # noqa: A002 - Array API name
+    """Matrix norm of each matrix (last two axes): 'fro', 'nuc', 1, -1, 2, -2, inf, -inf.
+
+    'nuc', 2 and -2 need singular values, which are computed on the host.
+    """
+    x = _matrices(x, "matrix_norm")
+    xf = GpuArray(_float_node(x))
+    if ord is None:
+        ord = "fro"
+    if ord == "fro":
+        r = apply(OPS["sqrt"], _sum(_abs2(xf), axis=(-2, -1)))
+    elif ord in ("nuc", 2, -2):
+        s = svdvals(xf)
+        r = _sum(s, axis=-1) if ord == "nuc" else (_max if ord == 2 else _min)(s, axis=-1)
+    elif not isinstance(ord, str) and ord in (1, -1, math.inf, -math.inf):
+        ab = apply(OPS["abs"], xf)
+        sums = _sum(ab, axis=-2 if abs(ord) == 1 else -1)
+        r = (_max if ord > 0 else _min)(sums, axis=-1)
+    else:
+        raise ValueError(f"linalg.matrix_norm: invalid norm order {ord!r}; expected 'fro', 'nuc', "
+                         "1, -1, 2, -2, inf or -inf")
+    if keepdims:
+        r = finish(views.reshape(r._node, r.shape + (1, 1)))
+    return r
+
+
+def matrix_power(x: GpuArray, n: int, /) -> GpuArray:
+    """``x`` raised to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
+    x = _matrices(x, "matrix_power", square=True)
+    n = operator.index(n)
+    if n == 0:
+        from ..namespace.creation import eye
+        ident = eye(x.shape[-1], dtype=x.dtype, device=x.device)
+        return finish(views.broadcast_to(ident._node, x.shape))
+    if n < 0:
+        x = inv(x)
+        n = -n
+    result: GpuArray | None = None
+    base = x
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    assert result is not None
+    return result
+
+
+# ---------------------------------------------------------------- decompositions (host)
+def det(x: GpuArray, /) -> GpuArray:
+    """Determinant of each square matrix."""
+    x = _matrices(x, "det", square=True)
+    node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.det(node)
+    return GpuArray(_host("det", (node,), node.dtype, x.shape[:-2]))
+
+
+def slogdet(x: GpuArray, /) -> SlogdetResult:
+    """Sign and natural log of the absolute determinant of each square matrix."""
+    x = _matrices(x, "slogdet", square=True)
+    node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return SlogdetResult(*_linalg_lu.slogdet(node))
+    packed = GpuArray(_host("slogdet", (node,), node.dtype, x.shape[:-2] + (2,)))
+    return SlogdetResult(packed[..., 0], _real_part(packed[..., 1]))
+
+
+def inv(x: GpuArray, /) -> GpuArray:
+    """Inverse of each square matrix; raises LinAlgError for a singular one."""
+    x = _matrices(x, "inv", square=True)
+    node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.inv(node)
+    return GpuArray(_host("inv", (node,), node.dtype, x.shape))
+
+
+def solve(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
+    """Solve ``x1 @ x = x2``: ``x2`` is one vector when 1-D, else a stack of matrices (batch broadcast)."""
+    x1, x2 = _as_arrays(x1, x2, "linalg.solve")
+    x1 = _matrices(x1, "solve", square=True)
+    m = x1.shape[-1]
+    dt = _dtypes.result_type(x1, x2)
+    dt = dt if dt.kind in "fc" else x1.device.default_float
+    if x2.ndim == 0:
+        raise ValueError("linalg.solve: x2 must have at least one dimension")
+    vector = x2.ndim == 1
+    if (x2.shape[0] if vector else x2.shape[-2]) != m:
+        raise ValueError(f"linalg.solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
+    if vector:
+        shape = x1.shape[:-1]
+    else:
+        try:
+            shape = broadcast_shapes(x1.shape[:-2], x2.shape[:-2]) + x2.shape[-2:]
+        except ValueError:
+            raise ValueError(f"linalg.solve: batch dimensions of {x1.shape} and {x2.shape} do not broadcast") from None
+    if _linalg_lu.applies(x1, dt):
+        return _linalg_lu.solve(astype_node(x1._node, dt), astype_node(x2._node, dt), vector, shape)
+    return GpuArray(_host("solve", (astype_node(x1._node, dt), astype_node(x2._node, dt)), dt, shape, (vector,)))
+
+
+def cholesky(x: GpuArray, /, *, upper: bool = False) -> GpuArray:
+    """Cholesky factor of each symmetric positive-definite matrix (lower, or upper with ``upper=True``)."""
+    x = _matrices(x, "cholesky", square=True)
+    node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        return _linalg_lu.cholesky(node, bool(upper))
+    return GpuArray(_host("cholesky", (node,), node.dtype, x.shape, (bool(upper),)))
+
+
+def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
+    """QR factorization of each matrix; ``mode`` is 'reduced' or 'complete'."""
+    x = _matrices(x, "qr")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete'; got {mode!r}")
+    if mode == "reduced" and _linalg_tall.applies(x, True):
+        got = _linalg_tall.qr_tall(x)
+        if got is not None:
+            return QRResult(*got)
+    node = _float_node(x)
+    m, n = x.shape[-2:]
+    k = min(m, n) if mode == "reduced" else m
+    packed = _host("qr", (node,), node.dtype, x.shape[:-2] + (m * k + k * n,), (mode,))
+    return QRResult(_part(packed, 0, (m, k)), _part(packed, m * k, (k, n)))
+
+
+def eigh(x: GpuArray, /) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of each symmetric matrix (its lower triangle is used)."""
+    x = _matrices(x, "eigh", square=True)
+    node = _float_node(x)
+    n = x.shape[-1]
+    packed = GpuArray(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)))
+    return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
+
+
+def eigvalsh(x: GpuArray, /) -> GpuArray:
+    """Eigenvalues (ascending) of each symmetric matrix."""
+    x = _matrices(x, "eigvalsh", square=True)
+    node = _float_node(x)
+    return GpuArray(_host("eigvalsh", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-1]))
+
+
+def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
+    """Singular value decomposition ``x = U @ diag(S) @ Vh`` of each matrix (tall and skinny
+    matrices with the long dimension on the device: ``_linalg_tall``)."""
+    x = _matrices(x, "svd")
+    if _linalg_tall.applies(x, not full_matrices):
+        got = _linalg_tall.svd_tall(x, True)
+        if isinstance(got, tuple):
+            return SVDResult(*got)
+    node = _float_node(x)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    um, vn = (m, n) if full_matrices else (k, k)
+    size = m * um + k + vn * n
+    packed = _host("svd", (node,), node.dtype, x.shape[:-2] + (size,), (bool(full_matrices),))
+    return SVDResult(_part(packed, 0, (m, um)), _real_part(_part(packed, m * um, (k,))),
+                     _part(packed, m * um + k, (vn, n)))
+
+
+def svdvals(x: GpuArray, /) -> GpuArray:
+    """Singular values of each matrix, in descending order."""
+    x = _matrices(x, "svdvals")
+    if _linalg_tall.applies(x, True):
+        got = _linalg_tall.svd_tall(x, False)
+        if isinstance(got, GpuArray):
+            return got
+    node = _float_node(x)
+    return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
+
+
+def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
+    """Moore-Penrose pseudo-inverse; singular values at most ``rtol`` times the largest are dropped
+    (default ``rtol``: ``max(M, N) * eps``)."""
+    x = _matrices(x, "pinv")
+    node = _float_node(x)
+    extra = _rtol_node(rtol, x, node.dtype)
+    return GpuArray(_host("pinv", (node, *extra), node.dtype, x.shape[:-2] + (x.shape[-1], x.shape[-2])))
+
+
+def matrix_rank(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
+    """Number of singular values above ``rtol`` times the largest (default ``max(M, N) * eps``)."""
+    x = _matrices(x, "matrix_rank")
+    node = _float_node(x)
+    extra = _rtol_node(rtol, x, node.dtype)
+    return GpuArray(_host("matrix_rank", (node, *extra), x.device.default_int, x.shape[:-2]))
+
+
+__all__ = [
+    "LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+]

@@ -1,0 +1,278 @@
+"""Where each kernel runs, and running it.
+
+A kernel (one fusion group) is placed as a whole, in this order:
+
+1. its device is the host (the in-process provider): the host;
+2. the device's provider cannot run it (an unsupported dtype or op, a kernel
+   kind without WGSL, a size past the adapter's limits): the host, counted in
+   ``metrics()["host_fallbacks"]``;
+3. ``config(offload="always" | "never")``: the device / the host;
+4. some input already lives on the device: the device (data stays where it is);
+5. the work is below the threshold for its kind (elements for elementwise and
+   reduction-like kernels, FLOPs for matmul) and every input has a host copy:
+   the host, where NumPy is faster than an upload, a dispatch and a download;
+6. otherwise the device.
+
+Thresholds come from ``config(...)``, else the environment
+(``GPUARRAY_ELEMENTWISE_THRESHOLD``, ``GPUARRAY_REDUCTION_THRESHOLD``,
+``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
+``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS``.
+A host-run kernel's result keeps its array's device; it is uploaded when a
+later device kernel needs it. Every decision is kept in a short log
+(``decisions()``).
+
+Under ``offload="auto"`` a small elementwise operation whose array operands are
+all evaluated and only on the host is not recorded at all: ``_elementwise``
+computes it at once with NumPy (``config(eager_host=False)`` turns this off),
+asking ``_eager.limit_now`` for the threshold, and logs it (``eager_entry``; why:
+``"eager host: small inputs on host"``; counted in ``metrics()["eager_host_ops"]``).
+See ``_eager.py``.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..compiler.kernel import Kernel
+from ..compiler.schedule import kernels_for, prepare
+from ..core import config as _config
+from ..core import metrics as _metrics
+from ..core.errors import DeviceLostError
+from ..graph.node import Node
+from ..providers.inprocess import run_kernel
+from . import calibration as _calibration
+from . import profile as _profile
+from . import replay
+from .residency import Data, remember
+
+# Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
+# (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
+_log: collections.deque[dict[str, Any] | tuple] = collections.deque(maxlen=256)
+_lock = threading.RLock()
+
+DEFAULT_THRESHOLDS: dict[str, int] = {"elementwise": 1 << 16, "reduction": 1 << 16, "matmul": 1 << 22}
+ENV_THRESHOLDS: dict[str, str] = {
+    "elementwise": "GPUARRAY_ELEMENTWISE_THRESHOLD", "reduction": "GPUARRAY_REDUCTION_THRESHOLD",
+    "matmul": "GPUARRAY_MATMUL_THRESHOLD",
+}
+_REDUCTION_KINDS = ("reduce", "argreduce", "scan", "sort", "argsort", "searchsorted", "rowfuse")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a kernel runs (``device``, ``host`` or ``fallback``) and why."""
+
+    where: str
+    why: str
+    provider: Any = None
+
+
+def decisions() -> list[dict[str, Any]]:
+    """The most recent placement decisions, oldest first."""
+    return [e if type(e) is dict else eager_entry(*e) for e in list(_log)]
+
+
+def _base_thresholds(device: Any) -> dict[str, int]:
+    """The thresholds for ``device`` from the defaults, its calibration and the environment."""
+    out = dict(DEFAULT_THRESHOLDS)
+    out.update(_calibration.load(device))
+    for kind, var in ENV_THRESHOLDS.items():
+        if os.environ.get(var, "").strip():
+            out[kind] = int(os.environ[var])
+    return out
+
+
+def thresholds(device: Any) -> dict[str, int]:
+    """The effective thresholds for ``device``, with their source applied in priority order."""
+    out = _base_thresholds(device)
+    for kind in ENV_THRESHOLDS:
+        explicit = _config.get(f"{kind}_threshold")
+        if explicit is not None:
+            out[kind] = int(explicit)
+    return out
+
+
+EAGER_WHY = "eager host: small inputs on host"
+def eager_entry(op: str, device: Any, shape: tuple[int, ...]) -> dict[str, Any]:
+    """The decision-log entry of an eagerly computed operation (see the module docstring)."""
+    return {"kernel": f"eager {op} -> {shape}", "device": device.name, "placed": "host",
+            "why": EAGER_WHY, "elements": math.prod(shape)}
+
+
+def work(kernel: Kernel) -> tuple[str, int]:
+    """(threshold kind, amount of work): elements, or FLOPs for matmul."""
+    sizes = [math.prod(kernel.instrs[i].shape) for i in kernel.operands]
+    if kernel.kind == "rowfuse":        # its reductions' operands, not their one value per row
+        sizes = [math.prod(kernel.instrs[kernel.instrs[i].args[0]].shape) for i in kernel.operands]
+    if kernel.kind == "matmul" and len(kernel.operands) == 2:
+        k = kernel.instrs[kernel.operands[0]].shape[-1] if kernel.instrs[kernel.operands[0]].shape else 1
+        return "matmul", 2 * kernel.size * k
+    if kernel.kind in _REDUCTION_KINDS:
+        return "reduction", max([kernel.size, *sizes])
+    return "elementwise", max([kernel.size, *sizes])
+
+
+def place(kernel: Kernel) -> Placement:
+    """Where ``kernel`` runs and why (see the module docstring for the rules)."""
+    provider = kernel.device.provider
+    if provider.host_memory:
+        return Placement("host", "the device is the host", provider)
+    why = provider.cannot_run(kernel)
+    if why:
+        return Placement("fallback", why)
+    mode = _config.get("offload")
+    if mode == "always":
+        return Placement("device", "config(offload='always')", provider)
+    if mode == "never":
+        return Placement("host", "config(offload='never')")
+    resident = [n for n in kernel.inputs if n.data is not None and n.data.on_device(provider)]
+    if resident:
+        return Placement("device", f"{len(resident)} input(s) already on {kernel.device.name}", provider)
+    if any(n.data is None for n in kernel.inputs):     # only seen by explain(): not computed yet
+        return Placement("device", "its inputs come from earlier kernels of this evaluation", provider)
+    kind, amount = work(kernel)
+    limit = thresholds(kernel.device)[kind]
+    unit = "FLOPs" if kind == "matmul" else "elements"
+    if amount < limit and all(n.data is not None and n.data.host is not None for n in kernel.inputs):
+        return Placement("host", f"{amount} {unit} is below the {kind} threshold {limit}; inputs are on the host")
+    return Placement("device", f"{amount} {unit} is at or above the {kind} threshold {limit}", provider)
+
+
+def bytes_to_move(kernel: Kernel, placement: Placement, seen: set[tuple[int, bool]] | None = None) -> tuple[int, int]:
+    """(bytes uploaded, bytes downloaded) that running ``kernel`` there would cause now
+    (``seen``: data already counted for earlier kernels of the same evaluation)."""
+    up = down = 0
+    seen = set() if seen is None else seen
+    for n in kernel.inputs:
+        d = n.data
+        nbytes = math.prod(n.shape) * n.dtype.itemsize
+        if d is None or (id(d), placement.where == "device") in seen:
+            continue        # produced by an earlier kernel, or moved for one already
+        seen.add((id(d), placement.where == "device"))
+        if placement.where == "device" and not d.on_device(placement.provider):
+            up += nbytes
+        elif placement.where != "device" and d.host is None:
+            down += nbytes
+    return up, down
+
+
+def _inputs_on_host(kernel: Kernel) -> list[Any]:
+    return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
+
+
+def evaluate_nodes(nodes: Sequence[Node]) -> None:
+    """Realize ``nodes``: schedule their unevaluated graph and run the kernels in order.
+
+    Device kernels are recorded into one compute pass per provider and submitted
+    once at the end; a kernel that runs on the host first flushes what its
+    inputs depend on (downloads flush on their own).
+    """
+    for n in nodes:
+        if n.data is None:
+            break
+    else:
+        return                      # every node is evaluated already
+    with _lock:
+        undo: list[tuple[Node, tuple, int]] = []
+        try:
+            _evaluate(nodes, undo)
+        except DeviceLostError:
+            # The device was lost during this evaluation. What it computed there is gone, but
+            # these nodes were realized just now and their inputs are still known: put them
+            # back and run once more (the lost provider is replaced by a new one). Inputs whose
+            # only copy was on the lost device raise DeviceLostError again.
+            for node, inputs, depth in reversed(undo):
+                node.data, node.inputs, node.depth = None, inputs, depth
+            _evaluate(nodes, [])
+
+
+def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+    """Run a recorded evaluation plan (``replay.py``) on ``prov`` and log its decisions."""
+    _metrics.add_replayed(plan.dispatches)
+    _log.extend(plan.logs)
+    done = False
+    try:
+        plan.run(prov, order, undo)
+        done = True
+    finally:
+        if done:
+            prov.end_evaluation()
+        else:
+            prov.flush()
+
+
+def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> None:
+    undo.append((node, node.inputs, node.depth))
+    node.realize(data)
+
+
+def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+    live = [n for n in nodes if n.data is None]
+    order, held, key = prepare(live)
+    plan = replay.lookup(key)
+    prov = plan.usable(order) if plan is not None else None
+    if prov is not None:
+        _replay(plan, prov, order, undo)        # type: ignore[arg-type]
+        return
+    kernels = kernels_for(order, live, held, key)
+    if not kernels:
+        return
+    _metrics.add("evaluations")
+    used: dict[int, Any] = {}
+    done = False
+    quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
+    # a plan only for evaluations on a device (the host's kernels gain nothing from one)
+    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and \
+        not kernels[0].device.provider.host_memory else None
+    try:
+        for k in kernels:
+            p = place(k)
+            entry = {"kernel": k.summary(), "device": k.device.name,
+                     "placed": p.where, "why": p.why, "elements": k.size}
+            _log.append(entry)
+            if p.where != "device":
+                if rec is not None:
+                    rec.ok = False
+                outs = run_kernel(k, _inputs_on_host(k)) if quiet else \
+                    _profile.timed(k, p.where, None, lambda k=k: run_kernel(k, _inputs_on_host(k)))
+                _metrics.add("host_kernels")
+                if p.where == "fallback":
+                    _metrics.add("host_fallbacks")
+                for node, arr in zip(k.out_nodes, outs, strict=True):
+                    _realize(node, Data(node.dtype, node.shape, host=arr), undo)
+                continue
+            provider = p.provider
+            used[id(provider)] = provider
+            ins = [n.data.get_handle(provider) for n in k.inputs]
+            program = None
+            if rec is not None and rec.wants(provider):
+                handles, program = provider.record(k, ins)
+            else:
+                handles = provider.enqueue(k, ins) if quiet else \
+                    _profile.timed(k, p.where, provider, lambda k=k, ins=ins, pr=provider: pr.enqueue(k, ins))
+            datas = [Data(node.dtype, node.shape, handle=h, provider=provider)
+                     for node, h in zip(k.out_nodes, handles, strict=True)]
+            remember(k, datas)          # to compute them again if the device is lost (residency.py)
+            if rec is not None and rec.ok:
+                rec.add(k, program, datas, entry)
+            for node, d in zip(k.out_nodes, datas, strict=True):
+                _realize(node, d, undo)
+        done = True
+        if rec is not None and key is not None:
+            made = rec.plan()
+            if made is not None:
+                replay.store(key, made)
+            else:
+                replay.forget(key)
+    finally:
+        for provider in used.values():
+            if done:
+                provider.end_evaluation()   # submits now, or with later evaluations (small work)
+            else:
+                provider.flush()

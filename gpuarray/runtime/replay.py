@@ -1,0 +1,192 @@
+"""Evaluation plans: a repeated evaluation replays what the first one recorded.
+
+A training step, a solver iteration or a benchmark loop evaluates graphs of one structure over and
+over. ``compiler/plan_cache.py`` already skips the scheduling of such a graph; this module skips the
+rest of the host work. When every kernel of an evaluation ran on one wgpu device and each kernel's
+enqueue could be recorded (``providers/wgpu_replay.py``), the planner keeps an ``EvalPlan`` under the
+graph's structural key: per kernel, the walk positions of its inputs and outputs, its ``Program``
+(allocations, parameter words, pipelines, bindings, workgroup counts), the fields of its recipe
+(``residency.Recipe``, for recovery after a lost device) and its decision-log entry. A later
+evaluation with the same key runs the programs over the new input buffers, realizes the output nodes
+and logs the same decisions, without placing, instantiating, rendering or laying out anything.
+
+A plan is used only where it would do what a fresh evaluation does:
+
+- the same constant nodes, by serial (constants are hash-consed by value, so the same values; a new
+  value takes the full path and records the plan again);
+- the same settings (``_config.token``: offload, thresholds, fast math) and the same live provider
+  with the same capabilities (tests change these on a live provider);
+- under ``offload="auto"``, the inputs that were on the device then are on the device now (placement
+  rule 4 put the kernels there);
+- nothing profiled or timed (``_profile.quiet``).
+
+Otherwise the planner evaluates as usual and records the plan again. The providers' tuning constants
+(``wgpu_reduce.USE_SUBGROUPS``, tile sizes, ...) are fixed for a process; code that changes one at run
+time (tests do) calls ``clear()`` after it.
+
+>>> import numpy as np, gpuarray as xp
+>>> v = xp.asarray(np.arange(4, dtype=np.float32), device="wgpu:0")
+>>> with xp.config(offload="always"):
+...     got = [(v * 2 + 1).tolist() for _ in range(3)]      # the second and third replay the first
+>>> got[2]
+[1.0, 3.0, 5.0, 7.0]
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from ..core import config as _config
+from . import profile as _profile
+from .devices import _providers
+from .residency import DeviceData, Recipe
+
+CAPACITY = 256          # plans kept; the table is emptied when it is full
+ENABLED = True          # False: every evaluation takes the full path (tests compare the two)
+
+
+class _Step:
+    __slots__ = ("inputs", "outputs", "program", "kind", "fields", "specs", "log")
+
+    def __init__(self, inputs: list[int], outputs: list[int], program: Any, recipe: Recipe, log: dict) -> None:
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.program = program
+        self.kind = recipe.kind
+        self.fields = recipe.fields
+        self.specs = recipe.specs
+        self.log = log
+
+
+class EvalPlan:
+    """The recorded kernels of one evaluation (see the module docstring)."""
+
+    __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches")
+
+    def __init__(self, provider: Any, name: str, token: tuple, consts: tuple, resident: tuple,
+                 steps: list[_Step]) -> None:
+        self.provider = weakref.ref(provider)       # a plan keeps neither its provider nor any data alive
+        self.name = name
+        self.state = provider.capabilities()
+        self.token = token
+        self.consts = consts            # ((walk position, the constant node's serial), ...)
+        self.resident = resident        # walk positions of inputs that must be on the device
+        self.steps = steps
+        self.logs = [s.log for s in steps]
+        self.dispatches = sum(s.program.dispatches for s in steps)
+
+    def usable(self, order: Sequence[Any]) -> Any:
+        """The provider to run this plan on for the walk ``order``, where that does what a fresh
+        evaluation would; else None."""
+        prov: Any = self.provider()
+        if prov is None or prov.lost is not None or _providers.get(self.name) is not prov:
+            return None
+        tok = _config.token()
+        if tok[0] is not self.token[0] or tok[1] != self.token[1] or not _profile.quiet():
+            return None
+        for p, c in self.consts:
+            if order[p].serial != c:
+                return None
+        for p in self.resident:
+            d = order[p].data
+            if d.handle is None or d.provider is not prov:
+                return None
+        return prov if prov.capabilities() == self.state else None
+
+    def run(self, prov: Any, order: Sequence[Any], undo: list[tuple]) -> None:
+        """Run the kernels on ``prov`` (``usable``'s answer) for the walk ``order`` and realize their
+        output nodes (recorded in ``undo`` as the planner's ``_realize`` does)."""
+        for st in self.steps:
+            ins: list[Any] = []
+            for p in st.inputs:
+                d = order[p].data
+                ins += (d.handle if d.provider is prov and d.handle is not None else d.get_handle(prov),)
+            outs = prov.replay(st.program, ins)
+            datas: list[DeviceData] = []
+            i = 0
+            for p in st.outputs:
+                node = order[p]
+                d = DeviceData(node.dtype, node.shape, None, outs[i], prov)
+                datas += (d,)
+                undo += ((node, node.inputs, node.depth),)
+                node.realize(d)
+                i += 1
+            recipe = Recipe.again(st.kind, st.fields, st.specs, [order[p] for p in st.inputs], datas)
+            for d in datas:
+                d.recipe = recipe
+
+
+_plans: dict[tuple, EvalPlan] = {}
+
+
+def lookup(key: tuple | None) -> EvalPlan | None:
+    """The plan stored for ``key``."""
+    return _plans.get(key) if key is not None and ENABLED else None
+
+
+def store(key: tuple, plan: EvalPlan) -> None:
+    if not ENABLED:
+        return
+    if len(_plans) >= CAPACITY:
+        _plans.clear()
+    _plans[key] = plan
+
+
+def forget(key: tuple | None) -> None:
+    """Drop the plan for ``key`` (its evaluation could not be recorded this time)."""
+    if key is not None:
+        _plans.pop(key, None)
+
+
+def clear() -> None:
+    """Forget every plan."""
+    _plans.clear()
+
+
+class Recording:
+    """Collects the steps of an evaluation as the planner runs it (``add``), then the plan (``plan``)."""
+
+    __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts")
+
+    def __init__(self, order: Sequence[Any]) -> None:
+        self.order = order
+        self.pos = {id(n): p for p, n in enumerate(order)}
+        self.leaves = {p for p, n in enumerate(order) if n.data is not None}    # evaluated before
+        # the constants, taken before the evaluation realizes any (a 0-d constant may be a target)
+        self.consts = tuple((p, n.serial) for p, n in enumerate(order) if n.op == "const" and n.data is None)
+        self.steps: list[_Step] = []
+        self.provider: Any = None
+        self.ok = True
+        self.resident: set[int] = set()
+
+    def wants(self, provider: Any) -> bool:
+        """Whether a kernel on ``provider`` can be recorded (one wgpu provider per evaluation)."""
+        if not self.ok or not hasattr(provider, "record"):
+            self.ok = False
+        elif self.provider is None:
+            self.provider = provider
+        elif provider is not self.provider:
+            self.ok = False
+        return self.ok
+
+    def add(self, kernel: Any, program: Any, datas: list[Any], log: dict) -> None:
+        pos = self.pos
+        if program is None or not datas or datas[0].recipe is None or \
+                any(id(n) not in pos for n in kernel.inputs) or any(id(n) not in pos for n in kernel.out_nodes):
+            self.ok = False
+            return
+        if _config.get("offload") != "always":       # placed by residency (planner rule 4)?
+            for n in kernel.inputs:
+                if pos[id(n)] in self.leaves and n.data.on_device(self.provider):
+                    self.resident.add(pos[id(n)])
+        self.steps.append(_Step([pos[id(n)] for n in kernel.inputs], [pos[id(n)] for n in kernel.out_nodes],
+                                program, datas[0].recipe, log))
+
+    def plan(self) -> EvalPlan | None:
+        if not self.ok or not self.steps:
+            return None
+        return EvalPlan(self.provider, self.provider.device_name, _config.token(), self.consts,
+                        tuple(sorted(self.resident)), self.steps)
+

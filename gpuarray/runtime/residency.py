@@ -1,0 +1,264 @@
+"""Where an array's data lives: on the host, on a device, or both.
+
+Data is immutable once written, so a host copy and a device copy can both be
+kept; a transfer happens only when a consumer needs the data where it is not,
+and each transfer is counted in ``metrics()``.
+
+Data computed by a device kernel keeps a ``Recipe``: the kernel's structure and
+weak references to the arrays it read. When the device is lost and the data had
+no host copy, reading it runs the kernel again on the device's new provider,
+provided those arrays still exist (their own lost data is recomputed first, in
+the same way); otherwise it raises ``DeviceLostError`` (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import metrics as _metrics
+from ..core.errors import DeviceLostError
+
+
+class Data:
+    """The realized contents of one node: a host array and/or a device handle."""
+
+    __slots__ = ("host", "handle", "provider", "dtype", "shape", "recipe", "__weakref__")
+
+    def __init__(self, dtype: np.dtype, shape: tuple[int, ...], host: np.ndarray | None = None,
+                 handle: Any = None, provider: Any = None) -> None:
+        self.dtype = dtype
+        self.shape = shape
+        self.host = host
+        self.handle = handle
+        self.provider = provider
+        self.recipe: Recipe | None = None     # how a device kernel computed it (see Recipe)
+        if handle is not None and type(self) is Data:
+            self.__class__ = DeviceData
+
+    @classmethod
+    def from_host(cls, host: np.ndarray, device: Any = None) -> Data:
+        host = np.ascontiguousarray(host).view()   # a view: the caller's flags stay as they were
+        host.flags.writeable = False
+        return cls(host.dtype, tuple(host.shape), host=host)
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def on_device(self, provider: Any) -> bool:
+        return self.handle is not None and self.provider is provider
+
+    @property
+    def lost(self) -> bool:
+        """Whether the only copy was on a device that was lost."""
+        return self.host is None and getattr(self.provider, "lost", None) is not None
+
+    def get_host(self) -> np.ndarray:
+        """The data as a read-only C-contiguous host array (downloads once if needed)."""
+        if self.host is None:
+            if self.lost:
+                recover(self)
+                if self.host is not None:
+                    return self.host
+            try:
+                host = self.provider.download(self.handle, self.dtype, self.shape)
+            except DeviceLostError:
+                if not self.lost:
+                    raise
+                recover(self)           # lost during the download: compute it again there
+                if self.host is not None:
+                    return self.host
+                host = self.provider.download(self.handle, self.dtype, self.shape)
+            _metrics.add("bytes_downloaded", host.nbytes)
+            if host.shape != self.shape:    # providers may download flat: host copies have the shape
+                host = host.reshape(self.shape)
+            host.flags.writeable = False
+            self.host = host
+            self.recipe = None          # a host copy survives a lost device: nothing to recompute
+        h = self.host
+        if h.flags.writeable:           # results computed at once (_eager.leaf_array) are new arrays
+            h.flags.writeable = False   # only gpuarray holds; read-only from where they are handed out
+        return h
+
+    def get_handle(self, provider: Any) -> Any:
+        """The data as a handle of ``provider`` (uploads once if needed)."""
+        if provider.host_memory:
+            return self.get_host()
+        if self.handle is not None and self.provider is provider:
+            return self.handle
+        if self.lost:
+            recover(self)               # computed again on the device's new provider
+            if self.handle is not None and self.provider is provider:
+                return self.handle
+        host = self.get_host()
+        if self.handle is not None:
+            self.release()
+        self.handle = provider.upload(host)
+        self.provider = provider
+        if type(self) is Data:
+            self.__class__ = DeviceData     # it holds a device buffer now: free it with the data
+        _metrics.add("bytes_uploaded", host.nbytes)
+        return self.handle
+
+    def lost_error(self, why: str = "") -> DeviceLostError:
+        """The error for reading data whose only copy was on a device that was lost."""
+        p = self.provider
+        name = getattr(p, "device_name", getattr(p, "name", "a device"))
+        return DeviceLostError(
+            f"this {self.dtype} array of shape {self.shape} was computed on {name}, which was lost "
+            f"({p.lost}), and it had no host copy: it cannot be recovered, because "
+            f"{why or 'it was not computed by a kernel that can run again'}. Keep a host copy "
+            "(np.asarray) of device arrays whose inputs you do not keep", device=name, reason=str(p.lost))
+
+    def release(self) -> None:
+        if self.handle is not None and self.provider is not None:
+            try:
+                self.provider.free(self.handle)
+            except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
+                pass
+        self.handle = None
+
+
+class DeviceData(Data):
+    """Data that holds (or held) a device buffer, which it frees when it goes away.
+
+    Host-only data is a plain ``Data``, without a finalizer: most small arrays never reach a
+    device, and a Python ``__del__`` costs every one of them a call when it dies. ``Data``
+    becomes a ``DeviceData`` (same layout) when it gets a device handle."""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        if self.handle is not None and self.provider is not None:
+            try:
+                self.provider.free(self.handle)
+            except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
+                pass
+
+
+class Recipe:
+    """How one device kernel computed its outputs, kept with their data so that it can run again
+    on a new provider after the device was lost.
+
+    It holds the kernel's instructions (not its nodes) and *weak* references to the arrays it
+    read and to the ``Data`` it wrote: keeping it costs no memory beyond the instructions, and
+    an input that was freed makes its outputs unrecoverable rather than being kept alive.
+    """
+
+    __slots__ = ("kind", "fields", "inputs", "outputs", "specs")
+
+    def __init__(self, kernel: Any, outputs: list[Data]) -> None:
+        self.kind = type(kernel)
+        self.fields = dict(kernel.__dict__)      # the kernel less its nodes (copy.copy is 2x slower)
+        self.fields["inputs"] = self.fields["out_nodes"] = None
+        self.inputs = [weakref.ref(n) for n in kernel.inputs]
+        self.outputs = [weakref.ref(d) for d in outputs]
+        self.specs = [(n.dtype, n.shape) for n in kernel.out_nodes]
+
+    @classmethod
+    def again(cls, kind: type, fields: dict, specs: list, inputs: list[Any], outputs: Sequence[Data]) -> Recipe:
+        """The recipe of a kernel with ``fields`` (another recipe's) run again over ``inputs`` into
+        ``outputs`` (a replayed evaluation plan, ``replay.py``)."""
+        r = cls.__new__(cls)
+        r.kind, r.fields, r.specs = kind, fields, specs
+        r.inputs = [weakref.ref(n) for n in inputs]
+        r.outputs = [weakref.ref(d) for d in outputs]
+        return r
+
+    def kernel(self, inputs: list[Any], out_nodes: list[Any]) -> Any:
+        """The kernel again, reading ``inputs`` and writing ``out_nodes``."""
+        k = object.__new__(self.kind)
+        k.__dict__.update(self.fields, inputs=inputs, out_nodes=out_nodes)
+        return k
+
+    def input_nodes(self) -> list[Any] | str:
+        """The input nodes, or why they are not all there any more."""
+        nodes = [ref() for ref in self.inputs]
+        gone = [i for i, n in enumerate(nodes) if n is None]
+        if not gone:
+            return nodes
+        ins = {i.params[0]: i for i in self.fields["instrs"] if i.op == "input"}
+        what = ", ".join(f"{ins[k].dtype} {tuple(ins[k].shape)}" for k in gone if k in ins)
+        if len(nodes) == 1:
+            return f"the array it was computed from ({what}) no longer exists"
+        return f"{len(gone)} of the {len(nodes)} arrays it was computed from ({what}) no longer exist"
+
+
+def remember(kernel: Any, outputs: list[Data]) -> None:
+    """Attach the recipe of ``kernel`` (just run on a device) to the data it wrote."""
+    recipe = Recipe(kernel, outputs)
+    for d in outputs:
+        d.recipe = recipe
+
+
+def recover(data: Data) -> None:
+    """Compute ``data`` (whose only copy was on a lost device) again on its device's new provider,
+    after the lost data of its inputs, recursively (an explicit stack: chains of any length).
+    Raises ``DeviceLostError`` naming ``data`` when something it needs cannot be recovered."""
+    from . import planner  # lazy: planner imports this module
+
+    with planner._lock:         # one evaluation at a time, recomputations included
+        order: list[tuple[Data, list[Any]]] = []      # inputs first
+        stack: list[tuple[Data, bool]] = [(data, False)]
+        seen: set[int] = set()
+        inputs_of: dict[int, list[Any]] = {}
+        while stack:
+            d, expanded = stack.pop()
+            if expanded:
+                order.append((d, inputs_of[id(d)]))
+                continue
+            if id(d) in seen or not d.lost:
+                continue
+            seen.add(id(d))
+            nodes = d.recipe.input_nodes() if d.recipe is not None else None
+            if not isinstance(nodes, list):
+                why = nodes or "it was not computed by a kernel that can run again"
+                if d is not data:
+                    why = (f"it was computed from a {d.dtype} array of shape {d.shape} whose only copy was "
+                           f"lost too, and that one cannot be recovered: {why}")
+                raise data.lost_error(why)
+            inputs_of[id(d)] = nodes
+            stack.append((d, True))
+            stack.extend((n.data, False) for n in nodes if n.data is not None and n.data.lost)
+        for d, nodes in order:
+            if d.lost:
+                _rerun(d, nodes)
+
+
+def _rerun(data: Data, nodes: list[Any]) -> None:
+    """Run ``data``'s kernel again on its device's current provider; every output of it that
+    was lost gets the new result."""
+    from ..graph.node import Node
+    from . import planner
+
+    recipe = data.recipe
+    assert recipe is not None
+    unevaluated = [n for n in nodes if n.data is None]     # put back by a failed evaluation
+    if unevaluated:
+        planner.evaluate_nodes(unevaluated)
+    device = recipe.fields["device"]
+    kernel = recipe.kernel(nodes, [Node("leaf", (), dt, shape, (), device) for dt, shape in recipe.specs])
+    provider = kernel.device.provider       # a new one: the lost provider was replaced
+    why = provider.cannot_run(kernel)
+    planner._log.append({"kernel": kernel.summary(), "device": kernel.device.name,
+                         "placed": "fallback" if why else "device",
+                         "why": f"recomputed: {kernel.device.name} was lost", "elements": kernel.size})
+    if why:
+        from ..providers.inprocess import run_kernel
+        outs: list[Any] = run_kernel(kernel, [n.data.get_host().reshape(n.shape) for n in nodes])
+    else:
+        outs = provider.run([(kernel, [n.data.get_handle(provider) for n in nodes])])[0]
+    for ref, out in zip(recipe.outputs, outs, strict=True):
+        d = ref()
+        if d is None or not d.lost:
+            if not why:
+                provider.free(out)
+        elif why:
+            d.host, d.handle, d.provider = out, None, None
+        else:
+            d.handle, d.provider = out, provider    # the old handle belonged to the lost provider
