@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
 from . import (
@@ -19,12 +20,17 @@ from . import (
     special,  # xp.special, which SciPy's special functions look for
 )
 from .array_object.array import GpuArray
+from .array_object.hooks import register as _register
+from .core import __version__
 from .core import dtypes as _dtypes
 from .core.config import HostFallbackError, HostFallbackWarning, config
 from .core.errors import DeviceLostError, OutOfMemoryError
 from .core.metrics import metrics, reset_metrics
 from .interop import adapters as _adapters  # NumPy function adapters (each module registers its own)
 from .interop import from_dlpack
+from .interop.host import register_namespace as _register_namespace
+from .interop.numpy_compat import pad  # NumPy's pad, which xarray's rolling calls on the namespace
+from .namespace import indexing_advanced as _indexing_advanced  # noqa: F401 - registers x[idx], x[mask]
 from .namespace.creation import (
     arange,
     asarray,
@@ -66,7 +72,6 @@ from .namespace.manipulation import (
     tile,
     unstack,
 )
-from .namespace.numpy_compat import pad  # NumPy's pad, which xarray's rolling calls on the namespace
 from .namespace.searching import argmax, argmin, count_nonzero
 from .namespace.searching_sorted import nonzero, searchsorted
 from .namespace.sets import unique_all, unique_counts, unique_inverse, unique_values
@@ -85,9 +90,15 @@ from .namespace.statistical import (  # noqa: A004
     var,
 )
 from .namespace.utility import diff
+from .runtime import planner  # gpuarray.planner.decisions(): the placement log
+from .runtime import recovery as _recovery  # noqa: F401 - registers the recomputation of lost device data
+from .runtime.calibration import calibrate
+from .runtime.calibration import register_api as _register_api
 from .runtime.devices import CPU, Device, all_devices, default_device, set_default_device
+from .runtime.devices import as_device as _as_device
+from .runtime.explain import explain
+from .runtime.profile import profile
 
-__version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
 bool = _dtypes.bool_  # noqa: A001 - Array API name
@@ -118,13 +129,9 @@ def evaluate(*arrays: GpuArray) -> None:
         if a.__class__ is not GpuArray and not isinstance(a, GpuArray):
             raise TypeError(f"evaluate: expected GpuArrays; got {type(a).__name__}")
         nodes += (a._node,)
-    _planner.evaluate_nodes(nodes)
+    planner.evaluate_nodes(nodes)
 
 
-from .runtime import planner as _planner  # noqa: E402 - after the namespace, which the planner's imports need
-from .runtime.calibration import calibrate  # noqa: E402
-from .runtime.explain import explain  # noqa: E402
-from .runtime.profile import profile  # noqa: E402
 
 
 def synchronize(device: Any = None) -> None:
@@ -132,8 +139,12 @@ def synchronize(device: Any = None) -> None:
 
     >>> synchronize("cpu")
     """
-    from .runtime.devices import as_device
-    as_device(device).provider.synchronize()
+    _as_device(device).provider.synchronize()
+
+
+_register_api(_sys.modules[__name__])                 # what calibrate() measures with
+_register(package=_sys.modules[__name__])            # x.__array_namespace__()
+_register_namespace(_sys.modules[__name__])          # the NumPy adapters' namespace lookups
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 
+import gpuarray as xp
+from gpuarray.providers.wgpu_probe import builtin_checks, fallbacks, numerics
+from gpuarray.runtime.devices import choice_reason, provider_for, wgpu_adapters
+
 
 def _chain(xp: Any, x: Any) -> Any:
     return xp.exp(-x * x * 0.5) * xp.sin(x) + xp.cos(x) * 0.25 - xp.tanh(x)
@@ -31,8 +35,6 @@ def _median_time(fn: Any, repeat: int) -> float:
 
 
 def demo(args: argparse.Namespace) -> int:
-    import gpuarray as xp
-    from gpuarray.runtime.devices import choice_reason
 
     dev = xp.default_device()
     info = dev.provider.device_info()
@@ -69,9 +71,6 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def info(args: argparse.Namespace) -> int:
-    import gpuarray as xp
-    from gpuarray.providers.wgpu_probe import builtin_checks, fallbacks, numerics
-    from gpuarray.runtime.devices import choice_reason, provider_for, wgpu_adapters
 
     dev = xp.default_device()
     report: dict[str, Any] = {"default_device": dev.name, "why": choice_reason(), "adapters": []}

@@ -31,6 +31,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..core.dtypes import real_dtype
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import Shape, size_of, view_strides
@@ -106,7 +107,6 @@ def node_at(base: Node, info: ViewInfo, with_part: bool = True) -> Node:
 
 
 def _part(node: Node, part: str) -> Node:
-    from ..core.dtypes import real_dtype
     return make(part, (node,), real_dtype(node.dtype), node.shape)
 
 

@@ -9,17 +9,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from .. import interop as _interop
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node
 from ..runtime.devices import Device
+from ..runtime.planner import evaluate_nodes
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
-from .elementwise import _array_cls, binary_method, finish, unary
+from .elementwise import binary_method, bind_array_type, finish, unary
+from .hooks import UP, register
 from .indexing import basic_index, getitem, is_basic, one_element, setitem
 from .methods import NumPyMethods, format_array
 
@@ -99,9 +101,8 @@ class GpuArray(NumPyMethods):
     @shape.setter
     def shape(self, shape: Any) -> None:
         """``x.shape = s``: an in-place reshape, allowed where NumPy allows it (no copy needed)."""
-        from ..namespace.manipulation import reshape
         items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-        set_shape(self, reshape(self, items))
+        set_shape(self, UP.reshape(self, items))
 
     @property
     def dtype(self) -> np.dtype:
@@ -141,7 +142,6 @@ class GpuArray(NumPyMethods):
 
     # ---- materialization
     def _host(self) -> np.ndarray:
-        from ..runtime.planner import evaluate_nodes
         evaluate_nodes([self._node])
         return self._node.data.get_host().reshape(self.shape)
 
@@ -239,50 +239,43 @@ class GpuArray(NumPyMethods):
             assign(self, setitem(self._node, key, value))
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
-        from ..namespace.creation import asarray
         if stream is not None:
             raise ValueError("stream is not supported; pass stream=None")
-        return asarray(self, device=device)
+        return UP.asarray(self, device=device)
 
-    # ---- NumPy protocols and conversions (gpuarray/_interop/)
-    __array_ufunc__ = _interop.array_ufunc
-    __array_function__ = _interop.array_function
-    __dlpack__ = _interop.dlpack
-    __dlpack_device__ = _interop.dlpack_device
-    get = _interop.get
+    # ---- NumPy protocols and conversions: set by gpuarray.interop (``interop.install``) on import
+    __array_ufunc__: Callable[..., Any]
+    __array_function__: Callable[..., Any]
+    __dlpack__: Callable[..., Any]
+    __dlpack_device__: Callable[..., Any]
+    get: Callable[..., Any]
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}; expected '2024.12'")
-        import gpuarray
-        return gpuarray
+        return UP.package
 
     def __dask_tokenize__(self) -> Any:
         """dask's token, without reading data; registers GpuArray with dask on first use (``_dask``)."""
-        from ..interop.dask import token
-        return token(self)
+        return UP.dask_token(self)
 
     # ---- matrix product (gpuarray.matmul)
     def _matmul_operand(self, other: Any) -> GpuArray | None:
         if isinstance(other, np.ndarray):
-            from ..namespace.creation import asarray
-            return asarray(other, device=self.device)
+            return UP.asarray(other, device=self.device)
         return other if isinstance(other, GpuArray) else None
 
     def __matmul__(self, other: Any) -> Any:
-        from ..namespace.linear_algebra import matmul
         o = self._matmul_operand(other)
-        return NotImplemented if o is None else matmul(self, o)
+        return NotImplemented if o is None else UP.matmul(self, o)
 
     def __rmatmul__(self, other: Any) -> Any:
-        from ..namespace.linear_algebra import matmul
         o = self._matmul_operand(other)
-        return NotImplemented if o is None else matmul(o, self)
+        return NotImplemented if o is None else UP.matmul(o, self)
 
     def __imatmul__(self, other: Any) -> Any:
-        from ..namespace.linear_algebra import matmul
         o = self._matmul_operand(other)
-        return NotImplemented if o is None else self._inplace(matmul(self, o), "matmul")
+        return NotImplemented if o is None else self._inplace(UP.matmul(self, o), "matmul")
 
     # ---- in-place helper used by generated __i*__ methods
     def _inplace(self, result: GpuArray, name: str) -> GpuArray:
@@ -311,8 +304,7 @@ def expect_array(x: Any, where: str) -> GpuArray:
 
 
 def _rebuild(host: np.ndarray, device: str) -> GpuArray:
-    from ..namespace.creation import asarray
-    return asarray(host, device=device)
+    return UP.asarray(host, device=device)
 
 
 def _inplace(name: str) -> Any:
@@ -350,5 +342,6 @@ def _install() -> None:
 
 
 _install()
-_array_cls()            # binds GpuArray in _elementwise and _eager (their hot paths test types against it)
+bind_array_type(GpuArray)   # elementwise and eager test types against it on their hot paths
+register(array_type=GpuArray)
 __all__ = ["GpuArray", "finish"]

@@ -25,25 +25,24 @@ from ..graph.node import MAX_DEPTH, Node, const, make
 from ..graph.shapes import broadcast_pair, broadcast_shapes
 from ..graph.views import strided_view
 from ..runtime import eager as _eager
-from ..runtime.devices import Device
+from ..runtime.devices import Device, default_device
+from ..runtime.planner import evaluate_nodes
+from .hooks import UP
 
-_cls: Any = None      # GpuArray, bound on first use (``_array`` imports this module)
+_cls: Any = None      # GpuArray, bound by ``array`` when it is imported (it imports this module)
 
 
-def _array_cls() -> Any:
+def bind_array_type(cls: type) -> None:
+    """Bind the array type that results are wrapped in (called once by ``array_object.array``)."""
     global _cls
-    if _cls is None:
-        from .array import GpuArray
-        _cls = _eager._cls = GpuArray
-    return _cls
+    _cls = _eager._cls = cls
 
 
 def finish(node: Node) -> Any:
     """Wrap a node as a GpuArray, evaluating it first when its history grows too long."""
     if node.depth > MAX_DEPTH:
-        from ..runtime.planner import evaluate_nodes
         evaluate_nodes([node])
-    out = _new(_cls or _array_cls())      # GpuArray(node) without its argument check
+    out = _new(_cls)      # GpuArray(node) without its argument check
     out._node = node
     out._view = None
     return out
@@ -65,7 +64,7 @@ def astype_node(node: Node, dtype: np.dtype) -> Node:
 
 
 def _is_array(x: Any) -> bool:
-    return isinstance(x, _cls or _array_cls())
+    return isinstance(x, _cls)
 
 
 def common_device(arrays: list[Any], what: str = "") -> Device:
@@ -92,7 +91,6 @@ def scalars_to_device(arrays: list[Any], what: str) -> list[Any]:
     if shaped:
         dev = common_device(shaped, what)
     else:
-        from ..runtime.devices import default_device
         dev = next((a.device for a in arrays if a.device != default_device()), arrays[0].device)
     return [a if a.device == dev else _scalar_to(a, dev) for a in arrays]
 
@@ -100,18 +98,17 @@ def scalars_to_device(arrays: list[Any], what: str) -> list[Any]:
 def _scalar_to(a: Any, dev: Device) -> Any:
     node = a._node
     if node.op == "const" and not node.realized:            # a lazy constant is rebuilt there, no transfer
-        return (_cls or _array_cls())(const(node.attrs[0], node.dtype, dev))
+        return (_cls)(const(node.attrs[0], node.dtype, dev))
     return a.to_device(dev)
 
 
 def _coerce(x: Any, device: Device) -> Any:
     """NumPy arrays and NumPy scalars become arrays on ``device``; Python scalars stay weak."""
-    if type(x) in _PY_SCALARS or isinstance(x, _cls or _array_cls()) or (
+    if type(x) in _PY_SCALARS or isinstance(x, _cls) or (
             _dtypes.scalar_kind(x) is not None and not isinstance(x, np.generic)):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
-        from ..namespace.creation import asarray
-        return asarray(x, device=device)
+        return UP.asarray(x, device=device)
     raise TypeError(f"unsupported operand type {type(x).__name__}; expected a GpuArray, "
                     "a NumPy array or a Python scalar")
 
@@ -146,7 +143,7 @@ def _check_scalar(opdef: OpDef, value: Any) -> None:
 def apply(opdef: OpDef, *args: Any) -> Any:
     """Record ``opdef`` on ``args`` (GpuArrays, NumPy arrays, Python scalars), or compute it at once
     when it is small work on the host (see the module docstring)."""
-    cls = _cls or _array_cls()
+    cls = _cls
     n = len(args)
     if n == 2:
         a, b = args
@@ -383,14 +380,13 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
     """The full path: any operands; checks, promotion, broadcasting (``key``: the signature to cache)."""
     if len(args) != opdef.nargs:
         raise TypeError(f"{opdef.name}() takes {opdef.nargs} array argument(s); got {len(args)}")
-    cls = _cls or _array_cls()
+    cls = _cls
     arrays = [a for a in args if isinstance(a, cls)]
     if not arrays:
         npa = [a for a in args if isinstance(a, (np.ndarray, np.generic))]
         if not npa:
             raise TypeError(f"{opdef.name}() needs at least one array argument")
-        from ..namespace.creation import asarray
-        args = tuple(asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
+        args = tuple(UP.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
         arrays = [a for a in args if isinstance(a, cls)]
     if len(arrays) > 1 and any(a._node.device != arrays[0]._node.device for a in arrays):
         moved = dict(zip(map(id, arrays), scalars_to_device(arrays, opdef.name)))
@@ -470,7 +466,7 @@ _BOOL_CLOSED = frozenset(("add", "multiply"))
 def _numpy_bool_operands(opdef: OpDef, args: tuple, members: Any, device: Device) -> tuple[tuple, Any]:
     """``args`` with bool arrays converted as NumPy converts them for ``opdef`` (see above), and the
     dtypes ``opdef`` then accepts."""
-    cls = _cls or _array_cls()
+    cls = _cls
     others = [a for a in args if not (type(a) is bool or isinstance(a, cls) and a._node.dtype == _dtypes.bool_)]
     if not others:
         if opdef.name in _BOOL_CLOSED:
@@ -500,7 +496,7 @@ def _bool_as(a: Any, target: np.dtype, device: Device) -> Any:
     if d is not None and d.handle is None and d.host is not None and d.host.size < _limit_now(device):
         h = d.host if d.host.shape == na.shape else d.host.reshape(na.shape)
         return _leaf_array("astype", np.ascontiguousarray(h, dtype=target), na.shape, device)
-    return (_cls or _array_cls())(astype_node(na, target))
+    return (_cls)(astype_node(na, target))
 
 
 def _widest(dt: np.dtype, device: Device) -> np.dtype:

@@ -16,11 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.schedule import is_breaker
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes
 from ..graph.views import strided_parts, strided_view
+from ..runtime.planner import evaluate_nodes
+from .elementwise import astype_node, finish
+from .hooks import UP
 
 # Largest fused cone, in distinct (node, index path) pairs, that an index instruction inlines, and
 # the most it may exceed the cone's distinct nodes by (DUP_RATIO times them, plus DUP_SLACK). A node
@@ -41,7 +45,6 @@ def _fused_size(node: Node, limit: int) -> tuple[int, int]:
     """(distinct (node, index path) pairs, distinct nodes) of ``node``'s fusable cone, counting
     stops past ``limit`` pairs: what a kernel fusing it computes per element, against what
     evaluating each node once would."""
-    from ..compiler.schedule import is_breaker
 
     seen: set[tuple[int, tuple]] = set()
     nodes: set[int] = set()
@@ -67,14 +70,12 @@ def bounded(node: Node) -> Node:
     or compute the same values at several indices (``DUP_RATIO``)."""
     pairs, distinct = _fused_size(node, FUSE_LIMIT)
     if pairs > FUSE_LIMIT or pairs > DUP_RATIO * distinct + DUP_SLACK:
-        from ..runtime.planner import evaluate_nodes
         evaluate_nodes([i for i in node.inputs if not i.realized])
     return node
 
 
 def _is_advanced_item(k: Any) -> bool:
-    from .array import GpuArray
-    return isinstance(k, (GpuArray, np.ndarray, list, tuple, bool, np.bool_))
+    return isinstance(k, (UP.array_type, np.ndarray, list, tuple, bool, np.bool_))
 
 
 def is_basic(key: Any) -> bool:
@@ -143,8 +144,7 @@ def getitem(node: Node, key: Any) -> Node:
     """The node for ``x[key]``."""
     if is_basic(key):
         return basic_index(node, key)
-    from .indexing_advanced import advanced_getitem
-    return advanced_getitem(node, key)
+    return UP.advanced_getitem(node, key)
 
 
 def setitem(node: Node, key: Any, value: Any) -> Node:
@@ -158,9 +158,7 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
                              "cannot be stored in one element")
         out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
     else:
-        from .indexing_advanced import advanced_setitem
-        out = advanced_setitem(node, key, val)
-    from .elementwise import finish
+        out = UP.advanced_setitem(node, key, val)
     return finish(out)._node
 
 
@@ -224,10 +222,7 @@ def write_region(node: Node, items: list[Any], val: Node) -> Node:
 
 def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:
     """``value`` as a node of ``dtype`` on ``device``: ``same_kind`` casting, Python scalars weak."""
-    from .array import GpuArray
-    from .elementwise import astype_node
-
-    if isinstance(value, GpuArray):
+    if isinstance(value, UP.array_type):
         if value.device != device:
             raise ValueError(f"setitem: the value is on {value.device.name}, the array on {device.name}; "
                              "move it with to_device() first")

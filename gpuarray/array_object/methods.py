@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .aliasing import assign
+from ..graph.shapes import contiguous_strides
+from .aliasing import assign, derive, set_writeable
+from .hooks import UP
 
 _NOVALUE: Any = np._NoValue
 _np: Any = np            # NumPy, untyped: its stubs do not know that these functions accept GpuArrays
@@ -122,7 +124,6 @@ class Flags:
 
     @writeable.setter
     def writeable(self, flag: bool) -> None:
-        from .aliasing import set_writeable
         set_writeable(self._a, flag)
 
     @property
@@ -239,14 +240,13 @@ class NumPyMethods:
     def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
                copy: bool = True, *, device: Any = None) -> GpuArray:
         """``dtype``-converted array, with NumPy's ``casting`` check (``'unsafe'`` by default)."""
-        from ..namespace.data_types import astype
         dt = np.dtype(dtype)
         if casting != "unsafe" and not _np.can_cast(self.dtype, dt, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dt!r} according to the rule "
                             f"{casting!r}")
         if order not in ("K", "A", "C", "F"):
             raise ValueError(f"astype: order must be one of 'K', 'A', 'C' or 'F'; got {order!r}")
-        return astype(self, dt, copy=bool(copy), device=device)  # type: ignore[arg-type]
+        return UP.astype(self, dt, copy=bool(copy), device=device)  # type: ignore[arg-type]
 
     def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> GpuArray:
         """``reshape(2, 3)`` or ``reshape((2, 3))``; ``order='F'`` reads and writes in Fortran order."""
@@ -265,22 +265,18 @@ class NumPyMethods:
 
     def copy(self, order: str = "C") -> GpuArray:
         """A copy: a new array sharing the immutable value, so it costs nothing."""
-        from .array import GpuArray
-        return GpuArray(self._node)
+        return UP.array_type(self._node)
 
     def __copy__(self) -> GpuArray:
-        from .array import GpuArray
-        return GpuArray(self._node)
+        return UP.array_type(self._node)
 
     def __deepcopy__(self, memo: dict) -> GpuArray:
-        from .array import GpuArray
-        return GpuArray(self._node)
+        return UP.array_type(self._node)
 
     def view(self, dtype: Any = None, type: Any = None) -> GpuArray:  # noqa: A002 - NumPy's name
         """``x.view()``: a new array sharing ``x``'s memory (writes go both ways), as in NumPy.
 
         Reinterpreting the bytes as another dtype (``x.view(np.int32)``) is not supported."""
-        from .aliasing import derive
         if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray)):
             raise TypeError("view(type=...): a GpuArray cannot become an ndarray subclass; use np.asarray(x) "
                             "for a host copy")
@@ -301,14 +297,11 @@ class NumPyMethods:
 
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (cast as NumPy's ``fill`` casts it); rebinds this array."""
-        from ..namespace.creation import full
-        from ..namespace.manipulation import broadcast_to, reshape
-        from .array import GpuArray
-        if isinstance(value, GpuArray):
+        if isinstance(value, UP.array_type):
             if value.size != 1:
                 raise ValueError("Input object to FillWithScalar is not a scalar")
-            v = reshape(value, ()).astype(self.dtype)
-            assign(self, broadcast_to(v, self.shape)._node)
+            v = UP.reshape(value, ()).astype(self.dtype)
+            assign(self, UP.broadcast_to(v, self.shape)._node)
             return
         if isinstance(value, (np.ndarray, np.generic)):
             if value.size != 1:
@@ -316,7 +309,7 @@ class NumPyMethods:
             value = value.reshape(()).item() if isinstance(value, np.ndarray) else value.item()
         with np.errstate(all="ignore"):
             host = np.array(value, dtype=self.dtype)
-        assign(self, full(self.shape, host.item(), dtype=self.dtype, device=self._node.device)._node)
+        assign(self, UP.full(self.shape, host.item(), dtype=self.dtype, device=self._node.device)._node)
 
     def item(self, *args: Any) -> Any:
         """A Python scalar: ``item()`` of a size-1 array, ``item(i)`` (flat index), ``item(i, j, ...)``."""
@@ -363,7 +356,6 @@ class NumPyMethods:
         """Bytes to step along each axis, as NumPy reports them for this array's place in its memory."""
         info = self._view
         if info is None or info.identity:
-            from ..graph.shapes import contiguous_strides
             return tuple(s * self.dtype.itemsize for s in contiguous_strides(self.shape))
         item = info.storage.node.dtype.itemsize
         return tuple(s * item for s in info.strides)

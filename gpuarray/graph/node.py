@@ -184,12 +184,25 @@ def const(value: Any, dtype: np.dtype, device: Any) -> Node:
     return node
 
 
+def _no_storage(host: np.ndarray, device: Any) -> Any:
+    raise RuntimeError("graph.node.leaf needs the runtime's storage (runtime.residency registers it when "
+                       "imported; import gpuarray first)")
+
+
+_host_data: Any = _no_storage       # residency.Data.from_host, registered by runtime.residency
+
+
+def register_storage(from_host: Any) -> None:
+    """Set how a leaf's host array becomes data (``runtime.residency`` registers ``Data.from_host``:
+    the runtime sits above the graph)."""
+    global _host_data
+    _host_data = from_host
+
+
 def leaf(host: np.ndarray, device: Any) -> Node:
     """A node holding data that starts on the host."""
-    from ..runtime.residency import Data
-
     node = Node("leaf", (), host.dtype, tuple(host.shape), (), device)
-    node.realize(Data.from_host(host, device))
+    node.realize(_host_data(host, device))
     return node
 
 

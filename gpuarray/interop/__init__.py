@@ -33,11 +33,22 @@ function of that name as soon as the namespace has it.
 
 from __future__ import annotations
 
+from ..array_object.array import GpuArray
+from ..array_object.hooks import register
 from ..core.config import HostFallbackError, HostFallbackWarning
+from .dask import token as _dask_token
 from .dlpack import dlpack, dlpack_device, from_dlpack, get
 from .host import host_function, host_ufunc, note_fallback, reset_fallback_warnings
 from .registry import array_function, register_function
 from .ufuncs import array_ufunc, register_ufunc_method
+
+# the protocols are GpuArray's class attributes, set here (the array object sits below this layer)
+GpuArray.__array_ufunc__ = array_ufunc
+GpuArray.__array_function__ = array_function
+GpuArray.__dlpack__ = dlpack
+GpuArray.__dlpack_device__ = dlpack_device
+GpuArray.get = get
+register(dask_token=_dask_token)
 
 __all__ = [
     "HostFallbackError", "HostFallbackWarning", "array_function", "array_ufunc", "dlpack", "dlpack_device",

@@ -49,7 +49,9 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray
+from ..namespace.creation import asarray, full
 from ..runtime.devices import Device, all_devices, as_device, default_device, set_default_device, wgpu_adapters
+from ..runtime.planner import evaluate_nodes
 
 ENV_DEVICE = "GPUARRAY_DEVICE"
 
@@ -121,8 +123,7 @@ def evaluate_result(value: Any) -> None:
     and every input kept alive until then. Within a task, operations still fuse."""
     pending = list(_pending(value))
     if pending:
-        from .. import evaluate
-        evaluate(*pending)
+        evaluate_nodes([a._node for a in pending])
 
 
 def _posttask(key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
@@ -141,7 +142,6 @@ def _einsum(*args: Any, **kwargs: Any) -> Any:
 
 def _numel(x: GpuArray, **kwargs: Any) -> Any:
     """Element count of a chunk per output position, as a GpuArray on its device (dask's ``mean``)."""
-    from ..namespace.creation import full
     keepdims = kwargs.get("keepdims", False)
     axis = kwargs.get("axis")
     dtype = np.dtype(kwargs.get("dtype") or np.float64)
@@ -175,7 +175,6 @@ def _register_distributed() -> None:
 
     @dask_deserialize.register(GpuArray)
     def _deserialize(header: dict, frames: list) -> GpuArray:
-        from ..namespace.creation import asarray
         host = np.frombuffer(frames[0], dtype=np.dtype(header["dtype"])).reshape(tuple(header["shape"]))
         return asarray(host, device=default_device())
 
@@ -183,7 +182,7 @@ def _register_distributed() -> None:
 def gpu_devices() -> list[Device]:
     """The GPUs of this host as devices (``wgpu:i`` for each discrete or integrated adapter);
     the default device alone when there is none."""
-    from ..providers.webgpu import is_real_gpu
+    from ..providers.webgpu import is_real_gpu  # deferred: the wgpu provider loads with the first GPU use
     gpus = [Device(f"wgpu:{i}") for i, a in enumerate(wgpu_adapters()) if is_real_gpu(a)]
     return gpus or [default_device()]
 

@@ -6,9 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from ..array_object.array import GpuArray
 from ..core import dtypes as _dtypes
+from ..graph.node import leaf
+from ..namespace.creation import asarray
 from ..runtime.devices import Device, as_device
-from .host import _ga, _supported
+from .host import _supported
 
 KDL_CPU = 1
 KDL_WEBGPU = 15
@@ -84,9 +87,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     >>> xp.from_dlpack(np.arange(3), device="cpu").tolist()
     [0, 1, 2]
     """
-    from ..graph.node import leaf
-    from ..namespace.creation import asarray
-    GA = _ga()
+    GA = GpuArray
     if isinstance(x, GA):
         dev = x.device if device is None else as_device(device)
         if copy is False and dev != x.device:

@@ -8,7 +8,6 @@ Arguments NumPy writes into (``out=``, ``np.copyto``'s ``dst`` ...) are written 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import sys
@@ -19,26 +18,32 @@ from typing import Any
 
 import numpy as np
 
-from ..array_object import elementwise as _elementwise
 from ..array_object.aliasing import assign
+from ..array_object.array import GpuArray
 from ..core import config as _config
 from ..core import dtypes as _dtypes
 from ..core import metrics as _metrics
 from ..core.config import HostFallbackError, HostFallbackWarning
+from ..graph.node import leaf
+from ..namespace.creation import asarray
 from ..runtime.devices import Device
 
 _FALLBACK: Any = object()       # an adapter's answer: "I cannot do this one; run it on the host"
 _NOVALUE: Any = np._NoValue     # NumPy's marker for keyword arguments that were not given
 
 
-def _ga() -> Any:
-    """The GpuArray class (bound late: _array.py imports this package)."""
-    return _elementwise._array_cls()
+_namespace: Any = None      # the gpuarray package (the Array API namespace): set by gpuarray/__init__
+
+
+def register_namespace(namespace: Any) -> None:
+    """Set the namespace whose functions adapters look up by name (``_xp``)."""
+    global _namespace
+    _namespace = namespace
 
 
 def _xp(name: str) -> Any:
     """The gpuarray namespace function ``name``, or None while gpuarray has none."""
-    return getattr(importlib.import_module("gpuarray"), name, None)
+    return getattr(_namespace, name, None)
 
 
 _warned: set[str] = set()
@@ -86,7 +91,7 @@ def note_fallback(name: str, detail: str = "") -> None:
 
 def _first_array(obj: Any) -> Any:
     """The first GpuArray in ``obj`` (searching lists, tuples and dict values), or None."""
-    GA = _ga()
+    GA = GpuArray
     if isinstance(obj, GA):
         return obj
     if isinstance(obj, (list, tuple)):
@@ -105,7 +110,7 @@ def _has_array(obj: Any) -> bool:
 
 def _only_empty(obj: Any) -> bool:
     """True when ``obj`` holds GpuArrays and all of them are empty (no data moves: dask's meta calls)."""
-    GA = _ga()
+    GA = GpuArray
     if isinstance(obj, GA):
         return obj.size == 0
     if isinstance(obj, (list, tuple)):
@@ -123,7 +128,7 @@ class _ToHost:
         self.writable: list[tuple[Any, np.ndarray]] = []
 
     def __call__(self, x: Any, writable: bool = False) -> Any:
-        GA = _ga()
+        GA = GpuArray
         if isinstance(x, GA):
             if writable:
                 host = np.array(x._host(), copy=True)
@@ -139,7 +144,6 @@ class _ToHost:
 
     def write_back(self) -> dict[int, Any]:
         """Rebind each written GpuArray to its new host contents; map host copy id -> GpuArray."""
-        from ..graph.node import leaf
         back = {}
         for g, host in self.writable:
             assign(g, leaf(np.array(host, copy=True), g.device))
@@ -158,7 +162,6 @@ def _to_device(r: Any, device: Device, back: dict[int, Any]) -> Any:
     if type(r) is np.ndarray or isinstance(r, np.generic):
         if not _supported(r.dtype, device):
             return r
-        from ..namespace.creation import asarray
         return asarray(np.asarray(r), device=device)
     if isinstance(r, list):
         return [_to_device(v, device, back) for v in r]

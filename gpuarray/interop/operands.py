@@ -6,20 +6,20 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..array_object.aliasing import assign
+from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, common_device
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
+from ..namespace.creation import asarray, full
+from ..namespace.manipulation import permute_dims, reshape
 from ..runtime.devices import Device, as_device
-from .host import _FALLBACK, _NOVALUE, _ga, _xp
-
-if TYPE_CHECKING:
-    from ..array_object.array import GpuArray
+from .host import _FALLBACK, _NOVALUE, _xp
 
 
 # ============================================================ dtypes and operands
@@ -37,7 +37,7 @@ def _map_dtype(dt: np.dtype, device: Device) -> np.dtype | None:
 
 def _probe(x: Any) -> Any:
     """A stand-in with the same NumPy dtype semantics: 0-d arrays for arrays, scalars as they are."""
-    if isinstance(x, (_ga(), np.ndarray)):
+    if isinstance(x, (GpuArray, np.ndarray)):
         return np.zeros((), x.dtype)
     return x
 
@@ -51,8 +51,7 @@ def _py_scalar(x: Any, dt: np.dtype) -> Any:
 
 def _prepare(operands: tuple, dt: np.dtype, device: Device) -> list[Any]:
     """Operands as GpuArrays in compute dtype ``dt``: cast lazily, NumPy arrays uploaded, scalars as uniforms."""
-    GA = _ga()
-    from ..namespace.creation import asarray, full
+    GA = GpuArray
     out: list[Any] = []
     for x in operands:
         if isinstance(x, GA):
@@ -67,7 +66,7 @@ def _prepare(operands: tuple, dt: np.dtype, device: Device) -> list[Any]:
 
 
 def _device_from(objs: tuple, fallback: Any) -> Device:
-    GA = _ga()
+    GA = GpuArray
     arrays = [x for x in objs if isinstance(x, GA)]
     if not arrays:
         return fallback.device if isinstance(fallback, GA) else as_device(None)
@@ -75,17 +74,15 @@ def _device_from(objs: tuple, fallback: Any) -> Device:
 
 
 def _mask(where: Any, device: Device) -> Any:
-    GA = _ga()
-    from ..namespace.creation import asarray
+    GA = GpuArray
     m = where if isinstance(where, GA) else asarray(np.asarray(where), device=device)
     return m if m.dtype == _dtypes.bool_ else m.astype(_dtypes.bool_)
 
 
 def _as_array(x: Any, device: Device) -> Any:
     """A GpuArray on ``device`` for any array-like (NumPy's dtypes for Python data)."""
-    if isinstance(x, _ga()):
+    if isinstance(x, GpuArray):
         return x
-    from ..namespace.creation import asarray
     return asarray(np.asarray(x), device=device)
 
 
@@ -94,7 +91,7 @@ def _device(*objs: Any) -> Device:
     found: list[Any] = []
 
     def walk(o: Any) -> None:
-        if isinstance(o, _ga()):
+        if isinstance(o, GpuArray):
             found.append(o)
         elif isinstance(o, (list, tuple)):
             for v in o:
@@ -105,7 +102,7 @@ def _device(*objs: Any) -> Device:
 
 def _probe_dtype(func: Callable[..., Any], *dtypes_or_arrays: Any, **kw: Any) -> np.dtype:
     """The dtype NumPy's ``func`` gives on 1-element stand-ins of these arrays (scalars stay as they are)."""
-    args = [np.zeros((1,) * x.ndim, x.dtype) if isinstance(x, (_ga(), np.ndarray)) else x
+    args = [np.zeros((1,) * x.ndim, x.dtype) if isinstance(x, (GpuArray, np.ndarray)) else x
             for x in dtypes_or_arrays]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -118,7 +115,7 @@ def _cast(x: GpuArray, dt: np.dtype) -> GpuArray:
 
 def _np_array(x: Any) -> Any:
     """GpuArrays as they are, everything else (lists, scalars) as NumPy would see it."""
-    return x if isinstance(x, (_ga(), np.ndarray)) else np.asarray(x)
+    return x if isinstance(x, (GpuArray, np.ndarray)) else np.asarray(x)
 
 
 def _w(op: str, *args: Any) -> Any:
@@ -126,7 +123,7 @@ def _w(op: str, *args: Any) -> Any:
 
 
 def _ndim(x: Any) -> int:
-    return int(x.ndim) if isinstance(x, (_ga(), np.ndarray)) else 0
+    return int(x.ndim) if isinstance(x, (GpuArray, np.ndarray)) else 0
 
 
 def _via(xp_name: str, a: Any, probe: Callable[[np.ndarray], Any], **kw: Any) -> Any:
@@ -165,12 +162,10 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
 
 
 def _permute(a: Any, axes: Any) -> Any:
-    from ..namespace.manipulation import permute_dims
     return permute_dims(a, tuple(range(a.ndim))[::-1] if axes is None else tuple(axes))
 
 
 def _reshape_order(a: Any, shape: tuple[int, ...], order: Any, copy: Any = None) -> Any:
-    from ..namespace.manipulation import reshape
     if order == "F":
         return _permute(reshape(_permute(a, None), shape[::-1], copy=copy), None)
     if order not in ("C", "A", "K", None):
@@ -186,14 +181,13 @@ def _along(a: Any, axis: Any) -> tuple[Any, int]:
     """NumPy's ``axis`` argument: ``None`` means the flattened array along axis 0; else the axis,
     normalized (AxisError / TypeError as NumPy gives)."""
     if axis is None:
-        from ..namespace.manipulation import reshape
         return reshape(a, (-1,)), 0
     return a, normalize_axis_index(_int_index(axis), a.ndim)
 
 
 def _into_out(r: Any, out: Any, name: str) -> Any:
     """NumPy's ``out=`` of a reduction or scan: same shape, any dtype (cast 'unsafe'); returns ``out``."""
-    GA = _ga()
+    GA = GpuArray
     o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
     if not isinstance(o, (GA, np.ndarray)):
         return _FALLBACK              # NumPy raises its own TypeError on the host

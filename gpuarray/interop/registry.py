@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .host import _FALLBACK, _first_array, _ga, _signature, host_function
+from ..array_object.array import GpuArray
+from .host import _FALLBACK, _first_array, _signature, host_function
 
 # NumPy function -> impl(*args, **kwargs) taking NumPy's arguments; returns a result or _FALLBACK.
 FUNCTIONS: dict[Any, Callable[..., Any]] = {}
@@ -113,7 +114,7 @@ def register_array(*funcs: Any, arg: str = "x", real: bool = False, dtypes: Coll
     arguments named in ``host``: other calls return ``_FALLBACK`` (they run on the host)."""
     def deco(impl: Callable[[Any, dict], Any]) -> Impl:
         def adapter(p: dict) -> Any:
-            a, GA = p[arg], _ga()
+            a, GA = p[arg], GpuArray
             if (not isinstance(a, GA) or (real and a.dtype.kind == "c") or (dtypes is not None and a.dtype not in
                     dtypes) or (no_out and p["out"] is not None) or any(isinstance(p[k], GA) for k in host)):
                 return _FALLBACK
@@ -144,7 +145,7 @@ def array_function(self: Any, func: Any, types: Any, args: tuple, kwargs: dict) 
     >>> np.transpose(g).shape, type(np.squeeze(g)).__name__
     ((3, 1), 'GpuArray')
     """
-    GA = _ga()
+    GA = GpuArray
     if not all(issubclass(t, (GA, np.ndarray)) for t in types):
         return NotImplemented
     like = LIKE.get(func)

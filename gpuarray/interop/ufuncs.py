@@ -17,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, astype_node, finish
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS, UFUNC_TO_OP
 from ..graph.node import make
 from ..graph.shapes import broadcast_shapes
+from ..namespace.manipulation import broadcast_to
 from ..runtime.devices import Device
-from .host import _FALLBACK, _ga, _xp, host_ufunc
+from .host import _FALLBACK, _xp, host_ufunc
 from .operands import _as_array, _device_from, _map_dtype, _mask, _ndim, _prepare, _probe
 
 _SCALARS = (bool, int, float, complex)
@@ -67,7 +69,7 @@ def _loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: Any, casting: Any) -> tu
     """NumPy's loop dtypes (inputs, then outputs) for these operands, Python scalars weak."""
     spec: list[Any] = []
     for x in inputs:
-        if isinstance(x, (_ga(), np.ndarray, np.generic)):
+        if isinstance(x, (GpuArray, np.ndarray, np.generic)):
             spec.append(x.dtype)
         elif isinstance(x, bool):
             spec.append(np.dtype(bool))
@@ -96,8 +98,7 @@ def _check_kwargs(name: str, kwargs: dict) -> None:
 
 def _store(results: list[Any], outs: tuple, where: Any, device: Device, name: str) -> Any:
     """Write results into ``out`` operands (honouring ``where``); return what NumPy would return."""
-    GA = _ga()
-    from ..namespace.manipulation import broadcast_to
+    GA = GpuArray
     final: list[Any] = []
     for r, o in zip(results, outs):
         if o is None:
@@ -178,7 +179,7 @@ def _gufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict, device: Device) -> Any
     fn = _xp(GUFUNCS.get(ufunc.__name__, ""))
     if fn is None or set(kwargs) - {"subok", "order"}:
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device)
-    arrays = [x if isinstance(x, (_ga(), np.ndarray)) else np.asarray(x) for x in inputs]
+    arrays = [x if isinstance(x, (GpuArray, np.ndarray)) else np.asarray(x) for x in inputs]
     with np.errstate(all="ignore"):
         want = ufunc(*(np.zeros((1,) * x.ndim, x.dtype) for x in arrays)).dtype
     mw = _map_dtype(want, device)
@@ -215,8 +216,9 @@ def _namespace_reduction(xp_name: str, accumulate: bool = False) -> Callable[...
         (a,) = inputs
         fn = _xp(xp_name)
         outs = tuple(kwargs.get("out") or ())
-        if (fn is None or not isinstance(a, _ga()) or a.size == 0 or set(kwargs) - {"axis", "dtype", "keepdims", "out"}
-                or not all(isinstance(o, _ga()) and o.device == a.device for o in outs)):
+        if (fn is None or not isinstance(a, GpuArray) or a.size == 0
+                or set(kwargs) - {"axis", "dtype", "keepdims", "out"}
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
             return _FALLBACK
         axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
         method: Any = ufunc.accumulate if accumulate else ufunc.reduce
@@ -256,8 +258,8 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
     def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         (a,) = inputs
         outs = tuple(kwargs.get("out") or ())
-        if (not isinstance(a, _ga()) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
-                or not all(isinstance(o, _ga()) and o.device == a.device for o in outs)):
+        if (not isinstance(a, GpuArray) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
             return _FALLBACK
         axis = kwargs.get("axis", 0)
         want = ufunc.accumulate(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype")).dtype
@@ -278,7 +280,7 @@ def _operand_ok(x: Any) -> bool:
     """Operands we handle; an ndarray subclass with its own ``__array_ufunc__`` gets its turn first."""
     if isinstance(x, np.ndarray):
         return type(x).__array_ufunc__ is np.ndarray.__array_ufunc__
-    return isinstance(x, (_ga(), np.generic, list, tuple) + _SCALARS)
+    return isinstance(x, (GpuArray, np.generic, list, tuple) + _SCALARS)
 
 
 def array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -291,7 +293,7 @@ def array_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs:
     """
     checked = inputs[:1] + inputs[2:] if method in ("at", "reduceat") else inputs
     outs = kwargs.get("out") or ()
-    if not all(_operand_ok(x) for x in checked) or not all(o is None or isinstance(o, (_ga(), np.ndarray))
+    if not all(_operand_ok(x) for x in checked) or not all(o is None or isinstance(o, (GpuArray, np.ndarray))
                                                           for o in outs):
         return NotImplemented
     if method == "__call__":

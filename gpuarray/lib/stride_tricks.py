@@ -1,5 +1,5 @@
 """``sliding_window_view`` as a strided view of the array (no data is copied)."""
 
-from ..namespace.numpy_compat import sliding_window_view
+from ..interop.numpy_compat import sliding_window_view
 
 __all__ = ["sliding_window_view"]

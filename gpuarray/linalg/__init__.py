@@ -52,12 +52,15 @@ from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import broadcast_shapes, contiguous_strides
+from ..namespace.creation import eye
+from ..namespace.diag import diagonal_node
 from ..namespace.linear_algebra import _as_arrays, matmul, roll_node, tensordot, vecdot, vector_axis
 from ..namespace.manipulation import matrix_transpose
 from ..namespace.statistical import _axes
 from ..namespace.statistical import max as _max
 from ..namespace.statistical import min as _min
 from ..namespace.statistical import sum as _sum
+from ..runtime.planner import evaluate_nodes
 from . import lu as _linalg_lu
 from . import tall as _linalg_tall
 
@@ -109,7 +112,6 @@ def _matrices(x: Any, name: str, square: bool = False) -> GpuArray:
 def _host(kind: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...],
           attrs: tuple = ()) -> Node:
     """A ``linalg_<kind>`` node, evaluated now (errors surface at the call, like NumPy)."""
-    from ..runtime.planner import evaluate_nodes
     node = make(f"linalg_{kind}", inputs, dtype, tuple(shape), attrs, inputs[0].device)
     evaluate_nodes([node])
     return node
@@ -164,20 +166,7 @@ def diagonal(x: GpuArray, /, *, offset: int = 0) -> GpuArray:
     """
     x = _matrices(x, "diagonal")
     offset = operator.index(offset)
-    return derive(x, lambda node: _diagonal_node(node, offset), writeable=False)
-
-
-def _diagonal_node(node: Node, offset: int) -> Node:
-    base, shape, strides, off = views.strided_parts(node)
-    m, n = shape[-2:]
-    sm, sn = strides[-2:]
-    if offset >= 0:
-        length, start = max(0, min(m, n - offset)), off + offset * sn
-    else:
-        length, start = max(0, min(m + offset, n)), off - offset * sm
-    if length == 0 or 0 in shape:
-        start = off
-    return views.strided_view(base, shape[:-2] + (length,), strides[:-2] + (sm + sn,), start)
+    return derive(x, lambda node: diagonal_node(node, offset), writeable=False)
 
 
 def trace(x: GpuArray, /, *, offset: int = 0, dtype: Any = None) -> GpuArray:
@@ -282,7 +271,6 @@ def matrix_power(x: GpuArray, n: int, /) -> GpuArray:
     x = _matrices(x, "matrix_power", square=True)
     n = operator.index(n)
     if n == 0:
-        from ..namespace.creation import eye
         ident = eye(x.shape[-1], dtype=x.dtype, device=x.device)
         return finish(views.broadcast_to(ident._node, x.shape))
     if n < 0:

@@ -17,11 +17,13 @@ import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
+from ..array_object.hooks import register
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph.node import const, leaf, make
 from ..graph.views import strided_view
 from ..runtime.devices import Device, as_device
+from .manipulation import broadcast_to, reshape
 
 ShapeLike = int | Sequence[int]
 
@@ -323,7 +325,6 @@ def meshgrid(*arrays: GpuArray, indexing: str = "xy") -> list[GpuArray]:
     >>> [g.shape for g in meshgrid(arange(3, device="cpu"), arange(2, device="cpu"))]
     [(2, 3), (2, 3)]
     """
-    from .manipulation import broadcast_to, reshape
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}")
     for a in arrays:
@@ -371,3 +372,6 @@ def tril(x: GpuArray, /, *, k: int = 0) -> GpuArray:
 def triu(x: GpuArray, /, *, k: int = 0) -> GpuArray:
     """The upper triangle of the last two axes (elements below diagonal ``k`` are zero)."""
     return _triangle(x, k, False, "triu")
+
+
+register(asarray=asarray, full=full)   # what GpuArray's methods and operators call

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import astype_node, finish
+from ..array_object.hooks import register
 from ..core import dtypes as _dtypes
 from ..runtime.devices import as_device
 
@@ -113,3 +114,6 @@ def isdtype(dtype: Any, kind: Any) -> bool:
             raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {_KIND_NAMES}")
         return dt in _dtypes.CATEGORIES[kind]
     return dt == _dtypes.as_dtype(kind)
+
+
+register(astype=astype)

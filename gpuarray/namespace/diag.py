@@ -3,7 +3,7 @@
 A 1-D ``v`` gives the square matrix with ``v`` on diagonal ``k``: one elementwise kernel over the
 (n+|k|)^2 output, from two index ramps (``col - row == k``) and a gather of ``v`` at the clamped
 row (or column) index; a 2-D ``v`` gives its ``k``-th diagonal, a read-only strided view as
-``numpy.diag`` returns (``linalg.diagonal``).
+``numpy.diag`` returns (as ``linalg.diagonal``).
 
 >>> import gpuarray as xp
 >>> xp.diag(xp.asarray([1, 2], device="cpu"), k=1).tolist()
@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import operator
 
+from ..array_object.aliasing import derive
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
-from ..graph.node import make
-from ..linalg import diagonal
+from ..graph import views
+from ..graph.node import Node, make
 from .creation import _iota, zeros
 from .indexing import take
 
@@ -35,7 +36,7 @@ def diag(v: GpuArray, k: int = 0) -> GpuArray:
     v = expect_array(v, "diag")
     k = operator.index(k)
     if v.ndim == 2:
-        return diagonal(v, offset=k)
+        return derive(v, lambda node: diagonal_node(node, k), writeable=False)
     if v.ndim != 1:
         raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0]
@@ -55,3 +56,17 @@ def diag(v: GpuArray, k: int = 0) -> GpuArray:
     zero = False if v.dtype == _dtypes.bool_ else 0
     return apply(OPS["where"], hit, vals, zero)
 
+
+def diagonal_node(node: Node, offset: int) -> Node:
+    """The ``offset``-th diagonal of each matrix of ``node`` (last two axes), as a strided view node
+    (``linalg.diagonal`` and ``diag`` of a 2-D array)."""
+    base, shape, strides, off = views.strided_parts(node)
+    m, n = shape[-2:]
+    sm, sn = strides[-2:]
+    if offset >= 0:
+        length, start = max(0, min(m, n - offset)), off + offset * sn
+    else:
+        length, start = max(0, min(m + offset, n)), off - offset * sm
+    if length == 0 or 0 in shape:
+        start = off
+    return views.strided_view(base, shape[:-2] + (length,), strides[:-2] + (sm + sn,), start)

@@ -24,19 +24,22 @@ from numpy.exceptions import AxisError
 
 from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, astype_node, common_device, finish
+from ..array_object.hooks import register
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import Shape, broadcast_shapes, contiguous_strides
+from .creation import asarray
 from .manipulation import matrix_transpose
+from .statistical import any as any_
+from .statistical import sum as sum_
 
 
 def _as_arrays(x1: Any, x2: Any, name: str) -> tuple[GpuArray, GpuArray]:
     """Both operands as GpuArrays on one device (NumPy arrays join the other operand's device)."""
     if not isinstance(x1, GpuArray) and not isinstance(x2, GpuArray):
         raise TypeError(f"{name}: expected GpuArrays; got {type(x1).__name__} and {type(x2).__name__}")
-    from .creation import asarray
     out = []
     dev = (x1 if isinstance(x1, GpuArray) else x2).device
     for x in (x1, x2):
@@ -204,8 +207,6 @@ def vecdot(x1: GpuArray, x2: GpuArray, /, *, axis: int = -1) -> GpuArray:
     >>> complex(xp.vecdot(xp.asarray([1j], device="cpu"), xp.asarray([1j], device="cpu")))
     (1+0j)
     """
-    from .statistical import any as any_
-    from .statistical import sum as sum_
     x1, x2 = _as_arrays(x1, x2, "vecdot")
     axis = vector_axis(x1, x2, axis, "vecdot")
     if x1.shape[axis] != x2.shape[axis]:
@@ -261,3 +262,6 @@ def roll_node(node: Node, shift: int, axis: int) -> Node:
 
 
 __all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose"]
+
+
+register(matmul=matmul)   # x @ y

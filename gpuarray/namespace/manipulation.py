@@ -18,11 +18,14 @@ from numpy.exceptions import AxisError
 from ..array_object.aliasing import derive
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
+from ..array_object.hooks import register
 from ..array_object.indexing import basic_index, bounded
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
+from ..runtime.planner import evaluate_nodes
+from .indexing import gather, index_dtype
 
 
 def _arr(x: Any, fn: str) -> GpuArray:
@@ -174,7 +177,6 @@ def concat(arrays: Sequence[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
     nodes = [astype_node(a._node, dt) for a in arrs]
     keep = [n for n in nodes if n.shape[ax] > 0] or nodes[:1]
     while len(keep) > MAX_CONCAT_INPUTS:
-        from ..runtime.planner import evaluate_nodes
         groups = [keep[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(keep), MAX_CONCAT_INPUTS)]
         keep = [_concat_nodes(g, ax) for g in groups]
         evaluate_nodes(keep)
@@ -246,7 +248,6 @@ def repeat(x: GpuArray, repeats: int | GpuArray, /, *, axis: int | None = None) 
     An int is index arithmetic. An array of repeats gives a data-dependent shape: it is
     evaluated (and read back) at once, and the result is a ``take`` with computed indices.
     """
-    from .indexing import gather, index_dtype
 
     x = _arr(x, "repeat")
     node = x._node
@@ -317,3 +318,6 @@ def _roll_axis(node: Node, s: int, ax: int) -> Node:
     tail = basic_index(node, pre + (slice(n - s, None),))
     head = basic_index(node, pre + (slice(0, n - s),))
     return bounded(make("concat", (tail, head), node.dtype, node.shape, (ax,), node.device))
+
+
+register(reshape=reshape, broadcast_to=broadcast_to)

@@ -23,11 +23,11 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph.shapes import normalize_axis
 from . import manipulation
+from .creation import asarray, full
 
 
 def _piece(v: Any, x: GpuArray, axis: int, name: str) -> GpuArray:
     """``prepend`` / ``append`` as an array on ``x``'s device; a scalar becomes length 1 along ``axis``."""
-    from .creation import asarray, full
 
     if isinstance(v, GpuArray):
         if v.device != x.device:

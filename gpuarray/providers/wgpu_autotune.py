@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import calibration as _calibration
+from ..core import cache as _cache
 
 ENV = "GPUARRAY_MATMUL_AUTOTUNE"
 VERSION = 1                 # bump when a tuned kernel's code changes: stored choices are then ignored
@@ -77,8 +77,8 @@ def enabled(provider: Any) -> bool:
 
 
 def path_for(provider: Any) -> Path:
-    key = _calibration.adapter_key(SimpleNamespace(kind="wgpu", provider=provider))
-    return _calibration.cache_dir() / "calibration" / f"{key}.autotune.json"
+    key = _cache.adapter_key(SimpleNamespace(kind="wgpu", provider=provider))
+    return _cache.cache_dir() / "calibration" / f"{key}.autotune.json"
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -36,7 +36,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..core import __version__
 from ..core import metrics as _metrics
+from ..core.cache import cache_dir, file_safe
 from ..render.wgsl import Rendered
 
 FORMAT = 1
@@ -167,7 +169,6 @@ _state: dict[str, Any] = {}
 def _types_file() -> Path:
     import wgpu
 
-    from ..runtime.calibration import cache_dir
     return cache_dir() / f"ffi-types-{wgpu.__version__}.json"
 
 
@@ -262,8 +263,6 @@ class KernelCache:
     def __init__(self, adapter_info: dict[str, Any], features: list[str]) -> None:
         import wgpu
 
-        from .. import __version__
-        from ..runtime.calibration import cache_dir, file_safe
         ident = f"{adapter_info.get('device')}-{adapter_info.get('backend_type')}-{adapter_info.get('description')}"
         feats = hashlib.sha1(",".join(sorted(features)).encode()).hexdigest()[:8]
         self.name = f"{file_safe(ident)[:80]}-f{feats}-wgpu{wgpu.__version__}-ga{__version__}"

@@ -27,8 +27,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, declare_bindings, input_types, reduction_index
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, input_types, reduction_index
 
 EMPTY = "0xffffffffu"
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 from ..compiler.colfuse import geometry, levels
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, input_types, store_value
 from .wgsl_reduce import acc_type, combine, compute_main, identity
 
 

@@ -41,8 +41,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import store_value
 from .wgsl_scan import render_scan
 from .wgsl_sort import storage_decls
 

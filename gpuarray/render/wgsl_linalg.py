@@ -42,8 +42,9 @@ import functools
 import re
 
 from ..compiler.kernel import Kernel
-from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, input_types
 
 NB = 32                 # panel width
 TILE = 64               # trailing-update and back-substitution tile

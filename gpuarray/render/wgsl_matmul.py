@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import _SMALL_WRAP, Rendered, _Gen, declare_bindings, epilogue_stores, input_types, output_types
+from .wgsl import _SMALL_WRAP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types
 
 
 @dataclass(frozen=True)

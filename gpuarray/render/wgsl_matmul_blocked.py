@@ -55,9 +55,10 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import Rendered, _Gen, declare_bindings, epilogue_values, input_types, output_types
+from .wgsl import Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused
+from .wgsl_parts import declare_bindings, epilogue_values, input_types, output_types
 
 MODES = ("vk", "vo", "s")
 BLOCKED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

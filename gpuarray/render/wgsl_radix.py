@@ -55,8 +55,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import store_value
 from .wgsl_sort import Shader, _load_fn, sort_key, storage_decls
 
 DIGITS = 256                # 8-bit digits

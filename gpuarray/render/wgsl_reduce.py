@@ -46,21 +46,9 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from ..core.ops import OPS
-from .wgsl import (
-    _SMALL_WRAP,
-    WORKGROUP,
-    Rendered,
-    _Gen,
-    _suffix,
-    declare_bindings,
-    epilogue_stores,
-    fill,
-    input_types,
-    output_types,
-    reduction_index,
-    store_value,
-)
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, reduction_index, store_value
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",

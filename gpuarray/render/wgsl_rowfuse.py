@@ -25,9 +25,10 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, input_types, store_value
 from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
 UNROLL = 4      # row elements per thread and trip of a walk

@@ -43,8 +43,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, store_value
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
+from .wgsl_parts import store_value
 
 PER_THREAD = 8
 BLOCK = WORKGROUP * PER_THREAD

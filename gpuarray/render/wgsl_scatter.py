@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_index import clamp_index
 from .wgsl_lib import helpers_for
+from .wgsl_parts import store_value
 
 
 def used_inputs(kernel: Kernel, roots: list[int]) -> list[int]:

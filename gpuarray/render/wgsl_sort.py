@@ -34,8 +34,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, _suffix, store_value
+from .wgsl import _WIDE, WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import helpers_for
+from .wgsl_parts import store_value
 
 _SIGN = {"u32": "0x80000000u", "u64": "0x8000000000000000lu"}
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen, declare_bindings, input_types, store_value
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import declare_bindings, input_types, store_value
 
 TILE = 32                   # output tile: TILE x TILE, WORKGROUP / TILE rows of threads
 PAD = TILE + 1              # a tile row in workgroup memory

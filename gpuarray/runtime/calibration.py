@@ -11,8 +11,6 @@ load them (``load``). The cache directory is ``GPUARRAY_CACHE_DIR``, else
 from __future__ import annotations
 
 import json
-import os
-import re
 import statistics
 import sys
 import threading
@@ -24,31 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..core import config as _config
+from ..core.cache import adapter_key, cache_dir
 
 _loaded: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()
-
-
-def cache_dir() -> Path:
-    """Where gpuarray keeps per-user caches (calibration, compiled kernels)."""
-    if os.environ.get("GPUARRAY_CACHE_DIR"):
-        return Path(os.environ["GPUARRAY_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpuarray"
-
-
-def file_safe(raw: str) -> str:
-    """``raw`` with every run of characters unsafe in a file name replaced by ``_``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_")
-
-
-def adapter_key(device: Any) -> str:
-    """A file-name-safe identity of the device's adapter and driver."""
-    if device.kind == "cpu":
-        return "host"
-    info = device.provider.device_info()
-    raw = f"{info.get('name')}-{info.get('backend')}-{info.get('description')}"
-    return file_safe(raw)[:120]
 
 
 def path_for(device: Any) -> Path:
@@ -130,8 +107,9 @@ def calibrate(device: Any = None, *, repeats: int = 3, progress: bool = True,
     >>> xp.calibrate("cpu")["thresholds"]
     {}
     """
-    import gpuarray as xp
-
+    xp = _api
+    if xp is None:
+        raise RuntimeError("calibrate: import gpuarray first (it registers the namespace calibration measures with)")
     dev = xp.Device(device) if isinstance(device, str) else (device or xp.default_device())
     if dev.kind == "cpu":
         return {"thresholds": {}, "measurements": [], "path": None}
@@ -174,3 +152,12 @@ def calibrate(device: Any = None, *, repeats: int = 3, progress: bool = True,
         _loaded[dev.name] = dict(thresholds)
         _config.bump()
     return {"thresholds": thresholds, "measurements": measurements, "path": str(p)}
+
+
+_api: Any = None        # the gpuarray namespace, which calibrate() measures with (set by gpuarray/__init__)
+
+
+def register_api(namespace: Any) -> None:
+    """Set the namespace ``calibrate`` times its workloads with (the package registers itself)."""
+    global _api
+    _api = namespace

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes as _dtypes
+from ..providers.inprocess import InProcessProvider
 
 _lock = threading.RLock()
 _providers: dict[str, Any] = {}
@@ -94,10 +95,9 @@ def provider_for(device: Device) -> Any:
         p = _providers.get(device.name)
         if p is None or getattr(p, "lost", None) is not None:
             if device.kind == "cpu":
-                from ..providers.inprocess import InProcessProvider
                 p = InProcessProvider()
             else:
-                from ..providers.webgpu import WgpuProvider
+                from ..providers.webgpu import WgpuProvider  # deferred: the wgpu provider loads with the first GPU use
                 found = wgpu_adapters()
                 if device.index >= len(found):
                     raise RuntimeError(
@@ -120,7 +120,7 @@ def wgpu_adapters() -> list[Any]:
                 import wgpu  # noqa: F401
                 from wgpu.backends.wgpu_native import extras
 
-                from ..providers.webgpu import adapters
+                from ..providers.webgpu import adapters  # deferred: the wgpu provider loads with the first GPU use
                 try:
                     extras.set_instance_extras(backends=["Vulkan", "Metal", "DX12"])
                 except Exception:  # noqa: BLE001 - the instance exists already
@@ -145,7 +145,7 @@ def _choose() -> tuple[Device, str]:
         return dev, f"GPUARRAY_PROVIDER forces wgpu; best adapter is {found[0].info.get('device')}"
     if forced:
         raise ValueError(f"GPUARRAY_PROVIDER={forced!r}; expected 'wgpu' or 'inprocess'")
-    from ..providers.webgpu import is_real_gpu
+    from ..providers.webgpu import is_real_gpu  # deferred: the wgpu provider loads with the first GPU use
     found = wgpu_adapters()
     if found and is_real_gpu(found[0]):
         return Device("wgpu:0"), (f"real GPU adapter {found[0].info.get('device')} "

@@ -27,7 +27,7 @@ from ..core import config as _config
 from ..core import metrics as _metrics
 from ..core.ops import OPS
 from ..graph import node as _node_module
-from ..graph.node import Node
+from ..graph.node import Node, const
 from . import planner
 from .residency import Data
 
@@ -68,7 +68,6 @@ def scalar_value(value: Any, dt: np.dtype, device: Any) -> Any:
 
 
 def _const_value(value: Any, dt: np.dtype, device: Any) -> Any:
-    from ..graph.node import const
     return const(value, dt, device).attrs[0]
 
 

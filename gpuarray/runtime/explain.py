@@ -14,6 +14,7 @@ from typing import Any
 
 from ..compiler.kernel import Kernel
 from ..compiler.schedule import schedule
+from ..graph.node import Node
 from . import planner
 
 _RENDERERS: dict[str, str] = {   # kinds whose WGSL is one shader per kernel: renderer module and function
@@ -94,9 +95,8 @@ def explain(*arrays: Any, wgsl: bool = True) -> Explanation:
 
     Nothing is evaluated or moved.
     """
-    from ..array_object.array import GpuArray
     for a in arrays:
-        if not isinstance(a, GpuArray):
+        if not isinstance(getattr(a, "_node", None), Node):
             raise TypeError(f"explain: expected GpuArrays; got {type(a).__name__}")
     kernels = schedule([a._node for a in arrays if not a._node.realized])
     out = Explanation(recent_decisions=planner.decisions()[-10:])

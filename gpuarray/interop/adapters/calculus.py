@@ -10,6 +10,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
 from ...namespace import manipulation as _m
+from ...namespace.utility import diff
 from ..host import _FALLBACK, _NOVALUE
 from ..operands import _as_array, _cast, _device, _int_index, _map_dtype, _np_array
 from ..registry import register, register_array
@@ -19,7 +20,6 @@ _np: Any = np     # NumPy, untyped: its stubs do not know that its functions acc
 
 @register_array(np.diff, arg="a")
 def _diff(a: GpuArray, p: dict) -> Any:
-    from ...namespace.utility import diff
     n, axis = _int_index(p["n"]), p["axis"]
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")

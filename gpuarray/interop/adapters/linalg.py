@@ -14,6 +14,7 @@ from ... import fft, linalg
 from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
 from ...namespace import manipulation as _m
+from ...namespace.statistical import sum as xsum
 from ..host import _FALLBACK, _NOVALUE, _xp
 from ..operands import (
     _as_array,
@@ -180,7 +181,6 @@ def _einsum(p: dict) -> Any:
         product = _m.broadcast_to(product, full_shape)
     if len(order) == len(out):
         return product
-    from ...namespace.statistical import sum as xsum
     return xsum(product, axis=tuple(range(len(out), len(order))), dtype=dt)
 
 

@@ -20,6 +20,7 @@ from ...namespace.creation import full, zeros
 from ...namespace.quantiles import median_selected, sorted_slices
 from ...namespace.searching import count_nonzero as _count_nonzero
 from ...namespace.selection import can_select
+from ...namespace.statistical import sum as xsum
 from ..host import _FALLBACK, _NOVALUE, _xp
 from ..operands import (
     _as_array,
@@ -128,7 +129,6 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
 
 def _masked_moment(x: Any, m: Any, kind: str, axis: Any, keepdims: bool, p: dict) -> Any:
     """mean / var / std of ``x`` over ``axis`` counting only where ``m`` is true (NumPy's ``where=``)."""
-    from ...namespace.statistical import sum as xsum
     zero = zeros((), dtype=x.dtype, device=x.device)
     count = xsum(m, axis=axis, keepdims=True).astype(x.dtype)
     mean = apply(OPS["divide"], xsum(apply(OPS["where"], m, x, zero), axis=axis, keepdims=True), count)

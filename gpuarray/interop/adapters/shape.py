@@ -12,7 +12,9 @@ from ...array_object.aliasing import derive
 from ...array_object.array import GpuArray
 from ...namespace import manipulation as _m
 from ...namespace.creation import asarray, zeros
+from ...namespace.data_types import astype
 from ...namespace.indexing import take as _take
+from ...namespace.indexing import take_along_axis
 from ..host import _FALLBACK, _NOVALUE, _first_array
 from ..operands import _along, _as_array, _axes, _int_index, _permute, _reshape_order, _shape_arg
 from ..registry import register, register_array
@@ -156,13 +158,11 @@ def _copy(p: dict) -> Any:
 
 @register("astype")
 def _astype(p: dict) -> Any:
-    from ...namespace.data_types import astype
     return astype(p["x"], np.dtype(p["dtype"]), copy=p["copy"], device=p.get("device"))
 
 
 @register_array(np.take_along_axis, arg="arr")
 def _take_along_axis(arr: Any, p: dict) -> Any:
-    from ...namespace.indexing import take_along_axis
     indices, axis = p["indices"], p["axis"]
     if axis is None and np.ndim(indices) != 1:
         raise ValueError("when axis=None, `indices` must have a single dimension.")

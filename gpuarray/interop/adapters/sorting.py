@@ -13,6 +13,7 @@ import numpy as np
 from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
 from ...namespace import manipulation as _m
+from ...namespace import sets
 from ...namespace.creation import asarray, full
 from ...namespace.indexing import take as _take
 from ...namespace.searching_sorted import searchsorted as _searchsorted
@@ -110,7 +111,6 @@ def _unique(ar: GpuArray, p: dict) -> Any:
 
 
 def _unique_variant(np_name: str) -> None:
-    from ...namespace import sets
 
     @register_array(np_name)
     def impl(x: GpuArray, p: dict) -> Any:

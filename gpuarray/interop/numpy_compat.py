@@ -33,16 +33,16 @@ from ..array_object.array import GpuArray, expect_array
 from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import normalize_axis
-from ..interop import operands, registry
-from ..interop.host import _FALLBACK
-from .creation import asarray, full
-from .elementwise import FUNCTIONS as _EW
-from .indexing import take
-from .manipulation import concat, reshape
-from .searching import argmax, argmin
-from .statistical import all as _all
-from .statistical import any as _any
-from .statistical import cumulative_prod, cumulative_sum, max, min, prod, sum  # noqa: A004
+from ..namespace.creation import asarray, full
+from ..namespace.elementwise import FUNCTIONS as _EW
+from ..namespace.indexing import take
+from ..namespace.manipulation import concat, reshape
+from ..namespace.searching import argmax, argmin
+from ..namespace.statistical import all as _all
+from ..namespace.statistical import any as _any
+from ..namespace.statistical import cumulative_prod, cumulative_sum, max, min, prod, sum  # noqa: A004
+from . import operands, registry
+from .host import _FALLBACK
 
 _isnan, _where, _logical_not = _EW["isnan"], _EW["where"], _EW["logical_not"]
 

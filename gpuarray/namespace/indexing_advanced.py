@@ -35,11 +35,18 @@ from typing import Any
 
 import numpy as np
 
+from ..array_object.array import GpuArray
+from ..array_object.elementwise import apply, finish
+from ..array_object.hooks import register
+from ..array_object.indexing import basic_index, bounded, broadcast_value, write_region
 from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes
-from ..namespace.indexing import check_array_bounds, check_bounds, gather, host_copy, index_dtype
+from .creation import asarray
+from .indexing import check_array_bounds, check_bounds, gather, host_copy, index_dtype
+from .searching_sorted import compact_node
 
 
 @dataclass
@@ -52,7 +59,6 @@ class _Plan:
 
 
 def _classify(k: Any) -> tuple[str, Any]:
-    from .array import GpuArray
 
     if isinstance(k, GpuArray):
         if k.dtype == _dtypes.bool_:
@@ -78,7 +84,6 @@ def _classify(k: Any) -> tuple[str, Any]:
 
 
 def _plan(node: Node, key: Any) -> _Plan:
-    from .indexing import basic_index
 
     ndim = len(node.shape)
     parsed = [_classify(k) for k in (key if isinstance(key, tuple) else (key,))]
@@ -147,8 +152,6 @@ def _on_gpu(k: Any) -> bool:
 def _expand_masks(plan: _Plan) -> list[tuple[int, int, Any]]:
     """Masks as the integer arrays of their ``nonzero()``: on a GPU device computed there by stream
     compaction (only the count is read back), else from the host copy."""
-    from ..namespace.searching_sorted import compact_node
-    from .elementwise import finish
 
     arrays = list(plan.arrays)
     for v, k in plan.masks:
@@ -167,7 +170,6 @@ def _expand_masks(plan: _Plan) -> list[tuple[int, int, Any]]:
 
 def _linear(plan: _Plan, arrays: list[tuple[int, int, Any]]) -> tuple[Node, int, Node]:
     """(view with the indexed axes flattened into axis ``p``, p, index node of the broadcast shape)."""
-    from .array import GpuArray
 
     view = plan.view
     axes = [a[0] for a in arrays]
@@ -202,9 +204,6 @@ def _linear(plan: _Plan, arrays: list[tuple[int, int, Any]]) -> tuple[Node, int,
         return flat, p, leaf(lin.astype(index_dtype(total)), dev)
     if k == 1:
         return flat, p, arrays[0][2]._node
-    from ..core.ops import OPS
-    from ..namespace.creation import asarray
-    from .elementwise import apply
 
     it = _dtypes.int64 if dev.supports(_dtypes.int64) else _dtypes.int32
     acc: Any = None
@@ -232,7 +231,6 @@ def advanced_getitem(node: Node, key: Any) -> Node:
     if len(plan.masks) == 1 and not plan.arrays and _on_gpu(plan.masks[0][1]) \
             and plan.masks[0][1].shape == plan.view.shape:
         # x[mask] with a mask of x's shape: x's selected values compacted directly
-        from ..namespace.searching_sorted import compact_node
         return compact_node(plan.masks[0][1]._node, "values", plan.view)
     flat, p, idx = _linear(plan, _expand_masks(plan))
     return gather(flat, idx, p)
@@ -240,7 +238,6 @@ def advanced_getitem(node: Node, key: Any) -> Node:
 
 def advanced_setitem(node: Node, key: Any, val: Node) -> Node:
     """The node for ``x`` after ``x[key] = val`` (``val`` already has ``x``'s dtype)."""
-    from .indexing import bounded, broadcast_value, write_region
 
     plan = _plan(node, key)
     view = plan.view
@@ -274,3 +271,6 @@ def advanced_setitem(node: Node, key: Any, val: Node) -> Node:
         inverse = tuple(int(i) for i in np.argsort(perm))
         new_view = views.permute(permuted, inverse)
     return write_region(node, plan.items, new_view)
+
+
+register(advanced_getitem=advanced_getitem, advanced_setitem=advanced_setitem)
