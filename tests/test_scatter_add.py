@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import gpuarray as xp
+from gpuarray.interop.adapters import counting as adapter
+from gpuarray.namespace.statistical import extremes_array
 
 from .conftest import assert_same
 
@@ -292,3 +296,215 @@ def test_histogram_private_edges_out_of_range(device):
     assert_same(h, np.histogram(a, bins=100, range=(-2.0, 2.0), weights=w)[0])
     h, _e = np.histogram(_g(a, device), bins=100, range=(-2.0, 2.0), density=True)
     assert_same(h, np.histogram(a, bins=100, range=(-2.0, 2.0), density=True)[0], rtol=1e-12)
+
+
+# ------------------------------------------------ the extremes kernel and what each call costs
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                                   "float32", "float64", "bool"])
+def test_extremes_one_read(device, dtype):
+    """``[min, max]`` in one kernel, one pass (up to 16384 elements) or two, the extremes anywhere
+    (first, last, the second pass's last workgroup); NaN propagates as in NumPy's min / max."""
+    rng = np.random.default_rng(31)
+    for n in (1, 3, 16384, 16385, 300_001):
+        if dtype == "bool":
+            x = rng.random(n) < 0.5
+        elif dtype.startswith("float"):
+            x = (rng.standard_normal(n) * 100).astype(dtype)
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        for pos in {0, n - 1, n // 2}:
+            y = x.copy()
+            if dtype != "bool":
+                y[pos] = np.iinfo(dtype).max if dtype[0] in "iu" else np.inf
+            got = np.asarray(extremes_array(_g(y, device)))
+            want = np.array([y.min(), y.max()]).astype("uint8" if dtype == "bool" else dtype)
+            assert_same(got, want)
+    if dtype.startswith("float"):
+        y = x.copy()
+        y[-1] = np.nan
+        assert np.isnan(np.asarray(extremes_array(_g(y, device)))).all()
+        z = np.array([-0.0, 0.0, -5.5, np.inf, -np.inf], dtype=dtype)
+        assert_same(np.asarray(extremes_array(_g(z, device))), np.array([-np.inf, np.inf], dtype=dtype))
+
+
+def test_extremes_of_an_expression(device):
+    """The operand's fused prologue (a view and arithmetic) evaluated inside the kernel."""
+    x = np.arange(-50_000, 50_000, dtype=np.int64).reshape(400, 250)
+    g = _g(x, device)
+    got = np.asarray(extremes_array((g[::3, 1:] * 3 - 7).T))
+    v = (x[::3, 1:] * 3 - 7).T
+    assert_same(got, np.array([v.min(), v.max()]))
+    with pytest.raises(ValueError, match="zero-size"):
+        extremes_array(_g(np.zeros(0, np.int32), device))
+
+
+def test_bincount_negative_anywhere_raises(device):
+    for n, pos in ((10, 9), (20_000, 19_999), (300_000, 123_457)):
+        x = np.arange(n) % 7
+        x[pos] = -1
+        with pytest.raises(ValueError, match="negative"):
+            np.bincount(_g(x, device))
+        x[pos] = 10**6 + 3             # the largest value anywhere sets the length
+        assert_same(np.bincount(_g(x, device), minlength=5), np.bincount(x, minlength=5))
+    u = np.array([1, 2**63 + 5, 3], dtype=np.uint64)     # negative once cast to int64, as NumPy casts
+    with pytest.raises(ValueError, match="negative"):
+        np.bincount(u)
+    with pytest.raises(ValueError, match="negative"):
+        np.bincount(_g(u, device))
+
+
+def _per_call(fn: Any, dev: xp.Device) -> dict[str, int]:
+    """The metrics of the second of two calls of ``fn`` (the first compiles and uploads what is
+    kept), and ``reads``: the provider's downloads (host waits for data) during it; the result's
+    own read excluded."""
+    prov: Any = dev.provider
+    reads = [0]
+    real = prov.download
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        reads[0] += 1
+        return real(*args, **kw)
+
+    with xp.config(offload="always"):
+        xp.evaluate(fn())
+        xp.synchronize(dev)
+        xp.reset_metrics()
+        prov.download = counted
+        try:
+            r = fn()
+            xp.evaluate(r)
+        finally:
+            del prov.download
+        m = xp.metrics()
+        np.asarray(r)
+    return {**m, "reads": reads[0]}
+
+
+def test_bincount_histogram_reads_dispatches_uploads(wgpu_device):
+    """What one call costs on wgpu: bincount one read of (min, max) (16 bytes of int64), one
+    extremes kernel (two dispatches past 16384 elements) and the scatter-add's two dispatches;
+    histogram with a range or explicit host edges no read, no upload and two or three dispatches;
+    with the data's range one read of its (min, max); never a host fallback."""
+    rng = np.random.default_rng(32)
+    n = 1 << 16
+    xi = _g(rng.integers(0, 1000, n), wgpu_device)
+    x32 = _g(rng.integers(0, 1000, n).astype(np.int32), wgpu_device)
+    xs = _g(rng.integers(0, 1000, 5000), wgpu_device)
+    f = _g(rng.uniform(-3, 3, n).astype(np.float32), wgpu_device)
+    d = _g(rng.uniform(-3, 3, n), wgpu_device)
+    edges = np.linspace(-3, 3, 41)
+    cases = [  # (call, bytes read, dispatches)
+        (lambda: np.bincount(xi), 16, 4),
+        (lambda: np.bincount(xi, minlength=2000), 16, 4),
+        (lambda: np.bincount(x32), 8, 4),
+        (lambda: np.bincount(xs), 16, 3),
+        (lambda: np.histogram(f, 100, range=(-3, 3))[0], 0, 2),
+        (lambda: np.histogram(d, 100, range=(-3.0, 3.0))[0], 0, 2),
+        (lambda: np.histogram(f, 100)[0], 8, 4),
+        (lambda: np.histogram(d, 4000)[0], 16, 4),
+        (lambda: np.histogram(f, edges)[0], 0, 3),
+        (lambda: np.histogram(f, 50, range=(-2, 2), density=True)[0], 0, None),
+    ]
+    for fn, read, dispatches in cases:
+        m = _per_call(fn, wgpu_device)
+        assert m["bytes_downloaded"] == read and m["reads"] == (1 if read else 0), m
+        assert m["bytes_uploaded"] == 0 and m["host_fallbacks"] == 0 and m["host_kernels"] == 0, m
+        if dispatches is not None:
+            assert m["dispatches"] == dispatches, m
+
+
+def test_histogram_kept_edges_are_not_shared(device):
+    """The edges handed back are the caller's own: writing into them changes no later histogram."""
+    a = np.linspace(0, 1, 1000)
+    h1, e1 = np.histogram(_g(a, device), 10, range=(0, 1))
+    e1[3] = 100.0
+    h2, e2 = np.histogram(_g(a, device), 10, range=(0, 1))
+    wh, we = np.histogram(a, 10, range=(0, 1))
+    assert_same(h2, wh)
+    assert_same(e2, we)
+    b = np.array([0.0, 0.3, 0.5, 1.0])
+    _h, eb = np.histogram(_g(a, device), b)
+    eb[1] = 0.9
+    assert_same(np.histogram(_g(a, device), b)[0], np.histogram(a, b)[0])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_histogram_integer_dtypes(device, dtype):
+    """Integer data: the data's range (values on the edges), a range, a range past the dtype's."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(33)
+    a = rng.integers(max(info.min, -1000), min(info.max, 1000), 20_000, dtype=dtype, endpoint=True)
+    for kw in ({"bins": 10}, {"bins": 7, "range": (-3, 250)}, {"bins": 3, "range": (0, 2**40)}):
+        for got, want in zip(np.histogram(_g(a, device), **kw), np.histogram(a, **kw)):
+            assert_same(got, want)
+    e = np.array([], dtype=dtype)
+    for got, want in zip(np.histogram(_g(e, device), bins=4), np.histogram(e, bins=4)):
+        assert_same(got, want)
+
+
+def test_histogram_bool_as_numpy(device):
+    """bool data: NumPy's warning, then counted as uint8 (on the device)."""
+    a = np.array([True, False, True, True])
+    for kw in ({}, {"bins": 3, "range": (0, 2)}):
+        with pytest.warns(RuntimeWarning, match="bool"):
+            want = np.histogram(a, **kw)
+        with pytest.warns(RuntimeWarning, match="bool"):
+            got = np.histogram(_g(a, device), **kw)
+        for gv, wv in zip(got, want):
+            assert_same(gv, wv)
+
+
+def test_add_at_mixed_index_dtypes(device):
+    """Index arrays of several dtypes: one read of their extremes; uint64 past int64 is out of bounds."""
+    a = np.zeros((4, 5), dtype=np.int64)
+    i0, i1 = np.array([0, 3, 3], dtype=np.uint8), np.array([-1, 4, 0], dtype=np.int64)
+    np.add.at(a, (i0, i1), 2)
+    g = xp.zeros((4, 5), dtype="int64", device=device)
+    np.add.at(g, (_g(i0, device), _g(i1, device)), 2)
+    assert_same(g, a)
+    big = np.array([1, 2**63 + 1], dtype=np.uint64)
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.add.at(g, (_g(big, device), _g(np.array([0, 1]), device)), 1)
+
+
+def test_histogram2d_one_read_and_float32_last_edge(device):
+    """The data's ranges of both coordinates in one read; a float32 value equal to the last edge
+    in float32 but not in float64 is outside, as NumPy compares in float64."""
+    rng = np.random.default_rng(34)
+    x = rng.random(3000).astype(np.float32)
+    y = rng.random(3000).astype(np.float32)
+    x[:5] = np.float32(0.7)
+    for kw in ({"bins": 6}, {"bins": (4, 5), "range": [[0.1, 0.7], [0.0, 0.9]]}):
+        got = np.histogram2d(_g(x, device), _g(y, device), **kw)
+        want = np.histogram2d(x, y, **kw)
+        for gv, wv in zip(got, want):
+            assert_same(gv, wv)
+    if device.kind == "wgpu":
+        m = _per_call(lambda: np.histogram2d(_g(x, device), _g(y, device), bins=6)[0], device)
+        assert m["bytes_downloaded"] == 16 and m["reads"] == 1 and m["host_fallbacks"] == 0, m
+
+
+def test_scalar_values_made_narrow_or_not(device):
+    """A scalar value of a 64-bit sum is a 32-bit parameter where one holds it exactly (0.5, -3,
+    2**31 - 1), else a 64-bit constant (0.1, 2**40, 1e300); both sum as NumPy does."""
+    x = np.array([0, 2, 2, 5, 2])
+    for dtype, value in (("float64", 0.5), ("float64", 0.1), ("float64", 1e300), ("float64", np.nan),
+                         ("float64", -0.0), ("int64", -3), ("int64", 2**31 - 1), ("int64", 2**40),
+                         ("uint64", 2**32 - 1), ("uint64", 2**32)):
+        want = np.zeros(6, dtype)
+        np.add.at(want, x, value)
+        g = xp.zeros(6, dtype=dtype, device=device)
+        np.add.at(g, _g(x, device), value)
+        assert_same(g, want)
+
+
+def test_histogram_many_bins_not_kept(device, monkeypatch):
+    """Edges past ``KEPT_BYTES`` are not kept on the device (uploaded for the call); same results."""
+    monkeypatch.setattr(adapter, "KEPT_BYTES", 64)
+    a = np.random.default_rng(35).uniform(-1, 1, 5000)
+    for got, want in zip(np.histogram(_g(a, device), 50, range=(-1.5, 1.0)), np.histogram(a, 50, range=(-1.5, 1.0))):
+        assert_same(got, want)
+    e = np.linspace(-1.5, 1.0, 51)
+    assert (device.name, e.dtype.str, e.shape, e.tobytes()) not in adapter._KEPT

@@ -8,7 +8,8 @@ indices sorted first (``argsort``, stable), by a segmented sum. Narrow integers 
 in 32 bits and wrapped (or tested for non-zero) afterwards.
 
 ``bincount`` and ``add_at`` check their indices as NumPy does, which needs one read of the indices'
-extremes (min and max together) from the device.
+extremes: ``statistical.extremes_array``, one ``extremes`` kernel (one read of the data for both) and one small
+transfer of the two values (``add_at``: of every index array's, together).
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([0, 1, 1, 3], device="cpu")
@@ -33,10 +34,9 @@ from ..graph.node import make
 from .creation import asarray, full, zeros
 from .elementwise import FUNCTIONS as _EW
 from .indexing import take
-from .manipulation import broadcast_to, reshape, stack
+from .manipulation import broadcast_to, concat, reshape
 from .sorting import argsort
-from .statistical import max as _max
-from .statistical import min as _min
+from .statistical import extremes_array
 
 # the dtype each result dtype is summed in on the device (the kernel kind has 32- and 64-bit sums)
 SUM_DTYPE: dict[np.dtype, np.dtype] = {
@@ -59,9 +59,36 @@ def _operand(x: Any, dev: Any) -> Any:
     return _coerce(x, dev)
 
 
-def scatter_add(base: GpuArray, idx: Any, val: Any) -> GpuArray:
+def _narrow(c: Any) -> np.dtype:
+    """The dtype a constant is made in: a 64-bit one that a 32-bit one holds exactly in int32 /
+    uint32 / float32 (then widened in the kernel: a 64-bit constant is a buffer made for each
+    dispatch), else its own."""
+    dt = c.dtype
+    if dt.itemsize == 8 and dt.kind in "iu":
+        nt = _dtypes.uint32 if dt.kind == "u" else _dtypes.int32
+        if np.iinfo(nt).min <= int(c) <= np.iinfo(nt).max:
+            return nt
+    if dt == _dtypes.float64:
+        with np.errstate(over="ignore"):
+            if np.float32(c) == c or np.isnan(c):
+                return _dtypes.float32
+    return dt
+
+
+def constant(shape: tuple[int, ...] | int, value: Any, dtype: np.dtype, device: Any) -> GpuArray:
+    """``full(shape, value, dtype)`` with a 64-bit ``value`` that fits 32 bits made as a 32-bit
+    parameter and widened (``_narrow``): the zeros a sum starts from, the 1 that ``bincount`` counts."""
+    c = np.asarray(value).astype(dtype)[()]
+    nt = _narrow(c)
+    v = full(shape, c.item(), dtype=nt, device=device)
+    return v.astype(dtype) if nt != dtype else v
+
+
+def scatter_add(base: GpuArray, idx: Any, val: Any, in_range: bool = False) -> GpuArray:
     """``base`` (1-D) with ``val[i]`` added at ``idx[i]`` for every ``i`` (``idx`` integer, ``val`` an
     array of ``idx``'s shape or a scalar); indices outside ``[0, len(base))`` are dropped.
+    ``in_range``: the caller knows every index lies in ``[0, len(base))`` (``bincount`` read them):
+    64-bit indices are narrowed without the guard that keeps dropped ones dropped.
 
     Integer sums wrap as NumPy's do; bool adds as logical or.
 
@@ -87,11 +114,10 @@ def scatter_add(base: GpuArray, idx: Any, val: Any) -> GpuArray:
         v = val.astype(sdt) if val.dtype != sdt else val
         v = broadcast_to(v, idx.shape) if v.shape != idx.shape else v
     else:
-        v = full(idx.shape, np.asarray(bool(val) if dt == _dtypes.bool_ else val).astype(sdt)[()].item(),
-                 dtype=sdt, device=dev)
+        v = constant(idx.shape, bool(val) if dt == _dtypes.bool_ else val, sdt, dev)
     flat_i = reshape(idx, (-1,))
     flat_v = reshape(v, (-1,))
-    if flat_i.dtype.itemsize == 8:
+    if flat_i.dtype.itemsize == 8 and not in_range:
         # 64-bit indices out of range must stay out of range once narrowed to int32: len(base) is dropped
         n = base.shape[0]
         bad = (flat_i > n) if flat_i.dtype.kind == "u" else (flat_i < 0) | (flat_i > n)
@@ -111,9 +137,9 @@ def scatter_add(base: GpuArray, idx: Any, val: Any) -> GpuArray:
 
 
 def extremes(x: GpuArray) -> tuple[Any, Any]:
-    """``(min(x), max(x))`` as NumPy scalars, read from the device in one transfer (``x`` not empty)."""
-    xx = x.astype(_dtypes.int32) if x.dtype == _dtypes.bool_ else x
-    mm = np.asarray(stack([_min(xx), _max(xx)]))
+    """``(min(x), max(x))`` as NumPy scalars, read from the device in one small transfer (``x`` not
+    empty): one ``extremes`` kernel (one or two dispatches) and one read."""
+    mm = np.asarray(extremes_array(x))
     return mm[0], mm[1]
 
 
@@ -141,20 +167,20 @@ def bincount(x: GpuArray, /, weights: Any = None, minlength: int = 0) -> GpuArra
     if x.size == 0:             # NumPy: integer zeros, whatever the weights
         return zeros(minlength, dtype=dev.default_int, device=dev)
     lo, hi = extremes(x)
-    if lo < 0:
+    if lo < 0 or hi >= 2**63:       # NumPy casts uint64 to int64: values past 2**63 - 1 are negative there
         raise ValueError("'list' argument must have no negative elements")
     length = max(minlength, int(hi) + 1)
     if length >= 2**31:
         raise MemoryError(f"bincount: {length} bins are more than this library's 2**31 - 1")
     if weights is None:
-        return scatter_add(zeros(length, dtype=dev.default_int, device=dev), x, 1)
+        return scatter_add(constant(length, 0, dev.default_int, dev), x, 1, in_range=True)
     w = weights if isinstance(weights, GpuArray) else asarray(np.asarray(weights), device=dev)
     if w.shape != x.shape:
         raise ValueError("The weights and list don't have the same length.")
     if w.dtype.kind == "c":
         raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('float64') according to the rule 'safe'")
     ft = dev.default_float
-    return scatter_add(zeros(length, dtype=ft, device=dev), x, w.astype(ft) if w.dtype != ft else w)
+    return scatter_add(constant(length, 0, ft, dev), x, w.astype(ft) if w.dtype != ft else w, in_range=True)
 
 
 def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
@@ -183,8 +209,14 @@ def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
     it = _dtypes.int64 if dev.supports(_dtypes.int64) else _dtypes.int32
     checks = [(d, g) for d, g in enumerate(arrs) if g.size]
     if checks:
-        # one read of every index array's extremes: IndexError as NumPy raises it
-        mm = np.asarray(stack([f(g.astype(it) if g.dtype != it else g) for _d, g in checks for f in (_min, _max)]))
+        # one read of every index array's extremes (an extremes kernel each): IndexError as NumPy raises it
+        ext = [extremes_array(g) for _d, g in checks]
+        if len({e.dtype for e in ext}) == 1:
+            mm = np.asarray(ext[0] if len(ext) == 1 else concat(ext))
+        elif all(e.dtype != _dtypes.uint64 for e in ext) and dev.supports(_dtypes.int64):
+            mm = np.asarray(concat([e.astype(_dtypes.int64) for e in ext]))       # every value fits int64
+        else:
+            mm = np.concatenate([np.asarray(e).astype(object) for e in ext])     # uint64 with others: a read each
         for j, (d, _g) in enumerate(checks):
             n = a.shape[d]
             for v in (int(mm[2 * j]), int(mm[2 * j + 1])):
@@ -212,4 +244,4 @@ def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
     return reshape(scatter_add(flat, lin, val), a.shape)
 
 
-__all__ = ["scatter_add", "bincount", "add_at"]
+__all__ = ["scatter_add", "bincount", "add_at", "extremes", "constant"]

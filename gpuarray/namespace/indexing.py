@@ -31,15 +31,13 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
-from ..array_object.elementwise import apply, finish
+from ..array_object.elementwise import finish
 from ..array_object.indexing import bounded
-from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
 from ..runtime.devices import Device
-from .statistical import max as _max
-from .statistical import min as _min
+from .statistical import extremes_array
 
 
 def _arr(x: Any, fn: str) -> GpuArray:
@@ -247,8 +245,7 @@ def _device_extremes(a: GpuArray) -> tuple[int, int]:
     hit = _remembered(node)
     if hit is not None:
         return hit
-    first = finish(leaf(np.array([True, False]), a.device))
-    lo, hi = (int(v) for v in np.asarray(apply(OPS["where"], first, _min(a), _max(a))))
+    lo, hi = (int(v) for v in np.asarray(extremes_array(a)))      # one extremes kernel, one read
     if len(_DEVICE_EXTREMES) >= EXTREMES_KEPT:
         _DEVICE_EXTREMES.pop(next(iter(_DEVICE_EXTREMES)))
     _DEVICE_EXTREMES[id(node)] = (weakref.ref(node), lo, hi)

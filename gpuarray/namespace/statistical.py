@@ -7,7 +7,9 @@ runs inside that kernel as its prologue, and the elementwise work consuming a
 reduction's result (the division of ``mean`` and ``var``, the ``sqrt`` of
 ``std``, a ``keepdims`` reshape) as its epilogue (``compiler/schedule.py``):
 ``mean`` along an axis costs the sum's passes only, ``var`` and ``std`` two
-reductions.
+reductions. ``extremes_array`` (not in the Array API) is the minimum and maximum
+of a whole array together, one ``extremes`` node: what ``bincount``,
+``histogram`` and the bounds checks of device indices read back.
 
 >>> import gpuarray as xp
 >>> float(xp.sum(xp.arange(5, dtype=xp.float32, device="cpu") ** 2))
@@ -103,6 +105,18 @@ def _extreme(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
     if builtins.any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     return _reduce(x, rop, axes, x.dtype, keepdims)
+
+
+def extremes_array(x: GpuArray) -> GpuArray:
+    """``[min(x), max(x)]`` of a non-empty real array as a (2,) array on ``x``'s device, computed in
+    one read of ``x`` (one ``extremes`` kernel; NaN propagates as in NumPy's ``min`` / ``max``;
+    bools as uint8)."""
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"extremes: real numbers only; got {x.dtype}")
+    if x.size == 0:
+        raise ValueError("extremes: zero-size array has no minimum or maximum")
+    xx = x.astype(_dtypes.uint8) if x.dtype == _dtypes.bool_ else x
+    return finish(make("extremes", (xx._node,), xx.dtype, (2,), (), x.device))
 
 
 def max(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001

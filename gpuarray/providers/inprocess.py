@@ -207,6 +207,15 @@ def _host_scatter_add(kernel: Kernel, operands: list[np.ndarray]) -> list[np.nda
 
 
 HOST_KINDS["scatter_add"] = _host_scatter_add     # bincount / histogram / add.at (namespace/counting.py)
+
+
+def _host_extremes(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
+    """``[min(x), max(x)]`` (NaN propagates, as NumPy's ``min`` / ``max``; ``x`` not empty)."""
+    x = operands[0]
+    return [np.array([np.min(x), np.max(x)], dtype=kernel.out_nodes[0].dtype)]
+
+
+HOST_KINDS["extremes"] = _host_extremes           # bincount / histogram / add.at's one read of the extremes
 HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 HOST_KINDS["select"] = host_select     # order statistics: percentile / quantile by selection
 

@@ -16,6 +16,7 @@ from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
+from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_linalg import enqueue_lu, enqueue_potrf, linalg_cannot_run
 from .wgpu_matmul import enqueue_matmul
@@ -43,6 +44,8 @@ WGPU_KINDS["rowfuse"] = enqueue_rowfuse        # row reductions and their elemen
 WGPU_KIND_CHECKS["fft"] = fft_cannot_run
 WGPU_KINDS["scatter_add"] = enqueue_scatter_add        # bincount / histogram / add.at (wgpu_scatter_add.py)
 WGPU_KIND_CHECKS["scatter_add"] = scatter_add_cannot_run
+WGPU_KINDS["extremes"] = enqueue_extremes              # (min, max) in one read: bincount / histogram
+WGPU_KIND_CHECKS["extremes"] = extremes_cannot_run
 WGPU_KINDS["select"] = enqueue_select                  # percentile / quantile: radix selection (wgpu_select.py)
 WGPU_KIND_CHECKS["select"] = select_cannot_run
 WGPU_KINDS.update(linalg_potrf=enqueue_potrf, linalg_lu=enqueue_lu)     # Cholesky, LU (wgpu_linalg.py)

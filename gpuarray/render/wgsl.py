@@ -223,6 +223,10 @@ class _Gen:
 
     def value(self, i: int, idx: Idx) -> str:
         ins = self.ins[i]
+        if idx[0] == "multi" and len(idx[1]) == 1 and len(ins.shape) == 1:
+            # a 1-D multi-index is the linear index: one memo key, so that a value read by a
+            # gather's index or a broadcast (histogram's bins) is computed once, not once per form
+            idx = ("lin", idx[1][0])
         key = (i, None) if ins.op == "const" else (i, idx)
         if key in self.memo:
             return self.memo[key]

@@ -61,7 +61,7 @@ ENV_THRESHOLDS: dict[str, str] = {
     "elementwise": "GPUARRAY_ELEMENTWISE_THRESHOLD", "reduction": "GPUARRAY_REDUCTION_THRESHOLD",
     "matmul": "GPUARRAY_MATMUL_THRESHOLD",
 }
-_REDUCTION_KINDS = ("reduce", "argreduce", "scan", "sort", "argsort", "searchsorted", "rowfuse")
+_REDUCTION_KINDS = ("reduce", "argreduce", "scan", "sort", "argsort", "searchsorted", "rowfuse", "extremes")
 
 
 @dataclass(frozen=True)
