@@ -42,6 +42,35 @@ def test_scalar_conversions(device):
         xp.asarray([1, 2], device=device).item()
 
 
+def test_scalar_reads_of_computed_and_reshaped_arrays(device):
+    """``float`` / ``int`` / ``bool`` / ``complex`` / ``operator.index`` of size-1 arrays that are
+    computed (evaluated by the read), reshaped (their data of another shape) or views, with NumPy's
+    values, special values and errors."""
+    import operator
+    h = np.array([[np.nan, -0.0, 3.75, -np.inf]], np.float32)
+    g = xp.asarray(h, device=device)
+    with xp.config(offload="always"):
+        for _ in range(3):                                  # a replayed evaluation reads the new values
+            s = xp.sum(g[:, 2:3] * 2)
+            assert float(s) == 7.5 and int(s) == 7 and bool(s) and complex(s) == 7.5
+        assert np.isnan(float(g[0, 0] + 1)) and float(g[0, 3] * 2) == -np.inf
+        z = float(g[0, 1] * 1)
+        assert z == 0.0 and np.signbit(z)                   # the sign of zero survives
+        assert not bool(g[0, 1] * 1)
+        r = xp.reshape(g[:, 2:3] + 0, (1, 1, 1))            # computed, then seen in another shape
+        assert float(xp.reshape(r, ())) == 3.75 and float(r) == 3.75
+        i = xp.asarray(np.array([[5]], np.int32), device=device) + 2
+        assert operator.index(xp.reshape(i, ())) == 7 and int(i) == 7
+        with pytest.raises(TypeError, match="integer scalar"):
+            operator.index(i)                               # 2-d: not an index, as in NumPy
+        with pytest.raises(TypeError, match="size-1"):
+            float(g * 2)
+        with pytest.raises(ValueError, match="ambiguous"):
+            bool(g > 0)
+        b = xp.asarray(np.array([True]), device=device) & True
+        assert bool(b) is True and int(b) == 1
+
+
 def test_array_protocol(device):
     a = xp.asarray([1, 2, 3], dtype=xp.int16, device=device)
     h = np.asarray(a)

@@ -66,18 +66,22 @@ def _softmax(m: Any) -> Any:
 
 
 # Python calls (cProfile's count, built-ins included) per cached evaluation on this machine's
-# lavapipe, recording included, with a margin for other Python versions. Issue 16's targets are
-# lower (chain8 250, sum 120, softmax 250, std(axis=0) 250, float(sum) 200); these bounds keep
-# what was reached from regressing (evaluation plans, replay.py, the recording trimmed, encoders,
-# submits and small reads through wgpu-native's C functions, column fusion: x*2+1 109, chain8 243,
-# sum 136, softmax 223, std(axis=0) 252, float(sum) 229 on Python 3.11).
+# lavapipe, recording included, with a margin of about 10 % for other Python versions and for what
+# ran before in the process (a few calls); within issue 16's targets (chain8 250, sum 120, softmax
+# 250, std(axis=0) 250, float(x.sum()) 200). Measured on Python 3.11, in this order (evaluation
+# plans, replay.py, the recording trimmed, encoders, submits and small reads through wgpu-native's
+# C functions, column fusion, then the reduction methods' common case, var and std built with make,
+# the replay path's and the scalar read's calls trimmed): x*2+1 91, chain8 202, sum 99, softmax 168,
+# std(axis=0) 134, x.std(axis=0) 142, float(sum) 150, float(x.sum()) 152.
 BUDGETS: dict[str, tuple[int, Callable[[Any, Any], Any]]] = {
-    "x*2+1": (130, lambda v, m: v * 2 + 1),
-    "chain8": (280, lambda v, m: _chain8(v)),
-    "sum": (160, lambda v, m: xp.sum(v)),
-    "softmax": (260, lambda v, m: _softmax(m)),
-    "std(axis=0)": (290, lambda v, m: xp.std(m, axis=0)),
-    "float(sum)": (265, lambda v, m: float(xp.sum(v))),
+    "x*2+1": (100, lambda v, m: v * 2 + 1),
+    "chain8": (222, lambda v, m: _chain8(v)),
+    "sum": (110, lambda v, m: xp.sum(v)),
+    "softmax": (190, lambda v, m: _softmax(m)),
+    "std(axis=0)": (155, lambda v, m: xp.std(m, axis=0)),
+    "x.std(axis=0)": (158, lambda v, m: m.std(axis=0)),
+    "float(sum)": (166, lambda v, m: float(xp.sum(v))),
+    "float(x.sum())": (168, lambda v, m: float(v.sum())),
 }
 
 
@@ -102,6 +106,7 @@ def test_python_calls_per_cached_evaluation(wgpu_device: xp.Device, case: str) -
             run()
         prof.disable()
     calls = pstats.Stats(prof).total_calls / 10      # type: ignore[attr-defined]
+    print(f"{case}: {calls:.1f} Python calls per cached evaluation")
     assert calls <= budget, f"{case}: {calls:.0f} Python calls per cached evaluation (budget {budget})"
 
 
@@ -155,13 +160,20 @@ def test_direct_pass_errors_raise(wgpu_device: xp.Device) -> None:
     a = prov.device.create_buffer(size=16, usage=bu.COPY_SRC)
     b = prov.device.create_buffer(size=16, usage=bu.COPY_DST)
     x = xp.asarray(np.arange(8, dtype=np.float32), device=wgpu_device)
+    from wgpu.backends.wgpu_native._api import error_handler
+    depth = len(error_handler._get_proxy_stack())
     with xp.config(offload="always"):
         xp.evaluate(x * 3)                  # an open pass to submit with the bad copy
         with pytest.raises(wgpu.GPUValidationError):
             prov.flush(lambda enc: enc.copy_buffer_to_buffer(a, 0, b, 0, 64))     # past both ends
+        assert len(error_handler._get_proxy_stack()) == depth      # every capture was released
         y = x * 2 + 1
         assert_same(y, np.arange(8, dtype=np.float32) * 2 + 1)
         assert float(xp.sum(x)) == 28.0
+        with pytest.raises(wgpu.GPUValidationError):                    # no pass open: submitted alone
+            prov.flush(lambda enc: enc.copy_buffer_to_buffer(a, 0, b, 0, 64))
+        assert len(error_handler._get_proxy_stack()) == depth
+        assert float(xp.sum(x * 2)) == 56.0
 
 
 def test_small_reads_of_every_width(wgpu_device: xp.Device) -> None:

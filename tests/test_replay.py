@@ -198,3 +198,30 @@ def test_replay_counts_dispatches_and_logs_decisions(wgpu_device: xp.Device) -> 
         assert planner.decisions()[-1]["placed"] == "device"
         assert len(planner.decisions()) >= min(n + 1, 256) - 1
         assert float(y) == pytest.approx(float(np.sum(h.astype(np.float64) ** 2)), rel=1e-5)
+
+
+def test_methods_and_scalar_reads_replay_with_their_own_inputs(wgpu_device: xp.Device,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``x.std(axis=0, ddof=k)`` and ``float(x.sum())`` (the methods' common case, a scalar read
+    through the small reader) replay their plans over new buffers; a new ``ddof`` (a new constant)
+    takes a fresh plan, which then replaces the one of the same structure: each value is the one
+    NumPy gives for that evaluation's data."""
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    prev = None
+    with xp.config(offload="always"):
+        for i, ddof in enumerate((1, 1, 1, 2, 2, 1, 1, 0, 0, 0)):
+            h = rng.uniform(-3, 3, (97, 33)).astype(np.float32)
+            x = xp.asarray(h, device=wgpu_device)            # a new buffer every time
+            before = count.n
+            s = x.std(axis=0, ddof=ddof)
+            xp.evaluate(s)
+            if ddof == prev:
+                assert count.n == before, f"evaluation {i} (ddof {ddof} again) was not replayed"
+            else:
+                assert count.n > before, f"evaluation {i} (ddof {ddof} after {prev}) replayed another ddof's plan"
+            prev = ddof
+            want = h.astype(np.float64).std(axis=0, ddof=ddof).astype(np.float32)
+            assert_same(s, want, rtol=1e-5, atol=1e-6)
+            got = float(x.sum())
+            assert got == pytest.approx(float(h.astype(np.float64).sum()), rel=1e-5, abs=1e-4)
+            assert float(x[i].max()) == float(h[i].max())

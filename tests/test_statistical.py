@@ -148,3 +148,86 @@ def test_reduction_errors(device):
         xp.sum([1, 2])
     with pytest.raises(TypeError, match="axis must be an int"):
         xp.sum(g, axis=(1.0,))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # NumPy's, for ddof past the count and empty slices
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_reduction_methods_match_numpy(device, dtype):
+    """``x.sum()``, ``x.std(axis=0)`` ... with their default arguments call gpuarray's function
+    directly (``_methods._plain``); with any other argument they go through NumPy's dispatch. Both
+    give NumPy's dtypes, values, special values and errors."""
+    if not device.supports(np.dtype(dtype)):
+        pytest.skip(f"{dtype} not on {device.name}")
+    a = _data(dtype)
+    if a.dtype.kind == "f":
+        a = a * 3 + 1
+        a[0, 1, 2], a[2, 0, 1] = np.nan, np.inf          # NaN and infinity propagate as in NumPy
+        a[1] = np.abs(a[1])
+    g = xp.asarray(a, device=device)
+    tol = {"rtol": 2e-5, "atol": 1e-6} if a.dtype != np.float64 else {"rtol": 1e-12}
+    with np.errstate(all="ignore"):
+        for axis in (None, 0, 1, -1, 2):
+            for keepdims in (False, True):
+                for name in ("sum", "prod", "mean", "var", "std", "max", "min"):
+                    if a.dtype.kind != "f" and name in ("mean", "var", "std", "prod"):
+                        continue
+                    want = getattr(a, name)(axis=axis, keepdims=keepdims)
+                    assert_same(getattr(g, name)(axis=axis, keepdims=keepdims), np.asarray(want), **tol)
+                if a.dtype.kind == "f":
+                    for ddof in (1, 2.5, 4):        # past the count: inf or NaN, as NumPy gives
+                        assert_same(g.var(axis=axis, ddof=ddof, keepdims=keepdims),
+                                    np.asarray(a.var(axis=axis, ddof=ddof, keepdims=keepdims)), **tol)
+                        assert_same(g.std(axis, None, None, ddof), np.asarray(a.std(axis, None, None, ddof)), **tol)
+        # arguments past the common case take NumPy's dispatch, with NumPy's answers
+        assert_same(g.sum(axis=1, dtype=np.float64 if device.supports(np.dtype("float64")) else np.float32),
+                    np.asarray(a.sum(axis=1, dtype=np.float64 if device.supports(np.dtype("float64"))
+                                     else np.float32)), **tol)
+        assert_same(g.max(axis=(0, 2)), np.asarray(a.max(axis=(0, 2))))
+        assert_same(g.min(axis=np.int64(1)), np.asarray(a.min(axis=np.int64(1))))
+        assert_same(g.sum(initial=2), np.asarray(a.sum(initial=2, dtype=_np_sum_dtype(a.dtype))), **tol)
+        assert_same(g.max(axis=0, where=a > 0, initial=3), np.asarray(a.max(axis=0, where=a > 0, initial=3)))
+        if a.dtype.kind == "f":
+            assert_same(g.std(axis=1, correction=1), np.asarray(np.std(a, axis=1, correction=1)), **tol)
+            assert_same(g.mean(axis=0, where=a > 1), np.asarray(a.mean(axis=0, where=a > 1)), **tol)
+    for name in ("sum", "max", "std"):
+        with pytest.raises(AxisError):
+            getattr(g, name)(axis=3)
+        with pytest.raises(AxisError):
+            getattr(g, name)(axis=-4)
+    with pytest.raises(ValueError, match="zero-size array"):
+        xp.asarray(np.zeros((0, 3), a.dtype), device=device).max(axis=0)
+
+
+def test_reduction_methods_of_0d_and_views(device):
+    a = np.float32(2.5)
+    g = xp.asarray(a, device=device)
+    for name in ("sum", "mean", "std", "max"):
+        for axis in (None, 0, -1):
+            try:
+                want = np.asarray(getattr(np.asarray(a), name)(axis=axis))
+            except AxisError:       # NumPy's mean, var and std take no axis of a 0-d array; sum does
+                with pytest.raises(AxisError):
+                    getattr(g, name)(axis=axis)
+                continue
+            assert_same(getattr(g, name)(axis=axis), want)
+    with pytest.raises(AxisError):
+        g.sum(axis=1)
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    v = xp.asarray(h, device=device)[::-1, 1:].T
+    assert_same(v.std(axis=0), h[::-1, 1:].T.std(axis=0), rtol=1e-6)
+    assert_same(v.sum(axis=1, keepdims=True), h[::-1, 1:].T.sum(axis=1, keepdims=True))
+
+
+def test_var_std_record_the_graph_of_their_formula(device):
+    """``var`` and ``std`` of a real array build their nodes directly (``statistical._var_real``):
+    the same nodes, hash-consed, as the formula written with the namespace's operations."""
+    h = np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32)
+    g = xp.asarray(h, device=device)
+    with xp.config(offload="always"):
+        d = g - xp.sum(g, axis=0, keepdims=True) / 4.0
+        want = xp.sum(d * d, axis=0, keepdims=True) / 3.0
+        got = xp.var(g, axis=0, correction=1, keepdims=True)
+        assert got._node is want._node
+        assert xp.std(g, axis=0, correction=1, keepdims=True)._node is xp.sqrt(want)._node
+        assert g.std(axis=0, ddof=1, keepdims=True)._node is xp.sqrt(want)._node     # the method's common case
+        assert_same(got, h.var(axis=0, ddof=1, keepdims=True), rtol=1e-5)

@@ -56,6 +56,25 @@ def test_cache_keys_evicts_and_forgets() -> None:
     assert len(c) == 0 and not c.by_buffer
 
 
+def test_cache_evicts_the_least_recently_used() -> None:
+    """A hit makes its entry the most recently used: the eviction takes the oldest other one."""
+    made: list[int] = []
+
+    def create() -> int:
+        made.append(len(made))
+        return made[-1]
+    c = BindGroupCache(capacity=2)
+    layout, a, b, d, p = object(), _Buf(), _Buf(), _Buf(), _Buf()
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 0
+    assert c.get(layout, [(p, 0, 16), (b, 0, 64)], create) == 1
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 0          # a hit: a's group is the newest
+    assert c.get(layout, [(p, 0, 16), (d, 0, 64)], create) == 2          # evicts b's, not a's
+    assert c.get(layout, [(p, 0, 16), (a, 0, 64)], create) == 0
+    assert c.get(layout, [(p, 0, 16), (b, 0, 64)], create) == 3          # b's was evicted: made again
+    assert c.hits == 2 and c.misses == 4 and len(c) == 2
+    assert set(c.by_buffer) == {id(p), id(a), id(b)}                     # d's group was evicted with d
+
+
 def test_repeated_evaluation_reuses_bind_groups(wgpu_device: xp.Device) -> None:
     prov: Any = wgpu_device.provider
     h = np.linspace(-2, 2, 4096, dtype=np.float32)

@@ -142,8 +142,10 @@ class GpuArray(NumPyMethods):
 
     # ---- materialization
     def _host(self) -> np.ndarray:
-        evaluate_nodes([self._node])
-        return self._node.data.get_host().reshape(self.shape)
+        node = self._node
+        if node.data is None:
+            evaluate_nodes([node])
+        return node.data.get_host().reshape(node.shape)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -159,15 +161,23 @@ class GpuArray(NumPyMethods):
         return self._host().tolist()
 
     def _scalar(self, kind: str) -> Any:
-        if kind in ("float", "int") and self.dtype.kind == "c":
+        """The one element as a NumPy scalar, for ``float(x)``, ``bool(x)`` ... (attributes and
+        operators rather than calls: reading a scalar back is a hot path)."""
+        node = self._node
+        if kind in ("float", "int") and node.dtype.kind == "c":
             raise TypeError(f"can't convert a complex array to Python {kind}; use real(x) or abs(x) first")
-        if self.size != 1 or (self.ndim != 0 and kind == "index"):
+        size = 1
+        for s in node.shape:
+            size *= s
+        if size != 1 or (node.shape and kind == "index"):
             if kind == "bool":
                 raise ValueError("The truth value of an array with more than one element is ambiguous. "
                                  "Use a.any() or a.all()")
             raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
                             f"converted to Python {kind}s")
-        return self._host().reshape(())[()]
+        if node.data is None:
+            evaluate_nodes([node])
+        return node.data.get_host().flat[0]        # its data may have another shape of one element
 
     def __bool__(self) -> bool:
         return bool(self._scalar("bool"))

@@ -4,10 +4,13 @@
 NumPy's signature and follows NumPy's dtype rules (``x.mean()`` of integers is
 float64, ``x.sum()`` of int8 is int64) because it *is* the NumPy function:
 ``x.sum(axis=0)`` runs ``numpy.sum(x, axis=0)``, which ``__array_function__``
-sends to its device adapter in ``_interop`` (and from there to ``gpuarray.sum``),
+sends to its device adapter in ``interop`` (and from there to ``gpuarray.sum``),
 so the result is recorded lazily and fuses like everything else. What has no
 device implementation runs on the host as a counted fallback, exactly as the
-NumPy function would.
+NumPy function would. The reductions' common case (a floating array, ``axis``
+None or an int, every other argument its default: ``x.sum()``, ``x.std(axis=0)``)
+calls ``gpuarray.<name>`` directly, which gives the same result without NumPy's
+dispatch (``_plain``).
 
 Arrays are immutable values here, so the methods that write (``fill``,
 ``sort``, ``x.real = ...``) rebind the array to a new value, like ``x[k] = v``
@@ -35,6 +38,9 @@ from .hooks import UP
 
 _NOVALUE: Any = np._NoValue
 _np: Any = np            # NumPy, untyped: its stubs do not know that these functions accept GpuArrays
+# gpuarray's own reductions by name, for the reduction methods' common case (``_plain``): filled by
+# namespace/statistical.py when it is imported (the array object sits below it)
+REDUCTIONS: dict[str, Callable[..., Any]] = {}
 
 if TYPE_CHECKING:
     from .array import GpuArray
@@ -47,6 +53,19 @@ def _axes_arg(axes: tuple) -> Any:
     if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
         return tuple(axes[0])
     return axes
+
+
+def _plain(a: Any, axis: Any, keepdims: Any, kinds: str = "f") -> bool:
+    """Whether a reduction method's call is the common case that gpuarray's own function computes
+    as NumPy's would: an array of a real floating dtype (or of ``kinds``), ``axis`` None or a Python
+    int (not for a 0-d array: NumPy's ``mean`` raises there, its ``sum`` does not), ``keepdims`` a
+    bool, the other arguments their defaults (the caller checks those). The result dtype is then
+    the array's, the argument checks are the function's own, and NumPy's dispatch, the adapter's
+    argument binding and its dtype probe are skipped (about ninety Python calls of ``x.sum()``, a
+    hundred and thirty of ``x.std(axis=0)``)."""
+    node = a._node
+    return node.dtype.kind in kinds and keepdims.__class__ is bool and (
+        axis is None or axis.__class__ is int and node.shape != ())
 
 
 def format_array(a: Any, fmt: Callable[[np.ndarray], str]) -> str:
@@ -388,32 +407,48 @@ class NumPyMethods:
     # ---- reductions (numpy.<name> and its device adapter)
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             initial: Any = _NOVALUE, where: Any = True) -> GpuArray:
+        if dtype is None and out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims):
+            return REDUCTIONS["sum"](self, axis=axis, keepdims=keepdims)
         return _np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
              initial: Any = _NOVALUE, where: Any = True) -> GpuArray:
+        if dtype is None and out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims):
+            return REDUCTIONS["prod"](self, axis=axis, keepdims=keepdims)
         return _np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
              where: Any = True) -> GpuArray:
+        if dtype is None and out is None and where is True and _plain(self, axis, keepdims):
+            return REDUCTIONS["mean"](self, axis=axis, keepdims=keepdims)
         return _np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
     def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
+        if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
+                and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
+            return REDUCTIONS["var"](self, axis=axis, correction=ddof, keepdims=keepdims)
         return _np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
                       mean=mean, correction=correction)
 
     def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
+        if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
+                and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
+            return REDUCTIONS["std"](self, axis=axis, correction=ddof, keepdims=keepdims)
         return _np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
                       mean=mean, correction=correction)
 
     def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = _NOVALUE,
             where: Any = True) -> GpuArray:
+        if out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims, "fiu"):
+            return REDUCTIONS["max"](self, axis=axis, keepdims=keepdims)
         return _np.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = _NOVALUE,
             where: Any = True) -> GpuArray:
+        if out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims, "fiu"):
+            return REDUCTIONS["min"](self, axis=axis, keepdims=keepdims)
         return _np.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> GpuArray:

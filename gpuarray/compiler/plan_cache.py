@@ -86,7 +86,7 @@ def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any
     if parts is None:
         return None
     targets = tuple([pos[t.serial] for t in live])
-    return (tuple(parts), targets, None if held is None else frozenset(pos[s] for s in held if s in pos))
+    return (tuple(parts), targets, None if held is None else frozenset([pos[s] for s in held if s in pos]))
 
 
 @dataclass

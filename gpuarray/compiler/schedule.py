@@ -167,9 +167,9 @@ def _fusion_ok(kernel: Kernel, breaker: Node) -> bool:
 
 def _ref_excess(nodes: list[Any], uses: list[int]) -> list[int]:
     """References to each of ``nodes`` beyond ``uses`` and those this function holds."""
-    out = []
+    out: list[int] = []
     for k, obj in enumerate(nodes):
-        out.append(sys.getrefcount(obj) - uses[k])
+        out += (sys.getrefcount(obj) - uses[k],)
     return out
 
 
@@ -177,17 +177,38 @@ _REFCOUNTS = hasattr(sys, "getrefcount")
 _REF_BASE = _ref_excess([object()], [0])[0] if _REFCOUNTS else 0
 
 
-def _held_elsewhere(order: list[Node]) -> set[int]:
+def _held_elsewhere(order: list[Node]) -> tuple[set[int], bool]:
     """Serials of the breakers in ``order`` that something outside the graph being scheduled
     still references (a user's array, a node that is not evaluated now): their values must be
-    written even when an epilogue consumes them, or they would be computed again later."""
-    breakers = [n for n in order if n.data is None and n.op not in FUSABLE_OPS]     # is_breaker
-    if not breakers or not _REFCOUNTS:
-        return {n.serial for n in breakers}
-    uses = _uses(order)
-    # each breaker is also held by ``order`` and ``breakers`` (one more than _REF_BASE counts)
-    excess = _ref_excess(breakers, [uses.get(n.serial, 0) + 1 for n in breakers])
-    return {n.serial for n, e in zip(breakers, excess, strict=True) if e > _REF_BASE}
+    written even when an epilogue consumes them, or they would be computed again later; and
+    whether one of them could take an epilogue (``EPILOGUE_KINDS``; if none can, the set is empty:
+    it is not used).
+
+    One loop over ``order`` finds the breakers and counts the uses of each node (``_uses``):
+    this runs for every evaluation, a repeated one included."""
+    breakers: list[Node] = []
+    uses: dict[int, int] = {}
+    epilogue = False
+    for n in order:
+        if n.data is None:
+            if n.op not in FUSABLE_OPS:       # is_breaker
+                breakers += (n,)
+                if n.op in EPILOGUE_KINDS:
+                    epilogue = True
+            for i in n.inputs:
+                k = i.serial
+                if k in uses:
+                    uses[k] += 1
+                else:
+                    uses[k] = 1
+    if not epilogue:
+        return set(), False
+    n = i = None            # type: ignore[assignment]  # the loops' last nodes: not counted below
+    if not _REFCOUNTS:
+        return {b.serial for b in breakers}, True
+    # each breaker is also held by the caller's ``order`` and ``breakers`` (one more than _REF_BASE counts)
+    excess = _ref_excess(breakers, [uses[b.serial] + 1 if b.serial in uses else 1 for b in breakers])
+    return {b.serial for b, e in zip(breakers, excess, strict=True) if e > _REF_BASE}, True
 
 
 def _uses(order: list[Node]) -> dict[int, int]:
@@ -257,7 +278,8 @@ def prepare(live: list[Node]) -> tuple[list[Node], set[int] | None, tuple | None
     order, pos, parts = plan_cache.walk(live)       # = _topo(live, through_breakers=True)
     # reference counts are read here, before anything in this function holds a breaker; None:
     # no breaker could take an epilogue
-    held = _held_elsewhere(order) if EPILOGUE_KINDS & {n.op for n in order if n.data is None} else None
+    found, epilogue = _held_elsewhere(order)
+    held = found if epilogue else None
     return order, held, plan_cache.structure(parts, pos, live, held)
 
 

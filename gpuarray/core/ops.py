@@ -372,7 +372,7 @@ op("real", None, 1, "numeric", {"default": "{0}", "c": "{0}.x"}, result="real", 
 op("imag", None, 1, "numeric", {"default": "{T}(0)", "c": "{0}.y"}, result="real", host=_imag)
 
 # ---- NumPy-only ufuncs (numpy.fmax(g, h) ... dispatch here; gpuarray.fmax too). numpy.divmod is not an
-# entry: an op has one result, divmod two; it stays floor_divide and remainder (_interop.ufuncs.COMPOSED).
+# entry: an op has one result, divmod two; it stays floor_divide and remainder (interop.ufuncs.COMPOSED).
 op("fmax", "fmax", 2, "real numeric", {"f": "ga_fmax_{S}({0}, {1})", "int": "max({0}, {1})"},
    host=_fmaxmin(np.fmax))
 op("fmin", "fmin", 2, "real numeric", {"f": "ga_fmin_{S}({0}, {1})", "int": "min({0}, {1})"},

@@ -135,12 +135,22 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         unary = _SCALAR_FORMS[op].get(inputs[1].attrs[0].item())
         if unary is not None:           # NumPy's fast path for this scalar (OpDef.scalar_forms)
             return make(unary, (inputs[0],), dtype, shape, (), device)
-    if len(inputs) == 2:
-        serials: tuple[int, ...] = (inputs[0].serial, inputs[1].serial)
+    # slices and attributes rather than len(), a comprehension and getattr(): this runs for every
+    # operation recorded
+    if inputs[2:]:
+        serials: tuple[int, ...] = tuple([i.serial for i in inputs])
+    elif inputs[1:]:
+        serials = (inputs[0].serial, inputs[1].serial)
+    elif inputs:
+        serials = (inputs[0].serial,)
     else:
-        serials = tuple([i.serial for i in inputs])
+        serials = ()
+    try:
+        dname = device.name
+    except AttributeError:
+        dname = device
     # devices by name (equal devices have equal names; hashing a Device calls Python code)
-    key = (op, serials, dtype, shape, _attr_key(attrs) if attrs else (), getattr(device, "name", device))
+    key = (op, serials, dtype, shape, _attr_key(attrs) if attrs else (), dname)
     with _lock:
         ref = _table.get(key)
         node = ref() if ref is not None else None

@@ -206,7 +206,7 @@ METHODS: dict[tuple[str, str], Callable[..., Any]] = {}
 def register_ufunc_method(ufunc_name: str, method: str, impl: Callable[..., Any]) -> None:
     """Plug in a device implementation of ``numpy.<ufunc_name>.<method>`` (``reduce``, ``accumulate``,
     ``reduceat``, ``at``). ``impl(ufunc, inputs, kwargs)`` returns the result, or
-    ``_interop._FALLBACK`` to let this call run on the host."""
+    ``interop.host._FALLBACK`` to let this call run on the host."""
     METHODS[(ufunc_name, method)] = impl
 
 

@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
+from ..array_object import methods as _methods
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
-from ..graph.node import make
+from ..graph.node import Node, const, make
 
 Axis = int | tuple[int, ...] | None
 
@@ -43,7 +44,7 @@ def _axes(x: GpuArray, axis: Axis, name: str) -> tuple[int, ...]:
             a = axis % m                # type: ignore[operator]
             return (a,) if a < nd else ()
     if axis is None:
-        return tuple(range(x.ndim))
+        return tuple(range(len(x._node.shape)))
     if not isinstance(axis, (int, np.integer, tuple, list)):
         raise TypeError(f"{name}: axis must be an int or a tuple of ints; got {type(axis).__name__}")
     items = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -64,12 +65,18 @@ def _check(x: Any, name: str) -> GpuArray:
 
 
 def _reduce(x: GpuArray, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> GpuArray:
-    node = astype_node(x._node, dtype)
-    out_shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-    r = make("reduce", (node,), dtype, out_shape, (rop, axes), x.device)
+    return finish(_reduce_node(x._node, rop, axes, dtype, keepdims))
+
+
+def _reduce_node(x: Node, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> Node:
+    """The node of ``rop`` over ``axes`` of the node ``x`` in ``dtype`` (list comprehensions, not
+    generators: this runs for every reduction recorded)."""
+    shape = x.shape
+    r = make("reduce", (astype_node(x, dtype),), dtype, tuple([s for i, s in enumerate(shape) if i not in axes]),
+             (rop, axes), x.device)
     if keepdims:
-        r = views.reshape(r, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
-    return finish(r)
+        r = views.reshape(r, tuple([1 if i in axes else s for i, s in enumerate(shape)]))
+    return r
 
 
 def _sum_dtype(x: GpuArray, dtype: Any, name: str) -> np.dtype:
@@ -77,23 +84,24 @@ def _sum_dtype(x: GpuArray, dtype: Any, name: str) -> np.dtype:
         dt = _dtypes.as_dtype(dtype)
         x.device.check_dtype(dt)
         return dt
-    if x.dtype.kind in "b" or x.dtype in _dtypes.SIGNED:
+    dt = x._node.dtype
+    if dt.kind in "b" or dt in _dtypes.SIGNED:
         return x.device.default_int
-    if x.dtype in _dtypes.UNSIGNED:
+    if dt in _dtypes.UNSIGNED:
         return np.dtype(f"uint{x.device.default_int.itemsize * 8}")
-    return x.dtype
+    return dt
 
 
 def sum(x: GpuArray, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
     """Sum over ``axis`` (all axes by default); integers accumulate in the default integer dtype."""
     x = _check(x, "sum")
-    return _reduce(x, "sum", _axes(x, axis, "sum"), _sum_dtype(x, dtype, "sum"), keepdims)
+    return finish(_reduce_node(x._node, "sum", _axes(x, axis, "sum"), _sum_dtype(x, dtype, "sum"), keepdims))
 
 
 def prod(x: GpuArray, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> GpuArray:
     """Product over ``axis``; integers accumulate in the default integer dtype."""
     x = _check(x, "prod")
-    return _reduce(x, "prod", _axes(x, axis, "prod"), _sum_dtype(x, dtype, "prod"), keepdims)
+    return finish(_reduce_node(x._node, "prod", _axes(x, axis, "prod"), _sum_dtype(x, dtype, "prod"), keepdims))
 
 
 def _extreme(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
@@ -156,14 +164,34 @@ def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
     """
     x = _float_input(x, "var")
     axes = _axes(x, axis, "var")
+    if x._node.dtype.kind == "c":
+        return _var_complex(x, axes, correction, keepdims)
+    return finish(_var_real(x._node, axes, correction, keepdims))
+
+
+def _var_real(x: Node, axes: tuple[int, ...], correction: int | float, keepdims: bool) -> Node:
+    """The node of ``var`` of a real floating node ``x`` over checked ``axes``: the graph that
+    ``apply`` records for ``sum(d * d) / (n - correction)``, ``d = x - sum(x, keepdims) / n``, built with
+    ``make`` directly. Every operand has ``x``'s dtype, and nothing after the first reduction can be
+    computed at once on the host (its input is not evaluated), so ``apply``'s checks, promotion and
+    eager path have nothing to do (about fifty Python calls per ``std``)."""
+    dt, shape, dev = x.dtype, x.shape, x.device
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    m = _reduce_node(x, "sum", axes, dt, True)
+    m = make("divide", (m, const(float(n), dt, dev)), dt, m.shape, (), dev)
+    d = make("subtract", (x, m), dt, shape, (), dev)        # m's shape: x's with ones along axes
+    ss = _reduce_node(make("multiply", (d, d), dt, d.shape, (), dev), "sum", axes, dt, keepdims)
+    return make("divide", (ss, const(float(builtins.max(n - correction, 0)), dt, dev)), dt, ss.shape, (), dev)
+
+
+def _var_complex(x: GpuArray, axes: tuple[int, ...], correction: int | float, keepdims: bool) -> GpuArray:
+    """``var`` of a complex ``x`` over checked ``axes``: the mean of ``|x - mean(x)|**2``."""
     n = math.prod([x.shape[a] for a in axes])
-    m = _mean(x, axes, True)
-    d = apply(OPS["subtract"], x, m)
-    if x.dtype.kind == "c":
-        re, im = apply(OPS["real"], d), apply(OPS["imag"], d)
-        sq = apply(OPS["add"], apply(OPS["multiply"], re, re), apply(OPS["multiply"], im, im))
-    else:
-        sq = apply(OPS["multiply"], d, d)
+    d = apply(OPS["subtract"], x, _mean(x, axes, True))
+    re, im = apply(OPS["real"], d), apply(OPS["imag"], d)
+    sq = apply(OPS["add"], apply(OPS["multiply"], re, re), apply(OPS["multiply"], im, im))
     ss = _reduce(sq, "sum", axes, sq.dtype, keepdims)
     return apply(OPS["divide"], ss, float(builtins.max(n - correction, 0)))
 
@@ -171,7 +199,12 @@ def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
 def std(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
         keepdims: bool = False) -> GpuArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    return apply(OPS["sqrt"], var(x, axis=axis, correction=correction, keepdims=keepdims))
+    x = _float_input(x, "std")
+    axes = _axes(x, axis, "std")
+    if x._node.dtype.kind == "c":
+        return apply(OPS["sqrt"], _var_complex(x, axes, correction, keepdims))
+    v = _var_real(x._node, axes, correction, keepdims)
+    return finish(make("sqrt", (v,), v.dtype, v.shape, (), v.device))
 
 
 def all(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
@@ -234,3 +267,6 @@ def cumulative_prod(x: GpuArray, /, *, axis: int | None = None, dtype: Any = Non
 
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cumulative_sum", "cumulative_prod"]
+
+# the reduction methods' common case (``x.sum()``, ``x.std(axis=0)``: _methods._plain) calls these
+_methods.REDUCTIONS.update(sum=sum, prod=prod, mean=mean, var=var, std=std, max=max, min=min)

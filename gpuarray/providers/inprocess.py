@@ -324,7 +324,7 @@ class InProcessProvider:
     def flush(self) -> None:
         return None
 
-    def end_evaluation(self) -> None:
+    def end_evaluation(self, quiet: bool = False) -> None:
         return None
 
     def synchronize(self) -> None:

@@ -130,6 +130,7 @@ class WgpuProvider(WgpuMemory):
         self._lost_seen = len(lost_reasons)
         self._enc: Any = None
         self._pass: Any = None
+        self._offsets: Any = None         # the open pass's dynamic-offset array, kept for the next pass
         self._keep: list[Any] = []
         self._deferred: list[Any] = []
         self._pass_dispatches = 0         # dispatches and bytes bound in the open pass (end_evaluation)
@@ -229,7 +230,8 @@ class WgpuProvider(WgpuMemory):
 
     def _guard(self) -> Guard:
         """Turn wgpu's "device is lost" errors into DeviceLostError (and remember the loss)."""
-        self._check_lost()
+        if self.lost is not None or len(lost_reasons) != self._lost_seen:      # _check_lost's tests
+            self._check_lost()
         return self._guard_cm
 
 
@@ -332,16 +334,17 @@ class WgpuProvider(WgpuMemory):
             else:                                                   # timestamps need wgpu-py's pass
                 self._enc = self.device.create_command_encoder()
                 self._pass = self._enc.begin_compute_pass()
-            self._rec = PassRecorder(self._pass)
+            self._rec = PassRecorder(self._pass, self._offsets)
+            self._offsets = self._rec.offsets
 
     def flush(self, then: Any = None) -> None:
         """Submit the open compute pass (one submit for everything enqueued since the last flush).
         ``then(encoder)`` records commands to run after the pass in the same submit (a download's
         copy into its staging buffer); with no pass open they are submitted alone."""
         with self.lock:
-            if self._recorder is not None:
-                self._recorder.ok = False
             if self._pass is None or self.lost is not None:
+                if self._recorder is not None:
+                    self._recorder.ok = False
                 self._drain()
                 if then is not None:
                     if RAW:
@@ -352,39 +355,46 @@ class WgpuProvider(WgpuMemory):
                         self.device.queue.submit([enc.finish()])
                 return
             with self._guard():
-                enc, cpass = self._enc, self._pass
-                self._pass = self._rec = self._enc = None   # taken: a failed submit leaves none open
-                try:
-                    if type(enc) is RawPass:        # no timestamps were written in it
-                        enc.submit(self.device.queue, then, self.params.upload)
-                    else:
-                        cpass.end()
-                        if self.timer is not None:
-                            self.timer.resolve(enc)
-                        if then is not None:
-                            then(enc)
-                        self.params.upload()
-                        self.device.queue.submit([enc.finish()])
-                finally:
-                    self._keep = []
-                    self._pass_dispatches = self._pass_bytes = 0
-                    self.params.reset()
-                    for buf in self._deferred:
-                        self.pool.put(buf)
-                    self._deferred = []
-                    self._drain()
-            _metrics.add("submits")
+                self._submit(then)
 
-    def end_evaluation(self) -> None:
+    def _submit(self, then: Any) -> None:
+        """``flush`` of the open pass, with the lock and the guard held (``read_small`` holds both)."""
+        if self._recorder is not None:
+            self._recorder.ok = False
+        enc, cpass = self._enc, self._pass
+        self._pass = self._rec = self._enc = None   # taken: a failed submit leaves none open
+        try:
+            if type(enc) is RawPass:        # no timestamps were written in it
+                enc.submit(self.device.queue, then, self.params.upload)
+            else:
+                cpass.end()
+                if self.timer is not None:
+                    self.timer.resolve(enc)
+                if then is not None:
+                    then(enc)
+                self.params.upload()
+                self.device.queue.submit([enc.finish()])
+        finally:
+            self._keep = []
+            self._pass_dispatches = self._pass_bytes = 0
+            self.params.reset()
+            for buf in self._deferred:
+                self.pool.put(buf)
+            self._deferred = []
+            self._drain()
+        _metrics.add("submits")
+
+    def end_evaluation(self, quiet: bool = False) -> None:
         """The end of one evaluation: submit the open pass when it holds ``SUBMIT_DISPATCHES``
         dispatches or more, binds ``SUBMIT_BYTES`` or more (work worth starting the GPU on at
         once), or dispatches are being timed; otherwise leave it open for later evaluations, so
         that a run of small evaluations shares one command encoder and one submit. Anything that
-        needs the results (a download, ``synchronize``, a host kernel reading them) submits first."""
+        needs the results (a download, ``synchronize``, a host kernel reading them) submits first.
+        ``quiet``: the caller found nothing timed (``_profile.quiet``) for this evaluation."""
         with self.lock:
             if self._pass is not None and (self._pass_dispatches >= SUBMIT_DISPATCHES
-                                           or self._pass_bytes >= SUBMIT_BYTES or self.timer is not None
-                                           and wgpu_timing.active()):
+                                           or self._pass_bytes >= SUBMIT_BYTES or not quiet and
+                                           self.timer is not None and wgpu_timing.active()):
                 self.flush()
 
     def dispatch(self, source: str, prm: np.ndarray, buffers: Sequence[Any], groups: int) -> None:
@@ -557,8 +567,12 @@ class WgpuProvider(WgpuMemory):
             bu = self.wgpu.BufferUsage
             self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ)
         small, n4 = self._small, (nbytes + 3) // 4 * 4
-        self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
-        return small.read(n4)[:nbytes]
+        if self._pass is not None and self.lost is None:        # flush, the lock and guard held
+            self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+        else:
+            self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+        data = small.read(n4)
+        return data if n4 == nbytes else data[:nbytes]
 
     def memory(self) -> dict[str, int]:
         """Bytes of device buffers held by arrays (``live``) and kept free for reuse (``pooled``)."""

@@ -20,7 +20,6 @@ every entry that binds it is dropped. Dispatches that bind a buffer from outside
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -56,7 +55,9 @@ class BindGroupCache:
 
     def __init__(self, capacity: int = 512) -> None:
         self.capacity = capacity
-        self.entries: OrderedDict[tuple, tuple[Any, tuple]] = OrderedDict()
+        # a dict keeps insertion order: a hit is taken out and put back last (operators, not the
+        # calls of OrderedDict.move_to_end and dict.get: this runs for every dispatch)
+        self.entries: dict[tuple, tuple[Any, tuple]] = {}
         self.by_buffer: dict[int, set[tuple]] = {}
         self.hits = 0
         self.misses = 0
@@ -68,9 +69,14 @@ class BindGroupCache:
         """The bind group of ``layout`` over ``ranges`` (buffer, offset, size), made by ``create()``
         on a miss."""
         key = (layout, *ranges)      # buffers and layouts hash by identity (no Python __hash__)
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
+        entries = self.entries
+        try:
+            hit = entries[key]
+        except KeyError:
+            pass
+        else:
+            del entries[key]            # most recently used last
+            entries[key] = hit
             self.hits += 1
             return hit[0]
         group = create()

@@ -31,7 +31,6 @@ try:
     from wgpu.backends.wgpu_native._ffi import ffi as _ffi
     from wgpu.backends.wgpu_native._ffi import lib as _lib
     from wgpu.backends.wgpu_native._helpers import ERROR_TYPES as _ERROR_TYPES
-    from wgpu.backends.wgpu_native._helpers import ErrorSlot as _SLOT
 
     _SET_PIPELINE: Any = _lib.wgpuComputePassEncoderSetPipeline
     _SET_BIND_GROUP: Any = _lib.wgpuComputePassEncoderSetBindGroup
@@ -47,31 +46,50 @@ try:
                   "wgpuDevicePoll", "wgpuBufferGetConstMappedRange", "wgpuBufferUnmap"):
         getattr(_lib, _name)
 
+    _CAST: Any = getattr(_ffi, "_backend", _ffi).cast      # ffi.cast less its two Python-level calls
+    _U32P: Any = _ffi.typeof("uint32_t *")
+
     @_ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
     def _on_map(status: int, _message: Any, flag: Any, _user2: Any) -> None:
-        _ffi.cast("uint32_t *", flag)[0] = status
+        _CAST(_U32P, flag)[0] = status
 except (ImportError, AttributeError):      # pragma: no cover - another wgpu build
     _ffi = _SET_PIPELINE = _SET_BIND_GROUP = _DISPATCH = _C = None
 
 RAW = _C is not None        # RawPass and SmallReader can be used
 
 
+class _Slot:
+    """An error slot as wgpu-py's ``ErrorSlot`` (its error callback sets ``type`` and ``message``),
+    made without a Python ``__init__``."""
+
+    name = "gpuarray"
+    type: Any = None
+    message: Any = None
+
+
 def _capture(name: str) -> Any:
     """Begin capturing wgpu-native's errors, as wgpu-py's proxies do around each call (an error
     slot on the handler's per-thread stack, which its error callback fills); returns the slot for
-    ``_release``. Three Python calls where wgpu-py's capture and release take eight."""
+    ``_release``. One Python call (operators on the stack, a slot class without ``__init__``) where
+    wgpu-py's capture and release take eight; ``name`` documents the call site."""
     try:
         stack = _EH._per_thread_data.stack
     except AttributeError:                  # the first capture in this thread makes the stack
         stack = _EH._get_proxy_stack()
-    slot = _SLOT(name)
-    stack.append(slot)
+    slot = _Slot()
+    stack += (slot,)
     return slot
 
 
 def _release(slot: Any) -> None:
     """End the capture of ``slot`` (``_capture``'s): raise the ``GPUError`` it caught, if any."""
-    if _EH._per_thread_data.stack.pop() is not slot:     # never expected: what wgpu-py's release does
+    stack = _EH._per_thread_data.stack
+    top = stack[-1] if stack else None
+    if top is slot:
+        del stack[-1]
+    else:                                   # never expected: what wgpu-py's release does
+        if stack:
+            del stack[-1]
         _EH.log_error("gpuarray: wgpu error capture out of sync")
     if slot.message is not None:
         raise _ERROR_TYPES.get(slot.type, _GPUError)(slot.message)
@@ -181,11 +199,15 @@ class PassRecorder:
 
     __slots__ = ("cpass", "raw", "offsets", "pipeline", "direct")
 
-    def __init__(self, cpass: Any) -> None:
+    def __init__(self, cpass: Any, offsets: Any = None) -> None:
+        """``offsets``: the ``offsets`` of the provider's previous recorder to use again (one pass
+        is open at a time, under the provider's lock), or None for a new one."""
         self.cpass = cpass
         self.raw = cpass.cpass if type(cpass) is RawPass else getattr(cpass, "_internal", None)
         self.direct = _SET_PIPELINE is not None and self.raw is not None
-        self.offsets: Any = _ffi.new("uint32_t[1]") if self.direct else None
+        self.offsets: Any = None
+        if self.direct:
+            self.offsets = offsets if offsets is not None else _ffi.new("uint32_t[1]")
         self.pipeline: Any = None
 
     def dispatch(self, pipeline: Any, bind: Any, offset: int, gx: int, gy: int) -> None:

@@ -183,6 +183,12 @@ class WgpuMemory:
     def _free(self, handle: GpuHandle | SegmentedHandle) -> None:
         if self.lost is not None:
             return
+        if type(handle) is GpuHandle:       # one buffer: without the list and its loop
+            if self._pass is not None:
+                self._deferred += (handle.buffer,)
+            else:
+                self.pool.put(handle.buffer)
+            return
         parts = handle.parts if isinstance(handle, SegmentedHandle) else [handle]
         for h in parts:
             if self._pass is not None:

@@ -79,7 +79,8 @@ class BufferPool:
         """A pooled buffer of size class ``cls``, or None."""
         lst = self.free.get(cls)
         while lst:
-            buf = lst.pop()
+            buf = lst[-1]
+            del lst[-1]                 # lst.pop() without the call: a replayed allocation
             self.free_bytes -= cls
             if getattr(buf, "_internal", True) is not None:       # alive()
                 self.reused += 1
@@ -93,7 +94,7 @@ class BufferPool:
             return
         cls = buf.size
         self.live -= cls
-        if not alive(buf):
+        if getattr(buf, "_internal", True) is None:       # not alive(buf)
             # a garbage-collected reference cycle can finalize the GPUBuffer before the
             # array that owns it: never pool a released buffer
             return
@@ -106,7 +107,11 @@ class BufferPool:
                 break
             self._destroy(self.free[victim].pop())
             self.free_bytes -= victim
-        self.free.setdefault(cls, []).append(buf)
+        lst = self.free.get(cls)
+        if lst is None:
+            self.free[cls] = [buf]
+        else:
+            lst += (buf,)
         self.free_bytes += cls
 
     def clear(self) -> int:
@@ -158,7 +163,7 @@ class ParamArena:
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
-        size = max(prm.nbytes, 4)
+        size = prm.nbytes or 4          # a multiple of 4 (words of 4 or 8 bytes), at least 4
         if self.buffer is None or self.offset + size > self.nbytes:
             if self.buffer is not None:
                 self.upload()
@@ -170,7 +175,7 @@ class ParamArena:
             self.offset = 0
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
-        self.host[off >> 2:(off >> 2) + words.size] = words.ravel()
+        self.host[off >> 2:(off >> 2) + words.size] = words if words.ndim == 1 else words.ravel()
         self.offset = off + -(-size // self.align) * self.align
         return self.buffer, off, size
 

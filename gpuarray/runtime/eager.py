@@ -49,7 +49,7 @@ VALUES: dict[tuple, Any] = {}        # (scalar type, value, dtype) -> the consta
 _COUNTERS = _metrics._counters       # incremented without the lock: one bytecode-atomic dict update
 _log_append = planner._log.append
 _next_serial = _node_module._serial.__next__
-_cls: Any = None                     # GpuArray (bound by _array)
+_cls: Any = None                     # GpuArray (bound by array_object.array)
 
 
 def scalar_value(value: Any, dt: np.dtype, device: Any) -> Any:

@@ -202,7 +202,7 @@ def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tupl
         done = True
     finally:
         if done:
-            prov.end_evaluation()
+            prov.end_evaluation(quiet=True)     # usable() found nothing profiled or timed
         else:
             prov.flush()
 

@@ -100,8 +100,11 @@ class EvalPlan:
         output nodes (recorded in ``undo`` as the planner's ``_realize`` does)."""
         for st in self.steps:
             ins: list[Any] = []
+            nodes: list[Any] = []
             for p in st.inputs:
-                d = order[p].data
+                node = order[p]
+                nodes += (node,)
+                d = node.data
                 ins += (d.handle if d.provider is prov and d.handle is not None else d.get_handle(prov),)
             outs = prov.replay(st.program, ins)
             datas: list[DeviceData] = []
@@ -111,9 +114,9 @@ class EvalPlan:
                 d = DeviceData(node.dtype, node.shape, None, outs[i], prov)
                 datas += (d,)
                 undo += ((node, node.inputs, node.depth),)
-                node.realize(d)
+                node.data, node.inputs, node.depth = d, (), 0       # node.realize(d), without the call
                 i += 1
-            recipe = Recipe.again(st.kind, st.fields, st.specs, [order[p] for p in st.inputs], datas)
+            recipe = Recipe.again(st.kind, st.fields, st.specs, nodes, datas)
             for d in datas:
                 d.recipe = recipe
 

@@ -62,7 +62,7 @@ class Data:
     def get_host(self) -> np.ndarray:
         """The data as a read-only C-contiguous host array (downloads once if needed)."""
         if self.host is None:
-            if self.lost:
+            if getattr(self.provider, "lost", None) is not None:        # self.lost, without the call
                 recover(self)
                 if self.host is not None:
                     return self.host
@@ -82,7 +82,7 @@ class Data:
             self.host = host
             self.recipe = None          # a host copy survives a lost device: nothing to recompute
         h = self.host
-        if h.flags.writeable:           # results computed at once (_eager.leaf_array) are new arrays
+        if h.flags.writeable:           # results computed at once (runtime.eager.leaf_array) are new arrays
             h.flags.writeable = False   # only gpuarray holds; read-only from where they are handed out
         return h
 
@@ -167,8 +167,13 @@ class Recipe:
         ``outputs`` (a replayed evaluation plan, ``replay.py``)."""
         r = cls.__new__(cls)
         r.kind, r.fields, r.specs = kind, fields, specs
-        r.inputs = [weakref.ref(n) for n in inputs]
-        r.outputs = [weakref.ref(d) for d in outputs]
+        ins: list[weakref.ref] = []     # loops, not comprehensions: this runs for every replayed kernel
+        for n in inputs:
+            ins += (weakref.ref(n),)
+        outs: list[weakref.ref] = []
+        for d in outputs:
+            outs += (weakref.ref(d),)
+        r.inputs, r.outputs = ins, outs
         return r
 
     def kernel(self, inputs: list[Any], out_nodes: list[Any]) -> Any:
