@@ -36,7 +36,6 @@ from __future__ import annotations
 from ..array_object.array import GpuArray
 from ..array_object.hooks import register
 from ..core.config import HostFallbackError, HostFallbackWarning
-from .dask import token as _dask_token
 from .dlpack import dlpack, dlpack_device, from_dlpack, get
 from .host import host_function, host_ufunc, note_fallback, reset_fallback_warnings
 from .registry import array_function, register_function
@@ -48,6 +47,14 @@ GpuArray.__array_function__ = array_function
 GpuArray.__dlpack__ = dlpack
 GpuArray.__dlpack_device__ = dlpack_device
 GpuArray.get = get
+
+
+def _dask_token(x: GpuArray) -> tuple:
+    """dask's token for ``x`` (``GpuArray.__dask_tokenize__``): registers GpuArray with dask first."""
+    from .dask import token  # deferred: interop.dask imports dask.distributed (optional, heavy) on import
+    return token(x)
+
+
 register(dask_token=_dask_token)
 
 __all__ = [
