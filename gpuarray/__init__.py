@@ -147,7 +147,15 @@ _register(package=_sys.modules[__name__])            # x.__array_namespace__()
 _register_namespace(_sys.modules[__name__])          # the NumPy adapters' namespace lookups
 
 
+# NumPy dtypes that gpuarray does not have (nor does the Array API require them): the error says so.
+_NO_DTYPE = {"float16": "float32", "half": "float32", "longdouble": "float64", "float128": "float64",
+             "clongdouble": "complex128", "complex256": "complex128"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _NO_DTYPE:
+        raise AttributeError(f"module 'gpuarray' has no attribute {name!r}: gpuarray has no {name} dtype "
+                             f"(the Array API does not require it); use {_NO_DTYPE[name]}")
     raise AttributeError(f"module 'gpuarray' has no attribute {name!r}")
 
 

@@ -186,3 +186,122 @@ def test_bool_in_place_as_numpy(device: xp.Device) -> None:
     assert_same(i, np.array([1, 2, 3], np.int32) + b)
     with pytest.raises(TypeError):          # NumPy: cannot cast int64 to bool in place
         g += 1
+
+
+@pytest.mark.parametrize("cdt, fdt", [("complex128", "float64"), ("complex64", "float32")])
+def test_view_complex_as_parts_as_numpy(device: xp.Device, cdt: str, fdt: str) -> None:
+    """``x.view(float)`` of a complex array and back (SciPy's RBFInterpolator): NumPy's values,
+    special values kept bit for bit, in a read-only array (a write raises instead of being lost)."""
+    if not device.supports(np.dtype(cdt)):
+        pytest.skip(f"{device} has no {cdt}")
+    h = np.array([[1 + 2j, -0.0 - np.inf * 1j, np.nan + 3j], [np.inf, -5j, 6 - 0.0j]], dtype=cdt)
+    g = xp.asarray(h, device=device)
+    f = g.view(fdt)
+    assert f.device == g.device
+    assert_same(f, h.view(fdt))
+    assert_same(f.view(cdt), h)
+    assert_same(g[1:].view(np.dtype(fdt)), h[1:].view(fdt))            # a view whose last axis is contiguous
+    assert_same(xp.asarray(h.view(fdt), device=device)[:, 2:].view(cdt), h.view(fdt)[:, 2:].view(cdt))
+    assert_same(g[:, :0].view(fdt), h[:, :0].view(fdt))
+    assert not f.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        f[0, 0] = 1.0
+    assert_same(g, h)
+
+
+def test_view_dtype_errors_as_numpy(device: xp.Device) -> None:
+    h = np.arange(12.0).reshape(3, 4)
+    g = xp.asarray(h, device=device)
+    c = xp.asarray(h.view(np.complex128), device=device)
+    for got, want in [(lambda: g.T.view(np.complex128), lambda: h.T.view(np.complex128)),
+                      (lambda: g[:, :3].view(np.complex128), lambda: h[:, :3].view(np.complex128)),
+                      (lambda: g[:, ::2].view(np.complex128), lambda: h[:, ::2].view(np.complex128)),
+                      (lambda: c.T.view(np.float64), lambda: h.view(np.complex128).T.view(np.float64)),
+                      (lambda: c.real.view(np.complex128), lambda: h.view(np.complex128).real.view(np.complex128)),
+                      (lambda: c[0, 0].view(np.float64), lambda: h.view(np.complex128)[0, 0, ...].view(np.float64))]:
+        with pytest.raises(ValueError) as exc:
+            want()
+        with pytest.raises(ValueError, match=exc.value.args[0].replace(".", r"\.")):
+            got()
+    with pytest.raises(NotImplementedError, match="reinterpreting the bytes of a float64 array"):
+        g.view(np.int64)
+
+
+def test_iterating_a_vector_reads_it_once(device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max(x)`` / ``list(x)`` of a 1-D array read it to the host once (SciPy's minimum_phase calls
+    Python's ``max`` over 2^19 elements), yielding 0-d arrays on its device, as NumPy's values."""
+    h = np.array([3.5, -np.inf, np.nan, -0.0, 7.25, 1e300])
+    g = xp.asarray(h, device=device) * 1.0
+    reads = []
+    host = xp.GpuArray._host
+    monkeypatch.setattr(xp.GpuArray, "_host", lambda self: reads.append(self.shape) or host(self))
+    items = list(g)
+    assert reads == [(6,)]
+    assert all(isinstance(v, xp.GpuArray) and v.shape == () and v.device == g.device for v in items)
+    assert_same(xp.stack(items), h)
+    monkeypatch.undo()
+    k = np.array([5, -3, 9, 0], dtype=np.int8)
+    gk = xp.asarray(k, device=device)
+    assert int(max(gk)) == 9 and int(min(gk)) == -3 and {v.dtype for v in gk} == {np.dtype(np.int8)}
+    assert list(xp.asarray(np.zeros(0), device=device)) == []
+
+
+def test_iterating_sees_writes_made_during_the_loop(device: xp.Device) -> None:
+    """NumPy yields each element's value when the loop reaches it: a write during the loop shows."""
+    h = np.array([1, 2, 3, 4])
+    g = xp.asarray(h, device=device)
+    seen_np, seen = [], []
+    for v in h:
+        seen_np.append(int(v))
+        h[2:] = 10
+    for v in g:
+        seen.append(int(v))
+        g[2:] = 10
+    assert seen == seen_np == [1, 2, 10, 10]
+    rows = [r for r in xp.asarray(np.arange(6).reshape(3, 2), device=device)]   # 2-D: rows are views
+    assert rows[1].base is not None
+
+
+def test_ndimage_output_array_raises(device: xp.Device) -> None:
+    """scipy.ndimage cannot fill a GpuArray given as ``output=`` (NumPy gets a host copy): a
+    TypeError that says so, not an array silently left as it was; the return value is right."""
+    ndimage = pytest.importorskip("scipy.ndimage")
+    h = np.arange(20.0).reshape(4, 5)
+    x = xp.asarray(h, device=device)
+    out = xp.zeros((4, 5), device=device)
+    with pytest.raises(TypeError, match="cannot write its result into a GpuArray passed as output="):
+        ndimage.sobel(x, output=out)
+    with pytest.raises(TypeError, match="output="):
+        ndimage.correlate1d(x, xp.asarray([1.0, 2.0, 1.0], device=device), output=out)
+    assert_same(out, np.zeros((4, 5)))
+    assert_same(xp.asarray(ndimage.sobel(x)), ndimage.sobel(h))
+    copy = np.asarray(x)                      # elsewhere np.asarray is a writable host copy, as before
+    copy[0, 0] = -1.0
+    assert copy.flags.writeable and float(x[0, 0]) == 0.0
+
+
+def test_missing_numpy_dtypes_say_so() -> None:
+    assert getattr(xp, "float16", None) is None and not hasattr(xp, "longdouble")
+    with pytest.raises(AttributeError, match="gpuarray has no float16 dtype.*use float32"):
+        xp.float16  # noqa: B018 - the attribute access is the test
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'$"):
+        xp.no_such_name  # noqa: B018
+
+
+def test_unsupported_dtype_message(device: xp.Device) -> None:
+    """The wording SciPy's tests accept from array libraries ("Unsupported ..."), with what is supported."""
+    for bad in ("a duck", np.zeros(2, dtype=np.float16), ["a", "b"]):
+        with pytest.raises(TypeError, match=r"^Unsupported dtype: gpuarray does not support dtype .*; expected one of"):
+            xp.asarray(bad, device=device)
+    with pytest.raises(TypeError, match="^Unsupported dtype: gpuarray does not support dtype float16"):
+        xp.zeros(2, dtype=np.float16, device=device)
+
+
+def test_zero_d_host_results_are_arrays(device: xp.Device) -> None:
+    """A NumPy ufunc of 0-d operands returns a NumPy scalar; the eager host path keeps 0-d arrays."""
+    a, b = xp.asarray(2.5, device=device), xp.asarray(-1.0, device=device)
+    for got, want in [(a > b, np.asarray(2.5) > np.asarray(-1.0)), (a * b, np.asarray(-2.5)),
+                      (xp.asarray(np.int8(100), device=device) + xp.asarray(np.int8(100), device=device),
+                       np.asarray(np.int8(100)) + np.asarray(np.int8(100)))]:
+        assert got.shape == () and got.device == device
+        assert_same(got, np.asarray(want))

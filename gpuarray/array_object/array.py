@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -16,9 +17,10 @@ import numpy as np
 
 from ..core.ops import OPS
 from ..graph import views
-from ..graph.node import Node
+from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
+from ..runtime.residency import Data
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
@@ -27,6 +29,25 @@ from .methods import NumPyMethods, format_array
 
 if TYPE_CHECKING:
     _Operand: TypeAlias = "GpuArray | bool | int | float | complex | np.ndarray | np.generic"
+
+
+# NumPy code that converts an array with np.asarray in order to write its results into it. NumPy
+# gets a host copy of a GpuArray, never its memory, so such a write would be lost without a word:
+# (module, function) of the caller of __array__ -> what is not supported.
+_OUTPUT_TARGETS: dict[tuple[str, str], str] = {
+    ("scipy.ndimage._ni_support", "_get_output"):
+        "scipy.ndimage cannot write its result into a GpuArray passed as output=: NumPy works on a host "
+        "copy of the array, not on its memory, so the array would not be filled. Use the return value "
+        "instead (y = ndimage.<function>(x, ...)), as with JAX and dask arrays",
+}
+
+
+def _refuse_output_target(caller: Any) -> None:
+    """TypeError when ``caller`` (the frame that called ``__array__``) converts the array only to
+    write into it (``_OUTPUT_TARGETS``)."""
+    what = _OUTPUT_TARGETS.get((caller.f_globals.get("__name__", ""), caller.f_code.co_name))
+    if what is not None:
+        raise TypeError(what)
 
 
 class GpuArray(NumPyMethods):
@@ -150,6 +171,7 @@ class GpuArray(NumPyMethods):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
             raise ValueError("a GpuArray cannot be exposed to NumPy without a copy; use copy=None or True")
+        _refuse_output_target(sys._getframe(1))
         out = np.array(self._host(), dtype=dtype, copy=True)
         return out
 
@@ -204,7 +226,24 @@ class GpuArray(NumPyMethods):
     def __iter__(self) -> Any:
         if self.ndim == 0:       # at the call, as NumPy (np.iterable of a 0-d array is False)
             raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:
+            return self._elements()
         return (self[i] for i in range(self.shape[0]))
+
+    def _elements(self) -> Any:
+        """The 0-d elements of a 1-D array, read to the host once, not one evaluation each
+        (``max(x)`` compares element by element: SciPy's ``minimum_phase`` over 2^19 of them). NumPy
+        yields scalars, not views, so nothing writes through them; an array written to during the
+        loop is read again, so each element is its value when it is reached, as in NumPy."""
+        node: Node | None = None
+        host = np.empty(0)
+        device = self._node.device
+        for i in range(self.shape[0]):
+            if self._node is not node:
+                node = self._node
+                host = self._host()
+            value = np.array(host[i])
+            yield GpuArray(realized_leaf(Data(value.dtype, (), host=value), value.dtype, (), device))
 
     def __repr__(self) -> str:
         text = format_array(self, repr)    # NumPy's own formatting, e.g. "array([1, 2], dtype=int32)"

@@ -295,14 +295,16 @@ class NumPyMethods:
     def view(self, dtype: Any = None, type: Any = None) -> GpuArray:  # noqa: A002 - NumPy's name
         """``x.view()``: a new array sharing ``x``'s memory (writes go both ways), as in NumPy.
 
-        Reinterpreting the bytes as another dtype (``x.view(np.int32)``) is not supported."""
+        ``x.view(dtype)`` between a complex dtype and the real dtype of its parts (complex128 <->
+        float64, complex64 <-> float32: the last axis holds real, imaginary, real, ... as in NumPy)
+        gives NumPy's values in a new, read-only array: writing to it raises instead of being lost
+        (it does not share ``x``'s memory). Other reinterpretations of the bytes (``x.view(np.int32)``)
+        are not supported."""
         if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray)):
             raise TypeError("view(type=...): a GpuArray cannot become an ndarray subclass; use np.asarray(x) "
                             "for a host copy")
         if dtype is not None and np.dtype(dtype) != self.dtype:
-            raise NotImplementedError(
-                f"view({np.dtype(dtype)}): reinterpreting the bytes of a {self.dtype} array is not supported; "
-                "use astype() to convert the values, or np.asarray(x).view(dtype) on a host copy")
+            return _complex_parts_view(self, np.dtype(dtype))
         return derive(self)
 
     @property
@@ -518,3 +520,32 @@ class NumPyMethods:
 
 
 __all__ = ["Flags", "NumPyMethods", "format_array"]
+
+
+def _complex_parts_view(x: NumPyMethods, dtype: np.dtype) -> GpuArray:
+    """``x.view(dtype)`` where one of ``x.dtype``, ``dtype`` is complex and the other the dtype of its
+    parts: NumPy's values and errors, in a new read-only array (see ``NumPyMethods.view``)."""
+    src = x.dtype
+    if not ((src.kind == "c" and dtype.kind == "f" and 2 * dtype.itemsize == src.itemsize)
+            or (src.kind == "f" and dtype.kind == "c" and 2 * src.itemsize == dtype.itemsize)):
+        raise NotImplementedError(
+            f"view({dtype}): reinterpreting the bytes of a {src} array is not supported (only between a "
+            "complex dtype and the real dtype of its parts); use astype() to convert the values, or "
+            "np.asarray(x).view(dtype) on a host copy")
+    if x.ndim == 0:
+        raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+    info = x._view
+    if (info is not None and x.shape[-1] != 1 and x.size != 0
+            and (info.part is not None or info.strides[-1] != 1)):
+        raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+    if src.kind == "c":
+        out = _np.stack([_np.real(x), _np.imag(x)], axis=-1).reshape(x.shape[:-1] + (2 * x.shape[-1],))
+    else:
+        if x.shape[-1] % 2:
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in "
+                             "bytes of the last axis of the array.")
+        out = _np.zeros_like(x[..., 0::2], dtype=dtype)
+        out.real = x[..., 0::2]
+        out.imag = x[..., 1::2]
+    set_writeable(out, False)
+    return out

@@ -90,7 +90,7 @@ def as_dtype(dtype: Any) -> np.dtype:
         except TypeError as exc:
             raise TypeError(f"{dtype!r} is not a data type; expected one of {dtype_names()}") from exc
     if dt not in ALL_DTYPES:
-        raise TypeError(f"gpuarray does not support dtype {dt}; expected one of {dtype_names()}")
+        raise TypeError(f"Unsupported dtype: gpuarray does not support dtype {dt}; expected one of {dtype_names()}")
     return dt
 
 

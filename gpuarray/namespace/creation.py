@@ -60,7 +60,8 @@ def _infer_dtype(host: np.ndarray, obj: Any, device: Device) -> np.dtype:
         return device.default_complex
     if host.dtype in _dtypes.ALL_DTYPES:
         return host.dtype
-    raise TypeError(f"gpuarray does not support dtype {host.dtype}; expected one of {_dtypes.dtype_names()}")
+    raise TypeError(f"Unsupported dtype: gpuarray does not support dtype {host.dtype}; "
+                    f"expected one of {_dtypes.dtype_names()}")
 
 
 def _numpy_leaves(obj: Any) -> bool:

@@ -196,6 +196,8 @@ _new = object.__new__
 def host_result(r: Any, dtype: np.dtype, shape: tuple[int, ...], xs: tuple) -> np.ndarray:
     """``r`` as the in-process provider writes an output: C-contiguous, of the result dtype and
     shape, owning its memory (never an operand's)."""
+    if not shape and isinstance(r, np.generic):     # a ufunc of 0-d operands gives a NumPy scalar
+        return np.array(r, dtype=dtype)
     v = np.asarray(r)
     if v.dtype != dtype:
         v = v.astype(dtype)

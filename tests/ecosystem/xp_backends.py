@@ -5,10 +5,12 @@ SciPy (``SCIPY_ARRAY_API=1``) parametrizes its tests with the ``xp`` fixture of
 replaces them (in ``pytest_generate_tests``, before pytest's fixture manager parametrizes)
 with the one backend chosen by ``--xp-backend``, and registers ``gpuarray`` with SciPy's
 ``skip_xp_backends``/``xfail_xp_backends`` logic: ``np_only`` tests skip it, and on a wgpu
-device so do ``cpu_only`` ones (as for torch on cuda). scikit-learn parametrizes with
-``sklearn.utils._array_api.yield_namespace_device_dtype_combinations``; the plugin replaces
-that generator before the test modules import it, so it yields only the chosen backend
-(gpuarray: the chosen device, float64 and float32).
+device so do ``cpu_only`` ones (as for torch on cuda). Tests that SciPy skips or xfails for
+JAX, dask or array-api-strict for a reason that applies to gpuarray too (``output=`` arrays
+need a buffer view, no float16, no integer ``exp``: ``SAME_AS``) are marked so for gpuarray.
+scikit-learn parametrizes with ``sklearn.utils._array_api.yield_namespace_device_dtype_combinations``;
+the plugin replaces that generator before the test modules import it, so it yields only the
+chosen backend (gpuarray: the chosen device, float64 and float32).
 
 Run (one backend per run, so the counts compare)::
 
@@ -102,6 +104,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         fixturedef.ids = None
         fixturedef._gpuarray_patched = True
         _register_with_scipy(module)
+
+
+# Tests that SciPy skips or xfails for another backend for a reason that is gpuarray's too:
+# (skip or xfail, that backend, SciPy's reason). NumPy cannot write into JAX's or dask's memory
+# through ``output=`` (gpuarray's ``__array__`` hands it a host copy, and scipy.ndimage given a
+# GpuArray as ``output=`` raises a TypeError that says so); array-api-strict has no float16 and
+# follows the standard where NumPy does not (``exp`` of an integer array raises TypeError, as in
+# gpuarray: docs/user-guide.md).
+SAME_AS: tuple[tuple[str, str, str], ...] = (
+    ("skip", "jax.numpy", "output=array requires buffer view"),
+    ("xfail", "dask.array", "numpy round-trip"),
+    ("skip", "array_api_strict", "no float16"),
+    ("xfail", "array_api_strict", "int->float promotion"),
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark gpuarray as SciPy marks the backends of ``SAME_AS`` for those reasons."""
+    if _state["backend"] != "gpuarray":
+        return
+    for item in items:
+        for kind, like, why in SAME_AS:
+            for marker in item.iter_markers(f"{kind}_xp_backends"):
+                if marker.args == (like,) and marker.kwargs.get("reason", "") == why:
+                    item.add_marker(getattr(pytest.mark, f"{kind}_xp_backends")("gpuarray", reason=why))
+                    break
 
 
 def _register_with_scipy(module_name: str) -> None:
