@@ -1,12 +1,16 @@
 """The single-pass look-back scan against the chunked three-dispatch scan, and its tunables, by wall clock
 and GPU time (issue 19: ``cumulative_sum`` of 2^26 float32 within 1.2x of PyTorch's 0.21 ms on the H200).
 
-    python -m bench.scan_lookback [--runs 5] [--shift 0] [--variants base,chunked,window32,...] [--out FILE]
+    python -m bench.scan_lookback [--runs 5] [--shift 0] [--variants base,chunked,pt8,...] [--out FILE]
+    GPUARRAY_SCAN_ITEMS=8 GPUARRAY_SCAN_WG=512 python -m bench.scan_lookback --variants base,lookback
 
 Variants: ``base`` (as chosen: the look-back on a GPU adapter), ``chunked`` (``STRATEGY="parallel"``),
-``lookback`` (forced, on any adapter), and forced with ``window32`` / ``window1`` (tiles the look-back
-reads at once), ``nosg`` (no subgroup scan), ``pt8`` (8 elements per thread), ``noroll`` (the loads
-in a loop). Workloads: cumulative_sum of float32,
+``lookback`` (forced, on any adapter), and forced with ``novec`` (scalar loads and stores), ``nosg``
+(no subgroups: the workgroup-memory scan and the workgroup look-back), ``window32`` / ``window1``
+(tiles that workgroup look-back reads at once, with ``nosg``), ``pt4`` / ``pt8`` / ``pt32``
+(elements per thread) and ``wg128`` / ``wg512`` / ``wg1024`` (threads per workgroup); the
+environment variables set the tile shape of ``base`` and ``lookback`` (and of the variants that
+do not set it). Workloads: cumulative_sum of float32,
 int32 and float64, cumulative_prod and maximum.accumulate of float32, and cumulative_sum along the
 last axis of 4 rows, each 2^26 >> shift elements (float64: 2^25). Each variant runs every workload,
 checks it against NumPy, and prints ms per call (wall median; GPU from timestamp queries) and
@@ -27,10 +31,13 @@ from ._timing import write_out
 from .primitives import _measure
 
 _LB = {"STRATEGY": "lookback"}      # the look-back on any adapter (auto takes it on GPU adapters only)
+_NOSG = {**_LB, "USE_SUBGROUPS": False}
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {}, "chunked": {"STRATEGY": "parallel"}, "lookback": _LB,
-    "window32": {**_LB, "WINDOW": {"GPU": 32, "CPU": 32}}, "window1": {**_LB, "WINDOW": {"GPU": 1, "CPU": 1}},
-    "nosg": {**_LB, "USE_SUBGROUPS": False}, "pt8": {**_LB, "PER_THREAD": 8}, "noroll": {**_LB, "UNROLL": False},
+    "novec": {**_LB, "VECTORIZE": False}, "nosg": _NOSG,
+    "window32": {**_NOSG, "WINDOW": {"GPU": 32, "CPU": 32}}, "window1": {**_NOSG, "WINDOW": {"GPU": 1, "CPU": 1}},
+    "pt4": {**_LB, "PER_THREAD": 4}, "pt8": {**_LB, "PER_THREAD": 8}, "pt32": {**_LB, "PER_THREAD": 32},
+    "wg128": {**_LB, "WG": 128}, "wg512": {**_LB, "WG": 512}, "wg1024": {**_LB, "WG": 1024},
 }
 
 

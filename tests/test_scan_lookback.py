@@ -10,7 +10,7 @@ import pytest
 
 import gpuarray as xp
 from gpuarray.providers import wgpu_scan, wgpu_scan_lookback
-from gpuarray.render.wgsl_scan_lookback import per_thread
+from gpuarray.render.wgsl_scan_lookback import default_items
 
 from .conftest import assert_same
 
@@ -25,13 +25,13 @@ def _lookback(monkeypatch):
 
 def _tile(op: str, dtype: str) -> int:
     """Elements per tile of the scan of ``op`` with result ``dtype`` on wgpu:0."""
-    limit = int(xp.Device("wgpu:0").provider.limits.get("max-compute-workgroup-storage-size", 16384))
-    return 256 * per_thread(op, np.dtype(dtype), limit)
+    prov = xp.Device("wgpu:0").provider
+    return wgpu_scan_lookback.workgroup_size(prov) * wgpu_scan_lookback.items(op, np.dtype(dtype))
 
 
 def _lengths(op: str, dtype: str) -> list[int]:
     t = _tile(op, dtype)
-    return [0, 1, t - 1, t, t + 1, 5 * t + 3]
+    return [0, 1, 3, 4, 5, t - 1, t, t + 1, 5 * t + 3, 5 * t + 4]
 
 
 def _values(dtype: str, n: int, seed: int, lo: int = -3, hi: int = 3) -> np.ndarray:
@@ -153,11 +153,13 @@ def test_few_rows_last_axis_and_prologues(device, rows):
     np.testing.assert_allclose(np.asarray(got), np.cumulative_sum(np.exp(e * np.float32(0.5)), axis=1), rtol=1e-5)
 
 
+@pytest.mark.parametrize("vectorize", [True, False])
 @pytest.mark.parametrize("subgroups", [True, False])
-def test_workgroup_scan_with_and_without_subgroups(wgpu_device, monkeypatch, subgroups):
-    # with subgroups, the loads unrolled as on a GPU adapter
+def test_workgroup_scan_with_and_without_subgroups(wgpu_device, monkeypatch, subgroups, vectorize):
+    # the subgroup scan and look-back or the workgroup-memory ones; vec4 loads and stores or scalar ones;
+    # a run of -0.0 longer than a tile stays -0.0 (subgroupInclusiveAdd may start from +0.0)
     monkeypatch.setattr(wgpu_scan_lookback, "USE_SUBGROUPS", subgroups)
-    monkeypatch.setattr(wgpu_scan_lookback, "UNROLL", subgroups)
+    monkeypatch.setattr(wgpu_scan_lookback, "VECTORIZE", vectorize)
     for dtype in ("float32", "int32", "uint8", "bool"):
         a = _values(dtype, 3 * _tile("sum", dtype) + 5, 11)
         g = xp.asarray(a, device=wgpu_device)
@@ -166,6 +168,7 @@ def test_workgroup_scan_with_and_without_subgroups(wgpu_device, monkeypatch, sub
             with np.errstate(over="ignore"):
                 assert_same(xp.cumulative_sum(g, dtype=dtype), np.cumulative_sum(a, dtype=dtype))
     z = np.full(2 * _tile("sum", "float32") + 1, -0.0, np.float32)
+    z[-3] = 0.0
     assert_same(xp.cumulative_sum(xp.asarray(z, device=wgpu_device)), np.cumulative_sum(z))
 
 
@@ -196,3 +199,117 @@ def test_more_than_65535_tiles(wgpu_device, monkeypatch):
     a = np.random.default_rng(9).integers(-1, 2, n).astype(np.float32)
     got = np.asarray(xp.cumulative_sum(xp.asarray(a, device=wgpu_device)))
     np.testing.assert_array_equal(got, np.cumulative_sum(a))
+
+
+def _lookback_sources(dev: xp.Device) -> list[str]:
+    """The look-back shaders the provider of ``dev`` has rendered so far."""
+    return [r.source for k, r in dev.provider.rendered.items() if "render_lookback" in str(k[0])]
+
+
+@pytest.mark.parametrize(("items", "wg"), [(16, 256), (4, 128), (3, 64), (8, 512), (1, 1024)])
+def test_items_and_workgroup_sizes(wgpu_device, monkeypatch, items, wg):
+    # the tile's shape as GPUARRAY_SCAN_ITEMS / GPUARRAY_SCAN_WG set it: vec4 loads and stores where
+    # the items are a multiple of 4 and the rows 16-byte aligned, scalar ones otherwise; subgroups
+    # where the workgroup is a multiple of lavapipe's largest subgroup (128), the workgroup scan below
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", items)
+    monkeypatch.setattr(wgpu_scan_lookback, "WG", wg)
+    t = items * wg
+    rng = np.random.default_rng(items)
+    for n in (0, 1, 3, 4, 5, t - 1, t, t + 1, 3 * t + 2, 4 * t + 4):
+        a = rng.integers(-3, 4, n).astype(np.float32)
+        g = xp.asarray(a, device=wgpu_device)
+        assert_same(xp.cumulative_sum(g), np.cumulative_sum(a))
+        assert_same(xp.cumulative_sum(g, include_initial=True), np.cumulative_sum(a, include_initial=True))
+        i8 = rng.integers(-128, 128, n).astype(np.int8)
+        with np.errstate(over="ignore"):
+            assert_same(xp.cumulative_sum(xp.asarray(i8, device=wgpu_device), dtype=np.int8),
+                        np.cumulative_sum(i8, dtype=np.int8))
+        i64 = rng.integers(-(1 << 40), 1 << 40, n)
+        assert_same(xp.cumulative_sum(xp.asarray(i64, device=wgpu_device)), np.cumulative_sum(i64))
+        f = np.where(rng.random(n) < 0.5, -1.0, 1.0) * np.where(rng.random(n) < 0.01, 0.0, 1.0)
+        assert_same(xp.cumulative_prod(xp.asarray(f, device=wgpu_device)), np.cumulative_prod(f))
+        m = rng.standard_normal(n).astype(np.float32)
+        assert_same(np.maximum.accumulate(xp.asarray(m, device=wgpu_device)), np.maximum.accumulate(m))
+    # rows: aligned (length a multiple of 4: vec4) and not
+    for shape in ((5, t + 4), (3, 2 * t + 3), (64, 37)):
+        a = rng.integers(-3, 4, shape).astype(np.int32)
+        g = xp.asarray(a, device=wgpu_device)
+        assert_same(xp.cumulative_sum(g, axis=1, dtype=np.int32), np.cumulative_sum(a, axis=1, dtype=np.int32))
+        assert_same(xp.cumulative_sum(g, axis=1, include_initial=True),
+                    np.cumulative_sum(a, axis=1, include_initial=True))
+    assert not getattr(wgpu_device.provider, "_lookback_sg_failed", False)    # the subgroup shader compiled
+
+
+def test_vectorized_and_subgroup_shaders(wgpu_device, monkeypatch):
+    # a plain float32 row: vec4 loads (``iv0``) and stores, the subgroup scan and look-back; a strided
+    # view of it: scalar loads (the prologue reads the input elsewhere), vec4 stores
+    monkeypatch.setattr(wgpu_device.provider, "rendered", {})     # this test's shaders only
+    n = 3 * _tile("sum", "float32") + 6
+    a = np.random.default_rng(3).random(n).astype(np.float32)
+    g = xp.asarray(a, device=wgpu_device)
+    before = set(_lookback_sources(wgpu_device))
+    np.testing.assert_allclose(np.asarray(xp.cumulative_sum(g)), np.cumsum(a.astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)
+    new = [s for s in _lookback_sources(wgpu_device) if s not in before]
+    assert len(new) == 1 and "iv0: array<vec4<f32>>" in new[0] and "out0: array<vec4<f32>>" in new[0]
+    assert "subgroupInclusiveAdd" in new[0] and "subgroupMin" in new[0]
+    before = set(_lookback_sources(wgpu_device))
+    np.testing.assert_allclose(np.asarray(xp.cumulative_sum(g[::2])), np.cumsum(a[::2].astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)
+    new = [s for s in _lookback_sources(wgpu_device) if s not in before]
+    assert len(new) == 1 and "iv0" not in new[0] and "out0: array<vec4<f32>>" in new[0]
+    assert not getattr(wgpu_device.provider, "_lookback_sg_failed", False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_sums_against_float64(device, dtype):
+    # 2^20 + 7 values in [0, 1): NumPy's running sum in the dtype (float32: it drifts by ~1e-5 of
+    # the sum); the tiles' tree order on wgpu against the float64 sum, within the scan tests'
+    # tolerance (float32: 1e-5)
+    a = np.random.default_rng(7).random((1 << 20) + 7).astype(dtype)
+    got = np.asarray(xp.cumulative_sum(xp.asarray(a, device=device)))
+    np.testing.assert_allclose(got, np.cumsum(a), rtol=1e-4 if dtype == "float32" else 1e-12)
+    if device.kind == "wgpu":
+        tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+        np.testing.assert_allclose(got, np.cumsum(a.astype(np.float64)), **tol)
+
+
+def test_tile_shape_settings_checked(wgpu_device, monkeypatch):
+    # the environment variables (read at each scan) and the module's settings; bad ones raise
+    n = 5000
+    g = xp.asarray(np.arange(n, dtype=np.float32), device=wgpu_device)
+    monkeypatch.setenv("GPUARRAY_SCAN_ITEMS", "4")
+    monkeypatch.setenv("GPUARRAY_SCAN_WG", "64")
+    assert _tile("sum", "float32") == 256 and _tile("prod", "float64") == 256
+    assert default_items("sum", np.dtype("float32")) == 16
+    assert_same(xp.cumulative_sum(g), np.cumulative_sum(np.arange(n, dtype=np.float32)))
+    monkeypatch.setenv("GPUARRAY_SCAN_ITEMS", "sixteen")
+    with pytest.raises(ValueError, match="GPUARRAY_SCAN_ITEMS='sixteen': expected a positive integer"):
+        xp.evaluate(xp.cumulative_sum(g + 1.0))
+    monkeypatch.delenv("GPUARRAY_SCAN_ITEMS")
+    monkeypatch.setenv("GPUARRAY_SCAN_WG", "0")
+    with pytest.raises(ValueError, match="GPUARRAY_SCAN_WG='0'"):
+        xp.evaluate(xp.cumulative_sum(g + 2.0))
+    monkeypatch.delenv("GPUARRAY_SCAN_WG")
+    monkeypatch.setattr(wgpu_scan_lookback, "WG", 96)
+    with pytest.raises(ValueError, match="WG = 96: expected a power of two"):
+        xp.evaluate(xp.cumulative_sum(g + 3.0))
+    monkeypatch.setattr(wgpu_scan_lookback, "WG", 256)
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", 65)
+    with pytest.raises(ValueError, match="PER_THREAD = 65: expected 1 to 64"):
+        xp.evaluate(xp.cumulative_sum(g + 4.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_row_every_dtype(device, dtype):
+    # 2^20 + 7 elements (a row length that is not a multiple of 4: vec4 loads and stores with a
+    # scalar last tile), include_initial (scalar stores), and 4 aligned rows
+    n = (1 << 20) + 7
+    a = _values(dtype, n, 13)
+    g = xp.asarray(a, device=device)
+    for init in (False, True):
+        assert_same(xp.cumulative_sum(g, include_initial=init),
+                    np.cumulative_sum(a, include_initial=init, dtype=xp.cumulative_sum(g).dtype))
+    assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
+    b = a[: 4 * 65540].reshape(4, -1)
+    assert_same(np.minimum.accumulate(xp.asarray(b, device=device), axis=1), np.minimum.accumulate(b, axis=1))

@@ -108,8 +108,8 @@ def enqueue_scan(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
             extra = {"RG": rows, "START": start, "STOP": min(start + SERIAL_SEGMENT, length), "INNER": inner, "LI": li}
             _dispatch(provider, ks, extra, [*in_handles, out], -(-rows // WORKGROUP))
         return [out]
-    if lookback(rows, length, inner, cpu):
-        wgpu_scan_lookback.enqueue_lookback(provider, kernel, in_handles, out, rows, length)
+    if lookback(rows, length, inner, cpu) and wgpu_scan_lookback.enqueue_lookback(
+            provider, kernel, in_handles, out, rows, length):
         return [out]
     g, ch = chunking(rows, length)
     extra = {"G": g, "RG": rows * g, "L": length, "CH": ch, "INNER": inner, "LI": li}

@@ -1,18 +1,24 @@
 """The single-pass scan (decoupled look-back; ``render/wgsl_scan_lookback.py`` has the kernel) on
 the wgpu provider: few long rows along the last axis, two dispatches per call: a tiny one that
 zeroes the tile counter and the status words, then the scan, which reads the input once and
-writes the output once (2^26 float32: 537 MB, about 0.13 ms at the H200's ~4 TB/s; the three
-dispatches of the chunked scan read it twice and took 0.78 ms of GPU time there). Not measured on
-a GPU yet (``python -m bench.scan_lookback`` compares it with the chunked scan and its tunables). On
-lavapipe (2 cores, shared) both take about 0.1 s for 2^21 float32, so CPU adapters keep the chunked
-scan; ``wgpu_scan.STRATEGY = "lookback"`` forces this one there (the tests do).
+writes the output once (2^26 float32: 537 MB, about 0.11 ms at the H200's ~4.8 TB/s). Its tile
+body before this one (the tile through workgroup memory, a thread's elements folded from there,
+a workgroup-wide look-back) took 0.586 ms of GPU time there, and every variant of it 0.56-1.4 ms;
+the register tile (vec4 loads, subgroup scans, look-back by one subgroup) is not measured on a GPU
+yet (``python -m bench.scan_lookback`` compares it with the chunked scan and its tunables). On
+lavapipe (2 cores, shared) both take about 0.1 s for 2^21 float32, so CPU adapters keep the
+chunked scan; ``wgpu_scan.STRATEGY = "lookback"`` forces this one there (the tests do).
 
-Tunables: ``LOOKBACK`` (off: the chunked scan of ``wgpu_scan`` instead), ``USE_SUBGROUPS``
-(the workgroup scan by subgroup shuffles for 32-bit states where the adapter has the feature; a
-driver that rejects the shader gets the workgroup-memory scan from then on), ``SPIN`` (reads of a
-missing status before a workgroup computes the waited-on tile's total itself) and ``WINDOW``
-(predecessor tiles the look-back reads at once: the prefix front moves that many tiles per round
-trip to memory), both per adapter type, ``UNROLL`` (the loads) and ``PER_THREAD``.
+Tunables: ``LOOKBACK`` (off: the chunked scan of ``wgpu_scan`` instead), ``PER_THREAD`` (elements
+per thread; unset: the environment variable ``GPUARRAY_SCAN_ITEMS``, else 16, 8 for float64
+products) and ``WG`` (threads per workgroup, a power of two from 32 to the adapter's limit;
+unset: ``GPUARRAY_SCAN_WG``, else 256), ``VECTORIZE`` (``vec4`` loads and stores where the rows are
+16-byte aligned and ``PER_THREAD`` a multiple of 4), ``USE_SUBGROUPS`` (the subgroup tile scan and
+look-back for 32-bit states where the adapter has the feature and ``WG`` is a multiple of its
+largest subgroup; a driver that rejects the shader gets the workgroup-memory scan from then on),
+``SPIN`` (reads of a missing status before the look-back computes the waited-on tile's total
+itself) and ``WINDOW`` (predecessor tiles the workgroup look-back reads at once, without
+subgroups), both per adapter type.
 
 >>> words("sum", np.dtype("float32")), words("prod", np.dtype("float64"))
 (2, 5)
@@ -21,46 +27,82 @@ trip to memory), both per adapter type, ``UNROLL`` (the loads) and ``PER_THREAD`
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from ..render.wgsl import WORKGROUP
-from ..render.wgsl_scan_lookback import CLEAR, can_use_subgroups, per_thread, render_lookback, words
+from ..core.dtypes import STORAGE_NP, WGSL_STORAGE_TYPE
+from ..render.wgsl import VEC_TYPES, WORKGROUP
+from ..render.wgsl_scan_lookback import CLEAR, can_use_subgroups, default_items, render_lookback, smem_bytes, words
+from .wgpu_split import GpuHandle
+
+
+def _env_int(name: str) -> int | None:
+    """The positive integer in environment variable ``name``, or None where it is not set."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        v = int(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: expected a positive integer") from None
+    if v < 1:
+        raise ValueError(f"{name}={raw!r}: expected a positive integer")
+    return v
+
 
 LOOKBACK = True         # few long rows along the last axis: the single-pass scan
-USE_SUBGROUPS = True    # the workgroup scan by subgroup shuffles where the adapter has them
+USE_SUBGROUPS = True    # the subgroup tile scan and look-back where the adapter has them
+VECTORIZE = True        # vec4 loads and stores where the rows are 16-byte aligned
 SPIN = {"GPU": 1 << 12, "CPU": 32}      # by adapter type (lavapipe: each read is a loop iteration)
-WINDOW = {"GPU": 256, "CPU": 16}        # tiles the look-back reads at once, by adapter type
-UNROLL: bool | None = None      # the tile's loads unrolled (None: except on CPU adapters, slow to compile them)
-PER_THREAD: int | None = None   # elements per thread (None: render.wgsl_scan_lookback.per_thread's)
-__all__ = ["LOOKBACK", "PER_THREAD", "SPIN", "UNROLL", "USE_SUBGROUPS", "WINDOW", "enqueue_lookback", "tile", "words"]
+WINDOW = {"GPU": 256, "CPU": 16}        # tiles the workgroup look-back reads at once, by adapter type
+PER_THREAD: int | None = None   # elements per thread (None: GPUARRAY_SCAN_ITEMS, else default_items)
+WG: int | None = None           # threads per workgroup (None: GPUARRAY_SCAN_WG, else 256)
+MAX_ITEMS = 64
+__all__ = ["LOOKBACK", "PER_THREAD", "SPIN", "USE_SUBGROUPS", "VECTORIZE", "WG", "WINDOW", "enqueue_lookback",
+           "items", "tile", "workgroup_size", "words"]
+
+
+def items(op: str, dtype: np.dtype) -> int:
+    """Elements per thread of the scan of ``op`` with result ``dtype``."""
+    pt = PER_THREAD if PER_THREAD is not None else _env_int("GPUARRAY_SCAN_ITEMS") or default_items(op, dtype)
+    if not 1 <= pt <= MAX_ITEMS:
+        raise ValueError(f"GPUARRAY_SCAN_ITEMS / PER_THREAD = {pt}: expected 1 to {MAX_ITEMS} elements per thread")
+    return pt
+
+
+def workgroup_size(provider: Any) -> int:
+    """Threads per workgroup of the scan on ``provider``."""
+    wg = WG if WG is not None else _env_int("GPUARRAY_SCAN_WG") or 256
+    top = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    if wg < 32 or wg & (wg - 1) or wg > top:
+        raise ValueError(f"GPUARRAY_SCAN_WG / WG = {wg}: expected a power of two from 32 to {top} "
+                         "(the adapter's threads per workgroup)")
+    return wg
 
 
 def tile(provider: Any, kernel: Kernel) -> int:
     """Elements per tile (a workgroup's share) of ``kernel``'s scan on ``provider``."""
-    return WORKGROUP * _pt(provider, kernel)
-
-
-def _pt(provider: Any, kernel: Kernel) -> int:
-    if PER_THREAD is not None:
-        return PER_THREAD
-    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
-    return per_thread(kernel.attrs[0], kernel.out_nodes[0].dtype, limit)
+    return workgroup_size(provider) * items(kernel.attrs[0], kernel.out_nodes[0].dtype)
 
 
 def use_subgroups(provider: Any, kernel: Kernel) -> bool:
-    """Whether to render the subgroup workgroup scan for ``kernel`` on ``provider``."""
-    op = kernel.attrs[0]
+    """Whether to render the subgroup tile scan and look-back for ``kernel`` on ``provider``: the
+    feature, a 32-bit state, and whole subgroups (``WG`` a multiple of the largest subgroup size)."""
+    info = provider.adapter.info
+    sgmax = int(info.get("subgroup_max_size") or info.get("stackgroup_max_size") or 128)
     return USE_SUBGROUPS and "subgroup" in getattr(provider, "features", ()) and \
-        can_use_subgroups(op, kernel.out_nodes[0].dtype) and not getattr(provider, "_lookback_sg_failed", False)
+        workgroup_size(provider) % sgmax == 0 and can_use_subgroups(kernel.attrs[0], kernel.out_nodes[0].dtype) and \
+        not getattr(provider, "_lookback_sg_failed", False)
 
 
-def _rendered(provider: Any, kernel: Kernel, pt: int, window: int, unroll: bool) -> Any:
+def _rendered(provider: Any, kernel: Kernel, variant: tuple[int, int, bool, int, bool, bool]) -> Any:
     """The scan's shader; with subgroups where they can be used and the driver compiles them."""
-    if use_subgroups(provider, kernel):
-        r = provider.rendered_for(kernel, render_lookback, (pt, True, window, unroll))
+    pt, wg, sg, window, vin, vout = variant
+    if sg:
+        r = provider.rendered_for(kernel, render_lookback, variant)
         try:
             provider.pipeline_for(r.source)
             return r
@@ -68,24 +110,41 @@ def _rendered(provider: Any, kernel: Kernel, pt: int, window: int, unroll: bool)
             if "lost" in str(exc).lower():
                 raise
             provider._lookback_sg_failed = True
-    return provider.rendered_for(kernel, render_lookback, (pt, False, window, unroll))
+    return provider.rendered_for(kernel, render_lookback, (pt, wg, False, window, vin, vout))
 
 
-def enqueue_lookback(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, rows: int, length: int) -> None:
+def enqueue_lookback(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, rows: int, length: int) -> bool:
     """Record the single-pass scan of ``kernel`` (``rows`` > 0 rows of ``length`` along the last
-    axis) into the open pass, writing ``out``."""
+    axis) into the open pass, writing ``out``; False (nothing recorded) where its workgroup memory
+    exceeds the adapter's."""
     op, _axis, init = kernel.attrs[:3]
     dt = kernel.out_nodes[0].dtype
-    pt = _pt(provider, kernel)
-    tr = max(1, math.ceil(length / (WORKGROUP * pt)))      # length 0: the include_initial value
+    pt, wg = items(op, dt), workgroup_size(provider)
+    sg = use_subgroups(provider, kernel)
+    if smem_bytes(op, dt, wg, sg) > int(provider.limits.get("max-compute-workgroup-storage-size", 16384)):
+        return False
+    tr = max(1, math.ceil(length / (wg * pt)))      # length 0: the include_initial value
     nt = rows * tr
     nwords = 1 + nt * words(op, dt)
     kind = str(provider.adapter.info.get("adapter_type"))
-    unroll = UNROLL if UNROLL is not None else kind != "CPU"
-    r = _rendered(provider, kernel, pt, WINDOW.get(kind, WINDOW["CPU"]), unroll)
+    aligned = VECTORIZE and pt % 4 == 0 and (rows == 1 or length % 4 == 0)
+    # vec4 stores: the output bound to a whole number of vec4 (its buffer, a size class, has room)
+    nbytes = kernel.size * STORAGE_NP[dt].itemsize
+    room = -(-max(nbytes, 16) // 16) * 16
+    vout = aligned and not init and WGSL_STORAGE_TYPE[dt] in VEC_TYPES and isinstance(out, GpuHandle) and \
+        out.buffer.size >= room
+    vin = aligned and all(isinstance(h, GpuHandle) for h in in_handles)
+    window = min(WINDOW.get(kind, WINDOW["CPU"]), wg)
+    r = _rendered(provider, kernel, (pt, wg, sg, window, vin, vout))
+    nbuf = 2 + len(in_handles) * (2 if r.vec == 4 else 1) + len(r.wide)
+    if nbuf > int(provider.limits.get("max-storage-buffers-per-shader-stage", 8)):
+        r = _rendered(provider, kernel, (pt, wg, sg, window, False, vout))
     flags = provider.alloc(nwords * 4)
     provider.dispatch(CLEAR, np.array([nwords], dtype=np.uint32), [flags], -(-nwords // WORKGROUP))
     extra = {"NT": nt, "TR": tr, "L": length, "LI": length + int(bool(init)), "SPIN": SPIN.get(kind, SPIN["CPU"])}
     wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, out, flags, *wide], nt)
+    outb = (out.buffer, 0, room) if vout else out
+    provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, outb, flags, *wide,
+                                                        *(in_handles if r.vec == 4 else [])], nt)
     provider.free(flags)
+    return True

@@ -2,28 +2,37 @@
 the last axis as WGSL: ``scan`` kernels of every op of ``render/wgsl_scan.py`` (its monoids: the
 float sum from -0.0, wrapping narrow integers, the float product's (product, flags) pair).
 
-One dispatch scans every row: a workgroup of 256 threads takes the next tile id from an atomic
+One dispatch scans every row: a workgroup of ``WG`` threads takes the next tile id from an atomic
 counter (dynamic tile ids: a tile only ever waits on tiles whose workgroups already started, so
-no scheduler can deadlock it) and scans a tile of ``256 x PT`` elements of one row:
+no scheduler can deadlock it) and scans a tile of ``WG x PT`` elements of one row, as CUB's and
+Onesweep's tiles do:
 
-1. coalesced loads (element ``i * 256 + lid`` of the tile, the fused prologue evaluated at its
-   index) into workgroup memory, padded by one word in 32 against bank conflicts;
-2. each thread folds its ``PT`` consecutive elements (blocked order), the workgroup scans the 256
-   thread totals (subgroup shuffles for 32-bit states where ``sg``, else Hillis-Steele in
-   workgroup memory: ``lb_scan``);
-3. thread 0 publishes the tile's aggregate (status AGG; the row's first tile its prefix, status
-   PREFIX); then the workgroup looks back: each thread reads one of the ``window`` tiles before
-   (a window, so that the prefix front moves ``window`` tiles per round trip to memory), and the
-   run of tiles that have a status, up to the nearest prefix, is combined in order by ``lb_scan``;
-   thread 0 publishes the tile's inclusive prefix. A value is published in ``words(op, dtype)``
-   atomic u32 words, each carrying its status in bits 16-17 and 16 bits of the value (Levien's
-   split-word protocol for WebGPU's relaxed 32-bit atomics): a reader accepts it only when every
-   word carries the same status. While the tile just before is missing, only it is read; after
-   ``SPIN`` (a parameter) such reads the workgroup computes that tile's total from its input
-   itself (decoupled fallback: no forward-progress assumption, and bounded loops: lavapipe ends
-   every loop of an invocation after 65535 iterations in all);
-4. each thread runs over its elements again from its exclusive prefix, in workgroup memory, and
-   the results go out as coalesced stores.
+1. each thread loads its ``PT`` consecutive elements (blocked order; the fused prologue evaluated
+   at each) into registers: as ``vec4`` loads (``vin``: every input of 32-bit storage read at the
+   element's own index, the provider's choice where the rows are 16-byte aligned) in full tiles,
+   scalar loads otherwise and in a row's last tile, and scans them in registers;
+2. the thread totals are scanned: with subgroups (32-bit states), a subgroup inclusive scan
+   (``subgroupInclusiveAdd`` for sums, shuffles for the other ops) and one exchange of the
+   per-subgroup totals in workgroup memory; a thread's place in the tile is its place in its
+   subgroup (``sgid * sgs + sgi``: full subgroups, ``WG`` a multiple of the subgroup size);
+   without them, a Hillis-Steele scan in workgroup memory (``lb_scan``);
+3. the tile's aggregate is published (status AGG; the row's first tile its prefix, status PREFIX),
+   then the look-back: with subgroups, subgroup 0 alone reads the ``sgs`` tiles before at once and
+   combines the run of tiles that have a status, up to the nearest prefix, by a shuffle tree;
+   without them, the workgroup reads a window of ``window`` tiles and combines them by
+   ``lb_scan``. The tile's inclusive prefix is published. A value is published in
+   ``words(op, dtype)`` atomic u32 words, each carrying its status in bits 16-17 and 16 bits of
+   the value (Levien's split-word protocol for WebGPU's relaxed 32-bit atomics): a reader accepts
+   it only when every word carries the same status. While the tile just before is missing, only it
+   is read; after ``SPIN`` (a parameter) such reads the look-back computes that tile's total from
+   its input itself (decoupled fallback: no forward-progress assumption, and bounded loops:
+   lavapipe ends every loop of an invocation after 65535 iterations in all);
+4. the exclusive prefix reaches every thread (one barrier), each thread adds it and its
+   predecessors' total to its registers and stores them (``vout``: ``vec4`` stores, where the
+   output rows are 16-byte aligned; a component at a time in the row's last tile).
+
+With subgroups a tile takes three workgroup barriers (the tile id, the subgroup totals, the
+prefix) and no workgroup-memory copy of the tile.
 
 ``flags`` (binding after ``out0``): word 0 the tile counter, then ``words`` per tile; it must be
 zero at the start (``CLEAR``, a tiny dispatch before the scan in the same pass). Memory traffic:
@@ -36,12 +45,12 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen
+from .wgsl import _SMALL_WRAP, VEC_TYPES, WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_parts import store_value
 from .wgsl_scan import _row_index, initial, is_pair, monoid
 
 AGG, PREFIX = 1, 2
-PT_CHOICES = (16, 8, 4, 2, 1)
 
 CLEAR = "\n".join([
     "@group(0) @binding(0) var<storage, read> prm: array<u32>;",
@@ -98,21 +107,6 @@ def words(op: str, dtype: np.dtype) -> int:
     return sum(1 if n == "lo" else 2 for _e, n in _halves(op, dtype))
 
 
-def per_thread(op: str, dtype: np.dtype, limit: int) -> int:
-    """Elements per thread: 16 for 4-byte states, 8 for 8-byte, 4 for 16-byte ones, less where
-    the tile (padded) and the scan arrays exceed ``limit`` bytes of workgroup memory.
-
-    >>> per_thread("sum", np.dtype("float32"), 49152), per_thread("sum", np.dtype("float64"), 16384)
-    (16, 4)
-    """
-    sb = state_bytes(op, dtype)
-    for pt in PT_CHOICES:
-        n = WORKGROUP * pt
-        if pt * sb <= 64 and (n + n // 32 + 2 * WORKGROUP + 2) * sb + 64 <= limit:
-            return pt
-    return 1
-
-
 def _publish(op: str, dtype: np.dtype, t: str) -> str:
     """``lb_publish(i, s, st)``: the state ``s`` of tile ``i`` in its words, with status ``st``."""
     lines = [f"fn lb_publish(i: u32, s: {t}, st: u32) {{", f"  let w = 1u + i * {words(op, dtype)}u;"]
@@ -153,134 +147,197 @@ def _read(op: str, dtype: np.dtype, t: str) -> str:
     return "\n".join(lines)
 
 
-def _wg_scan(t: str, ident: str, comb: str, sg: bool) -> str:
-    """``lb_scan(lid, x)``: the combination of the ``x`` of the threads before ``lid`` (identity for
-    thread 0); the total lands in ``lb_tot``. Called in uniform control flow."""
+
+
+def default_items(op: str, dtype: np.dtype) -> int:
+    """Elements per thread unless the provider is told otherwise: 16, or 8 for the 16-byte states
+    of float64 products (registers).
+
+    >>> default_items("sum", np.dtype("float32")), default_items("prod", np.dtype("float64"))
+    (16, 8)
+    """
+    return 16 if state_bytes(op, dtype) <= 8 else 8
+
+
+def smem_bytes(op: str, dtype: np.dtype, wg: int, sg: bool) -> int:
+    """Bytes of workgroup memory the scan's shader declares (an upper bound)."""
+    sb = max(state_bytes(op, dtype), 4)
+    return (wg if sg else 2 * wg) * sb + 4 * sb + 64
+
+
+def can_use_subgroups(op: str, dtype: np.dtype) -> bool:
+    """Whether the workgroup scan of this op can use subgroup operations (32-bit states)."""
+    return not is_pair(op, dtype) and dtype.itemsize <= 4
+
+
+def _wg_scan(t: str, ident: str, comb: str, wg: int) -> str:
+    """``lb_comb(a, b)``, and ``lb_scan(lid, x)``: the combination of the ``x`` of the threads before
+    ``lid`` (identity for thread 0), by a Hillis-Steele scan in workgroup memory; the total lands in
+    ``lb_tot``. Called in uniform control flow."""
     c = comb.replace("{a}", "a").replace("{b}", "b")
-    head = [f"fn lb_comb(a: {t}, b: {t}) -> {t} {{ return {c}; }}", "",
-            f"fn lb_scan(lid: u32, x: {t}) -> {t} {{"]
-    if not sg:
-        return "\n".join([
-            *head,
-            "  workgroupBarrier();",
-            "  lb_sh[lid] = x;",
-            "  workgroupBarrier();",
-            "  var src = 0u;",
-            f"  for (var off = 1u; off < {WORKGROUP}u; off = off << 1u) {{",
-            "    var s = lb_sh[src + lid];",
-            "    if (lid >= off) { s = lb_comb(lb_sh[src + lid - off], s); }",
-            f"    src = src ^ {WORKGROUP}u;",
-            "    lb_sh[src + lid] = s;",
-            "    workgroupBarrier();",
-            "  }",
-            f"  if (lid == {WORKGROUP - 1}u) {{ lb_tot = lb_sh[src + lid]; }}",
-            f"  var e: {t} = {ident};",
-            "  if (lid > 0u) { e = lb_sh[src + lid - 1u]; }",
-            "  workgroupBarrier();",
-            "  return e;",
-            "}",
-        ])
-    # subgroups (32-bit states): the lanes of subgroup q hold threads q * sgs .. of the tile (the
-    # subgroups need not follow ``lid``); a Hillis-Steele scan by shuffles in each, then the
-    # subgroups' totals, combined in order by every thread (at most 64 of them)
     return "\n".join([
-        *head,
+        f"fn lb_comb(a: {t}, b: {t}) -> {t} {{ return {c}; }}",
+        "",
+        f"fn lb_scan(lid: u32, x: {t}) -> {t} {{",
         "  workgroupBarrier();",
         "  lb_sh[lid] = x;",
         "  workgroupBarrier();",
-        "  let p = lb_sgid * lb_sgs + lb_sgi;",
-        "  var v = lb_sh[p];",
-        "  for (var d = 1u; d < lb_sgs; d = d << 1u) {",
-        "    let o = subgroupShuffleUp(v, d);",
-        "    if (lb_sgi >= d) { v = lb_comb(o, v); }",
+        "  var src = 0u;",
+        f"  for (var off = 1u; off < {wg}u; off = off << 1u) {{",
+        "    var s = lb_sh[src + lid];",
+        "    if (lid >= off) { s = lb_comb(lb_sh[src + lid - off], s); }",
+        f"    src = src ^ {wg}u;",
+        "    lb_sh[src + lid] = s;",
+        "    workgroupBarrier();",
         "  }",
-        "  var e = subgroupShuffleUp(v, 1u);",
-        f"  if (lb_sgi == 0u) {{ e = {ident}; }}",
-        f"  if (lb_sgi == lb_sgs - 1u) {{ lb_sh[{WORKGROUP}u + lb_sgid] = v; }}",
+        f"  if (lid == {wg - 1}u) {{ lb_tot = lb_sh[src + lid]; }}",
+        f"  var e: {t} = {ident};",
+        "  if (lid > 0u) { e = lb_sh[src + lid - 1u]; }",
         "  workgroupBarrier();",
-        f"  var tot: {t} = {ident};",
-        "  for (var q = 0u; q < lb_nsg; q = q + 1u) {",
-        "    if (q == lb_sgid) { e = lb_comb(tot, e); }",
-        f"    tot = lb_comb(tot, lb_sh[{WORKGROUP}u + q]);",
-        "  }",
-        "  lb_sh[p] = e;",
-        "  if (lid == 0u) { lb_tot = tot; }",
-        "  workgroupBarrier();",
-        "  return lb_sh[lid];",
+        "  return e;",
         "}",
     ])
 
 
-def can_use_subgroups(op: str, dtype: np.dtype) -> bool:
-    """Whether the workgroup scan of this op can use subgroup shuffles (32-bit states)."""
-    return not is_pair(op, dtype) and dtype.itemsize <= 4
+def _sg_inclusive(op: str, dt: np.dtype, t: str, x: str) -> list[str]:
+    """Lines that set ``v`` to the inclusive scan of ``x`` over the lanes of the subgroup:
+    ``subgroupInclusiveAdd`` for 32-bit sums (narrow integers wrapped after it, which gives the
+    wrapped running sum; a float sum of nothing but -0.0 kept -0.0, whatever zero the adapter's
+    scan starts from), shuffles (Hillis-Steele, in lane order) for every other op."""
+    if op == "sum" and dt != np.bool_ and t in ("f32", "i32", "u32"):
+        expr = f"subgroupInclusiveAdd({x})"
+        if dt in _SMALL_WRAP:
+            expr = _SMALL_WRAP[dt].replace("{x}", expr)
+        lines = [f"  var v = {expr};"]
+        if t == "f32":
+            lines.append(f"  if (subgroupInclusiveAdd(select(1u, 0u, bitcast<u32>({x}) == 0x80000000u)) == 0u) "
+                         "{ v = bitcast<f32>(0x80000000u); }")
+        return lines
+    return [f"  var v = {x};",
+            "  for (var d = 1u; d < lb_sgs; d = d << 1u) {",
+            "    let o = subgroupShuffleUp(v, d);",
+            "    if (lb_sgi >= d) { v = lb_comb(o, v); }",
+            "  }"]
 
 
-def _loads(pt: int, unroll: bool, t: str, ident: str, prologue: list[str], lift: str) -> list[str]:
-    """A thread's ``pt`` elements ``i * 256 + lid`` of the tile (from ``base``) into ``lb_tile``."""
-    def one(q: str, ind: str) -> list[str]:
-        return [f"{ind}let q = {q};", f"{ind}let k = base + q;", f"{ind}var x: {t} = {ident};",
-                f"{ind}if (k < L) {{", *[ind + ln[4:] for ln in prologue], f"{ind}  x = {lift};",
-                f"{ind}}}", f"{ind}lb_tile[q + (q >> 5u)] = x;"]
-    if not unroll:
-        return [f"  for (var i = 0u; i < {pt}u; i = i + 1u) {{", *one(f"i * {WORKGROUP}u + lid", "    "), "  }"]
+def _sg_reduce(t: str, later_first: bool) -> list[str]:
+    """Lines that combine ``v`` over the lanes, in order, into lane 0's ``v`` (a shuffle tree);
+    ``later_first``: lane 0 holds the latest part (the look-back's window), else the earliest."""
+    comb = "lb_comb(o, v)" if later_first else "lb_comb(v, o)"
+    return ["        for (var d = 1u; d < lb_sgs; d = d << 1u) {",
+            "          let o = subgroupShuffleDown(v, d);",
+            f"          if (lb_sgi + d < lb_sgs) {{ v = {comb}; }}",
+            "        }"]
+
+
+def _lanes(g: _Gen, kernel: Kernel, lift: str) -> tuple[list[str], list[str]] | None:
+    """The prologue of four consecutive elements ``e0 .. e3`` (linear indices of the operand) from
+    the ``vec4`` of each input ``x<k>``: (lines, the four lifted values), or None where an input is
+    read at another index (views, broadcasting, gathers)."""
+    saved = g.lines, g.memo
+    g.lines, g.memo = [], {}
+    vals = []
+    src = kernel.instrs[kernel.operands[0]]
+    for lane in range(4):
+        g.lane = lane
+        vals.append(lift.replace("{x}", store_value(src.dtype, g.value(kernel.operands[0], ("lin", f"e{lane}")))))
+    lines, miss = g.lines, g.lane_miss
+    g.lines, g.memo = saved
+    g.lane, g.lane_miss = None, False
+    return None if miss else (lines, vals)
+
+
+def _loads(pt: int, prologue: list[str], lift: str, guard: bool) -> list[str]:
+    """A thread's ``pt`` elements ``b0 + j`` into ``a<j>`` one at a time (``guard``: those < L)."""
     out = []
-    for i in range(pt):
-        out += ["  {", *one(f"{i * WORKGROUP}u + lid", "    "), "  }"]
+    for j in range(pt):
+        body = [*prologue, f"a{j} = {lift};"]
+        if guard:
+            out += [f"    {{ let k = b0 + {j}u; if (k < L) {{", *["      " + ln for ln in body], "    } }"]
+        else:
+            out += [f"    {{ let k = b0 + {j}u;", *["      " + ln for ln in body], "    }"]
     return out
 
 
-def render_lookback(kernel: Kernel, variant: tuple[int, bool, int, bool]) -> Rendered:
-    """WGSL for the single-pass scan of ``kernel`` (a ``scan`` along its last axis); ``variant`` is
-    (PT, subgroups, window: tiles the look-back reads at once (at most 256), unroll the loads). ``prm`` extras: NT
-    (tiles), TR (tiles per row), L (row length), LI (output row length), SPIN (reads of a missing
-    status before the fallback)."""
-    pt, sg, window, unroll = variant
-    assert 1 <= window <= WORKGROUP, window
-    op, axis, init = kernel.attrs[:3]
-    dt = kernel.out_nodes[0].dtype
-    mo = monoid(op, dt)
-    t = mo.t
-    sg = sg and can_use_subgroups(op, dt)
-    tile = WORKGROUP * pt
-    g = _Gen(kernel)
-    head = [f"  let NT = {g.slot(('extra', 'NT'))};",
-            "  if (lid == 0u) { lb_id = atomicAdd(&flags[0], 1u); }",
-            "  let tid = workgroupUniformLoad(&lb_id);",
-            "  if (tid >= NT) { return; }",
-            f"  let TR = {g.slot(('extra', 'TR'))};",
-            f"  let L = {g.slot(('extra', 'L'))};",
-            f"  let SPIN = {g.slot(('extra', 'SPIN'))};",
-            "  let r = tid / TR;",
-            "  let c = tid % TR;",
-            f"  let base = c * {tile}u;",
-            f"  let obase = r * {g.slot(('extra', 'LI'))};"]
-    val = _row_index(g, kernel.operands[0], axis, head)
-    prologue = ["      " + ln.strip() for ln in g.lines]
-    lift = mo.lift.replace("{x}", val)
-    one = int(bool(init))
+def _vec_loads(pt: int, nin: int, lanes: tuple[list[str], list[str]]) -> list[str]:
+    """A thread's ``pt`` elements as ``pt / 4`` ``vec4`` loads of each input (``iv<k>``)."""
+    lines, vals = lanes
+    out = []
+    for q in range(pt // 4):
+        out += ["    {", f"      let e0 = rin + b0 + {4 * q}u;",
+                *[f"      let e{i} = e0 + {i}u;" for i in range(1, 4)],
+                *[f"      let x{k} = iv{k}[e0 >> 2u];" for k in range(nin)],
+                *["      " + ln.strip() for ln in lines],
+                *[f"      a{4 * q + i} = {vals[i]};" for i in range(4)], "    }"]
+    return out
 
-    def c(a: str, b: str) -> str:
-        return f"lb_comb({a}, {b})"
 
-    body = [
-        # 1. coalesced loads into workgroup memory (unrolled: all of a thread's loads in flight at once)
-        *_loads(pt, unroll, t, mo.ident, prologue, lift),
-        "  workgroupBarrier();",
-        # 2. each thread's PT consecutive elements: their total; the workgroup scan of the totals
-        f"  let b0 = lid * {pt}u;",
-        "  let tot0 = lb_tile[b0 + (b0 >> 5u)];",
-        *[f"  let tot{j} = {c(f'tot{j - 1}', f'lb_tile[b0 + {j}u + ((b0 + {j}u) >> 5u)]')};" for j in range(1, pt)],
+def _lookback_sg(t: str, ident: str, tile: int, prologue: list[str], lift: str) -> list[str]:
+    """Subgroup 0's look-back (lanes read the ``sgs`` tiles before at once); leaves the tile's
+    exclusive prefix in ``lb_excl`` and publishes its inclusive prefix."""
+    return [
+        "  if (lb_sgid == 0u) {",
+        f"    var excl: {t} = {ident};",
+        "    if (c > 0u) {",
+        "      let first = r * TR;",
+        "      var j = tid;",           # the tiles first .. j - 1 are still to be combined
+        "      var spins = 0u;",
+        "      loop {",
+        "        let win = select(min(j - first, lb_sgs), 1u, spins > 0u);",
+        "        var st = 0u;",
+        f"        var v: {t} = {ident};",
+        "        if (lb_sgi < win) { st = lb_read(j - 1u - lb_sgi); if (st != 0u) { v = lb_val; } }",
+        "        let m = subgroupMin(select(win, lb_sgi, lb_sgi < win && st == 0u));",
+        f"        let q = subgroupMin(select(0xffffffffu, lb_sgi, lb_sgi < win && st == {PREFIX}u));",
+        "        let nc = select(m, q + 1u, q < m);",
+        "        if (nc > 0u) {",
+        f"          if (lb_sgi >= nc) {{ v = {ident}; }}",
+        *["  " + ln for ln in _sg_reduce(t, True)],
+        "          excl = lb_comb(subgroupBroadcast(v, 0u), excl);",
+        "          if (q < m) { break; }",
+        "          j = j - nc;",
+        "          spins = 0u;",
+        "          continue;",
+        "        }",
+        "        spins = spins + 1u;",
+        "        if (spins < SPIN) { continue; }",
+        # the decoupled fallback: tile j - 1's total from its input, a run of elements per lane
+        "        let fc = j - 1u - first;",
+        f"        let M = {tile}u / lb_sgs;",
+        f"        var v2: {t} = {ident};",
+        "        for (var i = 0u; i < M; i = i + 1u) {",
+        f"          let k = fc * {tile}u + lb_sgi * M + i;",
+        f"          var x: {t} = {ident};",
+        "          if (k < L) {",
+        *["            " + ln for ln in prologue],
+        f"            x = {lift};",
+        "          }",
+        "          v2 = lb_comb(v2, x);",
+        "        }",
+        "        v = v2;",
+        *_sg_reduce(t, False),
+        "        excl = lb_comb(subgroupBroadcast(v, 0u), excl);",
+        "        if (fc == 0u) { break; }",
+        "        j = j - 1u;",
+        "        spins = 0u;",
+        "      }",
+        f"      if (lb_sgi == 0u) {{ lb_publish(tid, lb_comb(excl, agg), {PREFIX}u); }}",
+        "    }",
+        "    if (lb_sgi == 0u) { lb_excl = excl; }",
+        "  }",
+        "  let excl = workgroupUniformLoad(&lb_excl);",
     ]
-    body += [
-        f"  let pre = lb_scan(lid, tot{pt - 1});",
-        "  let agg = lb_tot;",
-        # 3. publish the aggregate (the row's first tile: its prefix), look back, publish the prefix
-        f"  if (lid == 0u) {{ lb_publish(tid, agg, select({AGG}u, {PREFIX}u, c == 0u)); }}",
-        f"  var excl: {t} = {mo.ident};",
+
+
+def _lookback_wg(t: str, ident: str, wg: int, pt: int, window: int, prologue: list[str], lift: str) -> list[str]:
+    """The workgroup's look-back (a window of tiles read at once, combined by ``lb_scan``); leaves
+    the tile's exclusive prefix in ``excl`` (every thread) and publishes its inclusive prefix."""
+    tile = wg * pt
+    return [
+        f"  var excl: {t} = {ident};",
         "  if (c > 0u) {",
         "    let first = r * TR;",
-        "    var j = tid;",          # the tiles first .. j - 1 are still to be combined
+        "    var j = tid;",
         "    var spins = 0u;",
         "    loop {",
         # a window of tiles j - 1, j - 2, ... (one while waiting on tile j - 1): the run of tiles that
@@ -302,12 +359,12 @@ def render_lookback(kernel: Kernel, variant: tuple[int, bool, int, bool]) -> Ren
         "      let cut = workgroupUniformLoad(&lb_cut);",
         "      let nc = cut & 0xffffu;",
         "      if (nc == 1u) {",          # the common case: no workgroup scan
-        f"        excl = {c('lb_first', 'excl')};",
+        "        excl = lb_comb(lb_first, excl);",
         "      } else if (nc > 1u) {",
-        f"        var x: {t} = {mo.ident};",
+        f"        var x: {t} = {ident};",
         "        if (lid < nc) { x = lb_val; }",
-        f"        _ = lb_scan({WORKGROUP - 1}u - lid, x);",
-        f"        excl = {c('lb_tot', 'excl')};",
+        f"        _ = lb_scan({wg - 1}u - lid, x);",
+        "        excl = lb_comb(lb_tot, excl);",
         "      }",
         "      if (nc > 0u) {",
         "        if (cut > 0xffffu) { break; }",
@@ -319,38 +376,114 @@ def render_lookback(kernel: Kernel, variant: tuple[int, bool, int, bool]) -> Ren
         "      if (spins < SPIN) { continue; }",
         # the decoupled fallback: tile j - 1's total from its input (blocked order, as its owner folds it)
         "      let fc = j - 1u - first;",
-        f"      var ft: {t} = {mo.ident};",
+        f"      var ft: {t} = {ident};",
         f"      for (var i = 0u; i < {pt}u; i = i + 1u) {{",
         f"        let k = fc * {tile}u + lid * {pt}u + i;",
-        f"        var x: {t} = {mo.ident};",
+        f"        var x: {t} = {ident};",
         "        if (k < L) {",
-        *["  " + ln for ln in prologue],
+        *["          " + ln for ln in prologue],
         f"          x = {lift};",
         "        }",
-        f"        ft = {c('ft', 'x')};",
+        "        ft = lb_comb(ft, x);",
         "      }",
         "      _ = lb_scan(lid, ft);",
-        f"      excl = {c('lb_tot', 'excl')};",
+        "      excl = lb_comb(lb_tot, excl);",
         "      if (fc == 0u) { break; }",
         "      j = j - 1u;",
         "      spins = 0u;",
         "    }",
-        f"    if (lid == 0u) {{ lb_publish(tid, {c('excl', 'agg')}, {PREFIX}u); }}",
-        "  }",
-        # 4. the thread's elements again, from the running value: the results through workgroup
-        #    memory, coalesced stores
-        f"  var run = {c('excl', 'pre')};",
-        *[f"  run = {c('run', f'lb_tile[b0 + {j}u + ((b0 + {j}u) >> 5u)]')};\n"
-          f"  lb_tile[b0 + {j}u + ((b0 + {j}u) >> 5u)] = run;" for j in range(pt)],
-    ]
-    body += [
-        "  workgroupBarrier();",
-        f"  for (var i = 0u; i < {pt}u; i = i + 1u) {{",
-        f"    let q = i * {WORKGROUP}u + lid;",
-        "    let k = base + q;",
-        f"    if (k < L) {{ out0[obase + k + {one}u] = {mo.out.replace('{x}', 'lb_tile[q + (q >> 5u)]')}; }}",
+        f"    if (lid == 0u) {{ lb_publish(tid, lb_comb(excl, agg), {PREFIX}u); }}",
         "  }",
     ]
+
+
+def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bool]) -> Rendered:
+    """WGSL for the single-pass scan of ``kernel`` (a ``scan`` along its last axis); ``variant`` is
+    (PT: elements per thread, WG: threads per workgroup, subgroups, window: tiles the workgroup
+    look-back reads at once (at most WG; without subgroups), vin: ``vec4`` loads in full tiles
+    (where every input has 32-bit storage and is read at the element's own index; ``Rendered.vec``
+    is 4 where they were rendered, the inputs then bound a second time as ``vec4`` arrays after
+    the 64-bit constants), vout: ``vec4`` stores (``out0`` an array of ``vec4``, no include_initial,
+    PT a multiple of 4)). ``prm`` extras: NT (tiles), TR (tiles per row), L (row length), LI (output
+    row length), SPIN (reads of a missing status before the fallback)."""
+    pt, wg, sg, window, vin, vout = variant
+    op, axis, init = kernel.attrs[:3]
+    dt = kernel.out_nodes[0].dtype
+    st = WGSL_STORAGE_TYPE[dt]
+    assert 1 <= window <= wg, window
+    assert not vout or (not init and pt % 4 == 0 and st in VEC_TYPES), variant
+    mo = monoid(op, dt)
+    t, ident = mo.t, mo.ident
+    sg = sg and can_use_subgroups(op, dt)
+    tile = wg * pt
+    one = int(bool(init))
+    g = _Gen(kernel)
+    head = [f"  let NT = {g.slot(('extra', 'NT'))};",
+            "  if (lid == 0u) { lb_id = atomicAdd(&flags[0], 1u); }",
+            "  let tid = workgroupUniformLoad(&lb_id);",
+            "  if (tid >= NT) { return; }",
+            f"  let TR = {g.slot(('extra', 'TR'))};",
+            f"  let L = {g.slot(('extra', 'L'))};",
+            f"  let SPIN = {g.slot(('extra', 'SPIN'))};",
+            "  let r = tid / TR;",
+            "  let c = tid % TR;",
+            f"  let base = c * {tile}u;",
+            f"  let obase = r * {g.slot(('extra', 'LI'))};",
+            "  let rin = r * L;",
+            f"  let p = {'lb_sgid * lb_sgs + lb_sgi' if sg else 'lid'};",     # the thread's place in the tile
+            f"  let b0 = base + p * {pt}u;",
+            f"  let full = base + {tile}u <= L;"]
+    val = _row_index(g, kernel.operands[0], axis, head)
+    prologue = [ln.strip() for ln in g.lines]
+    lift = mo.lift.replace("{x}", val)
+    lanes = None
+    if vin and pt % 4 == 0 and kernel.inputs and all(WGSL_STORAGE_TYPE[n.dtype] in VEC_TYPES for n in kernel.inputs):
+        lanes = _lanes(g, kernel, mo.lift)
+    # 1. the thread's elements into registers, scanned there
+    body = [*[f"  var a{j}: {t} = {ident};" for j in range(pt)],
+            "  if (full) {",
+            *(_vec_loads(pt, len(kernel.inputs), lanes) if lanes else _loads(pt, prologue, lift, False)),
+            "  } else {",
+            *_loads(pt, prologue, lift, True),
+            "  }",
+            *[f"  a{j} = lb_comb(a{j - 1}, a{j});" for j in range(1, pt)]]
+    # 2. the scan of the thread totals: ``pre`` (exclusive), ``agg`` (the tile's)
+    if sg:
+        body += [*_sg_inclusive(op, dt, t, f"a{pt - 1}"),
+                 "  var pre = subgroupShuffleUp(v, 1u);",
+                 f"  if (lb_sgi == 0u) {{ pre = {ident}; }}",
+                 "  if (lb_sgi == lb_sgs - 1u) { lb_sh[lb_sgid] = v; }",
+                 "  workgroupBarrier();",
+                 f"  var agg: {t} = {ident};",
+                 "  for (var q = 0u; q < lb_nsg; q = q + 1u) {",
+                 "    if (q == lb_sgid) { pre = lb_comb(agg, pre); }",
+                 "    agg = lb_comb(agg, lb_sh[q]);",
+                 "  }"]
+    else:
+        body += [f"  let pre = lb_scan(lid, a{pt - 1});", "  let agg = lb_tot;"]
+    # 3. publish the aggregate (the row's first tile: its prefix), look back, publish the prefix
+    body.append(f"  if (p == 0u) {{ lb_publish(tid, agg, select({AGG}u, {PREFIX}u, c == 0u)); }}")
+    body += (_lookback_sg(t, ident, tile, prologue, lift) if sg
+             else _lookback_wg(t, ident, wg, pt, window, prologue, lift))
+    # 4. the prefix of the thread's elements added, the results stored
+    body += ["  let run = lb_comb(excl, pre);", *[f"  a{j} = lb_comb(run, a{j});" for j in range(pt)]]
+
+    def out(j: int) -> str:
+        return mo.out.replace("{x}", f"a{j}")
+    if vout:
+        body += ["  if (full) {",
+                 *[f"    out0[(obase + b0 + {4 * q}u) >> 2u] = "
+                   f"vec4<{st}>({', '.join(out(4 * q + i) for i in range(4))});" for q in range(pt // 4)],
+                 "  } else {",
+                 *[f"    {{ let k = b0 + {j}u; if (k < L) {{ let o = obase + k; out0[o >> 2u][o & 3u] = {out(j)}; }} }}"
+                   for j in range(pt)],
+                 "  }"]
+    else:
+        body += ["  if (full) {", *[f"    out0[obase + b0 + {j + one}u] = {out(j)};" for j in range(pt)],
+                 "  } else {",
+                 *[f"    {{ let k = b0 + {j}u; if (k < L) {{ out0[obase + k + {one}u] = {out(j)}; }} }}"
+                   for j in range(pt)],
+                 "  }"]
     if init:
         body.append(f"  if (c == 0u && lid == 0u) {{ out0[obase] = {initial(op, dt)}; }}")
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
@@ -358,15 +491,20 @@ def render_lookback(kernel: Kernel, variant: tuple[int, bool, int, bool]) -> Ren
     for k, node in enumerate(kernel.inputs):
         decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
         b += 1
-    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{WGSL_STORAGE_TYPE[dt]}>;")
+    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{f'vec4<{st}>' if vout else st}>;")
     decls.append(f"@group(0) @binding({b + 1}) var<storage, read_write> flags: array<atomic<u32>>;")
     b += 2
-    for st in sorted(g.wide):
-        decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
+    for w in sorted(g.wide):
+        decls.append(f"@group(0) @binding({b}) var<storage, read> c{w}: array<{w}>;")
         b += 1
-    decls += [f"var<workgroup> lb_tile: array<{t}, {tile + tile // 32}>;",
-              f"var<workgroup> lb_sh: array<{t}, {2 * WORKGROUP}>;",
+    if lanes:
+        for k, node in enumerate(kernel.inputs):
+            vt = WGSL_STORAGE_TYPE[node.dtype]
+            decls.append(f"@group(0) @binding({b}) var<storage, read> iv{k}: array<vec4<{vt}>>;")
+            b += 1
+    decls += [f"var<workgroup> lb_sh: array<{t}, {wg if sg else 2 * wg}>;",
               f"var<workgroup> lb_tot: {t};",
+              f"var<workgroup> lb_excl: {t};",
               "var<workgroup> lb_id: u32;",
               "var<workgroup> lb_miss: atomic<u32>;",
               "var<workgroup> lb_pre: atomic<u32>;",
@@ -379,10 +517,11 @@ def render_lookback(kernel: Kernel, variant: tuple[int, bool, int, bool]) -> Ren
         builtins += ["@builtin(subgroup_invocation_id) sgi: u32", "@builtin(subgroup_size) sgs: u32",
                      "@builtin(subgroup_id) sgid: u32", "@builtin(num_subgroups) nsg: u32"]
         head = ["  lb_sgi = sgi;", "  lb_sgs = sgs;", "  lb_sgid = sgid;", "  lb_nsg = nsg;", *head]
-    fns = "\n\n".join(x for x in (mo.decls, _wg_scan(t, mo.ident, mo.comb, sg), _publish(op, dt, t),
+    fns = "\n\n".join(x for x in (mo.decls, _wg_scan(t, ident, mo.comb, wg), _publish(op, dt, t),
                                   _read(op, dt, t)) if x)
-    main = "\n".join([f"@compute @workgroup_size({WORKGROUP})", f"fn main({', '.join(builtins)}) {{",
+    main = "\n".join([f"@compute @workgroup_size({wg})", f"fn main({', '.join(builtins)}) {{",
                       *head, *body, "}"])
     code = fns + "\n\n" + main
     source = "\n".join(decls) + "\n\n" + helpers_for(code) + "\n\n" + code + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1,
+                    vec=4 if lanes else 1)
