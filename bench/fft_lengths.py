@@ -3,12 +3,16 @@
     python -m bench.fft_lengths [--dtypes complex64,complex128] [--runs 5] [--libs torch,cupy] [--shift 0]
                                 [--out FILE]
 
-Cases (``xp.fft.fft`` along the last axis): 2^20 and 2^22 points (mixed-radix passes, radix 8/4), 10^6
-and 3 x 10^6 (smooth: mixed-radix, 3 passes each), 10^6 + 3 (prime: Bluestein over two transforms of
-2000376 = 2^3 3^6 7^3 points) and a batch of 4096 rows of 1000 (one pass). ``GPUARRAY_FFT_MIXED=0``
-(Bluestein for every length that is not a power of two) and ``GPUARRAY_FFT_MIXED_POW2=0`` (the radix-2
-block kernel for powers of two) give the previous kernels for comparison; ``GPUARRAY_FFT_TILE_BYTES``
-the workgroup memory per block (8192). Per case: wall and GPU ms per call (``bench.primitives._measure``),
+Cases (``xp.fft.fft`` along the last axis): 2^20 and 2^22 points (mixed-radix passes from registers,
+radix 16/8: 2 and 3 passes with 48 KiB of workgroup memory), 10^6 and 3 x 10^6 (smooth: mixed-radix, 2
+and 3 passes), 10^6 + 3 (prime: Bluestein over two transforms of 2000376 = 2^3 3^6 7^3 points) and a
+batch of 4096 rows of 1000 (one pass). ``GPUARRAY_FFT_REG=0`` (the workgroup-memory passes, radix 8/4,
+3 passes at 2^20), ``GPUARRAY_FFT_MIXED=0`` (Bluestein for every length that is not a power of two)
+and ``GPUARRAY_FFT_MIXED_POW2=0`` (the radix-2 block kernel for powers of two) give the previous kernels
+for comparison; ``GPUARRAY_FFT_REG_TILE_BYTES`` (32768: the register kernel's largest tile, taken
+where it saves a pass), ``GPUARRAY_FFT_TILE_BYTES`` (8192: the other tiles), ``GPUARRAY_FFT_MAX_RADIX``
+(16) and ``GPUARRAY_FFT_MIN_RUN`` (32 bytes) tune them; each process records its settings.
+Per case: wall and GPU ms per call (``bench.primitives._measure``),
 dispatches, host fallbacks, the relative error against NumPy in float64 and the peers' wall ms.
 """
 
@@ -36,7 +40,9 @@ def run(dtypes: list[str], runs: int, libs: list[str], shift: int = 0) -> list[d
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     settings = {k: os.environ.get(k, "") for k in ("GPUARRAY_FFT_MIXED", "GPUARRAY_FFT_MIXED_POW2",
-                                                   "GPUARRAY_FFT_TILE_BYTES")}
+                                                   "GPUARRAY_FFT_TILE_BYTES", "GPUARRAY_FFT_REG",
+                                                   "GPUARRAY_FFT_REG_TILE_BYTES", "GPUARRAY_FFT_MAX_RADIX",
+                                                   "GPUARRAY_FFT_MIN_RUN")}
     with xp.config(offload="always"):
         for dt in dtypes:
             for name, shape in CASES:

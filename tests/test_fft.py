@@ -114,6 +114,8 @@ def _passes(device: Any, n: int, dtype: Any) -> int:
     tile = 1 << ((limit // size).bit_length() - 1)
     groups = max(1, wgpu_fft.MIN_RUN_BYTES // size)
     if wgpu_fft.MIXED and (wgpu_fft.MIXED_POW2 or n & (n - 1)):
+        if wgpu_fft.REG:        # the register kernel's tiles and radices (test_fft_mixed.py checks its plans)
+            return len(wgpu_fft.pass_plan(device.provider, np.dtype(dtype), n))
         return len(mixed_plan(n, tile, groups))
     if n <= tile:
         return min(s, 1)
@@ -369,11 +371,12 @@ def test_fft_block_plan():
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize(("shape", "axis"), [((1 << 17,), 0), ((1 << 16, 3), 0), ((2, 1 << 15), 1)], ids=str)
 def test_fft_block_three_passes(wgpu_device, dtype, shape, axis, monkeypatch):
-    """Three passes (stages 6 + 6 + 5 of 2^17) with 8 KiB tiles (the default)."""
+    """Three passes (2^17: 2^6 x 2^6 x 2^5) with 8 KiB tiles (the workgroup-memory kernel's default)."""
     from gpuarray.providers import wgpu_fft
     from gpuarray.runtime import replay
     monkeypatch.setattr(replay, "ENABLED", False)
     monkeypatch.setattr(wgpu_fft, "TILE_BYTES", 8192)
+    monkeypatch.setattr(wgpu_fft, "REG", False)         # the workgroup-memory kernel (GPUARRAY_FFT_REG=0)
     x = _cdata(shape, dtype, 11)
     g = xp.asarray(x, device=wgpu_device)
     xp.evaluate(g)

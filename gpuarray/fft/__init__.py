@@ -18,8 +18,10 @@ normalization). The others are compositions recorded lazily around it:
 
 Where it runs: on the host (the in-process provider) with ``numpy.fft``, keeping the
 precision (complex64 in, complex64 out); on wgpu, lengths whose prime factors are all at most 13
-are a mixed-radix Stockham WGSL kernel running several stages per dispatch in workgroup memory
-(one dispatch up to 1024 complex64 points, three for 10^6 or 2^22: ``render/wgsl_fft_mixed.py``),
+are a mixed-radix Stockham WGSL kernel running several stages per dispatch, loading and storing
+from registers with one exchange through workgroup memory per two stages (with 48 KiB of workgroup
+memory, as NVIDIA's Vulkan drivers have, one dispatch up to 4096 complex64 points, two for 2^20 or
+10^6, three for 2^22: ``render/wgsl_fft_reg.py``; ``GPUARRAY_FFT_REG=0``: ``render/wgsl_fft_mixed.py``),
 and other lengths Bluestein's algorithm over two of them (``fft_chirp.py``).
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``irfft``/``irfftn``/``hfft``

@@ -23,6 +23,10 @@ whose products stay within ``tile // min_groups`` (so every access moves runs of
 a batch of 1000-point rows one. Each pass moves ``2 n`` elements through global memory plus its
 twiddles.
 
+By default the provider runs these passes as ``wgsl_fft_reg.py`` renders them (the same groups,
+plan and table, loaded and stored from registers, powers of two as radices of up to 16); this
+module's kernel is ``GPUARRAY_FFT_REG=0``.
+
 The twiddles come from one table per (length, plan, direction, scale, dtype) computed on the host
 in float64 from exact angles (``(r k) mod m`` over ``m``): ``w_{Ns p_l R}^{r (k' + Ns k_l)}`` is the
 product of the group's factor ``w_{Ns p_l R}^{r k'}`` (per pass after the first: ``Ns`` rows of
@@ -99,31 +103,31 @@ def _primes(n: int) -> list[int]:
     return out
 
 
-def _radices(primes: list[int]) -> tuple[int, ...]:
-    """One pass's primes as radices: the 2s as 8s then a 4 or a 2 (two 4s for 8 x 2), odd primes as
-    themselves, largest first."""
+def _radices(primes: list[int], max_pow2: int = 8) -> tuple[int, ...]:
+    """One pass's primes as radices: the 2s as the fewest powers of two of at most ``max_pow2``,
+    balanced (``max_pow2 = 8``: 8s then a 4 or a 2, two 4s for 8 x 2; 16: 2^7 as 16 x 8), odd primes
+    as themselves, largest first."""
     e = primes.count(2)
-    pow2 = [8] * (e // 3)
-    if e % 3 == 2:
-        pow2.append(4)
-    elif e % 3 == 1:
-        pow2 = pow2[:-1] + [4, 4] if pow2 else [2]
+    cap = max(1, max_pow2.bit_length() - 1)
+    f = -(-e // cap)
+    pow2 = [1 << (e // f + (i < e % f)) for i in range(f)] if e else []
     return tuple(sorted(pow2 + [p for p in primes if p != 2], reverse=True))
 
 
-def mixed_plan(n: int, tile: int, min_groups: int) -> list[tuple[int, ...]]:
+def mixed_plan(n: int, tile: int, min_groups: int, max_pow2: int = 8) -> list[tuple[int, ...]]:
     """The radices of each pass for a smooth ``n`` (``[]`` for ``n == 1``): one pass when
-    ``n <= tile``, else the fewest passes of products at most ``tile // min_groups``."""
-    return list(_plan(n, tile, min_groups))
+    ``n <= tile``, else the fewest passes of products at most ``tile // min_groups``; powers of two
+    as radices of at most ``max_pow2`` (``_radices``)."""
+    return list(_plan(n, tile, min_groups, max_pow2))
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(n: int, tile: int, min_groups: int) -> tuple[tuple[int, ...], ...]:
+def _plan(n: int, tile: int, min_groups: int, max_pow2: int) -> tuple[tuple[int, ...], ...]:
     primes = _primes(n)
     if not primes:
         return ()
     if n <= tile:
-        return (_radices(primes),)
+        return (_radices(primes, max_pow2),)
     cap = max(max(primes), tile // max(1, min_groups))
     for k in range(max(2, math.ceil(math.log(n) / math.log(cap))), len(primes) + 1):
         bins: list[list[int]] = [[] for _ in range(k)]
@@ -136,7 +140,7 @@ def _plan(n: int, tile: int, min_groups: int) -> tuple[tuple[int, ...], ...]:
             bins[b].append(p)
             prods[b] *= p
         else:
-            return tuple(_radices(b) for b in sorted(bins, key=lambda b: -math.prod(b)))
+            return tuple(_radices(b, max_pow2) for b in sorted(bins, key=lambda b: -math.prod(b)))
     raise ValueError(f"no mixed-radix plan for {n} with tile {tile}")
 
 
