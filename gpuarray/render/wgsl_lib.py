@@ -149,33 +149,44 @@ FLT["fmod"] = """fn ga_fmod_{S}(a: {T}, b: {T}) -> {T} {
   }
   return bitcast<{T}>(mx | sx);
 }"""
+# remainder and floordiv inline ga_fmod (four loops, returns inside them) at ONE place each, whatever the
+# case: lavapipe's (LLVM 15) compile time grew about threefold per inlined copy of the earlier remainder,
+# whose two cases each inlined it (`if (small) { ...fmod...; return remainderc(..) } return remainderc(..)`):
+# 4 s for one copy, 109 s for four, and np.interp(period=)'s kernel, whose gathers of gathers inline ten,
+# did not finish in 500 s (tests/test_interp_period.py; docs/reliability.md, "Compile time on lavapipe").
 FLT["remainder"] = """fn ga_remainder_{S}(a: {T}, b: {T}) -> {T} {
   // |b| < 2^-100: at 2^64 times the scale (a reduced by fmod(a, b 2^64) first when |a| >= 2^60), so
-  // that no intermediate is subnormal: NVIDIA flushes those in float32 (remainder(81, -9.9e-38) gave -0)
-  if (abs(b) < {T}(7.888609052210118e-31) && b != {T}(0) && ga_isfinite_{S}(a)) {
-    let s = {T}(18446744073709551616.0);
-    var a1 = a;
-    if (abs(a) >= {T}(1152921504606846976.0)) { a1 = ga_fmod_{S}(a, b * s); }
-    return ga_remainderc_{S}(a1 * s, b * s) * {T}(5.421010862427522e-20);
+  // that no intermediate is subnormal: NVIDIA flushes those in float32 (remainder(81, -9.9e-38) gave -0).
+  // One ga_fmod in a loop of at most two passes, not one per case (see wgsl_lib.py).
+  let small = abs(b) < {T}(7.888609052210118e-31) && b != {T}(0) && ga_isfinite_{S}(a);
+  let s = {T}(18446744073709551616.0);
+  let y = select(b, b * s, small);
+  var again = small && abs(a) >= {T}(1152921504606846976.0);
+  var x = select(select(a, a * s, small), a, again);
+  var m = x;
+  loop {
+    m = ga_fmod_{S}(x, y);
+    if (!again) { break; }
+    again = false;
+    x = m * s;
   }
-  return ga_remainderc_{S}(a, b);
-}"""
-FLT["remainderc"] = """fn ga_remainderc_{S}(a: {T}, b: {T}) -> {T} {
-  let m = ga_fmod_{S}(a, b);
-  if (ga_isnan_{S}(m)) { return m; }
-  if (m != {T}(0)) {
-    if ((b < {T}(0)) != (m < {T}(0))) { return m + b; }
-    return m;
+  if (!ga_isnan_{S}(m)) {
+    if (m != {T}(0)) {
+      if ((y < {T}(0)) != (m < {T}(0))) { m = m + y; }
+    } else {
+      m = ga_copysign_{S}({T}(0), y);
+    }
   }
-  return ga_copysign_{S}({T}(0), b);
+  return select(m, m * {T}(5.421010862427522e-20), small);
 }"""
 FLT["floordiv"] = """fn ga_floordiv_{S}(a: {T}, b: {T}) -> {T} {
   // |b| < 2^-100, |a| < 2^60: the same quotient at 2^64 times the scale, so that the remainder is not a
-  // subnormal that NVIDIA flushes (floor_divide(7.3e-38, 1.26e-38) gave 6 there)
-  if (abs(b) < {T}(7.888609052210118e-31) && abs(a) < {T}(1152921504606846976.0)) {
-    return ga_floordivc_{S}(a * {T}(18446744073709551616.0), b * {T}(18446744073709551616.0));
-  }
-  return ga_floordivc_{S}(a, b);
+  // subnormal that NVIDIA flushes (floor_divide(7.3e-38, 1.26e-38) gave 6 there). One ga_floordivc
+  // (so one ga_fmod) for both cases (see ga_remainder).
+  // (select, not a product with 1: a driver that flushes subnormals would flush a * 1)
+  let small = abs(b) < {T}(7.888609052210118e-31) && abs(a) < {T}(1152921504606846976.0);
+  let s = {T}(18446744073709551616.0);
+  return ga_floordivc_{S}(select(a, a * s, small), select(b, b * s, small));
 }"""
 FLT["floordivc"] = """fn ga_floordivc_{S}(a: {T}, b: {T}) -> {T} {
   if (b == {T}(0) || ga_isnan_{S}(a) || ga_isnan_{S}(b)) { return ga_div_{S}(a, b); }

@@ -186,7 +186,6 @@ def _interp(p: dict) -> Any:
             xp_, fp = take(xp_, order), take(fp, order)
             xp_ = _m.concat([_np.subtract(xp_[-1:], period), xp_, _np.add(xp_[:1], period)])
             fp = _m.concat([fp[-1:], fp, fp[:1]])
-            evaluate(xp_, fp)     # fusing this cone into the gathers below hung lavapipe (see the report)
     for v in (xp_, fp):
         if v.ndim != 1:
             raise ValueError("object too deep for desired array" if v.ndim else
