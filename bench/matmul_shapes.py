@@ -5,7 +5,11 @@
 
 Shape classes (issue 17's targets): ``xtx`` (2^20 x 64)^T (2^20 x 64), ``xtr`` (2^20 x 64)^T
 (2^20,), ``gemv`` (2^20 x 64) @ (64,), ``gemv_t`` (64 x 2^20) @ (2^20,), ``skinny`` (2^20 x 32) @
-(32 x 64), ``batched`` 4096 x (64 x 64) @ (64 x 64), ``sq2048``, ``sq4096``, ``sq8192``.
+(32 x 64), ``batched`` 4096 x (64 x 64) @ (64 x 64), ``sq2048``, ``sq4096``, ``sq8192``, and
+scikit-learn's multinomial gradient ``G.T @ X`` (X 2^20 x 64, k = 3 classes): ``gtx`` with ``G``
+(2^20 x 3) materialized, ``gtx_cone`` with ``G = (softmax(Z) - Y) * sw[:, None]`` fused into the
+product's operand (``Z`` the 2^20 x 3 logits, ``Y`` one-hot, ``sw`` sample weights; every library
+computes the cone in the timed call).
 
 Each figure is the median over ``--runs`` trials of the **wall time per call**: ``reps`` calls and
 one device synchronize, after half a second of warm-up calls of the same library (the GPU lowers
@@ -40,7 +44,10 @@ CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
     "sq2048": ((2048, 2048), (2048, 2048), False),
     "sq4096": ((4096, 4096), (4096, 4096), False),
     "sq8192": ((8192, 8192), (8192, 8192), False),
+    "gtx": ((1 << 20, 3), (1 << 20, 64), True),
+    "gtx_cone": ((1 << 20, 3), (1 << 20, 64), True),
 }
+CONES = {"gtx_cone"}         # a is the logits Z of the cone G = (softmax(Z) - Y) * sw[:, None]
 
 
 def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], runs: int) -> float:
@@ -50,6 +57,23 @@ def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], 
 
 def _product(lib: Any, a: Any, b: Any, trans: bool) -> Any:
     return (a.T if trans else a) @ b
+
+
+def _cone(lib: Any, z: Any, y1: Any, sw: Any) -> Any:
+    """``(softmax(z, axis=1) - y1) * sw[:, None]`` in ``lib`` (numpy, gpuarray, torch or cupy)."""
+    if getattr(lib, "__name__", "") == "torch":
+        e = lib.exp(z - z.amax(dim=1, keepdim=True))
+        return (e / e.sum(dim=1, keepdim=True) - y1) * sw[:, None]
+    e = lib.exp(z - lib.max(z, axis=1, keepdims=True))
+    return (e / lib.sum(e, axis=1, keepdims=True) - y1) * sw[:, None]
+
+
+def _maker(lib: Any, name: str, trans: bool, extras: tuple[Any, ...]) -> Callable[[Any, Any], Any]:
+    """The timed call of class ``name`` in ``lib``: ``a @ b`` (``a.T`` when ``trans``), or for a cone
+    class ``cone(a).T @ b`` with the cone's ``extras`` (``Y``, ``sw``) already on the device."""
+    if name in CONES:
+        return lambda a, b: _cone(lib, a, *extras).T @ b
+    return lambda a, b: _product(lib, a, b, trans)
 
 
 def _error(got: np.ndarray, a: np.ndarray, b: np.ndarray, trans: bool) -> float:
@@ -90,24 +114,31 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             b = rng.uniform(-3, 3, sb).astype(dt)
             if trans:
                 b = a if sb == sa else b
+            ex: tuple[np.ndarray, ...] = ()
+            if name in CONES:
+                ex = (np.eye(sa[1], dtype=dt)[rng.integers(0, sa[1], sa[0])], rng.uniform(0.5, 2, sa[0]).astype(dt))
             ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+            gex = tuple(xp.asarray(v, device=device) for v in ex)
+            fx = _maker(xp, name, trans, gex)
             xp.synchronize(ga.device)
             rec: dict[str, Any] = {"class": name, "dtype": dt, "a": list(sa), "b": list(sb), "a_transposed": trans}
-            got = np.asarray(_product(xp, ga, gb, trans))
-            rec["err"] = _error(got, a, b, trans)
+            got = np.asarray(fx(ga, gb))
+            rec["err"] = _error(got, _cone(np, a.astype(np.float64), *ex) if ex else a, b, trans)
             del got
             xp.reset_metrics()
-            xp.evaluate(_product(xp, ga, gb, trans))
+            xp.evaluate(fx(ga, gb))
             xp.synchronize(ga.device)
             rec["dispatches"] = xp.metrics()["dispatches"]
-            rec["gpuarray_ms"] = _ms(lambda x, y, t=trans: xp.evaluate(_product(xp, x, y, t)), ga, gb,
+            rec["gpuarray_ms"] = _ms(lambda x, y, f=fx: xp.evaluate(f(x, y)), ga, gb,
                                      lambda d=ga.device: xp.synchronize(d), runs)
-            del ga, gb
+            del ga, gb, gex, fx
             if torch is not None:
-                rec["torch_ms"] = _ms(lambda x, y, t=trans: _product(torch, x, y, t), torch.from_numpy(a).cuda(),
+                tex = tuple(torch.from_numpy(v).cuda() for v in ex)
+                rec["torch_ms"] = _ms(_maker(torch, name, trans, tex), torch.from_numpy(a).cuda(),
                                       torch.from_numpy(b).cuda(), torch.cuda.synchronize, runs)
             if cp is not None:
-                rec["cupy_ms"] = _ms(lambda x, y, t=trans: _product(cp, x, y, t), cp.asarray(a), cp.asarray(b),
+                cex = tuple(cp.asarray(v) for v in ex)
+                rec["cupy_ms"] = _ms(_maker(cp, name, trans, cex), cp.asarray(a), cp.asarray(b),
                                      cp.cuda.Device().synchronize, runs)
             if "torch_ms" in rec:
                 rec["vs_torch"] = rec["torch_ms"] / rec["gpuarray_ms"]

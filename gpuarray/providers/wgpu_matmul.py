@@ -13,7 +13,10 @@ Two kernels:
 
 Products with a vector operand never come here: the namespace computes them as
 sum-reductions (``namespace/linear_algebra._vector_product``). Products with few
-output tiles and a long ``K`` are split along ``K`` (``split_for``).
+output tiles and a long ``K`` are split along ``K`` (``split_for``); those with a
+narrow side (``M`` or ``N`` at most ``SKINNY_MAX``: ``G.T @ X`` of a few classes)
+and a long ``K`` take the narrow split-K kernel (``render/wgsl_matmul_skinny.py``,
+``skinny_for``).
 
 Both evaluate a fused epilogue (``relu(a @ b + bias)``) at the store. Tuning
 is per size class of the plain product (the epilogue is per-element work at
@@ -49,6 +52,7 @@ from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum
 from ..render.wgsl_matmul_blocked import BLOCKED_DTYPES, BlockTiles, render_matmul_blocked
+from ..render.wgsl_matmul_skinny import Skinny, render_matmul_skinny
 from . import wgpu_autotune
 
 LARGE = Tiles(64, 128, 16, 4, 8)       # 256 threads, 4x8 outputs each; both sides >= 2048
@@ -311,7 +315,51 @@ def _vector_layout(kernel: Kernel, op_i: int, which: str) -> tuple[int, str, dic
 _rendered: dict[tuple, Rendered] = {}
 
 
-def rendered_for(kernel: Kernel, tiles: Config | None, modes: tuple[str, str] = ("s", "s"),
+SKINNY_MAX = 8             # the narrow side of the skinny split-K kernel, at most
+
+
+def _along(kernel: Kernel, op_i: int, axis: int) -> bool:
+    """Whether operand ``op_i`` is read with unit stride along ``axis`` as far as the kernel shows:
+    an input (C order) or a view of one by its strides; an elementwise cone by its full-shape
+    arguments; anything else as if C order (its elements are computed where they are read)."""
+    ins = kernel.instrs[op_i]
+    if ins.shape[axis] == 1:
+        return True
+    if ins.op == "input":
+        return axis == len(ins.shape) - 1
+    if ins.op == "view" and kernel.instrs[ins.args[0]].op == "input":
+        return abs(int(ins.params[0][axis])) == 1
+    full = [a for a in ins.args if kernel.instrs[a].shape == ins.shape]
+    if ins.op != "view" and full:
+        return all(_along(kernel, a, axis) for a in full)
+    return axis == len(ins.shape) - 1
+
+
+def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.dtype) -> Skinny | None:
+    """The narrow split-K kernel for a product with ``min(M, N) <= SKINNY_MAX`` and ``K >= LONG_K``
+    (real and integer dtypes), when its wide operand is read coalesced along the wide side (``G.T @
+    X``, ``X.T @ G``; ``X @ W`` is not: its rows are ``K`` apart), else None. The wide tile ``bw``
+    covers the wide side up to 256 columns (128 for 8-byte types), so a narrow operand cone is
+    evaluated once per element when the wide side fits one tile and ``ceil(wide / bw)`` times
+    otherwise (the tiled kernels: once per 64-row tile of which ``M`` rows are valid)."""
+    if forced() is not None or np.dtype(dtype).kind not in "iuf" or k < LONG_K or min(m, n) > SKINNY_MAX:
+        return None
+    side = "a" if m <= n else "b"
+    s, wide = (m, n) if side == "a" else (n, m)
+    nd = len(kernel.instrs[kernel.operands[0]].shape)
+    if not _along(kernel, kernel.operands[1] if side == "a" else kernel.operands[0], nd - 1 if side == "a" else nd - 2):
+        return None
+    item = STORAGE_NP[np.dtype(dtype)].itemsize
+    bw = min(256 if item <= 4 else 128, max(16, 1 << (wide - 1).bit_length()))
+    cfg = Skinny(s, side, bw, 64, min(16, 256 // bw))
+    lim = getattr(provider, "limits", {})
+    if (cfg.smem_elems * item > int(lim.get("max-compute-workgroup-storage-size", 16384))
+            or cfg.threads > int(lim.get("max-compute-invocations-per-workgroup", 256))):
+        return None
+    return cfg
+
+
+def rendered_for(kernel: Kernel, tiles: Config | Skinny | None, modes: tuple[str, str] = ("s", "s"),
                  vec_out: bool = False, split: bool = False) -> Rendered:
     """The shader of ``kernel`` with ``tiles`` (``None``: the split-K sum pass), cached by signature."""
     key = (kernel.signature, tiles, modes, vec_out, split)
@@ -319,6 +367,8 @@ def rendered_for(kernel: Kernel, tiles: Config | None, modes: tuple[str, str] = 
     if r is None:
         if tiles is None:
             r = render_splitk_sum(kernel)
+        elif isinstance(tiles, Skinny):
+            r = render_matmul_skinny(kernel, tiles)
         elif isinstance(tiles, BlockTiles):
             r = render_matmul_blocked(kernel, tiles, modes, vec_out, split)
         else:
@@ -333,19 +383,22 @@ class Split(NamedTuple):
     kc: int
 
 
-def loop_steps_cap(provider: Any, cfg: Config) -> int | None:
+def loop_steps_cap(provider: Any, cfg: Config | Skinny) -> int | None:
     """The most ``K`` steps one workgroup may take on this adapter, or None for no limit.
 
     Lavapipe (gallivm) silently ends every loop of an invocation once 65535 loop iterations have
     run in it, all loops together (``wgpu_scan.SERIAL_SEGMENT`` says the same): a tiled kernel
     walking a long ``K`` stopped after 1821 steps of 32 (``X.T @ r`` wrong from K = 58273). A
     step of the generic kernel runs its load loops and its ``bk`` inner loop; the blocked kernel's
-    steps are written out. Half the budget is kept in reserve."""
+    steps are written out; the skinny kernel's step runs its load loop and ``bk / lanes`` inner
+    iterations (counted also where they are written out). Half the budget is kept in reserve."""
     adapter = getattr(provider, "adapter", None)
     if adapter is None or str(adapter.info.get("adapter_type")) != "CPU":
         return None
     if isinstance(cfg, BlockTiles):
         per = 1
+    elif isinstance(cfg, Skinny):
+        per = 1 + cfg.load_steps + cfg.bk // cfg.lanes
     else:
         per = 1 + -(-cfg.bm * cfg.bk // cfg.threads) + -(-cfg.bk * cfg.bn // cfg.threads) + cfg.bk
     return max(1, 32768 // per)
@@ -355,7 +408,7 @@ FILL_GROUPS = 256          # workgroups a product should have before its K is sp
 MIN_KC = 256               # shortest K chunk split off for occupancy
 
 
-def split_for(provider: Any, cfg: Config, m: int, n: int, k: int, batch: int, item: int) -> Split:
+def split_for(provider: Any, cfg: Config | Skinny, m: int, n: int, k: int, batch: int, item: int) -> Split:
     """How to split ``K``: enough chunks to give about ``FILL_GROUPS`` workgroups where the output
     has few tiles (each chunk at least ``MIN_KC`` long), and chunks short enough for the adapter's
     loop limit (``loop_steps_cap``). The partial sums must fit in one binding."""
@@ -381,19 +434,21 @@ def split_for(provider: Any, cfg: Config, m: int, n: int, k: int, batch: int, it
     return Split(chunks, kc)
 
 
-def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int,
+def plan(kernel: Kernel, cfg: Config | Skinny, m: int, n: int, batch: int,
          split: Split | None = None) -> tuple[Rendered, np.ndarray, int]:
     """(rendered shader, prm, workgroups) of ``kernel`` with configuration ``cfg`` (with ``split``:
-    the partial-sum pass of a split-K product)."""
+    the partial-sum pass of a split-K product; a :class:`Skinny` configuration is always that)."""
     gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
     groups = batch * gm * gn
     extra = {"GM": gm, "GN": gn, "NG": groups}
-    sp = split is not None and split.chunks > 1
+    sp = split is not None and (split.chunks > 1 or isinstance(cfg, Skinny))
     if sp:
         assert split is not None
         extra.update({"GT": groups, "KC": split.kc, "TS": batch * m * n, "NG": groups * split.chunks})
         groups *= split.chunks
-    if isinstance(cfg, BlockTiles):
+    if isinstance(cfg, Skinny):
+        r = rendered_for(kernel, cfg, split=True)
+    elif isinstance(cfg, BlockTiles):
         modes, vec = operand_modes(kernel)
         extra.update(vec)
         r = rendered_for(kernel, cfg, modes, n % 4 == 0, sp)
@@ -402,7 +457,8 @@ def plan(kernel: Kernel, cfg: Config, m: int, n: int, batch: int,
     return r, r.meta(kernel, extra), groups
 
 
-def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: Config | None = None) -> list[Any]:
+def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
+                   tiles: Config | Skinny | None = None) -> list[Any]:
     dt = kernel.result_dtype       # the accumulators'; a fused epilogue's outputs have their own
     out_dts = [kernel.instrs[o].dtype for o in kernel.outputs] if kernel.result_index is not None else [dt]
     outs = [provider.alloc(kernel.size * STORAGE_NP[d].itemsize) for d in out_dts]
@@ -413,14 +469,16 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any], tiles: 
     m, k = a.shape[-2:]
     n = b.shape[-1]
     batch = math.prod(a.shape[:-2])
-    cfg = tiles or select(provider, m, n, k, batch, dt)
+    cfg: Config | Skinny | None = tiles or skinny_for(provider, kernel, m, n, k, dt)
+    if cfg is None:
+        cfg = select(provider, m, n, k, batch, dt)
     if isinstance(cfg, BlockTiles) and dt not in BLOCKED_DTYPES:
         cfg = choose_tiles(m, n, k, dt)
     item = STORAGE_NP[dt].itemsize
     split = split_for(provider, cfg, m, n, k, batch, item)
     r, prm, groups = plan(kernel, cfg, m, n, batch, split)
     wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
-    if split.chunks == 1:
+    if split.chunks == 1 and not isinstance(cfg, Skinny):
         provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
         return outs
     part = provider.alloc(split.chunks * batch * m * n * item)

@@ -1,0 +1,171 @@
+"""Render the first pass of a split-K product with one narrow side (``M <= 8`` or ``N <= 8``).
+
+``G.T @ X`` with ``G`` (K x 3) and ``X`` (K x 64), or ``X.T @ G``: the tiled kernels load the few
+valid rows of the narrow operand into tiles of 64 rows (most threads of the load and of the outer
+products have nothing to do) and evaluate a fused operand cone (``softmax(X @ W) - Y``) per tile
+load. Here a workgroup walks one ``K`` chunk (``tile_grid(split=True)``) for ``BW`` columns of the
+wide side:
+
+- per ``K`` step of ``BK`` the narrow operand's ``S x BK`` elements are loaded into workgroup
+  memory by ``S * BK`` threads, the narrow index fastest (``G.T``'s elements lie next to each other
+  in ``G``), each element's prologue evaluated once per workgroup: once in all where the wide
+  side fits one tile (``N <= BW``);
+- thread ``t`` owns wide column ``t % BW`` and ``K`` lane ``t / BW`` (``LANES`` lanes): it reads
+  the wide operand at ``(k, column)`` straight from global memory (neighbouring threads read
+  neighbouring columns of a row of ``X``: coalesced; each element is read by one thread only; its
+  ``BK / LANES`` reads per step are written out, loads first) and keeps ``S`` partial sums in
+  registers;
+- at the end the lanes are added through workgroup memory and lane 0 writes the ``S`` partial sums
+  of its column to the partial-sum binding (``out0``) like the tiled kernels' split pass, so
+  ``render_splitk_sum`` adds the chunks and evaluates the fused epilogue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_TYPE
+from .wgsl import Rendered, _Gen
+from .wgsl_lib import helpers_for
+from .wgsl_matmul import tile_grid, touch_unused
+from .wgsl_parts import declare_bindings, input_types
+
+UNROLL = 16                # wide-operand reads per K step written out (more: a loop)
+
+
+@dataclass(frozen=True)
+class Skinny:
+    """The narrow-side split-K kernel: ``s`` rows of ``A`` (``side == "a"``) or columns of ``B``
+    (``"b"``), ``bw`` wide columns per workgroup, ``K`` step ``bk``, ``lanes`` threads per column."""
+
+    s: int
+    side: str = "a"
+    bw: int = 64
+    bk: int = 64
+    lanes: int = 4
+
+    @property
+    def threads(self) -> int:
+        return self.bw * self.lanes
+
+    @property
+    def bm(self) -> int:          # the output tile, as ``split_for`` and ``plan`` count tiles
+        return self.s if self.side == "a" else self.bw
+
+    @property
+    def bn(self) -> int:
+        return self.bw if self.side == "a" else self.s
+
+    @property
+    def load_steps(self) -> int:
+        """Iterations of the narrow tile's load loop per ``K`` step."""
+        return -(-self.s * self.bk // self.threads)
+
+    @property
+    def smem_elems(self) -> int:
+        return self.s * self.bk + self.s * self.bw
+
+    def check(self) -> None:
+        if self.side not in ("a", "b") or not 1 <= self.s <= 16:
+            raise ValueError(f"skinny matmul: side {self.side!r}, {self.s} narrow rows; expected 'a'/'b', 1..16")
+        if self.bk % self.lanes or not 1 <= self.threads <= 1024:
+            raise ValueError(f"skinny matmul: bk {self.bk} not a multiple of {self.lanes} lanes, "
+                             f"or {self.threads} threads")
+
+
+def render_matmul_skinny(kernel: Kernel, t: Skinny) -> Rendered:
+    """WGSL for the partial-sum pass of a narrow split-K product (module docstring); ``prm`` extras
+    GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``."""
+    t.check()
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    reg = WGSL_TYPE[kernel.result_dtype]
+    g = _Gen(kernel)
+    s, bw, bk, lanes = t.s, t.bw, t.bk, t.lanes
+    narrow, wide = (ai, bi) if t.side == "a" else (bi, ai)
+    grid, batch = tile_grid(g, nb, t.bm, t.bn, split=True)
+    head = ["  " + line for line in grid]
+    w0, wlim = ("n0", "N") if t.side == "a" else ("m0", "M")
+    head += [f"  let col = lid % {bw}u;", f"  let kl = lid / {bw}u;", f"  let gw = {w0} + col;",
+             f"  let live = gw < {wlim};"]
+    head += [f"  var acc{i}: {reg} = {reg}(0);" for i in range(s)]
+
+    # the narrow tile: element e is (narrow index e % S, k step e / S), stored at Ns[e]
+    g.memo, g.lines = {}, []
+    idx = (*batch, "gi", "gk") if t.side == "a" else (*batch, "gk", "gi")
+    v = g.value(narrow, ("multi", idx))
+    body = ["        " + line.strip() for line in g.lines]
+    n_el = s * bk
+    load = [f"    for (var l = 0u; l < {t.load_steps}u; l = l + 1u) {{",
+            f"      let e = l * {t.threads}u + lid;",
+            f"      if (e >= {n_el}u) {{ break; }}",
+            f"      let gi = e % {s}u;",
+            f"      let gk = k0 + e / {s}u;",
+            f"      var x: {reg} = {reg}(0);",
+            "      if (gk < K) {", *body, f"        x = {v};", "      }",
+            "      Ns[e] = x;",
+            "    }"]
+    # the wide operand at (k, gw), read by this thread only; up to UNROLL reads per step are written
+    # out, all loads before the products, so that they are in flight together
+    steps = bk // lanes
+    if steps <= UNROLL:
+        inner = []
+        for j in range(steps):
+            g.memo, g.lines = {}, []
+            v = g.value(wide, ("multi", (*batch, f"gk{j}", "gw") if t.side == "a" else (*batch, "gw", f"gk{j}")))
+            inner += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var y{j}: {reg} = {reg}(0);",
+                      f"    if (live && gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines],
+                      f"      y{j} = {v};", "    }"]
+        inner += [f"    acc{i} = acc{i} + Ns[(kl + {j * lanes}u) * {s}u + {i}u] * y{j};"
+                  for j in range(steps) for i in range(s)]
+    else:
+        g.memo, g.lines = {}, []
+        v = g.value(wide, ("multi", (*batch, "gk", "gw") if t.side == "a" else (*batch, "gw", "gk")))
+        inner = [f"    for (var kk = kl; kk < {bk}u; kk = kk + {lanes}u) {{",
+                 "      let gk = k0 + kk;",
+                 f"      var y: {reg} = {reg}(0);",
+                 "      if (live && gk < K) {", *["          " + ln.strip() for ln in g.lines],
+                 f"        y = {v};", "      }",
+                 *[f"      acc{i} = acc{i} + Ns[kk * {s}u + {i}u] * y;" for i in range(s)],
+                 "    }"]
+    # lanes added in order L-1, ..., 0 through Rs (one barrier per lane: written out, no loop)
+    red: list[str] = []
+    for lane in range(lanes - 1, 0, -1):
+        red.append(f"  if (kl == {lane}u) {{")
+        for i in range(s):
+            prev = f" + Rs[{i * bw}u + col]" if lane < lanes - 1 else ""
+            red.append(f"    Rs[{i * bw}u + col] = acc{i}{prev};")
+        red += ["  }", "  workgroupBarrier();"]
+    ts = g.slot(("extra", "TS"))
+    store = ["  if (kl == 0u && live) {", f"    let obase = sp * {ts} + bat * M * N;"]
+    for i in range(s):
+        val = f"acc{i}" + (f" + Rs[{i * bw}u + col]" if lanes > 1 else "")
+        at = f"{i}u * N + gw" if t.side == "a" else f"gw * N + {i}u"
+        store.append(f"    out0[obase + {at}] = {val};")
+    store.append("  }")
+    decls = declare_bindings(input_types(kernel), [reg], g.wide)
+    decls.append(f"var<workgroup> Ns: array<{reg}, {s * bk}>;")
+    decls.append(f"var<workgroup> Rs: array<{reg}, {max(1, s * bw)}>;")
+    body_all = [*head, *load, *inner, *red, *store]
+    head = ["  " + x for x in touch_unused(decls, body_all)] + head
+    main = "\n".join([
+        f"@compute @workgroup_size({t.threads})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head,
+        "  var k0 = klo;",
+        "  loop {",
+        "    if (k0 >= K) { break; }",
+        *load,
+        "    workgroupBarrier();",
+        *inner,
+        "    workgroupBarrier();",
+        f"    k0 = k0 + {bk}u;",
+        "  }",
+        *red,
+        *store,
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
