@@ -192,3 +192,75 @@ def test_small_reads_of_every_width(wgpu_device: xp.Device) -> None:
             with xp.config(offload="always"):
                 z = xp.where(y == y, y, y)          # computed on the device, then downloaded
                 assert_same(z, h)
+
+
+# issue 19: percentile / quantile / median over a whole array (radix selection), warm calls.
+# Python calls per warm ``percentile(x, 30)`` on this machine's lavapipe (Python 3.11): 1557 before
+# (NumPy's result dtype, virtual indices and rank layout computed again each call, every ufunc
+# through NumPy's dispatch, aliasing-tracked reshapes of fresh results), 501 after; the budget leaves about 10 %.
+PERCENTILE_BUDGET = 550
+
+
+def _quantile_cases() -> dict[str, Callable[[Any], Any]]:
+    return {
+        "percentile(x, 30)": lambda g: np.percentile(g, 30),
+        "median": lambda g: np.median(g),
+        "quantile(x, 5 q)": lambda g: np.quantile(g, [0.05, 0.25, 0.5, 0.75, 0.95]),
+        "nanpercentile(x, 30)": lambda g: np.nanpercentile(g, 30),
+        "nanquantile(x, 2 q)": lambda g: np.nanquantile(g, [0.1, 0.9]),
+        "nanmedian": lambda g: np.nanmedian(g),
+        "percentile(m, 30, axis=1)": lambda g: np.percentile(g.reshape((256, 256)), 30, axis=1),
+        "quantile(m, 2 q, axis=0)": lambda g: np.quantile(g.reshape((256, 256)), [0.1, 0.9], axis=0),
+    }
+
+
+def test_python_calls_per_warm_percentile(wgpu_device: xp.Device) -> None:
+    h = np.random.default_rng(0).standard_normal(1 << 16).astype(np.float32)
+    with xp.config(offload="always"):
+        g = xp.asarray(h, device=wgpu_device)
+        for _ in range(5):
+            xp.evaluate(np.percentile(g, 30))
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(10):
+            xp.evaluate(np.percentile(g, 30))
+        prof.disable()
+    calls = pstats.Stats(prof).total_calls / 10      # type: ignore[attr-defined]
+    print(f"percentile(x, 30): {calls:.1f} Python calls per warm call")
+    assert calls <= PERCENTILE_BUDGET, f"percentile: {calls:.0f} Python calls a warm call (budget {PERCENTILE_BUDGET})"
+
+
+@pytest.mark.parametrize("case", list(_quantile_cases()))
+def test_warm_quantiles_upload_and_read_nothing(wgpu_device: xp.Device, case: str, monkeypatch: Any) -> None:
+    """A warm call uploads nothing (ranks, interpolation weights and gather positions are kept on the
+    device; 64-bit constants in kept buffers), creates no buffer or bind group and reads nothing back:
+    its result stays lazy until the user reads it, and then equals NumPy's."""
+    fn = _quantile_cases()[case]
+    h = np.random.default_rng(1).standard_normal(1 << 16).astype(np.float32)
+    h[::997] = np.nan if case.startswith("nan") else h[::997]
+    prov: Any = wgpu_device.provider
+    with xp.config(offload="always"):
+        g = xp.asarray(h, device=wgpu_device)
+        for _ in range(3):
+            xp.evaluate(fn(g))
+        xp.synchronize(wgpu_device)
+        misses = prov.bindings.misses
+        made: list[str] = []
+        for name in ("create_buffer", "create_buffer_with_data", "create_bind_group"):
+            real = getattr(prov.device, name)
+            monkeypatch.setattr(prov.device, name, lambda *a, _n=name, _f=real, **k: made.append(_n) or _f(*a, **k))
+        xp.reset_metrics()
+        for _ in range(4):
+            xp.evaluate(fn(g))
+        r = fn(g)
+        xp.synchronize(wgpu_device)
+        m = xp.metrics()
+        monkeypatch.undo()
+        assert made == [], made
+        assert m["bytes_uploaded"] == 0 and m["bytes_downloaded"] == 0, m
+        assert m["host_fallbacks"] == 0 and m["dispatches"] > 0
+        assert prov.bindings.misses == misses
+        assert not r._node.realized                 # lazy: nothing computed or read for it yet
+        got = np.asarray(r)
+        assert xp.metrics()["bytes_downloaded"] > 0
+    assert_same(got, np.asarray(fn(h)), rtol=1e-6)

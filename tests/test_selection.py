@@ -198,3 +198,38 @@ def test_large_past_65535_workgroups(device):
     a[12345] = np.nan
     _same(device, np.percentile, a, 30.0, rtol=1e-6)
     _same(device, np.nanpercentile, a, [0.0, 30.7, 100.0], rtol=1e-6)
+
+
+def test_repeated_calls_kept_parameters(device):
+    """Host plans, layouts, result dtypes and parameter arrays kept between calls (issue 19's host
+    cost) give each call its own answer: other q of one length, other n, q of other types, the sort
+    path's gathers, and NumPy's errors raised again on a repeated bad call."""
+    a, b = _data(1001, "float32", seed=1), _data(1000, "float32", seed=2)
+    m = _data(12 * 50, "float64", seed=3).reshape(12, 50)
+    for _ in range(2):
+        for q in (30.0, 70.0, 30, np.float64(30.0), np.float32(30.0), [30.0], [70.0], [5.0, 95.0], [95.0, 5.0]):
+            _same(device, np.percentile, a, q, rtol=1e-6)
+            _same(device, np.percentile, b, q, rtol=1e-6)
+            _same(device, np.nanpercentile, a, q, rtol=1e-6)
+        _same(device, np.quantile, a, np.array([0.05, 0.25, 0.5, 0.75, 0.95]), rtol=1e-6)
+        _same(device, np.quantile, a, np.array([0.1, 0.2, 0.3, 0.4, 0.5]), rtol=1e-6)
+        _same(device, np.nanquantile, b, np.array([0.1, 0.9]), rtol=1e-6)
+        for q in (30.0, [10.0, 50.0, 90.0], np.float64(42.0)):
+            _same(device, np.percentile, m, q, axis=1, selected=False)
+            _same(device, np.percentile, m, q, axis=0, method="nearest", selected=False)
+        for x in (a, b, a[:-2], b.astype(np.float64)):
+            _same(device, np.median, x, rtol=1e-6)
+            _same(device, np.nanmedian, x, rtol=1e-6)
+        with pytest.raises(ValueError):
+            np.percentile(xp.asarray(a, device=device), 101)
+
+
+def test_median_of_huge_floats(device):
+    """The mean of the middle two in the data's dtype (an overflow to inf as NumPy's), the middle one
+    alone for an odd count; with NaN (nanmedian) and without."""
+    big = np.float32(3e38)
+    for n in (1, 2, 3, 4):
+        x = np.full(n, big, np.float32)
+        _same(device, np.median, x)
+        _same(device, _q_nanmedian, np.append(x, np.float32(np.nan)))
+        _same(device, _q_nanmedian, -x)

@@ -7,7 +7,8 @@ interpolates between them (``_lerp``). Here the sort (``sort``), the reads
 (``take`` / ``take_along_axis``) and the interpolation run on the device. The
 virtual indices follow NumPy's formulas with NumPy's dtypes: with a known ``n``
 (the length of the reduced axes) NumPy computes them, as it computes ``q``
-(they are parameters, uploaded as indices); with a per-slice count (the non-NaN
+(they are parameters, computed once per (n, q, method) and kept on the device: ``_host_plan``,
+``selection.kept``; a warm call uploads and reads nothing); with a per-slice count (the non-NaN
 values of ``nanquantile``: NaN sorts last, so a slice's first ``count`` sorted
 values are its non-NaN ones) the same formulas run on the device, elementwise.
 
@@ -34,17 +35,57 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray
-from ..array_object.elementwise import finish
+from ..array_object.elementwise import apply, finish
+from ..core.ops import OPS
+from ..graph import views
 from ..graph.views import strided_view
 from ..runtime.planner import evaluate_nodes
-from .indexing import take, take_along_axis
+from .indexing import check_bounds, gather, index_dtype, take_along_axis
 from .manipulation import concat, moveaxis, permute_dims, reshape
-from .selection import order_statistics
+from .selection import kept, order_statistics
 from .sorting import sort
 from .statistical import sum as xsum
 
-_np: Any = np     # NumPy, untyped: its functions dispatch GpuArrays to gpuarray's adapters (NumPy's dtype rules)
+# NumPy, untyped: its functions dispatch GpuArrays to gpuarray's adapters (NumPy's dtype rules).
+# ufuncs whose array API form (``apply``) gives NumPy's result for operands of one dtype and Python
+# scalars of its kind; the kinds they take that way (floor / ceil / divide of integers differ)
+_SAME_AS_NUMPY = {**dict.fromkeys(("multiply", "subtract", "add", "equal", "less", "greater_equal", "maximum",
+                                   "minimum", "remainder", "floor_divide", "isnan", "where"), "iuf"),
+                  **dict.fromkeys(("floor", "ceil"), "f"), "logical_and": "b", "logical_not": "b"}
+
+
+def _ufunc(name: str, *args: Any) -> Any:
+    """NumPy's ``name`` on ``args``: through ``apply`` where it agrees with NumPy (``_SAME_AS_NUMPY``: no
+    promotion), a few host calls instead of NumPy's dispatch; else NumPy's dispatch."""
+    ops = args[1:] if name == "where" else args
+    dt = next((a.dtype for a in ops if isinstance(a, GpuArray)), None)
+    if dt is None or dt.kind not in _SAME_AS_NUMPY[name] or \
+            (name == "where" and not (isinstance(args[0], GpuArray) and args[0].dtype.kind == "b")):
+        return getattr(np, name)(*args)
+    for a in ops:
+        if isinstance(a, GpuArray):
+            if a.dtype != dt:
+                return getattr(np, name)(*args)
+        elif not (type(a) is int and (dt.kind == "f" or -128 * (dt.kind == "i") <= a < 128)
+                     or type(a) is float and dt.kind == "f"):    # small ints: they fit every integer dtype
+            return getattr(np, name)(*args)
+    return apply(OPS[name], *args)
+
+
+class _Dispatch:
+    """``_np.f(...)``: NumPy's ``f``, through ``_ufunc`` for the ufuncs of ``_SAME_AS_NUMPY``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _SAME_AS_NUMPY:
+            return lambda *args: _ufunc(name, *args)
+        return getattr(np, name)
+
+
+_np: Any = _Dispatch()
 Fn = Callable[[Any, Any], Any]
+PLAN_CACHE = 64   # host plans of (n, q, method) kept for repeated calls (``_host_plan``)
+_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_LAYOUTS: dict[tuple[Any, ...], tuple[np.ndarray, list[tuple[int, int]]]] = {}
 
 
 def _mul(n: Any, q: Any) -> Any:
@@ -131,18 +172,29 @@ def _neighbours(vi: Any, last: Any) -> tuple[Any, Any]:
 def _gather(s: GpuArray, idx: Any, count: GpuArray | None) -> GpuArray:
     """``s[..., idx]``: host indices (shape (k,), -1 the last) or, with ``count``, device indices of
     shape rest + (k,) (-1: the last non-NaN value); shape rest + (k,)."""
-    if count is None:
+    if count is None:               # host indices in [-n, n) (the formulas clamp them): kept on the device
         n = s.shape[-1]
-        return take(s, np.asarray(np.where(idx < 0, idx + n, idx), dtype=np.intp).reshape(-1), axis=-1)
+        check_bounds(idx, n, s.ndim - 1)
+        pos = kept(np.asarray(np.where(idx < 0, idx + n, idx), dtype=index_dtype(n)).reshape(-1), s.device)
+        return finish(gather(s._node, pos._node, s.ndim - 1))
     top = _np.maximum(_np.subtract(count, 1), 0)
     return take_along_axis(s, _np.minimum(_np.where(_np.less(idx, 0), top, idx), top), axis=-1)
 
 
 def lerp(a: Any, b: Any, t: Any) -> Any:
-    """NumPy's ``_lerp``: ``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` where ``t >= 0.5``."""
+    """NumPy's ``_lerp``: ``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` where ``t >= 0.5``. A host
+    array ``t`` is a parameter: it, ``1 - t`` and ``t >= 0.5`` are kept on ``a``'s device."""
+    if isinstance(t, float) and isinstance(a, GpuArray) and isinstance(b, GpuArray) and a.dtype == b.dtype \
+            and a.dtype.kind == "f":    # one float dtype, a weak t: the operators (NumPy's rules, fewer calls)
+        d = b - a
+        return b - d * (1 - t) if t >= 0.5 else a + d * t
     diff = _np.subtract(b, a)
     if isinstance(t, float):
         return _np.subtract(b, _np.multiply(diff, 1 - t)) if t >= 0.5 else _np.add(a, _np.multiply(diff, t))
+    if isinstance(t, np.ndarray) and isinstance(a, GpuArray) and a.device.supports(t.dtype):
+        lo = _np.add(a, _np.multiply(diff, kept(t, a.device)))
+        hi = _np.subtract(b, _np.multiply(diff, kept(np.subtract(1, t), a.device)))
+        return _np.where(kept(np.greater_equal(t, 0.5), a.device), hi, lo)
     lo = _np.add(a, _np.multiply(diff, t))
     return _np.where(_np.greater_equal(t, 0.5), _np.subtract(b, _np.multiply(diff, _np.subtract(1, t))), lo)
 
@@ -152,11 +204,33 @@ def _part(v: GpuArray, start: int, size: int) -> GpuArray:
     return finish(strided_view(v._node, (size,), (1,), start))
 
 
-def _read(v: GpuArray, pos: np.ndarray) -> GpuArray:
-    """``v[pos]`` for host positions: a slice where they are consecutive (no index upload)."""
-    if pos.size and np.array_equal(pos, np.arange(pos[0], pos[0] + pos.size)):
-        return _part(v, int(pos[0]), pos.size)
-    return take(v, pos)
+def _scalar(v: GpuArray) -> GpuArray:
+    """The one value of a fresh array ``v`` as a 0-d array (a graph reshape)."""
+    return finish(views.reshape(v._node, ()))
+
+
+def _layout(n: int, idxs: list[Any]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Ranks for ``select`` and each index list's ``(start, size)`` in its result: the distinct
+    ranks, each once, where every list is then a run of consecutive ones (one ``q``, ``median``),
+    else the lists one after the other (a vector of ``q``): slices, never a gather of positions."""
+    key = (n, *(i.tobytes() for i in idxs), *(i.dtype.str for i in idxs))
+    hit = _LAYOUTS.get(key)
+    if hit is None:
+        hit = _LAYOUTS[key] = _layout_of(n, idxs)
+        if len(_LAYOUTS) > PLAN_CACHE:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+    return hit
+
+
+def _layout_of(n: int, idxs: list[Any]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    flat = [np.asarray(np.where(i < 0, i + n, i), dtype=np.int32).reshape(-1) for i in idxs]
+    ranks, pos = np.unique(np.concatenate(flat), return_inverse=True)
+    cuts = np.cumsum([f.size for f in flat])[:-1]
+    parts = np.split(pos.reshape(-1), cuts)
+    if all(p.size and np.array_equal(p, np.arange(p[0], p[0] + p.size)) for p in parts):
+        return ranks, [(int(p[0]), p.size) for p in parts]
+    starts = np.concatenate([[0], cuts])
+    return np.concatenate(flat), [(int(a), f.size) for a, f in zip(starts, flat)]
 
 
 class _Sorted:
@@ -178,18 +252,16 @@ class _Selected:
     every rank of a call in one ``select`` kernel."""
 
     def __init__(self, x: GpuArray) -> None:
-        self.x, self.rest, self.n, self.dtype = reshape(x, (-1,)), (), x.size, x.dtype
+        self.x, self.rest, self.n, self.dtype = x if x.ndim == 1 else reshape(x, (-1,)), (), x.size, x.dtype
         self.stats: GpuArray | None = None
 
     def gather(self, idxs: list[Any], count: GpuArray | None) -> list[GpuArray]:
-        if count is None:           # host indices (-1: the last): the distinct ranks, each once
-            flat = [np.asarray(np.where(i < 0, i + self.n, i), dtype=np.intp).reshape(-1) for i in idxs]
-            ranks, pos = np.unique(np.concatenate(flat), return_inverse=True)
+        if count is None:           # host indices (-1: the last): ranks and slices of the result
+            ranks, parts = _layout(self.n, idxs)
             self.stats = order_statistics(self.x, ranks)
-            cuts = np.cumsum([f.size for f in flat])[:-1]
-            return [_read(self.stats, p) for p in np.split(pos, cuts)]
-        top = _np.maximum(_np.subtract(count, 1), 0)
-        dev = [_np.minimum(_np.where(_np.less(i, 0), top, i), top).astype(np.int32) for i in idxs]
+            return [_part(self.stats, start, size) for start, size in parts]
+        top = apply(OPS["maximum"], count - 1, 0)      # integers: the array API's rules are NumPy's
+        dev = [apply(OPS["minimum"], apply(OPS["where"], i < 0, top, i), top).astype(np.int32) for i in idxs]
         k = dev[0].shape[0]
         self.stats = order_statistics(self.x, concat(dev) if len(dev) > 1 else dev[0])
         return [_part(self.stats, j * k, k) for j in range(len(dev))]
@@ -240,31 +312,61 @@ def _quantile(src: Any, q: np.ndarray, method: str, count: GpuArray | None, weak
     """NumPy's ``quantile`` over the order statistics of ``src`` (``_Sorted`` / ``_Selected``)."""
     rest, n = src.rest, src.n
     qf = q.reshape(-1)
-    if count is None:
-        vi, last = np.asanyarray(VIRTUAL_INDEX[method](n, qf)), n - 1     # parameters: NumPy computes them
+    if count is None:                   # parameters: NumPy computes them, once per (n, q, method)
+        idxs, t = _host_plan(n, qf, method, weak)
     else:
         nc = count.astype(q.dtype) if q.dtype.kind == "f" else count    # NumPy: a Python int n (weak)
-        vi, last = VIRTUAL_INDEX[method](nc, qf), _np.subtract(count, 1)
-    if method in TAKE or (method == "linear" and vi.dtype.kind in "iu"):
-        r = src.gather([vi], count)[0]
+        qd: Any = qf[0] if qf.size == 1 else kept(qf, count.device) if count.device.supports(qf.dtype) else qf
+        vi, last = VIRTUAL_INDEX[method](nc, qd), _np.subtract(count, 1)
+        idxs, t = [vi], None
+        if not (method in TAKE or (method == "linear" and vi.dtype.kind in "iu")):
+            previous, following = _neighbours(vi, last)
+            g = _np.subtract(vi, previous)
+            g = (FIX_GAMMA[method](g, vi) if method in FIX_GAMMA else g).astype(vi.dtype)
+            # NumPy's float(gamma) per slice with a weak q: weak, the data's float dtype
+            idxs, t = [previous, following], g.astype(np.result_type(src.dtype, 1.0)) if weak else g
+    if t is None:
+        r = src.gather(idxs, count)[0]
     else:
-        previous, following = _neighbours(vi, last)
-        g = _np.subtract(vi, previous)
-        g = (FIX_GAMMA[method](g, vi) if method in FIX_GAMMA else g).astype(vi.dtype)
-        t: Any = g
-        if weak and count is None:
-            t = float(g.reshape(()))
-        elif weak:                       # NumPy's float(gamma) per slice: weak, the data's float dtype
-            t = g.astype(np.result_type(src.dtype, 1.0))
-        lo, hi = src.gather([previous, following], count)
+        lo, hi = src.gather(idxs, count)
         r = lerp(lo, hi, t)
     if src.dtype.kind == "f":
         if count is None:            # a NaN in the slice sorts last and makes the result NaN
-            last_value = src.last()
-            r = _np.where(_np.isnan(last_value), last_value, r)
-        else:
+            r = nan_where(src.last(), r)
+        elif not isinstance(src, _Selected):    # selected: every value of x is NaN, so is r
             r = _np.where(_np.equal(count, 0), np.nan, r)
-    return reshape(moveaxis(r, -1, 0), q.shape + rest)
+    if r.ndim == 1 and isinstance(r, GpuArray):    # a fresh result: a graph reshape, no aliasing to track
+        return finish(views.reshape(r._node, q.shape + rest))
+    return reshape(moveaxis(r, -1, 0) if r.ndim > 1 else r, q.shape + rest)
+
+
+def _host_plan(n: int, qf: np.ndarray, method: str, weak: bool) -> tuple[list[np.ndarray], Any]:
+    """The host indices of the order statistics of ``n`` values for the quantiles ``qf`` (one list
+    to take, or the lower and upper neighbours) and the interpolation weight (None: take; a float
+    for a weak scalar ``q``; else an array), NumPy's formulas, kept for the last ``PLAN_CACHE`` calls."""
+    key = (n, qf.dtype.str, qf.tobytes(), method, weak)
+    plan = _PLANS.get(key)
+    if plan is None:
+        vi = np.asanyarray(VIRTUAL_INDEX[method](n, qf))
+        if method in TAKE or (method == "linear" and vi.dtype.kind in "iu"):
+            plan = ([vi], None)
+        else:
+            previous, following = _neighbours(vi, n - 1)
+            g = np.subtract(vi, previous)
+            g = (FIX_GAMMA[method](g, vi) if method in FIX_GAMMA else g).astype(vi.dtype)
+            plan = ([previous, following], float(g.reshape(())) if weak else g)
+        if len(_PLANS) >= PLAN_CACHE:
+            _PLANS.pop(next(iter(_PLANS)))
+        _PLANS[key] = plan
+    return plan
+
+
+def nan_where(v: GpuArray, r: Any) -> Any:
+    """``where(isnan(v), v, r)`` (``v``: NaN where a slice holds one), through the array API's
+    ``where`` where the dtypes agree (fewer host calls than NumPy's dispatch)."""
+    if isinstance(r, GpuArray) and r.dtype == v.dtype:
+        return apply(OPS["where"], apply(OPS["isnan"], v), v, r)
+    return _np.where(_np.isnan(v), v, r)
 
 
 def nanmedian_sorted(s: GpuArray, count: GpuArray) -> GpuArray:
@@ -293,12 +395,14 @@ def nanmedian_selected(a: GpuArray) -> GpuArray:
     >>> float(nanmedian_selected(xp.asarray([4.0, float("nan"), 1.0, 2.0], device="cpu")))
     2.0
     """
-    src = _Selected(a)
-    count = nan_count(src.x)
-    top = _np.maximum(_np.subtract(count, 1), 0)
-    lo, hi = src.gather([_np.floor_divide(top, 2), _np.minimum(_np.floor_divide(count, 2), top)], count)
-    mid = _np.where(_np.equal(_np.remainder(count, 2), 1), lo, _np.divide(_np.add(lo, hi), 2))
-    return reshape(_np.where(_np.equal(count, 0), np.nan, mid), ())
+    x = reshape(a, (-1,))
+    count = nan_count(x)
+    # ranks (count - 1) // 2 and count // 2 at once; an all-NaN x (count 0) gives rank -1, clamped
+    # to 0 by ``select``: its values are NaN, so is the median (NumPy's NaN for an empty slice)
+    ranks = ((count + kept(np.asarray([-1, 0], count.dtype), a.device)) // 2).astype(np.int32)
+    stats = order_statistics(x, ranks)
+    lo, hi = _part(stats, 0, 1), _part(stats, 1, 1)
+    return _scalar(apply(OPS["where"], count % 2 == 1, lo, (lo + hi) / 2))
 
 
 def median_selected(a: GpuArray) -> GpuArray:
@@ -312,11 +416,10 @@ def median_selected(a: GpuArray) -> GpuArray:
     src = _Selected(a)
     n = src.n
     lo, hi = src.gather([np.asarray([(n - 1) // 2]), np.asarray([n // 2])], None)
-    r = _np.mean(concat([lo, hi]) if n % 2 == 0 else lo)
-    if a.dtype.kind == "f":
-        r = _np.where(_np.isnan(src.last()[0]), src.last()[0], r)
-    return r
+    r = _np.mean(concat([lo, hi]) if n % 2 == 0 else lo)     # NumPy's mean: -0.0 gives 0.0, ints float64
+    return nan_where(_scalar(src.last()), r) if a.dtype.kind == "f" else r
 
 
 __all__ = ["VIRTUAL_INDEX", "TAKE", "FIX_GAMMA", "sorted_slices", "nan_count", "lerp", "quantile_sorted",
-           "nanmedian_sorted", "select_ranks", "quantile_selected", "nanmedian_selected", "median_selected"]
+           "nan_where", "nanmedian_sorted", "select_ranks", "quantile_selected", "nanmedian_selected",
+           "median_selected"]

@@ -31,8 +31,8 @@ from .manipulation import reshape
 
 ENABLED = True          # percentile / quantile / median over a whole array by selection (else a sort)
 MAX_RANKS = 64          # ranks of one ``select`` kernel (providers/wgpu_select.py MAX_RANKS)
-RANKS_CACHE = 32        # host rank lists kept on their device (percentile of one n and q, called again)
-_RANKS: dict[tuple[bytes, str], GpuArray] = {}
+RANKS_CACHE = 64        # host parameter arrays kept on their device (percentile of one n and q, called again)
+_RANKS: dict[tuple[str, tuple[int, ...], bytes, str], GpuArray] = {}
 WIDEN: dict[np.dtype, np.dtype] = {_dtypes.int8: _dtypes.int32, _dtypes.int16: _dtypes.int32,
                                    _dtypes.uint8: _dtypes.uint32, _dtypes.uint16: _dtypes.uint32}
 
@@ -44,12 +44,19 @@ def can_select(x: GpuArray, ranks: int) -> bool:
         and 0 < x.size < 2**31
 
 
-def _host_ranks(ranks: np.ndarray, dev: Any) -> GpuArray:
-    """``ranks`` on ``dev``, uploaded once for a repeated call (the last ``RANKS_CACHE`` kept)."""
-    key = (ranks.tobytes(), dev.name)
+def kept(host: np.ndarray, dev: Any) -> GpuArray:
+    """``host`` (a small parameter array: ranks, interpolation weights) on ``dev``, uploaded once for a
+    repeated call: the last ``RANKS_CACHE`` kept, keyed by dtype, shape and bytes.
+
+    >>> import numpy as np, gpuarray as xp
+    >>> a = kept(np.asarray([1, 2], np.int32), xp.Device("cpu"))
+    >>> a is kept(np.asarray([1, 2], np.int32), xp.Device("cpu")), a.tolist()
+    (True, [1, 2])
+    """
+    key = (host.dtype.str, host.shape, host.tobytes(), dev.name)
     r = _RANKS.pop(key, None)
     if r is None or r.device.provider is not dev.provider:
-        r = asarray(ranks, device=dev)
+        r = asarray(host, device=dev)
         if len(_RANKS) >= RANKS_CACHE:
             _RANKS.pop(next(iter(_RANKS)))
     _RANKS[key] = r
@@ -67,18 +74,18 @@ def order_statistics(x: GpuArray, ranks: Any) -> GpuArray:
     """
     expect_array(x, "order_statistics")
     dev = x.device
-    r = ranks if isinstance(ranks, GpuArray) else _host_ranks(np.asarray(ranks, dtype=np.int32).reshape(-1), dev)
+    r = ranks if isinstance(ranks, GpuArray) else kept(np.asarray(ranks, dtype=np.int32).reshape(-1), dev)
     if r.ndim != 1 or r.dtype not in _dtypes.INTEGER:
         raise TypeError(f"order_statistics: ranks must be one-dimensional integers; got {r.dtype} {r.shape}")
     if not can_select(x, r.shape[0]):
         raise ValueError(f"order_statistics: no selection for {x.dtype} x {x.size} with {r.shape[0]} ranks "
                          f"(at most {MAX_RANKS}; see can_select)")
     dt = WIDEN.get(x.dtype, x.dtype)
-    flat = reshape(x, (-1,))
+    flat = x if x.ndim == 1 else reshape(x, (-1,))
     flat = flat.astype(dt) if dt != x.dtype else flat
     r = r.astype(_dtypes.int32) if r.dtype != _dtypes.int32 else r
     out = finish(make("select", (flat._node, r._node), dt, (r.shape[0] + 1,), (), dev))
     return out.astype(x.dtype) if dt != x.dtype else out
 
 
-__all__ = ["ENABLED", "MAX_RANKS", "can_select", "order_statistics"]
+__all__ = ["ENABLED", "MAX_RANKS", "can_select", "kept", "order_statistics"]

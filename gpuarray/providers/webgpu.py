@@ -39,7 +39,7 @@ from ..render import wgsl_tiled
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
-from .wgpu_bindings import BindGroupCache, bind_layout
+from .wgpu_bindings import BindGroupCache, bind_layout, wide_buffers
 from .wgpu_encode import RAW, PassRecorder, RawPass, SmallReader
 from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
     C128_HOST_OPS,
@@ -514,7 +514,7 @@ class WgpuProvider(WgpuMemory):
             vec = 4 if self.vec4 and kernel.size % 4 == 0 else 1
             r = kernel.memoized(("wgsl", vec, fast, TILED),
                                 lambda: self._elementwise_shader(kernel, vec, fast))
-            wide = [self.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())] if r.wide else []
+            wide = wide_buffers(self, r, kernel) if r.wide else []
             groups = wgsl_tiled.groups_for(kernel.out_shape) if r.tile else \
                 -(-kernel.size // (WORKGROUP * r.vec * r.per_thread))
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], groups)

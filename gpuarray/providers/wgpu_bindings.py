@@ -10,7 +10,8 @@ each submit), so its bind groups are the ones made the last time: they are kept 
 An entry holds its buffers, so their ids cannot be reused while it lives. Buffers are only
 destroyed by the buffer pool (``wgpu_pool.BufferPool``), which calls ``forget(buffer)`` first:
 every entry that binds it is dropped. Dispatches that bind a buffer from outside the pool
-(``provider.data_buffer``: new each time) are not kept.
+(``provider.data_buffer``: new each time) are not kept; a kernel's 64-bit constants are bound
+from buffers kept by value (``wide_buffers``), so that its bind groups are kept too.
 
 >>> cache = BindGroupCache(capacity=2)
 >>> len(cache)
@@ -108,3 +109,11 @@ class BindGroupCache:
                 keys.discard(key)
                 if not keys:
                     del self.by_buffer[id(b)]
+
+
+def wide_buffers(provider: Any, r: Any, kernel: Any) -> list[Any]:
+    """The 64-bit constants of the rendered kernel ``r`` (``r.wide_values(kernel)``) as read-only
+    buffers kept by value (``provider.static_buffer``): a repeated dispatch creates no buffer, and
+    its bind group comes from the cache (``provider.data_buffer``'s would be new each time)."""
+    return [provider.static_buffer(("wide", v.dtype.str, v.tobytes()), lambda v=v: v)
+            for _t, v in sorted(r.wide_values(kernel).items())]

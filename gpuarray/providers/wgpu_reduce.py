@@ -24,6 +24,7 @@ from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
 from ..render.wgsl_reduce_flat import flat_inputs
+from .wgpu_bindings import wide_buffers
 
 TARGET_GROUPS = 2048    # workgroups a split reduction aims for (a few per SM)
 ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is split into chunks
@@ -164,7 +165,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
                                lambda: provider.rendered_for(kernel, render_reduce, vs))
 
     r = rendered(v.sg)
-    wide = [provider.data_buffer(x) for _t, x in sorted(r.wide_values(kernel).items())] if r.wide else []
+    wide = wide_buffers(provider, r, kernel) if r.wide else []      # kept by value: cached bind groups
     targets = outs if nxt is None else [provider.alloc(kernel.size * g * STORAGE_NP[kernel.result_dtype].itemsize)]
     dispatch_subgroups(provider, kernel, rendered, v.sg, extra, [*bound, *targets, *wide], groups)
     if nxt is not None:

@@ -36,6 +36,7 @@ from ..render.wgsl_select import (
     render_hist,
     render_init,
 )
+from .wgpu_bindings import wide_buffers
 
 TARGET_GROUPS = 1024    # workgroups of a counting pass (each flushes its bins once)
 MIN_PER_THREAD = 64     # elements a thread walks at least (fewer workgroups, fewer flushes)
@@ -80,7 +81,7 @@ def _get(provider: Any, kernel: Kernel, name: str, make: Any) -> Any:
 
 
 def _wide(provider: Any, kernel: Kernel, r: Any) -> list[Any]:
-    return [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    return wide_buffers(provider, r, kernel)        # kept by value: no new buffer or bind group a call
 
 
 def enqueue_select(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:

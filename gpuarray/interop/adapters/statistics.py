@@ -61,9 +61,30 @@ DIRECT_MAX = 64   # convolve / correlate: the longest shorter operand summed as 
 
 
 # ============================================================ quantiles
+_DTYPES: dict[tuple[Any, ...], np.dtype] = {}     # _result_dtype's answers, for a repeated call
+DTYPE_CACHE = 64
+
+
 def _result_dtype(np_func: Any, a: GpuArray, q: Any, axis: Any, method: Any, keepdims: bool) -> np.dtype:
     """NumPy's result dtype, from NumPy on a one-element stand-in: NumPy checks ``q``, ``method``,
-    ``axis`` and the dtype of ``a`` (its ValueError, AxisError and TypeError)."""
+    ``axis`` and the dtype of ``a`` (its ValueError, AxisError and TypeError). Answers are kept per
+    arguments (a call that raised is not kept: it raises again)."""
+    qa = np.asarray(q)
+    key = (np_func, a.dtype, a.ndim, type(q), qa.dtype.str, qa.shape, qa.tobytes(),
+           tuple(axis) if isinstance(axis, list) else axis, method, keepdims)
+    try:
+        hit = _DTYPES.get(key)
+    except TypeError:                  # an unhashable axis or method: NumPy says what is wrong
+        return _numpy_dtype(np_func, a, q, axis, method, keepdims)
+    if hit is None:
+        hit = _numpy_dtype(np_func, a, q, axis, method, keepdims)
+        if len(_DTYPES) >= DTYPE_CACHE:
+            _DTYPES.pop(next(iter(_DTYPES)))
+        _DTYPES[key] = hit
+    return hit
+
+
+def _numpy_dtype(np_func: Any, a: GpuArray, q: Any, axis: Any, method: Any, keepdims: bool) -> np.dtype:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         stand_in = np.zeros((1,) * a.ndim, a.dtype)
