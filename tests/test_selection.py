@@ -233,3 +233,24 @@ def test_median_of_huge_floats(device):
         _same(device, np.median, x)
         _same(device, _q_nanmedian, np.append(x, np.float32(np.nan)))
         _same(device, _q_nanmedian, -x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nanmedian_sign_of_zero(device, dtype):
+    """NumPy's (nan)median is the mean of the middle value(s), a sum that starts at +0.0: a middle of
+    -0.0 gives +0.0 (the selection path returned -0.0), over the whole array and along an axis."""
+    cases = [[-0.0, -0.0, -0.0], [-0.0, -0.0, np.nan, -0.0], [-0.0, -0.0], [0.0, -0.0], [-0.0],
+             [np.nan, np.nan], [1.0, -0.0, np.inf], [-np.inf, np.nan, -0.0, -0.0]]
+    with warnings.catch_warnings(), xp.config(offload="always"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for values in cases:
+            h = np.array(values, dtype=dtype)
+            for fn in (np.nanmedian, np.median):
+                got, want = np.asarray(fn(xp.asarray(h, device=device))), fn(h)
+                assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (fn, values)
+                assert np.signbit(got) == np.signbit(want), (fn.__name__, values, got, want)
+        m = np.array([[-0.0, -0.0], [-0.0, np.nan], [1.0, -0.0]], dtype=dtype)
+        for axis in (0, 1):
+            got, want = np.asarray(np.nanmedian(xp.asarray(m, device=device), axis=axis)), np.nanmedian(m, axis=axis)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

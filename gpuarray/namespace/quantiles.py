@@ -382,7 +382,9 @@ def nanmedian_sorted(s: GpuArray, count: GpuArray) -> GpuArray:
     lo_i = _np.floor_divide(top, 2)
     lo = take_along_axis(s, lo_i, axis=-1)
     hi = take_along_axis(s, _np.minimum(_np.floor_divide(count, 2), top), axis=-1)
-    mid = _np.where(_np.equal(_np.remainder(count, 2), 1), lo, _np.divide(_np.add(lo, hi), 2))
+    # NumPy takes the mean of the middle one or two, a sum that starts at +0.0: -0.0 gives +0.0
+    lo0 = _np.add(lo, 0.0)
+    mid = _np.where(_np.equal(_np.remainder(count, 2), 1), lo0, _np.divide(_np.add(lo0, hi), 2))
     r = _np.where(_np.equal(count, 0), np.nan, mid)
     return reshape(r, s.shape[:-1])
 
@@ -402,7 +404,8 @@ def nanmedian_selected(a: GpuArray) -> GpuArray:
     ranks = ((count + kept(np.asarray([-1, 0], count.dtype), a.device)) // 2).astype(np.int32)
     stats = order_statistics(x, ranks)
     lo, hi = _part(stats, 0, 1), _part(stats, 1, 1)
-    return _scalar(apply(OPS["where"], count % 2 == 1, lo, (lo + hi) / 2))
+    lo0 = lo + 0.0          # NumPy's mean of the middle values starts its sum at +0.0: -0.0 gives +0.0
+    return _scalar(apply(OPS["where"], count % 2 == 1, lo0, (lo0 + hi) / 2))
 
 
 def median_selected(a: GpuArray) -> GpuArray:
