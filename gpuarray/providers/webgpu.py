@@ -39,7 +39,7 @@ from ..render import wgsl_tiled
 from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
-from .wgpu_bindings import BindGroupCache, bind_layout, wide_buffers
+from .wgpu_bindings import BindGroupCache, KeptBuffers, bind_layout, wide_buffers
 from .wgpu_encode import RAW, PassRecorder, RawPass, SmallReader
 from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
     C128_HOST_OPS,
@@ -67,7 +67,8 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
 SUBMIT_BYTES = 64 << 20
-STATIC_KEEP = 32           # static_buffer tables kept per provider
+STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
+WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
 
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query",
                    "timestamp-query-inside-passes")
@@ -94,7 +95,7 @@ class WgpuProvider(WgpuMemory):
         self._guard_cm = Guard(self)
         self._rec: Any = None               # the open pass's PassRecorder (wgpu_encode.py)
         self._recorder: Any = None          # a wgpu_replay.Recorder while a kernel is recorded
-        self._static: dict[tuple, tuple[Any, int, int]] = {}     # static_buffer's tables, oldest first
+        self._static = KeptBuffers(self._make_static, STATIC_KEEP, WIDE_KEEP)    # static_buffer's
         self.device_name = device_name
         self.features = sorted(f for f in WANTED_FEATURES if f in adapter.features)
         self.limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
@@ -459,20 +460,18 @@ class WgpuProvider(WgpuMemory):
 
     def static_buffer(self, key: tuple, values: Callable[[], np.ndarray]) -> tuple[Any, int, int]:
         """A read-only storage buffer holding ``values()``, made once per ``key`` and kept (the
-        ``STATIC_KEEP`` most recently used): tables such as FFT twiddles. Returned as a
-        ``(buffer, 0, size)`` range, so bind groups over it are cached and programs replay it."""
-        hit = self._static.get(key)
-        if hit is None:
-            v = np.ascontiguousarray(values())
-            buf = self.device.create_buffer_with_data(data=v, usage=self.wgpu.BufferUsage.STORAGE)
-            hit = self._static[key] = (buf, 0, int(buf.size))
-            if len(self._static) > STATIC_KEEP:
-                self._static.pop(next(iter(self._static)))
-        else:
-            self._static[key] = self._static.pop(key)       # most recently used last
+        ``STATIC_KEEP`` most recently used; a kernel's 64-bit constants, keys ``("wide", ...)``, the
+        ``WIDE_KEEP`` most recently used apart: ``wgpu_bindings.KeptBuffers``): tables such as FFT
+        twiddles. Returned as a ``(buffer, 0, size)`` range, so bind groups over it are cached and
+        programs replay it."""
+        hit = self._static.get(key, values)
         if self._recorder is not None:
             self._recorder.static(hit[0])
         return hit
+
+    def _make_static(self, values: np.ndarray) -> Any:
+        return self.device.create_buffer_with_data(data=np.ascontiguousarray(values),
+                                                   usage=self.wgpu.BufferUsage.STORAGE)
 
     def data_buffer(self, values: np.ndarray) -> Any:
         """A small read-only storage buffer holding ``values``, kept alive until the next flush."""

@@ -10,12 +10,11 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
-
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP, uint32
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_argreduce import render_argreduce
+from .wgpu_bindings import wide_buffers
 from .wgpu_reduce import chunks_for
 
 # rows of at most THREAD_ROW elements, at least THREAD_MIN_OUTPUTS of them: one thread per output
@@ -35,7 +34,7 @@ def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> l
     if length <= THREAD_ROW and m >= THREAD_MIN_OUTPUTS:      # many short rows: a thread each
         k0 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "thread"), _sig=None)
         r0 = provider.rendered_for(k0, render_argreduce)
-        wide0 = [provider.data_buffer(v) for _t, v in sorted(r0.wide_values(k0).items())]
+        wide0 = wide_buffers(provider, r0, k0)
         provider.dispatch(r0.source, r0.meta(k0, {"G": 1, "MG": m, "L": length}), [*in_handles, out, *wide0],
                           -(-m // WORKGROUP))
         return [out]
@@ -43,19 +42,23 @@ def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> l
     mode = "final" if g == 1 else "partial"
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode), _sig=None)
     r = provider.rendered_for(k1, render_argreduce)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(k1).items())]
+    wide = wide_buffers(provider, r, k1)
     prm = r.meta(k1, {"G": g, "MG": m * g, "L": length})
     if g == 1:
         provider.dispatch(r.source, prm, [*in_handles, out, *wide], m)
         return [out]
-    # scratch buffers live until the pass is submitted (data_buffer keeps them until the flush)
-    vals = provider.data_buffer(np.zeros(m * g, dtype=STORAGE_NP[src.dtype]))
-    idxs = provider.data_buffer(np.zeros(m * g, dtype=np.uint32))
-    provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], m * g)
-    pv = Instr("input", (), src.dtype, (m, g), (0,))
-    pi = Instr("input", (), uint32, (m, g), (1,))
-    k2 = Kernel([pv, pi], [kernel.out_nodes[0], kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape,
-                kernel.device, kind="argreduce", attrs=(op, (1,), "pairs"), operands=[0])
-    r2 = provider.rendered_for(k2, render_argreduce)
-    provider.dispatch(r2.source, r2.meta(k2, {"G": 1, "MG": m, "L": g}), [vals, idxs, out], m)
+    # scratch from the pool (every chunk writes its pair before the second pass reads it)
+    vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
+    idxs = provider.alloc(m * g * 4)
+    try:
+        provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], m * g)
+        pv = Instr("input", (), src.dtype, (m, g), (0,))
+        pi = Instr("input", (), uint32, (m, g), (1,))
+        k2 = Kernel([pv, pi], [kernel.out_nodes[0], kernel.out_nodes[0]], [], kernel.out_nodes, kernel.out_shape,
+                    kernel.device, kind="argreduce", attrs=(op, (1,), "pairs"), operands=[0])
+        r2 = provider.rendered_for(k2, render_argreduce)
+        provider.dispatch(r2.source, r2.meta(k2, {"G": 1, "MG": m, "L": g}), [vals, idxs, out], m)
+    finally:
+        provider.free(vals)             # back to the pool once the pass is submitted
+        provider.free(idxs)
     return [out]

@@ -11,7 +11,8 @@ An entry holds its buffers, so their ids cannot be reused while it lives. Buffer
 destroyed by the buffer pool (``wgpu_pool.BufferPool``), which calls ``forget(buffer)`` first:
 every entry that binds it is dropped. Dispatches that bind a buffer from outside the pool
 (``provider.data_buffer``: new each time) are not kept; a kernel's 64-bit constants are bound
-from buffers kept by value (``wide_buffers``), so that its bind groups are kept too.
+from buffers kept by value (``wide_buffers``, in the provider's ``KeptBuffers``), so that its bind
+groups are kept too: every kernel kind binds them so, and a warm call makes no buffer for them.
 
 >>> cache = BindGroupCache(capacity=2)
 >>> len(cache)
@@ -109,6 +110,46 @@ class BindGroupCache:
                 keys.discard(key)
                 if not keys:
                     del self.by_buffer[id(b)]
+
+
+class KeptBuffers:
+    """Read-only buffers made once per key (``make(values)``) and kept, the least recently used
+    dropped first, in two tables of their own capacity: a kernel's 64-bit constants (keys that begin
+    with ``"wide"``: one entry per distinct value, ``wide_capacity``) and the rest (FFT twiddles,
+    ``capacity``), so that a loop over ever new constants cannot push a twiddle table out.
+
+    >>> from types import SimpleNamespace
+    >>> kept = KeptBuffers(lambda v: SimpleNamespace(size=len(v)), capacity=1, wide_capacity=2)
+    >>> for key in [("twiddles", 8), ("wide", 1), ("wide", 2), ("wide", 1), ("wide", 3)]:
+    ...     _ = kept.get(key, lambda: b"abcd")
+    >>> sorted(kept.tables[0]), sorted(kept.tables[1])
+    ([('twiddles', 8)], [('wide', 1), ('wide', 3)])
+    """
+
+    def __init__(self, make: Callable[[Any], Any], capacity: int = 32, wide_capacity: int = 256) -> None:
+        self.make = make
+        self.capacity = (capacity, wide_capacity)
+        self.tables: tuple[dict[tuple, tuple[Any, int, int]], ...] = ({}, {})     # oldest first
+
+    def __len__(self) -> int:
+        return len(self.tables[0]) + len(self.tables[1])
+
+    def clear(self) -> None:
+        for table in self.tables:
+            table.clear()
+
+    def get(self, key: tuple, values: Callable[[], Any]) -> tuple[Any, int, int]:
+        """The buffer of ``key`` as a ``(buffer, 0, size)`` range, made from ``values()`` on a miss."""
+        wide = key[0] == "wide"
+        table = self.tables[wide]
+        hit = table.pop(key, None)
+        if hit is None:
+            buf = self.make(values())
+            hit = (buf, 0, int(buf.size))
+            if len(table) >= self.capacity[wide]:
+                del table[next(iter(table))]
+        table[key] = hit                    # most recently used last
+        return hit
 
 
 def wide_buffers(provider: Any, r: Any, kernel: Any) -> list[Any]:

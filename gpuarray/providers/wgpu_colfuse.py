@@ -14,6 +14,7 @@ from ..compiler.colfuse import geometry
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_colfuse import render_colfuse
+from .wgpu_bindings import wide_buffers
 
 
 def enqueue_colfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -23,6 +24,6 @@ def enqueue_colfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
         return outs
     _rows, cols, w, unroll = kernel.memoized("colfuse_geometry", lambda: geometry(kernel))
     r = provider.rendered_for(kernel, render_colfuse, (w, unroll))
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     provider.dispatch(r.source, r.meta(kernel, {"COLS": cols}), [*in_handles, *outs, *wide], -(-cols // w))
     return outs

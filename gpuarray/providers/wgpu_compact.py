@@ -15,6 +15,7 @@ from typing import Any
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_compact import render_compact
+from .wgpu_bindings import wide_buffers
 
 
 def enqueue_compact(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -32,6 +33,6 @@ def enqueue_compact(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     if kernel.size == 0 or g <= 0 or n == 0:
         return [out]
     r = provider.rendered_for(kernel, render_compact)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, out, *wide], g)
     return [out]

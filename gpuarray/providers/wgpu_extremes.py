@@ -13,6 +13,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP, bool_
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_extremes import UNROLL, render_extremes, render_pairs
+from .wgpu_bindings import wide_buffers
 
 MAX_GROUPS = 1024                   # workgroups of the first pass (each writes one pair)
 ONE_PASS = WORKGROUP * UNROLL * 16  # up to this many elements: one workgroup, one dispatch
@@ -45,7 +46,7 @@ def enqueue_extremes(provider: Any, kernel: Kernel, in_handles: list[Any]) -> li
         return [out]
     g = groups_for(n)
     r = provider.rendered_for(kernel, render_extremes)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     part = out if g == 1 else provider.alloc(2 * g * item)
     provider.dispatch(r.source, r.meta(kernel, {"N": n, "G": g}), [*in_handles, part, *wide], g)
     if g > 1:

@@ -47,6 +47,7 @@ from ..render.wgsl_fft import render_fft_stage, twiddles
 from ..render.wgsl_fft_block import block_plan, render_fft_block, tile_elements
 from ..render.wgsl_fft_mixed import mixed_plan, mixed_twiddles, render_fft_mixed, smooth, table_offsets
 from ..render.wgsl_fft_reg import render_fft_reg
+from .wgpu_bindings import wide_buffers
 
 # GPUARRAY_FFT_BLOCK=0: one dispatch per radix-2 stage (render/wgsl_fft.py) instead of several
 # stages per dispatch in workgroup memory (render/wgsl_fft_block.py)
@@ -173,7 +174,7 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
     else:
         ek = _operand_kernel(kernel)
         r = provider.rendered_for(ek)
-        wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(ek).items())]
+        wide = wide_buffers(provider, r, ek)
         cur = out if n == 1 else provider.alloc(nbytes)
         if cur is not out:
             temps.append(cur)

@@ -53,6 +53,7 @@ from ..render.wgsl_linalg import (
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS, lu_panel_source
 from . import wgpu_linalg_blocked
+from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 
@@ -86,7 +87,7 @@ def linalg_cannot_run(provider: Any, kernel: Kernel) -> str | None:
 def _load(provider: Any, kernel: Kernel, in_handles: list[Any], which: int, work: Any, **extra: int) -> None:
     """Dispatch ``render_load`` for operand ``which`` into ``work``."""
     r = provider.rendered_for(kernel, render_load, which)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, work, *wide], max(1, _cdiv(extra["N"], WORKGROUP)))
 
 

@@ -54,6 +54,7 @@ from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_split
 from ..render.wgsl_matmul_blocked import BLOCKED_DTYPES, BlockTiles, render_matmul_blocked
 from ..render.wgsl_matmul_skinny import Skinny, render_matmul_skinny
 from . import wgpu_autotune
+from .wgpu_bindings import wide_buffers
 
 LARGE = Tiles(64, 128, 16, 4, 8)       # 256 threads, 4x8 outputs each; both sides >= 2048
 GENERAL = Tiles(64, 64, 16, 4, 4)      # 256 threads, 4x4 outputs each
@@ -477,7 +478,7 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
     item = STORAGE_NP[dt].itemsize
     split = split_for(provider, cfg, m, n, k, batch, item)
     r, prm, groups = plan(kernel, cfg, m, n, batch, split)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     if split.chunks == 1 and not isinstance(cfg, Skinny):
         provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
         return outs
@@ -486,7 +487,7 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
         provider.dispatch(r.source, prm, [*in_handles, part, *wide], groups)
         rs = rendered_for(kernel, None)
         prm = rs.meta(kernel, {"TS": batch * m * n, "S": split.chunks})
-        wide = [provider.data_buffer(v) for _t, v in sorted(rs.wide_values(kernel).items())]
+        wide = wide_buffers(provider, rs, kernel)
         provider.dispatch(rs.source, prm, [*in_handles, *outs, *wide, part], -(-(batch * m * n) // SUM_THREADS))
     finally:
         provider.free(part)          # back to the pool once the pass is submitted

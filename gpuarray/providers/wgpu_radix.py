@@ -41,6 +41,7 @@ from ..render.wgsl_radix import (
     render_upsweep,
 )
 from ..render.wgsl_sort import Shader
+from .wgpu_bindings import wide_buffers
 
 MAX_PARTS = 2048        # target workgroups per pass (partitions of every row together)
 THREAD_SCAN = 64        # partitions per row up to which the scan runs a thread per (row, digit)
@@ -175,7 +176,7 @@ def shader_buffers(provider: Any, kernel: Kernel, sh: Shader, named: dict[str, A
         if role == "inputs":
             bufs += inputs
         elif role == "wide":
-            bufs += [provider.data_buffer(v) for _t, v in sorted(sh.rendered.wide_values(kernel).items())]
+            bufs += wide_buffers(provider, sh.rendered, kernel)
         else:
             bufs.append(named[role])
     return bufs

@@ -12,6 +12,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_rowfuse import THREAD, render_rowfuse
+from .wgpu_bindings import wide_buffers
 from .wgpu_colfuse import enqueue_colfuse
 from .wgpu_reduce import dispatch_subgroups, use_subgroups
 
@@ -32,8 +33,7 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     length = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[-1]
     k = THREAD if length <= THREAD_ROW else cached_elements(length)
     groups = -(-rows // WORKGROUP) if k == THREAD else rows
-    wide = [provider.data_buffer(v) for _t, v in sorted(provider.rendered_for(kernel, render_rowfuse, (sg, k))
-                                                        .wide_values(kernel).items())]
+    wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k)), kernel)
     dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k)), sg,
                        {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
     return outs

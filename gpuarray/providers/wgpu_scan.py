@@ -30,13 +30,12 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
-
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scan import BLOCK, render_scan, state_nbytes
 from . import wgpu_scan_lookback
+from .wgpu_bindings import wide_buffers
 
 MIN_CHUNK = 8 * BLOCK     # rows up to this long are scanned by one workgroup
 MANY_ROWS = 256           # with this many rows, one workgroup per row is enough
@@ -85,7 +84,7 @@ def _mode(kernel: Kernel, mode: str) -> Kernel:
 
 def _dispatch(provider: Any, kernel: Kernel, extra: dict[str, int], buffers: list[Any], groups: int) -> None:
     r = provider.rendered_for(kernel, render_scan)
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     provider.dispatch(r.source, r.meta(kernel, extra), [*buffers, *wide], groups)
 
 
@@ -116,14 +115,18 @@ def enqueue_scan(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
     if g == 1:
         _dispatch(provider, _mode(kernel, "single"), extra, [*in_handles, out], rows)
         return [out]
-    # scratch buffers live until the pass is submitted (data_buffer keeps them until the flush)
+    # scratch from the pool (every chunk's total is written before it is read): no buffer made per call
     nbytes = rows * g * state_nbytes(op, dt)
-    partial = provider.data_buffer(np.zeros(nbytes, dtype=np.uint8))
-    scanned = provider.data_buffer(np.zeros(nbytes, dtype=np.uint8))
-    _dispatch(provider, _mode(kernel, "partial"), extra, [*in_handles, partial], rows * g)
-    part = Instr("input", (), dt, (rows, g), (0,))
-    spine = Kernel([part], [kernel.out_nodes[0]], [], kernel.out_nodes, (rows, g), kernel.device,
-                   kind="scan", attrs=(op, 1, False, "spine"), operands=[0])
-    _dispatch(provider, spine, {"G": 1, "RG": rows, "L": g, "CH": g, "INNER": 1, "LI": g}, [partial, scanned], rows)
-    _dispatch(provider, _mode(kernel, "carry"), extra, [*in_handles, out, scanned], rows * g)
+    partial, scanned = provider.alloc(nbytes), provider.alloc(nbytes)
+    try:
+        _dispatch(provider, _mode(kernel, "partial"), extra, [*in_handles, partial], rows * g)
+        part = Instr("input", (), dt, (rows, g), (0,))
+        spine = Kernel([part], [kernel.out_nodes[0]], [], kernel.out_nodes, (rows, g), kernel.device,
+                       kind="scan", attrs=(op, 1, False, "spine"), operands=[0])
+        _dispatch(provider, spine, {"G": 1, "RG": rows, "L": g, "CH": g, "INNER": 1, "LI": g}, [partial, scanned],
+                  rows)
+        _dispatch(provider, _mode(kernel, "carry"), extra, [*in_handles, out, scanned], rows * g)
+    finally:
+        provider.free(partial)          # back to the pool once the pass is submitted
+        provider.free(scanned)
     return [out]

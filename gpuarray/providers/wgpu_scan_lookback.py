@@ -36,6 +36,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP, WGSL_STORAGE_TYPE
 from ..render.wgsl import VEC_TYPES, WORKGROUP
 from ..render.wgsl_scan_lookback import CLEAR, can_use_subgroups, default_items, render_lookback, smem_bytes, words
+from .wgpu_bindings import wide_buffers
 from .wgpu_split import GpuHandle
 
 
@@ -142,7 +143,7 @@ def enqueue_lookback(provider: Any, kernel: Kernel, in_handles: list[Any], out: 
     flags = provider.alloc(nwords * 4)
     provider.dispatch(CLEAR, np.array([nwords], dtype=np.uint32), [flags], -(-nwords // WORKGROUP))
     extra = {"NT": nt, "TR": tr, "L": length, "LI": length + int(bool(init)), "SPIN": SPIN.get(kind, SPIN["CPU"])}
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     outb = (out.buffer, 0, room) if vout else out
     provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, outb, flags, *wide,
                                                         *(in_handles if r.vec == 4 else [])], nt)

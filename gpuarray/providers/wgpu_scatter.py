@@ -10,6 +10,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scatter import pass_roots, render_scatter, used_inputs
+from .wgpu_bindings import wide_buffers
 
 
 def enqueue_scatter(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -24,6 +25,6 @@ def enqueue_scatter(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
             continue
         r = provider.rendered_for(k, render_scatter)
         ins = [in_handles[j] for j in used_inputs(k, pass_roots(k))]
-        wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(k).items())]
+        wide = wide_buffers(provider, r, k)
         provider.dispatch(r.source, r.meta(k, {"N": n}), [*ins, out, *wide], -(-n // WORKGROUP))
     return [out]

@@ -39,6 +39,7 @@ from ..render.wgsl_scatter_add import (
     render_atomic,
     render_segsum,
 )
+from .wgpu_bindings import wide_buffers
 
 TARGET_GROUPS = 1024    # workgroups of the privatized pass (each flushes its bins once)
 MAX_K = 1024            # elements per thread there (CPU adapters end loops after 65535 steps)
@@ -97,7 +98,7 @@ def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> SaShade
 def _dispatch(provider: Any, kernel: Kernel, sh: SaShader, in_handles: list[Any], out: Any,
               named: dict[str, Any], extra: dict[str, int], groups: int) -> None:
     r = sh.rendered
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(kernel).items())]
+    wide = wide_buffers(provider, r, kernel)
     bufs = [*(in_handles[j] for j in sh.inputs), out, *wide, *(named[s] for s in sh.scratch)]
     provider.dispatch(r.source, r.meta(kernel, extra), bufs, groups)
 
@@ -111,7 +112,7 @@ def enqueue_scatter_add(provider: Any, kernel: Kernel, in_handles: list[Any]) ->
     copy = dataclasses.replace(kernel, attrs=(0, "copy"), _sig=None)
     r = provider.rendered_for(copy, render_scatter)
     ins = [in_handles[j] for j in used_inputs(copy, pass_roots(copy))]
-    wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(copy).items())]
+    wide = wide_buffers(provider, r, copy)
     provider.dispatch(r.source, r.meta(copy, {"N": kernel.size}), [*ins, out, *wide], -(-kernel.size // WORKGROUP))
     n = _count(kernel)
     if n == 0:

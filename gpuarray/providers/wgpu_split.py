@@ -25,6 +25,7 @@ from typing import Any
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
+from .wgpu_bindings import wide_buffers
 
 
 class GpuHandle:
@@ -130,7 +131,7 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
             assert k is not None, "cannot_run refuses kernels that cannot be split"
             flat[c] = k
         r = provider.rendered_for(k)
-        wide = [provider.data_buffer(v) for _t, v in sorted(r.wide_values(k).items())]
+        wide = wide_buffers(provider, r, k)
         bound = [_sub_range(h, start, c, it) for h, it in zip(in_handles, items)]
         bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
         provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
