@@ -313,3 +313,89 @@ def test_long_row_every_dtype(device, dtype):
     assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
     b = a[: 4 * 65540].reshape(4, -1)
     assert_same(np.minimum.accumulate(xp.asarray(b, device=device), axis=1), np.minimum.accumulate(b, axis=1))
+
+
+@pytest.mark.parametrize("wide", ["1", "0"])
+def test_wide_registers_64_bit(wgpu_device, monkeypatch, wide):
+    # GPUARRAY_SCAN_WIDE_REG: on (the default), 64-bit rows by vec2 loads and stores and the subgroup
+    # scan and look-back of wider states by their 32-bit parts (lb_up / lb_down / lb_bc0); off, scalar
+    # loads and stores and the workgroup-memory scan. The same results either way, against NumPy.
+    monkeypatch.setenv("GPUARRAY_SCAN_WIDE_REG", wide)
+    monkeypatch.setattr(wgpu_device.provider, "rendered", {})     # this test's shaders only
+    t = _tile("sum", "float64")
+    rng = np.random.default_rng(17)
+    for n in (1, 5, t - 1, t, t + 2, 3 * t + 3, 3 * t + 4):
+        for dtype in ("float64", "int64", "uint64"):
+            a = _values(dtype, n, n)
+            g = xp.asarray(a, device=wgpu_device)
+            for init in (False, True):
+                assert_same(xp.cumulative_sum(g, include_initial=init), np.cumulative_sum(a, include_initial=init))
+            assert_same(np.maximum.accumulate(g), np.maximum.accumulate(a))
+            assert_same(np.minimum.accumulate(g), np.minimum.accumulate(a))
+            p = np.where(rng.random(n) < 0.5, 1, 2 if dtype[0] == "u" else -1).astype(dtype)
+            with np.errstate(over="ignore"):
+                assert_same(xp.cumulative_prod(xp.asarray(p, device=wgpu_device), include_initial=n % 2 == 1),
+                            np.cumulative_prod(p, include_initial=n % 2 == 1))
+        info = np.iinfo(np.int64)     # wrapping across tiles; int32 rows summed in int64 (vec4 in, vec2 out)
+        w = rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True)
+        with np.errstate(over="ignore"):
+            assert_same(xp.cumulative_sum(xp.asarray(w, device=wgpu_device)), np.cumulative_sum(w))
+        i = rng.integers(-(1 << 31), 1 << 31, n).astype(np.int32)
+        assert_same(xp.cumulative_sum(xp.asarray(i, device=wgpu_device)), np.cumulative_sum(i))
+    # float64 special values and float products (the (product, flags) pair) across tiles
+    f = rng.integers(-3, 4, 4 * t + 8).astype(np.float64)     # exact sums in any order
+    f[: t + 3] = -0.0
+    f[2 * t + 1], f[3 * t], f[3 * t + 9] = np.inf, np.nan, 0.0
+    q = np.where(rng.random(f.size) < 0.5, -1.0, 1.0) * np.where(rng.random(f.size) < 0.01, 0.5, 1.0)
+    q[t + 7], q[2 * t + 5], q[3 * t + 1] = np.inf, 0.0, np.nan
+    gf = xp.asarray(f, device=wgpu_device)
+    with np.errstate(invalid="ignore", over="ignore"):
+        assert_same(xp.cumulative_sum(gf), np.cumulative_sum(f))
+        assert_same(np.maximum.accumulate(gf), np.maximum.accumulate(f))
+        assert_same(xp.cumulative_prod(xp.asarray(q, device=wgpu_device)), np.cumulative_prod(q))
+        f32 = np.sign(f[: t + 5]).astype(np.float32)
+        assert_same(xp.cumulative_prod(xp.asarray(f32, device=wgpu_device)), np.cumulative_prod(f32))
+    # rows (aligned: vec2; not), prologues: elementwise with a float64 and an int32 input (both by vec2),
+    # a strided view (scalar loads), a float32 op with a four-lane helper (scalar loads)
+    for shape in ((3, 2 * t + 4), (2, t + 3), (64, 37)):
+        a = rng.integers(-3, 4, shape).astype(np.float64)
+        b = rng.integers(-3, 4, shape).astype(np.int32)
+        g, h = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+        for init in (False, True):
+            assert_same(xp.cumulative_sum(g, axis=1, include_initial=init),
+                        np.cumulative_sum(a, axis=1, include_initial=init))
+        assert_same(xp.cumulative_sum(g * 2.0 - h, axis=1), np.cumulative_sum(a * 2.0 - b, axis=1))
+        assert_same(xp.cumulative_sum(g[:, ::2], axis=1), np.cumulative_sum(a[:, ::2], axis=1))
+        np.testing.assert_allclose(np.asarray(xp.cumulative_sum(xp.tanh(g.astype(xp.float32)), axis=1)),
+                                   np.cumulative_sum(np.tanh(a.astype(np.float32)).astype(np.float64), axis=1),
+                                   rtol=1e-5, atol=1e-4)
+    srcs = _lookback_sources(wgpu_device)
+    vec2 = [s for s in srcs if "iv0: array<vec2<f64>>" in s and "out0: array<vec2<f64>>" in s]
+    mixed = [s for s in srcs if "iv1: array<vec2<i32>>" in s or "iv0: array<vec2<i32>>" in s]
+    shuffled = [s for s in srcs if "fn lb_up(s: f64" in s and "subgroupMin" in s]
+    pairs = [s for s in srcs if "fn lb_up(s: SP" in s]
+    for found in (vec2, mixed, shuffled, pairs):
+        assert bool(found) == (wide == "1")
+    if wide == "0":
+        assert not any("vec2<" in s and "iv0" in s for s in srcs)
+    assert not getattr(wgpu_device.provider, "_lookback_sg_wide_failed", False)
+
+
+def test_wide_registers_fallback_and_setting(wgpu_device, monkeypatch):
+    # the subgroup look-back's fallback with a 64-bit state (SPIN 1: a missing status is computed from
+    # the input at once); the module setting over the environment; a bad value raises
+    monkeypatch.setattr(wgpu_scan_lookback, "SPIN", {"GPU": 1, "CPU": 1})
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", 4)
+    a = _values("int64", 200_003, 8)
+    g = xp.asarray(a, device=wgpu_device)
+    assert_same(xp.cumulative_sum(g), np.cumulative_sum(a))
+    f = _values("float64", 100_004, 9)
+    assert_same(xp.cumulative_sum(xp.asarray(f, device=wgpu_device)), np.cumulative_sum(f))
+    monkeypatch.setenv("GPUARRAY_SCAN_WIDE_REG", "0")
+    monkeypatch.setattr(wgpu_scan_lookback, "WIDE_REG", True)
+    assert wgpu_scan_lookback.wide_registers()
+    monkeypatch.setattr(wgpu_scan_lookback, "WIDE_REG", None)
+    assert not wgpu_scan_lookback.wide_registers()
+    monkeypatch.setenv("GPUARRAY_SCAN_WIDE_REG", "yes")
+    with pytest.raises(ValueError, match="GPUARRAY_SCAN_WIDE_REG='yes': expected 0 or 1"):
+        xp.evaluate(xp.cumulative_sum(g + 1))

@@ -4,21 +4,27 @@ zeroes the tile counter and the status words, then the scan, which reads the inp
 writes the output once (2^26 float32: 537 MB, about 0.11 ms at the H200's ~4.8 TB/s). Its tile
 body before this one (the tile through workgroup memory, a thread's elements folded from there,
 a workgroup-wide look-back) took 0.586 ms of GPU time there, and every variant of it 0.56-1.4 ms;
-the register tile (vec4 loads, subgroup scans, look-back by one subgroup) is not measured on a GPU
-yet (``python -m bench.scan_lookback`` compares it with the chunked scan and its tunables). On
-lavapipe (2 cores, shared) both take about 0.1 s for 2^21 float32, so CPU adapters keep the
-chunked scan; ``wgpu_scan.STRATEGY = "lookback"`` forces this one there (the tests do).
+the register tile (vec4 loads, subgroup scans, look-back by one subgroup) 0.283 ms, and float64
+(2^25, the same bytes) about twice that by scalar loads and the workgroup-memory scan of 64-bit
+states (docs/benchmarks.md); its 64-bit path (vec2 loads and stores, subgroup scans of the states'
+32-bit parts) is not measured on a GPU yet (``python -m bench.scan_lookback`` compares it with the
+chunked scan and its tunables). On lavapipe (2 cores, shared) both take about 0.1 s for 2^21
+float32, so CPU adapters keep the chunked scan; ``wgpu_scan.STRATEGY = "lookback"`` forces this one
+there (the tests do).
 
 Tunables: ``LOOKBACK`` (off: the chunked scan of ``wgpu_scan`` instead), ``PER_THREAD`` (elements
 per thread; unset: the environment variable ``GPUARRAY_SCAN_ITEMS``, else 16, 8 for float64
 products) and ``WG`` (threads per workgroup, a power of two from 32 to the adapter's limit;
-unset: ``GPUARRAY_SCAN_WG``, else 256), ``VECTORIZE`` (``vec4`` loads and stores where the rows are
+unset: ``GPUARRAY_SCAN_WG``, else 256), ``VECTORIZE`` (16-byte loads and stores where the rows are
 16-byte aligned and ``PER_THREAD`` a multiple of 4), ``USE_SUBGROUPS`` (the subgroup tile scan and
-look-back for 32-bit states where the adapter has the feature and ``WG`` is a multiple of its
-largest subgroup; a driver that rejects the shader gets the workgroup-memory scan from then on),
-``SPIN`` (reads of a missing status before the look-back computes the waited-on tile's total
-itself) and ``WINDOW`` (predecessor tiles the workgroup look-back reads at once, without
-subgroups), both per adapter type.
+look-back where the adapter has the feature and ``WG`` is a multiple of its largest subgroup; a
+driver that rejects the shader gets the workgroup-memory scan from then on, for 32-bit and for
+wider states apart), ``WIDE_REG`` (the 64-bit path: ``vec2`` loads and stores of 64-bit rows, and
+the subgroup scans for states wider than 32 bits, 64-bit values and products' (product, flags)
+pairs; unset: ``GPUARRAY_SCAN_WIDE_REG``, ``0`` off (scalar 64-bit loads and stores, the
+workgroup-memory scan for those states), else on), ``SPIN`` (reads of a missing status before the
+look-back computes the waited-on tile's total itself) and ``WINDOW`` (predecessor tiles the
+workgroup look-back reads at once, without subgroups), both per adapter type.
 
 >>> words("sum", np.dtype("float32")), words("prod", np.dtype("float64"))
 (2, 5)
@@ -35,7 +41,16 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP, WGSL_STORAGE_TYPE
 from ..render.wgsl import VEC_TYPES, WORKGROUP
-from ..render.wgsl_scan_lookback import CLEAR, can_use_subgroups, default_items, render_lookback, smem_bytes, words
+from ..render.wgsl_scan_lookback import (
+    CLEAR,
+    WIDE_TYPES,
+    can_use_subgroups,
+    default_items,
+    is_wide,
+    render_lookback,
+    smem_bytes,
+    words,
+)
 from .wgpu_bindings import wide_buffers
 from .wgpu_split import GpuHandle
 
@@ -56,14 +71,15 @@ def _env_int(name: str) -> int | None:
 
 LOOKBACK = True         # few long rows along the last axis: the single-pass scan
 USE_SUBGROUPS = True    # the subgroup tile scan and look-back where the adapter has them
-VECTORIZE = True        # vec4 loads and stores where the rows are 16-byte aligned
+VECTORIZE = True        # 16-byte loads and stores (vec4; vec2 of 64-bit values) where the rows are 16-byte aligned
 SPIN = {"GPU": 1 << 12, "CPU": 32}      # by adapter type (lavapipe: each read is a loop iteration)
 WINDOW = {"GPU": 256, "CPU": 16}        # tiles the workgroup look-back reads at once, by adapter type
+WIDE_REG: bool | None = None    # the 64-bit path: vec2 loads, subgroups (None: GPUARRAY_SCAN_WIDE_REG, else on)
 PER_THREAD: int | None = None   # elements per thread (None: GPUARRAY_SCAN_ITEMS, else default_items)
 WG: int | None = None           # threads per workgroup (None: GPUARRAY_SCAN_WG, else 256)
 MAX_ITEMS = 64
-__all__ = ["LOOKBACK", "PER_THREAD", "SPIN", "USE_SUBGROUPS", "VECTORIZE", "WG", "WINDOW", "enqueue_lookback",
-           "items", "tile", "workgroup_size", "words"]
+__all__ = ["LOOKBACK", "PER_THREAD", "SPIN", "USE_SUBGROUPS", "VECTORIZE", "WG", "WIDE_REG", "WINDOW",
+           "enqueue_lookback", "items", "tile", "wide_registers", "workgroup_size", "words"]
 
 
 def items(op: str, dtype: np.dtype) -> int:
@@ -72,6 +88,18 @@ def items(op: str, dtype: np.dtype) -> int:
     if not 1 <= pt <= MAX_ITEMS:
         raise ValueError(f"GPUARRAY_SCAN_ITEMS / PER_THREAD = {pt}: expected 1 to {MAX_ITEMS} elements per thread")
     return pt
+
+
+def wide_registers() -> bool:
+    """Whether the 64-bit path is on: ``vec2`` loads and stores of 64-bit rows, and the subgroup scan
+    and look-back for states wider than 32 bits (``WIDE_REG``; unset: ``GPUARRAY_SCAN_WIDE_REG``,
+    ``0`` off, ``1`` on, the default)."""
+    if WIDE_REG is not None:
+        return bool(WIDE_REG)
+    raw = os.environ.get("GPUARRAY_SCAN_WIDE_REG", "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"GPUARRAY_SCAN_WIDE_REG={raw!r}: expected 0 or 1")
+    return raw != "0"
 
 
 def workgroup_size(provider: Any) -> int:
@@ -91,12 +119,20 @@ def tile(provider: Any, kernel: Kernel) -> int:
 
 def use_subgroups(provider: Any, kernel: Kernel) -> bool:
     """Whether to render the subgroup tile scan and look-back for ``kernel`` on ``provider``: the
-    feature, a 32-bit state, and whole subgroups (``WG`` a multiple of the largest subgroup size)."""
+    feature, a 32-bit state or ``wide_registers()``, and whole subgroups (``WG`` a multiple of the
+    largest subgroup size); not after the driver rejected such a shader (32-bit and wider states
+    apart)."""
     info = provider.adapter.info
     sgmax = int(info.get("subgroup_max_size") or info.get("stackgroup_max_size") or 128)
+    op, dt = kernel.attrs[0], kernel.out_nodes[0].dtype
     return USE_SUBGROUPS and "subgroup" in getattr(provider, "features", ()) and \
-        workgroup_size(provider) % sgmax == 0 and can_use_subgroups(kernel.attrs[0], kernel.out_nodes[0].dtype) and \
-        not getattr(provider, "_lookback_sg_failed", False)
+        workgroup_size(provider) % sgmax == 0 and can_use_subgroups(op, dt, wide_registers()) and \
+        not getattr(provider, _failed_flag(op, dt), False)
+
+
+def _failed_flag(op: str, dtype: np.dtype) -> str:
+    """The provider attribute that records a driver's refusal of the subgroup shader of such states."""
+    return "_lookback_sg_wide_failed" if is_wide(op, dtype) else "_lookback_sg_failed"
 
 
 def _rendered(provider: Any, kernel: Kernel, variant: tuple[int, int, bool, int, bool, bool]) -> Any:
@@ -110,7 +146,7 @@ def _rendered(provider: Any, kernel: Kernel, variant: tuple[int, int, bool, int,
         except Exception as exc:
             if "lost" in str(exc).lower():
                 raise
-            provider._lookback_sg_failed = True
+            setattr(provider, _failed_flag(kernel.attrs[0], kernel.out_nodes[0].dtype), True)
     return provider.rendered_for(kernel, render_lookback, (pt, wg, False, window, vin, vout))
 
 
@@ -129,15 +165,17 @@ def enqueue_lookback(provider: Any, kernel: Kernel, in_handles: list[Any], out: 
     nwords = 1 + nt * words(op, dt)
     kind = str(provider.adapter.info.get("adapter_type"))
     aligned = VECTORIZE and pt % 4 == 0 and (rows == 1 or length % 4 == 0)
-    # vec4 stores: the output bound to a whole number of vec4 (its buffer, a size class, has room)
+    w64 = wide_registers()
+    # 16-byte stores: the output bound to a whole number of them (its buffer, a size class, has room)
     nbytes = kernel.size * STORAGE_NP[dt].itemsize
     room = -(-max(nbytes, 16) // 16) * 16
-    vout = aligned and not init and WGSL_STORAGE_TYPE[dt] in VEC_TYPES and isinstance(out, GpuHandle) and \
-        out.buffer.size >= room
-    vin = aligned and all(isinstance(h, GpuHandle) for h in in_handles)
+    vout = aligned and not init and isinstance(out, GpuHandle) and out.buffer.size >= room and \
+        (WGSL_STORAGE_TYPE[dt] in VEC_TYPES or w64 and WGSL_STORAGE_TYPE[dt] in WIDE_TYPES)
+    vin = aligned and all(isinstance(h, GpuHandle) for h in in_handles) and \
+        (w64 or not any(WGSL_STORAGE_TYPE[n.dtype] in WIDE_TYPES for n in kernel.inputs))
     window = min(WINDOW.get(kind, WINDOW["CPU"]), wg)
     r = _rendered(provider, kernel, (pt, wg, sg, window, vin, vout))
-    nbuf = 2 + len(in_handles) * (2 if r.vec == 4 else 1) + len(r.wide)
+    nbuf = 2 + len(in_handles) * (2 if r.vec > 1 else 1) + len(r.wide)
     if nbuf > int(provider.limits.get("max-storage-buffers-per-shader-stage", 8)):
         r = _rendered(provider, kernel, (pt, wg, sg, window, False, vout))
     flags = provider.alloc(nwords * 4)
@@ -146,6 +184,6 @@ def enqueue_lookback(provider: Any, kernel: Kernel, in_handles: list[Any], out: 
     wide = wide_buffers(provider, r, kernel)
     outb = (out.buffer, 0, room) if vout else out
     provider.dispatch(r.source, r.meta(kernel, extra), [*in_handles, outb, flags, *wide,
-                                                        *(in_handles if r.vec == 4 else [])], nt)
+                                                        *(in_handles if r.vec > 1 else [])], nt)
     provider.free(flags)
     return True

@@ -8,14 +8,17 @@ no scheduler can deadlock it) and scans a tile of ``WG x PT`` elements of one ro
 Onesweep's tiles do:
 
 1. each thread loads its ``PT`` consecutive elements (blocked order; the fused prologue evaluated
-   at each) into registers: as ``vec4`` loads (``vin``: every input of 32-bit storage read at the
-   element's own index, the provider's choice where the rows are 16-byte aligned) in full tiles,
-   scalar loads otherwise and in a row's last tile, and scans them in registers;
-2. the thread totals are scanned: with subgroups (32-bit states), a subgroup inclusive scan
-   (``subgroupInclusiveAdd`` for sums, shuffles for the other ops) and one exchange of the
-   per-subgroup totals in workgroup memory; a thread's place in the tile is its place in its
-   subgroup (``sgid * sgs + sgi``: full subgroups, ``WG`` a multiple of the subgroup size);
-   without them, a Hillis-Steele scan in workgroup memory (``lb_scan``);
+   at each) into registers: as vector loads (``vin``: every input read at the element's own index,
+   the provider's choice where the rows are 16-byte aligned: ``vec4`` where every input has 32-bit
+   storage, ``vec2`` where one has 64-bit storage (float64, int64, uint64: 16 bytes a load)) in
+   full tiles, scalar loads otherwise and in a row's last tile, and scans them in registers;
+2. the thread totals are scanned: with subgroups, a subgroup inclusive scan (``subgroupInclusiveAdd``
+   for 32-bit sums, ``subgroupShuffleUp`` steps for the other ops; a state wider than 32 bits, a
+   64-bit value or a product's (product, flags) pair, moves between lanes as its 32-bit parts,
+   ``_sg_ops``) and one exchange of the per-subgroup totals in workgroup memory; a thread's place
+   in the tile is its place in its subgroup (``sgid * sgs + sgi``: full subgroups, ``WG`` a
+   multiple of the subgroup size); without them, a Hillis-Steele scan in workgroup memory
+   (``lb_scan``);
 3. the tile's aggregate is published (status AGG; the row's first tile its prefix, status PREFIX),
    then the look-back: with subgroups, subgroup 0 alone reads the ``sgs`` tiles before at once and
    combines the run of tiles that have a status, up to the nearest prefix, by a shuffle tree;
@@ -28,8 +31,9 @@ Onesweep's tiles do:
    its input itself (decoupled fallback: no forward-progress assumption, and bounded loops:
    lavapipe ends every loop of an invocation after 65535 iterations in all);
 4. the exclusive prefix reaches every thread (one barrier), each thread adds it and its
-   predecessors' total to its registers and stores them (``vout``: ``vec4`` stores, where the
-   output rows are 16-byte aligned; a component at a time in the row's last tile).
+   predecessors' total to its registers and stores them (``vout``: 16-byte stores, ``vec4`` of a
+   32-bit or ``vec2`` of a 64-bit output, where the output rows are 16-byte aligned; a component
+   at a time in the row's last tile).
 
 With subgroups a tile takes three workgroup barriers (the tile id, the subgroup totals, the
 prefix) and no workgroup-memory copy of the tile.
@@ -45,12 +49,13 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
-from .wgsl import _SMALL_WRAP, VEC_TYPES, WORKGROUP, Rendered, _Gen
+from .wgsl import _SMALL_WRAP, VEC4_HELPERS, VEC_TYPES, WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_parts import store_value
 from .wgsl_scan import _row_index, initial, is_pair, monoid
 
 AGG, PREFIX = 1, 2
+WIDE_TYPES = frozenset({"f64", "i64", "u64"})      # 64-bit storage: vec2 loads and stores (16 bytes)
 
 CLEAR = "\n".join([
     "@group(0) @binding(0) var<storage, read> prm: array<u32>;",
@@ -165,9 +170,38 @@ def smem_bytes(op: str, dtype: np.dtype, wg: int, sg: bool) -> int:
     return (wg if sg else 2 * wg) * sb + 4 * sb + 64
 
 
-def can_use_subgroups(op: str, dtype: np.dtype) -> bool:
-    """Whether the workgroup scan of this op can use subgroup operations (32-bit states)."""
-    return not is_pair(op, dtype) and dtype.itemsize <= 4
+def can_use_subgroups(op: str, dtype: np.dtype, wide: bool = True) -> bool:
+    """Whether the workgroup scan of this op can use subgroup operations: 32-bit states, and with
+    ``wide`` the wider ones (64-bit values, (product, flags) pairs) by their 32-bit parts."""
+    return wide or not is_wide(op, dtype)
+
+
+def is_wide(op: str, dtype: np.dtype) -> bool:
+    """Whether the scan state is wider than 32 bits (64-bit values, (product, flags) pairs)."""
+    return is_pair(op, dtype) or dtype.itemsize > 4
+
+
+def _sg_ops(op: str, dtype: np.dtype, t: str) -> tuple[str, dict[str, str]]:
+    """The subgroup moves of a state: (WGSL functions, templates over {v} and {d} of ``up``
+    (``subgroupShuffleUp``), ``down`` (``subgroupShuffleDown``), ``bc0`` (``subgroupBroadcast``
+    from lane 0)). A 32-bit state moves as it is; a wider one (WGSL defines the subgroup built-ins
+    for 32- and 16-bit types, not the 64-bit ones of shader-f64 / shader-int64) as its 32-bit
+    parts, each moved and the state rebuilt from their bits."""
+    calls = {"up": "subgroupShuffleUp({v}, {d})", "down": "subgroupShuffleDown({v}, {d})",
+             "bc0": "subgroupBroadcast({v}, 0u)"}
+    if not is_wide(op, dtype):
+        return "", calls
+    halves = _halves(op, dtype)
+    fns = []
+    for k, call in calls.items():
+        c = call.replace("{d}", "d")
+        parts = [f"p{i}" for i in range(len(halves))]
+        val = (f"SP({_from_bits(WGSL_TYPE[dtype], parts[:-1])}, {parts[-1]})" if is_pair(op, dtype)
+               else _from_bits(WGSL_TYPE[dtype], parts))
+        fns += [f"fn lb_{k}(s: {t}{'' if k == 'bc0' else ', d: u32'}) -> {t} {{",
+                *[f"  let p{i} = {c.replace('{v}', e)};" for i, (e, _n) in enumerate(halves)],
+                f"  return {val};", "}"]
+    return "\n".join(fns), {"up": "lb_up({v}, {d})", "down": "lb_down({v}, {d})", "bc0": "lb_bc0({v})"}
 
 
 def _wg_scan(t: str, ident: str, comb: str, wg: int) -> str:
@@ -199,11 +233,11 @@ def _wg_scan(t: str, ident: str, comb: str, wg: int) -> str:
     ])
 
 
-def _sg_inclusive(op: str, dt: np.dtype, t: str, x: str) -> list[str]:
+def _sg_inclusive(op: str, dt: np.dtype, t: str, x: str, mv: dict[str, str]) -> list[str]:
     """Lines that set ``v`` to the inclusive scan of ``x`` over the lanes of the subgroup:
     ``subgroupInclusiveAdd`` for 32-bit sums (narrow integers wrapped after it, which gives the
     wrapped running sum; a float sum of nothing but -0.0 kept -0.0, whatever zero the adapter's
-    scan starts from), shuffles (Hillis-Steele, in lane order) for every other op."""
+    scan starts from), shuffles (Hillis-Steele, in lane order; ``mv``: ``_sg_ops``) for every other op."""
     if op == "sum" and dt != np.bool_ and t in ("f32", "i32", "u32"):
         expr = f"subgroupInclusiveAdd({x})"
         if dt in _SMALL_WRAP:
@@ -215,30 +249,33 @@ def _sg_inclusive(op: str, dt: np.dtype, t: str, x: str) -> list[str]:
         return lines
     return [f"  var v = {x};",
             "  for (var d = 1u; d < lb_sgs; d = d << 1u) {",
-            "    let o = subgroupShuffleUp(v, d);",
+            f"    let o = {mv['up'].replace('{v}', 'v').replace('{d}', 'd')};",
             "    if (lb_sgi >= d) { v = lb_comb(o, v); }",
             "  }"]
 
 
-def _sg_reduce(t: str, later_first: bool) -> list[str]:
+def _sg_reduce(later_first: bool, mv: dict[str, str]) -> list[str]:
     """Lines that combine ``v`` over the lanes, in order, into lane 0's ``v`` (a shuffle tree);
     ``later_first``: lane 0 holds the latest part (the look-back's window), else the earliest."""
     comb = "lb_comb(o, v)" if later_first else "lb_comb(v, o)"
     return ["        for (var d = 1u; d < lb_sgs; d = d << 1u) {",
-            "          let o = subgroupShuffleDown(v, d);",
+            f"          let o = {mv['down'].replace('{v}', 'v').replace('{d}', 'd')};",
             f"          if (lb_sgi + d < lb_sgs) {{ v = {comb}; }}",
             "        }"]
 
 
-def _lanes(g: _Gen, kernel: Kernel, lift: str) -> tuple[list[str], list[str]] | None:
-    """The prologue of four consecutive elements ``e0 .. e3`` (linear indices of the operand) from
-    the ``vec4`` of each input ``x<k>``: (lines, the four lifted values), or None where an input is
-    read at another index (views, broadcasting, gathers)."""
+def _lanes(g: _Gen, kernel: Kernel, lift: str, w: int) -> tuple[list[str], list[str]] | None:
+    """The prologue of ``w`` consecutive elements ``e0 ..`` (linear indices of the operand) from the
+    ``vec<w>`` of each input ``x<k>``: (lines, the ``w`` lifted values), or None where an input is
+    read at another index (views, broadcasting, gathers) or, with ``w`` 2, a float32 op has a
+    four-lane helper (``VEC4_HELPERS``)."""
+    if w != 4 and any(i.op in VEC4_HELPERS and i.dtype == np.float32 for i in kernel.instrs):
+        return None
     saved = g.lines, g.memo
     g.lines, g.memo = [], {}
     vals = []
     src = kernel.instrs[kernel.operands[0]]
-    for lane in range(4):
+    for lane in range(w):
         g.lane = lane
         vals.append(lift.replace("{x}", store_value(src.dtype, g.value(kernel.operands[0], ("lin", f"e{lane}")))))
     lines, miss = g.lines, g.lane_miss
@@ -260,21 +297,23 @@ def _loads(pt: int, prologue: list[str], lift: str, guard: bool) -> list[str]:
 
 
 def _vec_loads(pt: int, nin: int, lanes: tuple[list[str], list[str]]) -> list[str]:
-    """A thread's ``pt`` elements as ``pt / 4`` ``vec4`` loads of each input (``iv<k>``)."""
+    """A thread's ``pt`` elements as ``pt / w`` ``vec<w>`` loads of each input (``iv<k>``)."""
     lines, vals = lanes
+    w = len(vals)
     out = []
-    for q in range(pt // 4):
-        out += ["    {", f"      let e0 = rin + b0 + {4 * q}u;",
-                *[f"      let e{i} = e0 + {i}u;" for i in range(1, 4)],
-                *[f"      let x{k} = iv{k}[e0 >> 2u];" for k in range(nin)],
+    for q in range(pt // w):
+        out += ["    {", f"      let e0 = rin + b0 + {w * q}u;",
+                *[f"      let e{i} = e0 + {i}u;" for i in range(1, w)],
+                *[f"      let x{k} = iv{k}[e0 >> {w.bit_length() - 1}u];" for k in range(nin)],
                 *["      " + ln.strip() for ln in lines],
-                *[f"      a{4 * q + i} = {vals[i]};" for i in range(4)], "    }"]
+                *[f"      a{w * q + i} = {vals[i]};" for i in range(w)], "    }"]
     return out
 
 
-def _lookback_sg(t: str, ident: str, tile: int, prologue: list[str], lift: str) -> list[str]:
+def _lookback_sg(t: str, ident: str, tile: int, prologue: list[str], lift: str, mv: dict[str, str]) -> list[str]:
     """Subgroup 0's look-back (lanes read the ``sgs`` tiles before at once); leaves the tile's
     exclusive prefix in ``lb_excl`` and publishes its inclusive prefix."""
+    bc0 = mv["bc0"].replace("{v}", "v")
     return [
         "  if (lb_sgid == 0u) {",
         f"    var excl: {t} = {ident};",
@@ -292,8 +331,8 @@ def _lookback_sg(t: str, ident: str, tile: int, prologue: list[str], lift: str) 
         "        let nc = select(m, q + 1u, q < m);",
         "        if (nc > 0u) {",
         f"          if (lb_sgi >= nc) {{ v = {ident}; }}",
-        *["  " + ln for ln in _sg_reduce(t, True)],
-        "          excl = lb_comb(subgroupBroadcast(v, 0u), excl);",
+        *["  " + ln for ln in _sg_reduce(True, mv)],
+        f"          excl = lb_comb({bc0}, excl);",
         "          if (q < m) { break; }",
         "          j = j - nc;",
         "          spins = 0u;",
@@ -315,8 +354,8 @@ def _lookback_sg(t: str, ident: str, tile: int, prologue: list[str], lift: str) 
         "          v2 = lb_comb(v2, x);",
         "        }",
         "        v = v2;",
-        *_sg_reduce(t, False),
-        "        excl = lb_comb(subgroupBroadcast(v, 0u), excl);",
+        *_sg_reduce(False, mv),
+        f"        excl = lb_comb({bc0}, excl);",
         "        if (fc == 0u) { break; }",
         "        j = j - 1u;",
         "        spins = 0u;",
@@ -400,21 +439,24 @@ def _lookback_wg(t: str, ident: str, wg: int, pt: int, window: int, prologue: li
 def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bool]) -> Rendered:
     """WGSL for the single-pass scan of ``kernel`` (a ``scan`` along its last axis); ``variant`` is
     (PT: elements per thread, WG: threads per workgroup, subgroups, window: tiles the workgroup
-    look-back reads at once (at most WG; without subgroups), vin: ``vec4`` loads in full tiles
-    (where every input has 32-bit storage and is read at the element's own index; ``Rendered.vec``
-    is 4 where they were rendered, the inputs then bound a second time as ``vec4`` arrays after
-    the 64-bit constants), vout: ``vec4`` stores (``out0`` an array of ``vec4``, no include_initial,
-    PT a multiple of 4)). ``prm`` extras: NT (tiles), TR (tiles per row), L (row length), LI (output
-    row length), SPIN (reads of a missing status before the fallback)."""
+    look-back reads at once (at most WG; without subgroups), vin: vector loads in full tiles
+    (where every input has 32- or 64-bit storage and is read at the element's own index: ``vec4``
+    where all are 32-bit, else ``vec2``; ``Rendered.vec`` is the width where they were rendered,
+    the inputs then bound a second time as arrays of those vectors after the 64-bit constants),
+    vout: 16-byte stores (``out0`` an array of ``vec4`` of 32-bit or ``vec2`` of 64-bit values, no
+    include_initial, PT a multiple of 4)). With subgroups, states wider than 32 bits move between
+    lanes as their 32-bit parts (``_sg_ops``). ``prm`` extras: NT (tiles), TR (tiles per row), L (row
+    length), LI (output row length), SPIN (reads of a missing status before the fallback)."""
     pt, wg, sg, window, vin, vout = variant
     op, axis, init = kernel.attrs[:3]
     dt = kernel.out_nodes[0].dtype
     st = WGSL_STORAGE_TYPE[dt]
     assert 1 <= window <= wg, window
-    assert not vout or (not init and pt % 4 == 0 and st in VEC_TYPES), variant
+    assert not vout or (not init and pt % 4 == 0 and st in VEC_TYPES | WIDE_TYPES), variant
+    ow = 4 if st in VEC_TYPES else 2        # output elements per 16-byte store
     mo = monoid(op, dt)
     t, ident = mo.t, mo.ident
-    sg = sg and can_use_subgroups(op, dt)
+    sg_fns, mv = _sg_ops(op, dt, t)
     tile = wg * pt
     one = int(bool(init))
     g = _Gen(kernel)
@@ -437,8 +479,10 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
     prologue = [ln.strip() for ln in g.lines]
     lift = mo.lift.replace("{x}", val)
     lanes = None
-    if vin and pt % 4 == 0 and kernel.inputs and all(WGSL_STORAGE_TYPE[n.dtype] in VEC_TYPES for n in kernel.inputs):
-        lanes = _lanes(g, kernel, mo.lift)
+    ins = [WGSL_STORAGE_TYPE[n.dtype] for n in kernel.inputs]
+    vw = 4 if set(ins) <= VEC_TYPES else 2     # input elements per vector load
+    if vin and pt % 4 == 0 and ins and set(ins) <= VEC_TYPES | WIDE_TYPES:
+        lanes = _lanes(g, kernel, mo.lift, vw)
     # 1. the thread's elements into registers, scanned there
     body = [*[f"  var a{j}: {t} = {ident};" for j in range(pt)],
             "  if (full) {",
@@ -449,8 +493,8 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
             *[f"  a{j} = lb_comb(a{j - 1}, a{j});" for j in range(1, pt)]]
     # 2. the scan of the thread totals: ``pre`` (exclusive), ``agg`` (the tile's)
     if sg:
-        body += [*_sg_inclusive(op, dt, t, f"a{pt - 1}"),
-                 "  var pre = subgroupShuffleUp(v, 1u);",
+        body += [*_sg_inclusive(op, dt, t, f"a{pt - 1}", mv),
+                 f"  var pre = {mv['up'].replace('{v}', 'v').replace('{d}', '1u')};",
                  f"  if (lb_sgi == 0u) {{ pre = {ident}; }}",
                  "  if (lb_sgi == lb_sgs - 1u) { lb_sh[lb_sgid] = v; }",
                  "  workgroupBarrier();",
@@ -463,7 +507,7 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
         body += [f"  let pre = lb_scan(lid, a{pt - 1});", "  let agg = lb_tot;"]
     # 3. publish the aggregate (the row's first tile: its prefix), look back, publish the prefix
     body.append(f"  if (p == 0u) {{ lb_publish(tid, agg, select({AGG}u, {PREFIX}u, c == 0u)); }}")
-    body += (_lookback_sg(t, ident, tile, prologue, lift) if sg
+    body += (_lookback_sg(t, ident, tile, prologue, lift, mv) if sg
              else _lookback_wg(t, ident, wg, pt, window, prologue, lift))
     # 4. the prefix of the thread's elements added, the results stored
     body += ["  let run = lb_comb(excl, pre);", *[f"  a{j} = lb_comb(run, a{j});" for j in range(pt)]]
@@ -471,12 +515,13 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
     def out(j: int) -> str:
         return mo.out.replace("{x}", f"a{j}")
     if vout:
+        sh = ow.bit_length() - 1
         body += ["  if (full) {",
-                 *[f"    out0[(obase + b0 + {4 * q}u) >> 2u] = "
-                   f"vec4<{st}>({', '.join(out(4 * q + i) for i in range(4))});" for q in range(pt // 4)],
+                 *[f"    out0[(obase + b0 + {ow * q}u) >> {sh}u] = "
+                   f"vec{ow}<{st}>({', '.join(out(ow * q + i) for i in range(ow))});" for q in range(pt // ow)],
                  "  } else {",
-                 *[f"    {{ let k = b0 + {j}u; if (k < L) {{ let o = obase + k; out0[o >> 2u][o & 3u] = {out(j)}; }} }}"
-                   for j in range(pt)],
+                 *[f"    {{ let k = b0 + {j}u; if (k < L) {{ let o = obase + k; "
+                   f"out0[o >> {sh}u][o & {ow - 1}u] = {out(j)}; }} }}" for j in range(pt)],
                  "  }"]
     else:
         body += ["  if (full) {", *[f"    out0[obase + b0 + {j + one}u] = {out(j)};" for j in range(pt)],
@@ -491,7 +536,7 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
     for k, node in enumerate(kernel.inputs):
         decls.append(f"@group(0) @binding({b}) var<storage, read> in{k}: array<{WGSL_STORAGE_TYPE[node.dtype]}>;")
         b += 1
-    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{f'vec4<{st}>' if vout else st}>;")
+    decls.append(f"@group(0) @binding({b}) var<storage, read_write> out0: array<{f'vec{ow}<{st}>' if vout else st}>;")
     decls.append(f"@group(0) @binding({b + 1}) var<storage, read_write> flags: array<atomic<u32>>;")
     b += 2
     for w in sorted(g.wide):
@@ -500,7 +545,7 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
     if lanes:
         for k, node in enumerate(kernel.inputs):
             vt = WGSL_STORAGE_TYPE[node.dtype]
-            decls.append(f"@group(0) @binding({b}) var<storage, read> iv{k}: array<vec4<{vt}>>;")
+            decls.append(f"@group(0) @binding({b}) var<storage, read> iv{k}: array<vec{vw}<{vt}>>;")
             b += 1
     decls += [f"var<workgroup> lb_sh: array<{t}, {wg if sg else 2 * wg}>;",
               f"var<workgroup> lb_tot: {t};",
@@ -518,10 +563,10 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
                      "@builtin(subgroup_id) sgid: u32", "@builtin(num_subgroups) nsg: u32"]
         head = ["  lb_sgi = sgi;", "  lb_sgs = sgs;", "  lb_sgid = sgid;", "  lb_nsg = nsg;", *head]
     fns = "\n\n".join(x for x in (mo.decls, _wg_scan(t, ident, mo.comb, wg), _publish(op, dt, t),
-                                  _read(op, dt, t)) if x)
+                                  _read(op, dt, t), sg_fns if sg else "") if x)
     main = "\n".join([f"@compute @workgroup_size({wg})", f"fn main({', '.join(builtins)}) {{",
                       *head, *body, "}"])
     code = fns + "\n\n" + main
     source = "\n".join(decls) + "\n\n" + helpers_for(code) + "\n\n" + code + "\n"
     return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1,
-                    vec=4 if lanes else 1)
+                    vec=vw if lanes else 1)
