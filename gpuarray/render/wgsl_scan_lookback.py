@@ -155,13 +155,15 @@ def _read(op: str, dtype: np.dtype, t: str) -> str:
 
 
 def default_items(op: str, dtype: np.dtype) -> int:
-    """Elements per thread unless the provider is told otherwise: 16, or 8 for the 16-byte states
-    of float64 products (registers).
+    """Elements per thread unless the provider is told otherwise: 16 of 32-bit elements, 8 of 64-bit
+    ones or of the 16-byte states of float64 products: 64 bytes a thread either way (H200, 2^25
+    float64 / int64 cumsum: 0.36 ms of GPU time with 16, 0.29 with 8; float32 2^26: 0.28 with 16,
+    0.34 with 8).
 
-    >>> default_items("sum", np.dtype("float32")), default_items("prod", np.dtype("float64"))
+    >>> default_items("sum", np.dtype("float32")), default_items("sum", np.dtype("float64"))
     (16, 8)
     """
-    return 16 if state_bytes(op, dtype) <= 8 else 8
+    return 16 if dtype.itemsize <= 4 and state_bytes(op, dtype) <= 8 else 8
 
 
 def smem_bytes(op: str, dtype: np.dtype, wg: int, sg: bool) -> int:
