@@ -29,6 +29,7 @@ class UpperLayers:
     broadcast_to: Callable[..., Any]
     astype: Callable[..., Any]              # namespace.data_types
     matmul: Callable[..., Any]              # namespace.linear_algebra
+    reductions: dict[str, Callable[..., Any]]   # namespace.statistical: x.sum(), x.std(axis=0) ...
     advanced_getitem: Callable[..., Any]    # namespace.indexing_advanced
     advanced_setitem: Callable[..., Any]
     dask_token: Callable[[Any], Any]        # interop.dask

@@ -38,9 +38,6 @@ from .hooks import UP
 
 _NOVALUE: Any = np._NoValue
 _np: Any = np            # NumPy, untyped: its stubs do not know that these functions accept GpuArrays
-# gpuarray's own reductions by name, for the reduction methods' common case (``_plain``): filled by
-# namespace/statistical.py when it is imported (the array object sits below it)
-REDUCTIONS: dict[str, Callable[..., Any]] = {}
 
 if TYPE_CHECKING:
     from .array import GpuArray
@@ -410,26 +407,26 @@ class NumPyMethods:
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             initial: Any = _NOVALUE, where: Any = True) -> GpuArray:
         if dtype is None and out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims):
-            return REDUCTIONS["sum"](self, axis=axis, keepdims=keepdims)
+            return UP.reductions["sum"](self, axis=axis, keepdims=keepdims)
         return _np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
              initial: Any = _NOVALUE, where: Any = True) -> GpuArray:
         if dtype is None and out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims):
-            return REDUCTIONS["prod"](self, axis=axis, keepdims=keepdims)
+            return UP.reductions["prod"](self, axis=axis, keepdims=keepdims)
         return _np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
              where: Any = True) -> GpuArray:
         if dtype is None and out is None and where is True and _plain(self, axis, keepdims):
-            return REDUCTIONS["mean"](self, axis=axis, keepdims=keepdims)
+            return UP.reductions["mean"](self, axis=axis, keepdims=keepdims)
         return _np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
     def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
         if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
                 and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
-            return REDUCTIONS["var"](self, axis=axis, correction=ddof, keepdims=keepdims)
+            return UP.reductions["var"](self, axis=axis, correction=ddof, keepdims=keepdims)
         return _np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
                       mean=mean, correction=correction)
 
@@ -437,20 +434,20 @@ class NumPyMethods:
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
         if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
                 and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
-            return REDUCTIONS["std"](self, axis=axis, correction=ddof, keepdims=keepdims)
+            return UP.reductions["std"](self, axis=axis, correction=ddof, keepdims=keepdims)
         return _np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
                       mean=mean, correction=correction)
 
     def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = _NOVALUE,
             where: Any = True) -> GpuArray:
         if out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims, "fiu"):
-            return REDUCTIONS["max"](self, axis=axis, keepdims=keepdims)
+            return UP.reductions["max"](self, axis=axis, keepdims=keepdims)
         return _np.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = _NOVALUE,
             where: Any = True) -> GpuArray:
         if out is None and initial is _NOVALUE and where is True and _plain(self, axis, keepdims, "fiu"):
-            return REDUCTIONS["min"](self, axis=axis, keepdims=keepdims)
+            return UP.reductions["min"](self, axis=axis, keepdims=keepdims)
         return _np.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> GpuArray:

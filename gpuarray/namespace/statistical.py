@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from ..array_object import methods as _methods
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
+from ..array_object.hooks import register
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
@@ -268,5 +268,5 @@ def cumulative_prod(x: GpuArray, /, *, axis: int | None = None, dtype: Any = Non
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cumulative_sum", "cumulative_prod"]
 
-# the reduction methods' common case (``x.sum()``, ``x.std(axis=0)``: _methods._plain) calls these
-_methods.REDUCTIONS.update(sum=sum, prod=prod, mean=mean, var=var, std=std, max=max, min=min)
+# the reduction methods' common case (``x.sum()``, ``x.std(axis=0)``: methods._plain) calls these
+register(reductions={"sum": sum, "prod": prod, "mean": mean, "var": var, "std": std, "max": max, "min": min})
