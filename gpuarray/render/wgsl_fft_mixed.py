@@ -334,7 +334,30 @@ def render_fft_mixed(dtype: np.dtype, radices: tuple[int, ...], g: int, inverse:
     sa[e] = tw[offa + kps[gl] * CAu + e - gl * CAu];
   }}
 """
-    src = f"""@group(0) @binding(0) var<storage, read> prm: array<u32>;
+    src = pass_head(t, e, g, threads, sa_decl, scale) + f"""{sa_load}  for (var e = lid; e < Eu; e += {threads}u) {{
+    var gl: u32; var r: u32;
+    {lsplit}
+    let ib = gin[gl];
+    if (ib != 0xffffffffu) {{ sh[sx(r * Gu + gl)] = src[ib + r * rstride]; }}
+  }}
+  workgroupBarrier();
+{chr(10).join(stages)}
+  for (var e = lid; e < Eu; e += {threads}u) {{
+    var gl: u32; var m: u32;
+    {ssplit}
+    if (gin[gl] != 0xffffffffu) {{ dst[gout[gl] + m * mstride] = {val}; }}
+  }}
+}}
+"""
+    return (src.replace("RBu", f"{rb}u").replace("CAu", f"{ca}u").replace("Gu", f"{g}u").replace("Eu", f"{e}u"),
+            threads)
+
+def pass_head(t: str, e: int, g: int, threads: int, sa_decl: str, scale: str, extra: str = "") -> str:
+    """The start of a pass's shader, shared by this module's and ``wgsl_fft_reg``'s kernels: the
+    bindings, the workgroup memory (``e`` elements, ``g`` groups' input and output bases and ``k'``),
+    the ``prm`` words and each group's bases computed once into workgroup memory (``extra``: more
+    ``let`` lines before them). ``RBu``, ``Gu``, ``Eu``, ``CAu`` are replaced by the caller."""
+    return f"""@group(0) @binding(0) var<storage, read> prm: array<u32>;
 @group(0) @binding(1) var<storage, read> src: array<{t}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{t}>;
 @group(0) @binding(3) var<storage, read> tw: array<{t}>;
@@ -359,7 +382,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let offb = prm[5];
   let rstride = nrb * inner;
   let mstride = ns * inner;
-  let g0 = (wid.y * nwg.x + wid.x) * Gu;{scale}
+{extra}  let g0 = (wid.y * nwg.x + wid.x) * Gu;{scale}
   for (var gl = lid; gl < Gu; gl += {threads}u) {{
     let g = g0 + gl;
     var ib = 0xffffffffu;
@@ -382,20 +405,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     kps[gl] = kp;
   }}
   workgroupBarrier();
-{sa_load}  for (var e = lid; e < Eu; e += {threads}u) {{
-    var gl: u32; var r: u32;
-    {lsplit}
-    let ib = gin[gl];
-    if (ib != 0xffffffffu) {{ sh[sx(r * Gu + gl)] = src[ib + r * rstride]; }}
-  }}
-  workgroupBarrier();
-{chr(10).join(stages)}
-  for (var e = lid; e < Eu; e += {threads}u) {{
-    var gl: u32; var m: u32;
-    {ssplit}
-    if (gin[gl] != 0xffffffffu) {{ dst[gout[gl] + m * mstride] = {val}; }}
-  }}
-}}
 """
-    return (src.replace("RBu", f"{rb}u").replace("CAu", f"{ca}u").replace("Gu", f"{g}u").replace("Eu", f"{e}u"),
-            threads)

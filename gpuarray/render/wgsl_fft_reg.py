@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..core.dtypes import WGSL_TYPE, real_dtype
-from .wgsl_fft_mixed import MAX_THREADS, _Dft, _padded
+from .wgsl_fft_mixed import MAX_THREADS, _Dft, pass_head
 
 
 def _stage(t: str, f: str, s: int, radix: int, pl: int, rb: int, g: int, threads: int, group: int,
@@ -135,55 +135,8 @@ def render_fft_reg(dtype: np.dtype, radices: tuple[int, ...], g: int, inverse: b
   }}
   workgroupBarrier();
 """
-    src = f"""@group(0) @binding(0) var<storage, read> prm: array<u32>;
-@group(0) @binding(1) var<storage, read> src: array<{t}>;
-@group(0) @binding(2) var<storage, read_write> dst: array<{t}>;
-@group(0) @binding(3) var<storage, read> tw: array<{t}>;
-
-var<workgroup> sh: array<{t}, {_padded(e)}>;
-var<workgroup> gin: array<u32, {g}>;
-var<workgroup> gout: array<u32, {g}>;
-var<workgroup> kps: array<u32, {g}>;
-{sa_decl}
-// the workgroup-memory slot of element a: one slot skipped every 16 (spreads strided stores over banks)
-fn sx(a: u32) -> u32 {{ return a + (a >> 4u); }}
-
-@compute @workgroup_size({threads})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {{
-  let groups = prm[0];
-  let nrb = prm[1];
-  let inner = prm[2];
-  let ns = prm[3];
-  let offa = prm[4];
-  let offb = prm[5];
-  let rstride = nrb * inner;
-  let mstride = ns * inner;
-  let lastel = arrayLength(&src) - 1u;      // a tail group's loads (never stored) stay in bounds
-  let g0 = (wid.y * nwg.x + wid.x) * Gu;{scale}
-  for (var gl = lid; gl < Gu; gl += {threads}u) {{
-    let g = g0 + gl;
-    var ib = 0xffffffffu;
-    var ob = 0u;
-    var kp = 0u;
-    if (g < groups) {{
-      var q = g;
-      var lo = 0u;
-      if (inner != 1u) {{ q = g / inner; lo = g - q * inner; }}
-      let bt = q / nrb;
-      let j = q - bt * nrb;
-      let base = bt * nrb * RBu * inner + lo;
-      let b = j / ns;
-      kp = j - b * ns;
-      ib = base + j * inner;
-      ob = base + (b * ns * RBu + kp) * inner;
-    }}
-    gin[gl] = ib;
-    gout[gl] = ob;
-    kps[gl] = kp;
-  }}
-  workgroupBarrier();
-{sa_load}{chr(10).join(stages)}
+    lastel = "  let lastel = arrayLength(&src) - 1u;      // a tail group's loads (never stored) stay in bounds\n"
+    src = pass_head(t, e, g, threads, sa_decl, scale, lastel) + f"""{sa_load}{chr(10).join(stages)}
 {scatter}}}
 """
     return (src.replace("RBu", f"{rb}u").replace("CAu", f"{ca}u").replace("Gu", f"{g}u").replace("Eu", f"{e}u"),
