@@ -141,3 +141,13 @@ def zero_tie_first(fn: Any) -> Any:
         tie = (np.asarray(a) == 0) & (np.asarray(b) == 0)
         return np.where(tie, a, r).astype(r.dtype) if r.dtype.kind == "f" else r
     return oracle
+
+
+def record_creations(monkeypatch: Any, provider: Any) -> list[str]:
+    """Patch ``provider``'s wgpu device so that every buffer and bind group it creates from now on
+    is recorded (by method name) in the returned list; ``monkeypatch.undo()`` / ``delattr`` ends it."""
+    made: list[str] = []
+    for name in ("create_buffer", "create_buffer_with_data", "create_bind_group"):
+        real = getattr(provider.device, name)
+        monkeypatch.setattr(provider.device, name, lambda *a, _n=name, _f=real, **k: made.append(_n) or _f(*a, **k))
+    return made

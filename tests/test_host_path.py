@@ -16,7 +16,7 @@ import pytest
 import gpuarray as xp
 from gpuarray.providers import webgpu, wgpu_pool
 
-from .conftest import assert_same
+from .conftest import assert_same, record_creations
 
 
 def test_parameters_of_many_dispatches_in_one_pass(wgpu_device: xp.Device, monkeypatch: Any) -> None:
@@ -245,10 +245,7 @@ def test_warm_quantiles_upload_and_read_nothing(wgpu_device: xp.Device, case: st
             xp.evaluate(fn(g))
         xp.synchronize(wgpu_device)
         misses = prov.bindings.misses
-        made: list[str] = []
-        for name in ("create_buffer", "create_buffer_with_data", "create_bind_group"):
-            real = getattr(prov.device, name)
-            monkeypatch.setattr(prov.device, name, lambda *a, _n=name, _f=real, **k: made.append(_n) or _f(*a, **k))
+        made = record_creations(monkeypatch, prov)
         xp.reset_metrics()
         for _ in range(4):
             xp.evaluate(fn(g))

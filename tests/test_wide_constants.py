@@ -28,7 +28,7 @@ import gpuarray as xp
 from gpuarray.providers import webgpu, wgpu_scan
 from gpuarray.providers.wgpu_bindings import KeptBuffers
 
-from .conftest import assert_same
+from .conftest import assert_same, record_creations
 
 _RNG = np.random.default_rng(7)
 X = _RNG.standard_normal(1 << 16)                       # float64
@@ -142,10 +142,7 @@ def test_warm_call_makes_no_buffer_or_bind_group(wgpu_device: xp.Device, case: s
             xp.evaluate(fn(xp, *gs))
         xp.synchronize(wgpu_device)
         misses = prov.bindings.misses
-        made: list[str] = []
-        for name in ("create_buffer", "create_buffer_with_data", "create_bind_group"):
-            real = getattr(prov.device, name)
-            monkeypatch.setattr(prov.device, name, lambda *a, _n=name, _f=real, **k: made.append(_n) or _f(*a, **k))
+        made = record_creations(monkeypatch, prov)
         xp.reset_metrics()
         for _ in range(4):
             xp.evaluate(fn(xp, *gs))
