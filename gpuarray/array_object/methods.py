@@ -65,6 +65,16 @@ def _plain(a: Any, axis: Any, keepdims: Any, kinds: str = "f") -> bool:
         axis is None or axis.__class__ is int and node.shape != ())
 
 
+def _moment(a: Any, name: str, axis: Any, dtype: Any, out: Any, ddof: Any, keepdims: Any, where: Any,
+            mean: Any, correction: Any) -> Any:
+    """``a.var(...)`` / ``a.std(...)``: gpuarray's own function in the common case (``_plain``, a
+    Python number for ``ddof``, the other arguments their defaults), else NumPy's."""
+    if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
+            and (ddof.__class__ is int or ddof.__class__ is float) and _plain(a, axis, keepdims):
+        return UP.reductions[name](a, axis=axis, correction=ddof, keepdims=keepdims)
+    return getattr(_np, name)(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
+                              mean=mean, correction=correction)
+
 def format_array(a: Any, fmt: Callable[[np.ndarray], str]) -> str:
     """``fmt`` (``repr`` or ``str``) of ``a``'s values as NumPy formats them, reading back only what shows.
 
@@ -424,19 +434,11 @@ class NumPyMethods:
 
     def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
-        if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
-                and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
-            return UP.reductions["var"](self, axis=axis, correction=ddof, keepdims=keepdims)
-        return _np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
-                      mean=mean, correction=correction)
+        return _moment(self, "var", axis, dtype, out, ddof, keepdims, where, mean, correction)
 
     def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
             *, where: Any = True, mean: Any = _NOVALUE, correction: Any = _NOVALUE) -> GpuArray:
-        if dtype is None and out is None and where is True and mean is _NOVALUE and correction is _NOVALUE \
-                and (ddof.__class__ is int or ddof.__class__ is float) and _plain(self, axis, keepdims):
-            return UP.reductions["std"](self, axis=axis, correction=ddof, keepdims=keepdims)
-        return _np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
-                      mean=mean, correction=correction)
+        return _moment(self, "std", axis, dtype, out, ddof, keepdims, where, mean, correction)
 
     def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = _NOVALUE,
             where: Any = True) -> GpuArray:
