@@ -184,8 +184,8 @@ def _held_elsewhere(order: list[Node]) -> tuple[set[int], bool]:
     whether one of them could take an epilogue (``EPILOGUE_KINDS``; if none can, the set is empty:
     it is not used).
 
-    One loop over ``order`` finds the breakers and counts the uses of each node (``_uses``):
-    this runs for every evaluation, a repeated one included."""
+    One loop over ``order`` finds the breakers and counts how often each node is an input of an
+    unevaluated one; this runs for every evaluation, a repeated one included."""
     breakers: list[Node] = []
     uses: dict[int, int] = {}
     epilogue = False
@@ -209,20 +209,6 @@ def _held_elsewhere(order: list[Node]) -> tuple[set[int], bool]:
     # each breaker is also held by the caller's ``order`` and ``breakers`` (one more than _REF_BASE counts)
     excess = _ref_excess(breakers, [uses[b.serial] + 1 if b.serial in uses else 1 for b in breakers])
     return {b.serial for b, e in zip(breakers, excess, strict=True) if e > _REF_BASE}, True
-
-
-def _uses(order: list[Node]) -> dict[int, int]:
-    """How often each node is an input of the unevaluated nodes of ``order``."""
-    uses: dict[int, int] = {}
-    for n in order:
-        if n.data is None:
-            for i in n.inputs:
-                k = i.serial
-                if k in uses:
-                    uses[k] += 1
-                else:
-                    uses[k] = 1
-    return uses
 
 
 def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[Node]],
