@@ -218,3 +218,35 @@ def test_cached_rows_with_generated_names(device: xp.Device) -> None:
         got = xp.var(g, axis=1, correction=1), xp.mean(g, axis=-1, keepdims=True) - g
     np.testing.assert_allclose(np.asarray(got[0]), np.var(x, axis=1, ddof=1), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(got[1]), np.mean(x, axis=-1, keepdims=True) - x, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("length", [33, 64, 513, 1024, 2047])
+def test_rows_sharing_a_workgroup(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
+    """Short rows take ``G`` threads each, ``256 / G`` rows a workgroup (``row_layout``): every row
+    count (a last workgroup with rows past the end), with and without subgroups, per-element and
+    per-row outputs, integer and boolean reductions."""
+    from gpuarray.providers import wgpu_reduce, wgpu_rowfuse
+    assert wgpu_rowfuse.row_layout(length)[1] < 256
+    a = np.random.default_rng(length).integers(-50, 50, (9, length)).astype(np.int32)
+    for flag in (True, False):
+        monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
+        for rows in (1, 5, 9):
+            x = _x((rows, length), scale=3.0, seed=rows)
+            for name in ("softmax", "layernorm", "logsumexp", "std"):
+                fn = WORKLOADS[name]
+                got, n = _dispatches(lambda fn=fn, x=x: fn(xp, xp.asarray(x, device=wgpu_device)))
+                assert n == 1, (name, rows, length)
+                _check(got, fn(np, x), "float32")
+            g = xp.asarray(a[:rows], device=wgpu_device)
+            with xp.config(offload="always"):
+                assert_same(g - xp.min(g, axis=-1, keepdims=True), a[:rows] - a[:rows].min(axis=-1, keepdims=True))
+                assert_same(xp.where(xp.any(g > 45, axis=-1, keepdims=True), g, -g),
+                            np.where(np.any(a[:rows] > 45, axis=-1, keepdims=True), a[:rows], -a[:rows]))
+
+
+def test_shared_workgroups_past_the_grid_limit(wgpu_device: xp.Device) -> None:
+    """More than 65535 workgroups of 8 rows each (a 2-D grid) and a partial last workgroup."""
+    x = _x((8 * 65536 + 3, 33), scale=3.0, seed=7)
+    got, n = _dispatches(lambda: softmax(xp, xp.asarray(x, device=wgpu_device)))
+    assert n == 1
+    _check(got, softmax(np, x), "float32")

@@ -61,7 +61,7 @@ def chol_nb(provider: Any, item: int) -> int:
     """The block width for elements of ``item`` bytes on ``provider``'s workgroup memory."""
     limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
     nb = CHOL_NB
-    while nb > 8 and nb * nb * item > limit:
+    while nb > 8 and nb * (nb + 1) * item > limit:      # the block's rows padded by one (``LS``)
         nb //= 2
     return nb
 

@@ -1,4 +1,5 @@
-"""``rowfuse`` kernels on the wgpu provider: one dispatch, one workgroup per row, or a thread per row for rows
+"""``rowfuse`` kernels on the wgpu provider: one dispatch, one workgroup per row, ``256 / G`` rows of ``G``
+threads a workgroup for rows that 16 elements a thread cover (``row_layout``), or a thread per row for rows
 of at most ``THREAD_ROW`` elements (``render/wgsl_rowfuse.py``; H200, softmax-like rows of 4 over 2^20 rows:
 8.4 ms with a workgroup per row)."""
 
@@ -19,6 +20,8 @@ from .wgpu_reduce import dispatch_subgroups, use_subgroups
 CACHED = os.environ.get("GPUARRAY_ROW_CACHE", "1") != "0"     # rows kept in registers (render_rowfuse)
 CACHE_MAX = 32          # elements per thread: rows of up to 8192
 THREAD_ROW = 32         # rows of at most this many elements take a thread each (render_rowfuse's THREAD)
+GROUPED = os.environ.get("GPUARRAY_ROW_GROUP", "1") != "0"    # short rows share a workgroup (row_layout)
+GROUP_ELEMS = 16        # elements a thread of a shared workgroup keeps (at most)
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -31,12 +34,27 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
         return outs
     sg = use_subgroups(provider)
     length = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[-1]
-    k = THREAD if length <= THREAD_ROW else cached_elements(length)
-    groups = -(-rows // WORKGROUP) if k == THREAD else rows
-    wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k)), kernel)
-    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k)), sg,
-                       {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
+    k, grp = (THREAD, WORKGROUP) if length <= THREAD_ROW else row_layout(length)
+    groups = -(-rows // WORKGROUP) if k == THREAD else -(-rows // (WORKGROUP // grp))
+    wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)), kernel)
+    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)),
+                       sg, {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
     return outs
+
+
+def row_layout(length: int) -> tuple[int, int]:
+    """(elements a thread keeps in registers, threads a row) for rows of ``length`` > ``THREAD_ROW``:
+    rows that ``GROUP_ELEMS`` elements a thread cover with fewer than 256 threads share a workgroup
+    (``256 / G`` rows of ``G`` threads, ``G`` a power of two from 32), so that a short row does not
+    leave a workgroup's threads with one or two elements each and two barriers a reduction; longer
+    rows take a workgroup each (``cached_elements``; 0: walked once per reduction)."""
+    grp = WORKGROUP
+    if GROUPED and CACHED:
+        grp = min(WORKGROUP, max(32, 1 << (-(-length // GROUP_ELEMS) - 1).bit_length()))
+    if grp == WORKGROUP:
+        return cached_elements(length), WORKGROUP
+    per = -(-length // grp)
+    return -(-per // 4) * 4, grp
 
 
 def cached_elements(length: int) -> int:

@@ -58,13 +58,15 @@ _HEAD = ("@compute @workgroup_size({wg})\n"
 
 def _shader(t: str, bindings: list[str], body: str, shared: str = "", wg: int = WORKGROUP, nb: int = NB) -> str:
     """A complete shader: ``prm`` then ``bindings`` (``name:access:type``), workgroup memory, body;
-    ``T`` stands for the element type ``t`` and ``NB`` for the panel width ``nb``."""
+    ``T`` stands for the element type ``t``, ``NB`` for the panel width ``nb`` and ``LS`` for ``nb + 1``
+    (the row stride of a Cholesky block in workgroup memory: padded so that the threads of a
+    subgroup reading a column hit different banks)."""
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     for b, spec in enumerate(bindings, 1):
         name, access, ty = spec.split(":")
         decls.append(f"@group(0) @binding({b}) var<storage, {access}> {name}: array<{ty}>;")
     text = "\n".join(decls) + "\n" + shared + "\n@@HELPERS@@\n\n" + _HEAD.format(wg=wg) + body + "}\n"
-    text = re.sub(r"\bNB\b", str(nb), re.sub(r"\bT\b", t, text))
+    text = re.sub(r"\bLS\b", str(nb + 1), re.sub(r"\bNB\b", str(nb), re.sub(r"\bT\b", t, text)))
     return text.replace("@@HELPERS@@", helpers_for(text))
 
 
@@ -73,8 +75,8 @@ def _shader(t: str, bindings: list[str], body: str, shared: str = "", wg: int = 
 # barrier a column instead of three.
 _SCALE_COL = """fn scale_col(j: u32, w: u32, d: T, lid: u32) {
   let dj = sqrt(d);
-  for (var i = j + 1u + lid; i < w; i += 256u) { L[i * NB + j] = L[i * NB + j] / dj; }
-  if (lid == 0u) { L[j * NB + j] = dj; }
+  for (var i = j + 1u + lid; i < w; i += 256u) { L[i * LS + j] = L[i * LS + j] / dj; }
+  if (lid == 0u) { L[j * LS + j] = dj; }
 }
 """
 
@@ -122,21 +124,24 @@ def eye_source(t: str) -> str:
 
 def diag_factor(t: str, wf: str) -> str:
     """WGSL factoring the first ``wf`` columns of the ``w x w`` lower triangle held in ``L`` (workgroup
-    memory) in place: right-looking, ``scale_col`` (``_SCALE_COL``) one barrier a column; ``bad`` is set
-    on a pivot that is not positive (NaN passes through). Shared by ``potrf_source`` and the blocked
-    panel (``wgsl_linalg_blocked.potrf_panel_source``)."""
+    memory, row stride ``LS``) in place: right-looking, ``scale_col`` (``_SCALE_COL``) one barrier a
+    column; ``bad`` is set on a pivot that is not positive (NaN passes through). Thread ``lid`` owns
+    column ``lid % NB`` of the trailing update and rows ``lid / NB + (256 / NB) t`` of it (no division
+    by a run-time value; the padded stride keeps the column reads free of bank conflicts). Shared by
+    ``potrf_source`` and the blocked panel (``wgsl_linalg_blocked.potrf_panel_source``)."""
     return f"""  var bad = false;
   var dp = T(1);
   let wf = {wf};
+  let cq = lid % NB;
+  let rq = lid / NB;
   for (var j = 0u; j < wf; j++) {{
-    let d = L[j * NB + j];
+    let d = L[j * LS + j];
     if (d <= T(0) && !ga_isnan_{t}(d)) {{ bad = true; }}
     if (j > 0u) {{ scale_col(j - 1u, w, dp, lid); }}
-    let q = w - j - 1u;
-    for (var e = lid; e < q * q; e += 256u) {{
-      let i = j + 1u + e / q;
-      let c = j + 1u + e % q;
-      if (c <= i) {{ L[i * NB + c] = L[i * NB + c] - L[i * NB + j] * (L[c * NB + j] / d); }}
+    if (cq > j && cq < w) {{
+      let lc = L[cq * LS + j] / d;
+      let i0 = select(rq + ((cq - rq + (256u / NB) - 1u) / (256u / NB)) * (256u / NB), rq, rq >= cq);
+      for (var i = i0; i < w; i += 256u / NB) {{ L[i * LS + cq] = L[i * LS + cq] - L[i * LS + j] * lc; }}
     }}
     dp = d;
     workgroupBarrier();
@@ -153,7 +158,7 @@ def potrf_source(t: str) -> str:
     back, solve the first 256 rows below; ``mode`` 1 (``g0`` 1): load the factored block and solve
     the rest (a workgroup of one dispatch that read the block after another wrote it back would
     factor it twice)."""
-    shared = "var<workgroup> L: array<T, NB * NB>;\n" + _SCALE_COL
+    shared = "var<workgroup> L: array<T, NB * LS>;\n" + _SCALE_COL
     body = f"""  if (id >= prm[5]) {{ return; }}
   let n = prm[0];
   let k = prm[1];
@@ -164,14 +169,14 @@ def potrf_source(t: str) -> str:
   for (var e = lid; e < w * w; e += 256u) {{
     let i = e / w;
     let j = e % w;
-    L[i * NB + j] = select(T(0), W[base + (k + i) * n + k + j], j <= i);
+    L[i * LS + j] = select(T(0), W[base + (k + i) * n + k + j], j <= i);
   }}
   workgroupBarrier();
 {diag_factor(t, "select(w, 0u, prm[6] != 0u)")}  if (g == 0u) {{
     for (var e = lid; e < w * w; e += 256u) {{
       let i = e / w;
       let j = e % w;
-      W[base + (k + i) * n + k + j] = select(T(0), L[i * NB + j], j <= i);
+      W[base + (k + i) * n + k + j] = select(T(0), L[i * LS + j], j <= i);
     }}
     if (lid == 0u && bad) {{ W[prm[4]] = T(1); }}
   }}
@@ -181,8 +186,8 @@ def potrf_source(t: str) -> str:
     let row = base + r * n + k;
     for (var j = 0u; j < w; j++) {{
       var s = W[row + j];
-      for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * NB + p]; }}
-      s = s / L[j * NB + j];
+      for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * LS + p]; }}
+      s = s / L[j * LS + j];
       x[j] = s;
       W[row + j] = s;
     }}

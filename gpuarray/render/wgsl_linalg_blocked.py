@@ -62,7 +62,7 @@ def potrf_panel_source(t: str, nb: int) -> str:
     """``prm``: [sld, sbs, soff, n, k, w, m, G, FLAG, groups]: block column ``k`` (width ``w <= nb``)
     of Cholesky from the trailing ``m x m`` matrix at ``S[soff + b * sbs]`` (row stride ``sld``) into
     the factor ``D`` (``n x n`` matrices), ``G`` workgroups a matrix."""
-    shared = "var<workgroup> L: array<T, NB * NB>;\n" + _SCALE_COL
+    shared = "var<workgroup> L: array<T, NB * LS>;\n" + _SCALE_COL
     body = f"""  if (id >= prm[9]) {{ return; }}
   let sld = prm[0];
   let n = prm[3];
@@ -76,14 +76,14 @@ def potrf_panel_source(t: str, nb: int) -> str:
   for (var e = lid; e < w * w; e += 256u) {{
     let i = e / w;
     let j = e % w;
-    L[i * NB + j] = select(T(0), S[sb + i * sld + j], j <= i);
+    L[i * LS + j] = select(T(0), S[sb + i * sld + j], j <= i);
   }}
   workgroupBarrier();
 {diag_factor(t, "w")}  if (g == 0u) {{
     for (var e = lid; e < w * w; e += 256u) {{
       let i = e / w;
       let j = e % w;
-      D[db + (k + i) * n + k + j] = select(T(0), L[i * NB + j], j <= i);
+      D[db + (k + i) * n + k + j] = select(T(0), L[i * LS + j], j <= i);
     }}
     if (lid == 0u && bad) {{ D[prm[8]] = T(1); }}
   }}
@@ -94,8 +94,8 @@ def potrf_panel_source(t: str, nb: int) -> str:
     let dst = db + (k + r) * n + k;
     for (var j = 0u; j < w; j++) {{
       var s = S[src + j];
-      for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * NB + p]; }}
-      s = s / L[j * NB + j];
+      for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * LS + p]; }}
+      s = s / L[j * LS + j];
       x[j] = s;
       D[dst + j] = s;
     }}

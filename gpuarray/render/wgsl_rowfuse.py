@@ -58,21 +58,26 @@ def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool) -> list[str]:
             "    workgroupBarrier();", "    s = s >> 1u;", "  }", f"  rv{j} = sh{j}[0];"]
 
 
-def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> Rendered:
-    """WGSL for a ``rowfuse`` kernel; one workgroup per row (``prm`` extra ROWS). ``variant`` is
-    ``sg`` or ``(sg, K)``: with ``sg`` the workgroup combines each reduction with subgroup
-    operations; with ``K`` > 0 (rows of at most ``K * 256`` elements) each thread keeps its ``K``
-    elements of the row in registers (``_cached_body``), so the row is read from memory once."""
-    sg, cached = variant if isinstance(variant, tuple) else (variant, 0)
+def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool, int, int] = False) -> Rendered:
+    """WGSL for a ``rowfuse`` kernel (``prm`` extra ROWS). ``variant`` is ``sg``, ``(sg, K)`` or
+    ``(sg, K, G)``: with ``sg`` each reduction is combined with subgroup operations; with ``K`` > 0
+    each thread keeps ``K`` elements of its row in registers (``_cached_body``), so the row is read
+    from memory once; ``G`` threads share a row (a power of two, 32 to 256: ``256 / G`` rows a
+    workgroup; default 256, a workgroup a row)."""
+    sg, cached, grp = (variant + (WORKGROUP,))[:3] if isinstance(variant, tuple) else (variant, 0, WORKGROUP)
     g = _Gen(kernel)
     src = kernel.instrs[kernel.operands[0]].args[0]      # an operand of the row shape S
     shape = kernel.instrs[src].shape
     nd = len(shape)
     rep = g.rep[src]
-    first = f"(wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid" if cached == THREAD else "wid.y * nwg.x + wid.x"
-    body = [f"  let row = {first};",
-            f"  if (row >= {g.slot(('extra', 'ROWS'))}) {{ return; }}",
-            f"  let L = {g.slot(('dim', rep, nd - 1))};"]
+    rows = g.slot(('extra', 'ROWS'))
+    if grp < WORKGROUP:         # rows share a workgroup: no early return before the barriers
+        body = [f"  let row_raw = (wid.y * nwg.x + wid.x) * {WORKGROUP // grp}u + lid / {grp}u;",
+                f"  let live = row_raw < {rows};", f"  let row = min(row_raw, {rows} - 1u);"]
+    else:
+        first = f"(wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid" if cached == THREAD else "wid.y * nwg.x + wid.x"
+        body = [f"  let row = {first};", f"  if (row >= {rows}) {{ return; }}"]
+    body.append(f"  let L = {g.slot(('dim', rep, nd - 1))};")
     coords: list[str] = [""] * (nd - 1)
     rem = "row"
     for d in range(nd - 2, -1, -1):
@@ -87,7 +92,7 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> 
     if cached == THREAD:
         return _finish(kernel, g, False, _thread_body(kernel, g, body, coords, shape), [])
     if cached:
-        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape))
+        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp))
 
     def walk(inner: list[str]) -> list[str]:
         # UNROLL elements per thread and trip, so that their loads are in flight together
@@ -127,15 +132,40 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] = False) -> 
     return _finish(kernel, g, sg, body, decls)
 
 
+def _group_combine(rop: str, dt: np.dtype, j: int, sg: bool, grp: int) -> list[str]:
+    """Combine ``acc<j>`` over the ``grp`` threads of a row (``grp < 256``, aligned groups of the
+    workgroup) into ``rv<j>`` in each of them: with subgroups, a butterfly of shuffles inside each
+    subgroup (a group of at most a subgroup's lanes ends there), then one barrier and the group's
+    subgroup results from workgroup memory where a group spans several subgroups; without, a
+    shared-memory tree over the group's ``grp`` slots."""
+    if sg:
+        return [f"  var so = min({grp}u, sgs) >> 1u;", "  loop {", "    if (so == 0u) { break; }",
+                f"    acc{j} = {combine(rop, dt, f'acc{j}', f'subgroupShuffleXor(acc{j}, so)')};",
+                "    so = so >> 1u;", "  }",
+                f"  if (sgi == 0u) {{ sh{j}[sgid] = acc{j}; }}", "  workgroupBarrier();",
+                f"  rv{j} = acc{j};",
+                f"  if (sgs < {grp}u) {{",
+                f"    let per = {grp}u / sgs;", "    let f = (lid / " + f"{grp}u) * per;",
+                f"    rv{j} = sh{j}[f];",
+                "    for (var q = 1u; q < per; q = q + 1u) {",
+                f"      rv{j} = {combine(rop, dt, f'rv{j}', f'sh{j}[f + q]')};", "    }", "  }"]
+    return [f"  sh{j}[lid] = acc{j};", "  workgroupBarrier();",
+            f"  var s = {grp // 2}u;", "  loop {", "    if (s == 0u) { break; }",
+            f"    if (lid % {grp}u < s) {{ sh{j}[lid] = {combine(rop, dt, f'sh{j}[lid]', f'sh{j}[lid + s]')}; }}",
+            "    workgroupBarrier();", "    s = s >> 1u;", "  }", f"  rv{j} = sh{j}[lid - lid % {grp}u];"]
+
+
 def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str], coords: list[str],
-                 shape: tuple[int, ...]) -> tuple[list[str], list[str]]:
-    """The body of the cached variant: thread ``lid`` owns elements ``ck_<k> = lid + 256 k``, k < ``k_max``
-    (a name no generated value takes: ``c<n>`` are the generator's),
+                 shape: tuple[int, ...], grp: int = WORKGROUP) -> tuple[list[str], list[str]]:
+    """The body of the cached variant: thread ``lid`` owns elements ``ck_<k> = lid % G + G k``, k < ``k_max``,
+    of row ``row`` (``G`` = ``grp`` threads a row; a name no generated value takes: ``c<n>`` are the generator's),
     straight-line code in one scope, so that a value computed for element ``k`` by one walk (a load,
     ``exp(x - max)``) is a name the later walks and the stores use again (``g.memo`` is kept); only
     the accumulations and stores test ``ck_<k> < L``. (Out-of-range loads read whatever the robust
     buffer access gives, and are never used.)"""
-    body = body + [f"  let ck_{k} = lid + {k * WORKGROUP}u;" for k in range(k_max)]
+    lane = "lid" if grp == WORKGROUP else f"(lid % {grp}u)"
+    live = "" if grp == WORKGROUP else "live && "
+    body = body + [f"  let ck_{k} = {lane} + {k * grp}u;" for k in range(k_max)]
     decls: list[str] = []
 
     def at(k: int) -> tuple:
@@ -153,7 +183,9 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
                 v = f"select(0u, 1u, {v})"
             body += g.lines + [f"  if (ck_{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
         decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
-        body += ["  {", *_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES), "  }"]
+        comb = (_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES) if grp == WORKGROUP
+                else _group_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp))
+        body += ["  {", *comb, "  }"]
         g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
     if kernel.out_shape != shape:               # one value per row (logsumexp): the row's first thread
         g.lines = []
@@ -161,11 +193,11 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
         vals = [g.value(o, pat) for o in kernel.outputs]
         stores = [f"    out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
                   for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
-        return body + ["  if (lid == 0u) {", *g.lines, *stores, "  }"], decls
+        return body + [f"  if ({live}{lane} == 0u) {{", *g.lines, *stores, "  }"], decls
     for k in range(k_max):
         g.lines = []
         vals = [g.value(o, at(k)) for o in kernel.outputs]
-        body += g.lines + [f"  if (ck_{k} < L) {{"]
+        body += g.lines + [f"  if ({live}ck_{k} < L) {{"]
         body += [f"    out{n}[row * L + ck_{k}] = {store_value(kernel.instrs[o].dtype, v)};"
                  for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         body += ["  }"]
