@@ -9,9 +9,9 @@ keeps its rows in registers (``providers/wgpu_linalg_blocked.py`` runs them).
   diagonal block in workgroup memory (redundantly: ``S`` is not written, so no workgroup can see
   a half-written block, and the block column takes one dispatch), the first workgroup of each
   matrix stores it and raises the flag on a pivot that is not positive, and each thread solves one
-  row of the panel below (``L21 = A21 L11^-T``), as many workgroups as rows / 256. The trailing
-  update ``S22 - L21 L21^T`` is the register-blocked matmul with a fused epilogue
-  (``providers/wgpu_matmul.py``), not a kernel of this module;
+  row of the panel below (``L21 = A21 L11^-T``; the row's loads all issued first), as many
+  workgroups as rows / 256. The trailing update ``S22 - L21 L21^T`` is the register-blocked
+  matmul with a fused epilogue (``providers/wgpu_matmul.py``), not a kernel of this module;
 - ``lu_panel_source``: the LU factorization of an ``(n - k) x w`` panel (``w <= 32``, at most
   ``MAX_ROWS`` rows) by one workgroup of 256 or 1024 threads, each holding its rows of the current
   8-column chunk in a private array: per chunk, the update by the chunks to its left (left-looking:
@@ -57,6 +57,15 @@ def prep_source(t: str) -> str:
     return _shader(t, ["D:read_write:T"], body)
 
 
+def _row_loads(nb: int) -> str:
+    """The thread's panel row read into ``x`` with every load issued before the first use (named
+    values, then the stores: a loop would wait for each load before issuing the next). Columns
+    past ``w`` read what the robust buffer access gives and are never used."""
+    loads = "\n".join(f"    let v{j} = S[src + {j}u];" for j in range(nb))
+    stores = "\n".join(f"    x[{j}] = v{j};" for j in range(nb))
+    return loads + "\n" + stores
+
+
 @functools.cache
 def potrf_panel_source(t: str, nb: int) -> str:
     """``prm``: [sld, sbs, soff, n, k, w, m, G, FLAG, groups]: block column ``k`` (width ``w <= nb``)
@@ -92,8 +101,9 @@ def potrf_panel_source(t: str, nb: int) -> str:
     var x: array<T, NB>;
     let src = sb + r * sld;
     let dst = db + (k + r) * n + k;
+{_row_loads(nb)}
     for (var j = 0u; j < w; j++) {{
-      var s = S[src + j];
+      var s = x[j];
       for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * LS + p]; }}
       s = s / L[j * LS + j];
       x[j] = s;
