@@ -2,7 +2,8 @@
 
     python -m bench.hostcost [--device wgpu:0] [--reps 200] [--trials 5] [--out results.json]
 
-Each workload is evaluated ``reps`` times without synchronizing (the GPU works through the
+The ``jit`` cases are the same functions under ``gpuarray.jit`` (no recording: calls replay the
+first call's evaluation). Each workload is evaluated ``reps`` times without synchronizing (the GPU works through the
 queue meanwhile) and then once synchronized; ``host_us`` is the time per evaluation before that
 synchronization, ``total_us`` including it. The arrays are small (2^20 elements, 1024^2), so the
 GPU finishes each kernel long before the host has submitted the next and ``host_us`` is what
@@ -74,6 +75,14 @@ def main(argv: list[str] | None = None) -> int:
             "layernorm rows (1024^2)": lambda: rowwise._fn(xp, "layernorm")(m, w, b),
             "float(sum) (2^20)": lambda: float(xp.sum(v)),
             "fft complex64 (2^16)": lambda: xp.fft.fft(c)}
+        jit_chain8, jit_sum = xp.jit(chain8), xp.jit(xp.sum)
+        jit_std, jit_soft = xp.jit(lambda a: xp.std(a, axis=0)), xp.jit(rowwise._fn(xp, "softmax"))
+        jit_ln = xp.jit(rowwise._fn(xp, "layernorm"))
+        cases.update({       # the same functions under gpuarray.jit: calls replay the first call's evaluation
+            "jit chain8 (2^20)": lambda: jit_chain8(v), "jit sum (2^20)": lambda: jit_sum(v),
+            "jit std axis=0 (1024^2)": lambda: jit_std(m), "jit softmax rows (1024^2)": lambda: jit_soft(m, w, b),
+            "jit layernorm rows (1024^2)": lambda: jit_ln(m, w, b),
+            "jit float(sum) (2^20)": lambda: float(jit_sum(v))})
         res: dict[str, Any] = {"device": dev.name, "adapter": adapter_info(dev).get("name"),
                                "reps": a.reps, "trials": a.trials, "cases": {}}
         for name, fn in cases.items():
@@ -81,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             res["cases"][name] = {"host_us": host, "total_us": total}
     print(f"device {res['device']} ({res['adapter']})")
     for name, r in res["cases"].items():
-        print(f"{name:24s} host {r['host_us']:8.1f} us/eval   with the final sync {r['total_us']:8.1f}")
+        print(f"{name:28s} host {r['host_us']:8.1f} us/eval   with the final sync {r['total_us']:8.1f}")
     write_out(json.dumps(res, indent=1), a.out)
     return 0
 

@@ -7,7 +7,9 @@ Workloads: ``softmax``, ``log_softmax``, ``logsumexp`` and ``layernorm`` (with w
 over the last axis of float32 data uniform in [-30, 30], and ``std`` along the last axis in
 float32 and float64. Each figure is the median wall time per call (``_timing.wall_per_call``:
 half a second of warm-up calls, then trials of repeated calls and one synchronize); gpuarray's
-results are dropped between calls. gpuarray's dispatches per call, its GPU time (timestamp
+results are dropped between calls. ``gpuarray_jit_ms`` is the same function under ``gpuarray.jit``
+(calls replay the first call's evaluation; ``jit_err``: its largest difference from the plain
+call's result). gpuarray's dispatches per call, its GPU time (timestamp
 queries: the median of several evaluations right after the wall-clock trials, while the GPU is
 warm) and its largest error against NumPy in float64 are reported too.
 """
@@ -90,6 +92,9 @@ def run(shapes: list[tuple[int, int]], runs: int, libs: list[str], names: list[s
             rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, a=(gx, gw, gb): xp.evaluate(f(*a)),
                                                      xp.synchronize, runs)
             rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=f, a=(gx, gw, gb): xp.evaluate(f(*a)), runs)
+            jf = xp.jit(f)          # the same function compiled: calls replay its first evaluation
+            rec["jit_err"] = float(np.max(np.abs(np.asarray(jf(gx, gw, gb)) - got)))
+            rec["gpuarray_jit_ms"] = 1e3 * wall_per_call(lambda f=jf, a=(gx, gw, gb): f(*a), xp.synchronize, runs)
             # NumPy's reference after the timings: seconds of host-only work lower the GPU's clocks
             want = _fn(np, name)(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
             rec["err"] = float(np.max(np.abs(got - want)))

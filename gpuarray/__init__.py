@@ -21,6 +21,7 @@ from . import (
 )
 from .array_object.array import GpuArray
 from .array_object.hooks import register as _register
+from .array_object.jit import jit
 from .core import __version__
 from .core import dtypes as _dtypes
 from .core.config import HostFallbackError, HostFallbackWarning, config
@@ -161,7 +162,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "GpuArray", "Device", "CPU", "default_device", "set_default_device", "all_devices",
-    "metrics", "reset_metrics", "evaluate", "synchronize", "explain", "profile", "calibrate",
+    "metrics", "reset_metrics", "evaluate", "synchronize", "jit", "explain", "profile", "calibrate",
     "config", "HostFallbackWarning", "HostFallbackError", "OutOfMemoryError", "DeviceLostError", "from_dlpack",
     "__array_namespace_info__",
     "asarray", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "logspace",

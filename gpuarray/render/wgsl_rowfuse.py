@@ -64,7 +64,12 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
     each thread keeps ``K`` elements of its row in registers (``_cached_body``), so the row is read
     from memory once; ``G`` threads share a row (a power of two, 32 to 256: ``256 / G`` rows a
     workgroup; default 256, a workgroup a row)."""
-    sg, cached, grp = (variant + (WORKGROUP,))[:3] if isinstance(variant, tuple) else (variant, 0, WORKGROUP)
+    sg, cached, grp = False, 0, WORKGROUP
+    if isinstance(variant, tuple):
+        sg, cached = variant[0], variant[1]
+        grp = variant[2] if len(variant) > 2 else WORKGROUP
+    else:
+        sg = variant
     g = _Gen(kernel)
     src = kernel.instrs[kernel.operands[0]].args[0]      # an operand of the row shape S
     shape = kernel.instrs[src].shape

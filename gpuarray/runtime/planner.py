@@ -207,6 +207,18 @@ def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tupl
             prov.flush()
 
 
+def replay_walk(plan: replay.EvalPlan, order: list[Any]) -> bool:
+    """Run ``plan`` over ``order``, a walk its caller built (``array_object/jit.py``: the new
+    arguments and fresh output nodes at the positions the plan reads and writes, None elsewhere);
+    False, with nothing run, where the plan would not do what a fresh evaluation does now."""
+    with _lock:
+        prov = plan.usable(order)
+        if prov is None:
+            return False
+        _replay(plan, prov, order, [])
+        return True
+
+
 def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> None:
     undo.append((node, node.inputs, node.depth))
     node.realize(data)
@@ -219,6 +231,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
     prov = plan.usable(order) if plan is not None else None
     if prov is not None:
         _replay(plan, prov, order, undo)        # type: ignore[arg-type]
+        if replay.capture.on:
+            replay.capture.seen = (plan, order)     # type: ignore[assignment]
         return
     kernels = kernels_for(order, live, held, key)
     if not kernels:
@@ -268,6 +282,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
             made = rec.plan()
             if made is not None:
                 replay.store(key, made)
+                if replay.capture.on:
+                    replay.capture.seen = (made, order)
             else:
                 replay.forget(key)
     finally:

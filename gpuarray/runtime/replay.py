@@ -34,6 +34,7 @@ time (tests do) calls ``clear()`` after it.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -122,6 +123,16 @@ class EvalPlan:
 
 
 _plans: dict[tuple, EvalPlan] = {}
+
+
+class _Capture(threading.local):
+    """``array_object/jit.py``'s view of the planner: while ``on``, the planner leaves the plan it
+    ran or recorded and its walk in ``seen`` (this thread's evaluations only)."""
+    on = False
+    seen: tuple[EvalPlan, Sequence[Any]] | None = None
+
+
+capture = _Capture()
 
 
 def lookup(key: tuple | None) -> EvalPlan | None:

@@ -1,0 +1,217 @@
+"""``gpuarray.jit``: a function whose repeated calls replay one recorded evaluation.
+
+An ordinary call of array code records its graph operation by operation (a few microseconds of
+Python each) and the planner then finds the evaluation plan it kept for that structure
+(``runtime/replay.py``). A function wrapped in ``jit`` skips the recording too: its first call
+with a new signature runs the function as usual, evaluates its results and keeps the plan the
+planner ran, with the walk positions of the arguments and results; a later call with arrays of the
+same shapes, dtypes and devices (and equal other arguments) runs that plan over the new argument
+buffers into fresh results, without calling the function. This is what ``jax.jit`` and
+``torch.compile`` do, and their rules apply:
+
+- array arguments are evaluated before the call (the compiled work starts at them);
+- arrays the function reads that are not among its arguments (globals, closures) and constants are
+  part of what was recorded: a later change to such an array is not seen (pass it as an argument);
+- other arguments are compared by value (they must be hashable; an unhashable one, such as a NumPy
+  array, makes the call an ordinary one).
+
+A call is an ordinary call, recorded and evaluated as without ``jit``, where replaying could differ
+from it: the function read a value while tracing (``float(x.sum())``, ``if x.any():``), wrote into
+an argument, returned something other than new arrays (a tuple, list or dict of them is fine), or its
+evaluation could not be recorded (work placed on the host, the cpu device); and, for that call only,
+where the plan is not usable now (the settings changed, the device was lost).
+
+>>> import numpy as np, gpuarray as xp
+>>> @xp.jit
+... def softmax(x):
+...     e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+...     return e / xp.sum(e, axis=-1, keepdims=True)
+>>> x = xp.asarray(np.zeros((2, 4), np.float32), device="wgpu:0")
+>>> [softmax(x + i).tolist()[0][0] for i in range(3)]    # the second and third replay the first
+[0.25, 0.25, 0.25]
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..core import metrics as _metrics
+from ..graph.node import Node
+from ..runtime import planner, replay
+from .array import GpuArray
+
+_ORDINARY = None        # a signature whose calls are ordinary calls
+
+
+class _Entry:
+    """What a traced call left: the plan, the walk with the kept nodes, the argument positions,
+    the fresh nodes' descriptions and how to rebuild the result."""
+
+    __slots__ = ("plan", "template", "args", "fresh", "outs", "shape")
+
+    def __init__(self, plan: Any, template: list[Any], args: tuple, fresh: tuple, outs: tuple,
+                 shape: Any) -> None:
+        self.plan = plan
+        self.template = template        # kept leaves (constants, arrays read from outside) or None
+        self.args = args                # ((argument index, walk position), ...)
+        self.fresh = fresh              # ((walk position, dtype, shape, device), ...)
+        self.outs = outs                # walk position of each result
+        self.shape = shape              # None: one array; else (type, keys or length)
+
+    def run(self, leaves: list[GpuArray]) -> Any:
+        order = list(self.template)
+        for i, p in self.args:
+            order[p] = leaves[i]._node
+        for p, dt, shape, dev in self.fresh:
+            order[p] = Node("leaf", (), dt, shape, (), dev)
+        if not planner.replay_walk(self.plan, order):
+            return _ORDINARY
+        return _rebuild(self.shape, [GpuArray(order[p]) for p in self.outs])
+
+
+def _rebuild(shape: Any, arrays: list[GpuArray]) -> Any:
+    if shape is None:
+        return arrays[0]
+    kind, keys = shape
+    if kind is dict:
+        return dict(zip(keys, arrays, strict=True))
+    return kind(arrays)
+
+
+def _results(out: Any) -> tuple[list[GpuArray], Any] | None:
+    """(the result arrays, their structure) of a result that is an array or a tuple, list or dict
+    of arrays; None for anything else."""
+    if isinstance(out, GpuArray):
+        return [out], None
+    if type(out) in (tuple, list) and out and all(isinstance(a, GpuArray) for a in out):
+        return list(out), (type(out), len(out))
+    if type(out) is dict and out and all(isinstance(a, GpuArray) for a in out.values()):
+        return list(out.values()), (dict, tuple(out))
+    return None
+
+
+def _signature(args: tuple, kwargs: dict) -> tuple[list[GpuArray], tuple | None]:
+    """(the array arguments in order, the call's key or None where an argument is not hashable).
+    Arrays enter the key by shape, dtype, device and which earlier array argument is the same
+    array (a plan reads one buffer for both); other arguments by type and value; tuples and lists
+    one level deep."""
+    leaves: list[GpuArray] = []
+    seen: dict[int, int] = {}
+    parts: list[Any] = []
+
+    def add(a: Any) -> Any:
+        if isinstance(a, GpuArray):
+            n = a._node
+            same = seen.setdefault(id(n), len(leaves))
+            leaves.append(a)
+            return (n.shape, n.dtype, n.device, same)
+        return (type(a), a)
+
+    for a in args:
+        parts.append(tuple(add(v) for v in a) + (type(a),) if type(a) in (tuple, list) else add(a))
+    for k in sorted(kwargs):
+        v = kwargs[k]
+        parts.append((k, tuple(add(e) for e in v) + (type(v),) if type(v) in (tuple, list) else add(v)))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return leaves, None
+    return leaves, key
+
+
+def _realize_args(leaves: Sequence[GpuArray]) -> None:
+    lazy = [a._node for a in leaves if a._node.data is None]
+    if lazy:
+        planner.evaluate_nodes(lazy)
+
+
+class Jitted:
+    """The callable ``jit`` returns (see the module docstring); ``clear()`` forgets what it kept."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"jit: expected a function; got {type(fn).__name__}")
+        self._fn = fn
+        self._cache: dict[tuple, _Entry | None] = {}
+        functools.update_wrapper(self, fn)
+
+    def clear(self) -> None:
+        """Forget every recorded signature (the next calls trace again)."""
+        self._cache.clear()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, key = _signature(args, kwargs)
+        if key is None:
+            return self._fn(*args, **kwargs)
+        _realize_args(leaves)
+        entry = self._cache.get(key, _trace_marker)
+        if entry is _trace_marker:
+            return self._trace(key, leaves, args, kwargs)
+        if entry is _ORDINARY:
+            return self._fn(*args, **kwargs)
+        out = entry.run(leaves)
+        return self._trace(key, leaves, args, kwargs) if out is _ORDINARY else out
+
+    def _trace(self, key: tuple, leaves: list[GpuArray], args: tuple, kwargs: dict) -> Any:
+        before = [a._node for a in leaves]
+        evaluations = _metrics.metrics()["evaluations"]
+        out = self._fn(*args, **kwargs)
+        found = _results(out)
+        self._cache[key] = _ORDINARY
+        if found is None or _metrics.metrics()["evaluations"] != evaluations or \
+                any(a._node is not n for a, n in zip(leaves, before, strict=True)):
+            return out                  # returned something else, read a value, or wrote an argument
+        arrays, shape = found
+        nodes = [a._node for a in arrays]
+        live = list({id(n): n for n in nodes if n.data is None}.values())
+        if len(live) != len(nodes):
+            return out                  # a result that is an argument, or computed already
+        replay.capture.on, replay.capture.seen = True, None
+        try:
+            planner.evaluate_nodes(live)
+            seen = replay.capture.seen
+        finally:
+            replay.capture.on, replay.capture.seen = False, None
+        if seen is not None:
+            entry = _entry(seen[0], seen[1], before, nodes, shape)
+            if entry is not None:
+                self._cache[key] = entry
+        return out
+
+
+_trace_marker: Any = object()
+
+
+def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: list[Node], shape: Any) -> _Entry | None:
+    """The entry for a call whose evaluation ran ``plan`` over ``order``; None where the plan does
+    not cover the results or reads a node that is neither an argument nor evaluated already."""
+    pos = {id(n): p for p, n in enumerate(order)}
+    made = {p for st in plan.steps for p in st.outputs}
+    read = {p for st in plan.steps for p in st.inputs} | {p for p, _ in plan.consts} | set(plan.resident)
+    args = tuple((i, pos[id(n)]) for i, n in enumerate(arg_nodes) if id(n) in pos)
+    at_args = {p for _, p in args}
+    outs = tuple(pos.get(id(n), -1) for n in out_nodes)
+    if any(p not in made for p in outs):
+        return None
+    template: list[Any] = [None] * len(order)
+    for p in read - made - at_args:
+        if order[p].data is None and p not in {q for q, _ in plan.consts}:
+            return None
+        template[p] = order[p]
+    fresh = tuple((p, order[p].dtype, order[p].shape, order[p].device) for p in sorted(made))
+    return _Entry(plan, template, args, fresh, outs, shape)
+
+
+def jit(fn: Callable[..., Any]) -> Jitted:
+    """``fn`` compiled: calls with arrays of the shapes, dtypes and devices of an earlier call replay
+    that call's evaluation without recording the graph (see the module docstring).
+
+    >>> import gpuarray as xp
+    >>> f = xp.jit(lambda a, b: a * b + 1)
+    >>> f(xp.ones(3, device="wgpu:0"), xp.ones(3, device="wgpu:0")).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    return Jitted(fn)

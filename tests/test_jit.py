@@ -1,0 +1,206 @@
+"""``gpuarray.jit``: repeated calls replay the first call's evaluation, with NumPy's results, and every
+case where a replay could differ from an ordinary call is an ordinary call."""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.array_object.jit import Jitted
+
+from .conftest import assert_same
+
+
+def _softmax(p: Any, x: Any) -> Any:
+    e = p.exp(x - p.max(x, axis=-1, keepdims=True))
+    return e / p.sum(e, axis=-1, keepdims=True)
+
+
+def _data(shape: tuple[int, ...], seed: int, dt: str = "float32") -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-30, 30, shape).astype(dt)
+
+
+class Counted:
+    """A function that counts its calls (a replayed call does not call it)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *a: Any, **k: Any) -> Any:
+        self.calls += 1
+        return self.fn(*a, **k)
+
+
+@pytest.fixture
+def always() -> Any:
+    with xp.config(offload="always"):
+        yield
+
+
+def test_replays_new_inputs(wgpu_device: xp.Device, always: Any) -> None:
+    fn = Counted(lambda x: _softmax(xp, x))
+    f = xp.jit(fn)
+    for seed in range(4):
+        a = _data((70, 300), seed)
+        xp.reset_metrics()
+        got = f(xp.asarray(a, device=wgpu_device))
+        m = xp.metrics()
+        assert_same(got, _softmax(np, a.astype(np.float64)).astype(np.float32), rtol=2e-5, atol=1e-6)
+        assert fn.calls == 1, seed
+        if seed:
+            assert (m["evaluations"], m["dispatches"]) == (1, 1)
+
+
+def test_signatures(device: xp.Device, always: Any) -> None:
+    """A new shape, dtype, device or other argument traces again; each keeps its own plan."""
+    fn = Counted(lambda x, k, *, neg=False: (-x if neg else x) * k + 1)
+    f = xp.jit(fn)
+    cases = [((5, 7), "float32", 2, False), ((5, 8), "float32", 2, False), ((5, 7), "float64", 2, False),
+             ((5, 7), "float32", 3, False), ((5, 7), "float32", 2, True), ((5, 7), "float32", 2.0, False),
+             ((5, 7), "float32", 1, False), ((5, 7), "float32", 1.0, False)]
+    for rounds in range(2):
+        for i, (shape, dt, k, neg) in enumerate(cases):
+            if dt == "float64" and not device.supports(xp.float64):
+                continue
+            a = _data(shape, i, dt)
+            got = f(xp.asarray(a, device=device), k, neg=neg)
+            assert_same(got, (-a if neg else a) * np.asarray(k).astype(dt) + np.asarray(1).astype(dt), rtol=1e-6)
+        if rounds == 0:
+            traced = fn.calls
+    if device.name.startswith("wgpu"):
+        assert fn.calls == traced           # the second round replays every signature
+
+
+def test_the_same_array_twice(wgpu_device: xp.Device, always: Any) -> None:
+    """``f(a, a)`` and ``f(a, b)`` are different signatures (a plan of ``f(a, a)`` reads one buffer)."""
+    f = xp.jit(lambda p, q: p * 2 - q)
+    a, b = _data((40,), 1), _data((40,), 2)
+    ga, gb = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+    for _ in range(2):
+        assert_same(f(ga, ga), a * 2 - a)
+        assert_same(f(ga, gb), a * 2 - b)
+        assert_same(f(gb, ga), b * 2 - a)
+
+
+def test_lazy_and_view_arguments(device: xp.Device, always: Any) -> None:
+    f = xp.jit(lambda x: xp.sum(x * x, axis=0))
+    a = _data((30, 20), 3)
+    g = xp.asarray(a, device=device)
+    for k in range(3):
+        assert_same(f(g * (k + 1)), ((a * (k + 1)) ** 2).sum(axis=0), rtol=1e-5)
+        assert_same(f(g.T[:, ::-1][:20, :]), (a.T[:, ::-1][:20, :] ** 2).sum(axis=0), rtol=1e-5)
+
+
+def test_ordinary_calls(wgpu_device: xp.Device, always: Any) -> None:
+    """A function that reads a value, writes an argument, returns an argument or something that is
+    not an array, or gets an unhashable argument is called every time, with an ordinary call's result."""
+    reads = Counted(lambda x: x * 2 if float(xp.sum(x)) > 0 else x * 3)
+    f = xp.jit(reads)
+    for sign in (1, -1, 1, -1):
+        a = np.abs(_data((16,), 4)) * sign
+        assert_same(f(xp.asarray(a, device=wgpu_device)), a * (2 if sign > 0 else 3))
+    assert reads.calls == 4
+
+    def writes(x: Any) -> Any:
+        x[0] = 5.0
+        return x * 2
+    w = Counted(writes)
+    f = xp.jit(w)
+    for seed in range(3):
+        a = _data((8,), seed)
+        g = xp.asarray(a, device=wgpu_device)
+        got = f(g)
+        a[0] = 5.0
+        assert_same(got, a * 2)
+        assert_same(g, a)
+    assert w.calls == 3
+
+    ident = Counted(lambda x: (x, x + 1))
+    f = xp.jit(ident)
+    for _ in range(2):
+        g = xp.asarray(_data((4,), 0), device=wgpu_device)
+        out = f(g)
+        assert out[0] is g
+    assert ident.calls == 2
+
+    scalar = Counted(lambda x, t: float(xp.max(x)) + float(np.sum(t)))
+    f = xp.jit(scalar)
+    a = _data((6,), 5)
+    for _ in range(2):
+        assert f(xp.asarray(a, device=wgpu_device), np.ones(3)) == pytest.approx(float(a.max()) + 3)
+    assert scalar.calls == 2
+
+
+def test_result_structures(device: xp.Device, always: Any) -> None:
+    f = xp.jit(lambda x: {"lo": xp.min(x, axis=1), "mid": x - xp.mean(x, axis=1, keepdims=True)})
+    g = xp.jit(lambda x: [x + 1, x * x])
+    h = xp.jit(lambda x: (xp.sum(x), xp.max(x)))
+    for seed in range(2):
+        a = _data((9, 11), seed)
+        x = xp.asarray(a, device=device)
+        d = f(x)
+        assert list(d) == ["lo", "mid"]
+        assert_same(d["lo"], a.min(axis=1))
+        assert_same(d["mid"], a - a.mean(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+        lst = g(x)
+        assert isinstance(lst, list)
+        assert_same(lst[1], a * a)
+        s, m = h(x)
+        assert_same(s, a.sum(), rtol=1e-5)
+        assert_same(m, a.max())
+
+
+def test_outside_arrays_are_constants(wgpu_device: xp.Device, always: Any) -> None:
+    """An array the function reads from outside its arguments is part of what was recorded, as in
+    ``jax.jit``; ``clear()`` traces again."""
+    box = {"c": xp.asarray(np.full(5, 2.0, np.float32), device=wgpu_device)}
+    f = xp.jit(lambda x: x * box["c"])
+    a = _data((5,), 1)
+    assert_same(f(xp.asarray(a, device=wgpu_device)), a * 2)
+    box["c"] = xp.asarray(np.full(5, 3.0, np.float32), device=wgpu_device)
+    assert_same(f(xp.asarray(a, device=wgpu_device)), a * 2)      # recorded: the old array
+    assert isinstance(f, Jitted)
+    f.clear()
+    assert_same(f(xp.asarray(a, device=wgpu_device)), a * 3)
+
+
+def test_errors(wgpu_device: xp.Device, always: Any) -> None:
+    with pytest.raises(TypeError, match="expected a function"):
+        xp.jit(3)
+    f = xp.jit(lambda x, y: x + y)
+    with pytest.raises(ValueError):
+        f(xp.ones(3, device=wgpu_device), xp.ones(4, device=wgpu_device))
+    assert_same(f(xp.ones(3, device=wgpu_device), xp.ones(3, device=wgpu_device)), np.full(3, 2.0))
+
+
+def test_settings_change(wgpu_device: xp.Device) -> None:
+    """A plan recorded under other settings is not used: the call is evaluated as usual."""
+    fn = Counted(lambda x: xp.exp(x) - 1)
+    f = xp.jit(fn)
+    a = _data((50,), 2) / 10
+    for mode in ("always", "never", "always"):
+        with xp.config(offload=mode):
+            assert_same(f(xp.asarray(a, device=wgpu_device)), np.expm1(a.astype(np.float64)).astype(np.float32),
+                        rtol=2e-6, atol=1e-6)
+    assert fn.calls >= 2
+
+
+def test_python_calls_per_replay(wgpu_device: xp.Device, always: Any) -> None:
+    """A replayed softmax call costs few Python calls (the plain call: about 170)."""
+    f = xp.jit(lambda x: _softmax(xp, x))
+    x = xp.asarray(_data((256, 256), 0), device=wgpu_device)
+    for _ in range(5):
+        f(x)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(20):
+        f(x)
+    prof.disable()
+    xp.synchronize(wgpu_device)
+    calls = pstats.Stats(prof).total_calls / 20        # type: ignore[attr-defined]
+    assert calls <= 100, calls
