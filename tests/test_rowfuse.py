@@ -250,3 +250,20 @@ def test_shared_workgroups_past_the_grid_limit(wgpu_device: xp.Device) -> None:
     got, n = _dispatches(lambda: softmax(xp, xp.asarray(x, device=wgpu_device)))
     assert n == 1
     _check(got, softmax(np, x), "float32")
+
+
+@pytest.mark.parametrize("length", [4097, 8192, 20000])
+def test_wide_workgroups(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
+    """Long rows take a workgroup of up to 1024 threads (``row_layout``'s ``WIDE``) where the adapter
+    allows it: with and without subgroups, per-element and per-row outputs."""
+    from gpuarray.providers import wgpu_reduce, wgpu_rowfuse
+    k, grp = wgpu_rowfuse.row_layout(length, 1024)
+    assert grp > 256 and k > 0
+    for flag in (True, False):
+        monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
+        x = _x((65, length), scale=3.0, seed=length)
+        for name in ("softmax", "layernorm", "logsumexp"):
+            fn = WORKLOADS[name]
+            got, n = _dispatches(lambda fn=fn, x=x: fn(xp, xp.asarray(x, device=wgpu_device)))
+            assert n == 1, name
+            _check(got, fn(np, x), "float32")

@@ -21,7 +21,9 @@ CACHED = os.environ.get("GPUARRAY_ROW_CACHE", "1") != "0"     # rows kept in reg
 CACHE_MAX = 32          # elements per thread: rows of up to 8192
 THREAD_ROW = 32         # rows of at most this many elements take a thread each (render_rowfuse's THREAD)
 GROUPED = os.environ.get("GPUARRAY_ROW_GROUP", "1") != "0"    # short rows share a workgroup (row_layout)
-GROUP_ELEMS = 16        # elements a thread of a shared workgroup keeps (at most)
+GROUP_ELEMS = 16        # elements a thread keeps (at most, while threads can be added)
+WIDE = os.environ.get("GPUARRAY_ROW_WIDE", "1") != "0"    # long rows: workgroups of up to MAX_THREADS
+MAX_THREADS = 1024
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -34,26 +36,30 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
         return outs
     sg = use_subgroups(provider)
     length = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape[-1]
-    k, grp = (THREAD, WORKGROUP) if length <= THREAD_ROW else row_layout(length)
-    groups = -(-rows // WORKGROUP) if k == THREAD else -(-rows // (WORKGROUP // grp))
+    limit = int(getattr(provider, "limits", {}).get("max-compute-invocations-per-workgroup", WORKGROUP))
+    k, grp = (THREAD, WORKGROUP) if length <= THREAD_ROW else row_layout(length, limit)
+    groups = -(-rows // WORKGROUP) if k == THREAD else -(-rows // max(1, WORKGROUP // grp))
     wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)), kernel)
     dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)),
                        sg, {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
     return outs
 
 
-def row_layout(length: int) -> tuple[int, int]:
+def row_layout(length: int, max_threads: int = WORKGROUP) -> tuple[int, int]:
     """(elements a thread keeps in registers, threads a row) for rows of ``length`` > ``THREAD_ROW``:
-    rows that ``GROUP_ELEMS`` elements a thread cover with fewer than 256 threads share a workgroup
-    (``256 / G`` rows of ``G`` threads, ``G`` a power of two from 32), so that a short row does not
-    leave a workgroup's threads with one or two elements each and two barriers a reduction; longer
-    rows take a workgroup each (``cached_elements``; 0: walked once per reduction)."""
-    grp = WORKGROUP
-    if GROUPED and CACHED:
-        grp = min(WORKGROUP, max(32, 1 << (-(-length // GROUP_ELEMS) - 1).bit_length()))
-    if grp == WORKGROUP:
+    ``G``, a power of two from 32, threads a row with at most ``GROUP_ELEMS`` elements each. Rows
+    that fewer than 256 threads cover share a workgroup (``256 / G`` rows), so that a short row does
+    not leave a workgroup's threads with one or two elements each and two barriers a reduction;
+    longer rows take a workgroup of ``G`` threads, up to the adapter's ``max_threads`` (``WIDE``;
+    else 256), and past it each thread keeps up to ``CACHE_MAX`` elements, or 0: the row is walked
+    once per reduction."""
+    if not (GROUPED and CACHED):
         return cached_elements(length), WORKGROUP
+    top = max(WORKGROUP, min(max_threads, MAX_THREADS)) if WIDE else WORKGROUP
+    grp = min(top, max(32, 1 << (-(-length // GROUP_ELEMS) - 1).bit_length()))
     per = -(-length // grp)
+    if per > CACHE_MAX:
+        return 0, WORKGROUP
     return -(-per // 4) * 4, grp
 
 

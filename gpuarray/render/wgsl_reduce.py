@@ -145,15 +145,15 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
     return Variant("row", sg=sg), (o, length, inner)
 
 
-def compute_main(sg: bool, body: list[str]) -> str:
-    """The ``main`` entry point of a workgroup-of-``WORKGROUP`` kernel around ``body`` (with the
+def compute_main(sg: bool, body: list[str], wg: int = WORKGROUP) -> str:
+    """The ``main`` entry point of a workgroup-of-``wg`` kernel around ``body`` (with the
     subgroup built-ins ``sgi``, ``sgs``, ``sgid``, ``nsg`` when ``sg``)."""
     builtins = ["@builtin(workgroup_id) wid: vec3<u32>", "@builtin(num_workgroups) nwg: vec3<u32>",
                 "@builtin(local_invocation_index) lid: u32"]
     if sg:
         builtins += ["@builtin(subgroup_invocation_id) sgi: u32", "@builtin(subgroup_size) sgs: u32",
                      "@builtin(subgroup_id) sgid: u32", "@builtin(num_subgroups) nsg: u32"]
-    return "\n".join([f"@compute @workgroup_size({WORKGROUP})", f"fn main({', '.join(builtins)}) {{", *body, "}"])
+    return "\n".join([f"@compute @workgroup_size({wg})", f"fn main({', '.join(builtins)}) {{", *body, "}"])
 
 
 def workgroup_combine(rop: str, dt: np.dtype, a: str, sg: bool,

@@ -41,7 +41,7 @@ def render_fused(kernel: Kernel) -> Rendered:
     return render_colfuse(kernel) if kernel.attrs else render_rowfuse(kernel)
 
 
-def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool) -> list[str]:
+def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool, wg: int = WORKGROUP) -> list[str]:
     """Combine every thread's ``acc<j>`` into ``rv<j>`` in every thread: by subgroup shuffles, one
     barrier and a walk over the subgroups' results (``sg``), else by a shared-memory tree."""
     if sg:
@@ -53,7 +53,7 @@ def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool) -> list[str]:
                 "  for (var q = 1u; q < nsg; q = q + 1u) {",
                 f"    rv{j} = {combine(rop, dt, f'rv{j}', f'sh{j}[q]')};", "  }"]
     return [f"  sh{j}[lid] = acc{j};", "  workgroupBarrier();",
-            f"  var s = {WORKGROUP // 2}u;", "  loop {", "    if (s == 0u) { break; }",
+            f"  var s = {wg // 2}u;", "  loop {", "    if (s == 0u) { break; }",
             f"    if (lid < s) {{ sh{j}[lid] = {combine(rop, dt, f'sh{j}[lid]', f'sh{j}[lid + s]')}; }}",
             "    workgroupBarrier();", "    s = s >> 1u;", "  }", f"  rv{j} = sh{j}[0];"]
 
@@ -62,8 +62,8 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
     """WGSL for a ``rowfuse`` kernel (``prm`` extra ROWS). ``variant`` is ``sg``, ``(sg, K)`` or
     ``(sg, K, G)``: with ``sg`` each reduction is combined with subgroup operations; with ``K`` > 0
     each thread keeps ``K`` elements of its row in registers (``_cached_body``), so the row is read
-    from memory once; ``G`` threads share a row (a power of two, 32 to 256: ``256 / G`` rows a
-    workgroup; default 256, a workgroup a row)."""
+    from memory once; ``G`` threads share a row (a power of two from 32: ``256 / G`` rows a
+    workgroup of 256 up to 256, else a workgroup of ``G`` threads a row; default 256)."""
     sg, cached, grp = False, 0, WORKGROUP
     if isinstance(variant, tuple):
         sg, cached = variant[0], variant[1]
@@ -97,7 +97,8 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
     if cached == THREAD:
         return _finish(kernel, g, False, _thread_body(kernel, g, body, coords, shape), [])
     if cached:
-        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp))
+        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp),
+                       wg=max(grp, WORKGROUP))
 
     def walk(inner: list[str]) -> list[str]:
         # UNROLL elements per thread and trip, so that their loads are in flight together
@@ -168,8 +169,9 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
     ``exp(x - max)``) is a name the later walks and the stores use again (``g.memo`` is kept); only
     the accumulations and stores test ``ck_<k> < L``. (Out-of-range loads read whatever the robust
     buffer access gives, and are never used.)"""
-    lane = "lid" if grp == WORKGROUP else f"(lid % {grp}u)"
-    live = "" if grp == WORKGROUP else "live && "
+    whole = grp >= WORKGROUP           # a workgroup of grp threads a row
+    lane = "lid" if whole else f"(lid % {grp}u)"
+    live = "" if whole else "live && "
     body = body + [f"  let ck_{k} = {lane} + {k * grp}u;" for k in range(k_max)]
     decls: list[str] = []
 
@@ -187,8 +189,8 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
             if dt.kind == "b":
                 v = f"select(0u, 1u, {v})"
             body += g.lines + [f"  if (ck_{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
-        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
-        comb = (_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES) if grp == WORKGROUP
+        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {max(grp, WORKGROUP)}>;")
+        comb = (_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp) if whole
                 else _group_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp))
         body += ["  {", *comb, "  }"]
         g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
@@ -238,10 +240,10 @@ def _thread_body(kernel: Kernel, g: _Gen, body: list[str], coords: list[str],
                      for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))), "  }"]
 
 
-def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str]) -> Rendered:
+def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str], wg: int = WORKGROUP) -> Rendered:
     out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
     decls = declare_bindings(input_types(kernel), out_types, g.wide) + decls
-    main = compute_main(sg, body)
+    main = compute_main(sg, body, wg)
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
     return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
                     len(kernel.outputs))
