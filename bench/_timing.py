@@ -58,6 +58,13 @@ def wall_per_call(fn: Callable[[], Any], sync: Callable[[], Any], runs: int, war
     return statistics.median(out)
 
 
+def jit_ms(xp: Any, fn: Callable[..., Any], args: tuple, sync: Callable[[], Any], runs: int) -> float:
+    """Wall milliseconds per call (``wall_per_call``) of ``xp.jit(fn)(*args)``: the function compiled
+    with ``gpuarray.jit``, whose calls replay its first call's evaluation without recording."""
+    jf = xp.jit(fn)
+    return 1e3 * wall_per_call(lambda: jf(*args), sync, runs)
+
+
 def median_ms(fn: Callable[[], Any], sync: Callable[[], Any], reps: int, trials: int) -> float:
     """Median milliseconds per call of ``fn``: ``trials`` times ``reps`` calls and one ``sync``, after a warm-up."""
     fn()

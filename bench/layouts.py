@@ -9,6 +9,8 @@ batched ``x.mT + 1`` of 64 x 512 x 1024 float32. Each figure is the median wall 
 (``_timing.wall_per_call``: half a second of warm-up, then trials of repeated calls and one
 synchronize); gpuarray's results are dropped between calls. gpuarray's GPU time (timestamp
 queries, median of warm evaluations) and its largest error against NumPy are reported too.
+``gpuarray_jit_ms``: the same call under ``gpuarray.jit`` (``_timing.jit_ms``: calls replay the
+first call's evaluation without recording the graph).
 """
 
 # mypy: disable-error-code="misc"
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import gpu_ms, time_peers, wall_per_call, write_out
+from ._timing import gpu_ms, jit_ms, time_peers, wall_per_call, write_out
 
 # name -> (shape, dtype, function of one array; ``.mT`` is the transpose on every library)
 WORKLOADS: dict[str, tuple[tuple[int, ...], str, Callable[[Any], Any]]] = {
@@ -50,6 +52,7 @@ def run(runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
         rec["dispatches"] = xp.metrics()["dispatches"]
         rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, a=gx: xp.evaluate(f(a)), xp.synchronize, runs)
         rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=fn, a=gx: xp.evaluate(f(a)), runs)
+        rec["gpuarray_jit_ms"] = jit_ms(xp, fn, (gx,), xp.synchronize, runs)
         del gx
         rec.update(time_peers(libs, lambda _lib, _mod, f=fn: f, (x,), runs))
         rows.append(rec)

@@ -17,6 +17,8 @@ the call itself waits for, not its result) and bytes uploaded of one warm call, 
 the result checked against NumPy are reported too. ``bincount`` reads its input's (min, max) back
 each call, as NumPy's semantics need (the length; negative values raise) and as CuPy and PyTorch
 do; ``histogram`` with a range reads nothing back.
+``gpuarray_jit_ms``: the same call under ``gpuarray.jit`` (``_timing.jit_ms``: calls replay the
+first call's evaluation without recording the graph).
 """
 
 # mypy: disable-error-code="misc"
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import gpu_ms, time_peers, wall_per_call, write_out
+from ._timing import gpu_ms, jit_ms, time_peers, wall_per_call, write_out
 
 SORTS = (("float32", 1 << 24), ("int64", 1 << 24), ("float64", 1 << 22))
 FFTS = (1 << 20, 1 << 22, 1_000_000, 3_000_000)
@@ -74,6 +76,7 @@ def _measure(xp: Any, name: str, fn: Callable[[Any], Any], x: np.ndarray, check:
                            "host_fallbacks": m["host_fallbacks"], "correct": correct}
     rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda: xp.evaluate(fn(g)), lambda: xp.synchronize(g.device), runs)
     rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda: xp.evaluate(fn(g)), runs)
+    rec["gpuarray_jit_ms"] = jit_ms(xp, fn, (g,), lambda: xp.synchronize(g.device), runs)
     return rec
 
 

@@ -11,6 +11,8 @@ at 2^k elements for each ``--sizes`` k. Figures: medians of wall time per call
 synchronize; gpuarray's results are dropped between calls), gpuarray's GPU time (timestamp
 queries, median of warm evaluations) and its largest error against NumPy in float64, relative to
 max(1, |value|).
+``gpuarray_jit_ms``: the same call under ``gpuarray.jit`` (``_timing.jit_ms``: calls replay the
+first call's evaluation without recording the graph).
 """
 
 # mypy: disable-error-code="misc"
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import gpu_ms, time_peers, wall_per_call, write_out
+from ._timing import gpu_ms, jit_ms, time_peers, wall_per_call, write_out
 
 RANGES = {"3": 3.0, "30": 30.0}
 _C = math.sqrt(2 / math.pi)
@@ -55,6 +57,7 @@ def run(sizes: list[int], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                 rec["err"] = float(np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))))
                 rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=f, a=gx: xp.evaluate(f(a)), xp.synchronize, runs)
                 rec["gpuarray_gpu_ms"] = gpu_ms(xp, lambda f=f, a=gx: xp.evaluate(f(a)), runs)
+                rec["gpuarray_jit_ms"] = jit_ms(xp, f, (gx,), xp.synchronize, runs)
                 rec.update(time_peers(libs, lambda _lib, mod, name=name: _fn(mod, name), (x,), runs))
                 rows.append(rec)
                 print(" ".join(f"{k2}={v:.4g}" if isinstance(v, float) else f"{k2}={v}" for k2, v in rec.items()),
