@@ -45,9 +45,9 @@ def skinny_spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Skinny]]:
     seen: list[Skinny] = []
     real = wgpu_matmul.render_matmul_skinny
 
-    def spy(kernel: Any, t: Skinny) -> Any:
+    def spy(kernel: Any, t: Skinny, **kw: Any) -> Any:
         seen.append(t)
-        return real(kernel, t)
+        return real(kernel, t, **kw)
 
     monkeypatch.setattr(wgpu_matmul, "render_matmul_skinny", spy)
     monkeypatch.setattr(wgpu_matmul, "_rendered", {})

@@ -67,6 +67,8 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...], str]] = {
     "matmul": (lambda p, a, b: a @ b * 1.5, (A, B), "wgpu_matmul.py"),
     "matmul skinny": (lambda p, g, w: g.T @ w * 1.5, (G, W), "wgpu_matmul.py"),
     "matmul split-K": (lambda p, a, b: a @ b * 1.5, (KS, KT), "wgpu_matmul.py"),
+    "matmul gemv": (lambda p, w, v: w @ v * 1.5, (W, W[0]), "wgpu_matmul.py"),
+    "matmul gemv split": (lambda p, w, v: w.T @ v * 1.5, (W, W[:, 0]), "wgpu_matmul.py"),
     "argmax": (lambda p, x: p.argmax(x + 1.5), (X,), "wgpu_argreduce.py"),
     "argmax int64": (lambda p, k: p.argmin(k * 3 - 7), (K,), "wgpu_argreduce.py"),
     "argmax rows": (lambda p, m: p.argmax(m + 1.5, axis=1), (M,), "wgpu_argreduce.py"),

@@ -55,8 +55,10 @@ def _as_arrays(x1: Any, x2: Any, name: str) -> tuple[GpuArray, GpuArray]:
 def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = None) -> Node:
     """A ``matmul`` node for ``a`` (..., M, K) times ``b`` (..., K, N); batch dims broadcast.
 
-    ``out_shape`` may drop the unit M or N of a 1-D operand (it has the same layout).
-    Bool products are computed as counts in uint32 and compared with zero.
+    ``out_shape`` may drop the unit M or N of a 1-D operand (it has the same layout). Products
+    with a vector operand (``N == 1`` or ``M == 1``) are matmul nodes too: the wgpu provider's
+    GEMV kernels read the matrix once (``providers/wgpu_matmul.gemv_for``). Bool products are
+    computed as counts in uint32 and compared with zero.
     """
     cdt = _dtypes.uint32 if dtype == _dtypes.bool_ else dtype
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -65,51 +67,10 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
     full = batch + (a.shape[-2], b.shape[-1])
     shape = full if out_shape is None else tuple(out_shape)
     assert math.prod(shape) == math.prod(full)
-    if (a.shape[-2] == 1 or b.shape[-1] == 1) and cdt.kind in "fiu":
-        node = _vector_product(a, b, cdt, shape)
-    else:
-        node = make("matmul", (a, b), cdt, shape, (), a.device)
+    node = make("matmul", (a, b), cdt, shape, (), a.device)
     if dtype == _dtypes.bool_:
         node = make("not_equal", (node, const(0, cdt, node.device)), _dtypes.bool_, shape)
     return node
-
-
-def _transposed(node: Node) -> bool:
-    """Whether ``node``'s last two axes lie in memory the other way round (a transposed view)."""
-    _base, shape, strides, _off = views.strided_parts(node)
-    return len(shape) >= 2 and shape[-1] > 1 and shape[-2] > 1 and 0 < abs(strides[-2]) < abs(strides[-1])
-
-
-def _vector_product(a: Node, b: Node, dtype: np.dtype, shape: Shape) -> Node:
-    """A product with one vector operand (``N == 1`` or ``M == 1``) as a sum-reduction over ``K``
-    of the broadcast elementwise product: the reduction kernels read the matrix once at the memory
-    bandwidth and split long rows, where a tiled matmul would run one thread per output. The sum
-    is in ``dtype`` (integers wrap as in NumPy's matmul).
-
-    ``a @ v`` sums ``a * v.T`` along its last axis, ``v @ b`` sums ``v.T * b`` along ``K``. The
-    product is laid out as the matrix lies in memory: for a transposed matrix (``X.T @ r``) it is
-    ``X * r`` summed along ``K`` = axis 0 of ``X``, so neighbouring threads read neighbouring
-    elements (along the transposed axis they would read 64 elements apart for ``X`` of 64 columns)."""
-    nb = len(a.shape) - 2
-    swap = tuple(range(nb)) + (nb + 1, nb)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = a.shape[:-2]
-    if n == 1 and _transposed(a):
-        prod_shape = batch + (k, m)
-        x, y, axis = views.permute(a, swap), views.broadcast_to(b, prod_shape), nb
-    elif n == 1:
-        prod_shape = batch + (m, k)
-        x, y, axis = a, views.broadcast_to(views.permute(b, swap), prod_shape), nb + 1
-    elif _transposed(b):
-        prod_shape = batch + (n, k)
-        x, y, axis = views.broadcast_to(a, prod_shape), views.permute(b, swap), nb + 1
-    else:
-        prod_shape = batch + (k, n)
-        x, y, axis = views.broadcast_to(views.permute(a, swap), prod_shape), b, nb
-    prod = make("multiply", (x, y), dtype, prod_shape, (), a.device)
-    red = make("reduce", (prod,), dtype, tuple(s for d, s in enumerate(prod_shape) if d != axis),
-               ("sum", (axis,)), a.device)
-    return views.reshape(red, shape) if red.shape != shape else red
 
 
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:

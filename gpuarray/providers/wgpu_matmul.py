@@ -11,12 +11,15 @@ Two kernels:
   prologue path for everything else. Used for float32 and float64 when
   ``M, N >= 64`` (float64 untuned: ``blocked_default`` where it fits).
 
-Products with a vector operand never come here: the namespace computes them as
-sum-reductions (``namespace/linear_algebra._vector_product``). Products with few
-output tiles and a long ``K`` are split along ``K`` (``split_for``); those with a
-narrow side (``M`` or ``N`` at most ``SKINNY_MAX``: ``G.T @ X`` of a few classes)
-and a long ``K`` take the narrow split-K kernel (``render/wgsl_matmul_skinny.py``,
-``skinny_for``).
+Products with a vector operand (``N == 1`` or ``M == 1``, real and integer dtypes)
+take the GEMV class (``gemv_for``): the row-dot kernel (``render/wgsl_matmul_gemv.py``)
+where the matrix is read along ``K`` (``X @ w``), the narrow kernel with one narrow row
+(column sums) where it is read along the output (``X.T @ r``, ``r @ X``); both read
+each matrix element once, in one dispatch unless ``K`` is split (``GEMV_FILL``).
+Products with few output tiles and a long ``K`` are split along ``K`` (``split_for``);
+those with a narrow side (``M`` or ``N`` at most ``SKINNY_MAX``: ``G.T @ X`` of a few
+classes) and a long ``K`` take the narrow split-K kernel
+(``render/wgsl_matmul_skinny.py``, ``skinny_for``).
 
 Both evaluate a fused epilogue (``relu(a @ b + bias)``) at the store. Tuning
 is per size class of the plain product (the epilogue is per-element work at
@@ -52,6 +55,7 @@ from ..graph.shapes import contiguous_strides
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum
 from ..render.wgsl_matmul_blocked import BLOCKED_DTYPES, BlockTiles, render_matmul_blocked
+from ..render.wgsl_matmul_gemv import Gemv, render_gemv_sum, render_matmul_gemv, sum_lanes
 from ..render.wgsl_matmul_skinny import Skinny, render_matmul_skinny
 from . import wgpu_autotune
 from .wgpu_bindings import wide_buffers
@@ -360,16 +364,99 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
     return cfg
 
 
-def rendered_for(kernel: Kernel, tiles: Config | Skinny | None, modes: tuple[str, str] = ("s", "s"),
+GEMV_FILL = 1024           # workgroups a matrix-vector product should have before its K is split further
+GEMV_LONG = 512            # rows (of the matrix along K) longer than this share a workgroup's threads
+GEMV_VEC4 = True           # the row dot reads plain float32 / float64 matrices as vec4 words (gemv_vec)
+
+
+def gemv_rows(rows: int, k: int, item: int, side: str, vec: bool = False) -> Gemv:
+    """The row-dot configuration for ``rows`` output elements of length ``k`` (in vec4 words with
+    ``vec``): short rows take ``ceil(k / 4)`` lanes (a power of two, at most 32) and up to 16 reads
+    (8 vec4 words) per thread and step over several rows; long rows (``k > GEMV_LONG``) spread a
+    workgroup's 256 threads over at most 8 rows (all 256 on one row for a dot product). Rows per
+    thread: at most 8 (4 for 8-byte types)."""
+    cap, loads = (8 if item <= 4 else 4), (8 if vec else 16)
+    want = 1 << max(0, rows - 1).bit_length()                  # rows, to a power of two
+    if k > GEMV_LONG:
+        lanes = 256 // min(8, want)
+        rt = max(1, min(cap, loads, want * lanes // 256))
+        return Gemv(side, lanes, rt, max(1, loads // rt), vec)
+    lanes = min(32, 1 << max(0, -(-k // 4) - 1).bit_length())
+    unroll = max(1, -(-k // lanes))
+    rt = max(1, min(cap, loads // unroll, -(-want * lanes // 256), lanes if lanes > 1 else cap))
+    return Gemv(side, lanes, rt, unroll, vec)
+
+
+def gemv_vec(kernel: Kernel, mat: int, side: str) -> dict[str, int] | None:
+    """The ``prm`` extras (vec4 units) for reading matrix operand ``mat`` as vec4 words along ``K``
+    (``_vector_layout``'s ``vk``), or None (also where its buffer is read elsewhere in the kernel)."""
+    got = _vector_layout(kernel, mat, side)
+    if not GEMV_VEC4 or got is None or got[1] != "vk":
+        return None
+    base = got[0]
+    users = {j for j, ins in enumerate(kernel.instrs) for a in ins.args if a in (base, mat)}
+    ok = users <= ({mat} if base != mat else set()) and (base == mat or base not in kernel.operands)
+    return got[2] if ok else None
+
+
+def _row_major(kernel: Kernel, op_i: int, k_axis: int, o_axis: int) -> bool:
+    """Whether matrix operand ``op_i`` is better read along ``k_axis`` (the row dot) than along
+    ``o_axis`` (the column sum): unit stride along ``K``, else not along the output, where a view
+    of an input with neither takes its smaller stride (``_along``'s C-order guess otherwise)."""
+    if _along(kernel, op_i, k_axis):
+        return True
+    if _along(kernel, op_i, o_axis):
+        return False
+    ins = kernel.instrs[op_i]
+    if ins.op == "view" and kernel.instrs[ins.args[0]].op == "input":
+        st = ins.params[0]
+        return abs(int(st[k_axis])) <= abs(int(st[o_axis]))
+    return k_axis > o_axis
+
+
+def gemv_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.dtype) -> Gemv | Skinny | None:
+    """The GEMV class for a product with ``N == 1`` or ``M == 1`` (real and integer dtypes, not
+    under a forced configuration), else None: the row dot (``gemv_rows``) where the matrix is read
+    along ``K`` (``_row_major``) or the output is one element, else the column sum (the narrow
+    kernel with ``S == 1``, 64 columns of the matrix per workgroup, or 16-32 when it has fewer,
+    ``256 / width`` lanes along ``K``, 16 reads per thread and step)."""
+    if forced() is not None or np.dtype(dtype).kind not in "iuf" or min(m, n) != 1:
+        return None
+    side = "a" if n == 1 else "b"
+    rows = m if side == "a" else n
+    nd = len(kernel.instrs[kernel.operands[0]].shape)
+    mat = kernel.operands[0 if side == "a" else 1]
+    k_ax, o_ax = (nd - 1, nd - 2) if side == "a" else (nd - 2, nd - 1)
+    item = STORAGE_NP[np.dtype(dtype)].itemsize
+    cfg: Gemv | Skinny
+    if rows == 1 or _row_major(kernel, mat, k_ax, o_ax):
+        vec = gemv_vec(kernel, mat, side) is not None
+        cfg = gemv_rows(rows, k // 4 if vec else k, item, side, vec)
+        smem = cfg.smem_elems
+    else:
+        bw = min(64, max(16, 1 << (rows - 1).bit_length()))
+        cfg = Skinny(1, "b" if side == "a" else "a", bw, 16 * (256 // bw), 256 // bw, one_pass=True)
+        smem = cfg.smem_elems
+    lim = getattr(provider, "limits", {})
+    if smem * item > int(lim.get("max-compute-workgroup-storage-size", 16384)) or \
+            cfg.threads > int(lim.get("max-compute-invocations-per-workgroup", 256)):
+        return None
+    return cfg
+
+
+def rendered_for(kernel: Kernel, tiles: Config | Skinny | Gemv | None, modes: tuple[str, str] = ("s", "s"),
                  vec_out: bool = False, split: bool = False) -> Rendered:
-    """The shader of ``kernel`` with ``tiles`` (``None``: the split-K sum pass), cached by signature."""
+    """The shader of ``kernel`` with ``tiles`` (``None``: the split-K sum pass), cached by signature
+    (a :class:`Skinny` without ``split``: its one-pass form)."""
     key = (kernel.signature, tiles, modes, vec_out, split)
     r = _rendered.get(key)
     if r is None:
         if tiles is None:
             r = render_splitk_sum(kernel)
+        elif isinstance(tiles, Gemv):
+            r = render_matmul_gemv(kernel, tiles, split)
         elif isinstance(tiles, Skinny):
-            r = render_matmul_skinny(kernel, tiles)
+            r = render_matmul_skinny(kernel, tiles) if split else render_matmul_skinny(kernel, tiles, final=True)
         elif isinstance(tiles, BlockTiles):
             r = render_matmul_blocked(kernel, tiles, modes, vec_out, split)
         else:
@@ -384,7 +471,7 @@ class Split(NamedTuple):
     kc: int
 
 
-def loop_steps_cap(provider: Any, cfg: Config | Skinny) -> int | None:
+def loop_steps_cap(provider: Any, cfg: Config | Skinny | Gemv) -> int | None:
     """The most ``K`` steps one workgroup may take on this adapter, or None for no limit.
 
     Lavapipe (gallivm) silently ends every loop of an invocation once 65535 loop iterations have
@@ -392,11 +479,13 @@ def loop_steps_cap(provider: Any, cfg: Config | Skinny) -> int | None:
     walking a long ``K`` stopped after 1821 steps of 32 (``X.T @ r`` wrong from K = 58273). A
     step of the generic kernel runs its load loops and its ``bk`` inner loop; the blocked kernel's
     steps are written out; the skinny kernel's step runs its load loop and ``bk / lanes`` inner
-    iterations (counted also where they are written out). Half the budget is kept in reserve."""
+    iterations (counted also where they are written out); the row dot's steps are written out (its
+    lane sum at the end, at most 256 iterations, runs in the reserve). Half the budget is kept in
+    reserve."""
     adapter = getattr(provider, "adapter", None)
     if adapter is None or str(adapter.info.get("adapter_type")) != "CPU":
         return None
-    if isinstance(cfg, BlockTiles):
+    if isinstance(cfg, (BlockTiles, Gemv)):
         per = 1
     elif isinstance(cfg, Skinny):
         per = 1 + cfg.load_steps + cfg.bk // cfg.lanes
@@ -409,15 +498,16 @@ FILL_GROUPS = 256          # workgroups a product should have before its K is sp
 MIN_KC = 256               # shortest K chunk split off for occupancy
 
 
-def split_for(provider: Any, cfg: Config | Skinny, m: int, n: int, k: int, batch: int, item: int) -> Split:
-    """How to split ``K``: enough chunks to give about ``FILL_GROUPS`` workgroups where the output
-    has few tiles (each chunk at least ``MIN_KC`` long), and chunks short enough for the adapter's
-    loop limit (``loop_steps_cap``). The partial sums must fit in one binding."""
+def split_for(provider: Any, cfg: Config | Skinny | Gemv, m: int, n: int, k: int, batch: int, item: int,
+              fill: int = FILL_GROUPS) -> Split:
+    """How to split ``K``: enough chunks to give about ``fill`` workgroups where the output has few
+    tiles (each chunk at least ``MIN_KC`` long), and chunks short enough for the adapter's loop
+    limit (``loop_steps_cap``). The partial sums must fit in one binding."""
     tiles = batch * -(-m // cfg.bm) * -(-n // cfg.bn)
     out = batch * m * n
     chunks = 1
-    if tiles < FILL_GROUPS and k >= 2 * MIN_KC:
-        chunks = min(-(-FILL_GROUPS // tiles), k // MIN_KC)
+    if tiles < fill and k >= 2 * MIN_KC:
+        chunks = min(-(-fill // tiles), k // MIN_KC)
         while chunks > 1 and chunks * out * item > min(provider.max_binding, 256 << 20):
             chunks //= 2
     per = -(-k // chunks)
@@ -435,20 +525,23 @@ def split_for(provider: Any, cfg: Config | Skinny, m: int, n: int, k: int, batch
     return Split(chunks, kc)
 
 
-def plan(kernel: Kernel, cfg: Config | Skinny, m: int, n: int, batch: int,
+def plan(kernel: Kernel, cfg: Config | Skinny | Gemv, m: int, n: int, batch: int,
          split: Split | None = None) -> tuple[Rendered, np.ndarray, int]:
     """(rendered shader, prm, workgroups) of ``kernel`` with configuration ``cfg`` (with ``split``:
-    the partial-sum pass of a split-K product; a :class:`Skinny` configuration is always that)."""
+    the partial-sum pass of a split-K product; a :class:`Skinny` configuration is always that unless
+    it is ``one_pass``)."""
     gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
     groups = batch * gm * gn
     extra = {"GM": gm, "GN": gn, "NG": groups}
-    sp = split is not None and (split.chunks > 1 or isinstance(cfg, Skinny))
+    sp = split is not None and (split.chunks > 1 or isinstance(cfg, Skinny) and not cfg.one_pass)
     if sp:
         assert split is not None
         extra.update({"GT": groups, "KC": split.kc, "TS": batch * m * n, "NG": groups * split.chunks})
         groups *= split.chunks
-    if isinstance(cfg, Skinny):
-        r = rendered_for(kernel, cfg, split=True)
+    if isinstance(cfg, (Skinny, Gemv)):
+        if isinstance(cfg, Gemv) and cfg.vec:
+            extra.update(gemv_vec(kernel, kernel.operands["ab".index(cfg.side)], cfg.side) or {})
+        r = rendered_for(kernel, cfg, split=sp)
     elif isinstance(cfg, BlockTiles):
         modes, vec = operand_modes(kernel)
         extra.update(vec)
@@ -459,7 +552,7 @@ def plan(kernel: Kernel, cfg: Config | Skinny, m: int, n: int, batch: int,
 
 
 def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
-                   tiles: Config | Skinny | None = None) -> list[Any]:
+                   tiles: Config | Skinny | Gemv | None = None) -> list[Any]:
     dt = kernel.result_dtype       # the accumulators'; a fused epilogue's outputs have their own
     out_dts = [kernel.instrs[o].dtype for o in kernel.outputs] if kernel.result_index is not None else [dt]
     outs = [provider.alloc(kernel.size * STORAGE_NP[d].itemsize) for d in out_dts]
@@ -470,25 +563,36 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
     m, k = a.shape[-2:]
     n = b.shape[-1]
     batch = math.prod(a.shape[:-2])
-    cfg: Config | Skinny | None = tiles or skinny_for(provider, kernel, m, n, k, dt)
+    cfg: Config | Skinny | Gemv | None = tiles or gemv_for(provider, kernel, m, n, k, dt) or \
+        skinny_for(provider, kernel, m, n, k, dt)
     if cfg is None:
         cfg = select(provider, m, n, k, batch, dt)
     if isinstance(cfg, BlockTiles) and dt not in BLOCKED_DTYPES:
         cfg = choose_tiles(m, n, k, dt)
     item = STORAGE_NP[dt].itemsize
-    split = split_for(provider, cfg, m, n, k, batch, item)
+    gemv = isinstance(cfg, Gemv) or isinstance(cfg, Skinny) and cfg.one_pass
+    split = split_for(provider, cfg, m, n, k, batch, item, GEMV_FILL if gemv else FILL_GROUPS)
     r, prm, groups = plan(kernel, cfg, m, n, batch, split)
     wide = wide_buffers(provider, r, kernel)
-    if split.chunks == 1 and not isinstance(cfg, Skinny):
+    if split.chunks == 1 and (gemv or not isinstance(cfg, Skinny)):
         provider.dispatch(r.source, prm, [*in_handles, *outs, *wide], groups)
         return outs
     part = provider.alloc(split.chunks * batch * m * n * item)
     try:
         provider.dispatch(r.source, prm, [*in_handles, part, *wide], groups)
-        rs = rendered_for(kernel, None)
-        prm = rs.meta(kernel, {"TS": batch * m * n, "S": split.chunks})
+        ts = batch * m * n
+        if gemv:         # many chunks of a few outputs: several threads add each output's chunks
+            lanes = sum_lanes(split.chunks)
+            key = (kernel.signature, "gemv_sum", lanes)
+            if key not in _rendered:
+                _rendered[key] = render_gemv_sum(kernel, lanes)
+            rs = _rendered[key]
+            sum_groups = -(-ts * lanes // SUM_THREADS)
+        else:
+            rs, sum_groups = rendered_for(kernel, None), -(-ts // SUM_THREADS)
+        prm = rs.meta(kernel, {"TS": ts, "S": split.chunks})
         wide = wide_buffers(provider, rs, kernel)
-        provider.dispatch(rs.source, prm, [*in_handles, *outs, *wide, part], -(-(batch * m * n) // SUM_THREADS))
+        provider.dispatch(rs.source, prm, [*in_handles, *outs, *wide, part], sum_groups)
     finally:
         provider.free(part)          # back to the pool once the pass is submitted
     return outs

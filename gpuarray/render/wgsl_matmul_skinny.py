@@ -18,6 +18,10 @@ wide side:
 - at the end the lanes are added through workgroup memory and lane 0 writes the ``S`` partial sums
   of its column to the partial-sum binding (``out0``) like the tiled kernels' split pass, so
   ``render_splitk_sum`` adds the chunks and evaluates the fused epilogue.
+
+With ``S == 1`` this is the column-sum form of a matrix-vector product (``X.T @ r``, ``r @ X``:
+``wgpu_matmul.gemv_for``); where its ``K`` is not split (``final``) lane 0 stores the product
+itself, through the fused epilogue, and there is no second pass.
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import Rendered, _Gen
+from .wgsl import _SMALL_WRAP, Rendered, _Gen
 from .wgsl_lib import helpers_for
-from .wgsl_matmul import tile_grid, touch_unused
-from .wgsl_parts import declare_bindings, input_types
+from .wgsl_matmul import epilogue_lines, tile_grid, touch_unused
+from .wgsl_parts import declare_bindings, input_types, output_types
 
 UNROLL = 16                # wide-operand reads per K step written out (more: a loop)
 
@@ -44,6 +48,7 @@ class Skinny:
     bw: int = 64
     bk: int = 64
     lanes: int = 4
+    one_pass: bool = False    # without a K split, store the product (``final``): the GEMV column sum
 
     @property
     def threads(self) -> int:
@@ -74,9 +79,10 @@ class Skinny:
                              f"or {self.threads} threads")
 
 
-def render_matmul_skinny(kernel: Kernel, t: Skinny) -> Rendered:
+def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rendered:
     """WGSL for the partial-sum pass of a narrow split-K product (module docstring); ``prm`` extras
-    GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``."""
+    GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``. With
+    ``final`` (``K`` not split: GM, GN, NG only) it stores the product and its fused epilogue."""
     t.check()
     ai, bi = kernel.operands
     nb = len(kernel.instrs[ai].shape) - 2
@@ -84,7 +90,7 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny) -> Rendered:
     g = _Gen(kernel)
     s, bw, bk, lanes = t.s, t.bw, t.bk, t.lanes
     narrow, wide = (ai, bi) if t.side == "a" else (bi, ai)
-    grid, batch = tile_grid(g, nb, t.bm, t.bn, split=True)
+    grid, batch = tile_grid(g, nb, t.bm, t.bn, split=not final)
     head = ["  " + line for line in grid]
     w0, wlim = ("n0", "N") if t.side == "a" else ("m0", "M")
     head += [f"  let col = lid % {bw}u;", f"  let kl = lid / {bw}u;", f"  let gw = {w0} + col;",
@@ -137,14 +143,21 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny) -> Rendered:
             prev = f" + Rs[{i * bw}u + col]" if lane < lanes - 1 else ""
             red.append(f"    Rs[{i * bw}u + col] = acc{i}{prev};")
         red += ["  }", "  workgroupBarrier();"]
-    ts = g.slot(("extra", "TS"))
-    store = ["  if (kl == 0u && live) {", f"    let obase = sp * {ts} + bat * M * N;"]
+    base = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
+    store = ["  if (kl == 0u && live) {", f"    let obase = {base};"]
     for i in range(s):
         val = f"acc{i}" + (f" + Rs[{i * bw}u + col]" if lanes > 1 else "")
         at = f"{i}u * N + gw" if t.side == "a" else f"gw * N + {i}u"
-        store.append(f"    out0[obase + {at}] = {val};")
+        if not final:
+            store.append(f"    out0[obase + {at}] = {val};")
+            continue
+        if kernel.result_dtype in _SMALL_WRAP:
+            val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
+        om, on = (f"{i}u", "gw") if t.side == "a" else ("gw", f"{i}u")
+        store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
+                  *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]
     store.append("  }")
-    decls = declare_bindings(input_types(kernel), [reg], g.wide)
+    decls = declare_bindings(input_types(kernel), output_types(kernel) if final else [reg], g.wide)
     decls.append(f"var<workgroup> Ns: array<{reg}, {s * bk}>;")
     decls.append(f"var<workgroup> Rs: array<{reg}, {max(1, s * bw)}>;")
     body_all = [*head, *load, *inner, *red, *store]

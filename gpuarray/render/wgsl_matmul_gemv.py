@@ -1,0 +1,267 @@
+"""Render matrix-vector products (one operand a vector: ``N == 1`` or ``M == 1``) as row dots.
+
+``A @ v`` with ``A``'s rows contiguous (``X @ w``: the ``gemv`` class), ``v @ B.T`` likewise, and
+long rows (``(64 x 2^20) @ (2^20,)``: ``gemv_t``) read each matrix element once, coalesced along the
+rows. The matrix is ``A`` (``side == "a"``, ``N == 1``) or ``B`` (``"b"``, ``M == 1``: its rows
+are ``B``'s columns); "rows" below are the output's elements.
+
+- ``LANES`` neighbouring threads share a row and split its ``K``: in a ``K`` step of ``BK = LANES *
+  UNROLL`` lane ``l`` reads ``k = k0 + l + j * LANES`` (``j < UNROLL``), so the lanes of a row read
+  neighbouring addresses; the ``256 / LANES`` row slots of a workgroup sit side by side, and each
+  thread owns ``ROWS`` rows (``slot + i * slots``), so a tile is ``slots * ROWS`` rows;
+- a thread reads its ``UNROLL`` vector elements once per step into registers (the vector's fused
+  prologue evaluated there, once per slot and step) and uses them for its ``ROWS`` rows; all its
+  ``ROWS * UNROLL`` matrix reads of a step are written out before the products, so that they are
+  in flight together; there is no barrier in the ``K`` loop;
+- with ``vec`` (a float32 or float64 matrix that is a plain buffer, or a strided view of one, with
+  unit stride along ``K``, ``K`` and its other strides multiples of 4: ``wgpu_matmul.gemv_vec``)
+  the matrix is read as ``vec4`` words, lane ``l`` taking word ``k0 / 4 + l + j * LANES``, and
+  each row keeps four partial sums in a ``vec4`` register (added at the end); the vector's four
+  elements of a word are read through its prologue as above;
+- at the end the lanes' partial sums go through workgroup memory (padded, no bank conflicts) and
+  the first ``tile`` threads each add one row's lanes in lane order and store it: the product with
+  its fused epilogue, or with ``split`` one partial sum per ``K`` chunk (``tile_grid(split=True)``),
+  added by ``render_gemv_sum``.
+
+``render_gemv_sum`` is the second pass of a split product: up to 64 threads per output element
+add its chunks (many: a few outputs of a long ``K`` are split into up to a thousand chunks, which
+one thread per element would add one after another), then evaluate the epilogue.
+
+The column-sum form (``X.T @ r``: the matrix read with unit stride along the output) is the narrow
+split-K kernel with one narrow row (``render/wgsl_matmul_skinny.py``, ``Skinny(1, ...)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..compiler.kernel import Kernel
+from ..core.dtypes import WGSL_TYPE
+from .wgsl import _SMALL_WRAP, Rendered, _Gen
+from .wgsl_lib import helpers_for
+from .wgsl_matmul import batch_index, epilogue_lines, tile_grid, touch_unused
+from .wgsl_parts import declare_bindings, input_types, output_types
+
+THREADS = 256
+
+
+@dataclass(frozen=True)
+class Gemv:
+    """The row-dot kernel: ``lanes`` threads per row, ``rows`` rows per thread, ``unroll`` reads per
+    row and ``K`` step; ``side`` names the matrix operand (``"a"``: ``N == 1``, ``"b"``: ``M == 1``)."""
+
+    side: str = "a"
+    lanes: int = 16
+    rows: int = 4
+    unroll: int = 4
+    vec: bool = False        # vec4 matrix reads (``K`` steps of ``4 * lanes * unroll``)
+
+    @property
+    def threads(self) -> int:
+        return THREADS
+
+    @property
+    def slots(self) -> int:
+        return THREADS // self.lanes
+
+    @property
+    def tile(self) -> int:
+        """Rows (output elements) per workgroup."""
+        return self.slots * self.rows
+
+    @property
+    def bk(self) -> int:
+        return self.lanes * self.unroll * (4 if self.vec else 1)
+
+    @property
+    def bm(self) -> int:          # the output tile, as ``split_for`` and ``plan`` count tiles
+        return self.tile if self.side == "a" else 1
+
+    @property
+    def bn(self) -> int:
+        return 1 if self.side == "a" else self.tile
+
+    @property
+    def smem_elems(self) -> int:
+        return self.lanes * (self.tile + 1) if self.lanes > 1 else 0
+
+    def check(self) -> None:
+        if self.side not in ("a", "b") or self.lanes < 1 or THREADS % self.lanes:
+            raise ValueError(f"gemv: side {self.side!r}, {self.lanes} lanes; expected 'a'/'b' and a divisor of "
+                             f"{THREADS}")
+        if not 1 <= self.rows <= 16 or not 1 <= self.unroll <= 32 or self.lanes > 1 and self.tile > THREADS:
+            raise ValueError(f"gemv: {self.rows} rows and {self.unroll} reads per thread, {self.tile} rows per "
+                             f"workgroup; expected 1..16, 1..32 and at most {THREADS} (with lanes to add)")
+
+
+def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered:
+    """WGSL for a matrix-vector product (module docstring); ``prm`` extras GM, GN, NG as for
+    ``render_matmul``, with ``split`` also GT, KC, TS and one output binding of partial sums."""
+    t.check()
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    dt = kernel.result_dtype
+    reg = WGSL_TYPE[dt]
+    g = _Gen(kernel)
+    mat, vec = (ai, bi) if t.side == "a" else (bi, ai)
+    lanes, rows, unroll, slots, tile = t.lanes, t.rows, t.unroll, t.slots, t.tile
+    grid, batch = tile_grid(g, nb, t.bm, t.bn, split)
+    r0, rlim = ("m0", "M") if t.side == "a" else ("n0", "N")
+    head = ["  " + line for line in grid]
+    head += [f"  let lane = lid % {lanes}u;", f"  let slot = lid / {lanes}u;"]
+    for i in range(rows):
+        head += [f"  let row{i} = {r0} + slot + {i * slots}u;", f"  let live{i} = row{i} < {rlim};",
+                 f"  var acc{i}: {reg} = {reg}(0);"]
+
+    def at(op: int, row: str, k: str) -> tuple[str, ...]:     # (batch..., row, column) of operand op
+        if op == mat:
+            return (*batch, row, k) if t.side == "a" else (*batch, k, row)
+        return (*batch, k, "0u") if t.side == "a" else (*batch, "0u", k)
+
+    types = input_types(kernel)
+    step: list[str] = []
+    if t.vec:
+        step, buf = _vec_step(g, t, mat, vec, batch, at)
+        types[int(buf[2:])] = f"vec4<{reg}>"
+        head += [f"  var accv{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows)]
+    for j in range(0 if t.vec else unroll):          # the vector's elements of this step, in registers
+        g.memo, g.lines = {}, []
+        v = g.value(vec, ("multi", at(vec, "", f"gk{j}")))
+        step += [f"    let gk{j} = k0 + lane + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
+                 f"    if (gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};", "    }"]
+    for i in range(0 if t.vec else rows):            # the matrix reads, all before the products
+        for j in range(unroll):
+            g.memo, g.lines = {}, []
+            v = g.value(mat, ("multi", at(mat, f"row{i}", f"gk{j}")))
+            step += [f"    var y{i}_{j}: {reg} = {reg}(0);", f"    if (live{i} && gk{j} < K) {{",
+                     *["      " + ln.strip() for ln in g.lines], f"      y{i}_{j} = {v};", "    }"]
+    if not t.vec:
+        step += [f"    acc{i} = acc{i} + y{i}_{j} * x{j};" for i in range(rows) for j in range(unroll)]
+
+    def store(val: str, row: str) -> list[str]:
+        if split:
+            return [f"out0[sp * {g.slot(('extra', 'TS'))} + bat * M * N + {row}] = {val};"]
+        if dt in _SMALL_WRAP:
+            val = _SMALL_WRAP[dt].replace("{x}", val)
+        om, on = (row, "0u") if t.side == "a" else ("0u", row)
+        lines = [f"let eo = bat * M * N + {row};"]
+        if kernel.result_index is None:
+            return [*lines, f"out0[eo] = {val};"]
+        return [*lines, *epilogue_lines(g, val, "eo", (*batch, om, on), nb, 0)]
+
+    tail: list[str] = [f"  acc{i} = (accv{i}.x + accv{i}.y) + (accv{i}.z + accv{i}.w);"
+                       for i in range(rows if t.vec else 0)]
+    if lanes == 1:                   # a row per thread: no lanes to add
+        for i in range(rows):
+            tail += [f"  if (live{i}) {{", *["    " + ln for ln in store(f"acc{i}", f"row{i}")], "  }"]
+    else:                            # lane l of row r at Rs[l * (tile + 1) + r]; thread r adds them
+        pitch = tile + 1
+        tail += [f"  Rs[lane * {pitch}u + slot + {i * slots}u] = acc{i};" for i in range(rows)]
+        tail += ["  workgroupBarrier();",
+                 f"  let orow = {r0} + lid;",
+                 f"  if (lid < {tile}u && orow < {rlim}) {{",
+                 "    var s = Rs[lid];",
+                 f"    for (var l = 1u; l < {lanes}u; l = l + 1u) {{ s = s + Rs[l * {pitch}u + lid]; }}",
+                 *["    " + ln for ln in store("s", "orow")], "  }"]
+    decls = declare_bindings(types, [reg] if split else output_types(kernel), g.wide)
+    if lanes > 1:
+        decls.append(f"var<workgroup> Rs: array<{reg}, {t.smem_elems}>;")
+    body = [*head, *step, *tail]
+    head = ["  " + x for x in touch_unused(decls, body)] + head
+    main = "\n".join([
+        f"@compute @workgroup_size({THREADS})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head,
+        "  var k0 = klo;",
+        "  loop {",
+        "    if (k0 >= K) { break; }",
+        *step,
+        f"    k0 = k0 + {t.bk}u;",
+        "  }",
+        *tail,
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    1 if split else max(1, len(kernel.outputs)))
+
+
+def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
+              at: Callable[[int, str, str], tuple[str, ...]]) -> tuple[list[str], str]:
+    """The ``K`` step of the ``vec4`` form: (lines, the matrix's binding). Word ``q`` of row ``r`` is
+    ``<side>_off + r * <side>_st + batch . <side>_b + q`` (``prm`` extras in vec4 units)."""
+    w, reg = t.side, WGSL_TYPE[g.k.result_dtype]
+    ins = g.ins[mat]
+    buf = f"in{g.ins[ins.args[0] if ins.op == 'view' else mat].params[0]}"
+    base = [g.slot(("extra", f"{w}_off")), *[f"{b} * {g.slot(('extra', f'{w}_b{d}'))}" for d, b in enumerate(batch)]]
+    st = g.slot(("extra", f"{w}_st"))
+    lines = [f"    let wbase = {' + '.join(base)};", "    let qb = k0 / 4u + lane;"]
+    for j in range(t.unroll):
+        lines += [f"    let q{j} = qb + {j * t.lanes}u;", f"    var x{j}: vec4<{reg}> = vec4<{reg}>(0);",
+                  f"    if (q{j} * 4u < K) {{"]
+        parts = []
+        for c in range(4):
+            g.memo, g.lines = {}, []
+            v = g.value(vec, ("multi", at(vec, "", f"gk{j}_{c}")))
+            lines += [f"      let gk{j}_{c} = q{j} * 4u + {c}u;", *["      " + ln.strip() for ln in g.lines]]
+            parts.append(v)
+        lines += [f"      x{j} = vec4<{reg}>({', '.join(parts)});", "    }"]
+    for i in range(t.rows):
+        for j in range(t.unroll):
+            lines += [f"    var y{i}_{j}: vec4<{reg}> = vec4<{reg}>(0);",
+                      f"    if (live{i} && q{j} * 4u < K) {{ y{i}_{j} = {buf}[wbase + row{i} * {st} + q{j}]; }}"]
+    lines += [f"    accv{i} = accv{i} + y{i}_{j} * x{j};" for i in range(t.rows) for j in range(t.unroll)]
+    return lines, buf
+
+
+def sum_lanes(chunks: int) -> int:
+    """Threads per output element of ``render_gemv_sum`` for ``chunks`` partial sums (a power of two
+    up to 64)."""
+    return min(64, 1 << max(0, chunks - 1).bit_length())
+
+
+def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
+    """WGSL for the second pass of a split matrix-vector product: ``lanes`` threads per output element
+    add its ``S`` partial sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``;
+    lane ``l`` takes chunks ``l, l + lanes, ...``), the first lane adds the lanes and evaluates the
+    fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` outputs per workgroup."""
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    dt = kernel.result_dtype
+    reg = WGSL_TYPE[dt]
+    g = _Gen(kernel)
+    ra, rb = g.rep[ai], g.rep[bi]
+    ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
+    per = THREADS // lanes
+    head = [f"let e = (wid.y * nwg.x + wid.x) * {per}u + lid / {lanes}u;",
+            f"let ln = lid % {lanes}u;",
+            f"var acc: {reg} = {reg}(0);",
+            f"if (e < {ts}) {{",
+            f"  for (var s = ln; s < {ns}; s = s + {lanes}u) {{ acc = acc + part[s * {ts} + e]; }}",
+            "}",
+            "Rs[lid] = acc;",
+            "workgroupBarrier();",
+            f"if (ln != 0u || e >= {ts}) {{ return; }}",
+            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[lid + l]; }}",
+            f"let N = {g.slot(('dim', rb, nb + 1))};",
+            f"let M = {g.slot(('dim', ra, nb))};",
+            "let on = e % N;", "let q = e / N;", "let om = q % M;", "let bat = q / M;"]
+    lines, batch = batch_index(g, nb, "bat")
+    val = _SMALL_WRAP[dt].replace("{x}", "acc") if dt in _SMALL_WRAP else "acc"
+    body = [*head, *lines, *epilogue_lines(g, val, "e", (*batch, "om", "on"), nb, 0)]
+    decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
+    decls.append(f"@group(0) @binding({len(decls)}) var<storage, read> part: array<{reg}>;")
+    body = touch_unused(decls, body) + body
+    decls.append(f"var<workgroup> Rs: array<{reg}, {THREADS}>;")
+    main = "\n".join([
+        f"@compute @workgroup_size({THREADS})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *["  " + x for x in body],
+        "}",
+    ])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    max(1, len(kernel.outputs)))
