@@ -49,14 +49,17 @@ def row_layout(length: int, max_threads: int = WORKGROUP) -> tuple[int, int]:
     """(elements a thread keeps in registers, threads a row) for rows of ``length`` > ``THREAD_ROW``:
     ``G``, a power of two from 32, threads a row with at most ``GROUP_ELEMS`` elements each. Rows
     that fewer than 256 threads cover share a workgroup (``256 / G`` rows), so that a short row does
-    not leave a workgroup's threads with one or two elements each and two barriers a reduction;
-    longer rows take a workgroup of ``G`` threads, up to the adapter's ``max_threads`` (``WIDE``;
-    else 256), and past it each thread keeps up to ``CACHE_MAX`` elements, or 0: the row is walked
-    once per reduction."""
+    not leave a workgroup's threads with one or two elements each and two barriers a reduction.
+    Longer rows take a workgroup of 256 threads with up to ``CACHE_MAX`` elements each, and rows
+    longer than that (8192) a workgroup of more threads with ``CACHE_MAX`` each, up to the adapter's
+    ``max_threads`` (``WIDE``); past it the row is walked once per reduction (0 elements kept).
+    H200, softmax over 2048 x 16384 float32, GPU ms: walked 0.212, 1024 threads of 16 elements
+    0.243, 512 of 32 0.147; over 4096 x 8192, 256 threads of 32 0.130, 512 of 16 0.158."""
     if not (GROUPED and CACHED):
         return cached_elements(length), WORKGROUP
-    top = max(WORKGROUP, min(max_threads, MAX_THREADS)) if WIDE else WORKGROUP
-    grp = min(top, max(32, 1 << (-(-length // GROUP_ELEMS) - 1).bit_length()))
+    grp = min(WORKGROUP, max(32, 1 << (-(-length // GROUP_ELEMS) - 1).bit_length()))
+    if grp == WORKGROUP and WIDE and length > WORKGROUP * CACHE_MAX:
+        grp = min(max(WORKGROUP, min(max_threads, MAX_THREADS)), 1 << (-(-length // CACHE_MAX) - 1).bit_length())
     per = -(-length // grp)
     if per > CACHE_MAX:
         return 0, WORKGROUP
