@@ -149,6 +149,22 @@ def test_vec4_and_scalar_reads(wgpu_device: xp.Device, monkeypatch: pytest.Monke
             np.testing.assert_allclose(got, (a.astype(np.float64) @ b) * 2 + 1, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("vec4", [True, False])
+def test_one_array_on_both_sides(device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
+    """``x @ x``, ``x @ x.T`` and ``v @ v`` with one array as matrix and vector (one kernel input for
+    both roles: a 1 x 1 ``x @ x`` rendered an empty row index before)."""
+    monkeypatch.setattr(wgpu_matmul, "GEMV_VEC4", vec4)
+    for shape in [(1, 1), (1, 12), (12, 1), (1, 4096)]:
+        a = _rand(shape, 3, "float32")
+        g = xp.asarray(a, device=device)
+        _close(g @ g.T, a, a.T)
+        _close(g.T @ g, a.T, a)
+        _close(g.reshape(-1) @ g.reshape(-1), a.reshape(-1), a.reshape(-1))
+        if shape[0] == shape[1]:
+            _close(g @ g, a, a)
+            _close(xp.linalg.matrix_power(g, 3), a @ a, a)
+
+
 def test_fused_prologue_and_epilogue(device: xp.Device) -> None:
     """``xp.exp(X) @ v + 1``, ``X.T @ (r * 2) - b``, ``relu(v @ W + b)``: one dispatch on wgpu (no
     split; two with a split K), the operand cones and the epilogue in the product's kernels."""

@@ -114,8 +114,9 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         head += [f"  let row{i} = {r0} + slot + {i * slots}u;", f"  let live{i} = row{i} < {rlim};",
                  f"  var acc{i}: {reg} = {reg}(0);"]
 
-    def at(op: int, row: str, k: str) -> tuple[str, ...]:     # (batch..., row, column) of operand op
-        if op == mat:
+    def at(is_mat: bool, row: str, k: str) -> tuple[str, ...]:
+        # (batch..., row, column) of the matrix or the vector (by role: both may be one instruction, x @ x)
+        if is_mat:
             return (*batch, row, k) if t.side == "a" else (*batch, k, row)
         return (*batch, k, "0u") if t.side == "a" else (*batch, "0u", k)
 
@@ -127,13 +128,13 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         head += [f"  var accv{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows)]
     for j in range(0 if t.vec else unroll):          # the vector's elements of this step, in registers
         g.memo, g.lines = {}, []
-        v = g.value(vec, ("multi", at(vec, "", f"gk{j}")))
+        v = g.value(vec, ("multi", at(False, "", f"gk{j}")))
         step += [f"    let gk{j} = k0 + lane + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
                  f"    if (gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};", "    }"]
     for i in range(0 if t.vec else rows):            # the matrix reads, all before the products
         for j in range(unroll):
             g.memo, g.lines = {}, []
-            v = g.value(mat, ("multi", at(mat, f"row{i}", f"gk{j}")))
+            v = g.value(mat, ("multi", at(True, f"row{i}", f"gk{j}")))
             step += [f"    var y{i}_{j}: {reg} = {reg}(0);", f"    if (live{i} && gk{j} < K) {{",
                      *["      " + ln.strip() for ln in g.lines], f"      y{i}_{j} = {v};", "    }"]
     if not t.vec:
@@ -189,7 +190,7 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
 
 
 def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
-              at: Callable[[int, str, str], tuple[str, ...]]) -> tuple[list[str], str]:
+              at: Callable[[bool, str, str], tuple[str, ...]]) -> tuple[list[str], str]:
     """The ``K`` step of the ``vec4`` form: (lines, the matrix's binding). Word ``q`` of row ``r`` is
     ``<side>_off + r * <side>_st + batch . <side>_b + q`` (``prm`` extras in vec4 units)."""
     w, reg = t.side, WGSL_TYPE[g.k.result_dtype]
@@ -204,7 +205,7 @@ def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
         parts = []
         for c in range(4):
             g.memo, g.lines = {}, []
-            v = g.value(vec, ("multi", at(vec, "", f"gk{j}_{c}")))
+            v = g.value(vec, ("multi", at(False, "", f"gk{j}_{c}")))
             lines += [f"      let gk{j}_{c} = q{j} * 4u + {c}u;", *["      " + ln.strip() for ln in g.lines]]
             parts.append(v)
         lines += [f"      x{j} = vec4<{reg}>({', '.join(parts)});", "    }"]
