@@ -66,7 +66,7 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # with its command encoder costs 40-60 us; 64 MB is about 20 us of the GPU's memory time)
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
-SUBMIT_BYTES = 64 << 20
+SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "64")) << 20
 STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
 WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
 
