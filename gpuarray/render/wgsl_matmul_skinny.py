@@ -15,6 +15,9 @@ wide side:
   neighbouring columns of a row of ``X``: coalesced; each element is read by one thread only; its
   ``BK / LANES`` reads per step are written out, loads first) and keeps ``S`` partial sums in
   registers;
+- with one narrow row that is an input or a view of one (``X.T @ r``), each thread reads it straight
+  from memory next to its wide reads (the threads of a subgroup read one address) and the ``K``
+  loop has no workgroup memory and no barrier;
 - at the end the lanes are added through workgroup memory and lane 0 writes the ``S`` partial sums
   of its column to the partial-sum binding (``out0``) like the tiled kernels' split pass, so
   ``render_splitk_sum`` adds the chunks and evaluates the fused epilogue.
@@ -79,6 +82,13 @@ class Skinny:
                              f"or {self.threads} threads")
 
 
+def _plain(kernel: Kernel, op: int) -> bool:
+    """Whether operand ``op`` is an input or a view of one (no computed cone: reading it once per
+    thread costs a load, not its prologue)."""
+    ins = kernel.instrs[op]
+    return ins.op == "input" or ins.op == "view" and kernel.instrs[ins.args[0]].op == "input"
+
+
 def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rendered:
     """WGSL for the partial-sum pass of a narrow split-K product (module docstring); ``prm`` extras
     GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``. With
@@ -115,16 +125,29 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
     # the wide operand at (k, gw), read by this thread only; up to UNROLL reads per step are written
     # out, all loads before the products, so that they are in flight together
     steps = bk // lanes
-    if steps <= UNROLL:
+    direct = s == 1 and steps <= UNROLL and _plain(kernel, narrow)
+    if direct:      # one narrow row read straight from memory (a subgroup reads one address): no Ns, no barriers
+        load = []
         inner = []
         for j in range(steps):
             g.memo, g.lines = {}, []
+            v = g.value(narrow, ("multi", (*batch, "0u", f"gk{j}") if t.side == "a" else (*batch, f"gk{j}", "0u")))
+            inner += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
+                      f"    if (gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines],
+                      f"      x{j} = {v};", "    }"]
+    if steps <= UNROLL:
+        inner = inner if direct else []
+        for j in range(steps):
+            g.memo, g.lines = {}, []
             v = g.value(wide, ("multi", (*batch, f"gk{j}", "gw") if t.side == "a" else (*batch, "gw", f"gk{j}")))
-            inner += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var y{j}: {reg} = {reg}(0);",
+            if not direct:
+                inner.append(f"    let gk{j} = k0 + kl + {j * lanes}u;")
+            inner += [f"    var y{j}: {reg} = {reg}(0);",
                       f"    if (live && gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines],
                       f"      y{j} = {v};", "    }"]
-        inner += [f"    acc{i} = acc{i} + Ns[(kl + {j * lanes}u) * {s}u + {i}u] * y{j};"
-                  for j in range(steps) for i in range(s)]
+        inner += [f"    acc0 = acc0 + x{j} * y{j};" for j in range(steps)] if direct else \
+            [f"    acc{i} = acc{i} + Ns[(kl + {j * lanes}u) * {s}u + {i}u] * y{j};"
+             for j in range(steps) for i in range(s)]
     else:
         g.memo, g.lines = {}, []
         v = g.value(wide, ("multi", (*batch, "gk", "gw") if t.side == "a" else (*batch, "gw", "gk")))
@@ -171,9 +194,9 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
         "  loop {",
         "    if (k0 >= K) { break; }",
         *load,
-        "    workgroupBarrier();",
+        *([] if direct else ["    workgroupBarrier();"]),
         *inner,
-        "    workgroupBarrier();",
+        *([] if direct else ["    workgroupBarrier();"]),
         f"    k0 = k0 + {bk}u;",
         "  }",
         *red,
