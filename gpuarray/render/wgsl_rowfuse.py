@@ -21,6 +21,8 @@ so broadcast inputs and views are read by multi-index as in any kernel. ``prm`` 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..compiler.kernel import Kernel
@@ -33,6 +35,7 @@ from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identi
 
 UNROLL = 4      # row elements per thread and trip of a walk
 THREAD = -1     # the variant with a thread per row (short rows: ``_thread_body``)
+RECOMPUTE = os.environ.get("GPUARRAY_ROW_RECOMPUTE", "0") == "1"   # cached variant: stores recompute
 
 
 def render_fused(kernel: Kernel) -> Rendered:
@@ -201,6 +204,9 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
         stores = [f"    out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
                   for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         return body + [f"  if ({live}{lane} == 0u) {{", *g.lines, *stores, "  }"], decls
+    if RECOMPUTE:       # the stores compute again what the reductions computed, from the loads kept
+        g.memo = {key: v for key, v in g.memo.items()
+                  if not isinstance(key[0], int) or g.ins[key[0]].op in ("input", "view", "const")}
     for k in range(k_max):
         g.lines = []
         vals = [g.value(o, at(k)) for o in kernel.outputs]
