@@ -33,6 +33,7 @@ autotuner that picks :class:`Tiles` per device.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel
@@ -205,6 +206,17 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None, split: bool = False) -
     decls.append(f"var<workgroup> Bs: array<{reg}, {t.bk * t.bn}>;")
     if split:
         head = ["  " + x for x in touch_unused(decls, [*head, *load_a, *load_b, *stores])] + head
+    step = [*["  " + line for line in load_a], *["  " + line for line in load_b], "    workgroupBarrier();",
+            f"    for (var kk = 0u; kk < {t.bk}u; kk = kk + 1u) {{", *inner, "    }", "    workgroupBarrier();"]
+    return k_loop_shader(kernel, g, decls, threads, head, step, t.bk, stores, split)
+
+
+def k_loop_shader(kernel: Kernel, g: _Gen, decls: list[str], threads: int, head: list[str], step: list[str],
+                  bk: int, tail: list[str], split: bool) -> Rendered:
+    """The shader of a product kernel that walks its ``K`` chunk from ``klo`` in steps of ``bk``:
+    ``head``, the loop around ``step``, ``tail`` (lines indented for ``main``); one output binding of
+    partial sums with ``split``, else the kernel's outputs. Shared by the tiled, narrow and GEMV
+    kernels."""
     main = "\n".join([
         f"@compute @workgroup_size({threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
@@ -213,16 +225,10 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None, split: bool = False) -
         "  var k0 = klo;",
         "  loop {",
         "    if (k0 >= K) { break; }",
-        *["  " + line for line in load_a],
-        *["  " + line for line in load_b],
-        "    workgroupBarrier();",
-        f"    for (var kk = 0u; kk < {t.bk}u; kk = kk + 1u) {{",
-        *inner,
-        "    }",
-        "    workgroupBarrier();",
-        f"    k0 = k0 + {t.bk}u;",
+        *step,
+        f"    k0 = k0 + {bk}u;",
         "  }",
-        *stores,
+        *tail,
         "}",
     ])
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
@@ -247,18 +253,27 @@ def render_splitk_sum(kernel: Kernel) -> Rendered:
     sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``) in chunk order and
     evaluates the fused epilogue. ``prm`` extras: S, TS (elements per chunk); one thread per element.
     """
-    ai, bi = kernel.operands
-    nb = len(kernel.instrs[ai].shape) - 2
-    dt = kernel.result_dtype
-    reg = WGSL_TYPE[dt]
     g = _Gen(kernel)
-    ra, rb = g.rep[ai], g.rep[bi]
+    reg = WGSL_TYPE[kernel.result_dtype]
     ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
     head = [f"let e = (wid.y * nwg.x + wid.x) * {SUM_THREADS}u + lid;",
             f"if (e >= {ts}) {{ return; }}",
             f"var acc: {reg} = part[e];",
-            f"for (var s = 1u; s < {ns}; s = s + 1u) {{ acc = acc + part[s * {ts} + e]; }}",
-            f"let N = {g.slot(('dim', rb, nb + 1))};",
+            f"for (var s = 1u; s < {ns}; s = s + 1u) {{ acc = acc + part[s * {ts} + e]; }}"]
+    return chunk_sum_shader(kernel, g, SUM_THREADS, head)
+
+
+def chunk_sum_shader(kernel: Kernel, g: _Gen, threads: int, head: list[str], shared: Sequence[str] = ()) -> Rendered:
+    """The shader of a split product's sum pass around ``head``, which leaves output element ``e``'s
+    sum in ``acc`` (threads without an element have returned): the element's (batch, row, column),
+    the fused epilogue, the kernel's bindings with ``part`` (the partial sums) last, and the
+    workgroup declarations ``shared``. Shared by ``render_splitk_sum`` and the GEMV sum pass."""
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    dt = kernel.result_dtype
+    reg = WGSL_TYPE[dt]
+    ra, rb = g.rep[ai], g.rep[bi]
+    head = [*head, f"let N = {g.slot(('dim', rb, nb + 1))};",
             f"let M = {g.slot(('dim', ra, nb))};",
             "let on = e % N;", "let q = e / N;", "let om = q % M;", "let bat = q / M;"]
     lines, batch = batch_index(g, nb, "bat")
@@ -267,8 +282,9 @@ def render_splitk_sum(kernel: Kernel) -> Rendered:
     decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
     decls.append(f"@group(0) @binding({len(decls)}) var<storage, read> part: array<{reg}>;")
     body = touch_unused(decls, body) + body
+    decls += shared
     main = "\n".join([
-        f"@compute @workgroup_size({SUM_THREADS})",
+        f"@compute @workgroup_size({threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
         *["  " + x for x in body],

@@ -39,8 +39,7 @@ from dataclasses import dataclass
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen
-from .wgsl_lib import helpers_for
-from .wgsl_matmul import batch_index, epilogue_lines, tile_grid, touch_unused
+from .wgsl_matmul import chunk_sum_shader, epilogue_lines, k_loop_shader, tile_grid, touch_unused
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 THREADS = 256
@@ -170,23 +169,7 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         decls.append(f"var<workgroup> Rs: array<{reg}, {t.smem_elems}>;")
     body = [*head, *step, *tail]
     head = ["  " + x for x in touch_unused(decls, body)] + head
-    main = "\n".join([
-        f"@compute @workgroup_size({THREADS})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        *head,
-        "  var k0 = klo;",
-        "  loop {",
-        "    if (k0 >= K) { break; }",
-        *step,
-        f"    k0 = k0 + {t.bk}u;",
-        "  }",
-        *tail,
-        "}",
-    ])
-    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
-                    1 if split else max(1, len(kernel.outputs)))
+    return k_loop_shader(kernel, g, decls, THREADS, head, step, t.bk, tail, split)
 
 
 def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
@@ -228,12 +211,8 @@ def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
     add its ``S`` partial sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``;
     lane ``l`` takes chunks ``l, l + lanes, ...``), the first lane adds the lanes and evaluates the
     fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` outputs per workgroup."""
-    ai, bi = kernel.operands
-    nb = len(kernel.instrs[ai].shape) - 2
-    dt = kernel.result_dtype
-    reg = WGSL_TYPE[dt]
     g = _Gen(kernel)
-    ra, rb = g.rep[ai], g.rep[bi]
+    reg = WGSL_TYPE[kernel.result_dtype]
     ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
     per = THREADS // lanes
     head = [f"let e = (wid.y * nwg.x + wid.x) * {per}u + lid / {lanes}u;",
@@ -245,24 +224,5 @@ def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
             "Rs[lid] = acc;",
             "workgroupBarrier();",
             f"if (ln != 0u || e >= {ts}) {{ return; }}",
-            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[lid + l]; }}",
-            f"let N = {g.slot(('dim', rb, nb + 1))};",
-            f"let M = {g.slot(('dim', ra, nb))};",
-            "let on = e % N;", "let q = e / N;", "let om = q % M;", "let bat = q / M;"]
-    lines, batch = batch_index(g, nb, "bat")
-    val = _SMALL_WRAP[dt].replace("{x}", "acc") if dt in _SMALL_WRAP else "acc"
-    body = [*head, *lines, *epilogue_lines(g, val, "e", (*batch, "om", "on"), nb, 0)]
-    decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
-    decls.append(f"@group(0) @binding({len(decls)}) var<storage, read> part: array<{reg}>;")
-    body = touch_unused(decls, body) + body
-    decls.append(f"var<workgroup> Rs: array<{reg}, {THREADS}>;")
-    main = "\n".join([
-        f"@compute @workgroup_size({THREADS})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        *["  " + x for x in body],
-        "}",
-    ])
-    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
-                    max(1, len(kernel.outputs)))
+            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[lid + l]; }}"]
+    return chunk_sum_shader(kernel, g, THREADS, head, [f"var<workgroup> Rs: array<{reg}, {THREADS}>;"])

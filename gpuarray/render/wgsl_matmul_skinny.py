@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen
-from .wgsl_lib import helpers_for
-from .wgsl_matmul import epilogue_lines, tile_grid, touch_unused
+from .wgsl_matmul import epilogue_lines, k_loop_shader, tile_grid, touch_unused
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 UNROLL = 16                # wide-operand reads per K step written out (more: a loop)
@@ -185,23 +184,6 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
     decls.append(f"var<workgroup> Rs: array<{reg}, {max(1, s * bw)}>;")
     body_all = [*head, *load, *inner, *red, *store]
     head = ["  " + x for x in touch_unused(decls, body_all)] + head
-    main = "\n".join([
-        f"@compute @workgroup_size({t.threads})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        *head,
-        "  var k0 = klo;",
-        "  loop {",
-        "    if (k0 >= K) { break; }",
-        *load,
-        *([] if direct else ["    workgroupBarrier();"]),
-        *inner,
-        *([] if direct else ["    workgroupBarrier();"]),
-        f"    k0 = k0 + {bk}u;",
-        "  }",
-        *red,
-        *store,
-        "}",
-    ])
-    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    step = [*load, *([] if direct else ["    workgroupBarrier();"]), *inner,
+            *([] if direct else ["    workgroupBarrier();"])]
+    return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
