@@ -39,8 +39,10 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     limit = int(getattr(provider, "limits", {}).get("max-compute-invocations-per-workgroup", WORKGROUP))
     k, grp = (THREAD, WORKGROUP) if length <= THREAD_ROW else row_layout(length, limit)
     groups = -(-rows // WORKGROUP) if k == THREAD else -(-rows // max(1, WORKGROUP // grp))
-    wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)), kernel)
-    dispatch_subgroups(provider, kernel, lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k, grp)),
+    exact = k > 0 and k * grp == length         # no element tests (render_rowfuse's exact)
+    wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k, grp, exact)), kernel)
+    dispatch_subgroups(provider, kernel,
+                       lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k, grp, exact)),
                        sg, {"ROWS": rows}, [*in_handles, *outs, *wide], groups)
     return outs
 

@@ -21,8 +21,6 @@ so broadcast inputs and views are read by multi-index as in any kernel. ``prm`` 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..compiler.kernel import Kernel
@@ -35,7 +33,6 @@ from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identi
 
 UNROLL = 4      # row elements per thread and trip of a walk
 THREAD = -1     # the variant with a thread per row (short rows: ``_thread_body``)
-RECOMPUTE = os.environ.get("GPUARRAY_ROW_RECOMPUTE", "0") == "1"   # cached variant: stores recompute
 
 
 def render_fused(kernel: Kernel) -> Rendered:
@@ -63,14 +60,15 @@ def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool, wg: int = WORKGROUP) 
 
 def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool, int, int] = False) -> Rendered:
     """WGSL for a ``rowfuse`` kernel (``prm`` extra ROWS). ``variant`` is ``sg``, ``(sg, K)`` or
-    ``(sg, K, G)``: with ``sg`` each reduction is combined with subgroup operations; with ``K`` > 0
+    ``(sg, K, G[, exact])``: with ``sg`` each reduction is combined with subgroup operations; with ``K`` > 0
     each thread keeps ``K`` elements of its row in registers (``_cached_body``), so the row is read
     from memory once; ``G`` threads share a row (a power of two from 32: ``256 / G`` rows a
     workgroup of 256 up to 256, else a workgroup of ``G`` threads a row; default 256)."""
-    sg, cached, grp = False, 0, WORKGROUP
+    sg, cached, grp, exact = False, 0, WORKGROUP, False
     if isinstance(variant, tuple):
         sg, cached = variant[0], variant[1]
         grp = variant[2] if len(variant) > 2 else WORKGROUP
+        exact = bool(variant[3]) if len(variant) > 3 else False
     else:
         sg = variant
     g = _Gen(kernel)
@@ -100,7 +98,7 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
     if cached == THREAD:
         return _finish(kernel, g, False, _thread_body(kernel, g, body, coords, shape), [])
     if cached:
-        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp),
+        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp, exact),
                        wg=max(grp, WORKGROUP))
 
     def walk(inner: list[str]) -> list[str]:
@@ -165,13 +163,14 @@ def _group_combine(rop: str, dt: np.dtype, j: int, sg: bool, grp: int) -> list[s
 
 
 def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str], coords: list[str],
-                 shape: tuple[int, ...], grp: int = WORKGROUP) -> tuple[list[str], list[str]]:
+                 shape: tuple[int, ...], grp: int = WORKGROUP, exact: bool = False) -> tuple[list[str], list[str]]:
     """The body of the cached variant: thread ``lid`` owns elements ``ck_<k> = lid % G + G k``, k < ``k_max``,
     of row ``row`` (``G`` = ``grp`` threads a row; a name no generated value takes: ``c<n>`` are the generator's),
     straight-line code in one scope, so that a value computed for element ``k`` by one walk (a load,
     ``exp(x - max)``) is a name the later walks and the stores use again (``g.memo`` is kept); only
-    the accumulations and stores test ``ck_<k> < L``. (Out-of-range loads read whatever the robust
-    buffer access gives, and are never used.)"""
+    the accumulations and stores test ``ck_<k> < L``, and with ``exact`` (rows of ``k_max * G``
+    elements, the provider knows) none do. (Out-of-range loads read whatever the robust buffer
+    access gives, and are never used.)"""
     whole = grp >= WORKGROUP           # a workgroup of grp threads a row
     lane = "lid" if whole else f"(lid % {grp}u)"
     live = "" if whole else "live && "
@@ -191,7 +190,8 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
             v = g.value(ins.args[0], at(k))
             if dt.kind == "b":
                 v = f"select(0u, 1u, {v})"
-            body += g.lines + [f"  if (ck_{k} < L) {{ acc{j} = {combine(rop, dt, f'acc{j}', v)}; }}"]
+            acc = f"acc{j} = {combine(rop, dt, f'acc{j}', v)};"
+            body += g.lines + [f"  {acc}" if exact else f"  if (ck_{k} < L) {{ {acc} }}"]
         decls.append(f"var<workgroup> sh{j}: array<{at_t}, {max(grp, WORKGROUP)}>;")
         comb = (_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp) if whole
                 else _group_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp))
@@ -204,13 +204,11 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
         stores = [f"    out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
                   for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         return body + [f"  if ({live}{lane} == 0u) {{", *g.lines, *stores, "  }"], decls
-    if RECOMPUTE:       # the stores compute again what the reductions computed, from the loads kept
-        g.memo = {key: v for key, v in g.memo.items()
-                  if not isinstance(key[0], int) or g.ins[key[0]].op in ("input", "view", "const")}
     for k in range(k_max):
         g.lines = []
         vals = [g.value(o, at(k)) for o in kernel.outputs]
-        body += g.lines + [f"  if ({live}ck_{k} < L) {{"]
+        cond = live[:-4] if exact else f"{live}ck_{k} < L"         # exact: every ck_k < L
+        body += g.lines + [f"  if ({cond}) {{" if cond else "  {"]
         body += [f"    out{n}[row * L + ck_{k}] = {store_value(kernel.instrs[o].dtype, v)};"
                  for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         body += ["  }"]
