@@ -29,7 +29,7 @@ from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, input_types, store_value
-from .wgsl_reduce import SUBGROUP_TYPES, acc_type, combine, compute_main, identity
+from .wgsl_reduce import KEYED_IDENTITY, SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
 UNROLL = 4      # row elements per thread and trip of a walk
 THREAD = -1     # the variant with a thread per row (short rows: ``_thread_body``)
@@ -39,6 +39,35 @@ def render_fused(kernel: Kernel) -> Rendered:
     """A ``rowfuse`` kernel's shader as the wgpu provider first renders it: over rows (without
     subgroups, each row walked per reduction), or over columns (``render/wgsl_colfuse.py``)."""
     return render_colfuse(kernel) if kernel.attrs else render_rowfuse(kernel)
+
+
+class _Acc:
+    """How reduction ``j`` accumulates: float32 max/min as integer order keys (``ga_rmaxkey`` /
+    ``ga_rminkey``: NaN at the winning end, -0 below +0, subnormals ordered whatever the driver
+    flushes; one key per element and an integer max/min, as ``wgsl_reduce``'s keyed accumulators,
+    where the NaN-propagating float combine keys both operands at every step: on the H200 a row
+    max over 4096 x 8192 took 0.083 ms that way, 0.071 with a cheap combine), else the dtype's
+    combine."""
+
+    def __init__(self, rop: str, dt: np.dtype, j: int) -> None:
+        self.rop, self.dt, self.j = rop, dt, j
+        self.keyed = dt == np.float32 and rop in ("max", "min")
+        self.cdt = np.dtype(np.int32) if self.keyed else dt          # the accumulator's dtype
+        self.t = acc_type(self.cdt)
+        self.ident = KEYED_IDENTITY[rop] if self.keyed else identity(rop, dt)
+
+    def step(self, v: str) -> str:
+        a = f"acc{self.j}"
+        if self.keyed:
+            return f"{a} = {self.rop}({a}, ga_r{self.rop}key_f32({v}));"
+        return f"{a} = {combine(self.rop, self.dt, a, v)};"
+
+    def named(self) -> tuple[list[str], str]:
+        """(lines after the combine, the name later instructions read the row's result by)."""
+        j = self.j
+        if self.keyed:
+            return [f"  let rvf{j} = ga_unkey_f32(rv{j});"], f"rvf{j}"
+        return [], f"(rv{j} != 0u)" if self.dt.kind == "b" else f"rv{j}"
 
 
 def _row_combine(rop: str, dt: np.dtype, j: int, sg: bool, wg: int = WORKGROUP) -> list[str]:
@@ -115,17 +144,16 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
 
     for j, q in enumerate(kernel.operands):
         ins = kernel.instrs[q]
-        rop, dt = ins.params[0], ins.dtype
-        at_t = acc_type(dt)
+        ac = _Acc(ins.params[0], ins.dtype, j)
         g.memo, g.lines = {}, []
         v = g.value(ins.args[0], at)
-        if dt.kind == "b":
+        if ins.dtype.kind == "b":
             v = f"select(0u, 1u, {v})"
-        inner = ["    " + ln.strip() for ln in g.lines] + [f"    acc{j} = {combine(rop, dt, f'acc{j}', v)};"]
-        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
-        body += [f"  var rv{j}: {at_t};", "  {", f"  var acc{j}: {at_t} = {identity(rop, dt)};", *walk(inner),
-                 *_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES), "  }"]
-        g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+        inner = ["    " + ln.strip() for ln in g.lines] + [f"    {ac.step(v)}"]
+        decls.append(f"var<workgroup> sh{j}: array<{ac.t}, {WORKGROUP}>;")
+        after, g.named[q] = ac.named()
+        body += [f"  var rv{j}: {ac.t};", "  {", f"  var acc{j}: {ac.t} = {ac.ident};", *walk(inner),
+                 *_row_combine(ac.rop, ac.cdt, j, sg and ac.t in SUBGROUP_TYPES), "  }", *after]
     g.memo, g.lines = {}, []
     per_row = kernel.out_shape != shape          # one value per row (logsumexp)
     if per_row:
@@ -182,21 +210,20 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
     g.memo = {}
     for j, q in enumerate(kernel.operands):
         ins = kernel.instrs[q]
-        rop, dt = ins.params[0], ins.dtype
-        at_t = acc_type(dt)
-        body += [f"  var rv{j}: {at_t};", f"  var acc{j}: {at_t} = {identity(rop, dt)};"]
+        ac = _Acc(ins.params[0], ins.dtype, j)
+        body += [f"  var rv{j}: {ac.t};", f"  var acc{j}: {ac.t} = {ac.ident};"]
         for k in range(k_max):
             g.lines = []
             v = g.value(ins.args[0], at(k))
-            if dt.kind == "b":
+            if ins.dtype.kind == "b":
                 v = f"select(0u, 1u, {v})"
-            acc = f"acc{j} = {combine(rop, dt, f'acc{j}', v)};"
+            acc = ac.step(v)
             body += g.lines + [f"  {acc}" if exact else f"  if (ck_{k} < L) {{ {acc} }}"]
-        decls.append(f"var<workgroup> sh{j}: array<{at_t}, {max(grp, WORKGROUP)}>;")
-        comb = (_row_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp) if whole
-                else _group_combine(rop, dt, j, sg and at_t in SUBGROUP_TYPES, grp))
-        body += ["  {", *comb, "  }"]
-        g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
+        decls.append(f"var<workgroup> sh{j}: array<{ac.t}, {max(grp, WORKGROUP)}>;")
+        sgj = sg and ac.t in SUBGROUP_TYPES
+        comb = (_row_combine(ac.rop, ac.cdt, j, sgj, grp) if whole else _group_combine(ac.rop, ac.cdt, j, sgj, grp))
+        after, g.named[q] = ac.named()
+        body += ["  {", *comb, "  }", *after]
     if kernel.out_shape != shape:               # one value per row (logsumexp): the row's first thread
         g.lines = []
         pat = ("multi", (*coords, "0u")) if len(kernel.out_shape) == len(shape) else ("multi", tuple(coords))
