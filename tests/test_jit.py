@@ -204,3 +204,24 @@ def test_python_calls_per_replay(wgpu_device: xp.Device, always: Any) -> None:
     xp.synchronize(wgpu_device)
     calls = pstats.Stats(prof).total_calls / 20        # type: ignore[attr-defined]
     assert calls <= 100, calls
+
+
+def test_device_lost(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, always: Any) -> None:
+    """After the device is lost a compiled function's call is an ordinary one on the new device."""
+    from gpuarray.providers.webgpu import WgpuProvider
+    from gpuarray.runtime import devices as _devices
+    orig = _devices.provider_for(wgpu_device)
+    fresh = WgpuProvider(orig.adapter, device_name=wgpu_device.name)
+    monkeypatch.setitem(_devices._providers, wgpu_device.name, fresh)
+    fn = Counted(lambda x: x * 2 + 1)
+    f = xp.jit(fn)
+    a = _data((64,), 1)
+    x = xp.asarray(a, device=wgpu_device)
+    np.asarray(x)
+    for _ in range(2):
+        assert_same(f(x), a * 2 + 1)
+    assert fn.calls == 1
+    fresh.device.destroy()
+    assert_same(f(x), a * 2 + 1)
+    assert _devices.provider_for(wgpu_device) is not fresh
+    assert_same(f(x), a * 2 + 1)

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core import metrics as _metrics
+from ..core.errors import DeviceLostError
 from ..graph.node import Node
 from ..runtime import planner, replay
 from .array import GpuArray
@@ -66,8 +67,11 @@ class _Entry:
             order[p] = leaves[i]._node
         for p, dt, shape, dev in self.fresh:
             order[p] = Node("leaf", (), dt, shape, (), dev)
-        if not planner.replay_walk(self.plan, order):
-            return _ORDINARY
+        try:
+            if not planner.replay_walk(self.plan, order):
+                return _ORDINARY
+        except DeviceLostError:
+            return _ORDINARY            # an ordinary call recovers as evaluate_nodes does
         return _rebuild(self.shape, [GpuArray(order[p]) for p in self.outs])
 
 
