@@ -267,3 +267,41 @@ def test_wide_workgroups(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch
             got, n = _dispatches(lambda fn=fn, x=x: fn(xp, xp.asarray(x, device=wgpu_device)))
             assert n == 1, name
             _check(got, fn(np, x), "float32")
+
+
+@pytest.mark.parametrize("length", [4096, 8192])
+def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
+    """Rows of exactly K x 256 elements read and write float32 of the row's shape as vec4 words
+    (``exact`` 2): with and without subgroups, per-element and per-row outputs, weights of another
+    shape read element by element, an input also read through a view (then element by element),
+    float64 rows (not vec4), NaN and infinities; the same results as the element form."""
+    from gpuarray.providers import webgpu, wgpu_reduce
+    seen: list[str] = []
+    orig = webgpu.WgpuProvider.dispatch
+
+    def spy(self: Any, src: str, *a: Any, **k: Any) -> Any:
+        seen.append(src)
+        return orig(self, src, *a, **k)
+    monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    x = _x((65, length), scale=3.0, seed=length)
+    x[3, 7] = np.nan
+    x[5, :] = -np.inf
+    x[6, 9] = np.inf
+    w = _x((length,), scale=1.0, seed=1)
+    cases = {"softmax": lambda p, a: softmax(p, a), "logsumexp": lambda p, a: logsumexp(p, a),
+             "weighted": lambda p, a: (a - p.mean(a, axis=-1, keepdims=True)) * w if p is np else
+             (a - p.mean(a, axis=-1, keepdims=True)) * p.asarray(w, device=wgpu_device),
+             "flipped": lambda p, a: a - p.max(p.flip(a, axis=-1), axis=-1, keepdims=True)}
+    with np.errstate(all="ignore"):
+        for flag in (True, False):
+            monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
+            for name, fn in cases.items():
+                seen.clear()
+                got, n = _dispatches(lambda fn=fn: fn(xp, xp.asarray(x, device=wgpu_device)))
+                assert n == 1, name
+                _check(got, fn(np, x), "float32")
+                if name in ("softmax", "weighted"):
+                    assert "vec4<f32>" in seen[-1], name
+        y = x.astype(np.float64)
+        got, n = _dispatches(lambda: softmax(xp, xp.asarray(y, device=wgpu_device)))
+        _check(got, softmax(np, y), "float64")

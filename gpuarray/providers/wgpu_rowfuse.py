@@ -24,6 +24,7 @@ GROUPED = os.environ.get("GPUARRAY_ROW_GROUP", "1") != "0"    # short rows share
 GROUP_ELEMS = 16        # elements a thread keeps (at most, while threads can be added)
 WIDE = os.environ.get("GPUARRAY_ROW_WIDE", "1") != "0"    # long rows: workgroups of up to MAX_THREADS
 MAX_THREADS = 1024
+VEC4 = os.environ.get("GPUARRAY_ROW_VEC4", "1") != "0"    # exact rows of a workgroup: vec4 words (render_rowfuse)
 
 
 def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -39,7 +40,7 @@ def enqueue_rowfuse(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     limit = int(getattr(provider, "limits", {}).get("max-compute-invocations-per-workgroup", WORKGROUP))
     k, grp = (THREAD, WORKGROUP) if length <= THREAD_ROW else row_layout(length, limit)
     groups = -(-rows // WORKGROUP) if k == THREAD else -(-rows // max(1, WORKGROUP // grp))
-    exact = k > 0 and k * grp == length         # no element tests (render_rowfuse's exact)
+    exact = 0 if k <= 0 or k * grp != length else 2 if VEC4 and grp >= WORKGROUP and k % 4 == 0 else 1
     wide = wide_buffers(provider, provider.rendered_for(kernel, render_rowfuse, (sg, k, grp, exact)), kernel)
     dispatch_subgroups(provider, kernel,
                        lambda sg: provider.rendered_for(kernel, render_rowfuse, (sg, k, grp, exact)),

@@ -1,5 +1,6 @@
-"""Render a ``rowfuse`` kernel (``compiler/rowfuse.py``): one workgroup per row of the output (or, for
-rows of a few elements, one thread per row: ``_thread_body``).
+"""Render a ``rowfuse`` kernel (``compiler/rowfuse.py``): one workgroup per row of the output, or
+``256 / G`` rows of ``G`` threads a workgroup (the cached variant, ``_cached_body``), or, for rows of a
+few elements, one thread per row (``_thread_body``).
 
 For each ``rowreduce`` instruction in order, the workgroup's threads walk the row (thread
 ``lid`` takes elements ``lid``, ``lid + 256``, ..., ``UNROLL`` of them per trip so that their
@@ -92,12 +93,14 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
     ``(sg, K, G[, exact])``: with ``sg`` each reduction is combined with subgroup operations; with ``K`` > 0
     each thread keeps ``K`` elements of its row in registers (``_cached_body``), so the row is read
     from memory once; ``G`` threads share a row (a power of two from 32: ``256 / G`` rows a
-    workgroup of 256 up to 256, else a workgroup of ``G`` threads a row; default 256)."""
-    sg, cached, grp, exact = False, 0, WORKGROUP, False
+    workgroup of 256 up to 256, else a workgroup of ``G`` threads a row; default 256). ``exact``
+    1: rows of exactly ``K G`` elements (no element tests); 2: besides, float32 inputs and outputs of
+    the row's shape read and written as ``vec4`` words where a workgroup takes a row (``_vec4``)."""
+    sg, cached, grp, exact = False, 0, WORKGROUP, 0
     if isinstance(variant, tuple):
         sg, cached = variant[0], variant[1]
         grp = variant[2] if len(variant) > 2 else WORKGROUP
-        exact = bool(variant[3]) if len(variant) > 3 else False
+        exact = int(variant[3]) if len(variant) > 3 else 0
     else:
         sg = variant
     g = _Gen(kernel)
@@ -113,21 +116,17 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
         first = f"(wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid" if cached == THREAD else "wid.y * nwg.x + wid.x"
         body = [f"  let row = {first};", f"  if (row >= {rows}) {{ return; }}"]
     body.append(f"  let L = {g.slot(('dim', rep, nd - 1))};")
-    coords: list[str] = [""] * (nd - 1)
-    rem = "row"
-    for d in range(nd - 2, -1, -1):
-        if d == 0:
-            coords[d] = rem
-        else:
-            dim = g.slot(("dim", rep, d))
-            body += [f"  let r{d} = {rem} % {dim};", f"  let rq{d} = {rem} / {dim};"]
-            coords[d], rem = f"r{d}", f"rq{d}"
+    coords = _row_coords(g, rep, nd, body)
     at = ("multi", (*coords, "c"))
     decls: list[str] = []
     if cached == THREAD:
         return _finish(kernel, g, False, _thread_body(kernel, g, body, coords, shape), [])
     if cached:
-        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp, exact),
+        if exact == 2 and grp >= WORKGROUP and cached % 4 == 0:
+            r = _vec4(kernel, sg, cached, grp)
+            if r is not None:
+                return r
+        return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp, bool(exact)),
                        wg=max(grp, WORKGROUP))
 
     def walk(inner: list[str]) -> list[str]:
@@ -190,8 +189,24 @@ def _group_combine(rop: str, dt: np.dtype, j: int, sg: bool, grp: int) -> list[s
             "    workgroupBarrier();", "    s = s >> 1u;", "  }", f"  rv{j} = sh{j}[lid - lid % {grp}u];"]
 
 
+def _row_coords(g: _Gen, rep: int, nd: int, body: list[str]) -> list[str]:
+    """The row index ``row`` split into the leading coordinates of the row shape (lines added to
+    ``body``): the names of coordinates ``0 .. nd - 2``."""
+    coords: list[str] = [""] * (nd - 1)
+    rem = "row"
+    for d in range(nd - 2, -1, -1):
+        if d == 0:
+            coords[d] = rem
+        else:
+            dim = g.slot(("dim", rep, d))
+            body += [f"  let r{d} = {rem} % {dim};", f"  let rq{d} = {rem} / {dim};"]
+            coords[d], rem = f"r{d}", f"rq{d}"
+    return coords
+
+
 def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str], coords: list[str],
-                 shape: tuple[int, ...], grp: int = WORKGROUP, exact: bool = False) -> tuple[list[str], list[str]]:
+                 shape: tuple[int, ...], grp: int = WORKGROUP, exact: bool = False,
+                 vec: list[tuple[int, int]] | None = None, vec_out: bool = False) -> tuple[list[str], list[str]]:
     """The body of the cached variant: thread ``lid`` owns elements ``ck_<k> = lid % G + G k``, k < ``k_max``,
     of row ``row`` (``G`` = ``grp`` threads a row; a name no generated value takes: ``c<n>`` are the generator's),
     straight-line code in one scope, so that a value computed for element ``k`` by one walk (a load,
@@ -202,12 +217,20 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
     whole = grp >= WORKGROUP           # a workgroup of grp threads a row
     lane = "lid" if whole else f"(lid % {grp}u)"
     live = "" if whole else "live && "
-    body = body + [f"  let ck_{k} = {lane} + {k * grp}u;" for k in range(k_max)]
+    if vec is not None:     # element 4 m + c of a thread: word m's lane c (4 neighbouring elements)
+        body = body + [f"  let ck_{k} = 4u * lid + {4 * grp * (k // 4) + k % 4}u;" for k in range(k_max)]
+    else:
+        body = body + [f"  let ck_{k} = {lane} + {k * grp}u;" for k in range(k_max)]
     decls: list[str] = []
 
     def at(k: int) -> tuple:
         return ("multi", (*coords, f"ck_{k}"))
     g.memo = {}
+    for i, b in vec or ():          # the vec4 inputs' words, read once each: lanes are their values
+        for m in range(k_max // 4):
+            body.append(f"  let w{i}_{m} = in{b}[row * (L / 4u) + lid + {grp * m}u];")
+            for c in range(4):
+                g.memo[(i, at(4 * m + c))] = f"w{i}_{m}.{'xyzw'[c]}"
     for j, q in enumerate(kernel.operands):
         ins = kernel.instrs[q]
         ac = _Acc(ins.params[0], ins.dtype, j)
@@ -231,6 +254,13 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
         stores = [f"    out{n}[row] = {store_value(kernel.instrs[o].dtype, v)};"
                   for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))]
         return body + [f"  if ({live}{lane} == 0u) {{", *g.lines, *stores, "  }"], decls
+    if vec_out:             # every output float32 of the row's shape: one vec4 word a store
+        for m in range(k_max // 4):
+            g.lines = []
+            vals4 = [[g.value(o, at(4 * m + c)) for c in range(4)] for o in kernel.outputs]
+            body += g.lines + [f"  out{n}[row * (L / 4u) + lid + {grp * m}u] = vec4<f32>({', '.join(v4)});"
+                               for n, v4 in enumerate(vals4)]
+        return body, decls
     for k in range(k_max):
         g.lines = []
         vals = [g.value(o, at(k)) for o in kernel.outputs]
@@ -271,9 +301,45 @@ def _thread_body(kernel: Kernel, g: _Gen, body: list[str], coords: list[str],
                      for n, (o, v) in enumerate(zip(kernel.outputs, vals, strict=True))), "  }"]
 
 
-def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str], wg: int = WORKGROUP) -> Rendered:
-    out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
-    decls = declare_bindings(input_types(kernel), out_types, g.wide) + decls
+def _vec4(kernel: Kernel, sg: bool, k_max: int, grp: int) -> Rendered | None:
+    """The cached variant with ``vec4`` words (a workgroup a row of exactly ``k_max grp`` elements,
+    ``k_max`` a multiple of 4): thread ``t`` owns words ``t + grp m`` of its row, elements ``4 t +
+    4 grp m + c``; float32 inputs of the row's shape that no view reads are bound as ``vec4`` arrays
+    and read a word at a time, and where every output is float32 of the row's shape they are stored
+    a word at a time. None where nothing would be read or written so (or a vec4 binding would also
+    be read element by element)."""
+    src = kernel.instrs[kernel.operands[0]].args[0]
+    shape = kernel.instrs[src].shape
+    f32 = np.dtype(np.float32)
+    viewed = {a for ins in kernel.instrs if ins.op != "input" and ins.op in ("view", "reshape") for a in ins.args}
+    vec = [(i, ins.params[0]) for i, ins in enumerate(kernel.instrs)
+           if ins.op == "input" and ins.shape == shape and ins.dtype == f32 and i not in viewed]
+    vec_out = kernel.out_shape == shape and all(kernel.instrs[o].dtype == f32 for o in kernel.outputs)
+    if not vec and not vec_out:
+        return None
+    g = _Gen(kernel)
+    nd = len(shape)
+    rep = g.rep[src]
+    body = ["  let row = wid.y * nwg.x + wid.x;", f"  if (row >= {g.slot(('extra', 'ROWS'))}) {{ return; }}",
+            f"  let L = {g.slot(('dim', rep, nd - 1))};"]
+    coords = _row_coords(g, rep, nd, body)
+    body, decls = _cached_body(kernel, g, sg, k_max, body, coords, shape, grp, True, vec, vec_out)
+    text = "\n".join(body)
+    for _i, b in vec:
+        if text.count(f"in{b}[") != k_max // 4 * sum(1 for _j, c in vec if c == b):
+            return None             # read element by element too (another index): not as vec4
+    types = input_types(kernel)
+    for _i, b in vec:
+        types[b] = "vec4<f32>"
+    outs = ["vec4<f32>"] * len(kernel.outputs) if vec_out else None
+    return _finish(kernel, g, sg, body, decls, wg=max(grp, WORKGROUP), in_types=types, out_types=outs)
+
+
+def _finish(kernel: Kernel, g: _Gen, sg: bool, body: list[str], decls: list[str], wg: int = WORKGROUP,
+            in_types: list[str] | None = None, out_types: list[str] | None = None) -> Rendered:
+    if out_types is None:
+        out_types = [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs]
+    decls = declare_bindings(in_types or input_types(kernel), out_types, g.wide) + decls
     main = compute_main(sg, body, wg)
     source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
     return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
