@@ -28,8 +28,8 @@ UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
 
 # What a device adapter leaves to the host fallback (everything else it covers on the device).
 NOTES: dict[str, str] = {
-    "numpy.unique": "`axis=None`: all on the device on a GPU (the count of unique values read back); `axis=k`: all on the device "
-                    "(one count read back)",
+    "numpy.unique": "`axis=None`: all on the device on a GPU (the count of unique values read back); "
+                    "`axis=k`: all on the device (one count read back)",
     "numpy.nonzero": "stream compaction on a GPU device (the count, 4 bytes, read back)",
     "numpy.argwhere": "as `nonzero`; 0-d input falls back",
     "numpy.trim_zeros": "bounds read back in one transfer; returns a view",
