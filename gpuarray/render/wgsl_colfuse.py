@@ -29,7 +29,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
-from .wgsl_parts import declare_bindings, input_types, store_value
+from .wgsl_parts import declare_bindings, input_types, split_index, store_value
 from .wgsl_reduce import acc_type, combine, compute_main, identity
 
 
@@ -52,15 +52,8 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
             "  let cf_cc = min(cf_col, cf_c - 1u);",        # columns past the end read the last one
             f"  let cf_R = {g.slot(('dim', rep, 0))};",
             f"  let cf_T = (cf_R + {span - 1}u) / {span}u;", f"  let cf_TF = cf_R / {span}u;"]
-    coords = [""] * nd
-    rem = "cf_cc"
-    for d in range(nd - 1, 0, -1):
-        if d == 1:
-            coords[d] = rem
-        else:
-            dim = g.slot(("dim", rep, d))
-            body += [f"  let cf_k{d} = {rem} % {dim};", f"  let cf_q{d} = {rem} / {dim};"]
-            coords[d], rem = f"cf_k{d}", f"cf_q{d}"
+    lines, coords = split_index(g, rep, 1, nd, "cf_cc", "cf_k", "cf_q")
+    body += ["  " + ln for ln in lines]
     at = ("multi", ("cf_r", *coords[1:]))
 
     def walk(inner: list[str], reverse: bool, per_u: bool) -> list[str]:

@@ -40,7 +40,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen
 from .wgsl_lib import helpers_for
-from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types
+from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, split_index
 
 
 @dataclass(frozen=True)
@@ -107,17 +107,7 @@ def _load(g: _Gen, op_i: int, batch: list[str], rows: str, cols: str, tile: str,
 def batch_index(g: _Gen, nb: int, rem: str) -> tuple[list[str], list[str]]:
     """Lines that split the flat batch index ``rem`` into the ``nb`` batch dimensions of operand A,
     and the WGSL names of those indices."""
-    ra = g.rep[g.k.operands[0]]
-    lines: list[str] = []
-    batch: list[str] = [""] * nb
-    for d in range(nb - 1, -1, -1):
-        if d == 0:
-            batch[d] = rem
-        else:
-            dim = g.slot(("dim", ra, d))
-            lines += [f"let b{d} = {rem} % {dim};", f"let bq{d} = {rem} / {dim};"]
-            batch[d], rem = f"b{d}", f"bq{d}"
-    return lines, batch
+    return split_index(g, g.rep[g.k.operands[0]], 0, nb, rem, "b", "bq")
 
 
 def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[list[str], list[str]]:

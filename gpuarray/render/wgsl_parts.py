@@ -128,3 +128,26 @@ def epilogue_stores(g: _Gen, result: str, at: str, multi: tuple[str, ...] | None
 def store_value(dt: np.dtype, v: str) -> str:
     """WGSL value ``v`` of ``dt`` as it is stored (bools as u32 0/1)."""
     return f"select(0u, 1u, {v})" if dt == np.bool_ else v
+
+
+def split_index(g: _Gen, rep: int, lo: int, hi: int, rem: str, name: str, quot: str) -> tuple[list[str], list[str]]:
+    """Lines splitting the flat index ``rem`` into dimensions ``lo .. hi - 1`` of instruction ``rep``'s
+    shape (row-major; dimension ``lo`` takes the last quotient, so it needs no ``%``), and the names
+    of those coordinates (``hi`` entries, empty below ``lo``): ``<name><d>``, quotients ``<quot><d>``.
+
+    >>> class G:
+    ...     def slot(self, key): return f"prm[{key[2]}]"
+    >>> lines, names = split_index(G(), 0, 0, 3, "row", "r", "rq")
+    >>> lines[:2], names
+    (['let r2 = row % prm[2];', 'let rq2 = row / prm[2];'], ['rq1', 'r1', 'r2'])
+    """
+    names = [""] * hi
+    lines: list[str] = []
+    for d in range(hi - 1, lo - 1, -1):
+        if d == lo:
+            names[d] = rem
+        else:
+            dim = g.slot(("dim", rep, d))
+            lines += [f"let {name}{d} = {rem} % {dim};", f"let {quot}{d} = {rem} / {dim};"]
+            names[d], rem = f"{name}{d}", f"{quot}{d}"
+    return lines, names

@@ -29,7 +29,7 @@ from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for
-from .wgsl_parts import declare_bindings, input_types, store_value
+from .wgsl_parts import declare_bindings, input_types, split_index, store_value
 from .wgsl_reduce import KEYED_IDENTITY, SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
 UNROLL = 4      # row elements per thread and trip of a walk
@@ -192,15 +192,8 @@ def _group_combine(rop: str, dt: np.dtype, j: int, sg: bool, grp: int) -> list[s
 def _row_coords(g: _Gen, rep: int, nd: int, body: list[str]) -> list[str]:
     """The row index ``row`` split into the leading coordinates of the row shape (lines added to
     ``body``): the names of coordinates ``0 .. nd - 2``."""
-    coords: list[str] = [""] * (nd - 1)
-    rem = "row"
-    for d in range(nd - 2, -1, -1):
-        if d == 0:
-            coords[d] = rem
-        else:
-            dim = g.slot(("dim", rep, d))
-            body += [f"  let r{d} = {rem} % {dim};", f"  let rq{d} = {rem} / {dim};"]
-            coords[d], rem = f"r{d}", f"rq{d}"
+    lines, coords = split_index(g, rep, 0, nd - 1, "row", "r", "rq")
+    body += ["  " + ln for ln in lines]
     return coords
 
 
