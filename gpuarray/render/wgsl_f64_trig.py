@@ -22,9 +22,11 @@ Compilers: lavapipe folded ``f64(i32(v))`` to ``v`` (so the integer parts in the
 are ``ga_trunc_f64``, exact on the bits; an i32 would also saturate) and ``(1 - (1 - hz)) - hz`` to 0 (by
 reassociating the constants: k_cos.c's rounding-error term, kept by a mask that changes nothing). The
 tables are ``var<private>`` arrays at module scope, as wgsl_f32's pow tables (lavapipe lowers a dynamically
-indexed function-local array to a ladder of selects per access), and so are k_rem_pio2's working arrays;
-their names (``ga_rp_...``) are not helper names. A shader with all three compiles in about a second on
-lavapipe.
+indexed function-local array to a ladder of selects per access); their names (``ga_rp_...``) are not helper
+names. k_rem_pio2's working arrays are function-local in ``rempio2big`` and passed down by pointer: as
+module-scope ``var<private>`` arrays they cost every thread of every sin / cos / tan kernel, large argument
+or not (H200, float64 ``sin`` of 2^26 values in [-30, 30]: 12.7 GPU ms with them, 0.71 without; lavapipe
+21.6 -> 18.3 ms at 2^18). A shader with all three compiles in about a second on lavapipe.
 
 Largest errors on lavapipe (tests/test_mathlib_f64.py): 1 ULP from NumPy for all three, and within 1 ULP
 of the correctly rounded value (measured against an exact reference on 12,000 arguments, 2-3% of them not
@@ -87,22 +89,21 @@ F64_TRIG: dict[str, str] = {}
 
 _ipio2 = ",".join(("\n  " if i % 11 == 0 else " ") + f"{v:#08x}" for i, v in enumerate(IPIO2))
 _pio2 = ", ".join(f"{_b(v)}lu" for v in PIO2)
-F64_TRIG["rpq"] = """fn ga_rpq_f64(i: i32, jx: i32) -> f64 {
+# k_rem_pio2's working arrays, function-local in ga_rempio2big and passed down by pointer
+_RP_ARRAYS = (("x", "f64, 3"), ("f", "f64, 24"), ("q", "f64, 24"), ("fq", "f64, 24"), ("iq", "i32, 24"))
+_RP_PARAMS = ",\n    ".join(f"p{n}: ptr<function, array<{t}>>" for n, t in _RP_ARRAYS)
+_RP_ARGS = ", ".join(f"p{n}" for n, _ in _RP_ARRAYS)
+F64_TRIG["rpq"] = """fn ga_rpq_f64(i: i32, jx: i32, RP_PARAMS) -> f64 {
   // q[i] = sum over j <= jx of x[j] f[jx + i - j]: 24-bit integers times 24-bit integers, exact
   var fw = f64(0);
-  for (var j = 0; j <= jx; j = j + 1) { fw = fw + ga_rp_x[j] * ga_rp_f[jx + i - j]; }
+  for (var j = 0; j <= jx; j = j + 1) { fw = fw + (*px)[j] * (*pf)[jx + i - j]; }
   return fw;
-}"""
+}""".replace("RP_PARAMS", _RP_PARAMS)
 
 F64_TRIG["krempio2"] = f"""var<private> ga_rp_ipio2: array<i32, 66> = array<i32, 66>({_ipio2});
 var<private> ga_rp_pio2: array<u64, 8> = array<u64, 8>({_pio2});
-var<private> ga_rp_x: array<f64, 3>;
-var<private> ga_rp_f: array<f64, 24>;
-var<private> ga_rp_q: array<f64, 24>;
-var<private> ga_rp_fq: array<f64, 24>;
-var<private> ga_rp_iq: array<i32, 24>;
-fn ga_krempio2_f64(e0: i32, nx: i32) -> vec3<f64> {{
-  // fdlibm's __kernel_rem_pio2 (k_rem_pio2.c) for prec 2 (jk = 4): x = (ga_rp_x[0 .. nx-1]) 2^e0 in
+fn ga_krempio2_f64(e0: i32, nx: i32, {_RP_PARAMS}) -> vec3<f64> {{
+  // fdlibm's __kernel_rem_pio2 (k_rem_pio2.c) for prec 2 (jk = 4): x = ((*px)[0 .. nx-1]) 2^e0 in
   // 24-bit chunks -> (y0, y1, n mod 8) with x = n pi/2 + y0 + y1
   let jk = 4;
   let jx = nx - 1;
@@ -110,20 +111,20 @@ fn ga_krempio2_f64(e0: i32, nx: i32) -> vec3<f64> {{
   var q0 = e0 - 24 * (jv + 1);
   for (var i = 0; i <= jx + jk; i = i + 1) {{
     let j = jv - jx + i;
-    ga_rp_f[i] = select(f64(ga_rp_ipio2[max(j, 0)]), f64(0), j < 0);
+    (*pf)[i] = select(f64(ga_rp_ipio2[max(j, 0)]), f64(0), j < 0);
   }}
-  for (var i = 0; i <= jk; i = i + 1) {{ ga_rp_q[i] = ga_rpq_f64(i, jx); }}
+  for (var i = 0; i <= jk; i = i + 1) {{ (*pq)[i] = ga_rpq_f64(i, jx, {_RP_ARGS}); }}
   var jz = jk;
   var z: f64;
   var n: i32;
   var ih: i32;
   loop {{
     // distill q[] into 24-bit integers iq[], lowest first
-    z = ga_rp_q[jz];
+    z = (*pq)[jz];
     for (var j = jz; j > 0; j = j - 1) {{
       let fw = ga_trunc_f64({_c(2.0 ** -24)} * z);
-      ga_rp_iq[jz - j] = i32(z - {_c(2.0 ** 24)} * fw);
-      z = ga_rp_q[j - 1] + fw;
+      (*piq)[jz - j] = i32(z - {_c(2.0 ** 24)} * fw);
+      z = (*pq)[j - 1] + fw;
     }}
     // n: the integer part mod 8
     z = z * ga_pow2i_f64(q0);
@@ -133,12 +134,12 @@ fn ga_krempio2_f64(e0: i32, nx: i32) -> vec3<f64> {{
     z = z - zi;
     ih = 0;
     if (q0 > 0) {{
-      let i = ga_rp_iq[jz - 1] >> u32(24 - q0);
+      let i = (*piq)[jz - 1] >> u32(24 - q0);
       n = n + i;
-      ga_rp_iq[jz - 1] = ga_rp_iq[jz - 1] - (i << u32(24 - q0));
-      ih = ga_rp_iq[jz - 1] >> u32(23 - q0);
+      (*piq)[jz - 1] = (*piq)[jz - 1] - (i << u32(24 - q0));
+      ih = (*piq)[jz - 1] >> u32(23 - q0);
     }} else if (q0 == 0) {{
-      ih = ga_rp_iq[jz - 1] >> 23u;
+      ih = (*piq)[jz - 1] >> 23u;
     }} else if (z >= {_c(0.5)}) {{
       ih = 2;
     }}
@@ -147,15 +148,15 @@ fn ga_krempio2_f64(e0: i32, nx: i32) -> vec3<f64> {{
       n = n + 1;
       var carry = 0;
       for (var i = 0; i < jz; i = i + 1) {{
-        let j = ga_rp_iq[i];
+        let j = (*piq)[i];
         if (carry == 0) {{
-          if (j != 0) {{ carry = 1; ga_rp_iq[i] = 0x1000000 - j; }}
+          if (j != 0) {{ carry = 1; (*piq)[i] = 0x1000000 - j; }}
         }} else {{
-          ga_rp_iq[i] = 0xffffff - j;
+          (*piq)[i] = 0xffffff - j;
         }}
       }}
-      if (q0 == 1) {{ ga_rp_iq[jz - 1] = ga_rp_iq[jz - 1] & 0x7fffff; }}
-      if (q0 == 2) {{ ga_rp_iq[jz - 1] = ga_rp_iq[jz - 1] & 0x3fffff; }}
+      if (q0 == 1) {{ (*piq)[jz - 1] = (*piq)[jz - 1] & 0x7fffff; }}
+      if (q0 == 2) {{ (*piq)[jz - 1] = (*piq)[jz - 1] & 0x3fffff; }}
       if (ih == 2) {{
         z = f64(1) - z;
         if (carry != 0) {{ z = z - ga_pow2i_f64(q0); }}
@@ -163,24 +164,25 @@ fn ga_krempio2_f64(e0: i32, nx: i32) -> vec3<f64> {{
     }}
     if (z != f64(0)) {{ break; }}
     var j = 0;
-    for (var i = jz - 1; i >= jk; i = i - 1) {{ j = j | ga_rp_iq[i]; }}
+    for (var i = jz - 1; i >= jk; i = i - 1) {{ j = j | (*piq)[i]; }}
     if (j != 0) {{ break; }}
     // the leading chunks of the fraction are all zero: k more chunks of 2/pi, and again
     var k = 1;
     loop {{
-      if (k >= jk || ga_rp_iq[jk - k] != 0) {{ break; }}
+      if (k >= jk || (*piq)[jk - k] != 0) {{ break; }}
       k = k + 1;
     }}
     for (var i = jz + 1; i <= jz + k; i = i + 1) {{
-      ga_rp_f[jx + i] = f64(ga_rp_ipio2[jv + i]);
-      ga_rp_q[i] = ga_rpq_f64(i, jx);
+      (*pf)[jx + i] = f64(ga_rp_ipio2[jv + i]);
+      (*pq)[i] = ga_rpq_f64(i, jx, {_RP_ARGS});
     }}
     jz = jz + k;
   }}
-  return ga_krempio2tail_f64(z, jz, q0, n, ih);
+  return ga_krempio2tail_f64(z, jz, q0, n, ih, {_RP_ARGS});
 }}"""
 
-F64_TRIG["krempio2tail"] = f"""fn ga_krempio2tail_f64(zin: f64, jzin: i32, q0in: i32, n: i32, ih: i32) -> vec3<f64> {{
+F64_TRIG["krempio2tail"] = f"""fn ga_krempio2tail_f64(zin: f64, jzin: i32, q0in: i32, n: i32, ih: i32,
+    {_RP_PARAMS}) -> vec3<f64> {{
   // the end of __kernel_rem_pio2: the fraction in iq[0 .. jz] (and z) as doubles, times pi/2
   var z = zin;
   var jz = jzin;
@@ -190,7 +192,7 @@ F64_TRIG["krempio2tail"] = f"""fn ga_krempio2tail_f64(zin: f64, jzin: i32, q0in:
     jz = jz - 1;
     q0 = q0 - 24;
     loop {{
-      if (jz <= 0 || ga_rp_iq[jz] != 0) {{ break; }}
+      if (jz <= 0 || (*piq)[jz] != 0) {{ break; }}
       jz = jz - 1;
       q0 = q0 - 24;
     }}
@@ -199,48 +201,53 @@ F64_TRIG["krempio2tail"] = f"""fn ga_krempio2tail_f64(zin: f64, jzin: i32, q0in:
     z = z * ga_pow2i_f64(-q0);
     if (z >= {_c(2.0 ** 24)}) {{
       let fw = ga_trunc_f64({_c(2.0 ** -24)} * z);
-      ga_rp_iq[jz] = i32(z - {_c(2.0 ** 24)} * fw);
+      (*piq)[jz] = i32(z - {_c(2.0 ** 24)} * fw);
       jz = jz + 1;
       q0 = q0 + 24;
-      ga_rp_iq[jz] = i32(fw);
+      (*piq)[jz] = i32(fw);
     }} else {{
-      ga_rp_iq[jz] = i32(z);
+      (*piq)[jz] = i32(z);
     }}
   }}
   var fw = ga_pow2i_f64(q0);
   for (var i = jz; i >= 0; i = i - 1) {{
-    ga_rp_q[i] = fw * f64(ga_rp_iq[i]);
+    (*pq)[i] = fw * f64((*piq)[i]);
     fw = fw * {_c(2.0 ** -24)};
   }}
   // fq[jz - i] = sum over k <= min(4, jz - i) of PIo2[k] q[i + k]
   for (var i = jz; i >= 0; i = i - 1) {{
     fw = f64(0);
-    for (var k = 0; k <= 4 && k <= jz - i; k = k + 1) {{ fw = fw + bitcast<f64>(ga_rp_pio2[k]) * ga_rp_q[i + k]; }}
-    ga_rp_fq[jz - i] = fw;
+    for (var k = 0; k <= 4 && k <= jz - i; k = k + 1) {{ fw = fw + bitcast<f64>(ga_rp_pio2[k]) * (*pq)[i + k]; }}
+    (*pfq)[jz - i] = fw;
   }}
   // compress fq[] into y0 + y1
   fw = f64(0);
-  for (var i = jz; i >= 0; i = i - 1) {{ fw = fw + ga_rp_fq[i]; }}
+  for (var i = jz; i >= 0; i = i - 1) {{ fw = fw + (*pfq)[i]; }}
   let y0 = fw;
-  fw = ga_rp_fq[0] - fw;
-  for (var i = 1; i <= jz; i = i + 1) {{ fw = fw + ga_rp_fq[i]; }}
+  fw = (*pfq)[0] - fw;
+  for (var i = 1; i <= jz; i = i + 1) {{ fw = fw + (*pfq)[i]; }}
   let s = select(f64(1), f64(-1), ih != 0);
   return vec3<f64>(s * y0, s * fw, f64(n & 7));
 }}"""
 
 F64_TRIG["rempio2big"] = f"""fn ga_rempio2big_f64(a: f64) -> vec3<f64> {{
   // e_rem_pio2.c for a >= 2^20 pi/2 finite: a = z 2^e0, z in [2^23, 2^24) split into three 24-bit chunks
+  var x: array<f64, 3>;
+  var f: array<f64, 24>;
+  var q: array<f64, 24>;
+  var fq: array<f64, 24>;
+  var iq: array<i32, 24>;
   let b = bitcast<u64>(a);
   let e0 = i32(u32(b >> 52u)) - 1046;
   var z = bitcast<f64>((b & 0x000ffffffffffffflu) | {_b(2.0 ** 23)}lu);
   for (var i = 0; i < 2; i = i + 1) {{
-    ga_rp_x[i] = ga_trunc_f64(z);
-    z = (z - ga_rp_x[i]) * {_c(2.0 ** 24)};
+    x[i] = ga_trunc_f64(z);
+    z = (z - x[i]) * {_c(2.0 ** 24)};
   }}
-  ga_rp_x[2] = z;
+  x[2] = z;
   var nx = 3;
-  if (ga_rp_x[2] == f64(0)) {{ nx = select(2, 1, ga_rp_x[1] == f64(0)); }}
-  return ga_krempio2_f64(e0, nx);
+  if (x[2] == f64(0)) {{ nx = select(2, 1, x[1] == f64(0)); }}
+  return ga_krempio2_f64(e0, nx, &x, &f, &q, &fq, &iq);
 }}"""
 
 F64_TRIG["rempio2"] = f"""fn ga_rempio2_f64(a: f64) -> vec3<f64> {{
