@@ -28,6 +28,7 @@ from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from ..core.ops import OPS
 from ..graph.shapes import contiguous_strides
 from .wgsl_cast import float_to_int
+from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
 from .wgsl_parts import _WIDE, Idx, declare_bindings, input_types, store_value
@@ -398,8 +399,16 @@ class _Gen:
 
 VEC_TYPES = frozenset({"f32", "i32", "u32"})   # 16-byte vec4 words (the scans use these too)
 # elementwise kernels also read and write float64 as vec4 (32 bytes): H200, float64 exp of 2^26 values
-# 0.42 -> 0.31 GPU ms, sin 0.71 -> 0.43, tanh 0.68 -> 0.60 (one element per thread before)
+# 0.42 -> 0.31 GPU ms, sin 0.71 -> 0.43, tanh 0.68 -> 0.60 (one element per thread before); but not
+# where two or more float64 functions of wgsl_f64 meet in one kernel: four lanes of their code make the
+# thread too long (H200, 2^26 values: sin(x) + cos(x) 1.4 ms vec4, 0.93 one element per thread; chain8 2.7 and 1.7)
 ELEMENTWISE_VEC_TYPES = VEC_TYPES | {"f64"}
+F64_VEC4_MAX_FUNCTIONS = 1
+
+
+def _f64_functions(kernel: Kernel) -> int:
+    """How many calls of wgsl_f64's software float64 functions ``kernel`` makes."""
+    return sum(1 for ins in kernel.instrs if ins.op in F64_DEVICE_OPS and ins.dtype == np.float64)
 
 def render_variant(kernel: Kernel, variant: tuple[int, bool]) -> Rendered:
     """``render(kernel, vec, fast)`` for ``variant = (vec, fast)`` (the provider's cache key)."""
@@ -461,6 +470,8 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     types = [WGSL_STORAGE_TYPE[n.dtype] for n in kernel.inputs]
     out_types = [WGSL_STORAGE_TYPE[ins[o].dtype] for o in kernel.outputs]
     if not set(types + out_types) <= ELEMENTWISE_VEC_TYPES:
+        return None
+    if "f64" in types + out_types and _f64_functions(kernel) > F64_VEC4_MAX_FUNCTIONS:
         return None
     g = _Gen(kernel)
     g.fast = fast

@@ -163,16 +163,13 @@ F64_MATH["expm1"] = f"""fn ga_expm1_f64(x: f64) -> f64 {{
   if (x == f64(0)) {{ return x; }}
   if (x > {_c(EXP_MAX)}) {{ return ga_inf_f64(); }}
   if (x < {_c(-38.5)}) {{ return f64(-1); }}
-  var k = f64(0);
-  var r = x;
-  if (abs(x) > {_c(math.log(2.0) / 2)}) {{
-    k = ga_round_f64(x * {_c(INV_LN2)});
-    r = ga_redln2_f64(x, k);
-  }}
+  // without branches below ln2 / 2 (k = 0: r = x exactly, and (2^0 - 1) + 2^0 e = e exactly), so that
+  // a warp whose values lie on both sides runs one path (H200: tanh of 2^26 values in [-30, 30] 0.60 -> 0.42 GPU ms)
+  let k = select(f64(0), ga_round_f64(x * {_c(INV_LN2)}), abs(x) > {_c(math.log(2.0) / 2)});
+  let r = ga_redln2_f64(x, k);
   // expm1(r), |r| <= ln2 / 2: r + r^2 Q(r), Q the Taylor series to r^15 / 15!
   let e = r + r * r * {_expm1_horner};
   let ki = i32(k);
-  if (ki == 0) {{ return e; }}
   if (ki > 56) {{
     let h = ki / 2;
     return ((f64(1) + e) * ga_pow2i_f64(h)) * ga_pow2i_f64(ki - h) - f64(1);
@@ -218,14 +215,12 @@ F64_MATH["tanh"] = f"""fn ga_tanh_f64(x: f64) -> f64 {{
   if (ga_isnan_f64(x)) {{ return x; }}
   let a = abs(x);
   if (a < {_c(2.0 ** -28)}) {{ return x; }}
-  var z = f64(1);
-  if (a < f64(1)) {{
-    let t = ga_expm1_f64(f64(-2) * a);
-    z = -t / (t + f64(2));
-  }} else if (a < f64(22)) {{
-    let t = ga_expm1_f64(f64(2) * a);
-    z = f64(1) - f64(2) / (t + f64(2));
-  }}
+  // s_tanh.c's two formulas with one expm1 and one division (no branch between them: both sides in
+  // one warp ran both); 1 from 22 on (t may be inf there: 2 / inf = 0)
+  let small = a < f64(1);
+  let t = ga_expm1_f64(select(f64(2) * a, f64(-2) * a, small));
+  let q = select(f64(2), -t, small) / (t + f64(2));
+  let z = select(select(f64(1) - q, q, small), f64(1), a >= f64(22));
   return ga_copysign_f64(z, x);
 }}"""
 
