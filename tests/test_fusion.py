@@ -80,8 +80,9 @@ def test_changed_size_reuses_pipeline(wgpu_device, first, second):
 
 
 def test_vec4_form_is_used_where_it_applies(wgpu_device):
-    """Contiguous 32-bit operands whose size is a multiple of 4: one vec4 per thread; views,
-    broadcasting and 64-bit data: one element per thread; both give NumPy's values."""
+    """Contiguous 32-bit and float64 operands whose size is a multiple of 4: one vec4 per thread
+    (float64 with several float64 functions: a vec2, the sin and cos of one value counting once);
+    views, broadcasting and 64-bit integers: one element per thread; all give NumPy's values."""
     from gpuarray.compiler import schedule
     from gpuarray.render.wgsl import render
     h = np.arange(24, dtype=np.float32).reshape(4, 6) - 7.5
@@ -89,13 +90,20 @@ def test_vec4_form_is_used_where_it_applies(wgpu_device):
     row = xp.asarray(h[0], device=wgpu_device)
     cases = [(xp.exp(x) * 2 + x, np.exp(h) * 2 + h, 4), ((x > 0) & (x < 9), (h > 0) & (h < 9), 4),
              (xp.astype(x, xp.int32) + 1, h.astype(np.int32) + 1, 4), (x + row, h + h[0], 1),
-             (x.T * 2, h.T * 2, 1), (xp.astype(x, xp.float64) + 1, h.astype(np.float64) + 1, 1)]
+             (x.T * 2, h.T * 2, 1)]
+    if wgpu_device.supports(np.float64):
+        d, hd = xp.astype(x, xp.float64), h.astype(np.float64)
+        cases += [(d + 1, hd + 1, 4), (xp.exp(d) * 2, np.exp(hd) * 2, 4),
+                  (xp.sin(d) + xp.cos(d), np.sin(hd) + np.cos(hd), 4),
+                  (xp.sin(d) + xp.cos(d * 2), np.sin(hd) + np.cos(hd * 2), 2),
+                  (xp.exp(-d * d) * xp.sin(d) - xp.tanh(d), np.exp(-hd * hd) * np.sin(hd) - np.tanh(hd), 2)]
+    if wgpu_device.supports(np.int64):
+        cases.append((xp.astype(x, xp.int64) + 1, h.astype(np.int64) + 1, 1))
     for got, want, vec in cases:
-        if want.dtype == np.float64 and not wgpu_device.supports(np.float64):
-            continue
         kernel = schedule([got._node])[-1]
         assert render(kernel, 4).vec == vec, (want.dtype, vec)
-        assert_same(got, want, rtol=4e-7 if want.dtype == np.float32 else 0.0)   # exp: within 4 ULP
+        # exp: within 4 ULP in float32; float64: 1 ULP each function, and a little cancellation
+        assert_same(got, want, rtol=4e-7 if want.dtype == np.float32 else 1e-14)
 
 
 @pytest.mark.parametrize("heavy", [False, True], ids=["arith", "exp"])

@@ -527,7 +527,7 @@ class WgpuProvider(WgpuMemory):
         if views:
             return self.rendered_for(kernel, wgsl_tiled.render_tiled, views)
         r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
-        if r is None or r.vec != vec:
+        if r is None or (r.vec == 1) != (vec == 1):        # asked for vec4, rendered one element a thread
             r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
         return r
 

@@ -167,10 +167,10 @@ class _Gen:
         self.lane_miss = False             # an input was read at another index: no vec4 form
         self.result: str | None = None     # a fused epilogue's ``result``: the breaker's value (WGSL)
         self.named: dict[int, str] = {}    # instructions whose value is a WGSL name (rowfuse's rowreduce)
-        # float32 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
+        # float32 and float64 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
         trig: dict[int, set[str]] = {}
         for ins in kernel.instrs:
-            if ins.op in ("sin", "cos") and ins.dtype == np.float32 and ins.shape == kernel.instrs[ins.args[0]].shape:
+            if ins.op in ("sin", "cos") and ins.dtype in _SINCOS and ins.shape == kernel.instrs[ins.args[0]].shape:
                 trig.setdefault(ins.args[0], set()).add(ins.op)
         self.sincos = {a for a, ops in trig.items() if len(ops) == 2}
 
@@ -282,11 +282,11 @@ class _Gen:
         if op == "astype":
             src = self.ins[ins.args[0]]
             return self.emit(self._cast(self.value(ins.args[0], idx), src.dtype, dt))
-        if op in ("sin", "cos") and ins.args[0] in self.sincos and dt == np.float32 and not self.fast:
+        if op in ("sin", "cos") and ins.args[0] in self.sincos and not self.fast:
             v = self.value(ins.args[0], idx)
             key = ("sincos", v)
             if key not in self.memo:
-                self.memo[key] = self.emit(f"ga_sincos_f32({v})", "sc")
+                self.memo[key] = self.emit(f"ga_sincos_{_SINCOS[dt]}({v})", "sc")
             return self.emit(f"{self.memo[key]}.{'x' if op == 'sin' else 'y'}")
         if (op in VEC4_HELPERS and self.lane is not None and dt == np.float32 and not self.fast
                 and idx == ("lin", f"e{self.lane}")):
@@ -397,18 +397,25 @@ class _Gen:
         return expr
 
 
+_SINCOS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}   # dtypes with a ga_sincos helper
 VEC_TYPES = frozenset({"f32", "i32", "u32"})   # 16-byte vec4 words (the scans use these too)
 # elementwise kernels also read and write float64 as vec4 (32 bytes): H200, float64 exp of 2^26 values
-# 0.42 -> 0.31 GPU ms, sin 0.71 -> 0.43, tanh 0.68 -> 0.60 (one element per thread before); but not
-# where two or more float64 functions of wgsl_f64 meet in one kernel: four lanes of their code make the
-# thread too long (H200, 2^26 values: sin(x) + cos(x) 1.4 ms vec4, 0.93 one element per thread; chain8 2.7 and 1.7)
+# 0.42 -> 0.31 GPU ms, sin 0.71 -> 0.43, tanh 0.68 -> 0.60 (one element per thread before); where two
+# or more float64 functions of wgsl_f64 meet in one kernel, two lanes (vec2) instead: H200, 2^26 values,
+# wall ms, one / two / four lanes: chain8 1.34 / 1.15 / 1.15 (2.7 four lanes before sin and cos shared
+# their reduction), sin(x) + cos(x) (one ga_sincos_f64: four lanes) 0.77 / 0.60 / 0.52, sin alone two
+# lanes 0.53, four 0.47
 ELEMENTWISE_VEC_TYPES = VEC_TYPES | {"f64"}
 F64_VEC4_MAX_FUNCTIONS = 1
+F64_MULTI_LANES = 2      # lanes (vec2, 16 bytes) of the float64 kernels with more functions; 1: one element
 
 
 def _f64_functions(kernel: Kernel) -> int:
-    """How many calls of wgsl_f64's software float64 functions ``kernel`` makes."""
-    return sum(1 for ins in kernel.instrs if ins.op in F64_DEVICE_OPS and ins.dtype == np.float64)
+    """How many calls of wgsl_f64's software float64 functions ``kernel`` makes (the sin and cos of one
+    value count once: ``ga_sincos_f64``)."""
+    calls = [ins for ins in kernel.instrs if ins.op in F64_DEVICE_OPS and ins.dtype == np.float64]
+    sin_args = {ins.args[0] for ins in calls if ins.op == "sin"}
+    return len(calls) - sum(1 for ins in calls if ins.op == "cos" and ins.args[0] in sin_args)
 
 def render_variant(kernel: Kernel, variant: tuple[int, bool]) -> Rendered:
     """``render(kernel, vec, fast)`` for ``variant = (vec, fast)`` (the provider's cache key)."""
@@ -465,27 +472,33 @@ def _before_four_lane_calls(kernel: Kernel, fast: bool) -> list[int]:
 
 
 def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
-    """The ``vec=4`` form of ``render``, or None where it does not apply."""
+    """The ``vec=4`` form of ``render`` (two lanes, ``vec2``, for float64 kernels with several float64
+    functions), or None where it does not apply."""
     ins = kernel.instrs
     types = [WGSL_STORAGE_TYPE[n.dtype] for n in kernel.inputs]
     out_types = [WGSL_STORAGE_TYPE[ins[o].dtype] for o in kernel.outputs]
     if not set(types + out_types) <= ELEMENTWISE_VEC_TYPES:
         return None
+    n_lanes = 4
     if "f64" in types + out_types and _f64_functions(kernel) > F64_VEC4_MAX_FUNCTIONS:
-        return None
+        if any(i.op in VEC4_HELPERS and i.dtype == np.float32 for i in ins):
+            return None
+        n_lanes = F64_MULTI_LANES
+        if n_lanes == 1:
+            return None
     g = _Gen(kernel)
     g.fast = fast
     lanes: list[list[str]] = []
-    g.lines += [f"  let e{lane} = gi * 4u + {lane}u;" for lane in range(4)]
+    g.lines += [f"  let e{lane} = gi * {n_lanes}u + {lane}u;" for lane in range(n_lanes)]
     # Values that a four-lane helper's call does not depend on come first, lane by lane, and the
     # call after them: its branch then does not split the lanes' other work (H200, chain8 with
     # the tanh call after lane 0's work: 0.665 ms; after all four lanes' work: 0.645)
     first = _before_four_lane_calls(kernel, fast)
-    for lane in range(4 if first else 0):
+    for lane in range(n_lanes if first else 0):
         g.lane = lane
         for a in first:
             g.value(a, ("lin", f"e{lane}"))
-    for lane in range(4):
+    for lane in range(n_lanes):
         g.lane = lane
         vals = []
         for o in kernel.outputs:
@@ -494,9 +507,9 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
         lanes.append(vals)
     if g.lane_miss:
         return None
-    stores = [f"  out{j}[gi] = vec4<{t}>({', '.join(lanes[lane][j] for lane in range(4))});"
+    stores = [f"  out{j}[gi] = vec{n_lanes}<{t}>({', '.join(lanes[lane][j] for lane in range(n_lanes))});"
               for j, t in enumerate(out_types)]
-    decls = declare_bindings([f"vec4<{t}>" for t in types], [f"vec4<{t}>" for t in out_types], g.wide)
+    decls = declare_bindings([f"vec{n_lanes}<{t}>" for t in types], [f"vec{n_lanes}<{t}>" for t in out_types], g.wide)
     # A grid-stride loop: thread t takes vec4 number t, t + (threads in the grid), ...; the next
     # vec4 of each input is read before the current one is computed, so that loads are in flight
     # while the thread computes (H200: chain8 0.758 -> 0.683 ms at 8 per thread, x*2+1 0.548 ->
@@ -509,7 +522,7 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
         f"@compute @workgroup_size({WORKGROUP})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
         "        @builtin(local_invocation_index) lid: u32) {\n"
-        "  let nv = prm[0] / 4u;\n"
+        f"  let nv = prm[0] / {n_lanes}u;\n"
         f"  let stride = nwg.x * nwg.y * {WORKGROUP}u;\n"
         f"  var i = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
         "  if (i >= nv) { return; }\n" + "\n".join(prefetch) + "\n  loop {\n    let gi = i;\n"
@@ -521,4 +534,4 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     per = 8 if helpers else 2
     src = "\n".join(decls) + "\n\n" + helpers + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
-                    len(kernel.outputs), vec=4, per_thread=per)
+                    len(kernel.outputs), vec=n_lanes, per_thread=per)

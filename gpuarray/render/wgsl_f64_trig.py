@@ -361,3 +361,19 @@ F64_TRIG["tan"] = "fn ga_tan_f64(x: f64) -> f64 {\n" + _TRIG_HEAD + f"""  if (b 
   let v = ga_ktan_f64(y.x, y.y, (i32(y.z) & 1) == 1);
   return select(v, -v, x < f64(0));
 }}"""
+_PAIR_HEAD = _TRIG_HEAD.replace("return x;", "return vec2<f64>(x, x);").replace(
+    "return ga_nan_f64();", "return vec2<f64>(ga_nan_f64(), ga_nan_f64());")
+F64_TRIG["sincos"] = "fn ga_sincos_f64(x: f64) -> vec2<f64> {\n" + _PAIR_HEAD + f"""\
+  // sin and cos of one value with one range reduction (the renderer's choice where a kernel takes both);
+  // the same operations as ga_sin_f64 and ga_cos_f64, so the same results
+  if (b < {_b(TINY)}lu) {{ return vec2<f64>(x, f64(1)); }}
+  let y = ga_rempio2_f64(a);
+  let n = i32(y.z) & 3;
+  let s = ga_ksin_f64(y.x, y.y);
+  let c = ga_kcos_f64(y.x, y.y);
+  let odd = (n & 1) == 1;
+  var v = select(s, c, odd);
+  if (n >= 2) {{ v = -v; }}
+  let w = select(c, s, odd);
+  return vec2<f64>(select(v, -v, x < f64(0)), select(w, -w, n == 1 || n == 2));
+}}"""
