@@ -11,6 +11,7 @@ import pytest
 
 import gpuarray as xp
 from gpuarray.compiler.schedule import schedule
+from gpuarray.render import wgsl_tiled
 from gpuarray.render.wgsl_tiled import transposed_views
 
 from .conftest import assert_same
@@ -72,8 +73,27 @@ def test_tiled_kernel_is_chosen(wgpu_device: xp.Device) -> None:
         assert _tiled(wgpu_device.provider) == before + 1
 
 
-def test_more_tiles_than_one_grid_dimension(wgpu_device: xp.Device) -> None:
-    """65535 workgroups per grid dimension: 70000 x 40 transposed needs 4376, 2^21 x 32 needs 65536."""
+def test_big_tiles_where_they_fit(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One 32-bit transposed operand: 64 x 64 tiles (swizzled columns); float64 or two operands: 32 x 32;
+    BIG_TILE = 32 gives the small tiles everywhere (a separate rendering: the tile is in the cache key)."""
+    h = RNG.uniform(-3, 3, (200, 130)).astype(np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    kernel = schedule([(x.T * 2)._node])[-1]
+    views = transposed_views(kernel)
+    assert wgsl_tiled.tile_for(kernel, views) == 64
+    two = schedule([(x.T * 2 + xp.asarray(h, device=wgpu_device).T)._node])[-1]
+    assert wgsl_tiled.tile_for(two, transposed_views(two)) == 32
+    with xp.config(offload="always"):
+        assert_same(x.T * 2, h.T * np.float32(2))
+        monkeypatch.setattr(wgsl_tiled, "BIG_TILE", 32)
+        assert wgsl_tiled.tile_for(kernel, views) == 32
+        assert_same(x.T * 2, h.T * np.float32(2))
+
+
+def test_more_tiles_than_one_grid_dimension(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """65535 workgroups per grid dimension: 70000 x 40 transposed needs 4376, 2^21 x 32 needs 65536
+    with 32 x 32 tiles (64 x 64 tiles would need 2^28 elements to cross it: too big here)."""
+    monkeypatch.setattr(wgsl_tiled, "BIG_TILE", 32)
     h = RNG.uniform(-3, 3, (1 << 21, 32)).astype(np.float32)
     x = xp.asarray(h, device=wgpu_device)
     with xp.config(offload="always"):

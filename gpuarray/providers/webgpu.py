@@ -515,7 +515,7 @@ class WgpuProvider(WgpuMemory):
             r = kernel.memoized(("wgsl", vec, fast, TILED),
                                 lambda: self._elementwise_shader(kernel, vec, fast))
             wide = wide_buffers(self, r, kernel) if r.wide else []
-            groups = wgsl_tiled.groups_for(kernel.out_shape) if r.tile else \
+            groups = wgsl_tiled.groups_for(kernel.out_shape, r.tile) if r.tile else \
                 -(-kernel.size // (WORKGROUP * r.vec * r.per_thread))
             self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], groups)
             return outs
@@ -525,7 +525,7 @@ class WgpuProvider(WgpuMemory):
         transposed (``render/wgsl_tiled.py``), vec4 where asked and rendered so, else scalar."""
         views = wgsl_tiled.transposed_views(kernel) if TILED and not fast else ()
         if views:
-            return self.rendered_for(kernel, wgsl_tiled.render_tiled, views)
+            return self.rendered_for(kernel, wgsl_tiled.render_tiled, (views, wgsl_tiled.tile_for(kernel, views)))
         r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
         if r is None or (r.vec == 1) != (vec == 1):        # asked for vec4, rendered one element a thread
             r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
