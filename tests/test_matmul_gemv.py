@@ -1,4 +1,4 @@
-"""Matrix-vector products (the GEMV class, ``providers/wgpu_matmul.gemv_for``): ``A @ v``, ``v @ A``,
+"""Matrix-vector products (the GEMV class, ``providers/wgpu_matmul_classes.gemv_for``): ``A @ v``, ``v @ A``,
 ``A.T @ r`` and ``v @ A.T`` are matmul nodes; on wgpu the row-dot kernel (``render/wgsl_matmul_gemv.py``)
 reads a matrix along ``K``, the narrow kernel with one narrow row (``Skinny(1, ..., one_pass=True)``)
 reads it along the output, each in one dispatch unless ``K`` is split. Every case against NumPy on
@@ -15,7 +15,7 @@ import pytest
 
 import gpuarray as xp
 from gpuarray.compiler.schedule import schedule
-from gpuarray.providers import wgpu_matmul
+from gpuarray.providers import wgpu_matmul, wgpu_matmul_classes
 from gpuarray.render.wgsl_matmul_gemv import Gemv, render_gemv_sum, sum_lanes
 from gpuarray.render.wgsl_matmul_skinny import Skinny
 
@@ -137,7 +137,7 @@ def test_non_contiguous_operands(device: xp.Device) -> None:
 def test_vec4_and_scalar_reads(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
     """The row dot with vec4 matrix reads and without (``GEMV_VEC4``), float32 and float64, short and
     long rows, batches (vec4 batch strides), a split K and an epilogue."""
-    monkeypatch.setattr(wgpu_matmul, "GEMV_VEC4", vec4)
+    monkeypatch.setattr(wgpu_matmul_classes, "GEMV_VEC4", vec4)
     for dt in ("float32", "float64"):
         _skip_f64(wgpu_device, dt)
         for sa, sb in [((300, 64), (64,)), ((3, 50, 64), (64,)), ((2, 1, 40, 128), (3, 128, 1)), ((64, 9000), (9000,)),
@@ -153,7 +153,7 @@ def test_vec4_and_scalar_reads(wgpu_device: xp.Device, monkeypatch: pytest.Monke
 def test_one_array_on_both_sides(device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
     """``x @ x``, ``x @ x.T`` and ``v @ v`` with one array as matrix and vector (one kernel input for
     both roles: a 1 x 1 ``x @ x`` rendered an empty row index before)."""
-    monkeypatch.setattr(wgpu_matmul, "GEMV_VEC4", vec4)
+    monkeypatch.setattr(wgpu_matmul_classes, "GEMV_VEC4", vec4)
     for shape in [(1, 1), (1, 12), (12, 1), (1, 4096)]:
         a = _rand(shape, 3, "float32")
         g = xp.asarray(a, device=device)

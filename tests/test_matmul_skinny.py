@@ -1,6 +1,6 @@
 """Split-K products with a narrow side (``M`` or ``N`` <= 8, a long ``K``): ``G.T @ X`` and
 ``X.T @ G`` with ``G`` a few columns (the classes of a logistic regression), computed by the
-narrow kernel (``render/wgsl_matmul_skinny.py``, ``providers/wgpu_matmul.skinny_for``) whose
+narrow kernel (``render/wgsl_matmul_skinny.py``, ``providers/wgpu_matmul_classes.skinny_for``) whose
 loader gives threads only to the valid rows and evaluates a fused operand cone once per element."""
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
 
     ``out_shape`` may drop the unit M or N of a 1-D operand (it has the same layout). Products
     with a vector operand (``N == 1`` or ``M == 1``) are matmul nodes too: the wgpu provider's
-    GEMV kernels read the matrix once (``providers/wgpu_matmul.gemv_for``). Bool products are
+    GEMV kernels read the matrix once (``providers/wgpu_matmul_classes.gemv_for``). Bool products are
     computed as counts in uint32 and compared with zero.
     """
     cdt = _dtypes.uint32 if dtype == _dtypes.bool_ else dtype

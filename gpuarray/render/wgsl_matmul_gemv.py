@@ -14,7 +14,7 @@ are ``B``'s columns); "rows" below are the output's elements.
   ``ROWS * UNROLL`` matrix reads of a step are written out before the products, so that they are
   in flight together; there is no barrier in the ``K`` loop;
 - with ``vec`` (a float32 or float64 matrix that is a plain buffer, or a strided view of one, with
-  unit stride along ``K``, ``K`` and its other strides multiples of 4: ``wgpu_matmul.gemv_vec``)
+  unit stride along ``K``, ``K`` and its other strides multiples of 4: ``wgpu_matmul_classes.gemv_vec``)
   the matrix is read as ``vec4`` words, lane ``l`` taking word ``k0 / 4 + l + j * LANES``, and
   each row keeps four partial sums in a ``vec4`` register (added at the end); the vector's four
   elements of a word are read through its prologue as above;

@@ -23,7 +23,7 @@ wide side:
   ``render_splitk_sum`` adds the chunks and evaluates the fused epilogue.
 
 With ``S == 1`` this is the column-sum form of a matrix-vector product (``X.T @ r``, ``r @ X``:
-``wgpu_matmul.gemv_for``); where its ``K`` is not split (``final``) lane 0 stores the product
+``wgpu_matmul_classes.gemv_for``); where its ``K`` is not split (``final``) lane 0 stores the product
 itself, through the fused epilogue, and there is no second pass.
 """
 
