@@ -257,7 +257,7 @@ F64_TRIG["rempio2"] = f"""fn ga_rempio2_f64(a: f64) -> vec3<f64> {{
   if (b >= {MEDIUM:#018x}lu) {{ return ga_rempio2big_f64(a); }}
   // e_rem_pio2.c's medium path: n < 2^20, so n pio2_1 is exact; the products as fmas, so that no
   // compiler merges n pio2_1 and n pio2_1t into n (pio2_1 + pio2_1t) (see wgsl_f64's ga_redln2)
-  let nf = ga_round_f64(a * {_c(INVPIO2)});
+  let nf = ga_rint_f64(a * {_c(INVPIO2)} + {_c(1.5 * 2.0 ** 52)});
   var r = fma(-nf, {_c(PIO2_1)}, a);
   var w = nf * {_c(PIO2_1T)};
   var y0 = r - w;
