@@ -336,3 +336,17 @@ def test_large_cholesky(wgpu_device: xp.Device) -> None:
     with _fallbacks_checked(wgpu_device):
         low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=wgpu_device))).astype(np.float64)
     assert np.abs(low @ low.T - s).max() <= 8 * n * eps * _norm(s)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_cholesky_stack(device: xp.Device, dtype: Any) -> None:
+    """A stack past one block column: each panel workgroup's 32 rows, the last partial block, and the
+    trailing products that compute only the tiles on and below the diagonal."""
+    _skip_f64(device, dtype)
+    n, eps = 161, np.finfo(dtype).eps
+    s = _spd((3, n, n), 50.0, dtype)
+    with _fallbacks_checked(device):
+        low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=device))).astype(np.float64)
+    np.testing.assert_array_equal(np.triu(low, 1), 0)
+    for i in range(3):
+        assert np.abs(low[i] @ low[i].T - s[i]).max() <= 8 * n * eps * _norm(s[i])

@@ -1,19 +1,18 @@
 """Blocked Cholesky on the wgpu provider whose trailing updates are the provider's matrix products
 (``linalg_potrf``; ``providers/wgpu_linalg.py`` calls ``enqueue_potrf_blocked``).
 
-Per block column of ``CHOL_NB`` (64 where the adapter's workgroup memory holds a 64 x 64 block of
-the dtype, else 32) two dispatches: ``potrf_panel_source`` (the diagonal block factored in
-workgroup memory by every workgroup, the panel below solved a row a thread, all into the factor
-buffer), then ``S' = S22 - L21 L21^T`` as one register-blocked matmul (``wgpu_matmul.enqueue_matmul``
-on a synthetic ``matmul`` kernel whose operands are views of the factor and whose fused epilogue
-subtracts from a view of the current trailing matrix ``S``). ``S'`` is a fresh buffer (a product
-may not write the buffer it reads), contiguous, the next block column's ``S``; the operand's copy
-is the first. Before them one load of the operand and one dispatch zeroing above the diagonal:
-``2 + 2 n / CHOL_NB`` dispatches (n = 4096 float32: 130, against 377 with 32-column panels and the
-64 x 64 tile update of ``gemm_source``), whatever the batch. The products compute whole squares
-(twice the flops of the lower triangle: ``2 n^3 / 3`` in all, 46 GFLOP at n = 4096) in exchange
-for the tuned kernels; the bytes moved are each trailing matrix read once and written once,
-``n^3 / (3 CHOL_NB)`` elements in all (4096 float32: 1.4 GB).
+Per block column of ``CHOL_NB`` (64) two dispatches: ``potrf_panel_source`` (the diagonal block
+and ``CHOL_ROWS`` (32) rows of the panel below it factored together in registers by each workgroup
+of ``CHOL_THREADS`` (512) threads, one barrier a column; the diagonal block redundantly by every
+workgroup, written by the first), then ``S' = S22 - L21 L21^T`` as one register-blocked matmul
+(``wgpu_matmul.enqueue_matmul`` on a synthetic ``matmul`` kernel whose operands are views of the
+factor and whose fused epilogue subtracts from a view of the current trailing matrix ``S``; its
+attribute ``"lower"`` skips the tiles above the diagonal, which nothing reads). ``S'`` is a fresh
+buffer (a product may not write the buffer it reads), contiguous, the next block column's ``S``; the
+operand's copy is the first. Before them one load of the operand and one dispatch zeroing above the
+diagonal: ``2 + 2 n / CHOL_NB`` dispatches, whatever the batch. H200, GPU ms by timestamp queries
+(n = 4096 float32 / 2048 float64): panels 11.4 / 6.7 with the earlier row-a-thread solve, 2.8 / 2.0
+now; products 3.4 / 1.3 on whole squares, 2.2 / 0.9 on the lower tiles.
 
 >>> CHOL_NB
 64
@@ -29,10 +28,12 @@ import numpy as np
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_linalg_blocked import SMALL_N, lu_small_source, potrf_panel_source, prep_source
+from ..render.wgsl_linalg_blocked import PANEL_ROWS, SMALL_N, lu_small_source, potrf_panel_source, prep_source
 from . import wgpu_matmul
 
-CHOL_NB = 64            # block column width of Cholesky (halved while the block does not fit)
+CHOL_NB = 64            # block column width of Cholesky
+CHOL_THREADS = 512      # threads of potrf_panel_source where the adapter allows them (else 256)
+CHOL_ROWS = PANEL_ROWS  # panel rows a workgroup of potrf_panel_source
 BLOCKED_CHOLESKY = True     # False: the 32-column path of wgpu_linalg.py (gemm_source updates)
 SMALL_LU = True             # False: small stacks through the panel kernels too
 BLOCKED_LU_PANEL = True     # False: LU panels by panel_source (wgsl_linalg.py), a global pass a column
@@ -55,15 +56,6 @@ def _cdiv(a: int, b: int) -> int:
 def _pad4(count: int) -> int:
     """``count`` rounded up to a multiple of 4 (whole ``vec4`` words for the products' loads)."""
     return -(-count // 4) * 4
-
-
-def chol_nb(provider: Any, item: int) -> int:
-    """The block width for elements of ``item`` bytes on ``provider``'s workgroup memory."""
-    limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
-    nb = CHOL_NB
-    while nb > 8 and nb * (nb + 1) * item > limit:      # the block's rows padded by one (``LS``)
-        nb //= 2
-    return nb
 
 
 def lu_threads(provider: Any, item: int, rows: int) -> int:
@@ -99,7 +91,7 @@ def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, b
               Instr("view", (4,), dt, shp, ((sbs, sld, 1), soff)),
               Instr("subtract", (5, 3), dt, shp, ())]
     return Kernel(instrs, [_Stub(dt, (lsize,)), _Stub(dt, (ssize,))], [6], [_Stub(dt, shp)], shp,
-                  kind="matmul", operands=[1, 2])
+                  kind="matmul", attrs=("lower",), operands=[1, 2])
 
 
 def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: list[Any]) -> list[Any]:
@@ -110,7 +102,9 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     a = tuple(kernel.instrs[kernel.operands[0]].shape)
     n, batch = a[-1], math.prod(a[:-2])
     flag = batch * n * n
-    nb = chol_nb(provider, item)
+    nb = CHOL_NB
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    threads = CHOL_THREADS if CHOL_THREADS <= lim else 256
     dsize = _pad4(flag + 1)
     out = provider.alloc(dsize * item)
     count = batch * n * n
@@ -123,8 +117,8 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     sld, sbs, ssize = n, n * n, _pad4(count)
     for k in range(0, n, nb):
         w, m = min(nb, n - k), n - k
-        g = max(1, _cdiv(m - w, WORKGROUP))
-        provider.dispatch(potrf_panel_source(t, nb), _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g),
+        g = max(1, _cdiv(m - w, CHOL_ROWS))
+        provider.dispatch(potrf_panel_source(t, threads, CHOL_ROWS), _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g),
                           [src, out], batch * g)
         if m == w:
             break

@@ -5,13 +5,15 @@ keeps its rows in registers (``providers/wgpu_linalg_blocked.py`` runs them).
   factor is written below the diagonal by ``potrf_panel_source``, block column by block column);
 - ``potrf_panel_source``: one block column of ``nb`` columns of Cholesky, read from the current
   trailing matrix ``S`` (row stride and matrix stride in ``prm``: the operand's copy, then each
-  product's fresh output) and written to the factor ``D``: every workgroup factors the ``w x w``
-  diagonal block in workgroup memory (redundantly: ``S`` is not written, so no workgroup can see
-  a half-written block, and the block column takes one dispatch), the first workgroup of each
-  matrix stores it and raises the flag on a pivot that is not positive, and each thread solves one
-  row of the panel below (``L21 = A21 L11^-T``; the row's loads all issued first), as many
-  workgroups as rows / 256. The trailing update ``S22 - L21 L21^T`` is the register-blocked
-  matmul with a fused epilogue (``providers/wgpu_matmul.py``), not a kernel of this module;
+  product's fresh output) and written to the factor ``D``: each workgroup factors the tall panel of
+  the diagonal block and ``rows`` rows below it, right-looking, every value in a register (thread
+  ``lid`` holds column ``lid % nb`` of every ``threads / nb``-th row; ``S`` is not written, so no
+  workgroup can see a half-written block and the block column takes one dispatch); per column the
+  threads holding it put it in workgroup memory (two buffers, one barrier a column) and every thread
+  scales it and updates its own values. The first workgroup of each matrix stores the diagonal
+  block and raises the flag on a pivot that is not positive. The trailing update
+  ``S22 - L21 L21^T`` is the register-blocked matmul with a fused epilogue
+  (``providers/wgpu_matmul.py``), not a kernel of this module;
 - ``lu_panel_source``: the LU factorization of an ``(n - k) x w`` panel (``w <= 32``, at most
   ``MAX_ROWS`` rows) by one workgroup of 256 or 1024 threads, each holding its rows of the current
   8-column chunk in a private array: per chunk, the update by the chunks to its left (left-looking:
@@ -36,7 +38,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .wgsl_linalg import _SCALE_COL, _shader, diag_factor
+from .wgsl_linalg import _shader
 
 CHUNK = 8               # LU panel columns held in registers at a time
 MAX_ROWS = 4096         # LU panels of at most this many rows take lu_panel_source
@@ -57,21 +59,44 @@ def prep_source(t: str) -> str:
     return _shader(t, ["D:read_write:T"], body)
 
 
-def _row_loads(nb: int) -> str:
-    """The thread's panel row read into ``x`` with every load issued before the first use (named
-    values, then the stores: a loop would wait for each load before issuing the next). Columns
-    past ``w`` read what the robust buffer access gives and are never used."""
-    loads = "\n".join(f"    let v{j} = S[src + {j}u];" for j in range(nb))
-    stores = "\n".join(f"    x[{j}] = v{j};" for j in range(nb))
-    return loads + "\n" + stores
+PANEL_ROWS = 32          # rows of the panel below the diagonal block taken by one workgroup of potrf_panel_source
 
 
 @functools.cache
-def potrf_panel_source(t: str, nb: int) -> str:
+def potrf_panel_source(t: str, threads: int = 256, rows: int = PANEL_ROWS, nb: int = 64) -> str:
     """``prm``: [sld, sbs, soff, n, k, w, m, G, FLAG, groups]: block column ``k`` (width ``w <= nb``)
     of Cholesky from the trailing ``m x m`` matrix at ``S[soff + b * sbs]`` (row stride ``sld``) into
-    the factor ``D`` (``n x n`` matrices), ``G`` workgroups a matrix."""
-    shared = "var<workgroup> L: array<T, NB * LS>;\n" + _SCALE_COL
+    the factor ``D`` (``n x n`` matrices), ``G`` workgroups a matrix. Each workgroup factors the tall
+    panel made of the diagonal block and its ``PANEL_ROWS`` rows below (right-looking, in registers:
+    thread ``lid`` holds column ``lid % nb`` of rows ``lid / nb + 4 i``); per column ``j`` the threads
+    holding it put it, unscaled, in workgroup memory (two buffers: one barrier a column), and every
+    thread scales it by ``1 / sqrt`` of its pivot and updates its own values by it (``dpotf2``'s
+    operations, right-looking). The first workgroup of a matrix stores the diagonal block and raises
+    the flag on a pivot that is not positive (NaN passes through)."""
+    _QUAD = threads // nb
+    dn, pn = [f"d{i}" for i in range(nb // _QUAD)], [f"p{i}" for i in range(rows // _QUAD)]
+    prows = rows
+    rows = nb + prows
+    lines = []
+    for i, v in enumerate(dn):
+        lines.append(f"  let rd{i} = rq + {_QUAD * i}u;\n"
+                     f"  var {v} = select(T(0), S[sb + min(rd{i}, w - 1u) * sld + cl], rd{i} < w && c <= rd{i});")
+    for i, v in enumerate(pn):
+        lines.append(f"  let rp{i} = w + g * {prows}u + rq + {_QUAD * i}u;\n"
+                     f"  var {v} = select(T(0), S[sb + min(rp{i}, m - 1u) * sld + cl], rp{i} < m && c < w);")
+    loads = "\n".join(lines)
+    put = "\n".join([f"      C[buf + rq + {_QUAD * i}u] = {v};" for i, v in enumerate(dn)]
+                    + [f"      C[buf + {nb}u + rq + {_QUAD * i}u] = {v};" for i, v in enumerate(pn)])
+    upd = "\n".join([f"      {v} = {v} - (C[buf + rq + {_QUAD * i}u] * rinv) * lc;" for i, v in enumerate(dn)]
+                    + [f"      {v} = {v} - (C[buf + {nb}u + rq + {_QUAD * i}u] * rinv) * lc;"
+                       for i, v in enumerate(pn)])
+    fin = "\n".join([f"      {v} = select({v} * rinv, ajj, rd{i} == j);" for i, v in enumerate(dn)]
+                    + [f"      {v} = {v} * rinv;" for v in pn])
+    store = "\n".join([f"    if (rd{i} < w && c <= rd{i}) {{ D[db + (k + rd{i}) * n + k + c] = {v}; }}"
+                       for i, v in enumerate(dn)])
+    pstore = "\n".join(f"  if (rp{i} < m && c < w) {{ D[db + (k + rp{i}) * n + k + c] = {v}; }}"
+                        for i, v in enumerate(pn))
+    shared = f"var<workgroup> C: array<T, {2 * rows}>;\n"
     body = f"""  if (id >= prm[9]) {{ return; }}
   let sld = prm[0];
   let n = prm[3];
@@ -82,36 +107,35 @@ def potrf_panel_source(t: str, nb: int) -> str:
   let g = id % prm[7];
   let sb = b * prm[1] + prm[2];
   let db = b * n * n;
-  for (var e = lid; e < w * w; e += 256u) {{
-    let i = e / w;
-    let j = e % w;
-    L[i * LS + j] = select(T(0), S[sb + i * sld + j], j <= i);
-  }}
-  workgroupBarrier();
-{diag_factor(t, "w")}  if (g == 0u) {{
-    for (var e = lid; e < w * w; e += 256u) {{
-      let i = e / w;
-      let j = e % w;
-      D[db + (k + i) * n + k + j] = select(T(0), L[i * LS + j], j <= i);
+  let c = lid % {nb}u;
+  let rq = lid / {nb}u;
+  let cl = min(c, w - 1u);
+{loads}
+  var bad = false;
+  for (var j = 0u; j < w; j++) {{
+    let buf = (j & 1u) * {rows}u;
+    if (c == j) {{
+{put}
     }}
-    if (lid == 0u && bad) {{ D[prm[8]] = T(1); }}
-  }}
-  let r = w + g * 256u + lid;
-  if (r < m) {{
-    var x: array<T, NB>;
-    let src = sb + r * sld;
-    let dst = db + (k + r) * n + k;
-{_row_loads(nb)}
-    for (var j = 0u; j < w; j++) {{
-      var s = x[j];
-      for (var p = 0u; p < j; p++) {{ s = s - x[p] * L[j * LS + p]; }}
-      s = s / L[j * LS + j];
-      x[j] = s;
-      D[dst + j] = s;
+    workgroupBarrier();
+    let dj = C[buf + j];
+    if (dj <= T(0) && !ga_isnan_{t}(dj)) {{ bad = true; }}
+    let ajj = sqrt(dj);
+    let rinv = T(1) / ajj;
+    if (c > j && c < w) {{
+      let lc = C[buf + c] * rinv;
+{upd}
+    }} else if (c == j) {{
+{fin}
     }}
   }}
+  if (g == 0u && c < w) {{
+{store}
+  }}
+  if (g == 0u && lid == 0u && bad) {{ D[prm[8]] = T(1); }}
+{pstore}
 """
-    return _shader(t, ["S:read:T", "D:read_write:T"], body, shared, nb=nb)
+    return _shader(t, ["S:read:T", "D:read_write:T"], body, shared, wg=threads, nb=nb)
 
 
 @functools.cache

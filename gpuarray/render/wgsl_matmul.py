@@ -119,7 +119,11 @@ def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[
 
     With ``split`` (split-K) workgroup ``w`` is chunk ``sp = w / GT`` of tile ``w % GT`` and walks
     ``K`` from ``klo = sp * KC`` to ``min(klo + KC, K)`` (extras GT, KC): its accumulators are one
-    partial sum of the product, stored at ``part[sp * TS + ...]`` for ``render_splitk_sum``."""
+    partial sum of the product, stored at ``part[sp * TS + ...]`` for ``render_splitk_sum``.
+
+    A kernel with the attribute ``"lower"`` computes only the tiles that reach the diagonal or below
+    it: the others' outputs are left as they were (the blocked Cholesky reads only the lower
+    triangle of its trailing matrices)."""
     ra, rb = g.rep[g.k.operands[0]], g.rep[g.k.operands[1]]
     head = ["let w0 = wid.y * nwg.x + wid.x;",
             f"if (w0 >= {g.slot(('extra', 'NG'))}) {{ return; }}"]
@@ -140,6 +144,8 @@ def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[
              f"let N = {g.slot(('dim', rb, nb + 1))};",
              f"let m0 = trow * {bm}u;",
              f"let n0 = tcol * {bn}u;"]
+    if "lower" in g.k.attrs:        # only the tiles on and below the diagonal (Cholesky's trailing update)
+        head.append(f"if (n0 >= m0 + {bm}u) {{ return; }}")
     lines, batch = batch_index(g, nb, "bat")
     return head + lines, batch
 
