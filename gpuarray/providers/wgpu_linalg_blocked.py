@@ -118,8 +118,8 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     for k in range(0, n, nb):
         w, m = min(nb, n - k), n - k
         g = max(1, _cdiv(m - w, CHOL_ROWS))
-        provider.dispatch(potrf_panel_source(t, threads, CHOL_ROWS), _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g),
-                          [src, out], batch * g)
+        provider.dispatch(potrf_panel_source(t, threads, CHOL_ROWS, nb),
+                          _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g), [src, out], batch * g)
         if m == w:
             break
         m2 = m - w
