@@ -350,3 +350,30 @@ def test_blocked_cholesky_stack(device: xp.Device, dtype: Any) -> None:
     np.testing.assert_array_equal(np.triu(low, 1), 0)
     for i in range(3):
         assert np.abs(low[i] @ low[i].T - s[i]).max() <= 8 * n * eps * _norm(s[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
+                                               dtype: Any) -> None:
+    """``lu_panel_reg_source`` performs ``lu_panel_source``'s operations in the same order: the same
+    pivots and bitwise the same solution, with 256 and 1024 threads and a panel too tall for it."""
+    from gpuarray.compiler import plan_cache
+    from gpuarray.providers import wgpu_linalg_blocked
+    from gpuarray.runtime import replay
+    _skip_f64(wgpu_device, dtype)
+    n = 1100                          # panels of 1100 rows: 1024 threads; of at most 1024 rows: 256
+    a = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e2, n)[:, None]).astype(dtype)
+    b = RNG.normal(size=(n, 3)).astype(dtype)
+    got = []
+    for reg, threads in ((False, 1024), (True, 1024), (True, 256)):
+        monkeypatch.setattr(wgpu_linalg_blocked, "REG_LU_PANEL", reg)
+        monkeypatch.setattr(wgpu_linalg_blocked, "LU_PANEL_THREADS", threads)
+        replay.clear()
+        plan_cache.clear()
+        with _fallbacks_checked(wgpu_device):
+            got.append(np.asarray(xp.linalg.solve(xp.asarray(a, device=wgpu_device),
+                                                  xp.asarray(b, device=wgpu_device))))
+    np.testing.assert_array_equal(got[1], got[0])
+    np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
+    eps = np.finfo(dtype).eps
+    assert np.abs(a.astype(np.float64) @ got[0] - b).max() <= 8 * n * eps * _norm(a) * np.abs(got[0]).max()

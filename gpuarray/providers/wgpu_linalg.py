@@ -51,7 +51,7 @@ from ..render.wgsl_linalg import (
     render_load,
     swap_trsm_source,
 )
-from ..render.wgsl_linalg_blocked import MAX_ROWS, lu_panel_source
+from ..render.wgsl_linalg_blocked import MAX_ROWS
 from . import wgpu_linalg_blocked
 from .wgpu_bindings import wide_buffers
 
@@ -158,7 +158,7 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
             return [out]
         for k in range(0, n, NB):
             w = min(NB, n - k)
-            panel = lu_panel_source(t, wgpu_linalg_blocked.lu_threads(provider, item, n - k)) \
+            panel = wgpu_linalg_blocked.lu_panel(provider, t, item, n - k) \
                 if wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS else panel_source(t)
             provider.dispatch(panel, _u32(n, ld, k, w, bs, flagw), [work, piv], batch)
             g = _cdiv(ncols - w, WORKGROUP)

@@ -28,7 +28,15 @@ import numpy as np
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_linalg_blocked import PANEL_ROWS, SMALL_N, lu_small_source, potrf_panel_source, prep_source
+from ..render.wgsl_linalg_blocked import (
+    PANEL_ROWS,
+    SMALL_N,
+    lu_panel_source,
+    lu_small_source,
+    potrf_panel_source,
+    prep_source,
+)
+from ..render.wgsl_lu_panel import RPT, lu_panel_reg_source
 from . import wgpu_matmul
 
 CHOL_NB = 64            # block column width of Cholesky
@@ -38,6 +46,7 @@ BLOCKED_CHOLESKY = True     # False: the 32-column path of wgpu_linalg.py (gemm_
 SMALL_LU = True             # False: small stacks through the panel kernels too
 BLOCKED_LU_PANEL = True     # False: LU panels by panel_source (wgsl_linalg.py), a global pass a column
 LU_PANEL_THREADS = 1024     # threads of lu_panel_source where the adapter allows them (else 256)
+REG_LU_PANEL = True         # False: LU panels by lu_panel_source (its rows in a private array)
 
 
 class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
@@ -69,6 +78,15 @@ def lu_threads(provider: Any, item: int, rows: int) -> int:
     smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
     t = LU_PANEL_THREADS
     return t if t <= lim and t * (item + 4) + 1296 * item + 512 <= smem else 256
+
+
+def lu_panel(provider: Any, t: str, item: int, rows: int) -> str:
+    """The LU panel shader for ``rows`` rows: ``lu_panel_reg_source`` (rows in named registers) where a
+    thread has at most ``RPT`` of them and ``REG_LU_PANEL`` is on, else ``lu_panel_source``."""
+    threads = lu_threads(provider, item, rows)
+    if REG_LU_PANEL and rows <= RPT * threads:
+        return lu_panel_reg_source(t, threads)
+    return lu_panel_source(t, threads)
 
 
 def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, bs: int, loff: int,

@@ -1,0 +1,157 @@
+"""WGSL for the LU panel with its rows in named registers (``providers/wgpu_linalg.py`` runs it).
+
+``lu_panel_reg_source`` performs ``lu_panel_source``'s operations (``wgsl_linalg_blocked.py``: the same
+8-column chunks, left-looking between them, the same pivot search, exchanges, scaling and rank-1
+updates in the same order, so the factors are bitwise the same) with every index into a thread's
+rows and columns known when the shader is generated: the column loop of a chunk and the rows of a
+thread are unrolled here, the values are named registers ``x<q>_<c>`` and the pivot row is picked
+out by comparisons. ``lu_panel_source``'s private array, indexed by the pivot's row and the loop's
+column at run time, is kept in local memory by the compilers; this one stays in registers. For
+panels of at most ``RPT * threads`` rows (``RPT`` = 4: 1024 rows with 256 threads, 4096 with 1024).
+
+>>> "@workgroup_size(1024)" in lu_panel_reg_source("f32", 1024)
+True
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .wgsl_linalg import _shader
+
+CH = 8          # columns of a chunk (``wgsl_linalg_blocked.CHUNK``)
+RPT = 4         # rows a thread
+SQ = {256: 16, 1024: 32}
+
+
+def _chunk_column(jj: int, threads: int) -> list[str]:
+    """Lines for column ``c0 + jj`` of the chunk: pivot search, exchange, scaling, update."""
+    sq = SQ[threads]
+    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
+    out = [f"if ({jj}u < cw) {{",
+           f"  let j = c0 + {jj}u;",
+           "  workgroupBarrier();",
+           f"  if (lid < {sq}u) {{",
+           f"    var bv = cv[lid * {sq}u];",
+           f"    var bx = ci[lid * {sq}u];",
+           f"    for (var q = 1u; q < {sq}u; q++) {{",
+           f"      let v = cv[lid * {sq}u + q];",
+           f"      let x2 = ci[lid * {sq}u + q];",
+           "      if (v > bv || (v == bv && x2 < bx)) { bv = v; bx = x2; }",
+           "    }",
+           "    rv[lid] = bv;",
+           "    ri[lid] = bx;",
+           "  }",
+           "  workgroupBarrier();",
+           "  var pv = rv[0];",
+           "  var px = ri[0];",
+           f"  for (var q = 1u; q < {sq}u; q++) {{",
+           "    let v = rv[q];",
+           "    let x2 = ri[q];",
+           "    if (v > pv || (v == pv && x2 < px)) { pv = v; px = x2; }",
+           "  }",
+           "  if (pv < T(0) || px < j) { px = j; }",
+           f"  let pq = px / {threads}u;",
+           f"  let jq = j / {threads}u;",
+           f"  if (lid == px % {threads}u) {{"]
+    for q in range(RPT):
+        out.append(f"    if (pq == {q}u) {{ " + " ".join(f"prow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
+    out += ["  }", f"  if (lid == j % {threads}u) {{"]
+    for q in range(RPT):
+        out.append(f"    if (jq == {q}u) {{ " + " ".join(f"srow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
+    out += ["  }",
+            "  if (lid < w && (lid < c0 || lid >= c0 + cw) && px != j) {",
+            "    let a1 = base + j * ld + lid;",
+            "    let a2 = base + px * ld + lid;",
+            "    let v = W[a1];",
+            "    W[a1] = W[a2];",
+            "    W[a2] = v;",
+            "  }",
+            "  if (lid == 0u) {",
+            "    piv[pb + j] = k + px;",
+            "    if (pv == T(0)) { W[prm[5]] = T(1); }",
+            "  }",
+            "  workgroupBarrier();",
+            f"  if (lid == px % {threads}u) {{"]
+    for q in range(RPT):
+        out.append(f"    if (pq == {q}u) {{ " + " ".join(f"{xs[q][c]} = srow[{c}];" for c in range(CH)) + " }")
+    out += ["  }", f"  if (lid == j % {threads}u) {{"]
+    for q in range(RPT):
+        out.append(f"    if (jq == {q}u) {{ " + " ".join(f"{xs[q][c]} = prow[{c}];" for c in range(CH)) + " }")
+    out += ["  }",
+            f"  let pval = prow[{jj}];",
+            "  let sc = select(T(1) / pval, T(1), pval == T(0));",
+            "  best = T(-1);",
+            "  bi = j + 1u;"]
+    for q in range(RPT):
+        out += [f"  if (lid + {q * threads}u < m && lid + {q * threads}u > j) {{",
+                f"    let l = {xs[q][jj]} * sc;",
+                f"    {xs[q][jj]} = l;"]
+        out += [f"    if ({c}u < cw) {{ {xs[q][c]} = {xs[q][c]} - l * prow[{c}]; }}" for c in range(jj + 1, CH)]
+        if jj + 1 < CH:
+            out.append(f"    if ({jj + 1}u < cw && abs({xs[q][jj + 1]}) > best) "
+                       f"{{ best = abs({xs[q][jj + 1]}); bi = lid + {q * threads}u; }}")
+        out.append("  }")
+    out += ["  cv[lid] = best;", "  ci[lid] = bi;", "}"]
+    return out
+
+
+@functools.cache
+def lu_panel_reg_source(t: str, threads: int = 256) -> str:
+    """``prm``: [n, ld, k, w, bs, FLAG] as ``lu_panel_source``'s: LU of the panel of columns
+    ``k .. k + w`` (``w <= 32``), rows ``k .. n`` (at most ``RPT * threads``), one workgroup of
+    ``threads`` (256 or 1024) a matrix; pivots to ``piv[b * n + k + j]``."""
+    sq = SQ[threads]
+    shared = (f"var<workgroup> cv: array<T, {threads}>;\nvar<workgroup> ci: array<u32, {threads}>;\n"
+              f"var<workgroup> rv: array<T, {sq}>;\nvar<workgroup> ri: array<u32, {sq}>;\n"
+              f"var<workgroup> prow: array<T, {CH}>;\nvar<workgroup> srow: array<T, {CH}>;\n"
+              f"var<workgroup> Ut: array<T, {32 * CH}>;\nvar<workgroup> Lt: array<T, {32 * 32}>;\n")
+    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
+    lines = ["let n = prm[0];", "let ld = prm[1];", "let k = prm[2];", "let w = prm[3];",
+             "let base = id * prm[4] + k * ld + k;", "let pb = id * n + k;", "let m = n - k;"]
+    lines += [f"var {xs[q][c]} = T(0);" for q in range(RPT) for c in range(CH)]
+    lines += ["for (var c0 = 0u; c0 < w; c0 += {CH}u) {".replace("{CH}", str(CH)),
+              f"  let cw = min({CH}u, w - c0);",
+              "  if (c0 > 0u) {",
+              f"    for (var e = lid; e < c0 * c0; e += {threads}u) {{ Lt[e] = W[base + (e / c0) * ld + e % c0]; }}",
+              f"    for (var e = lid; e < c0 * {CH}u; e += {threads}u) {{",
+              f"      if (e % {CH}u < cw) {{ Ut[e] = W[base + (e / {CH}u) * ld + c0 + e % {CH}u]; }}",
+              "    }",
+              "    workgroupBarrier();",
+              "    if (lid < cw) {",
+              "      for (var p = 0u; p < c0; p++) {",
+              f"        var s = Ut[p * {CH}u + lid];",
+              f"        for (var q = 0u; q < p; q++) {{ s = s - Lt[p * c0 + q] * Ut[q * {CH}u + lid]; }}",
+              f"        Ut[p * {CH}u + lid] = s;",
+              "      }",
+              "    }",
+              "    workgroupBarrier();",
+              f"    for (var e = lid; e < c0 * {CH}u; e += {threads}u) {{",
+              f"      if (e % {CH}u < cw) {{ W[base + (e / {CH}u) * ld + c0 + e % {CH}u] = Ut[e]; }}",
+              "    }",
+              "  }",
+              "  var best = T(-1);",
+              "  var bi = c0;"]
+    for q in range(RPT):
+        r = f"lid + {q * threads}u"
+        lines += [f"  if ({r} < m && {r} >= c0) {{",
+                  f"    let row = base + ({r}) * ld;"]
+        lines += [f"    if ({c}u < cw) {{ {xs[q][c]} = W[row + c0 + {c}u]; }}" for c in range(CH)]
+        lines += ["    for (var p = 0u; p < c0; p++) {",
+                  "      let l = W[row + p];"]
+        lines += [f"      if ({c}u < cw) {{ {xs[q][c]} = {xs[q][c]} - l * Ut[p * {CH}u + {c}u]; }}" for c in range(CH)]
+        lines += ["    }",
+                  f"    if (abs({xs[q][0]}) > best) {{ best = abs({xs[q][0]}); bi = {r}; }}",
+                  "  }"]
+    lines += ["  cv[lid] = best;", "  ci[lid] = bi;"]
+    for jj in range(CH):
+        lines += ["  " + x for x in _chunk_column(jj, threads)]
+    for q in range(RPT):
+        r = f"lid + {q * threads}u"
+        lines += [f"  if ({r} < m && {r} >= c0) {{",
+                  f"    let row = base + ({r}) * ld + c0;"]
+        lines += [f"    if ({c}u < cw) {{ W[row + {c}u] = {xs[q][c]}; }}" for c in range(CH)]
+        lines += ["  }"]
+    lines += ["  storageBarrier();", "  workgroupBarrier();", "}"]
+    body = "".join("  " + x + "\n" for x in lines)
+    return _shader(t, ["W:read_write:T", "piv:read_write:u32"], body, shared, wg=threads)
