@@ -356,7 +356,8 @@ def test_blocked_cholesky_stack(device: xp.Device, dtype: Any) -> None:
 def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
                                                dtype: Any) -> None:
     """``lu_panel_reg_source`` performs ``lu_panel_source``'s operations in the same order: the same
-    pivots and bitwise the same solution, with 256 and 1024 threads and a panel too tall for it."""
+    pivots and bitwise the same solution, with 256 and 1024 threads, a panel too tall for it, and the
+    pivot search by subgroup shuffles or through workgroup memory."""
     from gpuarray.compiler import plan_cache
     from gpuarray.providers import wgpu_linalg_blocked
     from gpuarray.runtime import replay
@@ -365,9 +366,11 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     a = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e2, n)[:, None]).astype(dtype)
     b = RNG.normal(size=(n, 3)).astype(dtype)
     got = []
-    for reg, threads in ((False, 1024), (True, 1024), (True, 256)):
+    for reg, threads, sg in ((False, 1024, True), (True, 1024, True), (True, 256, True), (True, 1024, False)):
         monkeypatch.setattr(wgpu_linalg_blocked, "REG_LU_PANEL", reg)
         monkeypatch.setattr(wgpu_linalg_blocked, "LU_PANEL_THREADS", threads)
+        if not sg:                    # the pivot through workgroup memory (adapters without subgroups)
+            monkeypatch.setattr(wgpu_linalg_blocked, "use_subgroups", lambda provider: False)
         replay.clear()
         plan_cache.clear()
         with _fallbacks_checked(wgpu_device):
@@ -375,5 +378,6 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
                                                   xp.asarray(b, device=wgpu_device))))
     np.testing.assert_array_equal(got[1], got[0])
     np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
+    np.testing.assert_array_equal(got[3], got[0])
     eps = np.finfo(dtype).eps
     assert np.abs(a.astype(np.float64) @ got[0] - b).max() <= 8 * n * eps * _norm(a) * np.abs(got[0]).max()

@@ -158,9 +158,11 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
             return [out]
         for k in range(0, n, NB):
             w = min(NB, n - k)
-            panel = wgpu_linalg_blocked.lu_panel(provider, t, item, n - k) \
-                if wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS else panel_source(t)
-            provider.dispatch(panel, _u32(n, ld, k, w, bs, flagw), [work, piv], batch)
+            if wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS:
+                wgpu_linalg_blocked.dispatch_lu_panel(provider, t, item, n - k, _u32(n, ld, k, w, bs, flagw),
+                                                      [work, piv], batch)
+            else:
+                provider.dispatch(panel_source(t), _u32(n, ld, k, w, bs, flagw), [work, piv], batch)
             g = _cdiv(ncols - w, WORKGROUP)
             if g:
                 provider.dispatch(swap_trsm_source(t), _u32(n, ld, k, w, bs, ncols, g, batch * g), [work, piv],

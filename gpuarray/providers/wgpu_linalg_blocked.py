@@ -38,6 +38,7 @@ from ..render.wgsl_linalg_blocked import (
 )
 from ..render.wgsl_lu_panel import RPT, lu_panel_reg_source
 from . import wgpu_matmul
+from .wgpu_reduce import use_subgroups
 
 CHOL_NB = 64            # block column width of Cholesky
 CHOL_THREADS = 512      # threads of potrf_panel_source where the adapter allows them (else 256)
@@ -80,13 +81,24 @@ def lu_threads(provider: Any, item: int, rows: int) -> int:
     return t if t <= lim and t * (item + 4) + 1296 * item + 512 <= smem else 256
 
 
-def lu_panel(provider: Any, t: str, item: int, rows: int) -> str:
-    """The LU panel shader for ``rows`` rows: ``lu_panel_reg_source`` (rows in named registers) where a
-    thread has at most ``RPT`` of them and ``REG_LU_PANEL`` is on, else ``lu_panel_source``."""
+def dispatch_lu_panel(provider: Any, t: str, item: int, rows: int, prm: np.ndarray, buffers: list[Any],
+                      groups: int) -> None:
+    """Dispatch the LU panel shader for ``rows`` rows: ``lu_panel_reg_source`` (rows in named registers;
+    the pivot by subgroup shuffles where the adapter has them) where a thread has at most ``RPT`` of
+    them and ``REG_LU_PANEL`` is on, else ``lu_panel_source``. A driver that rejects the subgroup
+    built-ins gets the workgroup-memory pivot from then on (``wgpu_reduce.dispatch_subgroups``'s rule)."""
     threads = lu_threads(provider, item, rows)
-    if REG_LU_PANEL and rows <= RPT * threads:
-        return lu_panel_reg_source(t, threads)
-    return lu_panel_source(t, threads)
+    if not (REG_LU_PANEL and rows <= RPT * threads):
+        provider.dispatch(lu_panel_source(t, threads), prm, buffers, groups)
+        return
+    sg = use_subgroups(provider)
+    try:
+        provider.dispatch(lu_panel_reg_source(t, threads, sg), prm, buffers, groups)
+    except Exception as exc:
+        if not sg or "lost" in str(exc).lower():
+            raise
+        provider._reduce_sg_failed = True
+        provider.dispatch(lu_panel_reg_source(t, threads, False), prm, buffers, groups)
 
 
 def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, bs: int, loff: int,

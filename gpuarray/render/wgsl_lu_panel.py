@@ -22,15 +22,68 @@ from .wgsl_linalg import _shader
 CH = 8          # columns of a chunk (``wgsl_linalg_blocked.CHUNK``)
 RPT = 4         # rows a thread
 SQ = {256: 16, 1024: 32}
+_SG_BUILTINS = ("@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sgi: u32,\n"
+                "        @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32, "
+                "@builtin(num_subgroups) nsg: u32)")
 
 
-def _chunk_column(jj: int, threads: int) -> list[str]:
+def _shuffle(t: str, v: str) -> str:
+    """``subgroupShuffleXor(v, so)`` for ``t`` (float64 as its two 32-bit halves)."""
+    if t == "f32":
+        return f"subgroupShuffleXor({v}, so)"
+    return (f"bitcast<f64>((u64(subgroupShuffleXor(u32(bitcast<u64>({v}) >> 32lu), so)) << 32lu) | "
+            f"u64(subgroupShuffleXor(u32(bitcast<u64>({v}) & 0xfffffffflu), so)))")
+
+
+def _sg_pivot(t: str) -> list[str]:
+    """The pivot ``(pv, px)``: the largest ``best`` of the workgroup, the lowest row among equals, by
+    shuffles within each subgroup, then every thread over the subgroups' results (``sgs`` at a time)."""
+    def butterfly(v: str, x: str) -> list[str]:
+        return ["  var so = sgs >> 1u;",
+                "  loop {",
+                "    if (so == 0u) { break; }",
+                f"    let ov = {_shuffle(t, v)};",
+                f"    let ox = subgroupShuffleXor({x}, so);",
+                f"    if (ov > {v} || (ov == {v} && ox < {x})) {{ {v} = ov; {x} = ox; }}",
+                "    so = so >> 1u;",
+                "  }"]
+    return ["  var bv = best;", "  var bx = bi;", *butterfly("bv", "bx"),
+            "  if (sgi == 0u) { rv[sgid] = bv; ri[sgid] = bx; }",
+            "  workgroupBarrier();",
+            "  var pv = T(-1);",
+            "  var px = 0xFFFFFFFFu;",
+            "  for (var q0 = 0u; q0 < nsg; q0 += sgs) {",
+            "    let q = q0 + sgi;",
+            "    if (q < nsg && (rv[q] > pv || (rv[q] == pv && ri[q] < px))) { pv = rv[q]; px = ri[q]; }",
+            "  }",
+            "  {",
+            *["  " + x for x in butterfly("pv", "px")],
+            "  }"]
+
+
+def _chunk_column(jj: int, threads: int, t: str, sg: bool) -> list[str]:
     """Lines for column ``c0 + jj`` of the chunk: pivot search, exchange, scaling, update."""
     sq = SQ[threads]
     xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
     out = [f"if ({jj}u < cw) {{",
-           f"  let j = c0 + {jj}u;",
-           "  workgroupBarrier();",
+           f"  let j = c0 + {jj}u;"]
+    if sg:
+        out += _sg_pivot(t)
+    else:
+        out += _shared_pivot(sq)
+    out += ["  if (pv < T(0) || px < j) { px = j; }",
+            f"  let pq = px / {threads}u;",
+            f"  let jq = j / {threads}u;",
+            f"  if (lid == px % {threads}u) {{"]
+    for q in range(RPT):
+        out.append(f"    if (pq == {q}u) {{ " + " ".join(f"prow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
+    return _column_rest(out, jj, threads, xs, sg)
+
+
+def _shared_pivot(sq: int) -> list[str]:
+    """The pivot ``(pv, px)`` through workgroup memory: ``sq`` threads each over ``sq`` of ``cv``, then
+    every thread over their ``sq`` results (``lu_panel_source``'s two levels)."""
+    return ["  workgroupBarrier();",
            f"  if (lid < {sq}u) {{",
            f"    var bv = cv[lid * {sq}u];",
            f"    var bx = ci[lid * {sq}u];",
@@ -49,13 +102,11 @@ def _chunk_column(jj: int, threads: int) -> list[str]:
            "    let v = rv[q];",
            "    let x2 = ri[q];",
            "    if (v > pv || (v == pv && x2 < px)) { pv = v; px = x2; }",
-           "  }",
-           "  if (pv < T(0) || px < j) { px = j; }",
-           f"  let pq = px / {threads}u;",
-           f"  let jq = j / {threads}u;",
-           f"  if (lid == px % {threads}u) {{"]
-    for q in range(RPT):
-        out.append(f"    if (pq == {q}u) {{ " + " ".join(f"prow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
+           "  }"]
+
+
+def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg: bool) -> list[str]:
+    """``out`` (the pivot found, its row in ``prow``) followed by the exchange, scaling and update."""
     out += ["  }", f"  if (lid == j % {threads}u) {{"]
     for q in range(RPT):
         out.append(f"    if (jq == {q}u) {{ " + " ".join(f"srow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
@@ -92,20 +143,22 @@ def _chunk_column(jj: int, threads: int) -> list[str]:
             out.append(f"    if ({jj + 1}u < cw && abs({xs[q][jj + 1]}) > best) "
                        f"{{ best = abs({xs[q][jj + 1]}); bi = lid + {q * threads}u; }}")
         out.append("  }")
-    out += ["  cv[lid] = best;", "  ci[lid] = bi;", "}"]
+    out += ([] if sg else ["  cv[lid] = best;", "  ci[lid] = bi;"]) + ["}"]
     return out
 
 
 @functools.cache
-def lu_panel_reg_source(t: str, threads: int = 256) -> str:
+def lu_panel_reg_source(t: str, threads: int = 256, sg: bool = False) -> str:
     """``prm``: [n, ld, k, w, bs, FLAG] as ``lu_panel_source``'s: LU of the panel of columns
     ``k .. k + w`` (``w <= 32``), rows ``k .. n`` (at most ``RPT * threads``), one workgroup of
-    ``threads`` (256 or 1024) a matrix; pivots to ``piv[b * n + k + j]``."""
+    ``threads`` (256 or 1024) a matrix; pivots to ``piv[b * n + k + j]``. ``sg``: the pivot search
+    by subgroup shuffles (one barrier a column instead of two, no serial scan of ``SQ`` values)."""
     sq = SQ[threads]
-    shared = (f"var<workgroup> cv: array<T, {threads}>;\nvar<workgroup> ci: array<u32, {threads}>;\n"
-              f"var<workgroup> rv: array<T, {sq}>;\nvar<workgroup> ri: array<u32, {sq}>;\n"
-              f"var<workgroup> prow: array<T, {CH}>;\nvar<workgroup> srow: array<T, {CH}>;\n"
-              f"var<workgroup> Ut: array<T, {32 * CH}>;\nvar<workgroup> Lt: array<T, {32 * 32}>;\n")
+    pivots = (f"var<workgroup> rv: array<T, {threads}>;\nvar<workgroup> ri: array<u32, {threads}>;\n" if sg else
+              f"var<workgroup> cv: array<T, {threads}>;\nvar<workgroup> ci: array<u32, {threads}>;\n"
+              f"var<workgroup> rv: array<T, {sq}>;\nvar<workgroup> ri: array<u32, {sq}>;\n")
+    shared = pivots + (f"var<workgroup> prow: array<T, {CH}>;\nvar<workgroup> srow: array<T, {CH}>;\n"
+                       f"var<workgroup> Ut: array<T, {32 * CH}>;\nvar<workgroup> Lt: array<T, {32 * 32}>;\n")
     xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
     lines = ["let n = prm[0];", "let ld = prm[1];", "let k = prm[2];", "let w = prm[3];",
              "let base = id * prm[4] + k * ld + k;", "let pb = id * n + k;", "let m = n - k;"]
@@ -143,9 +196,10 @@ def lu_panel_reg_source(t: str, threads: int = 256) -> str:
         lines += ["    }",
                   f"    if (abs({xs[q][0]}) > best) {{ best = abs({xs[q][0]}); bi = {r}; }}",
                   "  }"]
-    lines += ["  cv[lid] = best;", "  ci[lid] = bi;"]
+    if not sg:
+        lines += ["  cv[lid] = best;", "  ci[lid] = bi;"]
     for jj in range(CH):
-        lines += ["  " + x for x in _chunk_column(jj, threads)]
+        lines += ["  " + x for x in _chunk_column(jj, threads, t, sg)]
     for q in range(RPT):
         r = f"lid + {q * threads}u"
         lines += [f"  if ({r} < m && {r} >= c0) {{",
@@ -154,4 +208,7 @@ def lu_panel_reg_source(t: str, threads: int = 256) -> str:
         lines += ["  }"]
     lines += ["  storageBarrier();", "  workgroupBarrier();", "}"]
     body = "".join("  " + x + "\n" for x in lines)
-    return _shader(t, ["W:read_write:T", "piv:read_write:u32"], body, shared, wg=threads)
+    src = _shader(t, ["W:read_write:T", "piv:read_write:u32"], body, shared, wg=threads)
+    if sg:
+        src = src.replace("@builtin(local_invocation_index) lid: u32)", _SG_BUILTINS, 1)
+    return src
