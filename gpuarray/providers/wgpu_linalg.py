@@ -15,8 +15,9 @@ against cuSOLVER's 1.83).
 LU works on the augmented ``[A | B]`` (``B``: the right-hand sides, the identity for ``inv``,
 nothing for ``det``) in a scratch buffer with the pivots in another, so that the forward
 substitution is the factorization's own row operations: per panel, its factorization by one
-workgroup a matrix (``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``, its rows in
-registers; ``panel_source``, a pass over the panel a column, for panels of more than ``MAX_ROWS``
+workgroup a matrix (``wgpu_linalg_blocked.dispatch_lu_panel``: ``lu_panel_reg_source`` of
+``render/wgsl_lu_panel.py`` with its rows in named registers where a thread has at most 4, else
+``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``; ``panel_source``, a pass over the panel a column, for panels of more than ``MAX_ROWS``
 rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for n = 4096 float32 with 16 right-hand sides on the
 H200, against cuSOLVER's 13.6), the swaps on every other column with ``U12 = L11^-1 A12``
 (``swap_trsm_source``), the trailing update ``A22 -= L21 U12`` over the right-hand sides too
