@@ -17,9 +17,10 @@ nothing for ``det``) in a scratch buffer with the pivots in another, so that the
 substitution is the factorization's own row operations: per panel, its factorization by one
 workgroup a matrix (``wgpu_linalg_blocked.dispatch_lu_panel``: ``lu_panel_reg_source`` of
 ``render/wgsl_lu_panel.py`` with its rows in named registers where a thread has at most 4, else
-``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``; ``panel_source``, a pass over the panel a column, for panels of more than ``MAX_ROWS``
-rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for n = 4096 float32 with 16 right-hand sides on the
-H200, against cuSOLVER's 13.6), the swaps on every other column with ``U12 = L11^-1 A12``
+``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``; ``panel_source``, a pass over the panel
+a column, for panels of more than ``MAX_ROWS`` rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for
+n = 4096 float32 with 16 right-hand sides on the H200, against cuSOLVER's 13.6; 59 ms with the
+register panel), the swaps on every other column with ``U12 = L11^-1 A12``
 (``swap_trsm_source``), the trailing update ``A22 -= L21 U12`` over the right-hand sides too
 (``gemm_source``); then back substitution by block rows of ``NB`` from the bottom
 (``backsub_source``), or the determinant from the diagonal (``det_source``). ``solve`` and ``inv``
