@@ -379,5 +379,8 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     np.testing.assert_array_equal(got[1], got[0])
     np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
     np.testing.assert_array_equal(got[3], got[0])
+    prov: Any = wgpu_device.provider
+    assert not getattr(prov, "_lu_sg_failed", False), "the subgroup pivot search did not compile here"
+    assert not getattr(prov, "_reduce_sg_failed", False)
     eps = np.finfo(dtype).eps
     assert np.abs(a.astype(np.float64) @ got[0] - b).max() <= 8 * n * eps * _norm(a) * np.abs(got[0]).max()

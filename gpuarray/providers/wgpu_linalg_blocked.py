@@ -48,6 +48,8 @@ SMALL_LU = True             # False: small stacks through the panel kernels too
 BLOCKED_LU_PANEL = True     # False: LU panels by panel_source (wgsl_linalg.py), a global pass a column
 LU_PANEL_THREADS = 1024     # threads of lu_panel_source where the adapter allows them (else 256)
 REG_LU_PANEL = True         # False: LU panels by lu_panel_source (its rows in a private array)
+LU_MAX_RPT = {"f32": 4, "f64": 4}   # rows a thread of the subgroup register panel, at most
+LU_MIN_THREADS = 256
 
 
 class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
@@ -86,19 +88,44 @@ def dispatch_lu_panel(provider: Any, t: str, item: int, rows: int, prm: np.ndarr
     """Dispatch the LU panel shader for ``rows`` rows: ``lu_panel_reg_source`` (rows in named registers;
     the pivot by subgroup shuffles where the adapter has them) where a thread has at most ``RPT`` of
     them and ``REG_LU_PANEL`` is on, else ``lu_panel_source``. A driver that rejects the subgroup
-    built-ins gets the workgroup-memory pivot from then on (``wgpu_reduce.dispatch_subgroups``'s rule)."""
+    built-ins gets the workgroup-memory pivot from then on (``wgpu_reduce.dispatch_subgroups``'s rule,
+    with a flag of its own: the reductions keep their subgroups)."""
     threads = lu_threads(provider, item, rows)
     if not (REG_LU_PANEL and rows <= RPT * threads):
         provider.dispatch(lu_panel_source(t, threads), prm, buffers, groups)
         return
-    sg = use_subgroups(provider)
-    try:
-        provider.dispatch(lu_panel_reg_source(t, threads, sg), prm, buffers, groups)
-    except Exception as exc:
-        if not sg or "lost" in str(exc).lower():
-            raise
-        provider._reduce_sg_failed = True
-        provider.dispatch(lu_panel_reg_source(t, threads, False), prm, buffers, groups)
+    sg = use_subgroups(provider) and not getattr(provider, "_lu_sg_failed", False)
+    if sg:
+        rpt, threads = reg_layout(provider, t, rows)
+        try:
+            provider.dispatch(lu_panel_reg_source(t, threads, True, rpt), prm, buffers, groups)
+            return
+        except Exception as exc:
+            if "lost" in str(exc).lower():
+                raise
+            provider._lu_sg_failed = True
+        threads = lu_threads(provider, item, rows)
+    provider.dispatch(lu_panel_reg_source(t, threads, False), prm, buffers, groups)
+
+
+def reg_layout(provider: Any, t: str, rows: int) -> tuple[int, int]:
+    """(rows a thread, threads) of the subgroup register panel for ``rows`` rows: the fewest threads
+    (at least ``LU_MIN_THREADS``, a power of two within the adapter's limit) that hold them with at
+    most ``LU_MAX_RPT[t]`` rows a thread (fewer threads issue fewer instructions a column), and the
+    rows a thread rounded up to a power of two (few shaders).
+
+    >>> class _P: limits = {"max-compute-invocations-per-workgroup": 1024}
+    >>> reg_layout(_P(), "f32", 3000), reg_layout(_P(), "f32", 100)
+    ((4, 1024), (1, 256))
+    """
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    threads = LU_MIN_THREADS
+    while threads * LU_MAX_RPT[t] < rows and threads * 2 <= lim:
+        threads *= 2
+    rpt = 1
+    while rpt * threads < rows:
+        rpt *= 2
+    return rpt, threads
 
 
 def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, bs: int, loff: int,

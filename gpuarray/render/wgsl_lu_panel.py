@@ -31,7 +31,7 @@ def _shuffle(t: str, v: str) -> str:
     """``subgroupShuffleXor(v, so)`` for ``t`` (float64 as its two 32-bit halves)."""
     if t == "f32":
         return f"subgroupShuffleXor({v}, so)"
-    return (f"bitcast<f64>((u64(subgroupShuffleXor(u32(bitcast<u64>({v}) >> 32lu), so)) << 32lu) | "
+    return (f"bitcast<f64>((u64(subgroupShuffleXor(u32(bitcast<u64>({v}) >> 32u), so)) << 32u) | "
             f"u64(subgroupShuffleXor(u32(bitcast<u64>({v}) & 0xfffffffflu), so)))")
 
 
@@ -61,10 +61,10 @@ def _sg_pivot(t: str) -> list[str]:
             "  }"]
 
 
-def _chunk_column(jj: int, threads: int, t: str, sg: bool) -> list[str]:
+def _chunk_column(jj: int, threads: int, t: str, sg: bool, rpt: int) -> list[str]:
     """Lines for column ``c0 + jj`` of the chunk: pivot search, exchange, scaling, update."""
-    sq = SQ[threads]
-    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
+    sq = SQ.get(threads, 0)
+    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(rpt)]
     out = [f"if ({jj}u < cw) {{",
            f"  let j = c0 + {jj}u;"]
     if sg:
@@ -75,7 +75,7 @@ def _chunk_column(jj: int, threads: int, t: str, sg: bool) -> list[str]:
             f"  let pq = px / {threads}u;",
             f"  let jq = j / {threads}u;",
             f"  if (lid == px % {threads}u) {{"]
-    for q in range(RPT):
+    for q in range(rpt):
         out.append(f"    if (pq == {q}u) {{ " + " ".join(f"prow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
     return _column_rest(out, jj, threads, xs, sg)
 
@@ -107,8 +107,9 @@ def _shared_pivot(sq: int) -> list[str]:
 
 def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg: bool) -> list[str]:
     """``out`` (the pivot found, its row in ``prow``) followed by the exchange, scaling and update."""
+    rpt = len(xs)
     out += ["  }", f"  if (lid == j % {threads}u) {{"]
-    for q in range(RPT):
+    for q in range(rpt):
         out.append(f"    if (jq == {q}u) {{ " + " ".join(f"srow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
     out += ["  }",
             "  if (lid < w && (lid < c0 || lid >= c0 + cw) && px != j) {",
@@ -124,17 +125,17 @@ def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg:
             "  }",
             "  workgroupBarrier();",
             f"  if (lid == px % {threads}u) {{"]
-    for q in range(RPT):
+    for q in range(rpt):
         out.append(f"    if (pq == {q}u) {{ " + " ".join(f"{xs[q][c]} = srow[{c}];" for c in range(CH)) + " }")
     out += ["  }", f"  if (lid == j % {threads}u) {{"]
-    for q in range(RPT):
+    for q in range(rpt):
         out.append(f"    if (jq == {q}u) {{ " + " ".join(f"{xs[q][c]} = prow[{c}];" for c in range(CH)) + " }")
     out += ["  }",
             f"  let pval = prow[{jj}];",
             "  let sc = select(T(1) / pval, T(1), pval == T(0));",
             "  best = T(-1);",
             "  bi = j + 1u;"]
-    for q in range(RPT):
+    for q in range(rpt):
         out += [f"  if (lid + {q * threads}u < m && lid + {q * threads}u > j) {{",
                 f"    let l = {xs[q][jj]} * sc;",
                 f"    {xs[q][jj]} = l;"]
@@ -148,21 +149,24 @@ def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg:
 
 
 @functools.cache
-def lu_panel_reg_source(t: str, threads: int = 256, sg: bool = False) -> str:
+def lu_panel_reg_source(t: str, threads: int = 256, sg: bool = False, rpt: int = RPT) -> str:
     """``prm``: [n, ld, k, w, bs, FLAG] as ``lu_panel_source``'s: LU of the panel of columns
     ``k .. k + w`` (``w <= 32``), rows ``k .. n`` (at most ``RPT * threads``), one workgroup of
     ``threads`` (256 or 1024) a matrix; pivots to ``piv[b * n + k + j]``. ``sg``: the pivot search
-    by subgroup shuffles (one barrier a column instead of two, no serial scan of ``SQ`` values)."""
-    sq = SQ[threads]
+    by subgroup shuffles (one barrier a column instead of two, no serial scan of ``SQ`` values; any
+    power-of-two ``threads`` then, else 256 or 1024). ``rpt``: rows a thread."""
+    if not sg and threads not in SQ:
+        raise ValueError(f"the workgroup-memory pivot search takes 256 or 1024 threads, not {threads}")
+    sq = SQ.get(threads, 0)
     pivots = (f"var<workgroup> rv: array<T, {threads}>;\nvar<workgroup> ri: array<u32, {threads}>;\n" if sg else
               f"var<workgroup> cv: array<T, {threads}>;\nvar<workgroup> ci: array<u32, {threads}>;\n"
               f"var<workgroup> rv: array<T, {sq}>;\nvar<workgroup> ri: array<u32, {sq}>;\n")
     shared = pivots + (f"var<workgroup> prow: array<T, {CH}>;\nvar<workgroup> srow: array<T, {CH}>;\n"
                        f"var<workgroup> Ut: array<T, {32 * CH}>;\nvar<workgroup> Lt: array<T, {32 * 32}>;\n")
-    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(RPT)]
+    xs = [[f"x{q}_{c}" for c in range(CH)] for q in range(rpt)]
     lines = ["let n = prm[0];", "let ld = prm[1];", "let k = prm[2];", "let w = prm[3];",
              "let base = id * prm[4] + k * ld + k;", "let pb = id * n + k;", "let m = n - k;"]
-    lines += [f"var {xs[q][c]} = T(0);" for q in range(RPT) for c in range(CH)]
+    lines += [f"var {xs[q][c]} = T(0);" for q in range(rpt) for c in range(CH)]
     lines += ["for (var c0 = 0u; c0 < w; c0 += {CH}u) {".replace("{CH}", str(CH)),
               f"  let cw = min({CH}u, w - c0);",
               "  if (c0 > 0u) {",
@@ -185,7 +189,7 @@ def lu_panel_reg_source(t: str, threads: int = 256, sg: bool = False) -> str:
               "  }",
               "  var best = T(-1);",
               "  var bi = c0;"]
-    for q in range(RPT):
+    for q in range(rpt):
         r = f"lid + {q * threads}u"
         lines += [f"  if ({r} < m && {r} >= c0) {{",
                   f"    let row = base + ({r}) * ld;"]
@@ -199,8 +203,8 @@ def lu_panel_reg_source(t: str, threads: int = 256, sg: bool = False) -> str:
     if not sg:
         lines += ["  cv[lid] = best;", "  ci[lid] = bi;"]
     for jj in range(CH):
-        lines += ["  " + x for x in _chunk_column(jj, threads, t, sg)]
-    for q in range(RPT):
+        lines += ["  " + x for x in _chunk_column(jj, threads, t, sg, rpt)]
+    for q in range(rpt):
         r = f"lid + {q * threads}u"
         lines += [f"  if ({r} < m && {r} >= c0) {{",
                   f"    let row = base + ({r}) * ld + c0;"]
