@@ -112,6 +112,13 @@ def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg:
     for q in range(rpt):
         out.append(f"    if (jq == {q}u) {{ " + " ".join(f"srow[{c}] = {xs[q][c]};" for c in range(CH)) + " }")
     out += ["  }",
+            "  if (lid == 0u) {",
+            "    piv[pb + j] = k + px;",
+            "    if (pv == T(0)) { W[prm[5]] = T(1); }",
+            "  }",
+            "  workgroupBarrier();",
+            # the exchange of the columns outside the chunk (nobody reads them before the chunk ends)
+            # after the barrier, where it overlaps the update instead of delaying the barrier
             "  if (lid < w && (lid < c0 || lid >= c0 + cw) && px != j) {",
             "    let a1 = base + j * ld + lid;",
             "    let a2 = base + px * ld + lid;",
@@ -119,11 +126,6 @@ def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg:
             "    W[a1] = W[a2];",
             "    W[a2] = v;",
             "  }",
-            "  if (lid == 0u) {",
-            "    piv[pb + j] = k + px;",
-            "    if (pv == T(0)) { W[prm[5]] = T(1); }",
-            "  }",
-            "  workgroupBarrier();",
             f"  if (lid == px % {threads}u) {{"]
     for q in range(rpt):
         out.append(f"    if (pq == {q}u) {{ " + " ".join(f"{xs[q][c]} = srow[{c}];" for c in range(CH)) + " }")
@@ -133,13 +135,14 @@ def _column_rest(out: list[str], jj: int, threads: int, xs: list[list[str]], sg:
     out += ["  }",
             f"  let pval = prow[{jj}];",
             "  let sc = select(T(1) / pval, T(1), pval == T(0));",
+            *[f"  let pr{c} = prow[{c}];" for c in range(jj + 1, CH)],
             "  best = T(-1);",
             "  bi = j + 1u;"]
     for q in range(rpt):
         out += [f"  if (lid + {q * threads}u < m && lid + {q * threads}u > j) {{",
                 f"    let l = {xs[q][jj]} * sc;",
                 f"    {xs[q][jj]} = l;"]
-        out += [f"    if ({c}u < cw) {{ {xs[q][c]} = {xs[q][c]} - l * prow[{c}]; }}" for c in range(jj + 1, CH)]
+        out += [f"    if ({c}u < cw) {{ {xs[q][c]} = {xs[q][c]} - l * pr{c}; }}" for c in range(jj + 1, CH)]
         if jj + 1 < CH:
             out.append(f"    if ({jj + 1}u < cw && abs({xs[q][jj + 1]}) > best) "
                        f"{{ best = abs({xs[q][jj + 1]}); bi = lid + {q * threads}u; }}")
