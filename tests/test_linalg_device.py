@@ -384,3 +384,24 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     assert not getattr(prov, "_reduce_sg_failed", False)
     eps = np.finfo(dtype).eps
     assert np.abs(a.astype(np.float64) @ got[0] - b).max() <= 8 * n * eps * _norm(a) * np.abs(got[0]).max()
+
+
+@pytest.mark.parametrize("small, blocked", [(False, True), (False, False)])
+def test_cholesky_workgroup_memory_paths(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
+                                         small: bool, blocked: bool) -> None:
+    """The paths the register panel replaced (``potrf_source``: small stacks, and every size with the
+    blocked Cholesky off) stay correct: ``bench.linalg --old`` times them."""
+    from gpuarray.compiler import plan_cache
+    from gpuarray.providers import wgpu_linalg_blocked
+    from gpuarray.runtime import replay
+    monkeypatch.setattr(wgpu_linalg_blocked, "SMALL_CHOLESKY", small)
+    monkeypatch.setattr(wgpu_linalg_blocked, "BLOCKED_CHOLESKY", blocked)
+    replay.clear()
+    plan_cache.clear()
+    eps = np.finfo(np.float32).eps
+    for shape in [(300, 5, 5), (2, 32, 32), (100, 100)]:
+        s = _spd(shape, 30.0, np.float32)
+        with _fallbacks_checked(wgpu_device):
+            low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=wgpu_device)))
+        n = shape[-1]
+        np.testing.assert_allclose(low, np.linalg.cholesky(s), atol=64 * n * eps, rtol=0)

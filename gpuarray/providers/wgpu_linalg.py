@@ -1,10 +1,11 @@
 """``linalg_potrf`` (Cholesky) and ``linalg_lu`` (LU with partial pivoting: solve, inv, det,
 slogdet) on the wgpu provider: blocked, right-looking, in place, every dispatch in the open pass.
 
-Cholesky of matrices wider than ``NB`` (32) goes by block columns of 64 whose trailing updates
+Cholesky goes by block columns of 64 whose trailing updates
 are the matmul provider's register-blocked products (``wgpu_linalg_blocked.enqueue_potrf_blocked``;
-``2 + 2 n / 64`` dispatches). Narrower ones (a stack of 4096 32 x 32 matrices: two dispatches),
-and every size with ``wgpu_linalg_blocked.BLOCKED_CHOLESKY`` off, are factored into the output
+``2 + 2 n / 64`` dispatches; narrower ones as one block, ``panel_layout``). With
+``wgpu_linalg_blocked.SMALL_CHOLESKY`` off matrices of at most 32 rows, and every size with
+``BLOCKED_CHOLESKY`` off, are factored into the output
 buffer itself (``B n^2`` factors, then the error flag): the operand copied in with zeros above the
 diagonal, then per block column of ``NB``: one dispatch factoring the diagonal block and solving
 the first 256 rows of the panel below, one solving the rest against the stored block
@@ -105,7 +106,7 @@ def _gemm(provider: Any, t: str, work: Any, ld: int, r0: int, rend: int, c0: int
 
 
 def enqueue_potrf(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    if wgpu_linalg_blocked.BLOCKED_CHOLESKY and _shape(kernel, 0)[-1] > NB:       # else one panel: 2 dispatches
+    if wgpu_linalg_blocked.BLOCKED_CHOLESKY and (wgpu_linalg_blocked.SMALL_CHOLESKY or _shape(kernel, 0)[-1] > NB):
         return wgpu_linalg_blocked.enqueue_potrf_blocked(
             provider, kernel, lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra), in_handles)
     dt = kernel.out_nodes[0].dtype

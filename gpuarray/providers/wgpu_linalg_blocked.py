@@ -44,6 +44,7 @@ CHOL_NB = 64            # block column width of Cholesky
 CHOL_THREADS = 512      # threads of potrf_panel_source where the adapter allows them (else 256)
 CHOL_ROWS = PANEL_ROWS  # panel rows a workgroup of potrf_panel_source
 BLOCKED_CHOLESKY = True     # False: the 32-column path of wgpu_linalg.py (gemm_source updates)
+SMALL_CHOLESKY = True       # False: matrices of at most 32 rows by that path too (potrf_source)
 SMALL_LU = True             # False: small stacks through the panel kernels too
 BLOCKED_LU_PANEL = True     # False: LU panels by panel_source (wgsl_linalg.py), a global pass a column
 LU_PANEL_THREADS = 1024     # threads of lu_panel_source where the adapter allows them (else 256)
@@ -151,6 +152,24 @@ def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, b
                   kind="matmul", attrs=("lower",), operands=[1, 2])
 
 
+def panel_layout(provider: Any, n: int) -> tuple[int, int, int]:
+    """(block width, threads, panel rows a workgroup) of ``potrf_panel_source`` for ``n x n`` matrices:
+    ``CHOL_NB`` columns with ``CHOL_THREADS`` threads (256 where the adapter allows fewer) and
+    ``CHOL_ROWS`` rows; a matrix narrower than ``CHOL_NB`` is one block of the next power of two
+    columns (at least 8) with 8 rows of threads and no panel below (stacks of small matrices: one
+    workgroup a matrix, one dispatch).
+
+    >>> class _P: limits = {"max-compute-invocations-per-workgroup": 1024}
+    >>> panel_layout(_P(), 4096), panel_layout(_P(), 20)
+    ((64, 512, 32), (32, 256, 8))
+    """
+    if n < CHOL_NB:
+        nb = max(8, 1 << (n - 1).bit_length())
+        return nb, 8 * nb, 8
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    return CHOL_NB, CHOL_THREADS if CHOL_THREADS <= lim else 256, CHOL_ROWS
+
+
 def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: list[Any]) -> list[Any]:
     """``linalg_potrf`` of ``kernel`` (``load(work, **extras)`` copies the operand into ``work``)."""
     dt = kernel.out_nodes[0].dtype
@@ -159,9 +178,7 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     a = tuple(kernel.instrs[kernel.operands[0]].shape)
     n, batch = a[-1], math.prod(a[:-2])
     flag = batch * n * n
-    nb = CHOL_NB
-    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
-    threads = CHOL_THREADS if CHOL_THREADS <= lim else 256
+    nb, threads, rows = panel_layout(provider, n)
     dsize = _pad4(flag + 1)
     out = provider.alloc(dsize * item)
     count = batch * n * n
@@ -174,8 +191,8 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     sld, sbs, ssize = n, n * n, _pad4(count)
     for k in range(0, n, nb):
         w, m = min(nb, n - k), n - k
-        g = max(1, _cdiv(m - w, CHOL_ROWS))
-        provider.dispatch(potrf_panel_source(t, threads, CHOL_ROWS, nb),
+        g = max(1, _cdiv(m - w, rows))
+        provider.dispatch(potrf_panel_source(t, threads, rows, nb),
                           _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g), [src, out], batch * g)
         if m == w:
             break
