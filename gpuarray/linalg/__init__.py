@@ -61,6 +61,7 @@ from ..namespace.statistical import max as _max
 from ..namespace.statistical import min as _min
 from ..namespace.statistical import sum as _sum
 from ..runtime.planner import evaluate_nodes
+from . import householder as _linalg_householder
 from . import lu as _linalg_lu
 from . import tall as _linalg_tall
 
@@ -361,6 +362,10 @@ def qr(x: GpuArray, /, *, mode: str = "reduced") -> QRResult:
         if got is not None:
             return QRResult(*got)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype):
+        got = _linalg_householder.qr(node, mode)
+        if got is not None:
+            return QRResult(*got)
     m, n = x.shape[-2:]
     k = min(m, n) if mode == "reduced" else m
     packed = _host("qr", (node,), node.dtype, x.shape[:-2] + (m * k + k * n,), (mode,))

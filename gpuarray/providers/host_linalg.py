@@ -3,7 +3,8 @@
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
 ``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
 ``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
-and ``linalg_lu`` (Cholesky and LU on the device: ``providers/wgpu_linalg.py``) have WGSL; their
+``linalg_lu`` and ``linalg_geqrf`` (Cholesky, LU and Householder QR on the device:
+``providers/wgpu_linalg.py``, ``providers/wgpu_qr.py``) have WGSL; their
 host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
@@ -130,6 +131,13 @@ def _lu(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.stack([sign, logabs], axis=-1)]
 
 
+def _geqrf(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_geqrf`` (the device kind's layout): ``[Q | R]`` per matrix, then a 0 flag."""
+    (mode,) = k.attrs
+    q, r = np.linalg.qr(ops[0], mode=mode)
+    return [np.concatenate([_pack([q, r], ops[0].ndim - 2).ravel(), [0.0]])]
+
+
 def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
     def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
         dt = kernel.out_nodes[0].dtype
@@ -142,6 +150,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
     f"linalg_{name}": _wrap(fn) for name, fn in {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
-        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu,
+        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
     }.items()
 }

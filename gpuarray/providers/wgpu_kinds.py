@@ -18,8 +18,9 @@ from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
 from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
-from .wgpu_linalg import enqueue_lu, enqueue_potrf, linalg_cannot_run
+from .wgpu_linalg import enqueue_geqrf, enqueue_lu, enqueue_potrf, linalg_cannot_run
 from .wgpu_matmul import enqueue_matmul
+from .wgpu_qr import geqrf_cannot_run
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
@@ -50,6 +51,8 @@ WGPU_KINDS["select"] = enqueue_select                  # percentile / quantile: 
 WGPU_KIND_CHECKS["select"] = select_cannot_run
 WGPU_KINDS.update(linalg_potrf=enqueue_potrf, linalg_lu=enqueue_lu)     # Cholesky, LU (wgpu_linalg.py)
 WGPU_KIND_CHECKS.update(linalg_potrf=linalg_cannot_run, linalg_lu=linalg_cannot_run)
+WGPU_KINDS["linalg_geqrf"] = enqueue_geqrf                   # Householder QR (wgpu_qr.py)
+WGPU_KIND_CHECKS["linalg_geqrf"] = geqrf_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 

@@ -1,0 +1,190 @@
+"""``linalg_geqrf`` on the wgpu provider: blocked Householder QR, every panel and update a dispatch
+of one evaluation (MAGMA's ``sgeqrf`` / ``sorgqr`` without the host).
+
+The operand is copied into a work matrix ``W`` (``m x n`` each, the flag after them); per panel of
+``QB`` (32) columns at ``c0``: ``qr_panel_source`` factors it in place by one workgroup a matrix
+(the reflectors ``V`` written out with their unit diagonal, and ``T``), then the trailing columns
+``C = W[c0:, c0 + w:]`` take the block reflector: ``U = V T`` and ``Y = U^T C`` by the matmul
+provider (synthetic ``matmul`` kernels whose operands are views: ``Y``'s class, split-K for long
+columns, is the dispatcher's), and ``C -= V Y`` in place (``larfb_source``). ``Q`` is then formed
+in the result itself, backwards (``dorgqr``): ``Q = I``, and per panel from the last
+``Q[c0:, c0:] -= V (T V^T Q[c0:, c0:])`` the same way (``U = V T^T``). Last, ``R`` (the upper
+triangle of ``W``) and the flag are copied after ``Q``. The result per matrix is ``[Q | R]``
+(``m x kq`` and ``kq x n``, ``kq = min(m, n)``, or ``m`` for ``mode="complete"``), the flag after
+the last matrix.
+
+>>> from gpuarray.render.wgsl_qr import QB
+>>> QB
+32
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..compiler.kernel import Instr, Kernel
+from ..core.dtypes import STORAGE_NP
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_qr import LT, QB, larfb_source, panel_smem, qr_copy_r_source, qr_init_source, qr_panel_source
+from . import wgpu_matmul
+from .wgpu_reduce import use_subgroups
+
+_WGSL = {"float32": "f32", "float64": "f64"}
+PANEL_THREADS = 256     # threads of qr_panel_source where its workgroup memory allows (the subgroup sum)
+CPU_MAX_ROWS = 16384    # lavapipe ends an invocation's loops after 65535 iterations: 64 a panel row a thread
+
+
+class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+class View(NamedTuple):
+    """A ``(batch, rows, cols)`` view of a flat buffer of ``size`` elements: strides and offset."""
+    size: int
+    rows: int
+    cols: int
+    strides: tuple[int, int, int]
+    offset: int
+
+
+def _u32(*vals: int) -> np.ndarray:
+    return np.array(vals, dtype=np.uint32)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pad4(count: int) -> int:
+    return -(-count // 4) * 4
+
+
+def product_kernel(dt: np.dtype, batch: int, a: View, b: View) -> Kernel:
+    """The plain ``matmul`` kernel ``A @ B`` of two views (sizes and strides are run-time values).
+
+    >>> f = np.dtype(np.float32)
+    >>> k = product_kernel(f, 2, View(64, 4, 2, (8, 2, 1), 0), View(32, 2, 3, (6, 3, 1), 0))
+    >>> k.out_shape, k.operands
+    ((2, 4, 3), [1, 3])
+    """
+    shp = (batch, a.rows, b.cols)
+    instrs = [Instr("input", (), dt, (a.size,), (0,)),
+              Instr("view", (0,), dt, (batch, a.rows, a.cols), (a.strides, a.offset)),
+              Instr("input", (), dt, (b.size,), (1,)),
+              Instr("view", (2,), dt, (batch, b.rows, b.cols), (b.strides, b.offset))]
+    return Kernel(instrs, [_Stub(dt, (a.size,)), _Stub(dt, (b.size,))], [], [_Stub(dt, shp)], shp,
+                  kind="matmul", operands=[1, 3])
+
+
+def _product(provider: Any, dt: np.dtype, batch: int, a: View, ha: Any, b: View, hb: Any) -> Any:
+    (out,) = wgpu_matmul.enqueue_matmul(provider, product_kernel(dt, batch, a, b), [ha, hb])
+    return out
+
+
+def panel_threads(provider: Any, t: str) -> tuple[int, bool]:
+    """(threads, subgroup sum) of ``qr_panel_source`` on ``provider``: float32 with subgroups takes
+    ``PANEL_THREADS``; otherwise the most (a power of two, at most 256) whose reduction buffer fits."""
+    item = 4 if t == "f32" else 8
+    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    sg = t == "f32" and use_subgroups(provider)
+    threads = PANEL_THREADS if sg else 256
+    while threads > 32 and panel_smem(threads, item, sg) > smem:
+        threads //= 2
+    return threads, sg
+
+
+def _sizes(kernel: Kernel) -> tuple[int, int, int, int, int, int]:
+    a = tuple(kernel.instrs[kernel.operands[0]].shape)
+    m, n = a[-2:]
+    kk = min(m, n)
+    kq = m if kernel.attrs == ("complete",) else kk
+    return math.prod(a[:-2]), m, n, kk, kq, m * kq + kq * n
+
+
+def geqrf_cannot_run(provider: Any, kernel: Kernel) -> str | None:
+    """Why the device cannot run this ``linalg_geqrf`` kernel (None: it can)."""
+    dt = kernel.out_nodes[0].dtype
+    if dt.name not in _WGSL:
+        return f"no WGSL QR for {dt}; it runs on the host"
+    batch, m, n, kk, kq, per = _sizes(kernel)
+    item = STORAGE_NP[dt].itemsize
+    for what, count in (("work matrix", batch * m * n + 1), ("result", batch * per + 1),
+                        ("reflector matrix", batch * m * kk),
+                        ("triangular factors", batch * -(-kk // QB) * min(QB, kk) ** 2)):
+        if count * item > provider.max_binding:
+            return (f"the QR {what} of {count * item} bytes exceeds the adapter's storage binding limit "
+                    f"{provider.max_binding}")
+    adapter = getattr(provider, "adapter", None)
+    if adapter is not None and str(adapter.info.get("adapter_type")) == "CPU" and m > CPU_MAX_ROWS:
+        return f"QR panels of more than {CPU_MAX_ROWS} rows exceed a CPU adapter's loop limit"
+    return None
+
+
+def _update(provider: Any, dt: np.dtype, t: str, batch: int, v: View, hv: Any, tview: View, ht: Any,
+            c: View, hc: Any) -> None:
+    """``C -= V (U^T C)`` for every matrix: ``U = V T'`` and ``Y = U^T C`` by the matmul provider,
+    then ``larfb_source`` in place (``T'``: ``T`` for the factorization, ``T^T`` for ``Q``, as
+    ``tview`` reads it)."""
+    w = v.cols
+    hu = _product(provider, dt, batch, v, hv, tview, ht)
+    ut = View(batch * v.rows * w, w, v.rows, (v.rows * w, 1, w), 0)
+    hy = _product(provider, dt, batch, ut, hu, c, hc)
+    tm, tn = _cdiv(c.rows, LT), _cdiv(c.cols, LT)
+    groups = batch * tm * tn
+    prm = _u32(c.rows, c.cols, w, c.strides[1], c.strides[0], c.offset, v.strides[1], v.strides[0], v.offset,
+               tm, tn, groups)
+    provider.dispatch(larfb_source(t), prm, [hc, hv, hy], groups)
+    provider.free(hu)                # back to the pool once the pass is submitted
+    provider.free(hy)
+
+
+def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
+    """``linalg_geqrf`` of ``kernel`` (``load(work, **extras)`` copies the operand into ``work``)."""
+    dt = kernel.out_nodes[0].dtype
+    t = _WGSL[dt.name]
+    item = STORAGE_NP[dt].itemsize
+    batch, m, n, kk, kq, per = _sizes(kernel)
+    wsize, vsize = _pad4(batch * m * n + 1), _pad4(batch * m * kk)
+    npan = _cdiv(kk, QB)
+    out = provider.alloc(_pad4(kernel.size) * item)
+    work = provider.alloc(wsize * item)
+    vbuf = provider.alloc(vsize * item)
+    tq = min(QB, kk)
+    tsize = _pad4(batch * npan * tq * tq)
+    tbuf = provider.alloc(tsize * item)
+    flag = batch * m * n
+    try:
+        load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=flag)
+        threads, sg = panel_threads(provider, t)
+        for p in range(npan):
+            c0 = p * QB
+            w = min(QB, kk - c0)
+            provider.dispatch(qr_panel_source(t, threads, sg),
+                              _u32(m, n, c0, w, m * n, p, flag, kk, m * kk, npan * tq * tq, batch, tq),
+                              [work, vbuf, tbuf], batch)
+            if c0 + w < n:
+                v = View(vsize, m - c0, w, (m * kk, kk, 1), c0 * kk + c0)
+                tt = View(tsize, w, w, (npan * tq * tq, tq, 1), p * tq * tq)          # Y = (V T)^T C
+                c = View(wsize, m - c0, n - c0 - w, (m * n, n, 1), c0 * n + c0 + w)
+                _update(provider, dt, t, batch, v, vbuf, tt, tbuf, c, work)
+        count = batch * m * kq
+        provider.dispatch(qr_init_source(t), _u32(count, m, kq, per), [out], _cdiv(count, WORKGROUP))
+        osize = _pad4(kernel.size)
+        for p in reversed(range(npan)):
+            c0 = p * QB
+            w = min(QB, kk - c0)
+            v = View(vsize, m - c0, w, (m * kk, kk, 1), c0 * kk + c0)
+            tv = View(tsize, w, w, (npan * tq * tq, 1, tq), p * tq * tq)           # Y = (V T^T)^T Q
+            q = View(osize, m - c0, kq - c0, (per, kq, 1), c0 * kq + c0)
+            _update(provider, dt, t, batch, v, vbuf, tv, tbuf, q, out)
+        count = batch * kq * n
+        provider.dispatch(qr_copy_r_source(t), _u32(count, kq, n, m, per, m * kq, flag, batch * per),
+                          [work, out], max(1, _cdiv(count, WORKGROUP)))
+        return [out]
+    finally:
+        for h in (work, vbuf, tbuf):
+            provider.free(h)         # back to the pool once the pass is submitted

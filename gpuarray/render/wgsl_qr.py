@@ -1,0 +1,232 @@
+"""WGSL for Householder QR on the device (``providers/wgpu_qr.py`` runs it, ``linalg/householder.py``
+calls it).
+
+- ``qr_panel_source``: the Householder QR of one panel of ``w <= 32`` columns (rows ``c0 .. m``) of
+  the work matrix ``W``, in place, one workgroup a matrix (LAPACK's ``dgeqr2`` and ``dlarft``): each
+  thread owns the rows ``c0 + lid + i * threads`` of the panel; per column ``j`` one reduction over
+  the rows below the pivot row ``g`` gives the products of the column ``x`` with every column of
+  the panel (``x^T x`` for the norm, ``x^T a_c`` for the columns to its right, ``x^T v_c`` with
+  the reflectors to its left, which the triangular factor ``T`` needs) and ``sum |x|`` (see the
+  flag), so that ``beta``, ``tau``, the reflector ``v = x / (alpha - beta)`` and every
+  ``v^T a_c = a_gc + (x^T a_c) / (alpha - beta)`` follow from one reduction: one or two
+  barriers a column. The reflectors stay below the diagonal of ``W`` and go, with their unit
+  diagonal and zeros above, to ``V``; ``T`` (``Q_panel = I - V T V^T``) goes to ``Tb``.
+  The flag (``W``'s element ``prm[6]``) is raised where a column's norm is not finite (overflow,
+  NaN or infinity in the input) or underflows while the column is not zero: the caller then
+  recomputes the factorization with LAPACK, which scales such columns;
+- ``larfb_source``: ``C -= V Y`` in place (``V``: ``M x w`` reflectors, ``Y``: ``w x N``): the update
+  of the trailing matrix by a panel's block reflector (``Y = T^T V^T C`` comes from the matmul
+  provider) and of ``Q`` when it is formed (``Y = T V^T Q``); 64 x 64 tiles, ``K = w <= 32``
+  whole in workgroup memory;
+- ``qr_init_source`` (``Q = I``) and ``qr_copy_r_source`` (``R``: the upper triangle of ``W``, and
+  the flag) write the packed result ``[Q | R]`` per matrix, then the flag.
+
+>>> "workgroupBarrier" in qr_panel_source("f32", 256, True)
+True
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .wgsl_linalg import _shader
+
+QB = 32                 # panel width (columns a panel; the reduction carries QB + 1 values)
+LT = 64                 # larfb tile (LT x LT outputs a workgroup of 256 threads)
+_SG_BUILTINS = ("@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sgi: u32,\n"
+                "        @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32)")
+
+
+def panel_smem(threads: int, item: int, sg: bool) -> int:
+    """Bytes of workgroup memory ``qr_panel_source(t, threads, sg)`` declares (``item``: bytes a value)."""
+    red = (threads // 4 if sg else threads) * (QB + 1)      # at least 4 lanes a subgroup
+    return (red + 4 * (QB + 1) + QB * QB) * item
+
+
+def _reduce(threads: int, sg: bool) -> list[str]:
+    """Lines that leave the workgroup's sums of ``p0 .. p32`` in ``tot[par * 33 + c]`` (two barriers)."""
+    n = QB + 1
+    if sg:
+        out = [f"let s{c} = subgroupAdd(p{c});" for c in range(n)]
+        out += ["if (sgi == 0u) {", *[f"  red[sgid * {n}u + {c}u] = s{c};" for c in range(n)], "}",
+                "workgroupBarrier();",
+                f"if (lid < {n}u) {{",
+                "  var s = T(0);",
+                f"  for (var q = 0u; q < nsg; q++) {{ s = s + red[q * {n}u + lid]; }}",
+                f"  tot[par * {n}u + lid] = s;",
+                "}",
+                "workgroupBarrier();"]
+        return out
+    return [*[f"red[lid * {n}u + {c}u] = p{c};" for c in range(n)],
+            "workgroupBarrier();",
+            f"if (lid < {n}u) {{",
+            "  var s = T(0);",
+            f"  for (var q = 0u; q < {threads}u; q++) {{ s = s + red[q * {n}u + lid]; }}",
+            f"  tot[par * {n}u + lid] = s;",
+            "}",
+            "workgroupBarrier();"]
+
+
+@functools.cache
+def qr_panel_source(t: str, threads: int = 256, sg: bool = False) -> str:
+    """``prm``: [m, ld, c0, w, bs, p, FLAG, kk, vbs, tbs, batch, tq]: the panel of columns
+    ``c0 .. c0 + w`` of each ``m x ld`` matrix of ``W`` (matrix stride ``bs``), rows ``c0 .. m``,
+    factored in place; its reflectors to ``V`` (``m x kk`` matrices, stride ``vbs``; rows ``c0 ..``
+    of columns ``c0 .. c0 + w``), its ``T`` to ``Tb[b * tbs + p * tq * tq]`` (``tq x tq``, upper
+    triangular; ``tq = min(32, kk)``).
+    ``sg``: the reduction by ``subgroupAdd`` (float32)."""
+    n = QB + 1
+    tiny = "1.1754943508222875e-38" if t == "f32" else "2.2250738585072014e-308"
+    shared = (f"var<workgroup> red: array<T, {(threads // 4 if sg else threads) * n}>;\n"
+              f"var<workgroup> tot: array<T, {2 * n}>;\n"
+              f"var<workgroup> arow: array<T, {2 * n}>;\n"
+              f"var<workgroup> Ts: array<T, {QB * QB}>;\n")
+    lines = ["if (id >= prm[10]) { return; }",
+             "let m = prm[0];", "let ld = prm[1];", "let c0 = prm[2];", "let w = prm[3];",
+             "let base = id * prm[4] + c0;",
+             f"for (var e = lid; e < {QB * QB}u; e += {threads}u) {{ Ts[e] = T(0); }}",
+             "var bad = false;",
+             "for (var j = 0u; j < w; j++) {",
+             "  let g = c0 + j;",
+             "  let par = j & 1u;",
+             *[f"  var p{c} = T(0);" for c in range(n)],
+             f"  for (var r = c0 + lid; r < m; r += {threads}u) {{",
+             "    let row = base + r * ld;",
+             "    if (r > g) {",
+             "      let x = W[row + j];",
+             *[f"      if ({c}u < w) {{ p{c} = p{c} + x * W[row + {c}u]; }}" for c in range(QB)],
+             f"      p{QB} = p{QB} + abs(x);",
+             "    } else if (r == g) {",
+             *[f"      if ({c}u < w) {{ arow[par * {n}u + {c}u] = W[row + {c}u]; }}" for c in range(QB)],
+             "    }",
+             "  }",
+             *["  " + x for x in _reduce(threads, sg)],
+             f"  let alpha = arow[par * {n}u + j];",
+             f"  let xn2 = tot[par * {n}u + j];",
+             "  var beta = alpha;",
+             "  var tau = T(0);",
+             "  var scale = T(0);",
+             "  let nn = alpha * alpha + xn2;",
+             f"  if (!ga_isfinite_{t}(nn) || (xn2 < T({tiny}) && tot[par * {n}u + {QB}u] != T(0))) {{ bad = true; }}",
+             "  if (xn2 != T(0)) {",
+             "    let nrm = sqrt(nn);",
+             "    beta = select(nrm, -nrm, alpha >= T(0));",
+             "    tau = (beta - alpha) / beta;",
+             "    scale = T(1) / (alpha - beta);",
+             "  }",
+             *[f"  let d{c} = arow[par * {n}u + {c}u] + scale * tot[par * {n}u + {c}u];" for c in range(QB)],
+             f"  for (var r = c0 + lid; r < m; r += {threads}u) {{",
+             "    if (r >= g) {",
+             "      let row = base + r * ld;",
+             "      var v = T(1);",
+             "      if (r == g) { W[row + j] = beta; } else { v = W[row + j] * scale; W[row + j] = v; }",
+             "      let tv = tau * v;",
+             *[f"      if ({c}u > j && {c}u < w) {{ W[row + {c}u] = W[row + {c}u] - tv * d{c}; }}" for c in range(QB)],
+             "    }",
+             "  }",
+             # column j of T: T[0:j, j] = -tau T[0:j, 0:j] (V[:, 0:j]^T v_j); row lid of Ts is
+             # written by thread lid only
+             "  if (lid < j) {",
+             "    var s = T(0);",
+             "    for (var i = lid; i < j; i++) {",
+             f"      s = s + Ts[lid * {QB}u + i] * (arow[par * {n}u + i] + scale * tot[par * {n}u + i]);",
+             "    }",
+             f"    Ts[lid * {QB}u + j] = -tau * s;",
+             f"  }} else if (lid == j) {{ Ts[j * {QB}u + j] = tau; }}",
+             "}",
+             "if (bad && lid == 0u) { W[prm[6]] = T(1); }",
+             "workgroupBarrier();",
+             "let tq = prm[11];",
+             "let tb = id * prm[9] + prm[5] * tq * tq;",
+             f"for (var e = lid; e < tq * tq; e += {threads}u) {{ Tb[tb + e] = Ts[(e / tq) * {QB}u + e % tq]; }}",
+             "let kk = prm[7];",
+             "let vb = id * prm[8] + c0;",
+             f"for (var r = c0 + lid; r < m; r += {threads}u) {{",
+             "  let row = base + r * ld;",
+             "  let q = r - c0;",
+             *[f"  if ({c}u < w) {{ V[vb + r * kk + {c}u] = "
+               f"select(select(T(0), T(1), q == {c}u), W[row + {c}u], q > {c}u); }}" for c in range(QB)],
+             "}"]
+    body = "".join("  " + x + "\n" for x in lines)
+    src = _shader(t, ["W:read_write:T", "V:read_write:T", "Tb:read_write:T"], body, shared, wg=threads)
+    if sg:
+        src = src.replace("@builtin(local_invocation_index) lid: u32)", _SG_BUILTINS, 1)
+    return src
+
+
+@functools.cache
+def larfb_source(t: str) -> str:
+    """``prm``: [M, N, w, cld, cbs, coff, vld, vbs, voff, tm, tn, groups]: ``C -= V Y`` for each
+    matrix: ``C`` the ``M x N`` block of ``X`` at ``coff`` (row stride ``cld``, matrix stride
+    ``cbs``), ``V`` the ``M x w`` block of ``V`` at ``voff`` (``vld``, ``vbs``), ``Y`` contiguous
+    ``w x N`` matrices; ``tm x tn`` tiles of 64 x 64 a matrix."""
+    acc = [f"a{i}_{j}" for i in range(4) for j in range(4)]
+    body = f"""  if (id >= prm[11]) {{ return; }}
+  let M = prm[0];
+  let N = prm[1];
+  let w = prm[2];
+  let per = prm[9] * prm[10];
+  let b = id / per;
+  let ti = (id % per) / prm[10];
+  let tj = id % prm[10];
+  let r0 = ti * {LT}u;
+  let j0 = tj * {LT}u;
+  let vb = b * prm[7] + prm[8];
+  let yb = b * w * N;
+  for (var e = lid; e < {LT * QB}u; e += 256u) {{
+    let r = e / {QB}u;
+    let l = e % {QB}u;
+    var v = T(0);
+    if (r0 + r < M && l < w) {{ v = V[vb + (r0 + r) * prm[6] + l]; }}
+    Vs[r * {QB + 1}u + l] = v;
+    let l2 = e / {LT}u;
+    let c2 = e % {LT}u;
+    var y = T(0);
+    if (j0 + c2 < N && l2 < w) {{ y = Y[yb + l2 * N + j0 + c2]; }}
+    Ys[e] = y;
+  }}
+  workgroupBarrier();
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+{"".join(f"  var {a} = T(0);{chr(10)}" for a in acc)}  for (var l = 0u; l < w; l++) {{
+{"".join(f"    let v{i} = Vs[(ty + {16 * i}u) * {QB + 1}u + l];{chr(10)}" for i in range(4))}\
+{"".join(f"    let y{j} = Ys[l * {LT}u + tx + {16 * j}u];{chr(10)}" for j in range(4))}\
+{"".join(f"    a{i}_{j} = a{i}_{j} + v{i} * y{j};{chr(10)}" for i in range(4) for j in range(4))}  }}
+  let cb = b * prm[4] + prm[5];
+{"".join(f'''  if (r0 + ty + {16 * i}u < M && j0 + tx + {16 * j}u < N) {{
+    let o = cb + (r0 + ty + {16 * i}u) * prm[3] + j0 + tx + {16 * j}u;
+    X[o] = X[o] - a{i}_{j};
+  }}
+''' for i in range(4) for j in range(4))}"""
+    shared = f"var<workgroup> Vs: array<T, {LT * (QB + 1)}>;\nvar<workgroup> Ys: array<T, {LT * QB}>;\n"
+    return _shader(t, ["X:read_write:T", "V:read:T", "Y:read:T"], body, shared)
+
+
+@functools.cache
+def qr_init_source(t: str) -> str:
+    """``prm``: [count, m, kq, P]: ``Q = I`` (``m x kq``) at the start of each ``P``-element row of ``O``."""
+    body = """  let gi = id * 256u + lid;
+  if (gi >= prm[0]) { return; }
+  let kq = prm[2];
+  let j = gi % kq;
+  let i = (gi / kq) % prm[1];
+  let b = gi / (kq * prm[1]);
+  O[b * prm[3] + i * kq + j] = select(T(0), T(1), i == j);
+"""
+    return _shader(t, ["O:read_write:T"], body)
+
+
+@functools.cache
+def qr_copy_r_source(t: str) -> str:
+    """``prm``: [count, kr, n, m, P, roff, FLAG, OFLAG]: ``R`` (``kr x n``, the upper triangle of each
+    ``m x n`` matrix of ``W``, zeros below) to ``O[b * P + roff ..]``; ``W[FLAG]`` to ``O[OFLAG]``."""
+    body = """  let gi = id * 256u + lid;
+  if (gi == 0u) { O[prm[7]] = W[prm[6]]; }
+  if (gi >= prm[0]) { return; }
+  let n = prm[2];
+  let j = gi % n;
+  let i = (gi / n) % prm[1];
+  let b = gi / (n * prm[1]);
+  O[b * prm[4] + prm[5] + i * n + j] = select(T(0), W[b * prm[3] * n + i * n + j], j >= i);
+"""
+    return _shader(t, ["W:read:T", "O:read_write:T"], body)
