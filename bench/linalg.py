@@ -7,8 +7,9 @@
 switches of ``gpuarray/providers/wgpu_linalg_blocked.py``; ``dispatches`` is per call.
 
 Issue 20's targets: ``cholesky`` and ``solve`` (16 right-hand sides) of n = 4096 float32 and
-n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``inv`` and
-``det`` are timed too. Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
+n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``qr`` (reduced:
+``Q`` and ``R``, of matrices uniform in [-3, 3]) within 5x; ``inv`` and ``det`` are timed too.
+Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
 positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
 is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
 trials of repeated calls and one synchronize); gpuarray's results are dropped between calls (each
@@ -43,14 +44,16 @@ def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.nda
 
 def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
     return {"cholesky": lambda a, b: xp.linalg.cholesky(a), "solve": lambda a, b: xp.linalg.solve(a, b),
-            "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a)}[case]
+            "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a),
+            "qr": lambda a, b: xp.linalg.qr(a).R}[case]
 
 
 def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
     def fn_for(lib: str, mod: Any) -> Callable[..., Any]:
         la = mod.linalg
         return {"cholesky": lambda a, b: la.cholesky(a), "solve": lambda a, b: la.solve(a, b),
-                "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a)}[case]
+                "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a),
+                "qr": lambda a, b: la.qr(a)[1]}[case]
     return fn_for
 
 
@@ -63,6 +66,9 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float
     if case == "inv":
         eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
         return float(np.linalg.norm(a64 @ g64 - eye) / np.linalg.norm(eye))
+    if case == "qr":             # R's magnitudes against LAPACK's (the signs follow the reflectors)
+        want = np.linalg.qr(a64).R
+        return float(np.abs(np.abs(g64) - np.abs(want)).max() / np.abs(want).max())
     want = np.linalg.det(a64)
     return float(np.max(np.abs(g64 - want) / np.maximum(np.abs(want), 1e-300)))
 
@@ -74,7 +80,7 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     with xp.config(offload="always"):
         for case in cases:
             for dtype, shape in SHAPES:
-                a = _spd(dtype, shape, rng)
+                a = rng.uniform(-3, 3, shape).astype(dtype) if case == "qr" else _spd(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
                 fn = _gpuarray_fn(xp, case)

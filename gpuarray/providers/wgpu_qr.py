@@ -30,11 +30,10 @@ from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_qr import LT, QB, larfb_source, panel_smem, qr_copy_r_source, qr_init_source, qr_panel_source
 from . import wgpu_matmul
-from .wgpu_reduce import use_subgroups
 
 _WGSL = {"float32": "f32", "float64": "f64"}
-PANEL_THREADS = 256     # threads of qr_panel_source where its workgroup memory allows (the subgroup sum)
-CPU_MAX_ROWS = 16384    # lavapipe ends an invocation's loops after 65535 iterations: 64 a panel row a thread
+PANEL_THREADS = 1024    # threads of qr_panel_source where the adapter allows them
+CPU_MAX_ROWS = 16384    # lavapipe ends an invocation's loops after 65535 iterations: 2 a column a row group
 
 
 class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
@@ -85,16 +84,16 @@ def _product(provider: Any, dt: np.dtype, batch: int, a: View, ha: Any, b: View,
     return out
 
 
-def panel_threads(provider: Any, t: str) -> tuple[int, bool]:
-    """(threads, subgroup sum) of ``qr_panel_source`` on ``provider``: float32 with subgroups takes
-    ``PANEL_THREADS``; otherwise the most (a power of two, at most 256) whose reduction buffer fits."""
+def panel_threads(provider: Any, t: str, rows: int) -> int:
+    """Threads of ``qr_panel_source`` for panels of ``rows`` rows on ``provider``: ``PANEL_THREADS``
+    (32 rows at a time) within the adapter's limits, fewer (at least 64) for short panels."""
     item = 4 if t == "f32" else 8
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
     smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
-    sg = t == "f32" and use_subgroups(provider)
-    threads = PANEL_THREADS if sg else 256
-    while threads > 32 and panel_smem(threads, item, sg) > smem:
+    threads = PANEL_THREADS
+    while threads > 64 and (threads > lim or panel_smem(threads, item) > smem or threads > 32 * max(rows, 2)):
         threads //= 2
-    return threads, sg
+    return threads
 
 
 def _sizes(kernel: Kernel) -> tuple[int, int, int, int, int, int]:
@@ -159,11 +158,11 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     flag = batch * m * n
     try:
         load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=flag)
-        threads, sg = panel_threads(provider, t)
+        threads = panel_threads(provider, t, m)
         for p in range(npan):
             c0 = p * QB
             w = min(QB, kk - c0)
-            provider.dispatch(qr_panel_source(t, threads, sg),
+            provider.dispatch(qr_panel_source(t, threads),
                               _u32(m, n, c0, w, m * n, p, flag, kk, m * kk, npan * tq * tq, batch, tq),
                               [work, vbuf, tbuf], batch)
             if c0 + w < n:

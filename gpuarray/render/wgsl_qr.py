@@ -21,7 +21,7 @@ calls it).
 - ``qr_init_source`` (``Q = I``) and ``qr_copy_r_source`` (``R``: the upper triangle of ``W``, and
   the flag) write the packed result ``[Q | R]`` per matrix, then the flag.
 
->>> "workgroupBarrier" in qr_panel_source("f32", 256, True)
+>>> "workgroupBarrier" in qr_panel_source("f32", 256)
 True
 """
 
@@ -31,76 +31,83 @@ import functools
 
 from .wgsl_linalg import _shader
 
-QB = 32                 # panel width (columns a panel; the reduction carries QB + 1 values)
+QB = 32                 # panel width: a lane of 32 threads a panel row
 LT = 64                 # larfb tile (LT x LT outputs a workgroup of 256 threads)
-_SG_BUILTINS = ("@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sgi: u32,\n"
-                "        @builtin(subgroup_id) sgid: u32, @builtin(num_subgroups) nsg: u32)")
+UNROLL = 4              # panel rows a thread loads at a time
 
 
-def panel_smem(threads: int, item: int, sg: bool) -> int:
-    """Bytes of workgroup memory ``qr_panel_source(t, threads, sg)`` declares (``item``: bytes a value)."""
-    red = (threads // 4 if sg else threads) * (QB + 1)      # at least 4 lanes a subgroup
-    return (red + 4 * (QB + 1) + QB * QB) * item
+def panel_smem(threads: int, item: int) -> int:
+    """Bytes of workgroup memory ``qr_panel_source(t, threads)`` declares (``item``: bytes a value)."""
+    return (2 * threads + 4 * (QB + 1) + QB * QB) * item
 
 
-def _reduce(threads: int, sg: bool) -> list[str]:
-    """Lines that leave the workgroup's sums of ``p0 .. p32`` in ``tot[par * 33 + c]`` (two barriers)."""
-    n = QB + 1
-    if sg:
-        out = [f"let s{c} = subgroupAdd(p{c});" for c in range(n)]
-        out += ["if (sgi == 0u) {", *[f"  red[sgid * {n}u + {c}u] = s{c};" for c in range(n)], "}",
-                "workgroupBarrier();",
-                f"if (lid < {n}u) {{",
-                "  var s = T(0);",
-                f"  for (var q = 0u; q < nsg; q++) {{ s = s + red[q * {n}u + lid]; }}",
-                f"  tot[par * {n}u + lid] = s;",
-                "}",
-                "workgroupBarrier();"]
-        return out
-    return [*[f"red[lid * {n}u + {c}u] = p{c};" for c in range(n)],
+def _partials(threads: int) -> tuple[list[str], list[str]]:
+    """Lines leaving in ``tot[pn * 33 ..]`` the products of column ``jn`` (pivot row ``gn``) below its
+    pivot with every panel column (``V``'s for those left of it) and, last, ``sum |x|``; the pivot
+    row in ``arow[pn * 33 ..]``: the row loop (lanes of panel columns only), then the sums."""
+    nq, n = threads // QB, QB + 1
+    loop = ["var pp = T(0);",
+            "var pa = T(0);",
+            "if (c < w) {",
+            f"  for (var r0 = c0 + q; r0 < m; r0 += {nq * UNROLL}u) {{"]
+    for u in range(UNROLL):     # the rows' loads issued together (the loop is bound by their latency)
+        loop += [f"    let r{u} = r0 + {u * nq}u;",
+                 f"    let ok{u} = r{u} < m && r{u} >= gn;",
+                 f"    let row{u} = base + min(r{u}, m - 1u) * ld;",
+                 f"    let e{u} = select(T(0), select(W[row{u} + c], V[vb + min(r{u}, m - 1u) * kk + c], c < jn), "
+                 f"ok{u});",
+                 f"    let x{u} = select(T(0), W[row{u} + jn], ok{u} && r{u} > gn);"]
+    for u in range(UNROLL):
+        loop += [f"    if (ok{u} && r{u} == gn) {{ arow[pn * {n}u + c] = e{u}; }}",
+                 f"    pp = pp + x{u} * e{u};",
+                 f"    pa = pa + abs(x{u});"]
+    loop += ["  }", "}"]
+    sums = ["red[lid] = pp;",
+            f"red[{threads}u + lid] = pa;",
             "workgroupBarrier();",
             f"if (lid < {n}u) {{",
             "  var s = T(0);",
-            f"  for (var q = 0u; q < {threads}u; q++) {{ s = s + red[q * {n}u + lid]; }}",
-            f"  tot[par * {n}u + lid] = s;",
+            f"  let col = select(lid, jn, lid == {QB}u);",
+            f"  let off = select(0u, {threads}u, lid == {QB}u);",
+            f"  for (var i = 0u; i < {nq}u; i++) {{ s = s + red[off + i * {QB}u + col]; }}",
+            f"  tot[pn * {n}u + lid] = s;",
             "}",
             "workgroupBarrier();"]
+    return loop, sums
 
 
 @functools.cache
-def qr_panel_source(t: str, threads: int = 256, sg: bool = False) -> str:
+def qr_panel_source(t: str, threads: int = 256) -> str:
     """``prm``: [m, ld, c0, w, bs, p, FLAG, kk, vbs, tbs, batch, tq]: the panel of columns
     ``c0 .. c0 + w`` of each ``m x ld`` matrix of ``W`` (matrix stride ``bs``), rows ``c0 .. m``,
-    factored in place; its reflectors to ``V`` (``m x kk`` matrices, stride ``vbs``; rows ``c0 ..``
-    of columns ``c0 .. c0 + w``), its ``T`` to ``Tb[b * tbs + p * tq * tq]`` (``tq x tq``, upper
-    triangular; ``tq = min(32, kk)``).
-    ``sg``: the reduction by ``subgroupAdd`` (float32)."""
-    n = QB + 1
+    factored in place (``R`` on and above the diagonal; below it ``W`` is left stale); its
+    reflectors to ``V`` (``m x kk`` matrices, stride ``vbs``; rows ``c0 ..`` of columns
+    ``c0 .. c0 + w``, unit diagonal, zeros above), its ``T`` to ``Tb[b * tbs + p * tq * tq]``
+    (``tq x tq``, upper triangular; ``tq = min(32, kk)``). Thread ``lid`` takes column ``lid % 32``
+    of the rows ``c0 + lid / 32 + i * threads / 32``: the panel is read a whole row at a time."""
+    nq, n = threads // QB, QB + 1
     tiny = "1.1754943508222875e-38" if t == "f32" else "2.2250738585072014e-308"
-    shared = (f"var<workgroup> red: array<T, {(threads // 4 if sg else threads) * n}>;\n"
+    shared = (f"var<workgroup> red: array<T, {2 * threads}>;\n"
               f"var<workgroup> tot: array<T, {2 * n}>;\n"
               f"var<workgroup> arow: array<T, {2 * n}>;\n"
               f"var<workgroup> Ts: array<T, {QB * QB}>;\n")
+    loop, sums = _partials(threads)
     lines = ["if (id >= prm[10]) { return; }",
              "let m = prm[0];", "let ld = prm[1];", "let c0 = prm[2];", "let w = prm[3];",
+             "let kk = prm[7];",
              "let base = id * prm[4] + c0;",
+             "let vb = id * prm[8] + c0;",
+             f"let c = lid % {QB}u;",
+             f"let q = lid / {QB}u;",
              f"for (var e = lid; e < {QB * QB}u; e += {threads}u) {{ Ts[e] = T(0); }}",
              "var bad = false;",
+             "{",
+             "  let jn = 0u;", "  let gn = c0;", "  let pn = 0u;",
+             *["  " + x for x in loop + sums],
+             "}",
              "for (var j = 0u; j < w; j++) {",
              "  let g = c0 + j;",
              "  let par = j & 1u;",
-             *[f"  var p{c} = T(0);" for c in range(n)],
-             f"  for (var r = c0 + lid; r < m; r += {threads}u) {{",
-             "    let row = base + r * ld;",
-             "    if (r > g) {",
-             "      let x = W[row + j];",
-             *[f"      if ({c}u < w) {{ p{c} = p{c} + x * W[row + {c}u]; }}" for c in range(QB)],
-             f"      p{QB} = p{QB} + abs(x);",
-             "    } else if (r == g) {",
-             *[f"      if ({c}u < w) {{ arow[par * {n}u + {c}u] = W[row + {c}u]; }}" for c in range(QB)],
-             "    }",
-             "  }",
-             *["  " + x for x in _reduce(threads, sg)],
              f"  let alpha = arow[par * {n}u + j];",
              f"  let xn2 = tot[par * {n}u + j];",
              "  var beta = alpha;",
@@ -114,14 +121,26 @@ def qr_panel_source(t: str, threads: int = 256, sg: bool = False) -> str:
              "    tau = (beta - alpha) / beta;",
              "    scale = T(1) / (alpha - beta);",
              "  }",
-             *[f"  let d{c} = arow[par * {n}u + {c}u] + scale * tot[par * {n}u + {c}u];" for c in range(QB)],
-             f"  for (var r = c0 + lid; r < m; r += {threads}u) {{",
-             "    if (r >= g) {",
-             "      let row = base + r * ld;",
-             "      var v = T(1);",
-             "      if (r == g) { W[row + j] = beta; } else { v = W[row + j] * scale; W[row + j] = v; }",
-             "      let tv = tau * v;",
-             *[f"      if ({c}u > j && {c}u < w) {{ W[row + {c}u] = W[row + {c}u] - tv * d{c}; }}" for c in range(QB)],
+             f"  let dc = arow[par * {n}u + c] + scale * tot[par * {n}u + c];",
+             # the update: the columns right of j take the reflector, column j goes to V
+             "  if (c >= j && c < w) {",
+             "    let td = tau * dc;",
+             f"    for (var r0 = c0 + q; r0 < m; r0 += {nq * UNROLL}u) {{",
+             *[x for u in range(UNROLL) for x in (
+                 f"      let r{u} = r0 + {u * nq}u;",
+                 f"      let ok{u} = r{u} < m && r{u} >= g;",
+                 f"      let row{u} = base + min(r{u}, m - 1u) * ld;",
+                 f"      let v{u} = select(W[row{u} + j] * scale, T(1), r{u} == g);",
+                 f"      let a{u} = W[row{u} + c];")],
+             *[x for u in range(UNROLL) for x in (
+                 f"      if (ok{u}) {{",
+                 "        if (c > j) {",
+                 f"          W[row{u} + c] = a{u} - td * v{u};",
+                 "        } else {",
+                 f"          V[vb + r{u} * kk + j] = v{u};",
+                 f"          if (r{u} == g) {{ W[row{u} + j] = beta; }}",
+                 "        }",
+                 "      }")],
              "    }",
              "  }",
              # column j of T: T[0:j, j] = -tau T[0:j, 0:j] (V[:, 0:j]^T v_j); row lid of Ts is
@@ -133,25 +152,20 @@ def qr_panel_source(t: str, threads: int = 256, sg: bool = False) -> str:
              "    }",
              f"    Ts[lid * {QB}u + j] = -tau * s;",
              f"  }} else if (lid == j) {{ Ts[j * {QB}u + j] = tau; }}",
+             "  storageBarrier();",
+             "  if (j + 1u < w) {",
+             "    let jn = j + 1u;", "    let gn = g + 1u;", "    let pn = 1u - par;",
+             *["    " + x for x in loop + sums],
+             "  }",
              "}",
              "if (bad && lid == 0u) { W[prm[6]] = T(1); }",
              "workgroupBarrier();",
              "let tq = prm[11];",
              "let tb = id * prm[9] + prm[5] * tq * tq;",
              f"for (var e = lid; e < tq * tq; e += {threads}u) {{ Tb[tb + e] = Ts[(e / tq) * {QB}u + e % tq]; }}",
-             "let kk = prm[7];",
-             "let vb = id * prm[8] + c0;",
-             f"for (var r = c0 + lid; r < m; r += {threads}u) {{",
-             "  let row = base + r * ld;",
-             "  let q = r - c0;",
-             *[f"  if ({c}u < w) {{ V[vb + r * kk + {c}u] = "
-               f"select(select(T(0), T(1), q == {c}u), W[row + {c}u], q > {c}u); }}" for c in range(QB)],
-             "}"]
+             f"for (var r = c0 + q; r < min(m, c0 + c) && c < w; r += {nq}u) {{ V[vb + r * kk + c] = T(0); }}"]
     body = "".join("  " + x + "\n" for x in lines)
-    src = _shader(t, ["W:read_write:T", "V:read_write:T", "Tb:read_write:T"], body, shared, wg=threads)
-    if sg:
-        src = src.replace("@builtin(local_invocation_index) lid: u32)", _SG_BUILTINS, 1)
-    return src
+    return _shader(t, ["W:read_write:T", "V:read_write:T", "Tb:read_write:T"], body, shared, wg=threads)
 
 
 @functools.cache
