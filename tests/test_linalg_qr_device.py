@@ -144,3 +144,23 @@ def test_qr_panel_threads(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatc
     np.testing.assert_allclose(r1, r2, atol=1e-4, rtol=0)
     np.testing.assert_allclose(q1, q2, atol=1e-5, rtol=0)
     assert "@workgroup_size(64)" in qr_panel_source("f32", 64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_qr_column_panels_match_the_one_workgroup_panel(wgpu_device: xp.Device, dtype: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Panels taller than ``COL_MIN_ROWS`` go column by column over many workgroups (``qr_col_source``);
+    with blocks of 32 rows (several blocks a panel, the pivot row in any of them) the factors are
+    those of the one-workgroup panel within rounding, in stacks too."""
+    _skip_f64(wgpu_device, dtype)
+    a = RNG.uniform(-3, 3, (2, 150, 70)).astype(dtype)
+    monkeypatch.setattr(wgpu_qr, "COL_PANEL", False)
+    q1, r1 = _qr(wgpu_device, a, "reduced")
+    monkeypatch.setattr(wgpu_qr, "COL_PANEL", True)
+    monkeypatch.setattr(wgpu_qr, "col_layout", lambda provider, t: (32, 256))
+    monkeypatch.setattr(wgpu_qr, "COL_MIN_ROWS", {"f32": 0, "f64": 0})
+    q2, r2 = _qr(wgpu_device, a * 1, "reduced")
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(r1, r2, atol=2000 * eps, rtol=0)
+    np.testing.assert_allclose(q1, q2, atol=200 * eps, rtol=0)
+    _check(a, q2, r2, "reduced", 1e3)

@@ -28,11 +28,25 @@ import numpy as np
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_qr import LT, QB, larfb_source, panel_smem, qr_copy_r_source, qr_init_source, qr_panel_source
+from ..render.wgsl_qr import (
+    LT,
+    QB,
+    col_smem,
+    larfb_source,
+    panel_smem,
+    qr_col_source,
+    qr_copy_r_source,
+    qr_init_source,
+    qr_panel_source,
+)
 from . import wgpu_matmul
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 PANEL_THREADS = 1024    # threads of qr_panel_source where the adapter allows them
+COL_PANEL = True        # False: every panel by qr_panel_source (one workgroup a matrix)
+# panels of more rows take qr_col_source; H200, GPU ms of qr f32 4096 with 1024 / 1536 / 2048: 134 /
+# 125 / 128 (every panel by qr_panel_source: 180); f64 2048 with 512 / 1024: 46.2 / 45.0 (54.5)
+COL_MIN_ROWS = {"f32": 1536, "f64": 1024}
 CPU_MAX_ROWS = 16384    # lavapipe ends an invocation's loops after 65535 iterations: 2 a column a row group
 
 
@@ -96,6 +110,26 @@ def panel_threads(provider: Any, t: str, rows: int) -> int:
     return threads
 
 
+def col_layout(provider: Any, t: str) -> tuple[int, int]:
+    """(rows, threads) of a workgroup of ``qr_col_source`` on ``provider``: the most rows (256 down
+    to 32), then the most threads (1024 down to 256, at most 32 a row) whose workgroup memory
+    fits. Panels of more rows than that take it, the others ``qr_panel_source``.
+
+    >>> class _P: limits = {"max-compute-workgroup-storage-size": 49152,
+    ...                     "max-compute-invocations-per-workgroup": 1024}
+    >>> col_layout(_P(), "f32"), col_layout(_P(), "f64")
+    ((256, 1024), (128, 512))
+    """
+    item = 4 if t == "f32" else 8
+    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+    for rb in (256, 128, 64, 32):
+        for th in (1024, 512, 256):
+            if th <= lim and th <= 32 * rb and col_smem(rb, item, th) <= smem:
+                return rb, th
+    return 32, 256
+
+
 def _sizes(kernel: Kernel) -> tuple[int, int, int, int, int, int]:
     a = tuple(kernel.instrs[kernel.operands[0]].shape)
     m, n = a[-2:]
@@ -155,16 +189,27 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     tq = min(QB, kk)
     tsize = _pad4(batch * npan * tq * tq)
     tbuf = provider.alloc(tsize * item)
+    pbuf = None
     flag = batch * m * n
     try:
         load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=flag)
         threads = panel_threads(provider, t, m)
+        rb, cth = col_layout(provider, t)
+        ps = _cdiv(m, rb) * (QB + 1) + QB
+        pbuf = provider.alloc(_pad4(2 * batch * ps) * item) if COL_PANEL and m > rb else None
         for p in range(npan):
             c0 = p * QB
             w = min(QB, kk - c0)
-            provider.dispatch(qr_panel_source(t, threads),
-                              _u32(m, n, c0, w, m * n, p, flag, kk, m * kk, npan * tq * tq, batch, tq),
-                              [work, vbuf, tbuf], batch)
+            nblk = _cdiv(m - c0, rb)
+            if pbuf is not None and nblk > 1 and m - c0 > COL_MIN_ROWS[t]:
+                for j in range(-1, w):
+                    prm = _u32(m, n, c0, w, m * n, max(j, 0), kk, m * kk, npan * tq * tq, p * tq * tq, tq, nblk,
+                               batch * nblk, flag, int(j < 0), ps)
+                    provider.dispatch(qr_col_source(t, rb, cth), prm, [work, vbuf, tbuf, pbuf], batch * nblk)
+            else:
+                provider.dispatch(qr_panel_source(t, threads),
+                                  _u32(m, n, c0, w, m * n, p, flag, kk, m * kk, npan * tq * tq, batch, tq),
+                                  [work, vbuf, tbuf], batch)
             if c0 + w < n:
                 v = View(vsize, m - c0, w, (m * kk, kk, 1), c0 * kk + c0)
                 tt = View(tsize, w, w, (npan * tq * tq, tq, 1), p * tq * tq)          # Y = (V T)^T C
@@ -185,5 +230,6 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                           [work, out], max(1, _cdiv(count, WORKGROUP)))
         return [out]
     finally:
-        for h in (work, vbuf, tbuf):
-            provider.free(h)         # back to the pool once the pass is submitted
+        for h in (work, vbuf, tbuf, pbuf):
+            if h is not None:
+                provider.free(h)         # back to the pool once the pass is submitted

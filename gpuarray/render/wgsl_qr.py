@@ -207,11 +207,10 @@ def larfb_source(t: str) -> str:
 {"".join(f"    let y{j} = Ys[l * {LT}u + tx + {16 * j}u];{chr(10)}" for j in range(4))}\
 {"".join(f"    a{i}_{j} = a{i}_{j} + v{i} * y{j};{chr(10)}" for i in range(4) for j in range(4))}  }}
   let cb = b * prm[4] + prm[5];
-{"".join(f'''  if (r0 + ty + {16 * i}u < M && j0 + tx + {16 * j}u < N) {{
-    let o = cb + (r0 + ty + {16 * i}u) * prm[3] + j0 + tx + {16 * j}u;
-    X[o] = X[o] - a{i}_{j};
-  }}
-''' for i in range(4) for j in range(4))}"""
+{"".join(f"  let ok{i}_{j} = r0 + ty + {16 * i}u < M && j0 + tx + {16 * j}u < N;{chr(10)}"
+         f"  let o{i}_{j} = cb + min(r0 + ty + {16 * i}u, M - 1u) * prm[3] + min(j0 + tx + {16 * j}u, N - 1u);{chr(10)}"
+         f"  let x{i}_{j} = X[o{i}_{j}];{chr(10)}" for i in range(4) for j in range(4))}\
+{"".join(f"  if (ok{i}_{j}) {{ X[o{i}_{j}] = x{i}_{j} - a{i}_{j}; }}{chr(10)}" for i in range(4) for j in range(4))}"""
     shared = f"var<workgroup> Vs: array<T, {LT * (QB + 1)}>;\nvar<workgroup> Ys: array<T, {LT * QB}>;\n"
     return _shader(t, ["X:read_write:T", "V:read:T", "Y:read:T"], body, shared)
 
@@ -244,3 +243,157 @@ def qr_copy_r_source(t: str) -> str:
   O[b * prm[4] + prm[5] + i * n + j] = select(T(0), W[b * prm[3] * n + i * n + j], j >= i);
 """
     return _shader(t, ["W:read:T", "O:read_write:T"], body)
+
+
+def col_smem(rb: int, item: int, threads: int) -> int:
+    """Bytes of workgroup memory ``qr_col_source(t, rb, threads)`` declares."""
+    return (rb * QB + 2 * threads + 2 * (QB + 1) + rb) * item
+
+
+@functools.cache
+def qr_col_source(t: str, rb: int, th: int = 1024) -> str:
+    """``prm``: [m, ld, c0, w, bs, j, kk, vbs, tbs, toff, tq, nblk, groups, FLAG, first, ps]: column
+    ``j`` of the panel at ``c0`` (see ``qr_panel_source``) by ``nblk`` workgroups of ``th`` threads a
+    matrix, each taking ``rb`` rows of the panel into workgroup memory: the previous dispatch's
+    pivot row and partial products (``P``: two buffers by parity, ``ps`` each, per matrix) give
+    ``beta``, ``tau`` and the reflector; the block's rows take it and the products of column
+    ``j + 1`` with every panel column are summed over the block into ``P``, with that column's
+    pivot row. ``first``: only the products of column 0. The first workgroup of a matrix writes
+    column ``j`` of ``T`` and the flag. A panel is ``w + 1`` dispatches, each over every row block of
+    every matrix: the panel's work spread over the GPU rather than one workgroup a matrix
+    (``qr_panel_source``). Every global load of a thread is written out (issued together)."""
+    n = QB + 1
+    nq = th // QB
+    if rb % nq:
+        raise ValueError(f"qr_col_source: {rb} rows do not split into steps of {nq}")
+    tiny = "1.1754943508222875e-38" if t == "f32" else "2.2250738585072014e-308"
+    shared = (f"var<workgroup> Ws: array<T, {rb * QB}>;\n"
+              f"var<workgroup> red: array<T, {2 * th}>;\n"
+              f"var<workgroup> tot: array<T, {n}>;\n"
+              f"var<workgroup> arow: array<T, {n}>;\n"
+              f"var<workgroup> vs: array<T, {rb}>;\n")
+    steps = rb // nq
+    load = "".join(f"  let ld{u} = select(T(0), W[base + (rs + min(rg + {u * nq}u, nr - 1u)) * ld + min(c, w - 1u)], "
+                   f"rg + {u * nq}u < nr && c < w);\n" for u in range(steps))
+    load += "".join(f"  Ws[(rg + {u * nq}u) * {QB}u + c] = ld{u};\n" for u in range(steps))
+    store = "".join(f"    if (rg + {u * nq}u < nr && c >= j && c < w) {{ W[base + (rs + rg + {u * nq}u) * ld + c] = "
+                    f"Ws[(rg + {u * nq}u) * {QB}u + c]; }}\n" for u in range(steps))
+    tsum = "".join(f"        if ({i}u >= lid && {i}u < j) {{ s = s + Tb[tb + lid * tq + {i}u] * "
+                   f"(arow[{i}u] + scale * tot[{i}u]); }}\n" for i in range(QB))
+    sums = f"""    {{
+      var s = T(0);
+      for (var kb = rg; kb < nblk; kb += {nq}u) {{ s = s + P[po + {QB}u + kb * {n}u + select(c, {QB}u, SEL)]; }}
+      red[lid] = s;
+    }}
+    workgroupBarrier();
+    if (lid < {QB}u) {{
+      var s = T(0);
+      for (var i = 0u; i < {nq}u; i++) {{ s = s + red[i * {QB}u + lid]; }}
+      DEST = s;
+    }}
+    workgroupBarrier();
+"""
+    sum_cols = sums.replace("SEL", "false").replace("DEST", "tot[lid]")
+    sum_abs = sums.replace("SEL", "true").replace("DEST", f"tot[{QB}u]").replace(f"if (lid < {QB}u)", "if (lid == 0u)")
+    body = f"""  if (id >= prm[12]) {{ return; }}
+  let m = prm[0];
+  let ld = prm[1];
+  let c0 = prm[2];
+  let w = prm[3];
+  let j = prm[5];
+  let kk = prm[6];
+  let nblk = prm[11];
+  let b = id / nblk;
+  let k = id % nblk;
+  let base = b * prm[4] + c0;
+  let ps = prm[15];
+  let pb = b * 2u * ps;
+  let rs = c0 + k * {rb}u;
+  let nr = min(m, rs + {rb}u) - rs;
+  let first = prm[14] != 0u;
+  let c = lid % {QB}u;
+  let rg = lid / {QB}u;
+{load}  var jn = 0u;
+  if (!first) {{
+    let g = c0 + j;
+    let po = pb + (j & 1u) * ps;
+    if (lid < {QB}u) {{ arow[lid] = P[po + lid]; }}
+{sum_cols}{sum_abs}    let alpha = arow[j];
+    let xn2 = tot[j];
+    var beta = alpha;
+    var tau = T(0);
+    var scale = T(0);
+    let nn = alpha * alpha + xn2;
+    let bad = !ga_isfinite_{t}(nn) || (xn2 < T({tiny}) && tot[{QB}u] != T(0));
+    if (xn2 != T(0)) {{
+      let nrm = sqrt(nn);
+      beta = select(nrm, -nrm, alpha >= T(0));
+      tau = (beta - alpha) / beta;
+      scale = T(1) / (alpha - beta);
+    }}
+    for (var rl = lid; rl < nr; rl += {th}u) {{
+      let r = rs + rl;
+      vs[rl] = select(select(T(0), T(1), r == g), Ws[rl * {QB}u + j] * scale, r > g);
+    }}
+    workgroupBarrier();
+    if (c > j && c < w) {{
+      let td = tau * (arow[c] + scale * tot[c]);
+      for (var rl = rg; rl < nr; rl += {nq}u) {{
+        if (rs + rl >= g) {{ Ws[rl * {QB}u + c] = Ws[rl * {QB}u + c] - td * vs[rl]; }}
+      }}
+    }} else if (c == j) {{
+      for (var rl = rg; rl < nr; rl += {nq}u) {{
+        let r = rs + rl;
+        if (r > g) {{ Ws[rl * {QB}u + j] = vs[rl]; }} else if (r == g) {{ Ws[rl * {QB}u + j] = beta; }}
+      }}
+    }}
+    let vb = b * prm[7] + c0;
+    for (var rl = lid; rl < nr; rl += {th}u) {{ V[vb + (rs + rl) * kk + j] = vs[rl]; }}
+    if (k == 0u) {{
+      if (lid == 0u && bad) {{ W[prm[13]] = T(1); }}
+      let tq = prm[10];
+      let tb = b * prm[8] + prm[9];
+      if (lid < j) {{
+        var s = T(0);
+{tsum}        Tb[tb + lid * tq + j] = -tau * s;
+      }} else if (lid == j) {{
+        Tb[tb + j * tq + j] = tau;
+      }} else if (lid < tq) {{
+        Tb[tb + lid * tq + j] = T(0);
+      }}
+    }}
+    workgroupBarrier();
+    jn = j + 1u;
+  }}
+  if (jn < w) {{
+    let gn = c0 + jn;
+    var pp = T(0);
+    var pa = T(0);
+    if (c < w) {{
+      for (var rl = rg; rl < nr; rl += {nq}u) {{
+        if (rs + rl > gn) {{
+          let x = Ws[rl * {QB}u + jn];
+          pp = pp + x * Ws[rl * {QB}u + c];
+          pa = pa + abs(x);
+        }}
+      }}
+    }}
+    red[lid] = pp;
+    red[{th}u + lid] = pa;
+    workgroupBarrier();
+    let po = pb + (jn & 1u) * ps;
+    if (lid < {n}u) {{
+      let col = select(lid, jn, lid == {QB}u);
+      let off = select(0u, {th}u, lid == {QB}u);
+      var s = T(0);
+      for (var i = 0u; i < {nq}u; i++) {{ s = s + red[off + i * {QB}u + col]; }}
+      P[po + {QB}u + k * {n}u + lid] = s;
+    }}
+    // the next pivot row for the next dispatch (its owner writes the row back in this one)
+    if (gn >= rs && gn < rs + nr && lid < {QB}u) {{ P[po + lid] = Ws[(gn - rs) * {QB}u + lid]; }}
+  }}
+  if (!first) {{
+{store}  }}
+"""
+    return _shader(t, ["W:read_write:T", "V:read_write:T", "Tb:read_write:T", "P:read_write:T"], body, shared,
+                   wg=th)
