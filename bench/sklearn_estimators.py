@@ -4,7 +4,9 @@
                                                          [--libs numpy,gpuarray,torch,cupy] [--out FILE]
 
 Issue 17's table: ``PCA(16, svd_solver="covariance_eigh").fit_transform``, ``Ridge(solver="svd").fit``,
-``LinearDiscriminantAnalysis().fit(X, y).predict(X)``, ``LogisticRegression(max_iter=50).fit`` on
+``LinearDiscriminantAnalysis().fit(X, y).predict(X)``, ``LogisticRegression(max_iter=50).fit`` (and, by
+``--estimators``, issue 20's ``pca_full`` and ``pca_rand``: ``PCA(16)`` with ``svd_solver="full"`` and
+``"randomized"``) on
 float32 data (normal features, 4 classes or a linear target with noise). Wall seconds per call
 including the transfer of the result's attributes back to nothing (the fitted estimator stays on
 the device); the median of ``--runs`` calls after one warm-up call (which also compiles), each
@@ -45,6 +47,8 @@ def _work(name: str) -> Callable[[Any, Any, Any], Any]:
         "ridge_svd": lambda X, yc, yr: Ridge(solver="svd").fit(X, yr).coef_,
         "lda": lambda X, yc, yr: LinearDiscriminantAnalysis().fit(X, yc).predict(X),
         "logreg": lambda X, yc, yr: LogisticRegression(max_iter=50).fit(X, yc).coef_,
+        "pca_full": lambda X, yc, yr: PCA(16, svd_solver="full").fit_transform(X),
+        "pca_rand": lambda X, yc, yr: PCA(16, svd_solver="randomized", random_state=0).fit_transform(X),
     }[name]
 
 
