@@ -347,10 +347,13 @@ def plan(kernel: Kernel, cfg: Config | Skinny | Gemv, m: int, n: int, batch: int
 
 
 def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
-                   tiles: Config | Skinny | Gemv | None = None) -> list[Any]:
+                   tiles: Config | Skinny | Gemv | None = None, outs: list[Any] | None = None) -> list[Any]:
+    """Dispatch the product of ``kernel`` into new output buffers (or ``outs``, large enough: a
+    caller that repeats products of one shape keeps its buffers, and so its bind groups)."""
     dt = kernel.result_dtype       # the accumulators'; a fused epilogue's outputs have their own
     out_dts = [kernel.instrs[o].dtype for o in kernel.outputs] if kernel.result_index is not None else [dt]
-    outs = [provider.alloc(kernel.size * STORAGE_NP[d].itemsize) for d in out_dts]
+    if outs is None:
+        outs = [provider.alloc(kernel.size * STORAGE_NP[d].itemsize) for d in out_dts]
     if kernel.size == 0:
         return outs
     a = kernel.instrs[kernel.operands[0]]

@@ -93,9 +93,8 @@ def product_kernel(dt: np.dtype, batch: int, a: View, b: View) -> Kernel:
                   kind="matmul", operands=[1, 3])
 
 
-def _product(provider: Any, dt: np.dtype, batch: int, a: View, ha: Any, b: View, hb: Any) -> Any:
-    (out,) = wgpu_matmul.enqueue_matmul(provider, product_kernel(dt, batch, a, b), [ha, hb])
-    return out
+def _product(provider: Any, dt: np.dtype, batch: int, a: View, ha: Any, b: View, hb: Any, out: Any) -> None:
+    wgpu_matmul.enqueue_matmul(provider, product_kernel(dt, batch, a, b), [ha, hb], outs=[out])
 
 
 def panel_threads(provider: Any, t: str, rows: int) -> int:
@@ -158,21 +157,19 @@ def geqrf_cannot_run(provider: Any, kernel: Kernel) -> str | None:
 
 
 def _update(provider: Any, dt: np.dtype, t: str, batch: int, v: View, hv: Any, tview: View, ht: Any,
-            c: View, hc: Any) -> None:
+            c: View, hc: Any, hu: Any, hy: Any) -> None:
     """``C -= V (U^T C)`` for every matrix: ``U = V T'`` and ``Y = U^T C`` by the matmul provider,
     then ``larfb_source`` in place (``T'``: ``T`` for the factorization, ``T^T`` for ``Q``, as
     ``tview`` reads it)."""
     w = v.cols
-    hu = _product(provider, dt, batch, v, hv, tview, ht)
+    _product(provider, dt, batch, v, hv, tview, ht, hu)
     ut = View(batch * v.rows * w, w, v.rows, (v.rows * w, 1, w), 0)
-    hy = _product(provider, dt, batch, ut, hu, c, hc)
+    _product(provider, dt, batch, ut, hu, c, hc, hy)
     tm, tn = _cdiv(c.rows, LT), _cdiv(c.cols, LT)
     groups = batch * tm * tn
     prm = _u32(c.rows, c.cols, w, c.strides[1], c.strides[0], c.offset, v.strides[1], v.strides[0], v.offset,
                tm, tn, groups)
     provider.dispatch(larfb_source(t), prm, [hc, hv, hy], groups)
-    provider.free(hu)                # back to the pool once the pass is submitted
-    provider.free(hy)
 
 
 def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
@@ -190,6 +187,9 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     tsize = _pad4(batch * npan * tq * tq)
     tbuf = provider.alloc(tsize * item)
     pbuf = None
+    # U = V T' and Y = U^T C of every panel in the same two buffers (the same bind groups each time)
+    hu = provider.alloc(_pad4(batch * m * QB) * item)
+    hy = provider.alloc(_pad4(batch * QB * max(n, kq)) * item)
     flag = batch * m * n
     try:
         load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=flag)
@@ -214,7 +214,7 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                 v = View(vsize, m - c0, w, (m * kk, kk, 1), c0 * kk + c0)
                 tt = View(tsize, w, w, (npan * tq * tq, tq, 1), p * tq * tq)          # Y = (V T)^T C
                 c = View(wsize, m - c0, n - c0 - w, (m * n, n, 1), c0 * n + c0 + w)
-                _update(provider, dt, t, batch, v, vbuf, tt, tbuf, c, work)
+                _update(provider, dt, t, batch, v, vbuf, tt, tbuf, c, work, hu, hy)
         count = batch * m * kq
         provider.dispatch(qr_init_source(t), _u32(count, m, kq, per), [out], _cdiv(count, WORKGROUP))
         osize = _pad4(kernel.size)
@@ -224,12 +224,12 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
             v = View(vsize, m - c0, w, (m * kk, kk, 1), c0 * kk + c0)
             tv = View(tsize, w, w, (npan * tq * tq, 1, tq), p * tq * tq)           # Y = (V T^T)^T Q
             q = View(osize, m - c0, kq - c0, (per, kq, 1), c0 * kq + c0)
-            _update(provider, dt, t, batch, v, vbuf, tv, tbuf, q, out)
+            _update(provider, dt, t, batch, v, vbuf, tv, tbuf, q, out, hu, hy)
         count = batch * kq * n
         provider.dispatch(qr_copy_r_source(t), _u32(count, kq, n, m, per, m * kq, flag, batch * per),
                           [work, out], max(1, _cdiv(count, WORKGROUP)))
         return [out]
     finally:
-        for h in (work, vbuf, tbuf, pbuf):
+        for h in (work, vbuf, tbuf, pbuf, hu, hy):
             if h is not None:
                 provider.free(h)         # back to the pool once the pass is submitted
