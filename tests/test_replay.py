@@ -225,3 +225,31 @@ def test_methods_and_scalar_reads_replay_with_their_own_inputs(wgpu_device: xp.D
             got = float(x.sum())
             assert got == pytest.approx(float(h.astype(np.float64).sum()), rel=1e-5, abs=1e-4)
             assert float(x[i].max()) == float(h[i].max())
+
+
+def test_long_kernels_submit_early_and_replay_the_submits(wgpu_device: xp.Device,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """QR, LU and Cholesky submit their pass part way (``submit_early``) so that the GPU starts while
+    the rest is recorded; a replayed evaluation submits at the same points and computes the same."""
+    from gpuarray.providers import webgpu
+    monkeypatch.setattr(webgpu, "LONG_SUBMIT", 3)
+    provider = _devices.provider_for(wgpu_device)
+    count = _Counter(provider, monkeypatch)
+    n = 130
+    with xp.config(offload="always"):
+        for i in range(4):
+            h = rng.uniform(-3, 3, (n, n)).astype(np.float32)
+            spd = (h @ h.T / n + np.eye(n)).astype(np.float32)
+            before, subs = count.n, xp.metrics()["submits"]
+            q, r = xp.linalg.qr(xp.asarray(h, device=wgpu_device))
+            x = xp.linalg.solve(xp.asarray(h, device=wgpu_device), xp.asarray(h[:, :3], device=wgpu_device))
+            c = xp.linalg.cholesky(xp.asarray(spd, device=wgpu_device))
+            xp.evaluate(q, r, x, c)
+            assert xp.metrics()["submits"] - subs > 6          # several a kernel
+            if i >= 2:
+                assert count.n == before, f"evaluation {i} was not replayed"
+            q64, r64 = np.asarray(q).astype(np.float64), np.asarray(r).astype(np.float64)
+            assert np.abs(q64 @ r64 - h).max() < 1e-4
+            assert np.abs(h.astype(np.float64) @ np.asarray(x) - h[:, :3]).max() < 1e-2
+            c64 = np.asarray(c).astype(np.float64)
+            assert np.abs(c64 @ c64.T - spd).max() < 1e-4

@@ -67,6 +67,7 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # a 2^22-element chain took 0.069 ms a call against 0.047)
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
+LONG_SUBMIT = 256       # submit_early: dispatches of a long kernel's pass worth starting the GPU on
 SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "256")) << 20
 STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
 WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
@@ -359,9 +360,22 @@ class WgpuProvider(WgpuMemory):
             with self._guard():
                 self._submit(then)
 
-    def _submit(self, then: Any) -> None:
-        """``flush`` of the open pass, with the lock and the guard held (``read_small`` holds both)."""
+    def submit_early(self, min_dispatches: int | None = None) -> None:
+        """From inside a kernel's enqueue (the lock and the guard held): submit the open pass if it
+        holds ``min_dispatches`` or more, so that the GPU starts on the first part of a long chain of
+        dependent dispatches (the linear algebra's: thousands) while the rest is recorded. A recorded
+        program submits at the same points when it is replayed (``wgpu_replay``); ``None``:
+        ``LONG_SUBMIT``."""
+        if self._pass is None or self._pass_dispatches < (LONG_SUBMIT if min_dispatches is None else min_dispatches):
+            return
         if self._recorder is not None:
+            self._recorder.submit()
+        self._submit(None, keep=True)
+
+    def _submit(self, then: Any, keep: bool = False) -> None:
+        """``flush`` of the open pass, with the lock and the guard held (``read_small`` holds both);
+        ``keep``: a recording in progress stays valid (``submit_early``)."""
+        if self._recorder is not None and not keep:
             self._recorder.ok = False
         enc, cpass = self._enc, self._pass
         self._pass = self._rec = self._enc = None   # taken: a failed submit leaves none open

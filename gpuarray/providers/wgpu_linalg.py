@@ -171,6 +171,7 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
                 provider.dispatch(swap_trsm_source(t), _u32(n, ld, k, w, bs, ncols, g, batch * g), [work, piv],
                                   batch * g)
             _gemm(provider, t, work, ld, k + w, n, k + w, ncols, k, w, bs, batch, 0)
+            provider.submit_early()      # the GPU starts while the rest is recorded
         if mode in ("det", "slogdet"):
             provider.dispatch(det_source(t), _u32(n, ld, bs, int(mode == "slogdet"), batch), [work, piv, out], batch)
             return [out]

@@ -201,6 +201,7 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
         (nxt,) = wgpu_matmul.enqueue_matmul(provider, upd, [out, src])
         provider.free(src)           # back to the pool once the pass is submitted
         src, sld, sbs, ssize = nxt, m2, m2 * m2, batch * m2 * m2
+        provider.submit_early()      # the GPU starts while the rest is recorded
     provider.free(src)
     return [out]
 

@@ -215,6 +215,7 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                 tt = View(tsize, w, w, (npan * tq * tq, tq, 1), p * tq * tq)          # Y = (V T)^T C
                 c = View(wsize, m - c0, n - c0 - w, (m * n, n, 1), c0 * n + c0 + w)
                 _update(provider, dt, t, batch, v, vbuf, tt, tbuf, c, work, hu, hy)
+            provider.submit_early()      # the GPU starts while the rest is recorded
         count = batch * m * kq
         provider.dispatch(qr_init_source(t), _u32(count, m, kq, per), [out], _cdiv(count, WORKGROUP))
         osize = _pad4(kernel.size)
@@ -225,6 +226,7 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
             tv = View(tsize, w, w, (npan * tq * tq, 1, tq), p * tq * tq)           # Y = (V T^T)^T Q
             q = View(osize, m - c0, kq - c0, (per, kq, 1), c0 * kq + c0)
             _update(provider, dt, t, batch, v, vbuf, tv, tbuf, q, out, hu, hy)
+            provider.submit_early()
         count = batch * kq * n
         provider.dispatch(qr_copy_r_source(t), _u32(count, kq, n, m, per, m * kq, flag, batch * per),
                           [work, out], max(1, _cdiv(count, WORKGROUP)))

@@ -9,9 +9,10 @@ it), and a later evaluation runs the ``Program`` with new input buffers: the sam
 the pool, the same parameter words, pipelines and workgroup counts, bind groups over the new
 buffers (from the bind-group cache when the pool hands out the same buffers again).
 
-A kernel whose enqueue does anything else (uploads, downloads or submits, binds a buffer that is
-neither an input nor one it allocated, runs over segmented arrays) is not recorded: ``Recorder.ok``
-is then False and that evaluation is never replayed.
+A submit from inside the enqueue (``provider.submit_early``, long chains of dispatches) is a step of
+the program too. A kernel whose enqueue does anything else (uploads, downloads or other submits,
+binds a buffer that is neither an input nor one it allocated, runs over segmented arrays) is not
+recorded: ``Recorder.ok`` is then False and that evaluation is never replayed.
 
 >>> import numpy as np, gpuarray as xp
 >>> x = xp.asarray(np.ones(8, np.float32), device="wgpu:0")
@@ -32,7 +33,7 @@ import numpy as np
 from .wgpu_split import GpuHandle
 
 # step kinds
-ALLOC, FREE, DATA, DISPATCH = 0, 1, 2, 3
+ALLOC, FREE, DATA, DISPATCH, SUBMIT = 0, 1, 2, 3, 4
 # buffer references of a dispatch: (kind, index, offset, size); size None binds the whole buffer
 IN, OWN, RAW, STATIC = 0, 1, 2, 3
 
@@ -68,6 +69,9 @@ class Recorder:
 
     def static(self, buffer: Any) -> None:
         self.statics.append(buffer)
+
+    def submit(self) -> None:
+        self.steps.append((SUBMIT,))
 
     def dispatch(self, pipeline: Any, layout: Any, prm: np.ndarray, buffers: Sequence[Any], gx: int,
                  gy: int, nbytes: int) -> None:
@@ -154,6 +158,8 @@ class Program:
                 own += (provider.alloc_class(s[3], s[1], s[2]),)
             elif kind == FREE:
                 provider._free(own[s[1]])        # the lock is held: no queueing
+            elif kind == SUBMIT:
+                provider.submit_early(0)         # where the enqueue submitted (submit_early)
             else:
                 raw += (provider.data_buffer(s[1]),)
         return [own[j] for j in self.outs]
