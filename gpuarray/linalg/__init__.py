@@ -62,6 +62,7 @@ from ..namespace.statistical import min as _min
 from ..namespace.statistical import sum as _sum
 from ..runtime.planner import evaluate_nodes
 from . import householder as _linalg_householder
+from . import jacobi as _linalg_jacobi
 from . import lu as _linalg_lu
 from . import tall as _linalg_tall
 
@@ -377,6 +378,10 @@ def eigh(x: GpuArray, /) -> EighResult:
     x = _matrices(x, "eigh", square=True)
     node = _float_node(x)
     n = x.shape[-1]
+    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(n) and 0 not in x.shape:
+        got = _linalg_jacobi.eigh(node, True)
+        if got is not None and got[1] is not None:
+            return EighResult(got[0], got[1])
     packed = GpuArray(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)))
     return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
 
@@ -385,6 +390,10 @@ def eigvalsh(x: GpuArray, /) -> GpuArray:
     """Eigenvalues (ascending) of each symmetric matrix."""
     x = _matrices(x, "eigvalsh", square=True)
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(x.shape[-1]) and 0 not in x.shape:
+        got = _linalg_jacobi.eigh(node, False)
+        if got is not None:
+            return got[0]
     return GpuArray(_host("eigvalsh", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-1]))
 
 

