@@ -11,8 +11,11 @@ What runs where:
 - ``cholesky``, ``solve``, ``inv``, ``det`` and ``slogdet`` of real float32 / float64
   matrices on a wgpu device run there: blocked Cholesky and LU with partial pivoting
   (``_linalg_lu``, ``providers/wgpu_linalg.py``), one flag read back for the errors;
-- the other decompositions (``qr``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``pinv``,
-  ``matrix_rank``; the five above on the ``cpu`` device or for complex input) are one
+- ``qr`` of real float32 / float64 matrices on a wgpu device runs there: blocked Householder QR
+  (``_linalg_householder``, ``providers/wgpu_qr.py``); ``eigh`` / ``eigvalsh`` of stacks of small
+  symmetric matrices (at most 64 rows) too: cyclic Jacobi (``_linalg_jacobi``);
+- the other decompositions (``eigh`` and ``eigvalsh`` of larger matrices, ``svd``, ``svdvals``,
+  ``pinv``, ``matrix_rank``; those above on the ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
   (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
   stay on the caller's device. Their operand's elementwise prologue still
