@@ -374,10 +374,19 @@ def test_rectangular_decompositions(device, dtype, shape):
     for full in (True, False):
         u, s, vh = xp.linalg.svd(g, full_matrices=full)
         want_s = np.linalg.svd(a, full_matrices=full)
-        assert_same(u, want_s.U)
-        assert_same(s, want_s.S)
-        assert_same(vh, want_s.Vh)
-    assert_same(xp.linalg.svdvals(g), np.linalg.svdvals(a))
+        if device.kind == "cpu" or 0 in shape:
+            assert_same(u, want_s.U)
+            assert_same(s, want_s.S)
+            assert_same(vh, want_s.Vh)
+            continue
+        # one-sided Jacobi on the device (tests/test_linalg_svd_device.py): vectors up to sign
+        k = min(shape[-2:])
+        assert_same(s, want_s.S, atol=tol)
+        assert u.shape == want_s.U.shape and vh.shape == want_s.Vh.shape
+        np.testing.assert_allclose(np.abs(np.sum(np.asarray(u)[..., :k] * want_s.U[..., :k], axis=-2)), 1, atol=tol)
+        np.testing.assert_allclose((np.asarray(u)[..., :k] * np.asarray(s)[..., None, :]) @ np.asarray(vh)[..., :k, :],
+                                   a, atol=tol)
+    assert_same(xp.linalg.svdvals(g), np.linalg.svdvals(a), atol=tol)
     assert_same(xp.linalg.pinv(g), np.linalg.pinv(a, rtol=None))
     assert_same(xp.linalg.matrix_rank(g), np.asarray(np.linalg.matrix_rank(a), np.int64))
 
@@ -409,7 +418,7 @@ def test_decompositions_run_on_host_and_stay_on_device(wgpu_device):
     g = xp.asarray(a, device=wgpu_device)
     xp.evaluate(g + 0)
     xp.reset_metrics()
-    q = xp.linalg.svd(g * 2).U
+    q = xp.linalg.pinv(g * 2)
     assert xp.metrics()["host_fallbacks"] == 1          # evaluated at the call, on the host
     assert q.device == wgpu_device
     xp.reset_metrics()

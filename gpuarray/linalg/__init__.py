@@ -13,7 +13,8 @@ What runs where:
   (``_linalg_lu``, ``providers/wgpu_linalg.py``), one flag read back for the errors;
 - ``qr`` of real float32 / float64 matrices on a wgpu device runs there: blocked Householder QR
   (``_linalg_householder``, ``providers/wgpu_qr.py``); ``eigh`` / ``eigvalsh`` of stacks of small
-  symmetric matrices (at most 64 rows) too: cyclic Jacobi (``_linalg_jacobi``);
+  symmetric matrices (at most 64 rows) too: cyclic Jacobi (``_linalg_jacobi``), and ``svd``
+  (reduced, or square) / ``svdvals`` of stacks of small matrices: one-sided Jacobi;
 - the other decompositions (``eigh`` and ``eigvalsh`` of larger matrices, ``svd``, ``svdvals``,
   ``pinv``, ``matrix_rank``; those above on the ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
@@ -410,6 +411,11 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
             return SVDResult(*got)
     node = _float_node(x)
     m, n = x.shape[-2:]
+    if (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and (m == n or not full_matrices)
+            and 0 not in x.shape):
+        got = _linalg_jacobi.svd(node, True)
+        if isinstance(got, tuple):
+            return SVDResult(*got)
     k = min(m, n)
     um, vn = (m, n) if full_matrices else (k, k)
     size = m * um + k + vn * n
@@ -426,6 +432,10 @@ def svdvals(x: GpuArray, /) -> GpuArray:
         if isinstance(got, GpuArray):
             return got
     node = _float_node(x)
+    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(*x.shape[-2:]) and 0 not in x.shape:
+        got = _linalg_jacobi.svd(node, False)
+        if isinstance(got, GpuArray):
+            return got
     return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 
 

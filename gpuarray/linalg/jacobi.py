@@ -1,6 +1,8 @@
 """``eigh`` and ``eigvalsh`` of stacks of small real symmetric matrices (float32 / float64, at most
 ``wgpu_eigh.MAX_N`` rows) on a wgpu device: the cyclic Jacobi method, one workgroup a matrix, one
-dispatch for the stack (``providers/wgpu_eigh.py``).
+dispatch for the stack (``providers/wgpu_eigh.py``); ``svd`` (reduced, or square) and ``svdvals`` of
+stacks of small matrices (at most ``MAX_N`` columns or rows, ``SVD_MAX_ROWS`` the other way) by the
+one-sided Jacobi method the same way (``linalg_gesvj``).
 
 One node, ``linalg_syevj`` (attrs ``(vectors,)``), holds per matrix the eigenvalues ascending (then
 the eigenvectors, as LAPACK lays them out) and a flag after the last matrix: raised for input that
@@ -26,10 +28,17 @@ from ..graph.shapes import contiguous_strides
 from ..providers.wgpu_eigh import MAX_N
 from .lu import _packed
 
+SVD_MAX_ROWS = 1024     # svd of matrices whose longer side is at most this (and shorter at most MAX_N)
+
 
 def applies(n: int) -> bool:
     """Whether matrices of ``n`` rows take the Jacobi kernel (the adapter may still decline them)."""
     return 0 < n <= MAX_N
+
+
+def svd_applies(m: int, n: int) -> bool:
+    """Whether ``m x n`` matrices take the one-sided Jacobi svd (the adapter may still decline them)."""
+    return 0 < min(m, n) <= MAX_N and max(m, n) <= SVD_MAX_ROWS
 
 
 def eigh(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray | None] | None:
@@ -45,3 +54,21 @@ def eigh(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray | None] | None:
     if not vectors:
         return w, None
     return w, GpuArray(views.strided_view(packed, batch + (n, n), bst + (n, 1), n))
+
+
+def svd(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArray | None:
+    """Reduced ``(U, S, Vh)`` (or ``S``) of each small matrix of ``a`` by one-sided Jacobi, or None where
+    LAPACK must take it (non-finite input, no convergence, or with vectors a rank-deficient matrix)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    per = m * k + k + k * n if vectors else k
+    packed = _packed("gesvj", (a,), math.prod(batch) * per + 1, (bool(vectors),))
+    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+        return None
+    bst = tuple(s * per for s in contiguous_strides(batch))
+    if not vectors:
+        return GpuArray(views.strided_view(packed, batch + (k,), bst + (1,), 0))
+    return (GpuArray(views.strided_view(packed, batch + (m, k), bst + (k, 1), 0)),
+            GpuArray(views.strided_view(packed, batch + (k,), bst + (1,), m * k)),
+            GpuArray(views.strided_view(packed, batch + (k, n), bst + (n, 1), m * k + k)))

@@ -149,6 +149,18 @@ def _syevj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([got.ravel(), [0.0]])]
 
 
+def _gesvj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_gesvj`` (the device kind's layout): reduced ``[U | S | Vh]`` or ``S``, a 0 flag."""
+    (vectors,) = k.attrs
+    a = ops[0]
+    if vectors:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        got = _pack([u, s, vh], a.ndim - 2)
+    else:
+        got = np.linalg.svd(a, compute_uv=False)
+    return [np.concatenate([np.ravel(got), [0.0]])]
+
+
 def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
     def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
         dt = kernel.out_nodes[0].dtype
@@ -161,6 +173,7 @@ LINALG_HOST_KINDS: dict[str, Any] = {
     f"linalg_{name}": _wrap(fn) for name, fn in {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
-        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf, "syevj": _syevj,
+        "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
+        "syevj": _syevj, "gesvj": _gesvj,
     }.items()
 }

@@ -2,8 +2,7 @@
 
 - adapter choice and explicit features / limits (64-bit types only where the
   adapter has ``shader-f64`` / ``shader-int64``);
-- one command encoder, one compute pass and one submit per evaluation;
-- 2-D dispatch beyond 65535 workgroups;
+- one command encoder, one compute pass and one submit per evaluation; 2-D dispatch past 65535 groups;
 - pipelines cached by kernel signature (and WGSL hash; the WGSL also on disk, and recently
   used pipelines compiled at start: ``wgpu_cache``), a size-class buffer pool, and two
   alternating pooled staging buffers per large transfer (``wgpu_pool``);
@@ -361,11 +360,9 @@ class WgpuProvider(WgpuMemory):
                 self._submit(then)
 
     def submit_early(self, min_dispatches: int | None = None) -> None:
-        """From inside a kernel's enqueue (the lock and the guard held): submit the open pass if it
-        holds ``min_dispatches`` or more, so that the GPU starts on the first part of a long chain of
-        dependent dispatches (the linear algebra's: thousands) while the rest is recorded. A recorded
-        program submits at the same points when it is replayed (``wgpu_replay``); ``None``:
-        ``LONG_SUBMIT``."""
+        """From a kernel's enqueue (lock and guard held): submit the open pass once it holds
+        ``min_dispatches`` (``LONG_SUBMIT``), so that the GPU starts on a long chain of dispatches (the
+        linear algebra's) while the rest is recorded; a replayed program submits at the same points."""
         if self._pass is None or self._pass_dispatches < (LONG_SUBMIT if min_dispatches is None else min_dispatches):
             return
         if self._recorder is not None:
@@ -373,8 +370,7 @@ class WgpuProvider(WgpuMemory):
         self._submit(None, keep=True)
 
     def _submit(self, then: Any, keep: bool = False) -> None:
-        """``flush`` of the open pass, with the lock and the guard held (``read_small`` holds both);
-        ``keep``: a recording in progress stays valid (``submit_early``)."""
+        """``flush`` of the open pass, lock and guard held (as ``read_small``); ``keep``: for ``submit_early``."""
         if self._recorder is not None and not keep:
             self._recorder.ok = False
         enc, cpass = self._enc, self._pass

@@ -1,6 +1,7 @@
-"""``linalg_syevj`` on the wgpu provider: ``eigh`` / ``eigvalsh`` of stacks of small symmetric
-matrices by the cyclic Jacobi method, one workgroup a matrix, one dispatch for the stack
-(``render/wgsl_jacobi.py``).
+"""``linalg_syevj`` and ``linalg_gesvj`` on the wgpu provider: ``eigh`` / ``eigvalsh`` of stacks of
+small symmetric matrices by the cyclic Jacobi method and ``svd`` / ``svdvals`` of stacks of small
+matrices by the one-sided Jacobi method, one workgroup a matrix, one dispatch for the stack
+(``render/wgsl_jacobi.py``, ``render/wgsl_svdj.py``).
 
 The result per matrix is LAPACK's layout (the ``n`` eigenvalues ascending, then with vectors the
 ``n x n`` eigenvector matrix), the flag after the last matrix.
@@ -21,6 +22,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_jacobi import jacobi_smem, jacobi_source
 from ..render.wgsl_linalg_blocked import prep_source
+from ..render.wgsl_svdj import svdj_smem, svdj_source
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 MAX_N = 64              # larger matrices go to LAPACK (a sweep is n - 1 steps of three barriers)
@@ -74,3 +76,47 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
 
 def _u32(*vals: int) -> np.ndarray:
     return np.array(vals, dtype=np.uint32)
+
+
+def svd_fits(provider: Any, t: str, m: int, n: int) -> bool:
+    """Whether ``svdj_source`` takes ``m x n`` matrices on ``provider`` (``B`` and ``V`` in workgroup
+    memory, at most ``MAX_N`` columns of the working matrix)."""
+    mm, nn = max(m, n), min(m, n)
+    item = 4 if t == "f32" else 8
+    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    return 0 < nn <= MAX_N and svdj_smem(mm, nn, item) <= smem
+
+
+def gesvj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
+    """Why the device cannot run this ``linalg_gesvj`` kernel (None: it can)."""
+    dt = kernel.out_nodes[0].dtype
+    if dt.name not in _WGSL:
+        return f"no WGSL svd for {dt}; it runs on the host"
+    m, n = kernel.instrs[kernel.operands[0]].shape[-2:]
+    if not svd_fits(provider, _WGSL[dt.name], m, n):
+        return f"one-sided Jacobi svd of {m} x {n} matrices does not fit this adapter's workgroup memory"
+    return None
+
+
+def enqueue_gesvj(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
+    """``linalg_gesvj`` of ``kernel``: ``[U | S | Vh]`` (reduced) or ``S`` per matrix, then the flag."""
+    dt = kernel.out_nodes[0].dtype
+    t = _WGSL[dt.name]
+    item = STORAGE_NP[dt].itemsize
+    a = tuple(kernel.instrs[kernel.operands[0]].shape)
+    m, n = a[-2:]
+    batch = math.prod(a[:-2])
+    (vectors,) = kernel.attrs
+    k = min(m, n)
+    per = m * k + k + k * n if vectors else k
+    out = provider.alloc(kernel.size * item)
+    work = provider.alloc(max(batch * m * n, 1) * item)
+    try:
+        load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
+        flag = batch * per
+        provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
+        provider.dispatch(svdj_source(t, max(m, n), k, bool(vectors)), _u32(batch, per, flag, int(m < n)),
+                          [work, out], batch)
+        return [out]
+    finally:
+        provider.free(work)

@@ -16,10 +16,17 @@ from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
 from .wgpu_compact import enqueue_compact
-from .wgpu_eigh import syevj_cannot_run
+from .wgpu_eigh import gesvj_cannot_run, syevj_cannot_run
 from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
-from .wgpu_linalg import enqueue_geqrf, enqueue_lu, enqueue_potrf, enqueue_syevj, linalg_cannot_run
+from .wgpu_linalg import (
+    enqueue_geqrf,
+    enqueue_gesvj,
+    enqueue_lu,
+    enqueue_potrf,
+    enqueue_syevj,
+    linalg_cannot_run,
+)
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_qr import geqrf_cannot_run
 from .wgpu_reduce import enqueue_reduce
@@ -56,6 +63,8 @@ WGPU_KINDS["linalg_geqrf"] = enqueue_geqrf                   # Householder QR (w
 WGPU_KIND_CHECKS["linalg_geqrf"] = geqrf_cannot_run
 WGPU_KINDS["linalg_syevj"] = enqueue_syevj                   # Jacobi eigh of small matrices (wgpu_eigh.py)
 WGPU_KIND_CHECKS["linalg_syevj"] = syevj_cannot_run
+WGPU_KINDS["linalg_gesvj"] = enqueue_gesvj                   # one-sided Jacobi svd of small matrices
+WGPU_KIND_CHECKS["linalg_gesvj"] = gesvj_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 

@@ -198,3 +198,9 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[
     """``linalg_syevj``: Jacobi eigh of small matrices (``wgpu_eigh.enqueue_syevj``) after the load."""
     return wgpu_eigh.enqueue_syevj(provider, kernel, in_handles,
                                    lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
+
+
+def enqueue_gesvj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """``linalg_gesvj``: one-sided Jacobi svd of small matrices (``wgpu_eigh.enqueue_gesvj``)."""
+    return wgpu_eigh.enqueue_gesvj(provider, kernel, in_handles,
+                                   lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
