@@ -9,7 +9,7 @@ switches of ``gpuarray/providers/wgpu_linalg_blocked.py``; ``dispatches`` is per
 Issue 20's targets: ``cholesky`` and ``solve`` (16 right-hand sides) of n = 4096 float32 and
 n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``qr`` (reduced:
 ``Q`` and ``R``, of matrices uniform in [-3, 3]) within 5x; ``inv`` and ``det`` are timed too, and
-``eigh`` of stacks of small matrices (``EIGH_SHAPES``: Jacobi on the device).
+``eigh`` and ``svd`` of stacks of small matrices (``EIGH_SHAPES``: Jacobi on the device).
 Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
 positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
 is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
@@ -49,7 +49,8 @@ def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.nda
 def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
     return {"cholesky": lambda a, b: xp.linalg.cholesky(a), "solve": lambda a, b: xp.linalg.solve(a, b),
             "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a),
-            "qr": lambda a, b: xp.linalg.qr(a).R, "eigh": lambda a, b: xp.linalg.eigh(a).eigenvectors}[case]
+            "qr": lambda a, b: xp.linalg.qr(a).R, "eigh": lambda a, b: xp.linalg.eigh(a).eigenvectors,
+            "svd": lambda a, b: xp.linalg.svd(a, full_matrices=False).U}[case]
 
 
 def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
@@ -57,7 +58,8 @@ def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
         la = mod.linalg
         return {"cholesky": lambda a, b: la.cholesky(a), "solve": lambda a, b: la.solve(a, b),
                 "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a),
-                "qr": lambda a, b: la.qr(a)[1], "eigh": lambda a, b: la.eigh(a)[1]}[case]
+                "qr": lambda a, b: la.qr(a)[1], "eigh": lambda a, b: la.eigh(a)[1],
+                "svd": lambda a, b: la.svd(a, full_matrices=False)[0]}[case]
     return fn_for
 
 
@@ -70,6 +72,8 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float
     if case == "inv":
         eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
         return float(np.linalg.norm(a64 @ g64 - eye) / np.linalg.norm(eye))
+    if case == "svd":            # U's orthogonality (the singular values are checked by the tests)
+        return float(np.abs(np.swapaxes(g64, -1, -2) @ g64 - np.eye(g64.shape[-1])).max())
     if case == "eigh":           # ||A V - V diag(w)|| / ||A|| with w = diag(V^T A V)
         w = np.einsum("...ji,...jk,...ki->...i", g64, a64, g64)
         return float(np.abs(a64 @ g64 - g64 * w[..., None, :]).max() / np.abs(a64).max())
@@ -86,8 +90,8 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with xp.config(offload="always"):
         for case in cases:
-            for dtype, shape in (EIGH_SHAPES if case == "eigh" else SHAPES):
-                a = rng.uniform(-3, 3, shape).astype(dtype) if case == "qr" else _spd(dtype, shape, rng)
+            for dtype, shape in (EIGH_SHAPES if case in ("eigh", "svd") else SHAPES):
+                a = rng.uniform(-3, 3, shape).astype(dtype) if case in ("qr", "svd") else _spd(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
                 fn = _gpuarray_fn(xp, case)
