@@ -70,12 +70,19 @@ def test_svd_square_full_matrices(device: xp.Device) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_svd_rank_deficient_and_special_values_take_lapack(device: xp.Device, dtype: Any) -> None:
-    """A rank-deficient matrix needs LAPACK's completion of ``U`` (its singular values alone stay on the
-    device); NaN and infinity go to LAPACK too: NumPy's results."""
+def test_svd_rank_deficient_and_special_values(device: xp.Device, dtype: Any) -> None:
+    """A numerically rank-deficient matrix stays on the device (its ``U`` orthonormal: one-sided
+    Jacobi's columns are orthogonal to relative accuracy); an exactly zero singular value needs
+    LAPACK's completion of ``U``, and NaN and infinity go to LAPACK too: NumPy's results."""
     _skip_f64(device, dtype)
     a = RNG.uniform(-3, 3, (10, 6)).astype(dtype)
-    a[:, 4] = a[:, 1]
+    a[:, 4] = a[:, 1] * 2
+    u, s, vh, sv = _svd(device, a, 0)
+    eps = np.finfo(dtype).eps
+    u64 = u.astype(np.float64)
+    assert np.abs(u64.T @ u64 - np.eye(6)).max() <= 80 * eps
+    assert np.abs((u64 * s) @ vh - a).max() <= 80 * eps * s[0]
+    a[:, 4] = 0
     xp.reset_metrics()
     u, s, vh = (np.asarray(v) for v in xp.linalg.svd(xp.asarray(a, device=device), full_matrices=False))
     if device.kind == "wgpu":
@@ -93,3 +100,10 @@ def test_svd_rank_deficient_and_special_values_take_lapack(device: xp.Device, dt
                 xp.linalg.svdvals(xp.asarray(b, device=device))
             continue
         np.testing.assert_array_equal(np.asarray(xp.linalg.svdvals(xp.asarray(b, device=device))), want)
+
+
+def test_svd_stack_of_random_matrices_stays_on_the_device(device: xp.Device) -> None:
+    """Many random matrices (some badly conditioned) converge: no matrix sends the stack to LAPACK."""
+    a = RNG.uniform(-3, 3, (3000, 12, 12)).astype(np.float32)
+    u, s, vh, sv = _svd(device, a, 0)
+    assert np.abs(np.einsum("bij,bj,bjk->bik", u.astype(np.float64), s, vh) - a).max() < 1e-3

@@ -84,7 +84,7 @@ def test_new_scalars_shapes_and_dtypes_take_a_fresh_plan(wgpu_device: xp.Device,
         before = count.n
         for c in (3.0, -0.0, 0.0, float("nan"), 2.0):       # constants by their bits: -0.0 is not 0.0
             # 1 ulp: NVIDIA's compiler contracts x * c + 1 into one fma (one rounding, NumPy's two)
-            assert_same(x * c + 1, h * np.float32(c) + 1, rtol=float(np.finfo(np.float32).eps))
+            assert_same(x * c + 1, h * np.float32(c) + 1, rtol=float(np.finfo(np.float32).eps), atol=1e-6)
         assert count.n > before
         assert_same(x * 2 + 1, h * 2 + 1)
         hd = h.astype(np.float64)

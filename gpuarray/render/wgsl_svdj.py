@@ -6,12 +6,15 @@ in workgroup memory with ``V = I``. A sweep takes every pair of columns ``(p, q)
 steps of disjoint pairs (round robin, as ``wgsl_jacobi.py``); per step each pair's ``|b_p|^2``,
 ``|b_q|^2`` and ``b_p . b_q`` are summed by the pair's group of threads, the rotation that makes the
 two columns orthogonal (skipped where ``|b_p . b_q| <= eps |b_p| |b_q|``) is applied to the columns of
-``B`` and ``V``; a sweep without a rotation ends it (at most ``MAX_SWEEPS``). Then the singular
+``B`` and ``V``; a sweep without a rotation ends it (at most ``MAX_SWEEPS``; the tolerance is
+``4 mm eps``: the products' rounding, LAPACK's ``sgesvj`` scales them to reach ``sqrt(mm) eps``). The
+columns come out orthogonal to that relative accuracy whatever their
+norms, so ``U`` of a numerically rank-deficient matrix is orthonormal too. Then the singular
 values are the column norms, sorted descending; ``U``'s columns are ``B``'s divided by them. The
 result per matrix is LAPACK's reduced layout ``[U (m x k) | S (k) | Vh (k x n)]`` (``k = min(m, n)``;
 for ``trans`` the roles of ``U`` and ``V`` swap), or ``S`` alone. The flag is raised for input that is
-not finite, no convergence, or (with vectors) a singular value below ``mm * eps`` times the largest:
-LAPACK then completes ``U`` of a rank-deficient matrix.
+not finite, no convergence, or (with vectors) a singular value that is zero (below ``1e-30`` in
+float32): LAPACK then completes ``U``.
 
 >>> "workgroupBarrier" in svdj_source("f32", 8, 4, True)
 True
@@ -42,6 +45,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
         tp *= 2                              # threads a pair
     ld = nn + 1
     eps = "5.960464477539063e-08" if t == "f32" else "1.1102230246251565e-16"
+    tiny = "1e-30" if t == "f32" else "1e-290"
     shared = (f"var<workgroup> B: array<T, {mm * ld}>;\n"
               f"var<workgroup> V: array<T, {nn * ld}>;\n"
               f"var<workgroup> red: array<T, {3 * THREADS}>;\n"
@@ -132,7 +136,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
         }}
         var c = T(1);
         var s = T(0);
-        if (q < {nn}u && abs(sg) > T({eps}) * sqrt(sa) * sqrt(sb)) {{
+        if (q < {nn}u && abs(sg) > T({eps}) * T({4 * mm}) * sqrt(sa) * sqrt(sb)) {{
           let ze = (sb - sa) / (T(2) * sg);
           var tt = T(1) / (abs(ze) + sqrt(ze * ze + T(1)));
           if (abs(ze) > T(1e15)) {{ tt = T(0.5) / abs(ze); }}
@@ -195,7 +199,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
     }}
     rank[lid] = r;
     O[ob + {sbase} + r] = d;
-    if ({"true" if vectors else "false"} && d <= T({mm}) * T({eps}) * top) {{ bad = 1u; }}
+    if ({"true" if vectors else "false"} && d <= T({tiny})) {{ bad = 1u; }}      // U's column undefined
   }}
   workgroupBarrier();
 {vec_out}  if (lid == 0u && bad != 0u) {{ O[prm[2]] = T(1); }}
