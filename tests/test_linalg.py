@@ -387,16 +387,20 @@ def test_rectangular_decompositions(device, dtype, shape):
         np.testing.assert_allclose((np.asarray(u)[..., :k] * np.asarray(s)[..., None, :]) @ np.asarray(vh)[..., :k, :],
                                    a, atol=tol)
     assert_same(xp.linalg.svdvals(g), np.linalg.svdvals(a), atol=tol)
-    assert_same(xp.linalg.pinv(g), np.linalg.pinv(a, rtol=None))
+    # pinv and matrix_rank from the device's svd on wgpu: pinv within rounding
+    assert_same(xp.linalg.pinv(g), np.linalg.pinv(a, rtol=None), atol=16 * tol, check_signed_zero=not tol)
     assert_same(xp.linalg.matrix_rank(g), np.asarray(np.linalg.matrix_rank(a), np.int64))
 
 
 def test_rank_and_pinv_rtol(device):
     a = np.diag([1.0, 1e-3, 1e-9]) @ _rand((3, 3), "float64", 1)
     g = xp.asarray(a, device=device)
+    # on wgpu from the device's svd (one-sided Jacobi): the 1e-9 singular value to about 1e-7 relatively
+    prtol = 0.0 if device.kind == "cpu" else 1e-6
     for rtol in (None, 1e-6, 1e-2, 0.5):
         assert_same(xp.linalg.matrix_rank(g, rtol=rtol), np.asarray(np.linalg.matrix_rank(a, rtol=rtol), np.int64))
-        assert_same(xp.linalg.pinv(g, rtol=rtol), np.linalg.pinv(a, rtol=rtol))
+        assert_same(xp.linalg.pinv(g, rtol=rtol), np.linalg.pinv(a, rtol=rtol), rtol=prtol, atol=prtol,
+                    check_signed_zero=not prtol)
     stack = np.stack([a, a])
     rt = np.array([1e-6, 1e-2])
     assert_same(xp.linalg.matrix_rank(xp.asarray(stack, device=device), rtol=xp.asarray(rt, device=device)),
@@ -418,7 +422,7 @@ def test_decompositions_run_on_host_and_stay_on_device(wgpu_device):
     g = xp.asarray(a, device=wgpu_device)
     xp.evaluate(g + 0)
     xp.reset_metrics()
-    q = xp.linalg.pinv(g * 2)
+    q = xp.linalg.eigvalsh(xp.eye(70, device=wgpu_device) * g[0, 0])      # eigh past 64 rows: LAPACK
     assert xp.metrics()["host_fallbacks"] == 1          # evaluated at the call, on the host
     assert q.device == wgpu_device
     xp.reset_metrics()

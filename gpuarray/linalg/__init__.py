@@ -439,11 +439,32 @@ def svdvals(x: GpuArray, /) -> GpuArray:
     return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 
 
+def _small_svd(x: GpuArray, node: Node, rtol: Any) -> tuple[GpuArray, GpuArray, GpuArray, float] | None:
+    """``svd`` of small real matrices on the device (one-sided Jacobi) and the relative cutoff
+    (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and ``matrix_rank``; None: the host's way."""
+    m, n = x.shape[-2:]
+    if not (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and 0 not in x.shape
+            and (rtol is None or type(rtol) in (int, float) or isinstance(rtol, (np.integer, np.floating)))):
+        return None
+    got = _linalg_jacobi.svd(node, True)
+    if not isinstance(got, tuple):
+        return None
+    r = max(m, n) * float(np.finfo(node.dtype).eps) if rtol is None else float(rtol)
+    return (*got, r)
+
+
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
     """Moore-Penrose pseudo-inverse; singular values at most ``rtol`` times the largest are dropped
-    (default ``rtol``: ``max(M, N) * eps``)."""
+    (default ``rtol``: ``max(M, N) * eps``). Small real matrices on a wgpu device: from their svd
+    there (``V diag(1 / s) U^T``), as NumPy computes it."""
     x = _matrices(x, "pinv")
     node = _float_node(x)
+    small = _small_svd(x, node, rtol)
+    if small is not None:
+        u, s, vh, r = small
+        big = apply(OPS["greater"], s, apply(OPS["multiply"], _max(s, axis=-1, keepdims=True), r))
+        sinv = apply(OPS["where"], big, apply(OPS["divide"], 1.0, s), 0.0)
+        return matmul(apply(OPS["multiply"], matrix_transpose(vh), sinv[..., None, :]), matrix_transpose(u))
     extra = _rtol_node(rtol, x, node.dtype)
     return GpuArray(_host("pinv", (node, *extra), node.dtype, x.shape[:-2] + (x.shape[-1], x.shape[-2])))
 
@@ -452,6 +473,11 @@ def matrix_rank(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuA
     """Number of singular values above ``rtol`` times the largest (default ``max(M, N) * eps``)."""
     x = _matrices(x, "matrix_rank")
     node = _float_node(x)
+    small = _small_svd(x, node, rtol)
+    if small is not None:
+        _u, s, _vh, r = small
+        big = apply(OPS["greater"], s, apply(OPS["multiply"], _max(s, axis=-1, keepdims=True), r))
+        return _sum(GpuArray(astype_node(big._node, x.device.default_int)), axis=-1)
     extra = _rtol_node(rtol, x, node.dtype)
     return GpuArray(_host("matrix_rank", (node, *extra), x.device.default_int, x.shape[:-2]))
 
