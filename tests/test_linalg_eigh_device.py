@@ -29,7 +29,11 @@ def _sym(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return ((b + np.swapaxes(b, -1, -2)) / 2).astype(dtype)
 
 
-def _eigh(device: xp.Device, a: np.ndarray, fallbacks: int | None = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _eigh(device: xp.Device, a: np.ndarray, fallbacks: int | None = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``eigh`` and ``eigvalsh``; ``fallbacks`` expected (-1: none for a stack, one for a single
+    matrix, whose vectors stay LAPACK's)."""
+    if fallbacks == -1:
+        fallbacks = 0 if a.ndim > 2 and np.prod(a.shape[:-2]) > 1 else 1
     xp.reset_metrics()
     g = xp.asarray(a, device=device)
     w, v = xp.linalg.eigh(g)
@@ -62,10 +66,19 @@ def _check(a: np.ndarray, w: np.ndarray, v: np.ndarray, wv: np.ndarray) -> None:
 def test_eigh_orders(device: xp.Device, dtype: Any, n: int) -> None:
     """Orders past the adapter's workgroup memory (lavapipe: 43 in float64) go to LAPACK, counted."""
     _skip_f64(device, dtype)
-    a = _sym((n, n), dtype)
+    a = _sym((2, n, n), dtype)
     fits = device.kind != "wgpu" or n <= wgpu_eigh.max_order(_devices.provider_for(device),
                                                              "f32" if dtype == np.float32 else "f64")
     _check(a, *_eigh(device, a, 0 if fits else 2))
+
+
+def test_eigh_single_matrix_keeps_lapacks_vectors(device: xp.Device) -> None:
+    """One matrix: its vectors (and their signs) are LAPACK's; its eigenvalues alone, the device's."""
+    a = _sym((12, 12), np.float32)
+    w, v, wv = _eigh(device, a, 1)
+    wn, vn = np.linalg.eigh(a)
+    np.testing.assert_array_equal(v, vn)
+    _check(a, w, v, wv)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

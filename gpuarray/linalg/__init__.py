@@ -382,7 +382,7 @@ def eigh(x: GpuArray, /) -> EighResult:
     x = _matrices(x, "eigh", square=True)
     node = _float_node(x)
     n = x.shape[-1]
-    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(n) and 0 not in x.shape:
+    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(n) and _linalg_jacobi.stacked(x.shape):
         got = _linalg_jacobi.eigh(node, True)
         if got is not None and got[1] is not None:
             return EighResult(got[0], got[1])
@@ -412,7 +412,7 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     node = _float_node(x)
     m, n = x.shape[-2:]
     if (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and (m == n or not full_matrices)
-            and 0 not in x.shape):
+            and _linalg_jacobi.stacked(x.shape)):
         got = _linalg_jacobi.svd(node, True)
         if isinstance(got, tuple):
             return SVDResult(*got)
@@ -439,18 +439,19 @@ def svdvals(x: GpuArray, /) -> GpuArray:
     return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 
 
-def _small_svd(x: GpuArray, node: Node, rtol: Any) -> tuple[GpuArray, GpuArray, GpuArray, float] | None:
-    """``svd`` of small real matrices on the device (one-sided Jacobi) and the relative cutoff
-    (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and ``matrix_rank``; None: the host's way."""
+def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tuple[Any, ...] | None:
+    """``svd`` (``vectors``) or the singular values of small real matrices on the device (one-sided
+    Jacobi) and the relative cutoff (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and
+    ``matrix_rank``; None: the host's way."""
     m, n = x.shape[-2:]
     if not (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and 0 not in x.shape
             and (rtol is None or type(rtol) in (int, float) or isinstance(rtol, (np.integer, np.floating)))):
         return None
-    got = _linalg_jacobi.svd(node, True)
-    if not isinstance(got, tuple):
+    got = _linalg_jacobi.svd(node, vectors)
+    if got is None:
         return None
     r = max(m, n) * float(np.finfo(node.dtype).eps) if rtol is None else float(rtol)
-    return (*got, r)
+    return (*got, r) if isinstance(got, tuple) else (got, r)
 
 
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
@@ -473,9 +474,9 @@ def matrix_rank(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuA
     """Number of singular values above ``rtol`` times the largest (default ``max(M, N) * eps``)."""
     x = _matrices(x, "matrix_rank")
     node = _float_node(x)
-    small = _small_svd(x, node, rtol)
+    small = _small_svd(x, node, rtol, vectors=False)
     if small is not None:
-        _u, s, _vh, r = small
+        s, r = small
         big = apply(OPS["greater"], s, apply(OPS["multiply"], _max(s, axis=-1, keepdims=True), r))
         return _sum(GpuArray(astype_node(big._node, x.device.default_int)), axis=-1)
     extra = _rtol_node(rtol, x, node.dtype)

@@ -8,13 +8,14 @@ One node, ``linalg_syevj`` (attrs ``(vectors,)``), holds per matrix the eigenval
 the eigenvectors, as LAPACK lays them out) and a flag after the last matrix: raised for input that
 is not finite or a matrix that did not converge, which LAPACK then decomposes on the host (its
 result, NaN included). Eigenvectors are unique up to sign (and within eigenspaces of repeated
-eigenvalues); Jacobi's signs are not LAPACK's.
+eigenvalues); Jacobi's signs are not LAPACK's, so a single matrix's vectors stay LAPACK's
+(``stacked``).
 
 >>> import numpy as np, gpuarray as xp
->>> a = xp.asarray(np.array([[2.0, 1.0], [1.0, 2.0]], np.float32), device="wgpu:0")
+>>> a = xp.asarray(np.array([[[2.0, 1.0], [1.0, 2.0]]], np.float32), device="wgpu:0")
 >>> w, v = eigh(a._node, True)
 >>> np.round(np.asarray(w), 5).tolist()
-[1.0, 3.0]
+[[1.0, 3.0]]
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ SVD_MAX_ROWS = 1024     # svd of matrices whose longer side is at most this (and
 def applies(n: int) -> bool:
     """Whether matrices of ``n`` rows take the Jacobi kernel (the adapter may still decline them)."""
     return 0 < n <= MAX_N
+
+
+def stacked(shape: tuple[int, ...]) -> bool:
+    """Whether ``eigh`` / ``svd`` with vectors take Jacobi for an array of ``shape``: stacks of two or
+    more matrices. A single matrix keeps LAPACK (as fast at these sizes, and its vectors carry
+    LAPACK's signs, which estimators such as ``LinearDiscriminantAnalysis`` pass on to users); the
+    values alone (``eigvalsh``, ``svdvals``, ``pinv``, ``matrix_rank``) do not depend on signs.
+
+    >>> stacked((4, 4)), stacked((3, 4, 4))
+    (False, True)
+    """
+    return len(shape) > 2 and math.prod(shape[:-2]) > 1 and 0 not in shape
 
 
 def svd_applies(m: int, n: int) -> bool:
