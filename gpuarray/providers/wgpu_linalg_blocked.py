@@ -188,21 +188,26 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     src = provider.alloc(_pad4(count) * item)
     load(src, N=count, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
     provider.dispatch(prep_source(t), _u32(count, n, flag), [out], _cdiv(count, WORKGROUP))
-    sld, sbs, ssize = n, n * n, _pad4(count)
+    # the trailing matrices alternate between the operand's copy and one more buffer, the same two
+    # every call (a repeated call binds the bind groups of the last: new buffers made 51 new groups
+    # a call at n = 1536)
+    bufs = [src] + ([provider.alloc(_pad4(batch * (n - nb) ** 2) * item)] if n > nb else [])
+    sizes = [_pad4(count), _pad4(batch * (n - nb) ** 2)]
+    cur, sld, sbs = 0, n, n * n
     for k in range(0, n, nb):
         w, m = min(nb, n - k), n - k
         g = max(1, _cdiv(m - w, rows))
         provider.dispatch(potrf_panel_source(t, threads, rows, nb),
-                          _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g), [src, out], batch * g)
+                          _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g), [bufs[cur], out], batch * g)
         if m == w:
             break
         m2 = m - w
-        upd = syrk_kernel(dt, batch, m2, w, dsize, n, n * n, (k + w) * n + k, ssize, sld, sbs, w * sld + w)
-        (nxt,) = wgpu_matmul.enqueue_matmul(provider, upd, [out, src])
-        provider.free(src)           # back to the pool once the pass is submitted
-        src, sld, sbs, ssize = nxt, m2, m2 * m2, batch * m2 * m2
+        upd = syrk_kernel(dt, batch, m2, w, dsize, n, n * n, (k + w) * n + k, sizes[cur], sld, sbs, w * sld + w)
+        wgpu_matmul.enqueue_matmul(provider, upd, [out, bufs[cur]], outs=[bufs[1 - cur]])
+        cur, sld, sbs = 1 - cur, m2, m2 * m2
         provider.submit_early()      # the GPU starts while the rest is recorded
-    provider.free(src)
+    for b in bufs:
+        provider.free(b)             # back to the pool once the pass is submitted
     return [out]
 
 
