@@ -47,15 +47,26 @@ def test_tall_svd_is_as_accurate_as_lapack(device: xp.Device, dtype: Any, m: int
     np.testing.assert_allclose(np.asarray(xp.linalg.svdvals(x)), sh, rtol=0, atol=tol * want[0])
 
 
-def test_ill_conditioned_and_rank_deficient_take_lapack(wgpu_device: xp.Device) -> None:
+def test_ill_conditioned_and_rank_deficient_take_householder_qr(wgpu_device: xp.Device) -> None:
+    """Matrices Cholesky-QR2 declines go through Householder QR on the device: only R (n x n) crosses."""
     for h in (_matrix(6000, 20, 1e12, np.float64), np.hstack([_matrix(6000, 9, 1.0, np.float64), np.zeros((6000, 1))])):
         if not wgpu_device.supports(np.dtype(np.float64)):
             h = h.astype(np.float32)
         x = xp.asarray(h, device=wgpu_device)
+        with xp.config(offload="always"):
+            xp.evaluate(x * 1)
+        xp.synchronize(wgpu_device)
         xp.reset_metrics()
-        s = np.asarray(xp.linalg.svd(x, full_matrices=False)[1])
-        assert xp.metrics()["host_fallbacks"] == 1          # LAPACK, as before
-        np.testing.assert_allclose(s, np.linalg.svd(h, compute_uv=False), rtol=1e-5, atol=1e-6 * s[0])
+        u, s, vh = (np.asarray(v) for v in xp.linalg.svd(x, full_matrices=False))
+        sv = np.asarray(xp.linalg.svdvals(x))
+        assert xp.metrics()["host_fallbacks"] == 0
+        moved = xp.metrics()["bytes_downloaded"] + xp.metrics()["bytes_uploaded"]
+        assert moved <= 6000 * 20 * 8 * 2 + 64 * 20 * 20 * 8      # the results, and n x n matrices
+        eps = np.finfo(h.dtype).eps
+        want = np.linalg.svd(h, compute_uv=False)
+        np.testing.assert_allclose(s, want, rtol=0, atol=64 * h.shape[1] * eps * want[0])
+        np.testing.assert_allclose(sv, want, rtol=0, atol=64 * h.shape[1] * eps * want[0])
+        assert np.abs((u * s) @ vh - h).max() <= 64 * h.shape[1] * eps * want[0]
 
 
 def test_long_dimension_stays_on_the_device(wgpu_device: xp.Device) -> None:

@@ -407,6 +407,8 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     x = _matrices(x, "svd")
     if _linalg_tall.applies(x, not full_matrices):
         got = _linalg_tall.svd_tall(x, True)
+        if got is None:
+            got = _linalg_tall.svd_householder(x, True)
         if isinstance(got, tuple):
             return SVDResult(*got)
     node = _float_node(x)
@@ -429,6 +431,8 @@ def svdvals(x: GpuArray, /) -> GpuArray:
     x = _matrices(x, "svdvals")
     if _linalg_tall.applies(x, True):
         got = _linalg_tall.svd_tall(x, False)
+        if got is None:
+            got = _linalg_tall.svd_householder(x, False)
         if isinstance(got, GpuArray):
             return got
     node = _float_node(x)

@@ -11,8 +11,9 @@ tried in float32 (condition numbers up to 3e2), then in float64 where the adapte
 inside the kernels: up to 1e7).
 
 Only ``n x n`` matrices cross to the host (counted in ``metrics()``); a matrix whose first
-factor shows a larger condition number, or that is rank deficient, takes LAPACK's SVD on the host
-instead (``None`` here), exactly as before.
+factor shows a larger condition number, or that is rank deficient, takes Householder QR on the
+device instead (``svd_householder``: ``R``'s SVD on the host), the long dimension still on the device;
+LAPACK's SVD on the host only where that declines too (NaN, infinity, the in-process provider).
 
 >>> import numpy as np, gpuarray as xp
 >>> x = xp.asarray(np.random.default_rng(0).normal(size=(4096, 8)), device="cpu")
@@ -28,6 +29,7 @@ import numpy as np
 from ..array_object.array import GpuArray
 from ..core import dtypes as _dtypes
 from ..namespace.creation import asarray
+from . import householder
 
 TALL = 8            # m >= TALL * n
 MAX_COLS = 64       # n <= MAX_COLS: the host works on panels of at most 64 columns
@@ -110,3 +112,27 @@ def svd_tall(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuAr
     if u.dtype != x.dtype:
         u = u.astype(x.dtype)
     return u, sv, asarray(vh.astype(x.dtype), device=dev)
+
+
+def svd_householder(x: GpuArray, want_vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArray | None:
+    """``svd_tall`` for the matrices Cholesky-QR2 declines (ill-conditioned or rank deficient): ``x = Q R``
+    by Householder QR on the device (``householder.qr``), the SVD of the ``n x n`` ``R`` on the host,
+    ``U = Q Ur`` on the device; None where the device's QR declines ``x`` too (NaN, infinity)."""
+    if not applies_device(x):
+        return None
+    got = householder.qr(x._node, "reduced")
+    if got is None:
+        return None
+    q, r = got
+    rh = np.asarray(r).astype(np.float64)
+    dev = x.device
+    if not want_vectors:
+        return asarray(np.linalg.svd(rh, compute_uv=False).astype(x.dtype), device=dev)
+    ur, s, vh = np.linalg.svd(rh)
+    return (q @ asarray(ur.astype(x.dtype), device=dev), asarray(s.astype(x.dtype), device=dev),
+            asarray(vh.astype(x.dtype), device=dev))
+
+
+def applies_device(x: GpuArray) -> bool:
+    """Whether ``x`` (tall and skinny, ``applies``) is on a wgpu device with its dtype (Householder QR)."""
+    return x.device.kind == "wgpu" and x.device.supports(x.dtype)
