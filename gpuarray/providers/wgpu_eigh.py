@@ -53,25 +53,32 @@ def syevj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     return None
 
 
-def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
-    """``linalg_syevj`` of ``kernel`` (``load(work, **extras)`` copies the operand, contiguous)."""
+def _stack(provider: Any, kernel: Kernel, load: Any, source: str, per: int, trans: int = 0) -> list[Any]:
+    """Load the stack of ``kernel``'s operand (contiguous), clear the flag after ``per`` elements a
+    matrix and dispatch ``source`` (one workgroup a matrix)."""
     dt = kernel.out_nodes[0].dtype
-    t = _WGSL[dt.name]
     item = STORAGE_NP[dt].itemsize
     a = tuple(kernel.instrs[kernel.operands[0]].shape)
-    n, batch = a[-1], math.prod(a[:-2])
-    (vectors,) = kernel.attrs
-    per = (n + 1) * n if vectors else n
+    m, n = a[-2:]
+    batch = math.prod(a[:-2])
     out = provider.alloc(kernel.size * item)
-    work = provider.alloc(max(batch * n * n, 1) * item)
+    work = provider.alloc(max(batch * m * n, 1) * item)
     try:
-        load(work, N=batch * n * n, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
+        load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
         flag = batch * per
-        provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
-        provider.dispatch(jacobi_source(t, n, bool(vectors)), _u32(batch, per, flag), [work, out], batch)
+        provider.dispatch(prep_source(_WGSL[dt.name]), _u32(0, 1, flag), [out], 1)
+        provider.dispatch(source, _u32(batch, per, flag, trans), [work, out], batch)
         return [out]
     finally:
         provider.free(work)          # back to the pool once the pass is submitted
+
+
+def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
+    """``linalg_syevj`` of ``kernel`` (``load(work, **extras)`` copies the operand, contiguous)."""
+    n = kernel.instrs[kernel.operands[0]].shape[-1]
+    (vectors,) = kernel.attrs
+    source = jacobi_source(_WGSL[kernel.out_nodes[0].dtype.name], n, bool(vectors))
+    return _stack(provider, kernel, load, source, (n + 1) * n if vectors else n)
 
 
 def _u32(*vals: int) -> np.ndarray:
@@ -100,23 +107,8 @@ def gesvj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
 
 def enqueue_gesvj(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
     """``linalg_gesvj`` of ``kernel``: ``[U | S | Vh]`` (reduced) or ``S`` per matrix, then the flag."""
-    dt = kernel.out_nodes[0].dtype
-    t = _WGSL[dt.name]
-    item = STORAGE_NP[dt].itemsize
-    a = tuple(kernel.instrs[kernel.operands[0]].shape)
-    m, n = a[-2:]
-    batch = math.prod(a[:-2])
+    m, n = kernel.instrs[kernel.operands[0]].shape[-2:]
     (vectors,) = kernel.attrs
     k = min(m, n)
-    per = m * k + k + k * n if vectors else k
-    out = provider.alloc(kernel.size * item)
-    work = provider.alloc(max(batch * m * n, 1) * item)
-    try:
-        load(work, N=batch * m * n, R=m, C=n, BS=m * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
-        flag = batch * per
-        provider.dispatch(prep_source(t), _u32(0, 1, flag), [out], 1)
-        provider.dispatch(svdj_source(t, max(m, n), k, bool(vectors)), _u32(batch, per, flag, int(m < n)),
-                          [work, out], batch)
-        return [out]
-    finally:
-        provider.free(work)
+    source = svdj_source(_WGSL[kernel.out_nodes[0].dtype.name], max(m, n), k, bool(vectors))
+    return _stack(provider, kernel, load, source, m * k + k + k * n if vectors else k, int(m < n))

@@ -40,6 +40,7 @@ from ..render.wgsl_qr import (
     qr_panel_source,
 )
 from . import wgpu_matmul
+from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 PANEL_THREADS = 1024    # threads of qr_panel_source where the adapter allows them
@@ -48,11 +49,6 @@ COL_PANEL = True        # False: every panel by qr_panel_source (one workgroup a
 # 125 / 128 (every panel by qr_panel_source: 180); f64 2048 with 512 / 1024: 46.2 / 45.0 (54.5)
 COL_MIN_ROWS = {"f32": 1536, "f64": 1024}
 CPU_MAX_ROWS = 16384    # lavapipe ends an invocation's loops after 65535 iterations: 2 a column a row group
-
-
-class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
-    dtype: np.dtype
-    shape: tuple[int, ...]
 
 
 class View(NamedTuple):
@@ -64,16 +60,10 @@ class View(NamedTuple):
     offset: int
 
 
-def _u32(*vals: int) -> np.ndarray:
-    return np.array(vals, dtype=np.uint32)
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
-def _pad4(count: int) -> int:
-    return -(-count // 4) * 4
 
 
 def product_kernel(dt: np.dtype, batch: int, a: View, b: View) -> Kernel:

@@ -33,6 +33,20 @@ def jacobi_smem(n: int, item: int) -> int:
     return (2 * n * (n + 1) + 4 * (npad // 2) + n + 2) * item + 4 * (npad // 2 + n + 2)
 
 
+def rotation(theta: str, pad: str) -> str:
+    """Lines setting ``c``, ``s`` (and ``rot = 1u``) to the Jacobi rotation of ``theta`` (a WGSL
+    expression: ``(a_qq - a_pp) / (2 a_pq)``, or the one-sided method's column products): Golub and
+    Van Loan's ``t = sign(theta) / (|theta| + sqrt(theta^2 + 1))``, ``1 / (2 |theta|)`` past 1e15."""
+    return "".join(pad + x + "\n" for x in (
+        f"let th = {theta};",
+        "var tt = T(1) / (abs(th) + sqrt(th * th + T(1)));",
+        "if (abs(th) > T(1e15)) { tt = T(0.5) / abs(th); }",
+        "tt = select(-tt, tt, th >= T(0));",
+        "c = T(1) / sqrt(tt * tt + T(1));",
+        "s = tt * c;",
+        "rot = 1u;"))
+
+
 @functools.cache
 def jacobi_source(t: str, n: int, vectors: bool) -> str:
     """``prm``: [batch, P, FLAG]: each ``n x n`` matrix of ``A`` (contiguous) to ``O[b * P ..]``:
@@ -106,14 +120,7 @@ def jacobi_source(t: str, n: int, vectors: bool) -> str:
           let app = A[p * {ld}u + p];
           let aqq = A[q * {ld}u + q];
           if (abs(apq) > max(T({eps}) * sqrt(abs(app * aqq)), small)) {{
-            let th = (aqq - app) / (T(2) * apq);
-            var tt = T(1) / (abs(th) + sqrt(th * th + T(1)));
-            if (abs(th) > T(1e15)) {{ tt = T(0.5) / abs(th); }}
-            tt = select(-tt, tt, th >= T(0));
-            c = T(1) / sqrt(tt * tt + T(1));
-            s = tt * c;
-            rot = 1u;
-          }}
+{rotation("(aqq - app) / (T(2) * apq)", "            ")}          }}
         }}
         pp[lid] = p;
         pq[lid] = min(q, {n - 1}u);

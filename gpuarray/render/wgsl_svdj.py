@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 
-from .wgsl_jacobi import MAX_SWEEPS, THREADS
+from .wgsl_jacobi import MAX_SWEEPS, THREADS, rotation
 from .wgsl_linalg import _shader
 
 
@@ -137,14 +137,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
         var c = T(1);
         var s = T(0);
         if (q < {nn}u && abs(sg) > T({eps}) * T({4 * mm}) * sqrt(sa) * sqrt(sb)) {{
-          let ze = (sb - sa) / (T(2) * sg);
-          var tt = T(1) / (abs(ze) + sqrt(ze * ze + T(1)));
-          if (abs(ze) > T(1e15)) {{ tt = T(0.5) / abs(ze); }}
-          tt = select(-tt, tt, ze >= T(0));
-          c = T(1) / sqrt(tt * tt + T(1));
-          s = tt * c;
-          rot = 1u;
-        }}
+{rotation("(sb - sa) / (T(2) * sg)", "          ")}        }}
         pp[kp] = p;
         pq[kp] = min(q, {nn - 1}u);
         cs[kp] = c;
