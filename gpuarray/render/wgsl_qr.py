@@ -280,21 +280,28 @@ def qr_col_source(t: str, rb: int, th: int = 1024) -> str:
                     f"Ws[(rg + {u * nq}u) * {QB}u + c]; }}\n" for u in range(steps))
     tsum = "".join(f"        if ({i}u >= lid && {i}u < j) {{ s = s + Tb[tb + lid * tq + {i}u] * "
                    f"(arow[{i}u] + scale * tot[{i}u]); }}\n" for i in range(QB))
+    # the previous dispatch's partial sums, every block's, in one pass: column products and sum |x|
     sums = f"""    {{
       var s = T(0);
-      for (var kb = rg; kb < nblk; kb += {nq}u) {{ s = s + P[po + {QB}u + kb * {n}u + select(c, {QB}u, SEL)]; }}
+      var a = T(0);
+      for (var kb = rg; kb < nblk; kb += {nq}u) {{
+        let pk = po + {QB}u + kb * {n}u;
+        s = s + P[pk + c];
+        if (c == 0u) {{ a = a + P[pk + {QB}u]; }}
+      }}
       red[lid] = s;
+      red[{th}u + lid] = a;
     }}
     workgroupBarrier();
-    if (lid < {QB}u) {{
+    if (lid < {n}u) {{
+      let col = select(lid, 0u, lid == {QB}u);
+      let off = select(0u, {th}u, lid == {QB}u);
       var s = T(0);
-      for (var i = 0u; i < {nq}u; i++) {{ s = s + red[i * {QB}u + lid]; }}
-      DEST = s;
+      for (var i = 0u; i < {nq}u; i++) {{ s = s + red[off + i * {QB}u + col]; }}
+      tot[lid] = s;
     }}
     workgroupBarrier();
 """
-    sum_cols = sums.replace("SEL", "false").replace("DEST", "tot[lid]")
-    sum_abs = sums.replace("SEL", "true").replace("DEST", f"tot[{QB}u]").replace(f"if (lid < {QB}u)", "if (lid == 0u)")
     body = f"""  if (id >= prm[12]) {{ return; }}
   let m = prm[0];
   let ld = prm[1];
@@ -318,7 +325,7 @@ def qr_col_source(t: str, rb: int, th: int = 1024) -> str:
     let g = c0 + j;
     let po = pb + (j & 1u) * ps;
     if (lid < {QB}u) {{ arow[lid] = P[po + lid]; }}
-{sum_cols}{sum_abs}    let alpha = arow[j];
+{sums}    let alpha = arow[j];
     let xn2 = tot[j];
     var beta = alpha;
     var tau = T(0);
