@@ -53,6 +53,7 @@ NOTES: dict[str, str] = {
                         "(see architecture.md)",
     "numpy.linalg.svd": "`compute_uv=True`, `hermitian=False`",
     "numpy.linalg.qr": "modes reduced, complete",
+    "numpy.linalg.lstsq": "real 2-D `a`, 1-D or 2-D `b`: from `linalg.svd` (tall and skinny `a` on the device)",
     "numpy.linalg.matrix_rank": "`tol=None`, `hermitian=False`, 2-D or more",
     "numpy.linalg.pinv": "`hermitian=False`",
     "numpy.linalg.eigh": "`UPLO='L'`",

@@ -117,3 +117,25 @@ def test_tall_qr(device: xp.Device, dtype: Any) -> None:
     assert np.max(np.abs(qh.T.astype(np.float64) @ qh - np.eye(24))) <= tol
     want = np.linalg.qr(h.astype(np.float64))[1]
     np.testing.assert_allclose(np.abs(rh), np.abs(want), rtol=0, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (5000, 8), (40, 40)])
+def test_numpy_lstsq(device: xp.Device, shape: tuple[int, int]) -> None:
+    """``np.linalg.lstsq`` on GpuArrays: NumPy's solution, residuals, rank and singular values (from
+    ``linalg.svd``: tall and skinny on the device), 1-D and 2-D right-hand sides, rank deficiency and
+    ``rcond``."""
+    rng = np.random.default_rng(5)
+    h = rng.normal(size=shape)
+    h2 = h.copy()
+    h2[:, 1] = h2[:, 0]                      # rank deficient
+    for a in (h, h2):
+        for b in (rng.normal(size=shape[0]), rng.normal(size=(shape[0], 3))):
+            # rcond -1 (eps) keeps a rank-deficient matrix's rounding-level singular value: not comparable
+            for rcond in ((None, -1, 1e-3) if a is h else (None, 1e-3)):
+                want = np.linalg.lstsq(a, b, rcond=rcond)
+                got = np.linalg.lstsq(xp.asarray(a, device=device), xp.asarray(b, device=device), rcond=rcond)
+                np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-8, atol=1e-8 * np.abs(want[0]).max())
+                assert np.asarray(got[1]).shape == want[1].shape
+                np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-8)
+                assert int(got[2]) == int(want[2])
+                np.testing.assert_allclose(np.asarray(got[3]), want[3], rtol=1e-10, atol=1e-12 * want[3][0])

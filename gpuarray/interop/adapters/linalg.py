@@ -230,6 +230,43 @@ _linalg(np.linalg.matrix_rank, "matrix_rank", arg="A", extra=lambda p: None if p
         p["hermitian"] or p["A"].ndim < 2 else {"rtol": p["rtol"]})
 
 
+@register(np.linalg.lstsq)
+def _lstsq(p: dict) -> Any:
+    """``(x, residuals, rank, s)`` as NumPy's (an SVD solution, LAPACK's ``gelsd``) from ``linalg.svd``
+    (on the device for tall and skinny ``a``): real 2-D ``a``, 1-D or 2-D ``b``.
+
+    >>> import gpuarray as xp
+    >>> a = xp.asarray(np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]), device="cpu")
+    >>> x, res, rank, s = np.linalg.lstsq(a, xp.asarray(np.array([1.0, 4.0, 3.0]), device="cpu"))
+    >>> x.tolist(), res.tolist(), int(rank)
+    ([1.0, 2.0], [9.0], 2)
+    """
+    dev = _device(p["a"], p["b"])
+    a, b = _as_array(p["a"], dev), _as_array(p["b"], dev)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0] or 0 in a.shape or 0 in b.shape:
+        return _FALLBACK             # NumPy's errors and empty cases
+    dt = _map_dtype(np.result_type(*(x.dtype if x.dtype.kind == "f" else _dtypes.float64 for x in (a, b))), dev)
+    if dt is None or dt.kind != "f":
+        return _FALLBACK
+    a, b = _cast(a, dt), _cast(b, dt)
+    m, n = a.shape
+    rcond = p["rcond"]
+    eps = float(np.finfo(dt).eps)
+    rcond = eps * max(m, n) if rcond is None else eps if rcond < 0 else float(rcond)
+    u, s, vh = linalg.svd(a, full_matrices=False)
+    big = s > s[0] * rcond
+    rank = int(xsum(big.astype(dev.default_int)))
+    b2 = b[:, None] if b.ndim == 1 else b
+    sinv = _xp("where")(big, 1.0 / s, 0.0)
+    x = _m.matrix_transpose(vh) @ (sinv[:, None] * (_m.matrix_transpose(u) @ b2))
+    if rank == n and m > n:
+        r = b2 - a @ x
+        resids = xsum(r * r, axis=0)
+    else:
+        resids = _xp("zeros")((0,), dtype=dt, device=dev)
+    return (x[:, 0] if b.ndim == 1 else x), resids, np.int32(rank), s
+
+
 @register(np.linalg.solve)
 def _solve(p: dict) -> Any:
     dev = _device(p["a"], p["b"])
