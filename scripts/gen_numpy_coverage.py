@@ -52,7 +52,7 @@ NOTES: dict[str, str] = {
     "numpy.linalg.det": "real float32/float64 on a GPU device: blocked LU there; complex: LAPACK on the host "
                         "(see architecture.md)",
     "numpy.linalg.svd": "`compute_uv=True`, `hermitian=False`",
-    "numpy.linalg.qr": "modes reduced, complete",
+    "numpy.linalg.qr": "modes reduced, complete, r",
     "numpy.linalg.lstsq": "real 2-D `a`, 1-D or 2-D `b`: from `linalg.svd` (tall and skinny `a` on the device)",
     "numpy.linalg.matrix_rank": "`tol=None`, `hermitian=False`, 2-D or more",
     "numpy.linalg.pinv": "`hermitian=False`",

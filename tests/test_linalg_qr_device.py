@@ -164,3 +164,15 @@ def test_qr_column_panels_match_the_one_workgroup_panel(wgpu_device: xp.Device, 
     np.testing.assert_allclose(r1, r2, atol=2000 * eps, rtol=0)
     np.testing.assert_allclose(q1, q2, atol=200 * eps, rtol=0)
     _check(a, q2, r2, "reduced", 1e3)
+
+
+def test_numpy_qr_modes(device: xp.Device) -> None:
+    """``np.linalg.qr`` on GpuArrays: reduced, complete and ``"r"`` (R alone) through ``linalg.qr``."""
+    a = RNG.uniform(-3, 3, (9, 5)).astype(np.float32)
+    g = xp.asarray(a, device=device)
+    for mode in ("reduced", "complete", "r"):
+        got = np.linalg.qr(g, mode=mode)
+        want = np.linalg.qr(a, mode=mode)
+        r, rn = (got, want) if mode == "r" else (got.R, want.R)
+        assert isinstance(r, xp.GpuArray) and r.shape == rn.shape
+        np.testing.assert_allclose(np.asarray(r), rn, atol=1e-5, rtol=0)

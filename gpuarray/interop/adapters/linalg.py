@@ -221,7 +221,14 @@ _linalg(np.linalg.cholesky, "cholesky", extra=lambda p: {"upper": bool(p["upper"
 _linalg(np.linalg.eigh, "eigh", extra=_no_uplo)
 _linalg(np.linalg.eigvalsh, "eigvalsh", extra=_no_uplo)
 _linalg(np.linalg.svdvals, "svdvals", arg="x")
-_linalg(np.linalg.qr, "qr", extra=lambda p: {"mode": p["mode"]} if p["mode"] in ("reduced", "complete") else None)
+@register_array(np.linalg.qr, arg="a")
+def _qr(x: GpuArray, p: dict) -> Any:
+    """``mode="r"``: the reduced ``R`` alone (``linalg.qr``'s; Householder QR on a wgpu device)."""
+    dt = _linalg_float(x)
+    if dt is None or p["mode"] not in ("reduced", "complete", "r"):
+        return _FALLBACK
+    got = linalg.qr(_cast(x, dt), mode="reduced" if p["mode"] == "r" else p["mode"])
+    return got.R if p["mode"] == "r" else got
 _linalg(np.linalg.svd, "svd", extra=lambda p: None if p["hermitian"] or not p["compute_uv"]
         else {"full_matrices": bool(p["full_matrices"])})
 _linalg(np.linalg.pinv, "pinv", extra=lambda p: None if p["hermitian"] or isinstance(p["rcond"], GpuArray) else
