@@ -147,6 +147,34 @@ def test_settings_and_residency_decide_as_a_fresh_evaluation(wgpu_device: xp.Dev
         assert_same(y, (h + 1) * np.float32(2.25) + np.float32(1.75))
 
 
+def test_weights_sent_up_each_step_replay_under_auto(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a solver step (scikit-learn's LogisticRegression with scipy's L-BFGS): the data stays on the
+    # device, new weights come from the host each step. The weights' upload during the recording does
+    # not make them a resident input the plan requires (it did: every step was recorded afresh)
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    h = rng.uniform(-3, 3, (300, 8)).astype(np.float32)
+    with xp.config(offload="auto", eager_host=False, elementwise_threshold=1 << 20, reduction_threshold=1 << 20):
+        data = xp.asarray(h, device=wgpu_device)
+        with xp.config(offload="always"):
+            xp.evaluate(data * 1)           # the data on the device now
+        seen = []
+        for _ in range(4):
+            w_host = rng.uniform(-1, 1, 8).astype(np.float32)
+            w = xp.asarray(w_host, device=wgpu_device)         # on the host until a kernel needs it
+            y = xp.sum(xp.exp(data * w - 1.5), axis=1)
+            xp.evaluate(y)
+            assert planner.decisions()[-1]["placed"] == "device"
+            assert_same(y, np.sum(np.exp(h.astype(np.float64) * w_host - 1.5), axis=1).astype(np.float32), rtol=1e-5)
+            seen.append(count.n)
+        assert seen[3] == seen[2] == seen[1], seen        # the second step on: the plan, no enqueue
+        # the same graph over host-only data (small): the host, as a fresh evaluation decides
+        other, w = xp.asarray(h + 1, device=wgpu_device), xp.asarray(w_host, device=wgpu_device)
+        y = xp.sum(xp.exp(other * w - 1.5), axis=1)
+        xp.evaluate(y)
+        assert planner.decisions()[-1]["placed"] == "host", planner.decisions()[-1]
+        assert_same(y, np.sum(np.exp((h + 1).astype(np.float64) * w_host - 1.5), axis=1).astype(np.float32), rtol=1e-5)
+
+
 def test_no_plan_while_profiling_or_disabled(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
     h = np.linspace(0, 1, 256, dtype=np.float32)

@@ -165,7 +165,7 @@ class GpuArray(NumPyMethods):
     def _host(self) -> np.ndarray:
         node = self._node
         if node.data is None:
-            evaluate_nodes([node])
+            evaluate_nodes([node], reading=True)
         return node.data.get_host().reshape(node.shape)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -198,7 +198,7 @@ class GpuArray(NumPyMethods):
             raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
                             f"converted to Python {kind}s")
         if node.data is None:
-            evaluate_nodes([node])
+            evaluate_nodes([node], reading=True)
         return node.data.get_host().flat[0]        # its data may have another shape of one element
 
     def __bool__(self) -> bool:

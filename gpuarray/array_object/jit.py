@@ -194,7 +194,8 @@ def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: li
     not cover the results or reads a node that is neither an argument nor evaluated already."""
     pos = {id(n): p for p, n in enumerate(order)}
     made = {p for st in plan.steps for p in st.outputs}
-    read = {p for st in plan.steps for p in st.inputs} | {p for p, _ in plan.consts} | set(plan.resident)
+    read = {p for st in plan.steps for p in st.inputs} | {p for p, _ in plan.consts}
+    read |= {p for group in plan.resident for p in group}
     args = tuple((i, pos[id(n)]) for i, n in enumerate(arg_nodes) if id(n) in pos)
     at_args = {p for _, p in args}
     outs = tuple(pos.get(id(n), -1) for n in out_nodes)

@@ -166,12 +166,14 @@ def _inputs_on_host(kernel: Kernel) -> list[Any]:
     return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
 
 
-def evaluate_nodes(nodes: Sequence[Node]) -> None:
+def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     """Realize ``nodes``: schedule their unevaluated graph and run the kernels in order.
 
     Device kernels are recorded into one compute pass per provider and submitted
     once at the end; a kernel that runs on the host first flushes what its
-    inputs depend on (downloads flush on their own).
+    inputs depend on (downloads flush on their own). ``reading``: the caller reads
+    the results back at once (``float(x)``, ``np.asarray(x)``), so the pass is left
+    open for the read's copy to join it (one submit instead of two).
     """
     for n in nodes:
         if n.data is None:
@@ -181,7 +183,7 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
     with _lock:
         undo: list[tuple[Node, tuple, int]] = []
         try:
-            _evaluate(nodes, undo)
+            _evaluate(nodes, undo, reading)
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
             # these nodes were realized just now and their inputs are still known: put them
@@ -192,7 +194,8 @@ def evaluate_nodes(nodes: Sequence[Node]) -> None:
             _evaluate(nodes, [])
 
 
-def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]],
+            reading: bool = False) -> None:
     """Run a recorded evaluation plan (``replay.py``) on ``prov`` and log its decisions."""
     _metrics.add_replayed(plan.dispatches)
     _log.extend(plan.logs)
@@ -201,10 +204,10 @@ def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tupl
         plan.run(prov, order, undo)
         done = True
     finally:
-        if done:
-            prov.end_evaluation(quiet=True)     # usable() found nothing profiled or timed
-        else:
+        if not done:
             prov.flush()
+        elif not reading:
+            prov.end_evaluation(quiet=True)     # usable() found nothing profiled or timed
 
 
 def replay_walk(plan: replay.EvalPlan, order: list[Any]) -> bool:
@@ -224,13 +227,13 @@ def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> Non
     node.realize(data)
 
 
-def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> None:
+def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False) -> None:
     live = [n for n in nodes if n.data is None]
     order, held, key = prepare(live)
     plan = replay.lookup(key)
     prov = plan.usable(order) if plan is not None else None
     if prov is not None:
-        _replay(plan, prov, order, undo)        # type: ignore[arg-type]
+        _replay(plan, prov, order, undo, reading)       # type: ignore[arg-type]
         if replay.capture.on:
             replay.capture.seen = (plan, order)     # type: ignore[assignment]
         return
@@ -289,6 +292,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Non
     finally:
         for provider in used.values():
             if done:
-                provider.end_evaluation()   # submits now, or with later evaluations (small work)
+                if not reading:
+                    provider.end_evaluation()   # submits now, or with later evaluations (small work)
             else:
                 provider.flush()

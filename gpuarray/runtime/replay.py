@@ -16,8 +16,10 @@ A plan is used only where it would do what a fresh evaluation does:
   value takes the full path and records the plan again);
 - the same settings (``_config.token``: offload, thresholds, fast math) and the same live provider
   with the same capabilities (tests change these on a live provider);
-- under ``offload="auto"``, the inputs that were on the device then are on the device now (placement
-  rule 4 put the kernels there);
+- under ``offload="auto"``, each kernel that planner rule 4 may have placed on the device (every
+  input evaluated before the evaluation, some of them on the device then) has one of those inputs on
+  the device now; inputs uploaded for a kernel during the recording are not such inputs (the weights
+  that a solver sends up from the host at each step);
 - nothing profiled or timed (``_profile.quiet``).
 
 Otherwise the planner evaluates as usual and records the plan again. The providers' tuning constants
@@ -73,7 +75,7 @@ class EvalPlan:
         self.state = provider.capabilities()
         self.token = token
         self.consts = consts            # ((walk position, the constant node's serial), ...)
-        self.resident = resident        # walk positions of inputs that must be on the device
+        self.resident = resident        # groups of walk positions: one input of each on the device
         self.steps = steps
         self.logs = [s.log for s in steps]
         self.dispatches = sum(s.program.dispatches for s in steps)
@@ -90,9 +92,12 @@ class EvalPlan:
         for p, c in self.consts:
             if order[p].serial != c:
                 return None
-        for p in self.resident:
-            d = order[p].data
-            if d.handle is None or d.provider is not prov:
+        for group in self.resident:
+            for p in group:
+                d = order[p].data
+                if d.handle is not None and d.provider is prov:
+                    break
+            else:
                 return None
         return prov if prov.capabilities() == self.state else None
 
@@ -162,7 +167,7 @@ def clear() -> None:
 class Recording:
     """Collects the steps of an evaluation as the planner runs it (``add``), then the plan (``plan``)."""
 
-    __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts")
+    __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts", "held")
 
     def __init__(self, order: Sequence[Any]) -> None:
         self.order = order
@@ -173,7 +178,10 @@ class Recording:
         self.steps: list[_Step] = []
         self.provider: Any = None
         self.ok = True
-        self.resident: set[int] = set()
+        # per kernel placed by residency: the positions of its inputs on the device before the evaluation
+        self.resident: set[tuple[int, ...]] = set()
+        # the leaves on a device before the evaluation (a kernel's get_handle uploads the others)
+        self.held = {p: order[p].data.provider for p in self.leaves if order[p].data.handle is not None}
 
     def wants(self, provider: Any) -> bool:
         """Whether a kernel on ``provider`` can be recorded (one wgpu provider per evaluation)."""
@@ -192,9 +200,11 @@ class Recording:
             self.ok = False
             return
         if _config.get("offload") != "always":       # placed by residency (planner rule 4)?
-            for n in kernel.inputs:
-                if pos[id(n)] in self.leaves and n.data.on_device(self.provider):
-                    self.resident.add(pos[id(n)])
+            ins = [pos[id(n)] for n in kernel.inputs]
+            if all(p in self.leaves for p in ins):      # (an input computed on the device here: rule 4 again)
+                group = tuple(p for p in ins if self.held.get(p) is self.provider)
+                if group:
+                    self.resident.add(group)
         self.steps.append(_Step([pos[id(n)] for n in kernel.inputs], [pos[id(n)] for n in kernel.out_nodes],
                                 program, datas[0].recipe, log))
 
