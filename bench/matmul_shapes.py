@@ -9,7 +9,7 @@ Shape classes (issue 17's targets): ``xtx`` (2^20 x 64)^T (2^20 x 64), ``xtr`` (
 scikit-learn's multinomial gradient ``G.T @ X`` (X 2^20 x 64, k = 3 classes): ``gtx`` with ``G``
 (2^20 x 3) materialized, ``gtx_cone`` with ``G = (softmax(Z) - Y) * sw[:, None]`` fused into the
 product's operand (``Z`` the 2^20 x 3 logits, ``Y`` one-hot, ``sw`` sample weights; every library
-computes the cone in the timed call).
+computes the cone in the timed call); ``xwt`` the logits ``X @ W.T`` (W 3 x 64 stored by rows).
 
 Each figure is the median over ``--runs`` trials of the **wall time per call**: ``reps`` calls and
 one device synchronize, after half a second of warm-up calls of the same library (the GPU lowers
@@ -46,8 +46,10 @@ CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
     "sq8192": ((8192, 8192), (8192, 8192), False),
     "gtx": ((1 << 20, 3), (1 << 20, 64), True),
     "gtx_cone": ((1 << 20, 3), (1 << 20, 64), True),
+    "xwt": ((1 << 20, 64), (3, 64), False),
 }
 CONES = {"gtx_cone"}         # a is the logits Z of the cone G = (softmax(Z) - Y) * sw[:, None]
+B_T = {"xwt"}                # b is used transposed (a view)
 
 
 def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], runs: int) -> float:
@@ -73,6 +75,8 @@ def _maker(lib: Any, name: str, trans: bool, extras: tuple[Any, ...]) -> Callabl
     class ``cone(a).T @ b`` with the cone's ``extras`` (``Y``, ``sw``) already on the device."""
     if name in CONES:
         return lambda a, b: _cone(lib, a, *extras).T @ b
+    if name in B_T:
+        return lambda a, b: a @ b.T
     return lambda a, b: _product(lib, a, b, trans)
 
 
@@ -123,7 +127,8 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             xp.synchronize(ga.device)
             rec: dict[str, Any] = {"class": name, "dtype": dt, "a": list(sa), "b": list(sb), "a_transposed": trans}
             got = np.asarray(fx(ga, gb))
-            rec["err"] = _error(got, _cone(np, a.astype(np.float64), *ex) if ex else a, b, trans)
+            bt = b.T if name in B_T else b
+            rec["err"] = _error(got, _cone(np, a.astype(np.float64), *ex) if ex else a, bt, trans)
             del got
             xp.reset_metrics()
             xp.evaluate(fx(ga, gb))

@@ -323,3 +323,86 @@ def test_sum_pass_renders_per_lane_count(wgpu_device: xp.Device) -> None:
     (kernel,) = schedule([(x @ v + 1.0)._node])
     src = render_gemv_sum(kernel, 16).source
     assert "workgroup_size(256)" in src and "lid % 16u" in src and "part" in src
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("m, k, c", [(300, 64, 4), (257, 100, 3), (1000, 7, 2), (65, 513, 8), (33, 3000, 5),
+                                     ((1 << 17) + 3, 64, 4)])
+def test_few_vector_columns(device: xp.Device, dt: str, m: int, k: int, c: int) -> None:
+    """``X @ W.T`` and ``W @ X.T`` with ``W`` of 2 to 8 rows (the classes of a linear model): the row
+    dot against several vector columns, short and long rows (split K), K not a multiple of 4, rows
+    past one dispatch dimension; ``X @ W`` with ``W`` C-ordered (K x c) too."""
+    _skip_f64(device, dt)
+    if m > 1 << 16 and dt != "float32":
+        pytest.skip("one dtype for the long case")
+    x, w = _rand((m, k), 1, dt), _rand((c, k), 2, dt)
+    gx, gw = xp.asarray(x, device=device), xp.asarray(w, device=device)
+    _close(gx @ gw.T, x, w.T)
+    _close(gw @ gx.T, w, x.T)
+    wt = np.ascontiguousarray(w.T)
+    _close(gx @ xp.asarray(wt, device=device), x, wt)
+
+
+def test_few_columns_batches_views_and_fusion(device: xp.Device) -> None:
+    """Batched and broadcast few-column products, strided and offset matrices, a fused prologue on
+    either operand and an epilogue (a linear model's ``X @ W.T + b`` and ``softmax``'s input)."""
+    a, w = _rand((3, 50, 70), 1), _rand((70, 4), 2)
+    wb = _rand((2, 1, 70, 3), 3)
+    ga, gw, gwb = (xp.asarray(t, device=device) for t in (a, w, wb))
+    _close(ga @ gw, a, w)
+    _close(ga @ gwb, a, wb)
+    _close(xp.matrix_transpose(gw) @ xp.matrix_transpose(ga), w.T, np.swapaxes(a, -1, -2))
+    big = _rand((300, 400), 4)
+    g = xp.asarray(big, device=device)
+    _close(g[::2, ::3] @ g[:4, ::3].T, big[::2, ::3], big[:4, ::3].T)
+    _close(g[1:200, 4:68] @ g[5:11, 4:68].T, big[1:200, 4:68], big[5:11, 4:68].T)     # vec4 from an offset
+    _close(g[1:200, 1:65] @ g[5:11, 1:65].T, big[1:200, 1:65], big[5:11, 1:65].T)     # offset 1: scalar reads
+    x, coef, b = _rand((3000, 64), 5) * 0.3, _rand((4, 64), 6), _rand((4,), 7)
+    gx, gc, gb = (xp.asarray(t, device=device) for t in (x, coef, b))
+    for t in (gx, gc, gb):
+        xp.evaluate(t)
+    x64 = x.astype(np.float64)
+    got, n = _dispatches(lambda: gx @ gc.T + gb)
+    np.testing.assert_allclose(got, x64 @ coef.T + b, rtol=1e-5, atol=1e-4)
+    got2, n2 = _dispatches(lambda: xp.exp(gx) @ (gc * 2.0).T)
+    np.testing.assert_allclose(got2, np.exp(x64) @ (coef.T * 2.0), rtol=1e-5, atol=1e-3)
+    if device.kind == "wgpu":
+        assert (n, n2) == (1, 1)
+
+
+def test_few_columns_special_values(device: xp.Device) -> None:
+    """NaN and infinities reach their outputs of every column, inf - inf and 0 * inf give NaN."""
+    x, w = _rand((40, 64), 1), _rand((3, 64), 2)
+    x[0, 3], x[1, 63], x[2, 0], x[2, 32], x[3, 62] = np.nan, np.inf, np.inf, -np.inf, 0.0
+    w[:, 32], w[1, 62] = 1.0, np.inf
+    with np.errstate(invalid="ignore"):
+        want = x @ w.T
+    got = np.asarray(xp.asarray(x, device=device) @ xp.asarray(w, device=device).T)
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(want).any()
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)]) and np.isinf(want).any()
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4, atol=1e-2)
+
+
+def test_few_columns_kernel_choice(wgpu_device: xp.Device, chosen: list[Any]) -> None:
+    """The row dot with vector columns for a matrix read along K (one dispatch, two with a split K);
+    ``G.T @ X`` (read along the output) keeps the narrow split-K kernel; two small sides the tiles."""
+    dev = wgpu_device
+    x = xp.asarray(_rand((4096, 64), 1), device=dev)
+    w = xp.asarray(_rand((4, 64), 2), device=dev)
+    g = xp.asarray(_rand((4096, 4), 3), device=dev)
+    wl = xp.asarray(_rand((3, 1 << 14), 4), device=dev)
+    xl = xp.asarray(_rand((64, 1 << 14), 5), device=dev)
+    for t in (x, w, g, wl, xl):
+        xp.evaluate(t)
+    cases = [(lambda: x @ w.T, Gemv("a", 4, 2, 4, True, 4), 1),
+             (lambda: w @ x.T, Gemv("b", 4, 2, 4, True, 4), 1),
+             (lambda: xl @ wl.T, Gemv("a", 32, 2, 4, True, 3), 2),       # long rows: K split
+             (lambda: g.T @ x, Skinny(4, "a", 64, 64, 4), 2)]
+    for fn, cfg, n in cases:
+        chosen.clear()
+        _, got = _dispatches(fn)
+        assert chosen == [cfg] and got == n, (chosen, got)
+    chosen.clear()
+    xp.evaluate(w @ w.T)
+    assert not isinstance(chosen[0], Gemv)

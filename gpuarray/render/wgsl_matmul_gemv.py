@@ -55,6 +55,7 @@ class Gemv:
     rows: int = 4
     unroll: int = 4
     vec: bool = False        # vec4 matrix reads (``K`` steps of ``4 * lanes * unroll``)
+    cols: int = 1            # the vector operand's columns (``X @ W`` of a few classes: ``N`` = 2 .. 8)
 
     @property
     def threads(self) -> int:
@@ -75,15 +76,15 @@ class Gemv:
 
     @property
     def bm(self) -> int:          # the output tile, as ``split_for`` and ``plan`` count tiles
-        return self.tile if self.side == "a" else 1
+        return self.tile if self.side == "a" else self.cols
 
     @property
     def bn(self) -> int:
-        return 1 if self.side == "a" else self.tile
+        return self.cols if self.side == "a" else self.tile
 
     @property
     def smem_elems(self) -> int:
-        return self.lanes * (self.tile + 1) if self.lanes > 1 else 0
+        return self.cols * self.lanes * (self.tile + 1) if self.lanes > 1 else 0
 
     def check(self) -> None:
         if self.side not in ("a", "b") or self.lanes < 1 or THREADS % self.lanes:
@@ -92,11 +93,15 @@ class Gemv:
         if not 1 <= self.rows <= 16 or not 1 <= self.unroll <= 32 or self.lanes > 1 and self.tile > THREADS:
             raise ValueError(f"gemv: {self.rows} rows and {self.unroll} reads per thread, {self.tile} rows per "
                              f"workgroup; expected 1..16, 1..32 and at most {THREADS} (with lanes to add)")
+        if not 1 <= self.cols <= 8:
+            raise ValueError(f"gemv: {self.cols} vector columns; expected 1..8")
 
 
 def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered:
     """WGSL for a matrix-vector product (module docstring); ``prm`` extras GM, GN, NG as for
-    ``render_matmul``, with ``split`` also GT, KC, TS and one output binding of partial sums."""
+    ``render_matmul``, with ``split`` also GT, KC, TS and one output binding of partial sums. With
+    ``t.cols`` > 1 the vector operand has that many columns (``X @ W`` of a few classes): each matrix
+    read serves every column, each thread keeps ``rows * cols`` sums."""
     t.check()
     ai, bi = kernel.operands
     nb = len(kernel.instrs[ai].shape) - 2
@@ -104,32 +109,35 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
     reg = WGSL_TYPE[dt]
     g = _Gen(kernel)
     mat, vec = (ai, bi) if t.side == "a" else (bi, ai)
-    lanes, rows, unroll, slots, tile = t.lanes, t.rows, t.unroll, t.slots, t.tile
+    lanes, rows, unroll, slots, tile, cols = t.lanes, t.rows, t.unroll, t.slots, t.tile, t.cols
     grid, batch = tile_grid(g, nb, t.bm, t.bn, split)
     r0, rlim = ("m0", "M") if t.side == "a" else ("n0", "N")
     head = ["  " + line for line in grid]
     head += [f"  let lane = lid % {lanes}u;", f"  let slot = lid / {lanes}u;"]
     for i in range(rows):
-        head += [f"  let row{i} = {r0} + slot + {i * slots}u;", f"  let live{i} = row{i} < {rlim};",
-                 f"  var acc{i}: {reg} = {reg}(0);"]
+        head += [f"  let row{i} = {r0} + slot + {i * slots}u;", f"  let live{i} = row{i} < {rlim};"]
+        head += [f"  var acc{i}_{c}: {reg} = {reg}(0);" for c in range(cols)]
 
     def at(is_mat: bool, row: str, k: str) -> tuple[str, ...]:
-        # (batch..., row, column) of the matrix or the vector (by role: both may be one instruction, x @ x)
+        # (batch..., row, column) of the matrix, or of the vector's column ``row`` (by role: both may
+        # be one instruction, x @ x)
         if is_mat:
             return (*batch, row, k) if t.side == "a" else (*batch, k, row)
-        return (*batch, k, "0u") if t.side == "a" else (*batch, "0u", k)
+        return (*batch, k, f"{row}u") if t.side == "a" else (*batch, f"{row}u", k)
 
     types = input_types(kernel)
     step: list[str] = []
     if t.vec:
         step, buf = _vec_step(g, t, mat, vec, batch, at)
         types[int(buf[2:])] = f"vec4<{reg}>"
-        head += [f"  var accv{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows)]
+        head += [f"  var accv{i}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows) for c in range(cols)]
     for j in range(0 if t.vec else unroll):          # the vector's elements of this step, in registers
-        g.memo, g.lines = {}, []
-        v = g.value(vec, ("multi", at(False, "", f"gk{j}")))
-        step += [f"    let gk{j} = k0 + lane + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
-                 f"    if (gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};", "    }"]
+        step += [f"    let gk{j} = k0 + lane + {j * lanes}u;"]
+        for c in range(cols):
+            g.memo, g.lines = {}, []
+            v = g.value(vec, ("multi", at(False, str(c), f"gk{j}")))
+            step += [f"    var x{j}_{c}: {reg} = {reg}(0);", f"    if (gk{j} < K) {{",
+                     *["      " + ln.strip() for ln in g.lines], f"      x{j}_{c} = {v};", "    }"]
     for i in range(0 if t.vec else rows):            # the matrix reads, all before the products
         for j in range(unroll):
             g.memo, g.lines = {}, []
@@ -137,33 +145,43 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
             step += [f"    var y{i}_{j}: {reg} = {reg}(0);", f"    if (live{i} && gk{j} < K) {{",
                      *["      " + ln.strip() for ln in g.lines], f"      y{i}_{j} = {v};", "    }"]
     if not t.vec:
-        step += [f"    acc{i} = acc{i} + y{i}_{j} * x{j};" for i in range(rows) for j in range(unroll)]
+        step += [f"    acc{i}_{c} = acc{i}_{c} + y{i}_{j} * x{j}_{c};"
+                 for i in range(rows) for c in range(cols) for j in range(unroll)]
 
-    def store(val: str, row: str) -> list[str]:
+    def store(val: str, row: str, c: int) -> list[str]:
+        # output element (row, c) (side a) or (c, row) (side b), at its flat index
+        eo = f"bat * M * N + {row} * N + {c}u" if t.side == "a" else f"bat * M * N + {c}u * N + {row}"
         if split:
-            return [f"out0[sp * {g.slot(('extra', 'TS'))} + bat * M * N + {row}] = {val};"]
+            return [f"out0[sp * {g.slot(('extra', 'TS'))} + {eo}] = {val};"]
         if dt in _SMALL_WRAP:
             val = _SMALL_WRAP[dt].replace("{x}", val)
-        om, on = (row, "0u") if t.side == "a" else ("0u", row)
-        lines = [f"let eo = bat * M * N + {row};"]
+        om, on = (row, f"{c}u") if t.side == "a" else (f"{c}u", row)
+        lines = [f"let eo = {eo};"]
         if kernel.result_index is None:
             return [*lines, f"out0[eo] = {val};"]
         return [*lines, *epilogue_lines(g, val, "eo", (*batch, om, on), nb, 0)]
 
-    tail: list[str] = [f"  acc{i} = (accv{i}.x + accv{i}.y) + (accv{i}.z + accv{i}.w);"
-                       for i in range(rows if t.vec else 0)]
+    tail: list[str] = [f"  acc{i}_{c} = (accv{i}_{c}.x + accv{i}_{c}.y) + (accv{i}_{c}.z + accv{i}_{c}.w);"
+                       for i in range(rows if t.vec else 0) for c in range(cols)]
     if lanes == 1:                   # a row per thread: no lanes to add
         for i in range(rows):
-            tail += [f"  if (live{i}) {{", *["    " + ln for ln in store(f"acc{i}", f"row{i}")], "  }"]
-    else:                            # lane l of row r at Rs[l * (tile + 1) + r]; thread r adds them
+            tail += [f"  if (live{i}) {{"]
+            for c in range(cols):
+                tail += ["    {", *["      " + ln for ln in store(f"acc{i}_{c}", f"row{i}", c)], "    }"]
+            tail += ["  }"]
+    else:                            # lane l of row r, column c at Rs[(c lanes + l) (tile + 1) + r]; thread r adds
         pitch = tile + 1
-        tail += [f"  Rs[lane * {pitch}u + slot + {i * slots}u] = acc{i};" for i in range(rows)]
+        tail += [f"  Rs[({c * lanes}u + lane) * {pitch}u + slot + {i * slots}u] = acc{i}_{c};"
+                 for i in range(rows) for c in range(cols)]
         tail += ["  workgroupBarrier();",
                  f"  let orow = {r0} + lid;",
-                 f"  if (lid < {tile}u && orow < {rlim}) {{",
-                 "    var s = Rs[lid];",
-                 f"    for (var l = 1u; l < {lanes}u; l = l + 1u) {{ s = s + Rs[l * {pitch}u + lid]; }}",
-                 *["    " + ln for ln in store("s", "orow")], "  }"]
+                 f"  if (lid < {tile}u && orow < {rlim}) {{"]
+        for c in range(cols):
+            tail += ["    {", f"    var s = Rs[{c * lanes * pitch}u + lid];",
+                     f"    for (var l = 1u; l < {lanes}u; l = l + 1u) {{",
+                     f"      s = s + Rs[({c * lanes}u + l) * {pitch}u + lid];", "    }",
+                     *["    " + ln for ln in store("s", "orow", c)], "    }"]
+        tail += ["  }"]
     decls = declare_bindings(types, [reg] if split else output_types(kernel), g.wide)
     if lanes > 1:
         decls.append(f"var<workgroup> Rs: array<{reg}, {t.smem_elems}>;")
@@ -183,20 +201,25 @@ def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
     st = g.slot(("extra", f"{w}_st"))
     lines = [f"    let wbase = {' + '.join(base)};", "    let qb = k0 / 4u + lane;"]
     for j in range(t.unroll):
-        lines += [f"    let q{j} = qb + {j * t.lanes}u;", f"    var x{j}: vec4<{reg}> = vec4<{reg}>(0);",
-                  f"    if (q{j} * 4u < K) {{"]
-        parts = []
-        for c in range(4):
-            g.memo, g.lines = {}, []
-            v = g.value(vec, ("multi", at(False, "", f"gk{j}_{c}")))
-            lines += [f"      let gk{j}_{c} = q{j} * 4u + {c}u;", *["      " + ln.strip() for ln in g.lines]]
-            parts.append(v)
-        lines += [f"      x{j} = vec4<{reg}>({', '.join(parts)});", "    }"]
+        lines += [f"    let q{j} = qb + {j * t.lanes}u;"]
+        lines += [f"    var x{j}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for c in range(t.cols)]
+        lines += [f"    if (q{j} * 4u < K) {{"]
+        lines += [f"      let gk{j}_{e} = q{j} * 4u + {e}u;" for e in range(4)]
+        for c in range(t.cols):
+            parts = []
+            for e in range(4):
+                g.memo, g.lines = {}, []
+                v = g.value(vec, ("multi", at(False, str(c), f"gk{j}_{e}")))
+                lines += ["      " + ln.strip() for ln in g.lines]
+                parts.append(v)
+            lines += [f"      x{j}_{c} = vec4<{reg}>({', '.join(parts)});"]
+        lines += ["    }"]
     for i in range(t.rows):
         for j in range(t.unroll):
             lines += [f"    var y{i}_{j}: vec4<{reg}> = vec4<{reg}>(0);",
                       f"    if (live{i} && q{j} * 4u < K) {{ y{i}_{j} = {buf}[wbase + row{i} * {st} + q{j}]; }}"]
-    lines += [f"    accv{i} = accv{i} + y{i}_{j} * x{j};" for i in range(t.rows) for j in range(t.unroll)]
+    lines += [f"    accv{i}_{c} = accv{i}_{c} + y{i}_{j} * x{j}_{c};"
+              for i in range(t.rows) for c in range(t.cols) for j in range(t.unroll)]
     return lines, buf
 
 
