@@ -117,7 +117,8 @@ def test_special_values(wgpu_device, shapes):
         assert_same(got, want, rtol=1e-4, atol=1e-4, check_signed_zero=False)
 
 
-@pytest.mark.parametrize("cfg", [wgpu_matmul.BLOCK_MEDIUM, wgpu_matmul.BLOCK_WIDE, BlockTiles(32, 64, 4, 4, 8, 1, 0)],
+@pytest.mark.parametrize("cfg", [wgpu_matmul.BLOCK_MEDIUM, wgpu_matmul.BLOCK_WIDE, BlockTiles(32, 64, 4, 4, 8, 1, 0),
+                                 wgpu_matmul.F64_MEDIUM, wgpu_matmul.F64_LARGE],
                          ids=lambda c: c.name)
 def test_blocked_float64(wgpu_device, cfg):
     """The register-blocked kernel in float64: vector and scalar loads, epilogue, float64 accuracy."""
@@ -134,8 +135,14 @@ def test_blocked_float64(wgpu_device, cfg):
             got = xp.tanh(ga @ (gb.T if how == "transposed" else gb) * 0.1)
         want = np.tanh(a @ (b.T if how == "transposed" else b) * 0.1)
         assert_same(got, want, rtol=1e-13, atol=1e-13)
-    assert wgpu_matmul.select(dev.provider, 300, 300, 300, 1, np.dtype("float64")) in (
-        wgpu_matmul.BLOCK_MEDIUM, wgpu_matmul.BLOCK_WIDE, wgpu_matmul.BLOCK_LARGE)
+    f64, sel, p = np.dtype("float64"), wgpu_matmul.select, dev.provider
+    medium = wgpu_matmul.F64_MEDIUM if wgpu_matmul.fits(p, wgpu_matmul.F64_MEDIUM, 8) else wgpu_matmul.BLOCK_MEDIUM
+    large = wgpu_matmul.F64_LARGE if wgpu_matmul.fits(p, wgpu_matmul.F64_LARGE, 8) else medium
+    assert sel(p, 300, 300, 300, 1, f64) == medium
+    assert sel(p, 64, 64, 1 << 20, 1, f64) == medium                      # X.T @ X: one tile, K split
+    assert sel(p, 1 << 20, 64, 32, 1, f64) == medium                      # short K
+    assert sel(p, 64, 64, 64, 4096, f64) == medium                        # batches of short K
+    assert sel(p, 2048, 2048, 2048, 1, f64) == large
 
 
 def test_other_dtypes_keep_the_generic_kernel(wgpu_device):

@@ -9,7 +9,7 @@ Two kernels:
   double-buffered tiles, vec4 global loads for operands that are plain
   buffers or strided views of them (``operand_modes``), the scalar
   prologue path for everything else. Used for float32 and float64 when
-  ``M, N >= 64`` (float64 untuned: ``blocked_default`` where it fits).
+  ``M, N >= 64`` (float64 untuned: ``F64_LARGE`` / ``F64_MEDIUM`` where they fit).
 
 Products with a vector operand (``N == 1`` or ``M == 1``, real and integer dtypes)
 take the GEMV class (``gemv_for``): the row-dot kernel (``render/wgsl_matmul_gemv.py``)
@@ -74,6 +74,12 @@ BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs ea
 BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
 BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
 BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long K (see LONG_K)
+# float64 (H200 sweeps of 35 tilings, GPU ms): 128 x 128 tiles with a K step of 16 and one buffer
+# for large products (2048^3 1.10, 4096^3 8.39; BLOCK_LARGE 1.23, 9.52), 64 x 64 tiles with a K
+# step of 16, one buffer and warps of 4 x 8 threads for the rest ((2^20 x 64)^T (2^20 x 64) 0.70,
+# (2^20 x 32) @ (32 x 64) 0.50-0.61, 4096 x (64 x 64)^2 0.23-0.29; BLOCK_MEDIUM 0.89, 0.65, 0.31)
+F64_LARGE = BlockTiles(128, 128, 16, 8, 8, 1)
+F64_MEDIUM = BlockTiles(64, 64, 16, 4, 4, 1, 4)
 
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
 # The generic kernel's best H200 configuration is among them as a safety net.
@@ -138,7 +144,8 @@ def size_class(m: int, n: int, batch: int) -> int:
 def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -> Config:
     """The configuration for a product: forced, else blocked (float32 and float64, M, N >= 64, or an
     output of at most 64 x 64 with a long K: ``LONG_K``), else generic. float64 is not tuned:
-    ``blocked_default``, halved while its tiles do not fit."""
+    ``F64_LARGE`` where ``blocked_default`` would take 128 x 128 tiles, else ``F64_MEDIUM``, else
+    ``BLOCK_MEDIUM``, whichever first fits the adapter."""
     cfg = forced()
     item = np.dtype(dtype).itemsize
     blocked = dtype in BLOCKED_DTYPES
@@ -148,17 +155,16 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
     few = m <= 64 and n <= 64 and k >= LONG_K        # one output tile, K split (X.T @ X of 64 features)
     if not blocked or (m < 64 or n < 64) and not few:
         return choose_tiles(m, n, k, dtype)
-    if k <= SHORT_K and fits(provider, BLOCK_MEDIUM, item):
-        return BLOCK_MEDIUM
-    if few:
-        cfg = BLOCK_SPLIT if dtype == np.float32 else BLOCK_MEDIUM
-        if fits(provider, cfg, item):
-            return cfg
     if dtype != np.float32:
-        for cfg in (blocked_default(m, n, batch), BLOCK_WIDE, BLOCK_MEDIUM):
+        large = k > SHORT_K and not few and blocked_default(m, n, batch) == BLOCK_LARGE
+        for cfg in ((F64_LARGE,) if large else ()) + (F64_MEDIUM, BLOCK_MEDIUM):
             if fits(provider, cfg, item):
                 return cfg
         return choose_tiles(m, n, k, dtype)
+    if k <= SHORT_K and fits(provider, BLOCK_MEDIUM, item):
+        return BLOCK_MEDIUM
+    if few and fits(provider, BLOCK_SPLIT, item):
+        return BLOCK_SPLIT
     s = size_class(m, n, batch)
     key = f"matmul:f32:{s}"
     name = wgpu_autotune.lookup(provider, key)
