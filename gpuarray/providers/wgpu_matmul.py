@@ -297,6 +297,7 @@ def loop_steps_cap(provider: Any, cfg: Config | Skinny | Gemv) -> int | None:
 GEMV_FILL = 1024           # workgroups a matrix-vector product should have before its K is split further
 FILL_GROUPS = 256          # workgroups a product should have before its K is split further
 MIN_KC = 256               # shortest K chunk split off for occupancy
+SUM_FILL = 1 << 18         # threads a split product's sum pass should have: several per output below that
 
 
 def split_for(provider: Any, cfg: Config | Skinny | Gemv, m: int, n: int, k: int, batch: int, item: int,
@@ -385,11 +386,13 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
     try:
         provider.dispatch(r.source, prm, [*in_handles, part, *wide], groups)
         ts = batch * m * n
-        if gemv:         # many chunks of a few outputs: several threads add each output's chunks
-            lanes = sum_lanes(split.chunks)
-            key = (kernel.signature, "gemv_sum", lanes)
+        lanes = sum_lanes(split.chunks)
+        if not gemv:     # one thread per output, or several where the outputs are few (X.T @ X)
+            lanes = min(lanes, 1 << max(0, (SUM_FILL // ts).bit_length() - 1))
+        if lanes > 1:    # many chunks of a few outputs: several threads add each output's chunks
+            key = (kernel.signature, "gemv_sum", lanes, not gemv)     # (the layout: same GPU time for GEMV)
             if key not in _rendered:
-                _rendered[key] = render_gemv_sum(kernel, lanes)
+                _rendered[key] = render_gemv_sum(kernel, lanes, key[3])
             rs = _rendered[key]
             sum_groups = -(-ts * lanes // SUM_THREADS)
         else:

@@ -229,17 +229,22 @@ def sum_lanes(chunks: int) -> int:
     return min(64, 1 << max(0, chunks - 1).bit_length())
 
 
-def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
+def render_gemv_sum(kernel: Kernel, lanes: int, coalesced: bool = False) -> Rendered:
     """WGSL for the second pass of a split matrix-vector product: ``lanes`` threads per output element
     add its ``S`` partial sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``;
     lane ``l`` takes chunks ``l, l + lanes, ...``), the first lane adds the lanes and evaluates the
-    fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` outputs per workgroup."""
+    fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` neighbouring outputs per workgroup;
+    an output's lanes are neighbouring threads, or with ``coalesced`` neighbouring threads take
+    neighbouring outputs of one chunk (many outputs: ``X.T @ X``)."""
     g = _Gen(kernel)
     reg = WGSL_TYPE[kernel.result_dtype]
     ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
     per = THREADS // lanes
-    head = [f"let e = (wid.y * nwg.x + wid.x) * {per}u + lid / {lanes}u;",
-            f"let ln = lid % {lanes}u;",
+    eo, ln, rs = (f"lid % {per}u", f"lid / {per}u", f"l * {per}u + eo") if coalesced else \
+        (f"lid / {lanes}u", f"lid % {lanes}u", "lid + l")
+    head = [f"let eo = {eo};",
+            f"let ln = {ln};",
+            f"let e = (wid.y * nwg.x + wid.x) * {per}u + eo;",
             f"var acc: {reg} = {reg}(0);",
             f"if (e < {ts}) {{",
             f"  for (var s = ln; s < {ns}; s = s + {lanes}u) {{ acc = acc + part[s * {ts} + e]; }}",
@@ -247,5 +252,5 @@ def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
             "Rs[lid] = acc;",
             "workgroupBarrier();",
             f"if (ln != 0u || e >= {ts}) {{ return; }}",
-            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[lid + l]; }}"]
+            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[{rs}]; }}"]
     return chunk_sum_shader(kernel, g, THREADS, head, [f"var<workgroup> Rs: array<{reg}, {THREADS}>;"])
