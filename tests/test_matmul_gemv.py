@@ -150,6 +150,39 @@ def test_vec4_and_scalar_reads(wgpu_device: xp.Device, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("vec4", [True, False])
+def test_column_sum_vec4_and_scalar_reads(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
+    """The column sum (``X.T @ r``, ``r @ X``) with vec4 reads of four columns a thread and without:
+    float32 and float64, several column tiles, offsets and strides, batches, a split K, an epilogue,
+    NaN and infinities."""
+    monkeypatch.setattr(wgpu_matmul_classes, "GEMV_VEC4", vec4)
+    for dt in ("float32", "float64"):
+        _skip_f64(wgpu_device, dt)
+        big, r = _rand((9000, 400), 1, dt), _rand((9000,), 2, dt)
+        g, gr = xp.asarray(big, device=wgpu_device), xp.asarray(r, device=wgpu_device)
+        _close(g[:300, :64].T @ gr[:300], big[:300, :64].T, r[:300])
+        _close(gr @ g, r, big)                                           # 7 tiles of 64, K split
+        _close(g[1:301, 8:72].T @ gr[:300], big[1:301, 8:72].T, r[:300])     # an offset
+        _close(g[::3, 4:400:1].T @ gr[::3], big[::3, 4:].T, r[::3])      # a row stride
+        _close(g[:300, 1:65].T @ gr[:300], big[:300, 1:65].T, r[:300])   # an odd offset: scalar reads
+        b3 = big[:1500].reshape(3, 500, 400)
+        g3 = xp.asarray(b3, device=wgpu_device)
+        _close(xp.matrix_transpose(g3) @ gr[:500], np.swapaxes(b3, -1, -2), r[:500])
+        got = np.asarray(g.T @ gr * 2 + 1)
+        np.testing.assert_allclose(got, (big.T.astype(np.float64) @ r) * 2 + 1, rtol=1e-4, atol=1e-2)
+        a = big[:500, :64].copy()
+        a[0, 3], a[7, 5], a[9, 5], a[499, 63] = np.nan, np.inf, -np.inf, np.inf
+        rr = r[:500].copy()
+        rr[[7, 9, 499]] = 1
+        with np.errstate(invalid="ignore"):
+            want = a.T @ rr
+        got = np.asarray(xp.asarray(a, device=wgpu_device).T @ xp.asarray(rr, device=wgpu_device))
+        assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(want[[3, 5]]).all()
+        assert got[63] == want[63] == np.inf
+        ok = np.isfinite(want)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4, atol=1e-2)
+
+
+@pytest.mark.parametrize("vec4", [True, False])
 def test_one_array_on_both_sides(device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
     """``x @ x``, ``x @ x.T`` and ``v @ v`` with one array as matrix and vector (one kernel input for
     both roles: a 1 x 1 ``x @ x`` rendered an empty row index before)."""
@@ -275,9 +308,10 @@ def test_kernel_choice_and_dispatches(wgpu_device: xp.Device, chosen: list[Any])
              (lambda: x @ (v64 * 2.0), Gemv("a", 4, 2, 4, True), 1),       # a vector cone
              (lambda: xp.exp(x) @ v64, Gemv("a", 16, 4, 4), 1),            # a matrix cone: scalar reads
              (lambda: x[:, 1:] @ v64[1:], Gemv("a", 16, 4, 4), 1),         # K = 63: scalar reads
-             (lambda: x.T @ r, Skinny(1, "b", 64, 64, 4, True), 2),      # xtr: column sum, split
-             (lambda: r @ x, Skinny(1, "a", 64, 64, 4, True), 2),
-             (lambda: v64 @ w, Skinny(1, "a", 64, 64, 4, True), 1),      # short K, many columns
+             (lambda: x.T @ r, Skinny(1, "b", 64, 128, 16, True, True), 2),      # xtr: column sum (vec4), split
+             (lambda: r @ x, Skinny(1, "a", 64, 128, 16, True, True), 2),
+             (lambda: v64 @ w, Skinny(1, "a", 64, 128, 16, True, True), 1),      # short K, many columns
+             (lambda: x[:, 1:].T @ r, Skinny(1, "b", 64, 64, 4, True), 2),     # 63 columns: scalar reads
              (lambda: vl @ w.T, Gemv("b", 32, 8, 1, True), 2)]
     for fn, cfg, n in cases:
         chosen.clear()

@@ -343,6 +343,9 @@ def plan(kernel: Kernel, cfg: Config | Skinny | Gemv, m: int, n: int, batch: int
     if isinstance(cfg, (Skinny, Gemv)):
         if isinstance(cfg, Gemv) and cfg.vec:
             extra.update(gemv_vec(kernel, kernel.operands["ab".index(cfg.side)], cfg.side) or {})
+        elif isinstance(cfg, Skinny) and cfg.vec:          # the wide side, read along the output
+            w = "b" if cfg.side == "a" else "a"
+            extra.update(gemv_vec(kernel, kernel.operands["ab".index(w)], w, "vo") or {})
         r = rendered_for(kernel, cfg, split=sp)
     elif isinstance(cfg, BlockTiles):
         modes, vec = operand_modes(kernel)

@@ -127,11 +127,12 @@ def gemv_rows(rows: int, k: int, item: int, side: str, vec: bool = False, cols: 
     return Gemv(side, lanes, rt, unroll, vec, cols)
 
 
-def gemv_vec(kernel: Kernel, mat: int, side: str) -> dict[str, int] | None:
+def gemv_vec(kernel: Kernel, mat: int, side: str, mode: str = "vk") -> dict[str, int] | None:
     """The ``prm`` extras (vec4 units) for reading matrix operand ``mat`` as vec4 words along ``K``
-    (``_vector_layout``'s ``vk``), or None (also where its buffer is read elsewhere in the kernel)."""
+    (``_vector_layout``'s ``vk``; ``vo``: along the output, the column sum), or None (also where its
+    buffer is read elsewhere in the kernel)."""
     got = _vector_layout(kernel, mat, side)
-    if not GEMV_VEC4 or got is None or got[1] != "vk":
+    if not GEMV_VEC4 or got is None or got[1] != mode:
         return None
     base = got[0]
     users = {j for j, ins in enumerate(kernel.instrs) for a in ins.args if a in (base, mat)}
@@ -154,6 +155,7 @@ def _row_major(kernel: Kernel, op_i: int, k_axis: int, o_axis: int) -> bool:
     return k_axis > o_axis
 
 
+COLSUM_VEC_READS = 8      # vec4 words a thread of the column sum reads per K step
 GEMV_COLS = 8             # the row dot takes up to this many vector columns (X @ W.T of a few classes) ...
 GEMV_COL_BYTES = 32       # ... whose sums for a row fit in 32 bytes (8 float32, 4 float64; past that the tiles win)
 
@@ -189,7 +191,11 @@ def gemv_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.dt
         smem = cfg.smem_elems
     else:
         bw = min(64, max(16, 1 << (rows - 1).bit_length()))
-        cfg = Skinny(1, "b" if side == "a" else "a", bw, 16 * (256 // bw), 256 // bw, one_pass=True)
+        if gemv_vec(kernel, mat, side, "vo") is not None:     # 4 columns a thread, COLSUM_VEC_READS words a step
+            lanes = 256 // (bw // 4)
+            cfg = Skinny(1, "b" if side == "a" else "a", bw, COLSUM_VEC_READS * lanes, lanes, one_pass=True, vec=True)
+        else:
+            cfg = Skinny(1, "b" if side == "a" else "a", bw, 16 * (256 // bw), 256 // bw, one_pass=True)
         smem = cfg.smem_elems
     lim = getattr(provider, "limits", {})
     if smem * item > int(lim.get("max-compute-workgroup-storage-size", 16384)) or \

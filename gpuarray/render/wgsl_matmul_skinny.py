@@ -51,10 +51,11 @@ class Skinny:
     bk: int = 64
     lanes: int = 4
     one_pass: bool = False    # without a K split, store the product (``final``): the GEMV column sum
+    vec: bool = False         # ``s == 1``: the wide operand read as vec4 words, 4 columns a thread
 
     @property
     def threads(self) -> int:
-        return self.bw * self.lanes
+        return (self.bw // 4 if self.vec else self.bw) * self.lanes
 
     @property
     def bm(self) -> int:          # the output tile, as ``split_for`` and ``plan`` count tiles
@@ -76,6 +77,9 @@ class Skinny:
     def check(self) -> None:
         if self.side not in ("a", "b") or not 1 <= self.s <= 16:
             raise ValueError(f"skinny matmul: side {self.side!r}, {self.s} narrow rows; expected 'a'/'b', 1..16")
+        if self.vec and (self.s != 1 or self.bw % 4):
+            raise ValueError(f"skinny matmul: vec4 reads need one narrow row and bw a multiple of 4, not "
+                             f"{self.s} rows and bw {self.bw}")
         if self.bk % self.lanes or not 1 <= self.threads <= 1024:
             raise ValueError(f"skinny matmul: bk {self.bk} not a multiple of {self.lanes} lanes, "
                              f"or {self.threads} threads")
@@ -93,6 +97,8 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
     GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``. With
     ``final`` (``K`` not split: GM, GN, NG only) it stores the product and its fused epilogue."""
     t.check()
+    if t.vec:
+        return _render_vec(kernel, t, final)
     ai, bi = kernel.operands
     nb = len(kernel.instrs[ai].shape) - 2
     reg = WGSL_TYPE[kernel.result_dtype]
@@ -186,4 +192,65 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
     head = ["  " + x for x in touch_unused(decls, body_all)] + head
     step = [*load, *([] if direct else ["    workgroupBarrier();"]), *inner,
             *([] if direct else ["    workgroupBarrier();"])]
+    return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
+
+
+def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
+    """The column sum with vec4 reads (``t.vec``): thread ``t`` owns the wide operand's four columns
+    ``4 * (t % (bw / 4)) ..`` and ``K`` lane ``t / (bw / 4)``; word ``q`` of the wide operand's row
+    ``k`` is ``<w>_off + k * <w>_st + batch . <w>_b + q`` (``prm`` extras in vec4 units, ``w`` the
+    wide side: ``wgpu_matmul_classes.gemv_vec`` with mode ``vo``); the narrow row is read straight
+    from memory; the lanes are added in order ``L-1, ..., 0`` through workgroup memory as in the
+    scalar form, and lane 0 stores its four columns."""
+    ai, bi = kernel.operands
+    nb = len(kernel.instrs[ai].shape) - 2
+    reg = WGSL_TYPE[kernel.result_dtype]
+    g = _Gen(kernel)
+    bk, lanes, q4 = t.bk, t.lanes, t.bw // 4
+    narrow, wide = (ai, bi) if t.side == "a" else (bi, ai)
+    w = "b" if t.side == "a" else "a"
+    ins = g.ins[wide]
+    buf = f"in{g.ins[ins.args[0] if ins.op == 'view' else wide].params[0]}"
+    grid, batch = tile_grid(g, nb, t.bm, t.bn, split=not final)
+    w0, wlim = ("n0", "N") if t.side == "a" else ("m0", "M")
+    base = [g.slot(("extra", f"{w}_off")), *[f"{b} * {g.slot(('extra', f'{w}_b{d}'))}" for d, b in enumerate(batch)]]
+    head = ["  " + line for line in grid]
+    head += [f"  let c4 = lid % {q4}u;", f"  let kl = lid / {q4}u;", f"  let gw = {w0} + c4 * 4u;",
+             f"  let live = gw < {wlim};", f"  let wq = {' + '.join(base)} + gw / 4u;",
+             f"  var acc: vec4<{reg}> = vec4<{reg}>(0);"]
+    st = g.slot(("extra", f"{w}_st"))
+    step: list[str] = []
+    for j in range(bk // lanes):
+        g.memo, g.lines = {}, []
+        v = g.value(narrow, ("multi", (*batch, "0u", f"gk{j}") if t.side == "a" else (*batch, f"gk{j}", "0u")))
+        step += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
+                 f"    var y{j}: vec4<{reg}> = vec4<{reg}>(0);", f"    if (gk{j} < K) {{",
+                 *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};",
+                 f"      if (live) {{ y{j} = {buf}[wq + gk{j} * {st}]; }}", "    }"]
+    step += [f"    acc = acc + y{j} * x{j};" for j in range(bk // lanes)]
+    red: list[str] = []
+    for lane in range(lanes - 1, 0, -1):
+        prev = " + Rs[c4]" if lane < lanes - 1 else ""
+        red += [f"  if (kl == {lane}u) {{ Rs[c4] = acc{prev}; }}", "  workgroupBarrier();"]
+    tot = "acc + Rs[c4]" if lanes > 1 else "acc"
+    obase = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
+    store = ["  if (kl == 0u && live) {", f"    let tot = {tot};", f"    let obase = {obase};"]
+    for e, comp in enumerate("xyzw"):
+        gwe = f"gw + {e}u"
+        at = f"{gwe}" if t.side == "a" else f"({gwe}) * N"        # the narrow index is 0
+        if not final:
+            store.append(f"    out0[obase + {at}] = tot.{comp};")
+            continue
+        val = f"tot.{comp}"
+        if kernel.result_dtype in _SMALL_WRAP:
+            val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
+        om, on = ("0u", gwe) if t.side == "a" else (gwe, "0u")
+        store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
+                  *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]
+    store.append("  }")
+    types = input_types(kernel)
+    types[int(buf[2:])] = f"vec4<{reg}>"
+    decls = declare_bindings(types, output_types(kernel) if final else [reg], g.wide)
+    decls.append(f"var<workgroup> Rs: array<vec4<{reg}>, {max(1, q4)}>;")
+    head = ["  " + x for x in touch_unused(decls, [*head, *step, *red, *store])] + head
     return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
