@@ -261,3 +261,23 @@ def test_warm_quantiles_upload_and_read_nothing(wgpu_device: xp.Device, case: st
         got = np.asarray(r)
         assert xp.metrics()["bytes_downloaded"] > 0
     assert_same(got, np.asarray(fn(h)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("spin_s", [0.0, 1.0])
+def test_small_reads_spin_then_block(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, spin_s: float) -> None:
+    """A small read polls without blocking for ``SPIN_READ_S`` (GPU adapters), then waits blocking:
+    the value read is right whether the mapping is done while spinning or after."""
+    from gpuarray.providers import wgpu_encode
+
+    p = wgpu_device.provider
+    if not wgpu_encode.RAW:
+        pytest.skip("no wgpu-native C entry points")
+    monkeypatch.setattr(wgpu_encode, "SPIN_READ_S", spin_s)
+    bu = p.wgpu.BufferUsage
+    small = wgpu_encode.SmallReader(p.device, bu.MAP_READ | bu.COPY_DST, webgpu.SMALL_READ, spin=True)
+    monkeypatch.setattr(p, "_small", small)
+    a = np.arange(1000, dtype=np.float32)
+    x = xp.asarray(a, device=wgpu_device)
+    for k in range(3):
+        assert float((x * (k + 1)).sum()) == float((a * (k + 1)).sum())
+        assert int(xp.argmax(x * (k - 1))) == int(np.argmax(a * (k - 1)))

@@ -575,7 +575,8 @@ class WgpuProvider(WgpuMemory):
         entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
         if self._small is None:
             bu = self.wgpu.BufferUsage
-            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ)
+            cpu = str(self.adapter.info.get("adapter_type")) == "CPU"     # no spinning beside lavapipe's threads
+            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)
         small, n4 = self._small, (nbytes + 3) // 4 * 4
         if self._pass is not None and self.lost is None:        # flush, the lock and guard held
             self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
