@@ -86,7 +86,10 @@ BUDGETS: dict[str, tuple[int, Callable[[Any, Any], Any]]] = {
 
 
 @pytest.mark.parametrize("case", list(BUDGETS))
-def test_python_calls_per_cached_evaluation(wgpu_device: xp.Device, case: str) -> None:
+def test_python_calls_per_cached_evaluation(wgpu_device: xp.Device, case: str, monkeypatch: Any) -> None:
+    from gpuarray.providers import wgpu_encode
+
+    monkeypatch.setattr(wgpu_encode, "SPIN_READ_S", 0.0)     # a read's polls, without its spinning (timing-bound)
     budget, fn = BUDGETS[case]
     rng = np.random.default_rng(0)
     with xp.config(offload="always"):

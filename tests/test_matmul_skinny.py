@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray.providers import wgpu_matmul
+from gpuarray.providers import wgpu_matmul, wgpu_matmul_classes
 from gpuarray.render.wgsl_matmul_skinny import Skinny
 
 from .conftest import assert_same
@@ -126,7 +126,7 @@ def test_fused_cone_is_read_by_the_narrow_kernel(wgpu_device: xp.Device, skinny_
     got = np.asarray((xp.tanh(gz) * 2 - 1).T @ gx + 1)
     after = xp.metrics()
     np.testing.assert_allclose(got, (np.tanh(z) * 2 - 1).T @ x + 1, rtol=1e-4, atol=1e-3)
-    assert skinny_spy == [Skinny(3, "a", 64, 64, 4)]
+    assert skinny_spy == [Skinny(3, "a", 64, 128, 16, vec=True)]
     assert after["dispatches"] - before["dispatches"] == 2
     assert after["evaluations"] - before["evaluations"] == 1
     assert after["bytes_downloaded"] - before["bytes_downloaded"] == 3 * 64 * 4
@@ -166,8 +166,10 @@ def test_selection_rules(wgpu_device: xp.Device) -> None:
         with wgpu_matmul.use_config("g64x64x16_4x4"):
             xp.evaluate(g.T @ x * 2)
     cfgs = [c for _s, c in seen]
-    assert cfgs[0] == Skinny(3, "a", 64, 64, 4) and cfgs[1] == Skinny(3, "b", 64, 64, 4)
-    assert cfgs[2] == Skinny(3, "b", 16, 64, 16) and cfgs[3] == Skinny(3, "a", 64, 64, 4)
+    vec = Skinny(3, "a", 64, 128, 16, vec=True)            # the wide operand read as vec4 words
+    assert cfgs[0] == vec and cfgs[1] == Skinny(3, "b", 64, 128, 16, vec=True)
+    assert cfgs[2] == Skinny(3, "b", 16, 64, 16)              # 9 wide columns: scalar reads
+    assert cfgs[3] == Skinny(3, "a", 64, 64, 4)               # x on both sides: scalar reads
     assert cfgs[4] is None                       # B = Y.T: its 5 columns are K apart (the tiled kernels)
     assert cfgs[5] is None and cfgs[6] is None   # K < LONG_K; forced configuration
     del prov
@@ -195,4 +197,38 @@ def test_narrow_unsplit_with_epilogue(wgpu_device: xp.Device, skinny_spy: list[S
     got = xp.maximum(ga @ gb * 2 + gbias, 0)
     want = np.maximum((a.astype(np.float64) @ b) * 2 + bias, 0)
     np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=1e-3)
-    assert skinny_spy == [Skinny(2, "a", 16, 64, 16)]
+    assert skinny_spy == [Skinny(2, "a", 16, 128, 16, vec=True)]
+
+
+@pytest.mark.parametrize("vec4", [True, False])
+def test_vec4_and_scalar_wide_reads(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, vec4: bool) -> None:
+    """The narrow kernel with vec4 reads of the wide operand (``SKINNY_VEC4``) and without: float32
+    and float64, narrow sides of 1 to 8 on both sides, offsets and strides, batches, a fused cone
+    and epilogue, a split K, NaN and infinities."""
+    monkeypatch.setattr(wgpu_matmul_classes, "SKINNY_VEC4", vec4)
+    dev = wgpu_device
+    for dt in ("float32", "float64"):
+        if not dev.provider.supports(np.dtype(dt)):
+            continue
+        big = _rand((5000, 200), 1).astype(dt)
+        g8 = _rand((5000, 8), 2).astype(dt)
+        gb, gg = xp.asarray(big, device=dev), xp.asarray(g8, device=dev)
+        tol = dict(rtol=1e-4, atol=1e-3) if dt == "float32" else dict(rtol=1e-10, atol=1e-10)
+        for s in (1, 2, 3, 5, 8):
+            assert_same(gg[:, :s].T @ gb, g8[:, :s].T @ big, **tol)
+            assert_same(gb.T @ gg[:, :s], big.T @ g8[:, :s], **tol)
+        assert_same(gg[:, :3].T @ gb[:, 4:68], g8[:, :3].T @ big[:, 4:68], **tol)         # an offset
+        assert_same(gg[::2, :3].T @ gb[::2, 8:200], g8[::2, :3].T @ big[::2, 8:], **tol)  # strides
+        assert_same(gg[:, :3].T @ gb[:, 1:65], g8[:, :3].T @ big[:, 1:65], **tol)         # odd offset
+        a3, b3 = _rand((3, 2, 1500), 3).astype(dt), _rand((3, 1500, 24), 4).astype(dt)
+        assert_same(xp.asarray(a3, device=dev) @ xp.asarray(b3, device=dev), a3 @ b3, **tol)
+        got = (xp.tanh(gg[:, :4]) * 2 - 1).T @ gb * 0.5 + 1
+        assert_same(got, (np.tanh(g8[:, :4]) * 2 - 1).T @ big * 0.5 + 1, **tol)
+        a = g8[:, :3].T.copy()
+        a[0, 10], a[1, 4000], a[1, 5] = np.inf, -np.inf, np.inf
+        b = big.copy()
+        b[400, 2], b[10, 7] = np.nan, 0.0
+        with np.errstate(invalid="ignore"):
+            want = a @ b
+        got = xp.asarray(a, device=dev) @ xp.asarray(b, device=dev)
+        assert_same(got, want, check_signed_zero=False, **tol)

@@ -60,6 +60,7 @@ def _vector_layout(kernel: Kernel, op_i: int, which: str) -> tuple[int, str, dic
 
 
 SKINNY_MAX = 8             # the narrow side of the skinny split-K kernel, at most
+SKINNY_VEC4 = True         # it reads a plain float32 / float64 wide operand as vec4 words (gemv_vec "vo")
 
 
 def _along(kernel: Kernel, op_i: int, axis: int) -> bool:
@@ -95,7 +96,12 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
         return None
     item = STORAGE_NP[np.dtype(dtype)].itemsize
     bw = min(256 if item <= 4 else 128, max(16, 1 << (wide - 1).bit_length()))
-    cfg = Skinny(s, side, bw, 64, min(16, 256 // bw))
+    w = "b" if side == "a" else "a"
+    if SKINNY_VEC4 and gemv_vec(kernel, kernel.operands["ab".index(w)], w, "vo") is not None:
+        lanes = min(16, 256 // (bw // 4))            # four wide columns a thread, vec4 words
+        cfg = Skinny(s, side, bw, COLSUM_VEC_READS * lanes, lanes, vec=True)
+    else:
+        cfg = Skinny(s, side, bw, 64, min(16, 256 // bw))
     lim = getattr(provider, "limits", {})
     if (cfg.smem_elems * item > int(lim.get("max-compute-workgroup-storage-size", 16384))
             or cfg.threads > int(lim.get("max-compute-invocations-per-workgroup", 256))):

@@ -51,7 +51,7 @@ class Skinny:
     bk: int = 64
     lanes: int = 4
     one_pass: bool = False    # without a K split, store the product (``final``): the GEMV column sum
-    vec: bool = False         # ``s == 1``: the wide operand read as vec4 words, 4 columns a thread
+    vec: bool = False         # the wide operand read as vec4 words, 4 columns a thread
 
     @property
     def threads(self) -> int:
@@ -77,9 +77,8 @@ class Skinny:
     def check(self) -> None:
         if self.side not in ("a", "b") or not 1 <= self.s <= 16:
             raise ValueError(f"skinny matmul: side {self.side!r}, {self.s} narrow rows; expected 'a'/'b', 1..16")
-        if self.vec and (self.s != 1 or self.bw % 4):
-            raise ValueError(f"skinny matmul: vec4 reads need one narrow row and bw a multiple of 4, not "
-                             f"{self.s} rows and bw {self.bw}")
+        if self.vec and self.bw % 4:
+            raise ValueError(f"skinny matmul: vec4 reads need bw a multiple of 4, not {self.bw}")
         if self.bk % self.lanes or not 1 <= self.threads <= 1024:
             raise ValueError(f"skinny matmul: bk {self.bk} not a multiple of {self.lanes} lanes, "
                              f"or {self.threads} threads")
@@ -90,6 +89,25 @@ def _plain(kernel: Kernel, op: int) -> bool:
     thread costs a load, not its prologue)."""
     ins = kernel.instrs[op]
     return ins.op == "input" or ins.op == "view" and kernel.instrs[ins.args[0]].op == "input"
+
+
+def _narrow_load(g: _Gen, t: Skinny, narrow: int, batch: list[str], reg: str) -> list[str]:
+    """A ``K`` step's narrow tile into workgroup memory: element ``e`` is (narrow index ``e % S``,
+    ``K`` step ``e / S``), stored at ``Ns[e]``, its prologue evaluated once per workgroup."""
+    s = t.s
+    g.memo, g.lines = {}, []
+    idx = (*batch, "gi", "gk") if t.side == "a" else (*batch, "gk", "gi")
+    v = g.value(narrow, ("multi", idx))
+    body = ["        " + line.strip() for line in g.lines]
+    return [f"    for (var l = 0u; l < {t.load_steps}u; l = l + 1u) {{",
+            f"      let e = l * {t.threads}u + lid;",
+            f"      if (e >= {s * t.bk}u) {{ break; }}",
+            f"      let gi = e % {s}u;",
+            f"      let gk = k0 + e / {s}u;",
+            f"      var x: {reg} = {reg}(0);",
+            "      if (gk < K) {", *body, f"        x = {v};", "      }",
+            "      Ns[e] = x;",
+            "    }"]
 
 
 def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rendered:
@@ -112,21 +130,7 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
              f"  let live = gw < {wlim};"]
     head += [f"  var acc{i}: {reg} = {reg}(0);" for i in range(s)]
 
-    # the narrow tile: element e is (narrow index e % S, k step e / S), stored at Ns[e]
-    g.memo, g.lines = {}, []
-    idx = (*batch, "gi", "gk") if t.side == "a" else (*batch, "gk", "gi")
-    v = g.value(narrow, ("multi", idx))
-    body = ["        " + line.strip() for line in g.lines]
-    n_el = s * bk
-    load = [f"    for (var l = 0u; l < {t.load_steps}u; l = l + 1u) {{",
-            f"      let e = l * {t.threads}u + lid;",
-            f"      if (e >= {n_el}u) {{ break; }}",
-            f"      let gi = e % {s}u;",
-            f"      let gk = k0 + e / {s}u;",
-            f"      var x: {reg} = {reg}(0);",
-            "      if (gk < K) {", *body, f"        x = {v};", "      }",
-            "      Ns[e] = x;",
-            "    }"]
+    load = _narrow_load(g, t, narrow, batch, reg)
     # the wide operand at (k, gw), read by this thread only; up to UNROLL reads per step are written
     # out, all loads before the products, so that they are in flight together
     steps = bk // lanes
@@ -196,17 +200,19 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
 
 
 def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
-    """The column sum with vec4 reads (``t.vec``): thread ``t`` owns the wide operand's four columns
-    ``4 * (t % (bw / 4)) ..`` and ``K`` lane ``t / (bw / 4)``; word ``q`` of the wide operand's row
-    ``k`` is ``<w>_off + k * <w>_st + batch . <w>_b + q`` (``prm`` extras in vec4 units, ``w`` the
-    wide side: ``wgpu_matmul_classes.gemv_vec`` with mode ``vo``); the narrow row is read straight
-    from memory; the lanes are added in order ``L-1, ..., 0`` through workgroup memory as in the
-    scalar form, and lane 0 stores its four columns."""
+    """The narrow product with vec4 reads of the wide operand (``t.vec``): thread ``t`` owns its
+    four columns ``4 * (t % (bw / 4)) ..`` and ``K`` lane ``t / (bw / 4)`` and keeps a ``vec4`` sum
+    per narrow row; word ``q`` of the wide operand's row ``k`` is ``<w>_off + k * <w>_st + batch .
+    <w>_b + q`` (``prm`` extras in vec4 units, ``w`` the wide side: ``wgpu_matmul_classes.gemv_vec``
+    with mode ``vo``). One plain narrow row is read straight from memory, more rows (or a cone) go
+    through ``Ns`` as in the scalar form; the lanes are added in order ``L-1, ..., 0`` through
+    workgroup memory, and lane 0 stores its four columns of each narrow row."""
     ai, bi = kernel.operands
     nb = len(kernel.instrs[ai].shape) - 2
     reg = WGSL_TYPE[kernel.result_dtype]
     g = _Gen(kernel)
-    bk, lanes, q4 = t.bk, t.lanes, t.bw // 4
+    s, bk, lanes, q4 = t.s, t.bk, t.lanes, t.bw // 4
+    steps = bk // lanes
     narrow, wide = (ai, bi) if t.side == "a" else (bi, ai)
     w = "b" if t.side == "a" else "a"
     ins = g.ins[wide]
@@ -216,41 +222,57 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
     base = [g.slot(("extra", f"{w}_off")), *[f"{b} * {g.slot(('extra', f'{w}_b{d}'))}" for d, b in enumerate(batch)]]
     head = ["  " + line for line in grid]
     head += [f"  let c4 = lid % {q4}u;", f"  let kl = lid / {q4}u;", f"  let gw = {w0} + c4 * 4u;",
-             f"  let live = gw < {wlim};", f"  let wq = {' + '.join(base)} + gw / 4u;",
-             f"  var acc: vec4<{reg}> = vec4<{reg}>(0);"]
+             f"  let live = gw < {wlim};", f"  let wq = {' + '.join(base)} + gw / 4u;"]
+    head += [f"  var acc{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(s)]
     st = g.slot(("extra", f"{w}_st"))
-    step: list[str] = []
-    for j in range(bk // lanes):
-        g.memo, g.lines = {}, []
-        v = g.value(narrow, ("multi", (*batch, "0u", f"gk{j}") if t.side == "a" else (*batch, f"gk{j}", "0u")))
-        step += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var x{j}: {reg} = {reg}(0);",
-                 f"    var y{j}: vec4<{reg}> = vec4<{reg}>(0);", f"    if (gk{j} < K) {{",
-                 *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};",
-                 f"      if (live) {{ y{j} = {buf}[wq + gk{j} * {st}]; }}", "    }"]
-    step += [f"    acc = acc + y{j} * x{j};" for j in range(bk // lanes)]
+    direct = s == 1 and steps <= UNROLL and _plain(kernel, narrow)
+    load = [] if direct else _narrow_load(g, t, narrow, batch, reg)
+    inner: list[str] = []
+    for j in range(steps):
+        inner += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var y{j}: vec4<{reg}> = vec4<{reg}>(0);"]
+        if direct:
+            g.memo, g.lines = {}, []
+            v = g.value(narrow, ("multi", (*batch, "0u", f"gk{j}") if t.side == "a" else (*batch, f"gk{j}", "0u")))
+            inner += [f"    var x{j}: {reg} = {reg}(0);", f"    if (gk{j} < K) {{",
+                      *["      " + ln.strip() for ln in g.lines], f"      x{j} = {v};",
+                      f"      if (live) {{ y{j} = {buf}[wq + gk{j} * {st}]; }}", "    }"]
+        else:
+            inner += [f"    if (live && gk{j} < K) {{ y{j} = {buf}[wq + gk{j} * {st}]; }}"]
+    if direct:
+        inner += [f"    acc0 = acc0 + y{j} * x{j};" for j in range(steps)]
+    else:
+        inner += [f"    acc{i} = acc{i} + y{j} * Ns[(kl + {j * lanes}u) * {s}u + {i}u];"
+                  for j in range(steps) for i in range(s)]
     red: list[str] = []
     for lane in range(lanes - 1, 0, -1):
-        prev = " + Rs[c4]" if lane < lanes - 1 else ""
-        red += [f"  if (kl == {lane}u) {{ Rs[c4] = acc{prev}; }}", "  workgroupBarrier();"]
-    tot = "acc + Rs[c4]" if lanes > 1 else "acc"
+        red.append(f"  if (kl == {lane}u) {{")
+        for i in range(s):
+            prev = f" + Rs[{i * q4}u + c4]" if lane < lanes - 1 else ""
+            red.append(f"    Rs[{i * q4}u + c4] = acc{i}{prev};")
+        red += ["  }", "  workgroupBarrier();"]
     obase = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
-    store = ["  if (kl == 0u && live) {", f"    let tot = {tot};", f"    let obase = {obase};"]
-    for e, comp in enumerate("xyzw"):
-        gwe = f"gw + {e}u"
-        at = f"{gwe}" if t.side == "a" else f"({gwe}) * N"        # the narrow index is 0
-        if not final:
-            store.append(f"    out0[obase + {at}] = tot.{comp};")
-            continue
-        val = f"tot.{comp}"
-        if kernel.result_dtype in _SMALL_WRAP:
-            val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
-        om, on = ("0u", gwe) if t.side == "a" else (gwe, "0u")
-        store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
-                  *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]
+    store = ["  if (kl == 0u && live) {", f"    let obase = {obase};"]
+    for i in range(s):
+        store.append(f"    let tot{i} = acc{i}" + (f" + Rs[{i * q4}u + c4];" if lanes > 1 else ";"))
+        for e, comp in enumerate("xyzw"):
+            gwe = f"gw + {e}u"
+            at = f"{i}u * N + {gwe}" if t.side == "a" else f"({gwe}) * N + {i}u"
+            if not final:
+                store.append(f"    out0[obase + {at}] = tot{i}.{comp};")
+                continue
+            val = f"tot{i}.{comp}"
+            if kernel.result_dtype in _SMALL_WRAP:
+                val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
+            om, on = (f"{i}u", gwe) if t.side == "a" else (gwe, f"{i}u")
+            store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
+                      *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]
     store.append("  }")
     types = input_types(kernel)
     types[int(buf[2:])] = f"vec4<{reg}>"
     decls = declare_bindings(types, output_types(kernel) if final else [reg], g.wide)
-    decls.append(f"var<workgroup> Rs: array<vec4<{reg}>, {max(1, q4)}>;")
-    head = ["  " + x for x in touch_unused(decls, [*head, *step, *red, *store])] + head
+    decls.append(f"var<workgroup> Ns: array<{reg}, {s * bk}>;")
+    decls.append(f"var<workgroup> Rs: array<vec4<{reg}>, {max(1, s * q4)}>;")
+    head = ["  " + x for x in touch_unused(decls, [*head, *load, *inner, *red, *store])] + head
+    step = [*load, *([] if direct else ["    workgroupBarrier();"]), *inner,
+            *([] if direct else ["    workgroupBarrier();"])]
     return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
