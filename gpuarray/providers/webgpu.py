@@ -574,9 +574,8 @@ class WgpuProvider(WgpuMemory):
         submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
         entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
         if self._small is None:
-            bu = self.wgpu.BufferUsage
-            cpu = str(self.adapter.info.get("adapter_type")) == "CPU"     # no spinning beside lavapipe's threads
-            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)
+            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
+            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
         small, n4 = self._small, (nbytes + 3) // 4 * 4
         if self._pass is not None and self.lost is None:        # flush, the lock and guard held
             self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
