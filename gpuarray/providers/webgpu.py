@@ -62,12 +62,12 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
 # or binds this many bytes; below both, small evaluations share a submit (on the H200's host a submit
-# with its command encoder costs 40-60 us; 256 MB is about 70 us of the GPU's memory time; with 64 MB
-# a 2^22-element chain took 0.069 ms a call against 0.047)
+# with its command encoder costs 40-60 us; 1 GB is about 0.3 ms of the GPU's memory time; 64 -> 256 MB:
+# a 2^22 chain 0.069 -> 0.047 ms a call; 256 -> 1024: X.T @ r 0.122 -> 0.109, chain8 2^26 0.251 -> 0.244)
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
 LONG_SUBMIT = 256       # submit_early: dispatches of a long kernel's pass worth starting the GPU on
-SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "256")) << 20
+SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "1024")) << 20
 STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
 WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
 
