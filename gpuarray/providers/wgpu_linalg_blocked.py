@@ -43,6 +43,9 @@ from .wgpu_reduce import use_subgroups
 CHOL_NB = 64            # block column width of Cholesky
 CHOL_THREADS = 512      # threads of potrf_panel_source where the adapter allows them (else 256)
 CHOL_ROWS = PANEL_ROWS  # panel rows a workgroup of potrf_panel_source
+# float64 panels take their pivot's reciprocal by one inverseSqrt (else sqrt and a division, as float32 keeps):
+# H200 GPU ms, float64 2048 2.87 -> 2.66, 1024 1.33 -> 1.22; float32 4096 5.37 -> 5.42-6.05 (no gain)
+CHOL_RSQRT = True
 BLOCKED_CHOLESKY = True     # False: the 32-column path of wgpu_linalg.py (gemm_source updates)
 SMALL_CHOLESKY = True       # False: matrices of at most 32 rows by that path too (potrf_source)
 SMALL_LU = True             # False: small stacks through the panel kernels too
@@ -197,7 +200,7 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     for k in range(0, n, nb):
         w, m = min(nb, n - k), n - k
         g = max(1, _cdiv(m - w, rows))
-        provider.dispatch(potrf_panel_source(t, threads, rows, nb),
+        provider.dispatch(potrf_panel_source(t, threads, rows, nb, CHOL_RSQRT and t == "f64"),
                           _u32(sld, sbs, 0, n, k, w, m, g, flag, batch * g), [bufs[cur], out], batch * g)
         if m == w:
             break

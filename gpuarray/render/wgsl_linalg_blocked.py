@@ -63,14 +63,15 @@ PANEL_ROWS = 32          # rows of the panel below the diagonal block taken by o
 
 
 @functools.cache
-def potrf_panel_source(t: str, threads: int = 256, rows: int = PANEL_ROWS, nb: int = 64) -> str:
+def potrf_panel_source(t: str, threads: int = 256, rows: int = PANEL_ROWS, nb: int = 64, rsqrt: bool = False) -> str:
     """``prm``: [sld, sbs, soff, n, k, w, m, G, FLAG, groups]: block column ``k`` (width ``w <= nb``)
     of Cholesky from the trailing ``m x m`` matrix at ``S[soff + b * sbs]`` (row stride ``sld``) into
     the factor ``D`` (``n x n`` matrices), ``G`` workgroups a matrix. Each workgroup factors the tall
     panel made of the diagonal block and its ``PANEL_ROWS`` rows below (right-looking, in registers:
     thread ``lid`` holds column ``lid % nb`` of rows ``lid / nb + 4 i``); per column ``j`` the threads
     holding it put it, unscaled, in workgroup memory (two buffers: one barrier a column), and every
-    thread scales it by ``1 / sqrt`` of its pivot and updates its own values by it (``dpotf2``'s
+    thread scales it by ``1 / sqrt`` of its pivot (with ``rsqrt`` one ``inverseSqrt``, the pivot's
+    square root its product with that) and updates its own values by it (``dpotf2``'s
     operations, right-looking). The first workgroup of a matrix stores the diagonal block and raises
     the flag on a pivot that is not positive (NaN passes through)."""
     _QUAD = threads // nb
@@ -97,6 +98,8 @@ def potrf_panel_source(t: str, threads: int = 256, rows: int = PANEL_ROWS, nb: i
     pstore = "\n".join(f"  if (rp{i} < m && c < w) {{ D[db + (k + rp{i}) * n + k + c] = {v}; }}"
                         for i, v in enumerate(pn))
     shared = f"var<workgroup> C: array<T, {2 * rows}>;\n"
+    pivot = ("    let rinv = inverseSqrt(dj);\n    let ajj = dj * rinv;" if rsqrt else
+             "    let ajj = sqrt(dj);\n    let rinv = T(1) / ajj;")
     body = f"""  if (id >= prm[9]) {{ return; }}
   let sld = prm[0];
   let n = prm[3];
@@ -120,8 +123,7 @@ def potrf_panel_source(t: str, threads: int = 256, rows: int = PANEL_ROWS, nb: i
     workgroupBarrier();
     let dj = C[buf + j];
     if (dj <= T(0) && !ga_isnan_{t}(dj)) {{ bad = true; }}
-    let ajj = sqrt(dj);
-    let rinv = T(1) / ajj;
+{pivot}
     if (c > j && c < w) {{
       let lc = C[buf + c] * rinv;
 {upd}
