@@ -61,7 +61,7 @@ def _fused_size(node: Node, limit: int) -> tuple[int, int]:
         if n.realized or (n is not node and is_breaker(n)):
             continue
         sub = path + (n.serial,) if n.op in _REINDEX else path
-        stack.extend((i, sub) for i in n.inputs)
+        stack.extend([(i, sub) for i in n.inputs])
     return len(seen), len(nodes)
 
 

@@ -16,7 +16,7 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     >>> broadcast_shapes((3, 1), (4,))
     (3, 4)
     """
-    ndim = max((len(s) for s in shapes), default=0)
+    ndim = max(map(len, shapes), default=0)
     out = [1] * ndim
     for s in shapes:
         for i, d in enumerate(s):
@@ -66,7 +66,7 @@ def view_strides(shape: Sequence[int]) -> Shape:
     >>> view_strides((2, 1, 3))
     (3, 0, 1)
     """
-    return tuple(0 if d == 1 else s for d, s in zip(shape, contiguous_strides(shape), strict=True))
+    return tuple([0 if d == 1 else s for d, s in zip(shape, contiguous_strides(shape), strict=True)])
 
 
 def size_of(shape: Sequence[int]) -> int:

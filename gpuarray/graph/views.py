@@ -29,8 +29,8 @@ def strided_parts(node: Node) -> tuple[Node, Shape, tuple[int, ...], int]:
 
 def strided_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int) -> Node:
     """A view of ``base``; the base itself when the view is the identity."""
-    shape = tuple(int(s) for s in shape)
-    strides = tuple(0 if shape[i] == 1 else int(st) for i, st in enumerate(strides))
+    shape = tuple(map(int, shape))           # map and a list: no generator resumed per axis (hot path)
+    strides = tuple([0 if d == 1 else int(st) for d, st in zip(shape, strides)])
     if shape == base.shape and offset == 0 and strides == view_strides(base.shape):
         return base
     return make("view", (base,), base.dtype, shape, (strides, int(offset)))
@@ -44,7 +44,7 @@ def compose(node: Node, shape: Shape, strides: tuple[int, ...], offset: int) -> 
 
 def permute(node: Node, axes: tuple[int, ...]) -> Node:
     base, shape, strides, off = strided_parts(node)
-    return strided_view(base, tuple(shape[a] for a in axes), tuple(strides[a] for a in axes), off)
+    return strided_view(base, tuple([shape[a] for a in axes]), tuple([strides[a] for a in axes]), off)
 
 
 def broadcast_to(node: Node, shape: Shape) -> Node:
