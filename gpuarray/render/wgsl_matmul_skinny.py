@@ -110,6 +110,20 @@ def _narrow_load(g: _Gen, t: Skinny, narrow: int, batch: list[str], reg: str) ->
             "    }"]
 
 
+def _lane_sums(lanes: int, s: int, width: int, col: str) -> list[str]:
+    """The ``K`` lanes' sums added in order ``L-1, ..., 0`` through ``Rs`` (narrow row ``i`` of column
+    ``col`` at ``Rs[i * width + col]``; one barrier a lane, written out, no loop): lane 0 then adds
+    ``Rs`` to its own."""
+    red: list[str] = []
+    for lane in range(lanes - 1, 0, -1):
+        red.append(f"  if (kl == {lane}u) {{")
+        for i in range(s):
+            prev = f" + Rs[{i * width}u + {col}]" if lane < lanes - 1 else ""
+            red.append(f"    Rs[{i * width}u + {col}] = acc{i}{prev};")
+        red += ["  }", "  workgroupBarrier();"]
+    return red
+
+
 def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rendered:
     """WGSL for the partial-sum pass of a narrow split-K product (module docstring); ``prm`` extras
     GM, GN, NG, GT, KC, TS as for ``render_matmul(split=True)``; one output binding ``part``. With
@@ -167,14 +181,7 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
                  f"        y = {v};", "      }",
                  *[f"      acc{i} = acc{i} + Ns[kk * {s}u + {i}u] * y;" for i in range(s)],
                  "    }"]
-    # lanes added in order L-1, ..., 0 through Rs (one barrier per lane: written out, no loop)
-    red: list[str] = []
-    for lane in range(lanes - 1, 0, -1):
-        red.append(f"  if (kl == {lane}u) {{")
-        for i in range(s):
-            prev = f" + Rs[{i * bw}u + col]" if lane < lanes - 1 else ""
-            red.append(f"    Rs[{i * bw}u + col] = acc{i}{prev};")
-        red += ["  }", "  workgroupBarrier();"]
+    red = _lane_sums(lanes, s, bw, "col")
     base = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
     store = ["  if (kl == 0u && live) {", f"    let obase = {base};"]
     for i in range(s):
@@ -243,13 +250,7 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
     else:
         inner += [f"    acc{i} = acc{i} + y{j} * Ns[(kl + {j * lanes}u) * {s}u + {i}u];"
                   for j in range(steps) for i in range(s)]
-    red: list[str] = []
-    for lane in range(lanes - 1, 0, -1):
-        red.append(f"  if (kl == {lane}u) {{")
-        for i in range(s):
-            prev = f" + Rs[{i * q4}u + c4]" if lane < lanes - 1 else ""
-            red.append(f"    Rs[{i * q4}u + c4] = acc{i}{prev};")
-        red += ["  }", "  workgroupBarrier();"]
+    red = _lane_sums(lanes, s, q4, "c4")
     obase = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
     store = ["  if (kl == 0u && live) {", f"    let obase = {obase};"]
     for i in range(s):
