@@ -393,9 +393,9 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
         if not gemv:     # one thread per output, or several where the outputs are few (X.T @ X)
             lanes = min(lanes, 1 << max(0, (SUM_FILL // ts).bit_length() - 1))
         if lanes > 1:    # many chunks of a few outputs: several threads add each output's chunks
-            key = (kernel.signature, "gemv_sum", lanes, not gemv)     # (the layout: same GPU time for GEMV)
+            key = (kernel.signature, "gemv_sum", lanes)
             if key not in _rendered:
-                _rendered[key] = render_gemv_sum(kernel, lanes, key[3])
+                _rendered[key] = render_gemv_sum(kernel, lanes)
             rs = _rendered[key]
             sum_groups = -(-ts * lanes // SUM_THREADS)
         else:

@@ -247,6 +247,19 @@ def k_loop_shader(kernel: Kernel, g: _Gen, decls: list[str], threads: int, head:
 SUM_THREADS = 256
 
 
+def vec4_operand(g: _Gen, op: int, side: str, batch: list[str]) -> tuple[str, str, str]:
+    """(binding, base word, stride) of matrix operand ``op`` read as ``vec4`` words through its input's
+    buffer: word ``q`` of its row (along its vec4 axis) ``r`` is ``base + r * stride + q``, from the
+    ``prm`` extras ``<side>_off``, ``<side>_st`` and ``<side>_b<d>`` (vec4 units;
+    ``wgpu_matmul_classes.gemv_vec``) and the batch indices ``batch``. The row dot and the narrow
+    kernel use it."""
+    ins = g.ins[op]
+    buf = f"in{g.ins[ins.args[0] if ins.op == 'view' else op].params[0]}"
+    base = [g.slot(("extra", f"{side}_off")),
+            *[f"{b} * {g.slot(('extra', f'{side}_b{d}'))}" for d, b in enumerate(batch)]]
+    return buf, " + ".join(base), g.slot(("extra", f"{side}_st"))
+
+
 def touch_unused(decls: list[str], body: list[str]) -> list[str]:
     """Statements that reference each storage binding of ``decls`` that ``body`` does not use, so
     that the pipeline's automatic layout keeps it (the two passes of a split-K product bind the

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen
-from .wgsl_matmul import chunk_sum_shader, epilogue_lines, k_loop_shader, tile_grid, touch_unused
+from .wgsl_matmul import chunk_sum_shader, epilogue_lines, k_loop_shader, tile_grid, touch_unused, vec4_operand
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 THREADS = 256
@@ -194,12 +194,9 @@ def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
               at: Callable[[bool, str, str], tuple[str, ...]]) -> tuple[list[str], str]:
     """The ``K`` step of the ``vec4`` form: (lines, the matrix's binding). Word ``q`` of row ``r`` is
     ``<side>_off + r * <side>_st + batch . <side>_b + q`` (``prm`` extras in vec4 units)."""
-    w, reg = t.side, WGSL_TYPE[g.k.result_dtype]
-    ins = g.ins[mat]
-    buf = f"in{g.ins[ins.args[0] if ins.op == 'view' else mat].params[0]}"
-    base = [g.slot(("extra", f"{w}_off")), *[f"{b} * {g.slot(('extra', f'{w}_b{d}'))}" for d, b in enumerate(batch)]]
-    st = g.slot(("extra", f"{w}_st"))
-    lines = [f"    let wbase = {' + '.join(base)};", "    let qb = k0 / 4u + lane;"]
+    reg = WGSL_TYPE[g.k.result_dtype]
+    buf, base, st = vec4_operand(g, mat, t.side, batch)
+    lines = [f"    let wbase = {base};", "    let qb = k0 / 4u + lane;"]
     for j in range(t.unroll):
         lines += [f"    let q{j} = qb + {j * t.lanes}u;"]
         lines += [f"    var x{j}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for c in range(t.cols)]
@@ -229,21 +226,20 @@ def sum_lanes(chunks: int) -> int:
     return min(64, 1 << max(0, chunks - 1).bit_length())
 
 
-def render_gemv_sum(kernel: Kernel, lanes: int, coalesced: bool = False) -> Rendered:
+def render_gemv_sum(kernel: Kernel, lanes: int) -> Rendered:
     """WGSL for the second pass of a split matrix-vector product: ``lanes`` threads per output element
     add its ``S`` partial sums (binding ``part`` after the kernel's own, chunk ``s`` at ``s * TS``;
     lane ``l`` takes chunks ``l, l + lanes, ...``), the first lane adds the lanes and evaluates the
-    fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` neighbouring outputs per workgroup;
-    an output's lanes are neighbouring threads, or with ``coalesced`` neighbouring threads take
-    neighbouring outputs of one chunk (many outputs: ``X.T @ X``)."""
+    fused epilogue. ``prm`` extras: S, TS. ``THREADS / lanes`` neighbouring outputs per workgroup,
+    neighbouring threads taking neighbouring outputs of one chunk (coalesced reads for many outputs,
+    ``X.T @ X``; for a GEMV's few outputs the H200 took the same time as with an output's lanes side
+    by side)."""
     g = _Gen(kernel)
     reg = WGSL_TYPE[kernel.result_dtype]
     ts, ns = g.slot(("extra", "TS")), g.slot(("extra", "S"))
     per = THREADS // lanes
-    eo, ln, rs = (f"lid % {per}u", f"lid / {per}u", f"l * {per}u + eo") if coalesced else \
-        (f"lid / {lanes}u", f"lid % {lanes}u", "lid + l")
-    head = [f"let eo = {eo};",
-            f"let ln = {ln};",
+    head = [f"let eo = lid % {per}u;",
+            f"let ln = lid / {per}u;",
             f"let e = (wid.y * nwg.x + wid.x) * {per}u + eo;",
             f"var acc: {reg} = {reg}(0);",
             f"if (e < {ts}) {{",
@@ -252,5 +248,5 @@ def render_gemv_sum(kernel: Kernel, lanes: int, coalesced: bool = False) -> Rend
             "Rs[lid] = acc;",
             "workgroupBarrier();",
             f"if (ln != 0u || e >= {ts}) {{ return; }}",
-            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[{rs}]; }}"]
+            f"for (var l = 1u; l < {lanes}u; l = l + 1u) {{ acc = acc + Rs[l * {per}u + eo]; }}"]
     return chunk_sum_shader(kernel, g, THREADS, head, [f"var<workgroup> Rs: array<{reg}, {THREADS}>;"])

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import _SMALL_WRAP, Rendered, _Gen
-from .wgsl_matmul import epilogue_lines, k_loop_shader, tile_grid, touch_unused
+from .wgsl_matmul import epilogue_lines, k_loop_shader, tile_grid, touch_unused, vec4_operand
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 UNROLL = 16                # wide-operand reads per K step written out (more: a loop)
@@ -221,17 +221,13 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
     s, bk, lanes, q4 = t.s, t.bk, t.lanes, t.bw // 4
     steps = bk // lanes
     narrow, wide = (ai, bi) if t.side == "a" else (bi, ai)
-    w = "b" if t.side == "a" else "a"
-    ins = g.ins[wide]
-    buf = f"in{g.ins[ins.args[0] if ins.op == 'view' else wide].params[0]}"
     grid, batch = tile_grid(g, nb, t.bm, t.bn, split=not final)
+    buf, base, st = vec4_operand(g, wide, "b" if t.side == "a" else "a", batch)
     w0, wlim = ("n0", "N") if t.side == "a" else ("m0", "M")
-    base = [g.slot(("extra", f"{w}_off")), *[f"{b} * {g.slot(('extra', f'{w}_b{d}'))}" for d, b in enumerate(batch)]]
     head = ["  " + line for line in grid]
     head += [f"  let c4 = lid % {q4}u;", f"  let kl = lid / {q4}u;", f"  let gw = {w0} + c4 * 4u;",
-             f"  let live = gw < {wlim};", f"  let wq = {' + '.join(base)} + gw / 4u;"]
+             f"  let live = gw < {wlim};", f"  let wq = {base} + gw / 4u;"]
     head += [f"  var acc{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(s)]
-    st = g.slot(("extra", f"{w}_st"))
     direct = s == 1 and steps <= UNROLL and _plain(kernel, narrow)
     load = [] if direct else _narrow_load(g, t, narrow, batch, reg)
     inner: list[str] = []
