@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray.providers import webgpu, wgpu_pool
+from gpuarray.providers import webgpu, wgpu_memory, wgpu_pool
 
 from .conftest import assert_same, record_creations
 
@@ -39,6 +39,48 @@ def test_parameters_of_many_dispatches_in_one_pass(wgpu_device: xp.Device, monke
         assert prov._pass is not None   # one open pass holds them all
         for i, y in enumerate(ys):
             assert_same(y, h + np.float32(i))
+
+
+class _Queue:
+    def __init__(self) -> None:
+        self.writes: list[tuple[int, list[int]]] = []
+
+    def write_buffer(self, buf: Any, off: int, data: np.ndarray, doff: int, size: int) -> None:
+        self.writes.append((off, data[doff // 4:(doff + size) // 4].tolist()))
+
+
+class _Device:
+    def __init__(self) -> None:
+        self.queue = _Queue()
+
+    def create_buffer(self, size: int, usage: Any) -> object:
+        return object()
+
+
+def test_parameter_arena_writes_only_what_changed() -> None:
+    """After ``submit_early`` the arena continues where it stopped (the submitted dispatches still
+    read theirs); a repeated pass with the same parameters writes nothing, a changed one its range."""
+    dev = _Device()
+    arena = wgpu_pool.ParamArena(dev, 0, 16, nbytes=1024)
+    u = np.uint32
+
+    def one_pass(first: list[int], second: list[int]) -> list[int]:
+        keep: list[Any] = []
+        _b, o1, _s = arena.put(np.array(first, u), keep)
+        arena.upload()
+        arena.reset(early=True)         # the submit_early of a long kernel
+        _b, o2, _s = arena.put(np.array(second, u), keep)
+        arena.upload()
+        arena.reset()
+        return [o1, o2]
+
+    assert one_pass([1, 2, 3], [4, 5]) == [0, 16]
+    assert dev.queue.writes == [(0, [1, 2, 3, 0]), (16, [4, 5, 0, 0])]
+    assert one_pass([1, 2, 3], [4, 5]) == [0, 16] and len(dev.queue.writes) == 2
+    one_pass([1, 2, 3], [4, 6])
+    assert dev.queue.writes[2:] == [(16, [4, 6, 0, 0])]
+    one_pass([7], [4, 6])
+    assert dev.queue.writes[3:] == [(0, [7, 2, 3, 0])]
 
 
 def test_repeated_dispatches_reuse_their_bind_groups(wgpu_device: xp.Device) -> None:
@@ -277,7 +319,7 @@ def test_small_reads_spin_then_block(wgpu_device: xp.Device, monkeypatch: pytest
         pytest.skip("no wgpu-native C entry points")
     monkeypatch.setattr(wgpu_encode, "SPIN_READ_S", spin_s)
     bu = p.wgpu.BufferUsage
-    small = wgpu_encode.SmallReader(p.device, bu.MAP_READ | bu.COPY_DST, webgpu.SMALL_READ, spin=True)
+    small = wgpu_encode.SmallReader(p.device, bu.MAP_READ | bu.COPY_DST, wgpu_memory.SMALL_READ, spin=True)
     monkeypatch.setattr(p, "_small", small)
     a = np.arange(1000, dtype=np.float32)
     x = xp.asarray(a, device=wgpu_device)

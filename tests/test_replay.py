@@ -262,6 +262,7 @@ def test_long_kernels_submit_early_and_replay_the_submits(wgpu_device: xp.Device
     the rest is recorded; a replayed evaluation submits at the same points and computes the same."""
     from gpuarray.providers import webgpu
     monkeypatch.setattr(webgpu, "LONG_SUBMIT", 3)
+    monkeypatch.setattr(webgpu, "FIRST_SUBMIT", 2)
     provider = _devices.provider_for(wgpu_device)
     count = _Counter(provider, monkeypatch)
     n = 130

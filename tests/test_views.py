@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
+from gpuarray.runtime import devices as _devices
 
 from .conftest import assert_same
 
@@ -121,3 +122,74 @@ def test_views_of_empty_and_0d(device):
     s = xp.asarray(np.float32(5), device=device)
     assert_same(s[None], np.array([5], np.float32))
     assert_same(s[...], np.float32(5)[...])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int64, np.uint16, np.float32, np.float64, np.complex64])
+def test_prefix_views_of_evaluated_data_share_its_buffer(device, dtype):
+    """x[:k] (and reshapes of it) of evaluated x: no kernel, the same values, and the buffer
+    freed only once the base and every prefix are gone."""
+    if not device.supports(np.dtype(dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    host = (np.arange(-30, 30) * 7).astype(dtype).reshape(6, 10)
+    base = xp.asarray(host, device=device) + xp.asarray(np.zeros(1, dtype), device=device)
+    xp.evaluate(base)
+    xp.reset_metrics()
+    first = base[:4]
+    rows = base.reshape(-1)[:15].reshape(3, 5)
+    xp.evaluate(first, rows)
+    assert xp.metrics()["evaluations"] == 0 and xp.metrics()["dispatches"] == 0
+    del base
+    for _ in range(3):          # new results may take freed buffers: the prefixes' must stay
+        xp.evaluate(xp.asarray(np.ones((6, 10), dtype), device=device) * xp.asarray(np.zeros(1, dtype), device=device))
+    assert_same(first, host[:4])
+    assert_same(rows, host.reshape(-1)[:15].reshape(3, 5))
+    assert_same(first * 1 + rows.reshape(-1)[:1], host[:4] * 1 + host.reshape(-1)[:1])
+
+
+def test_prefix_view_memory_returns_with_the_last_user(wgpu_device):
+    prov = _devices.provider_for(wgpu_device)
+    live0 = prov.memory()["live"]
+    base = xp.asarray(np.arange(1 << 20, dtype=np.float32), device=wgpu_device) * 2
+    xp.evaluate(base)
+    held = prov.memory()["live"] - live0
+    assert held >= 4 << 20
+    head = base[: 1 << 10]
+    xp.evaluate(head)
+    del base
+    assert prov.memory()["live"] - live0 == held      # the prefix keeps the whole buffer
+    assert float(head[1023]) == 2046.0
+    del head
+    assert prov.memory()["live"] - live0 < held
+
+
+def test_prefix_views_not_at_the_start_or_strided_still_copy(device):
+    g = xp.asarray(np.arange(12.0), device=device) * 1
+    xp.evaluate(g)
+    xp.reset_metrics()
+    a, b = g[1:5], g[::2]
+    xp.evaluate(a, b)
+    assert xp.metrics()["evaluations"] >= 1
+    assert_same(a, np.arange(12.0)[1:5])
+    assert_same(b, np.arange(12.0)[::2])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float32, np.float64,
+                                   np.complex64])
+def test_scalar_of_an_element_of_evaluated_data_is_one_read(device, dtype):
+    if not device.supports(np.dtype(dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    host = np.array([0, -1, 2**7 - 1, -(2**7), 3, 1, 0, 5], dtype=np.int64).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        host = np.array([np.nan, -0.0, np.inf, -np.inf, 1.5, -2.25, 0.0, 7.0], dtype=dtype)
+    g0 = xp.asarray(host, device=device)
+    # computed: the data is on the device only
+    g = xp.logical_not(xp.logical_not(g0)) if dtype is np.bool_ else xp.negative(xp.negative(g0))
+    m = g.reshape(2, 4) * 1 if dtype is not np.bool_ else xp.asarray(host.reshape(2, 4), device=device)
+    xp.evaluate(g, m)
+    xp.reset_metrics()
+    conv = complex if np.dtype(dtype).kind == "c" else float
+    for i in range(8):
+        want, got = conv(host[i]), conv(g[i])
+        assert (want == got or (want != want and got != got)) and np.signbit(np.real(want)) == np.signbit(np.real(got))
+        assert conv(m[i // 4, i % 4]) == want or want != want
+    assert bool(g[-1]) == bool(host[-1]) and xp.metrics()["evaluations"] == 0

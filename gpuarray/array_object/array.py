@@ -20,7 +20,7 @@ from ..graph import views
 from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
-from ..runtime.residency import Data
+from ..runtime.residency import Data, element
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
@@ -198,6 +198,10 @@ class GpuArray(NumPyMethods):
             raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
                             f"converted to Python {kind}s")
         if node.data is None:
+            if node.op == "view" and node.inputs[0].data is not None:      # x[i] of evaluated x
+                value = element(node.inputs[0].data, node.attrs[1])         # one small read
+                if value is not None:
+                    return value
             evaluate_nodes([node], reading=True)
         return node.data.get_host().flat[0]        # its data may have another shape of one element
 

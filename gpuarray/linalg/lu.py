@@ -42,20 +42,23 @@ def applies(x: GpuArray, dtype: np.dtype) -> bool:
             and x.device.supports(np.dtype(dtype)))
 
 
-def _packed(kind: str, inputs: tuple[Node, ...], size: int, attrs: tuple = ()) -> Node:
-    """The flat ``linalg_<kind>`` node of ``size`` elements, evaluated now."""
+def _packed(kind: str, inputs: tuple[Node, ...], size: int, attrs: tuple = (), flag: bool = True) -> Node:
+    """The flat ``linalg_<kind>`` node of ``size`` elements, evaluated now (``flag``: its last
+    element is read next, and that read's copy joins this evaluation's submission)."""
     node = make(f"linalg_{kind}", inputs, inputs[0].dtype, (size,), attrs, inputs[0].device)
-    evaluate_nodes([node])
+    evaluate_nodes([node], reading=flag)
     return node
 
 
 def _matrices(packed: Node, shape: tuple[int, ...]) -> GpuArray:
-    """The leading ``prod(shape)`` elements of ``packed`` as an array of ``shape``."""
+    """The leading ``prod(shape)`` elements of ``packed`` as an array of ``shape`` (evaluated, it
+    shares ``packed``'s buffer: ``runtime.planner``'s prefix views, no copy)."""
     return GpuArray(views.strided_view(packed, shape, contiguous_strides(shape), 0))
 
 
 def _check(packed: Node, message: str) -> None:
-    """Raise LinAlgError(``message``) where the flag after the result is set (one small read)."""
+    """Raise LinAlgError(``message``) where the flag after the result is set (one small read of
+    the evaluated buffer: ``GpuArray._scalar``)."""
     flag = GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))
     if float(flag) != 0.0:
         raise LinAlgError(message)
@@ -105,7 +108,7 @@ def det(a: Node) -> GpuArray:
     batch = a.shape[:-2]
     if 0 in a.shape:
         return ones(batch, dtype=a.dtype, device=a.device)
-    return _matrices(_packed("lu", (a,), math.prod(batch), ("det",)), batch)
+    return _matrices(_packed("lu", (a,), math.prod(batch), ("det",), flag=False), batch)
 
 
 def slogdet(a: Node) -> tuple[GpuArray, GpuArray]:
@@ -113,7 +116,7 @@ def slogdet(a: Node) -> tuple[GpuArray, GpuArray]:
     batch = a.shape[:-2]
     if 0 in a.shape:
         return ones(batch, dtype=a.dtype, device=a.device), zeros(batch, dtype=a.dtype, device=a.device)
-    packed = _packed("lu", (a,), 2 * math.prod(batch), ("slogdet",))
+    packed = _packed("lu", (a,), 2 * math.prod(batch), ("slogdet",), flag=False)
     st = tuple(2 * s for s in contiguous_strides(batch))
     return (GpuArray(views.strided_view(packed, batch, st, 0)),
             GpuArray(views.strided_view(packed, batch, st, 1)))

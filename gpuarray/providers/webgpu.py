@@ -1,20 +1,20 @@
 """The wgpu provider: runs kernel plans as WGSL compute shaders.
 
-- adapter choice and explicit features / limits (64-bit types only where the
-  adapter has ``shader-f64`` / ``shader-int64``);
-- one command encoder, one compute pass and one submit per evaluation; 2-D dispatch past 65535 groups;
-- pipelines cached by kernel signature (and WGSL hash; the WGSL also on disk, and recently
-  used pipelines compiled at start: ``wgpu_cache``), a size-class buffer pool, and two
-  alternating pooled staging buffers per large transfer (``wgpu_pool``);
-- GPU time per dispatch from timestamp queries when timing is on (``wgpu_timing``);
+- adapter choice and explicit features / limits (64-bit types only where the adapter has ``shader-f64`` /
+  ``shader-int64``); one command encoder, one compute pass and one submit per evaluation; 2-D dispatch
+  past 65535 groups;
+- pipelines cached by kernel signature (and WGSL hash; the WGSL also on disk, and recently used pipelines
+  compiled at start: ``wgpu_cache``), a size-class buffer pool, and two alternating pooled staging
+  buffers per large transfer (``wgpu_pool``); GPU time per dispatch from timestamp queries when timing
+  is on (``wgpu_timing``);
 - float64 transcendentals run as software on the device (``render/wgsl_f64*.py``; ``F64_HOST_OPS``,
   the ones that would run on the host, is empty), complex128 ones on the host (``C128_HOST_OPS``);
-- elementwise kernels over arrays larger than one storage binding (or with 2**32
-  elements or more) run in chunks, each binding a sub-range of every buffer; arrays
-  larger than the largest buffer are split into segments (``SegmentedHandle``);
-- faults: an allocation that fails releases the pooled buffers and is retried once,
-  then raises ``OutOfMemoryError``; a lost device raises ``DeviceLostError`` and the
-  provider is replaced on the next use of its device (``_devices.provider_for``).
+- elementwise kernels over arrays larger than one storage binding (or with 2**32 elements or more) run
+  in chunks, each binding a sub-range of every buffer; arrays larger than the largest buffer are split
+  into segments (``SegmentedHandle``);
+- faults: an allocation that fails releases the pooled buffers and is retried once, then raises
+  ``OutOfMemoryError``; a lost device raises ``DeviceLostError`` and the provider is replaced on the
+  next use of its device (``_devices.provider_for``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
 from .wgpu_bindings import BindGroupCache, KeptBuffers, bind_layout, wide_buffers
-from .wgpu_encode import RAW, PassRecorder, RawPass, SmallReader
+from .wgpu_encode import RAW, PassRecorder, RawPass
 from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
     C128_HOST_OPS,
     F64_HOST_OPS,
@@ -47,7 +47,7 @@ from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by te
     WGPU_KINDS,
     cannot_run_reason,
 )
-from .wgpu_memory import SMALL_READ, WgpuMemory
+from .wgpu_memory import WgpuMemory
 from .wgpu_pool import BufferPool
 from .wgpu_probe import builtin_checks, numerics, overrides
 from .wgpu_replay import Program, Recorder
@@ -66,7 +66,8 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # a 2^22 chain 0.069 -> 0.047 ms a call; 256 -> 1024: X.T @ r 0.122 -> 0.109, chain8 2^26 0.251 -> 0.244)
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = 16
-LONG_SUBMIT = 256       # submit_early: dispatches of a long kernel's pass worth starting the GPU on
+FIRST_SUBMIT = 16   # submit_early: dispatches worth starting the GPU on, then every LONG_SUBMIT (H200,
+LONG_SUBMIT = 256   # a submit while the GPU runs costs 0.1-0.4 ms of host time: docs/benchmarks.md)
 SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "1024")) << 20
 STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
 WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
@@ -136,6 +137,7 @@ class WgpuProvider(WgpuMemory):
         self._keep: list[Any] = []
         self._deferred: list[Any] = []
         self._pass_dispatches = 0         # dispatches and bytes bound in the open pass (end_evaluation)
+        self._early = False               # submit_early submitted since the last full submit
         self._pass_bytes = 0
         bu = self.wgpu.BufferUsage
         self.params = wgpu_pool.ParamArena(self.device, bu.STORAGE | bu.COPY_DST,
@@ -361,10 +363,14 @@ class WgpuProvider(WgpuMemory):
 
     def submit_early(self, min_dispatches: int | None = None) -> None:
         """From a kernel's enqueue (lock and guard held): submit the open pass once it holds
-        ``min_dispatches`` (``LONG_SUBMIT``), so that the GPU starts on a long chain of dispatches (the
-        linear algebra's) while the rest is recorded; a replayed program submits at the same points."""
-        if self._pass is None or self._pass_dispatches < (LONG_SUBMIT if min_dispatches is None else min_dispatches):
+        ``min_dispatches`` (``FIRST_SUBMIT``, after an early submit ``LONG_SUBMIT``), so that the GPU
+        starts on a long chain of dispatches (the linear algebra's) while the rest is recorded; a
+        replayed program submits at the same points."""
+        if min_dispatches is None:
+            min_dispatches = LONG_SUBMIT if self._early else FIRST_SUBMIT
+        if self._pass is None or self._pass_dispatches < min_dispatches:
             return
+        self._early = True
         if self._recorder is not None:
             self._recorder.submit()
         self._submit(None, keep=True)
@@ -388,8 +394,9 @@ class WgpuProvider(WgpuMemory):
                 self.device.queue.submit([enc.finish()])
         finally:
             self._keep = []
+            self._early = self._early and keep
             self._pass_dispatches = self._pass_bytes = 0
-            self.params.reset()
+            self.params.reset(keep)
             for buf in self._deferred:
                 self.pool.put(buf)
             self._deferred = []
@@ -568,21 +575,6 @@ class WgpuProvider(WgpuMemory):
                 dst.unmap()
             if self.timer is not None:
                 self.timer.harvest()
-
-    def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
-        """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset``: the open pass is
-        submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
-        entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
-        if self._small is None:
-            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
-            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
-        small, n4 = self._small, (nbytes + 3) // 4 * 4
-        if self._pass is not None and self.lost is None:        # flush, the lock and guard held
-            self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
-        else:
-            self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
-        data = small.read(n4)
-        return data if n4 == nbytes else data[:nbytes]
 
     def memory(self) -> dict[str, int]:
         """Bytes of device buffers held by arrays (``live``) and kept free for reuse (``pooled``)."""

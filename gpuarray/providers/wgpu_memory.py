@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.dtypes import STORAGE_NP
 from . import wgpu_pool
-from .wgpu_encode import RAW
+from .wgpu_encode import RAW, SmallReader
 from .wgpu_pool import staged_download, staged_upload
 from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges
 
@@ -52,7 +52,10 @@ class WgpuMemory:
     _guard: Callable[[], Any]
     chunk_elems: Callable[[], int]
     flush: Callable[..., None]
-    read_small: Callable[[Any, int, int], bytes]
+    wgpu: Any
+    adapter: Any
+    _small: Any
+    _submit: Callable[..., None]
 
     def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
         """A buffer of at least ``nbytes`` for a kernel to write. With ``reuse`` it may be one freed
@@ -162,6 +165,41 @@ class WgpuMemory:
             if self.timer is not None and self.timer.backlog():
                 self.timer.harvest()        # the queue has finished what was submitted before
         return out.reshape(shape)
+
+    def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
+        """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset``: the open pass is
+        submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
+        entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
+        if self._small is None:
+            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
+            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
+        small, n4 = self._small, (nbytes + 3) // 4 * 4
+        if self._pass is not None and self.lost is None:        # flush, the lock and guard held
+            self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+        else:
+            self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+        data = small.read(n4)
+        return data if n4 == nbytes else data[:nbytes]
+
+    def alias(self, handle: GpuHandle | SegmentedHandle, nbytes: int) -> GpuHandle | None:
+        """A handle on the first ``nbytes`` of ``handle``'s buffer (``residency.prefix``: the caller
+        keeps the buffer alive and frees it once), or None for an array in several buffers."""
+        return GpuHandle(handle.buffer, nbytes) if type(handle) is GpuHandle else None
+
+    def read_element(self, handle: GpuHandle | SegmentedHandle, index: int, dtype: np.dtype) -> Any:
+        """Element ``index`` of the array in ``handle`` as a NumPy scalar of ``dtype``, by one small
+        read (``read_small``) that submits the open pass with its copy; None where that read is not
+        available (arrays in several buffers, no C entry points)."""
+        if not RAW or type(handle) is not GpuHandle:
+            return None
+        sdt = STORAGE_NP[dtype]
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            data = self.read_small(handle.buffer, index * sdt.itemsize, sdt.itemsize)
+            if self.timer is not None and self.timer.backlog():
+                self.timer.harvest()
+        return np.frombuffer(data, dtype=sdt).astype(dtype)[0]
 
     def free(self, handle: GpuHandle | SegmentedHandle) -> None:
         """Return a buffer to the pool; while a pass is open, only after it is submitted

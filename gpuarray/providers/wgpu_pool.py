@@ -148,18 +148,23 @@ class ParamArena:
 
     Each dispatch's parameters are copied into a host array at the next aligned offset and bound
     as that sub-range (a dynamic offset, so the bind group stays the same); ``upload`` writes
-    what the pass gathered with one ``queue.write_buffer`` just before the pass is submitted
-    (WebGPU runs a ``write_buffer`` before the submits after it). After the submit the buffer
-    is reused from offset 0 (``reset``); a pass that fills it continues in a fresh one, the
-    full one written and kept alive until the submit (``keep``).
+    what the pass gathered since the last upload with one ``queue.write_buffer`` just before the
+    pass is submitted (WebGPU runs a ``write_buffer`` before the submits after it), and not at all
+    where the buffer holds those bytes already (``shadow``: a repeated evaluation with the same
+    constants; H200, the first ``write_buffer`` after waiting for a long submission took 2.1 ms).
+    After a submit the buffer is reused from offset 0 (``reset``), after a ``submit_early`` from
+    where it stopped; a pass that fills it continues in a fresh one, the full one written and kept
+    alive until the submit (``keep``).
     """
 
     def __init__(self, device: Any, usage: Any, align: int, nbytes: int = 256 << 10) -> None:
         self.device, self.usage, self.align, self.nbytes = device, usage, max(4, int(align)), nbytes
         self.buffer: Any = None
         self.offset = 0
+        self.base = 0               # the first byte not uploaded yet
         self.host = np.zeros(nbytes // 4, dtype=np.uint32)
-        self.last: tuple[Any, bytes] | None = None      # (buffer, words) of the last write
+        self.shadow = np.zeros(nbytes // 4, dtype=np.uint32)      # what the buffer holds ...
+        self.valid = 0                                             # ... in its first bytes
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
@@ -171,8 +176,9 @@ class ParamArena:
             self.nbytes = max(self.nbytes, -(-size // self.align) * self.align)
             if self.host.nbytes < self.nbytes:
                 self.host = np.zeros(self.nbytes // 4, dtype=np.uint32)
+                self.shadow = np.zeros(self.nbytes // 4, dtype=np.uint32)
             self.buffer = self.device.create_buffer(size=self.nbytes, usage=self.usage)
-            self.offset = 0
+            self.offset = self.base = self.valid = 0
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         self.host[off >> 2:(off >> 2) + words.size] = words if words.ndim == 1 else words.ravel()
@@ -181,20 +187,24 @@ class ParamArena:
 
     def upload(self) -> None:
         """Write the parameters gathered since the last upload (before the pass is submitted); not
-        when the buffer holds these bytes already (a repeated evaluation with the same constants:
-        a ``write_buffer`` costs 10-12 us on the H200's host)."""
-        if self.buffer is None or not self.offset:
+        when the buffer holds these bytes already."""
+        lo, hi = self.base, self.offset
+        if self.buffer is None or hi <= lo:
             return
-        words = self.host[:self.offset >> 2].tobytes()
-        last = self.last
-        if last is not None and last[0] is self.buffer and last[1] == words:
+        self.base = hi
+        new = self.host[lo >> 2:hi >> 2]
+        if hi <= self.valid and np.array_equal(self.shadow[lo >> 2:hi >> 2], new):
             return
-        self.device.queue.write_buffer(self.buffer, 0, self.host, 0, self.offset)
-        self.last = (self.buffer, words)
+        self.device.queue.write_buffer(self.buffer, lo, self.host, lo, hi - lo)
+        self.shadow[lo >> 2:hi >> 2] = new
+        if lo <= self.valid:
+            self.valid = max(self.valid, hi)
 
-    def reset(self) -> None:
-        """After a submit: later dispatches may start again from offset 0."""
-        self.offset = 0
+    def reset(self, early: bool = False) -> None:
+        """After a submit: later dispatches may start again from offset 0 (``early``: after a
+        ``submit_early``, from where the submitted ones stopped)."""
+        if not early:
+            self.offset = self.base = 0
 
 
 def copy_threads() -> int:

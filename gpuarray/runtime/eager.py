@@ -180,7 +180,7 @@ def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     d.dtype = dt
     d.shape = shape
     d.host = r
-    d.handle = d.provider = d.recipe = None
+    d.handle = d.provider = d.recipe = d.owner = None
     node.depth = 0
     _log_append((name, device, shape))      # planner.decisions() shows it as planner.eager_entry()
     _COUNTERS["eager_host_ops"] += 1

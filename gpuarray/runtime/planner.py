@@ -45,11 +45,12 @@ from ..core import config as _config
 from ..core import metrics as _metrics
 from ..core.errors import DeviceLostError
 from ..graph.node import Node
+from ..graph.shapes import view_strides
 from ..providers.inprocess import run_kernel
 from . import calibration as _calibration
 from . import profile as _profile
 from . import replay
-from .residency import Data, remember
+from .residency import Data, prefix, remember
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -227,8 +228,25 @@ def _realize(node: Node, data: Data, undo: list[tuple[Node, tuple, int]]) -> Non
     node.realize(data)
 
 
+def _aliased(node: Node, undo: list[tuple[Node, tuple, int]]) -> bool:
+    """Realize ``node`` without a kernel where it is the leading elements of evaluated data in C
+    order (a view at offset 0 with contiguous strides, as ``x[:k]`` or a result packed before a
+    flag): its data then shares the base's buffer (``residency.prefix``)."""
+    base = node.inputs[0]
+    strides, offset = node.attrs
+    if base.data is None or offset != 0 or strides != view_strides(node.shape) or 0 in node.shape:
+        return False
+    data = prefix(base.data, node.shape)
+    if data is None:
+        return False
+    _realize(node, data, undo)
+    return True
+
+
 def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False) -> None:
-    live = [n for n in nodes if n.data is None]
+    live = [n for n in nodes if n.data is None and not (n.op == "view" and _aliased(n, undo))]
+    if not live:
+        return
     order, held, key = prepare(live)
     plan = replay.lookup(key)
     prov = plan.usable(order) if plan is not None else None

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core import metrics as _metrics
+from ..core.dtypes import STORAGE_NP
 from ..core.errors import DeviceLostError
 from ..graph import node as _graph
 
@@ -28,7 +29,7 @@ from ..graph import node as _graph
 class Data:
     """The realized contents of one node: a host array and/or a device handle."""
 
-    __slots__ = ("host", "handle", "provider", "dtype", "shape", "recipe", "__weakref__")
+    __slots__ = ("host", "handle", "provider", "dtype", "shape", "recipe", "owner", "__weakref__")
 
     def __init__(self, dtype: np.dtype, shape: tuple[int, ...], host: np.ndarray | None = None,
                  handle: Any = None, provider: Any = None) -> None:
@@ -38,6 +39,7 @@ class Data:
         self.handle = handle
         self.provider = provider
         self.recipe: Recipe | None = None     # how a device kernel computed it (see Recipe)
+        self.owner: Shared | None = None      # set where the buffer is shared with aliases (prefix)
         if handle is not None and type(self) is Data:
             self.__class__ = DeviceData
 
@@ -117,7 +119,9 @@ class Data:
             "(np.asarray) of device arrays whose inputs you do not keep", device=name, reason=str(p.lost))
 
     def release(self) -> None:
-        if self.handle is not None and self.provider is not None:
+        if self.owner is not None:      # a shared buffer: freed by its owner when the last user goes
+            self.owner = None
+        elif self.handle is not None and self.provider is not None:
             try:
                 self.provider.free(self.handle)
             except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
@@ -135,11 +139,70 @@ class DeviceData(Data):
     __slots__ = ()
 
     def __del__(self) -> None:
-        if self.handle is not None and self.provider is not None:
+        if self.handle is not None and self.provider is not None and self.owner is None:
             try:
                 self.provider.free(self.handle)
             except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
                 pass
+
+
+class Shared:
+    """A device buffer that several ``Data`` read (``prefix``: a view's data on its base's buffer),
+    freed when the last of them goes."""
+
+    __slots__ = ("handle", "provider")
+
+    def __init__(self, handle: Any, provider: Any) -> None:
+        self.handle = handle
+        self.provider = provider
+
+    def __del__(self) -> None:
+        try:
+            self.provider.free(self.handle)
+        except Exception:  # noqa: BLE001 - freeing during interpreter shutdown
+            pass
+
+
+def prefix(data: Data, shape: tuple[int, ...]) -> Data | None:
+    """The first ``prod(shape)`` elements of ``data`` as data of ``shape``, without a copy: a view of
+    its host array and/or a handle on its device buffer (which both then share), or None where the
+    provider cannot alias (arrays in several buffers) or the data was lost.
+
+    >>> d = Data.from_host(np.arange(6.0))
+    >>> prefix(d, (2, 2)).get_host().tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    size = math.prod(shape)
+    host = data.host.reshape(-1)[:size].reshape(shape) if data.host is not None else None
+    handle = None
+    if data.handle is not None and not data.lost:
+        alias = getattr(data.provider, "alias", None)       # (handles may be padded: the storage size)
+        handle = alias(data.handle, STORAGE_NP[data.dtype].itemsize * size) if alias is not None else None
+    if handle is None:
+        return Data(data.dtype, shape, host=host) if host is not None else None
+    out = Data(data.dtype, shape, host=host, handle=handle, provider=data.provider)
+    if data.owner is None:
+        data.owner = Shared(data.handle, data.provider)
+    out.owner = data.owner
+    return out
+
+
+def element(data: Data, index: int) -> Any:
+    """Element ``index`` (flat, C order) of ``data`` as a NumPy scalar, read from the host copy or
+    by one small read of the device buffer; None where the provider cannot read one element.
+
+    >>> float(element(Data.from_host(np.arange(6.0)), 4))
+    4.0
+    """
+    if data.host is not None:
+        return data.host.reshape(-1)[index]
+    if data.handle is None or data.lost:
+        return None
+    read = getattr(data.provider, "read_element", None)
+    value = read(data.handle, index, data.dtype) if read is not None else None
+    if value is not None:
+        _metrics.add("bytes_downloaded", data.dtype.itemsize)
+    return value
 
 
 class Recipe:
