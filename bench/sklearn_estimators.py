@@ -2,17 +2,17 @@
 
     SCIPY_ARRAY_API=1 python -m bench.sklearn_estimators [--rows 1048576] [--cols 64] [--runs 3]
                                                          [--libs numpy,gpuarray,torch,cupy] [--out FILE]
+                                                         [--dtypes float32,float64]
 
 Issue 17's table: ``PCA(16, svd_solver="covariance_eigh").fit_transform``, ``Ridge(solver="svd").fit``,
 ``LinearDiscriminantAnalysis().fit(X, y).predict(X)``, ``LogisticRegression(max_iter=50).fit`` (and, by
 ``--estimators``, issue 20's ``pca_full`` and ``pca_rand``: ``PCA(16)`` with ``svd_solver="full"`` and
-``"randomized"``) on
-float32 data (normal features, 4 classes or a linear target with noise). Wall seconds per call
-including the transfer of the result's attributes back to nothing (the fitted estimator stays on
-the device); the median of ``--runs`` calls after one warm-up call (which also compiles), each
-library timed after half a second of its own warm-up work; NumPy is timed once (seconds per fit).
-gpuarray's host fallbacks per fit are reported (``metrics()``), so that a figure that comes from the
-host is seen as such.
+``"randomized"``) on float32 data (``--dtypes``: and / or float64; normal features, 4 classes or a
+linear target with noise). Wall seconds per call including the transfer of the result's attributes
+back to nothing (the fitted estimator stays on the device); the median of ``--runs`` calls after one
+warm-up call (which also compiles), each library timed after half a second of its own warm-up work;
+NumPy is timed once (seconds per fit). gpuarray's host fallbacks per fit are reported
+(``metrics()``), so that a figure that comes from the host is seen as such.
 """
 
 # mypy: disable-error-code="misc"
@@ -66,18 +66,19 @@ def _lib(lib: str) -> tuple[Callable[[np.ndarray], Any], Callable[[Any], None]]:
     return (lambda a: cp.asarray(a)), (lambda r: cp.cuda.Device().synchronize())
 
 
-def run(rows: int, cols: int, runs: int, libs: list[str], names: list[str]) -> list[dict[str, Any]]:
+def run(rows: int, cols: int, runs: int, libs: list[str], names: list[str],
+        dtype: str = "float32") -> list[dict[str, Any]]:
     import sklearn
 
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((rows, cols)).astype(np.float32)
-    w = rng.standard_normal(cols).astype(np.float32)
-    yr = (X @ w + 0.1 * rng.standard_normal(rows)).astype(np.float32)
+    X = rng.standard_normal((rows, cols)).astype(dtype)
+    w = rng.standard_normal(cols).astype(dtype)
+    yr = (X @ w + 0.1 * rng.standard_normal(rows)).astype(dtype)
     yc = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-1.0, 0.0, 1.0]).astype(np.int64)
     out: list[dict[str, Any]] = []
     for name in names:
         fn = _work(name)
-        rec: dict[str, Any] = {"estimator": name, "shape": [rows, cols]}
+        rec: dict[str, Any] = {"estimator": name, "shape": [rows, cols], "dtype": dtype}
         for lib in libs:
             try:
                 to, sync = _lib(lib)
@@ -128,9 +129,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--libs", default="numpy,gpuarray,torch,cupy")
     ap.add_argument("--estimators", default=",".join(ESTIMATORS))
+    ap.add_argument("--dtypes", default="float32", help="float32, float64 or both (comma-separated)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    rows = run(args.rows, args.cols, args.runs, args.libs.split(","), args.estimators.split(","))
+    rows = [r for dt in args.dtypes.split(",")
+            for r in run(args.rows, args.cols, args.runs, args.libs.split(","), args.estimators.split(","), dt)]
     write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
               args.out)
 

@@ -84,9 +84,25 @@ C128_HOST_OPS = frozenset(n for n in TRANSCENDENTAL_OPS - C128_DEVICE_OPS     # 
                           if complex128 in CATEGORIES[OPS[n].category])
 
 
+_LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices by Jacobi, tall ones "
+           "through QR; one small matrix keeps LAPACK's signs of the vectors; no device reduction to "
+           "tridiagonal or bidiagonal form for larger ones yet)")
+# why a linear-algebra node that the namespace gave to LAPACK runs on the host (gpuarray/linalg)
+HOST_LINALG_REASONS = {
+    "linalg_eigh": f"eigh {_LAPACK}", "linalg_eigvalsh": f"eigvalsh {_LAPACK}",
+    "linalg_svd": f"svd {_LAPACK}", "linalg_svdvals": f"svdvals {_LAPACK}",
+    "linalg_pinv": f"pinv (an svd) {_LAPACK}", "linalg_matrix_rank": f"matrix_rank (an svd) {_LAPACK}",
+}
+
+
 def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     """Why ``kernel`` cannot run on ``provider`` (a ``WgpuProvider``; it then runs on the host), or None."""
     if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
+        if kernel.kind in HOST_LINALG_REASONS:
+            return HOST_LINALG_REASONS[kernel.kind]
+        if kernel.kind.startswith("linalg_"):
+            return (f"{kernel.kind[7:]} of complex matrices (or of a dtype the adapter lacks) is LAPACK's "
+                    "on the host")
         return f"no WGSL kernel for {kernel.kind} yet; it runs on the host"
     for ins in kernel.instrs:
         if not provider.supports(ins.dtype):
