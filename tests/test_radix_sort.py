@@ -263,3 +263,22 @@ def test_multisplit_and_counting_rounds(wgpu_device, monkeypatch, floor):
         g = xp.asarray(a, device=wgpu_device)
         _check(g, a, 1, False, kinds=kinds)
         _check(g, a, 1, True, kinds=kinds)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32"])
+def test_passes_whose_keys_share_one_digit(wgpu_device, dtype):
+    """A pass where every key of a row has the same digit (labels, small integers, a constant row)
+    copies the row in order; rows of one array take that path or not each on its own, the rest
+    ranked as before: sort and stable argsort in both directions, along both axes."""
+    b, t = _geometry(wgpu_device, dtype)
+    n = max(b + 1000, 3 * t + 5)            # past the bitonic block, several tiles
+    rng = np.random.default_rng(7)
+    a = np.empty((4, n), dtype=dtype)
+    a[0] = rng.integers(0, 4, n)                    # labels: one digit but the lowest
+    a[1] = 3                                        # constant: every pass copies
+    a[2] = _data(dtype, (n,), seed=3)               # the whole range: every pass ranks
+    a[3] = rng.integers(-2, 2, n)                   # small, both signs: the sign flips the high digits
+    g = xp.asarray(a, device=wgpu_device)
+    for descending in (False, True):
+        _check(g, a, 1, descending)
+        _check(xp.asarray(np.ascontiguousarray(a.T), device=wgpu_device), np.ascontiguousarray(a.T), 0, descending)

@@ -29,6 +29,11 @@ A pass is three dispatches, a reduce-then-scan:
   range (``ms`` to 32 invocations; ``providers.wgpu_radix.subgroup_floor``). H200, float32 sort
   of 2^24: 214 us a pass against the counting rounds' 382 (upsweep 34 us, scan 15 us).
 
+A pass in which every key of a row has the same digit (``tot`` of one digit equal to the row's
+length: small integers' high bytes, labels, a constant row) keeps the order: each workgroup of
+that row copies its keys (and values) to the same places instead of ranking them
+(``_one_digit_pass``).
+
 The workgroup scans (of the counters, of the digit totals, and in ``render_scan``) use the
 subgroup extension where the provider has it (``sg``; it assumes full subgroups, as every driver
 gives a workgroup of 256), else Hillis-Steele in workgroup memory. The per-key code is a loop
@@ -265,6 +270,27 @@ def _downsweep_io(src: str, dst: str, out_dt: np.dtype, vals: bool, e: str, k_ra
     return _key_load(src, e), val, store
 
 
+def _one_digit_pass(src: str, dst: str, out_dt: np.dtype, vals: bool, kpt: int, unroll: bool) -> list[str]:
+    """Lines that end a downsweep whose row has every key on one digit this pass (``tot`` of a digit
+    equal to the row's length: small integers' high bytes, labels, indices): the stable sort by
+    that digit keeps the order, so the workgroup copies its keys (and values) to the same places,
+    without ranking them."""
+    tile = WORKGROUP * kpt
+    key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "kk", "vv")
+    body = ["let e = lid + k * 256u;", "if (e < n) {", f"  let kk = {key};",
+            *([f"  let vv = {val};"] if vals else []), "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
+    return ["  if (lid == 0u) { rx_one = 0u; }",
+            "  workgroupBarrier();",
+            f"  if (tot[row * {DIGITS}u + lid] == L) {{ rx_one = 1u; }}",
+            "  if (workgroupUniformLoad(&rx_one) != 0u) {",
+            f"    for (var tb = lo; tb < hi; tb = tb + {tile}u) {{",
+            f"      let n = min({tile}u, hi - tb);",
+            *_each(kpt, body, unroll, "      "),
+            "    }",
+            "    return;",
+            "  }"]
+
+
 def render_upsweep(kernel: Kernel, src: str, kpt: int, unroll: bool = True) -> Shader:
     """Digit counts of each partition. ``src``: ``prologue`` or ``scratch`` (``kin``).
     ``prm`` extras: L, I, PR, TPP, NW, SH."""
@@ -376,8 +402,9 @@ def render_downsweep(kernel: Kernel, src: str, dst: str, kpt: int, unroll: bool 
             *_scan_decls(sg),
             f"var<workgroup> rx_gb: array<u32, {DIGITS}>;",     # where the digit's next key goes
             f"var<workgroup> rx_ds: array<u32, {DIGITS}>;",     # the digit's run in the sorted tile
-            f"var<workgroup> rx_de: array<u32, {DIGITS}>;", "", *_head(sg),
+            f"var<workgroup> rx_de: array<u32, {DIGITS}>;", "var<workgroup> rx_one: u32;", "", *_head(sg),
             *_row_setup(g, tile, ("L", "I", "PR", "TPP", "NW", "SH")),
+            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll),
             f"  let sr0 = rx_scan(lid, tot[row * {DIGITS}u + lid]);",
             f"  rx_gb[lid] = rb + sr0.ex + cnt[(row * {DIGITS}u + lid) * PR + part];",
             "  rx_ds[lid] = 0u;",
@@ -508,8 +535,10 @@ def render_downsweep_ms(kernel: Kernel, src: str, dst: str, kpt: int, ms: int, u
             f"var<workgroup> rx_tt: array<u32, {DIGITS}>;",     # the digit's keys in the tile
             f"var<workgroup> rx_ds: array<u32, {DIGITS}>;",     # the digit's run in the sorted tile
             f"var<workgroup> rx_bs: array<u32, {DIGITS}>;",     # where the run's item 0 would go
+            "var<workgroup> rx_one: u32;",
             "", *_head(True),
             *_row_setup(g, tile, ("L", "I", "PR", "TPP", "NW", "SH")),
+            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll),
             f"  let sr0 = rx_scan(lid, tot[row * {DIGITS}u + lid]);",
             f"  var gb = rb + sr0.ex + cnt[(row * {DIGITS}u + lid) * PR + part];",   # digit lid's next place
             clear,
