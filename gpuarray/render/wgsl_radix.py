@@ -29,10 +29,7 @@ A pass is three dispatches, a reduce-then-scan:
   range (``ms`` to 32 invocations; ``providers.wgpu_radix.subgroup_floor``). H200, float32 sort
   of 2^24: 214 us a pass against the counting rounds' 382 (upsweep 34 us, scan 15 us).
 
-A pass in which every key of a row has the same digit (``tot`` of one digit equal to the row's
-length: small integers' high bytes, labels, a constant row) keeps the order: each workgroup of
-that row copies its keys (and values) to the same places instead of ranking them
-(``_one_digit_pass``).
+A pass where a row's keys all share one digit copies the row in order (``_one_digit_pass``).
 
 The workgroup scans (of the counters, of the digit totals, and in ``render_scan``) use the
 subgroup extension where the provider has it (``sg``; it assumes full subgroups, as every driver
@@ -272,23 +269,17 @@ def _downsweep_io(src: str, dst: str, out_dt: np.dtype, vals: bool, e: str, k_ra
 
 def _one_digit_pass(src: str, dst: str, out_dt: np.dtype, vals: bool, kpt: int, unroll: bool) -> list[str]:
     """Lines that end a downsweep whose row has every key on one digit this pass (``tot`` of a digit
-    equal to the row's length: small integers' high bytes, labels, indices): the stable sort by
-    that digit keeps the order, so the workgroup copies its keys (and values) to the same places,
-    without ranking them."""
-    tile = WORKGROUP * kpt
+    equal to the row's length: small integers' high bytes, labels, a constant row): the stable sort
+    by that digit keeps the order, so the workgroup copies its keys (and values) in place."""
     key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "kk", "vv")
-    body = ["let e = lid + k * 256u;", "if (e < n) {", f"  let kk = {key};",
-            *([f"  let vv = {val};"] if vals else []), "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
-    return ["  if (lid == 0u) { rx_one = 0u; }",
-            "  workgroupBarrier();",
+    body = ["let e = lid + k * 256u;", "if (e < n) {", f"  let kk = {key};", *([f"  let vv = {val};"] if vals else []),
+            "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
+    return ["  if (lid == 0u) { rx_one = 0u; }", "  workgroupBarrier();",
             f"  if (tot[row * {DIGITS}u + lid] == L) {{ rx_one = 1u; }}",
             "  if (workgroupUniformLoad(&rx_one) != 0u) {",
-            f"    for (var tb = lo; tb < hi; tb = tb + {tile}u) {{",
-            f"      let n = min({tile}u, hi - tb);",
-            *_each(kpt, body, unroll, "      "),
-            "    }",
-            "    return;",
-            "  }"]
+            f"    for (var tb = lo; tb < hi; tb = tb + {WORKGROUP * kpt}u) {{",
+            f"      let n = min({WORKGROUP * kpt}u, hi - tb);", *_each(kpt, body, unroll, "      "), "    }",
+            "    return;", "  }"]
 
 
 def render_upsweep(kernel: Kernel, src: str, kpt: int, unroll: bool = True) -> Shader:
