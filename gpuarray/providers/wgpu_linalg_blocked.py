@@ -43,6 +43,9 @@ from .wgpu_reduce import use_subgroups
 CHOL_NB = 64            # block column width of Cholesky
 CHOL_THREADS = 512      # threads of potrf_panel_source where the adapter allows them (else 256)
 CHOL_ROWS = PANEL_ROWS  # panel rows a workgroup of potrf_panel_source
+# float64: half the threads, half the rows (H200, 2048: GPU 2.60 -> 2.45 ms, wall 2.90 -> 2.79; float32
+# 4096 the same either way)
+CHOL_F64 = (256, 16)
 # float64 panels take their pivot's reciprocal by one inverseSqrt (else sqrt and a division, as float32 keeps):
 # H200 GPU ms, float64 2048 2.87 -> 2.66, 1024 1.33 -> 1.22; float32 4096 5.37 -> 5.42-6.05 (no gain)
 CHOL_RSQRT = True
@@ -155,22 +158,23 @@ def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, b
                   kind="matmul", attrs=("lower",), operands=[1, 2])
 
 
-def panel_layout(provider: Any, n: int) -> tuple[int, int, int]:
+def panel_layout(provider: Any, n: int, t: str = "f32") -> tuple[int, int, int]:
     """(block width, threads, panel rows a workgroup) of ``potrf_panel_source`` for ``n x n`` matrices:
     ``CHOL_NB`` columns with ``CHOL_THREADS`` threads (256 where the adapter allows fewer) and
-    ``CHOL_ROWS`` rows; a matrix narrower than ``CHOL_NB`` is one block of the next power of two
+    ``CHOL_ROWS`` rows, for float64 (``t``) ``CHOL_F64``'s; a matrix narrower than ``CHOL_NB`` is one block of the next power of two
     columns (at least 8) with 8 rows of threads and no panel below (stacks of small matrices: one
     workgroup a matrix, one dispatch).
 
     >>> class _P: limits = {"max-compute-invocations-per-workgroup": 1024}
-    >>> panel_layout(_P(), 4096), panel_layout(_P(), 20)
-    ((64, 512, 32), (32, 256, 8))
+    >>> panel_layout(_P(), 4096), panel_layout(_P(), 2048, "f64"), panel_layout(_P(), 20)
+    ((64, 512, 32), (64, 256, 16), (32, 256, 8))
     """
     if n < CHOL_NB:
         nb = max(8, 1 << (n - 1).bit_length())
         return nb, 8 * nb, 8
     lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
-    return CHOL_NB, CHOL_THREADS if CHOL_THREADS <= lim else 256, CHOL_ROWS
+    threads, rows = CHOL_F64 if t == "f64" else (CHOL_THREADS, CHOL_ROWS)
+    return CHOL_NB, threads if threads <= lim else 256, rows
 
 
 def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: list[Any]) -> list[Any]:
@@ -181,7 +185,7 @@ def enqueue_potrf_blocked(provider: Any, kernel: Kernel, load: Any, in_handles: 
     a = tuple(kernel.instrs[kernel.operands[0]].shape)
     n, batch = a[-1], math.prod(a[:-2])
     flag = batch * n * n
-    nb, threads, rows = panel_layout(provider, n)
+    nb, threads, rows = panel_layout(provider, n, t)
     dsize = _pad4(flag + 1)
     out = provider.alloc(dsize * item)
     count = batch * n * n
