@@ -161,9 +161,9 @@ def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, b
 def panel_layout(provider: Any, n: int, t: str = "f32") -> tuple[int, int, int]:
     """(block width, threads, panel rows a workgroup) of ``potrf_panel_source`` for ``n x n`` matrices:
     ``CHOL_NB`` columns with ``CHOL_THREADS`` threads (256 where the adapter allows fewer) and
-    ``CHOL_ROWS`` rows, for float64 (``t``) ``CHOL_F64``'s; a matrix narrower than ``CHOL_NB`` is one block of the next power of two
-    columns (at least 8) with 8 rows of threads and no panel below (stacks of small matrices: one
-    workgroup a matrix, one dispatch).
+    ``CHOL_ROWS`` rows, for float64 (``t``) ``CHOL_F64``'s; a matrix narrower than ``CHOL_NB`` is one
+    block of the next power of two columns (at least 8) with 8 rows of threads and no panel below
+    (stacks of small matrices: one workgroup a matrix, one dispatch).
 
     >>> class _P: limits = {"max-compute-invocations-per-workgroup": 1024}
     >>> panel_layout(_P(), 4096), panel_layout(_P(), 2048, "f64"), panel_layout(_P(), 20)
