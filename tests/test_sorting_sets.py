@@ -259,3 +259,28 @@ def test_wgpu_runs_on_device(wgpu_device):
     xp.reset_metrics()
     xp.nonzero(g)
     assert xp.metrics()["host_fallbacks"] == 0 and xp.metrics()["bytes_downloaded"] == 4
+
+
+def test_unique_values_of_the_same_array_again(wgpu_device):
+    """A GPU array's unique values are remembered while it lives (libraries ask again and again): the
+    second call runs nothing; a write into the array or a new array is computed afresh."""
+    import gc
+
+    from gpuarray.namespace import sets
+
+    h = np.array([3, 1, 3, 2, 1, 7, 7, 0], dtype=np.int64)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=wgpu_device) * 1
+        u = xp.unique_values(x)
+        xp.reset_metrics()
+        again = xp.unique_values(x)
+        assert xp.metrics()["evaluations"] == 0 and xp.metrics()["dispatches"] == 0
+        assert again is not u and np.asarray(again).tolist() == [0, 1, 2, 3, 7]
+        again[0] = 5                        # the caller's copy: the remembered values stay
+        assert np.asarray(xp.unique_values(x)).tolist() == [0, 1, 2, 3, 7]
+        x[0] = 9
+        assert np.asarray(xp.unique_values(x)).tolist() == [0, 1, 2, 3, 7, 9]
+        before = len(sets._UNIQUE)
+        del x, u, again
+        gc.collect()
+        assert len(sets._UNIQUE) < before

@@ -21,12 +21,14 @@ dtype.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
 from ..graph import views
+from ..runtime.planner import evaluate_nodes
 from .creation import asarray, ones, zeros
 from .indexing import take
 from .manipulation import concat
@@ -132,8 +134,13 @@ def _device_inverse(r: _Runs, x: GpuArray) -> GpuArray:
     return GpuArray(views.reshape(inv._node, x.shape))
 
 
+# the unique values of arrays still alive, by their (immutable) nodes: libraries ask for the same
+# array's again and again (scikit-learn: five times in a LogisticRegression fit, each a sort)
+_UNIQUE: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 def unique_values(x: GpuArray, /) -> GpuArray:
-    """The unique elements of ``x``, sorted, as a 1-D array.
+    """The unique elements of ``x``, sorted, as a 1-D array (on a GPU remembered while ``x`` lives).
 
     >>> import gpuarray as xp
     >>> xp.unique_values(xp.asarray([2, 0, 2], device="cpu")).tolist()
@@ -141,8 +148,14 @@ def unique_values(x: GpuArray, /) -> GpuArray:
     """
     x = _check(x, "unique_values")
     if _on_device(x):
+        hit = _UNIQUE.get(x._node)
+        if hit is not None:
+            return GpuArray(hit)
         r = _runs(x, False)
-        return take(r.sv, r.starts)
+        out = take(r.sv, r.starts)
+        evaluate_nodes([out._node])     # (realized: the memo holds no graph that reaches x)
+        _UNIQUE[x._node] = out._node
+        return out
     sv = _sorted(x)
     return _put(x, sv[_starts(sv)], x.dtype)
 
