@@ -267,19 +267,20 @@ def _downsweep_io(src: str, dst: str, out_dt: np.dtype, vals: bool, e: str, k_ra
     return _key_load(src, e), val, store
 
 
-def _one_digit_pass(src: str, dst: str, out_dt: np.dtype, vals: bool, kpt: int, unroll: bool) -> list[str]:
+def _one_digit_pass(src: str, dst: str, out_dt: np.dtype, vals: bool, kpt: int, unroll: bool, r: str) -> list[str]:
     """Lines that end a downsweep whose row has every key on one digit this pass (``tot`` of a digit
-    equal to the row's length: small integers' high bytes, labels, a constant row): the stable sort
-    by that digit keeps the order, so the workgroup copies its keys (and values) in place."""
-    key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "kk", "vv")
-    body = ["let e = lid + k * 256u;", "if (e < n) {", f"  let kk = {key};", *([f"  let vv = {val};"] if vals else []),
-            "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
+    equal to the row's length: small integers' high bytes, labels, a constant row): the stable sort by
+    that digit keeps the order, so the workgroup copies its keys (and values) in place, a tile's loads first."""
+    key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "ck[k]", "cv[k]")
+    ld = ["let e = lid + k * 256u;", f"if (e < n) {{ ck[k] = {key};" + (f" cv[k] = {val};" if vals else "") + " }"]
+    st = ["let e = lid + k * 256u;", "if (e < n) {", "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
     return ["  if (lid == 0u) { rx_one = 0u; }", "  workgroupBarrier();",
             f"  if (tot[row * {DIGITS}u + lid] == L) {{ rx_one = 1u; }}",
             "  if (workgroupUniformLoad(&rx_one) != 0u) {",
+            f"    var ck: array<{r}, {kpt}>;" + (f" var cv: array<u32, {kpt}>;" if vals else ""),
             f"    for (var tb = lo; tb < hi; tb = tb + {WORKGROUP * kpt}u) {{",
-            f"      let n = min({WORKGROUP * kpt}u, hi - tb);", *_each(kpt, body, unroll, "      "), "    }",
-            "    return;", "  }"]
+            f"      let n = min({WORKGROUP * kpt}u, hi - tb);", *_each(kpt, ld, unroll, "      "),
+            *_each(kpt, st, unroll, "      "), "    }", "    return;", "  }"]
 
 
 def render_upsweep(kernel: Kernel, src: str, kpt: int, unroll: bool = True) -> Shader:
@@ -395,7 +396,7 @@ def render_downsweep(kernel: Kernel, src: str, dst: str, kpt: int, unroll: bool 
             f"var<workgroup> rx_ds: array<u32, {DIGITS}>;",     # the digit's run in the sorted tile
             f"var<workgroup> rx_de: array<u32, {DIGITS}>;", "var<workgroup> rx_one: u32;", "", *_head(sg),
             *_row_setup(g, tile, ("L", "I", "PR", "TPP", "NW", "SH")),
-            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll),
+            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll, r),
             f"  let sr0 = rx_scan(lid, tot[row * {DIGITS}u + lid]);",
             f"  rx_gb[lid] = rb + sr0.ex + cnt[(row * {DIGITS}u + lid) * PR + part];",
             "  rx_ds[lid] = 0u;",
@@ -529,7 +530,7 @@ def render_downsweep_ms(kernel: Kernel, src: str, dst: str, kpt: int, ms: int, u
             "var<workgroup> rx_one: u32;",
             "", *_head(True),
             *_row_setup(g, tile, ("L", "I", "PR", "TPP", "NW", "SH")),
-            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll),
+            *_one_digit_pass(src, dst, out_dt, vals, kpt, unroll, r),
             f"  let sr0 = rx_scan(lid, tot[row * {DIGITS}u + lid]);",
             f"  var gb = rb + sr0.ex + cnt[(row * {DIGITS}u + lid) * PR + part];",   # digit lid's next place
             clear,
