@@ -393,17 +393,20 @@ def swap_trsm_source(t: str) -> str:
     }
   }
   if (c >= k + w) {
-    var x: array<T, NB>;
-    for (var j = 0u; j < w; j++) {
-      let a = base + (k + j) * ld + c;
-      var s = W[a];
-      for (var p = 0u; p < j; p++) { s = s - L[j * NB + p] * x[p]; }
-      x[j] = s;
-      W[a] = s;
-    }
+@@TRSM@@
   }
 """
-    return _shader(t, ["W:read_write:T", "piv:read:u32"], body, shared)
+    return _shader(t, ["W:read_write:T", "piv:read:u32"], body.replace("@@TRSM@@", _TRSM), shared)
+
+
+# U12 = L11^-1 A12 for a thread's column: its NB panel rows loaded at once into named registers (after
+# the swaps), solved there and stored at once; a load behind each row's store made NB global round
+# trips in a row on the few workgroups of this dispatch
+_TRSM = "\n".join(
+    [f"    let a{j} = base + (k + {j}u) * ld + c;\n    var x{j} = T(0);\n    if ({j}u < w) {{ x{j} = W[a{j}]; }}"
+     for j in range(NB)]
+    + [f"    x{j} = x{j}" + "".join(f" - L[{j * NB + p}u] * x{p}" for p in range(j)) + ";" for j in range(1, NB)]
+    + [f"    if ({j}u < w) {{ W[a{j}] = x{j}; }}" for j in range(NB)])
 
 
 @functools.cache
