@@ -415,9 +415,9 @@ def backsub_source(t: str) -> str:
     of ``U X = Y`` (``U`` in ``W[:, :n]``, ``Y`` in ``W[:, n:]``, ``X`` to ``out``). The block of ``U``
     and the ``w x 64`` block of ``Y`` are loaded together into workgroup memory, so that the serial
     solve of the block reads no global memory; then each thread subtracts the block's product from
-    4 x 4 elements of ``Y`` above it, one load of ``U`` for four columns (H200, float32 4096 with 16
-    right-hand sides: 74 -> 49 us a block row; the serial solve's loads of ``Y`` and the update's
-    loads behind its stores were global round trips in a row)."""
+    4 x 4 elements of ``Y`` above it, one load of ``U`` for four columns, a row's loads at once (H200,
+    float32 4096 with 16 right-hand sides: 74 -> 49 us a block row; the serial solve's loads of ``Y``
+    and the update's loads behind its stores were global round trips in a row)."""
     shared = "var<workgroup> U: array<T, NB * NB>;\nvar<workgroup> X: array<T, NB * 64>;\n"
     body = """  if (id >= prm[12]) { return; }
   let n = prm[0];
@@ -462,14 +462,7 @@ def backsub_source(t: str) -> str:
       var s1 = T(0);
       var s2 = T(0);
       var s3 = T(0);
-      for (var p = 0u; p < w; p++) {
-        let a = W[row + p];
-        let xp = p * 64u + tx * 4u;
-        s0 = fma(a, X[xp], s0);
-        s1 = fma(a, X[xp + 1u], s1);
-        s2 = fma(a, X[xp + 2u], s2);
-        s3 = fma(a, X[xp + 3u], s3);
-      }
+@@BSUPD@@
       let y = base + i * ld + n + c0 + tx * 4u;
       let cl = c0 + tx * 4u;
       W[y] = W[y] - s0;
@@ -480,7 +473,17 @@ def backsub_source(t: str) -> str:
   }
   if (prm[11] != 0u && id == 0u && lid == 0u) { out[prm[10]] = W[prm[9]]; }
 """
-    return _shader(t, ["W:read_write:T", "out:read_write:T"], body, shared)
+    return _shader(t, ["W:read_write:T", "out:read_write:T"], body.replace("@@BSUPD@@", _BSUPD), shared)
+
+
+# the update's sums for one row: its NB values of U loaded at once (a loop of one load and four fmas
+# waited for each load in turn), then the fmas in the same order
+_BSUPD = "\n".join(
+    ["      let pw = w - 1u;"]
+    + [f"      let a{p} = W[row + min({p}u, pw)];" for p in range(NB)]
+    + [f"      if ({p}u < w) {{ let xp = {p * 64}u + tx * 4u; s0 = fma(a{p}, X[xp], s0); "
+       f"s1 = fma(a{p}, X[xp + 1u], s1); s2 = fma(a{p}, X[xp + 2u], s2); s3 = fma(a{p}, X[xp + 3u], s3); }}"
+       for p in range(NB)])
 
 
 @functools.cache
