@@ -917,3 +917,38 @@ def test_float_to_int_to_float_gives_positive_zero(device: xp.Device) -> None:
     g = xp.asarray(h, device=device)
     for it in ("int8", "int16", "int32", "int64"):
         assert_same(xp.astype(xp.astype(g, np.dtype(it)), xp.float32), h.astype(it).astype(np.float32))
+
+
+def test_device_lost_recovers_prefix_views(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device) -> None:
+    """Data that shares its base's buffer (the leading elements of an evaluated array, as a
+    linear-algebra result before its flag) is made again from that base, recomputed first; where the
+    base is gone, the error says so."""
+    host = np.linspace(-2, 2, 1000, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    base = x * 2
+    xp.evaluate(base)
+    head = base[:100]
+    rows = base.reshape(-1)[:600].reshape(20, 30)
+    xp.evaluate(head, rows)
+    assert head._node.data.owner is not None and head._node.data.host is None
+    orphan_input = xp.asarray(host + 7, device=wgpu_device)
+    orphan_base = xp.exp(orphan_input) * 3
+    xp.evaluate(orphan_base)
+    orphan = orphan_base[:10]
+    xp.evaluate(orphan)
+    del orphan_base, orphan_input
+    gc.collect()
+
+    fresh_wgpu.device.destroy()
+    xp.evaluate(x + 0)                                # notices the loss
+
+    assert_same(head, host[:100] * 2)
+    new = _devices.provider_for(wgpu_device)
+    assert head._node.data.provider is new
+    assert_same(rows + 1, (host[:600] * 2).reshape(20, 30) + 1)
+    assert_same(base, host * 2)
+    del base
+    gc.collect()
+    assert_same(head, host[:100] * 2)                 # its buffer is its own now that the base is gone
+    with pytest.raises(xp.DeviceLostError, match="cannot be recovered.*no longer exist"):
+        np.asarray(orphan)

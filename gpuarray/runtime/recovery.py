@@ -31,9 +31,12 @@ def recover(data: Data) -> None:
             if id(d) in seen or not d.lost:
                 continue
             seen.add(id(d))
+            if d.recipe is None and _realias(d):
+                continue
             nodes = d.recipe.input_nodes() if d.recipe is not None else None
             if not isinstance(nodes, list):
-                why = nodes or "it was not computed by a kernel that can run again"
+                why = nodes or ("the array whose leading elements it holds no longer exists" if d.owner is not None
+                                else "it was not computed by a kernel that can run again")
                 if d is not data:
                     why = (f"it was computed from a {d.dtype} array of shape {d.shape} whose only copy was "
                            f"lost too, and that one cannot be recovered: {why}")
@@ -44,6 +47,21 @@ def recover(data: Data) -> None:
         for d, nodes in order:
             if d.lost:
                 _rerun(d, nodes)
+
+
+def _realias(data: Data) -> bool:
+    """Make ``data``, the leading elements of another array's buffer (``residency.prefix``), again
+    from that array, recovered first; False where it is not such data or that array is gone."""
+    base = data.owner.base() if data.owner is not None else None
+    if base is None or base is data:
+        return False
+    if base.lost:
+        recover(base)
+    again = residency.prefix(base, data.shape)
+    if again is None:
+        return False
+    data.host, data.handle, data.provider, data.owner = again.host, again.handle, again.provider, again.owner
+    return True
 
 
 def _rerun(data: Data, nodes: list[Any]) -> None:
@@ -72,9 +90,9 @@ def _rerun(data: Data, nodes: list[Any]) -> None:
             if not why:
                 provider.free(out)
         elif why:
-            d.host, d.handle, d.provider = out, None, None
-        else:
-            d.handle, d.provider = out, provider    # the old handle belonged to the lost provider
+            d.host, d.handle, d.provider, d.owner = out, None, None, None
+        else:       # the old handle (and its sharing with prefix views) belonged to the lost provider
+            d.handle, d.provider, d.owner = out, provider, None
 
 
 residency.register_recovery(recover)

@@ -148,13 +148,15 @@ class DeviceData(Data):
 
 class Shared:
     """A device buffer that several ``Data`` read (``prefix``: a view's data on its base's buffer),
-    freed when the last of them goes."""
+    freed when the last of them goes; ``base`` (a weak reference) is the data it was made for, from
+    which a lost device's recovery makes the others again (``runtime.recovery``)."""
 
-    __slots__ = ("handle", "provider")
+    __slots__ = ("handle", "provider", "base")
 
-    def __init__(self, handle: Any, provider: Any) -> None:
+    def __init__(self, handle: Any, provider: Any, base: Data) -> None:
         self.handle = handle
         self.provider = provider
+        self.base = weakref.ref(base)
 
     def __del__(self) -> None:
         try:
@@ -182,7 +184,7 @@ def prefix(data: Data, shape: tuple[int, ...]) -> Data | None:
         return Data(data.dtype, shape, host=host) if host is not None else None
     out = Data(data.dtype, shape, host=host, handle=handle, provider=data.provider)
     if data.owner is None:
-        data.owner = Shared(data.handle, data.provider)
+        data.owner = Shared(data.handle, data.provider, data)
     out.owner = data.owner
     return out
 
