@@ -192,4 +192,8 @@ def test_scalar_of_an_element_of_evaluated_data_is_one_read(device, dtype):
         want, got = conv(host[i]), conv(g[i])
         assert (want == got or (want != want and got != got)) and np.signbit(np.real(want)) == np.signbit(np.real(got))
         assert conv(m[i // 4, i % 4]) == want or want != want
+    for i in (0, 5, -1):
+        got, want = g.item(i), host[i].item()
+        assert type(got) is type(want) and (got == want or want != want)
+        assert m.item(i // 4 % 2, i % 4) == host[i].item() or want != want
     assert bool(g[-1]) == bool(host[-1]) and xp.metrics()["evaluations"] == 0

@@ -261,6 +261,7 @@ class NumPyMethods:
         def __getitem__(self, key: Any) -> GpuArray: ...
         def __setitem__(self, key: Any, value: Any) -> None: ...
         def _host(self) -> np.ndarray: ...
+        def _scalar(self, kind: str) -> Any: ...
 
     # ---- conversion and shape
     def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
@@ -346,15 +347,15 @@ class NumPyMethods:
         if not args:
             if self.size != 1:
                 raise ValueError("can only convert an array of size 1 to a Python scalar")
-            return self._host().reshape(()).item()
+            return self._scalar("item").item()          # an element of evaluated data: one small read
         if len(args) == 1:
             i = operator.index(args[0])
             if not -self.size <= i < self.size:
                 raise IndexError(f"index {i} is out of bounds for size {self.size}")
-            return _np.reshape(self, (-1,))[i]._host().item()
+            return _np.reshape(self, (-1,))[i]._scalar("item").item()
         if len(args) != self.ndim:
             raise ValueError("incorrect number of indices for array")
-        return self[tuple(operator.index(a) for a in args)]._host().item()
+        return self[tuple(operator.index(a) for a in args)]._scalar("item").item()
 
     def tobytes(self, order: str = "C") -> bytes:
         return self._host().tobytes(order=order)  # type: ignore[arg-type]
