@@ -146,13 +146,7 @@ class WgpuMemory:
         if n == 0:
             return np.empty(shape, dtype=dtype)
         if n <= SMALL_READ and RAW and type(handle) is GpuHandle:
-            with self.lock, self._guard():
-                if self._recorder is not None:
-                    self._recorder.ok = False
-                data = self.read_small(handle.buffer, 0, n)
-                if self.timer is not None and self.timer.backlog():
-                    self.timer.harvest()
-            return np.frombuffer(data, dtype=sdt).astype(dtype).reshape(shape)
+            return self._small_values(handle.buffer, 0, n, dtype).reshape(shape)
         out = np.empty(n // sdt.itemsize, dtype=dtype)
         step = wgpu_pool.STAGE_BYTES // sdt.itemsize
         pieces = [(part.buffer, (start - base) * sdt.itemsize, out[start:min(start + step, base + count)])
@@ -192,14 +186,19 @@ class WgpuMemory:
         available (arrays in several buffers, no C entry points)."""
         if not RAW or type(handle) is not GpuHandle:
             return None
-        sdt = STORAGE_NP[dtype]
+        size = STORAGE_NP[dtype].itemsize
+        return self._small_values(handle.buffer, index * size, size, dtype)[0]
+
+    def _small_values(self, buffer: Any, offset: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+        """``nbytes`` of ``buffer`` from ``offset`` (``read_small``, the lock and guard taken here) as
+        values of ``dtype``, converted from its storage dtype."""
         with self.lock, self._guard():
             if self._recorder is not None:
                 self._recorder.ok = False
-            data = self.read_small(handle.buffer, index * sdt.itemsize, sdt.itemsize)
+            data = self.read_small(buffer, offset, nbytes)
             if self.timer is not None and self.timer.backlog():
                 self.timer.harvest()
-        return np.frombuffer(data, dtype=sdt).astype(dtype)[0]
+        return np.frombuffer(data, dtype=STORAGE_NP[dtype]).astype(dtype)
 
     def free(self, handle: GpuHandle | SegmentedHandle) -> None:
         """Return a buffer to the pool; while a pass is open, only after it is submitted

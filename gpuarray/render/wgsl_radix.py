@@ -27,9 +27,8 @@ A pass is three dispatches, a reduce-then-scan:
   ranking: 8 ballots match the keys of a subgroup's round that share a digit, per-subgroup
   digit counters in workgroup memory, no counting rounds); it needs subgroups of a known size
   range (``ms`` to 32 invocations; ``providers.wgpu_radix.subgroup_floor``). H200, float32 sort
-  of 2^24: 214 us a pass against the counting rounds' 382 (upsweep 34 us, scan 15 us).
-
-A pass where a row's keys all share one digit copies the row in order (``_one_digit_pass``).
+  of 2^24: 214 us a pass against the counting rounds' 382 (upsweep 34 us, scan 15 us). A pass where
+  a row's keys all share one digit copies the row in order instead (``_one_digit_pass``).
 
 The workgroup scans (of the counters, of the digit totals, and in ``render_scan``) use the
 subgroup extension where the provider has it (``sg``; it assumes full subgroups, as every driver
@@ -269,11 +268,12 @@ def _downsweep_io(src: str, dst: str, out_dt: np.dtype, vals: bool, e: str, k_ra
 
 def _one_digit_pass(src: str, dst: str, out_dt: np.dtype, vals: bool, kpt: int, unroll: bool, r: str) -> list[str]:
     """Lines that end a downsweep whose row has every key on one digit this pass (``tot`` of a digit
-    equal to the row's length: small integers' high bytes, labels, a constant row): the stable sort by
-    that digit keeps the order, so the workgroup copies its keys (and values) in place, a tile's loads first."""
+    equal to the row's length: small integers' high bytes, labels, a constant row): the order stays, so
+    the workgroup copies its keys (and values) in place, a tile's loads first."""
     key, val, store = _downsweep_io(src, dst, out_dt, vals, "e", "ck[k]", "cv[k]")
-    ld = ["let e = lid + k * 256u;", f"if (e < n) {{ ck[k] = {key};" + (f" cv[k] = {val};" if vals else "") + " }"]
-    st = ["let e = lid + k * 256u;", "if (e < n) {", "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
+    e = f"let e = lid + k * {WORKGROUP}u;"
+    ld = [e, f"if (e < n) {{ ck[k] = {key};" + (f" cv[k] = {val};" if vals else "") + " }"]
+    st = [e, "if (e < n) {", "  let t = rb + tb + e;", *(f"  {x}" for x in store), "}"]
     return ["  if (lid == 0u) { rx_one = 0u; }", "  workgroupBarrier();",
             f"  if (tot[row * {DIGITS}u + lid] == L) {{ rx_one = 1u; }}",
             "  if (workgroupUniformLoad(&rx_one) != 0u) {",
