@@ -2,13 +2,15 @@
 ``xp.special.f`` (``_support_alternative_backends._get_native_func``) before it falls back to
 ``xp.asarray(f(np.asarray(x)))``, which puts the result on the *default* device instead of ``x``'s.
 
-- ``expit``, ``logit``, ``entr``, ``xlog1py``, ``exp2``, ``exp10`` and ``sinc`` are entries of the
-  op table (``_ops.py``): they run on ``x``'s device, one kernel op each, and fuse with their
-  neighbours. Integer operands compute in the device's default float.
-- The other SciPy special functions that SciPy has no generic array-API version of (``erf``,
-  ``erfc``, ``gammaln``, ``ndtr``, ``ndtri``, ``psi``, ``i0`` ... see ``HOST``) run SciPy's own
-  ufunc on a host copy, and the result comes back to ``x``'s device. Each is a counted host
-  fallback (``metrics()["host_fallbacks"]``, warned once per function; ``gpuarray.config(fallback=...)``).
+- ``expit``, ``logit``, ``entr``, ``xlog1py``, ``exp2``, ``exp10``, ``sinc``, the error function family
+  (``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``erfcinv``, ``ndtr``, ``log_ndtr``, ``ndtri``), ``gammaln``,
+  ``psi`` and the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e`` are entries of the op table
+  (``core/ops.py``): they run on ``x``'s device, one kernel op each, float32 and float64, and fuse with
+  their neighbours. Integer operands compute in the device's default float.
+- The other SciPy special functions that SciPy has no generic array-API version of (``gammainc``,
+  ``betainc``, ``j0``, ``zeta`` ... see ``HOST``) run SciPy's own ufunc on a host copy, and the result
+  comes back to ``x``'s device. Each is a counted host fallback (``metrics()["host_fallbacks"]``, warned
+  once per function; ``gpuarray.config(fallback=...)``).
 - Functions SciPy already implements with array-API calls (``xlogy``, ``rel_entr`` ...) are left
   to SciPy: they are not defined here, so SciPy runs them with gpuarray's functions. Not so
   ``chdtr``, ``chdtrc``, ``betaincc``, ``stdtr``, ``stdtrit``: SciPy's generic versions call
@@ -34,16 +36,15 @@ from .namespace.elementwise import SPECIAL
 
 # SciPy ufuncs without an array-API implementation in SciPy (scipy 1.17): these run on the host.
 HOST = frozenset("""
-bdtr bdtrc bdtri betainc betaincc betaincinv betaln binom boxcox boxcox1p cbrt chdtr chdtrc chdtri cosdg cosm1 cotdg
-ellipk ellipkm1 erf erfc erfcx erfinv exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainc
-gammaincc gammainccinv gammaincinv gammaln gammasgn gdtr gdtrc huber hyp1f1 inv_boxcox inv_boxcox1p
-i0 i0e i1 i1e j0 j1 k0 k0e k1 k1e kl_div log_ndtr loggamma lpmv multigammaln nbdtr nbdtrc nbdtri
-ndtr ndtri pdtr pdtrc pdtri poch pseudo_huber polygamma psi radian rgamma sindg spence stdtr stdtrit tandg
-y0 y1 yn zeta zetac
+bdtr bdtrc bdtri betainc betaincc betaincinv betaln binom boxcox boxcox1p cbrt chdtr chdtrc chdtri cosdg cosm1
+cotdg ellipk ellipkm1 exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainc gammaincc gammainccinv gammaincinv
+gammasgn gdtr gdtrc huber hyp1f1 inv_boxcox inv_boxcox1p j0 j1 k0 k0e k1 k1e kl_div loggamma lpmv multigammaln
+nbdtr nbdtrc nbdtri pdtr pdtrc pdtri poch pseudo_huber polygamma radian rgamma sindg spence stdtr stdtrit
+tandg y0 y1 yn zeta zetac
 """.split())
 
 
-# expit, logit, entr, exp2, exp10, sinc, xlog1py: op-table entries (``_ops.py``, module "special")
+# expit, logit, entr, exp2, exp10, sinc, xlog1py, erf ... i1e: op-table entries (``core/ops.py``, module "special")
 globals().update(SPECIAL)
 
 

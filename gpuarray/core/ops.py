@@ -227,6 +227,23 @@ def _exp10(x: np.ndarray) -> np.ndarray:
     return np.power(10.0, x)
 
 
+# SciPy special functions computed on the device (render/wgsl_special.py, render/wgsl_gamma.py): the
+# error function family, the gamma functions and the modified Bessel functions of order 0 and 1
+SCIPY_DEVICE = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "ndtri", "erfinv", "erfcinv",
+                "gammaln", "psi", "i0", "i0e", "i1", "i1e")
+
+
+def _scipy_special(name: str) -> Callable[..., Any]:
+    """SciPy's ufunc ``name`` (imported when first called: SciPy is needed only to compute these)."""
+    def fn(*args: np.ndarray) -> np.ndarray:
+        import scipy.special
+
+        with np.errstate(all="ignore"):
+            return np.asarray(getattr(scipy.special, name)(*args))
+    fn.__name__ = name
+    return fn
+
+
 _FLOAT_GUARD = "select({body}, {0}, ga_isnan_{S}({0}))"
 
 # "fast" templates (float32 under config(fast_math=True), render/wgsl.py): WGSL's built-ins, with
@@ -393,6 +410,9 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
     ("exp10", None, 1, "ga_exp10_{S}({0})", _wide(_exp10)),
     ("sinc", None, 1, "ga_sinc_{S}({0})", np.sinc),               # NumPy's sinc, in the operands' dtype
     ("xlog1py", None, 2, "ga_xlog1py_{S}({0}, {1})", _wide(_xlog1py)),
+    # the error function family (render/wgsl_special.py) and the gamma and Bessel functions
+    # (render/wgsl_gamma.py); their host versions are SciPy's ufuncs
+    *((_n, None, 1, f"ga_{_n.replace('_', '')}_{{S}}({{0}})", _wide(_scipy_special(_n))) for _n in SCIPY_DEVICE),
 ]
 for _name, _sufunc, _nargs, _body, _host in _special:
     op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},

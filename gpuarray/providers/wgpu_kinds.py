@@ -11,7 +11,7 @@ from typing import Any
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import CATEGORIES, complex128, float64
-from ..core.ops import OPS
+from ..core.ops import OPS, SCIPY_DEVICE
 from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
@@ -77,7 +77,7 @@ COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 TRANSCENDENTAL_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
-    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py",
+    "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py", *SCIPY_DEVICE,
 })
 F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
 C128_HOST_OPS = frozenset(n for n in TRANSCENDENTAL_OPS - C128_DEVICE_OPS     # complex ones without helpers

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 
+from ..core.ops import SCIPY_DEVICE
 from .wgsl_f64_inv import F64_INV
 from .wgsl_f64_pow import F64_POW
 from .wgsl_f64_trig import F64_TRIG, _c  # _c: a float64 constant as its bits
@@ -60,14 +61,15 @@ LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-
       1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
 
 # op-table names computed on the device in float64 with these helpers (logit, logaddexp, entr, xlog1py
-# and sinc: the generic versions of wgsl_lib / wgsl_xlib on top of them; sin, cos, tan: wgsl_f64_trig.py;
+# and sinc: the generic versions of wgsl_lib / wgsl_xlib on top of them; SciPy's erf ... i1e: those of
+# wgsl_special / wgsl_gamma; sin, cos, tan: wgsl_f64_trig.py;
 # the inverse trigonometric and hyperbolic functions: wgsl_f64_inv.py; pow, float_power, exp10:
 # wgsl_f64_pow.py); the other float64 transcendentals (providers/wgpu_kinds.py F64_HOST_OPS; none now)
 # run on the host
 F64_DEVICE_OPS = frozenset({"exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sinh", "cosh",
                             "tanh", "expit", "logit", "logaddexp", "sin", "cos", "tan",
                             "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
-                            "pow", "float_power", "exp10", "entr", "xlog1py", "sinc"})
+                            "pow", "float_power", "exp10", "entr", "xlog1py", "sinc", *SCIPY_DEVICE})
 
 F64_MATH: dict[str, str] = {}
 

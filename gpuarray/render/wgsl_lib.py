@@ -24,17 +24,20 @@ from .wgsl_c128 import C128
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
 from .wgsl_f64 import F64_MATH
+from .wgsl_gamma import F32_G, FLT_G
 from .wgsl_round import F32_ROUND, FLT_ROUND, ROUND_CONSTS
+from .wgsl_special import F32_E, F64_E, FLT_E
 from .wgsl_xlib import F32_X, FLT_X
 
 # Per float suffix: bits type and masks.
 FLOAT_CONSTS = {
     "f32": {"T": "f32", "U": "u32", "I": "i32", "SIGN": "0x80000000u", "ABSM": "0x7fffffffu",
             "INFB": "0x7f800000u", "NANB": "0x7fc00000u", "ONE": "1u",
-            "MB": "23u", "MANT": "0x007fffffu", "IMPL": "0x00800000u"},
+            "MB": "23u", "MANT": "0x007fffffu", "IMPL": "0x00800000u", "HALFM": "0xffffe000u"},
     "f64": {"T": "f64", "U": "u64", "I": "i64", "SIGN": "0x8000000000000000lu", "ABSM": "0x7ffffffffffffffflu",
             "INFB": "0x7ff0000000000000lu", "NANB": "0x7ff8000000000000lu", "ONE": "1lu",
-            "MB": "52u", "MANT": "0x000ffffffffffffflu", "IMPL": "0x10000000000000lu"},
+            "MB": "52u", "MANT": "0x000ffffffffffffflu", "IMPL": "0x10000000000000lu",
+            "HALFM": "0xffffffff00000000lu"},
 }
 for _s, _c in ROUND_CONSTS.items():
     FLOAT_CONSTS[_s].update(_c)
@@ -473,6 +476,12 @@ INT["shr"] = """fn ga_shr_{S}(a: {T}, b: {T}, bits: u32) -> {T} {
 # helpers of the NumPy-only and SciPy-special ops (fmax, heaviside, expit, logit ...): wgsl_xlib.py
 FLT.update(FLT_X)
 F32.update(F32_X)
+# SciPy's error function family (erf, ndtr, ndtri ...): wgsl_special.py; gamma and Bessel: wgsl_gamma.py
+FLT.update(FLT_E)
+F32.update(F32_E)
+F64_MATH.update(F64_E)
+FLT.update(FLT_G)
+F32.update(F32_G)
 # exact round / trunc / floor / ceil on the bits (float32: the driver's where the start-up probe found it
 # exact): wgsl_round.py
 FLT.update(FLT_ROUND)
