@@ -151,7 +151,10 @@ def test_special_values_as_scipy(name: str, dt: np.dtype, device: xp.Device) -> 
     np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(w[zero]), err_msg=f"{name}({dt}) signs")
     # zero and subnormal results (i1 of subnormals: x / 2 rounded): within 1 ULP of the subnormals
     sub = np.isfinite(w) & (np.abs(w) < np.finfo(dt).tiny)
-    assert np.all(np.abs(got[sub].astype(np.float64) - w[sub]) <= float(np.finfo(dt).smallest_subnormal)), name
+    close = np.abs(got[sub].astype(np.float64) - w[sub]) <= float(np.finfo(dt).smallest_subnormal)
+    if dt == F32 and device_numerics(device)["flushes_f32_subnormals"]:
+        close |= got[sub] == 0           # a subnormal result flushed (NVIDIA: docs/accuracy.md)
+    assert np.all(close), name
     fin = np.isfinite(w) & (w != 0) & (np.abs(w) >= np.finfo(dt).tiny)
     err = _scaled_ulps(name, x, got, want)[fin]
     assert err.max(initial=0) <= 4, f"{name}({dt}): {err.max()} ULP at {x[fin][np.argmax(err)]}"

@@ -147,9 +147,12 @@ FLT_E["erfcxpos"] = f"""fn ga_erfcxpos_{{S}}(a: {{T}}) -> {{T}} {{
 }}"""
 FLT_E["erfcx"] = """fn ga_erfcx_{S}(x: {T}) -> {T} {
   if (x >= {T}(0)) { return ga_erfcxpos_{S}(x); }
-  let e = ga_expmsq_{S}(x, {T}(0));        // exp(-x^2)
-  if (e == {T}(0) || ga_isinf_{S}(x)) { return ga_inf_{S}(); }
-  return ga_div_{S}({T}(2), e) - ga_erfcxpos_{S}(-x);
+  if (ga_isinf_{S}(x)) { return ga_inf_{S}(); }
+  // 2 exp(x^2) - erfcx(-x), exp(x^2) = exp(z^2) exp((x - z)(x + z)) as in expmsq (not 1 / exp(-x^2), which
+  // is a subnormal, flushed on NVIDIA, near the top of float32's range)
+  let z = bitcast<{T}>(bitcast<{U}>(x) & {HALFM});
+  let e = ga_exp_{S}(z * z) * ga_exp_{S}((x - z) * (x + z));
+  return {T}(2) * e - ga_erfcxpos_{S}(-x);
 }"""
 
 SQRT1_2 = math.sqrt(0.5)
@@ -170,11 +173,14 @@ def _ndtrq(suffix: str) -> str:
         ch = struct.unpack("<d", struct.pack("<Q", struct.unpack("<Q", struct.pack("<d", c))[0]
                                               & 0xFFFFFFFFF8000000))[0]
     return f"""fn ga_ndtrq_{suffix}(a: {suffix}) -> {suffix} {{
-  let t = a * {k(c)};
+  // max(.., 0): t is used rounded everywhere (a compiler that fused a * c into an fma below, as NVIDIA's
+  // did, would correct for a rounding that it never made: 250 ULP at a = 2.9)
+  let t = max(a * {k(c)}, {suffix}(0));
   if (t * t > {suffix}(709.782712893384)) {{ return {suffix}(0); }}    // as SciPy's erfc
   let ah = bitcast<{suffix}>(bitcast<{bits}>(a) & {split});
   let tl = (ah * {k(ch)} - t) + (ah * {k(float(_SQRT1_2_EXACT - Decimal(ch)))} + (a - ah) * {k(c)});
-  return {suffix}(0.5) * (ga_erfc_{suffix}(t) - {k(2.0 / math.sqrt(math.pi))} * ga_exp_{suffix}(-t * t) * tl);
+  let q = {suffix}(0.5) * (ga_erfc_{suffix}(t) - {k(2.0 / math.sqrt(math.pi))} * ga_exp_{suffix}(-t * t) * tl);
+  return select(q, {suffix}(0), !(q > {suffix}(0)));     // +0 where a flushed subnormal left -0 (NVIDIA)
 }}"""
 
 
@@ -185,13 +191,30 @@ FLT_E["ndtr"] = f"""fn ga_ndtr_{{S}}(x: {{T}}) -> {{T}} {{
   let q = ga_ndtrq_{{S}}(abs(x));
   return select(q, {{T}}(1) - q, x > {{T}}(0));
 }}"""
+# log(1 - q), 0 <= q < 1: below 1/2 as -2 atanh(s) = -2 (s + s^3 / 3 + ...), s = q / (2 - q) <= 1/3 (18 terms:
+# 9^-18 / 37 is below float64's rounding), else log(1 - q) (1 - q exact there). Not log1p(-q): its split of
+# 1 + x into halves (and any such error-free step) needs every use of x to see one rounded value, and the
+# compilers apply algebra that is not exact in floating point: NVIDIA's fused ndtr's last product into 1 + x
+# but not into the rest (250 ULP at log_ndtr(2.9)), and folded (1 - |1 - q|) - q to 0.
+_ATANH = tuple(1.0 / (2 * k + 1) for k in range(18))
+FLT_E["log1mq"] = f"""fn ga_log1mq_{{S}}(q: {{T}}) -> {{T}} {{
+  if (q >= {{T}}(0.5)) {{ return ga_log_{{S}}({{T}}(1) - q); }}
+  // -(q + q^2 / 2) below 1e-9 (q^3 / 3 is below float64's rounding): q / (2 - q) would be a subnormal,
+  // flushed in float32 on NVIDIA, where log_ndtr is still a normal number
+  if (q < {{T}}(1e-9)) {{ return -(q + {{T}}(0.5) * q * q); }}
+  let s = ga_div_{{S}}(q, {{T}}(2) - q);
+  let s2 = s * s;
+  return {{T}}(-2) * (s * {_poly("s2", _ATANH)});
+}}"""
 # SciPy's formula: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (x^2 / 2 in place of SciPy's t^2, t = x / sqrt 2
-# rounded), else log1p(-ndtr(-x))
+# rounded; as (x / 2) x with x / 2 made on the bits, which no compiler turns back into 0.5 (x x): NVIDIA's did
+# that to (0.5 x) x in float64, which overflows above 1.3e154), else log(1 - ndtr(-x))
 FLT_E["logndtr"] = f"""fn ga_logndtr_{{S}}(x: {{T}}) -> {{T}} {{
   if (x < {{T}}(-1)) {{
-    return ga_log_{{S}}(ga_erfcx_{{S}}(-x * {{T}}({SQRT1_2!r})) * {{T}}(0.5)) - {{T}}(0.5) * (x * x);
+    let h = bitcast<{{T}}>(bitcast<{{U}}>(-x) - ({{ONE}} << {{MB}}));      // -x / 2, exact (x < -1)
+    return ga_log_{{S}}(ga_erfcx_{{S}}(-x * {{T}}({SQRT1_2!r})) * {{T}}(0.5)) + h * x;
   }}
-  return ga_log1p_{{S}}(-ga_ndtr_{{S}}(-x));
+  return ga_log1mq_{{S}}(ga_ndtr_{{S}}(-x));
 }}"""
 
 # Cephes ndtri.c: P0 / Q0 on |y - 0.5| <= 3/8 (in y^2), P1 / Q1 for z = sqrt(-2 log y) in [2, 8), P2 / Q2 above
