@@ -197,3 +197,33 @@ def test_scalar_of_an_element_of_evaluated_data_is_one_read(device, dtype):
         assert type(got) is type(want) and (got == want or want != want)
         assert m.item(i // 4 % 2, i % 4) == host[i].item() or want != want
     assert bool(g[-1]) == bool(host[-1]) and xp.metrics()["evaluations"] == 0
+
+
+def test_views_read_one_after_another_download_their_base_once(wgpu_device, monkeypatch):
+    """A loop that reads slices of device data to the host (SciPy's welch over its segments) downloads the
+    base whole on the second read (runtime/residency.py host_view) and slices that copy afterwards."""
+    a = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    g = xp.asarray(a, device=wgpu_device) * 2
+    xp.evaluate(g)
+    xp.reset_metrics()
+    np.testing.assert_array_equal(np.asarray(g[3]), a[3] * 2)          # the first: one copy kernel
+    assert xp.metrics()["dispatches"] == 1
+    np.testing.assert_array_equal(np.asarray(g[::-3, 5]), a[::-3, 5] * 2)   # the second: the base, once
+    assert xp.metrics()["bytes_downloaded"] == 64 * 4 + a.nbytes
+    xp.reset_metrics()
+    for key in [(7,), (slice(None), 9), (slice(60, 2, -7), slice(1, None, 2))]:
+        np.testing.assert_array_equal(np.asarray(g[key]), a[key] * 2)
+    np.testing.assert_array_equal(np.asarray(g.T[2:5]), (a * 2).T[2:5])
+    assert [r.tolist() for r in g][10] == (a[10] * 2).tolist()
+    assert xp.metrics()["dispatches"] == 0 and xp.metrics()["bytes_downloaded"] == 0
+    # a larger base waits until the views read add up to 1/16 of it
+    from gpuarray.runtime import residency
+    monkeypatch.setattr(residency, "READ_AHEAD_SMALL", 1024)
+    h = xp.asarray(a, device=wgpu_device) + 1
+    xp.evaluate(h)
+    xp.reset_metrics()
+    for i in range(1, 5):       # (h[0] would be a prefix view: no kernel)
+        np.asarray(h[i])
+    assert xp.metrics()["dispatches"] == 3 and xp.metrics()["bytes_downloaded"] == 3 * 256 + a.nbytes
+    np.testing.assert_array_equal(np.asarray(h[40:42]), a[40:42] + 1)
+    assert xp.metrics()["dispatches"] == 3

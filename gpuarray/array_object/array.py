@@ -20,7 +20,7 @@ from ..graph import views
 from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
-from ..runtime.residency import Data, element
+from ..runtime.residency import Data, element, host_view
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
@@ -165,6 +165,11 @@ class GpuArray(NumPyMethods):
     def _host(self) -> np.ndarray:
         node = self._node
         if node.data is None:
+            if node.op == "view" and node.inputs[0].data is not None:     # a view of evaluated data
+                strides, offset = node.attrs
+                host = host_view(node.inputs[0].data, node.shape, strides, offset)
+                if host is not None:
+                    return host
             evaluate_nodes([node], reading=True)
         return node.data.get_host().reshape(node.shape)
 

@@ -207,6 +207,38 @@ def element(data: Data, index: int) -> Any:
     return value
 
 
+# Read-ahead for views of device data read to the host one after another (a Python loop over segments or
+# rows: scipy.signal.welch reads ~2000 slices of its input, each a device round trip before): the base is
+# downloaded whole, once, on its second view read if it is at most READ_AHEAD_SMALL bytes, or once the views
+# read from it add up to 1/16 of it if it is at most READ_AHEAD_MAX; later reads slice that host copy.
+READ_AHEAD_SMALL = 16 << 20
+READ_AHEAD_MAX = 1 << 30
+_VIEW_READS: weakref.WeakKeyDictionary[Data, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+
+def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> np.ndarray | None:
+    """The strided view (``shape``, ``strides`` and ``offset`` in elements of ``data``'s C order) of
+    ``data`` as a read-only host array, from its host copy, which this makes by one download under the
+    read-ahead rule above; None where the view should be read through the device (a copy kernel).
+
+    >>> d = Data.from_host(np.arange(6.0))
+    >>> host_view(d, (2,), (2,), 1).tolist()
+    [1.0, 3.0]
+    """
+    if data.host is None:
+        if data.handle is None or data.nbytes > READ_AHEAD_MAX:
+            return None
+        count, read = _VIEW_READS.get(data, (0, 0))
+        count, read = count + 1, read + math.prod(shape) * data.dtype.itemsize
+        _VIEW_READS[data] = (count, read)
+        if not ((count >= 2 and data.nbytes <= READ_AHEAD_SMALL) or 16 * read >= data.nbytes):
+            return None
+    flat = data.get_host().reshape(-1)
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(st * item for st in strides),
+                                           writeable=False)
+
+
 class Recipe:
     """How one device kernel computed its outputs, kept with their data so that it can run again
     on a new provider after the device was lost.
