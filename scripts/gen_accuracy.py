@@ -54,7 +54,20 @@ NUMPY_FUNC = {"round": np.round}
 # logaddexp(a, b) = m + log1p(exp(-|a - b|)), m = max(a, b), cancels when the result is near 0:
 # there NumPy itself is thousands of ULP of the result from the exact value. Its error is measured
 # in ULP of max(|result|, |m|), as tests/test_elementwise.py does.
-ERROR_SCALE = {"logaddexp": lambda a, b: np.abs(np.maximum(a, b))}
+ERROR_SCALE: dict[str, Any] = {"logaddexp": lambda a, b: np.abs(np.maximum(a, b))}
+# gpuarray.special's ops against SciPy, measured as the tests measure them: float64 erfc, erfcx, ndtr, log_ndtr,
+# ndtri, erfinv, erfcinv in ULP of a magnitude that allows for SciPy's own error (tests/conftest.py
+# scipy_f64_scale; the error function family against exact values: the hand-written section below);
+# gammaln and psi at x < 0 in ULP of the reflection's terms (tests/test_special_ops.py SCALE)
+try:
+    from tests.conftest import scipy_f64_scale  # noqa: E402
+    from tests.test_special_ops import SCALE  # noqa: E402
+except ImportError:            # no SciPy or pytest: those ops compare in ULP of the result
+    pass
+else:
+    ERROR_SCALE.update({n: (lambda x, n=n: scipy_f64_scale(n, x))
+                        for n in ("erfc", "erfcx", "ndtr", "log_ndtr", "ndtri", "erfinv", "erfcinv")})
+    ERROR_SCALE.update(SCALE)
 
 
 def float_ops() -> list[str]:
