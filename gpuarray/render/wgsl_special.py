@@ -256,6 +256,9 @@ FLT_E["ndtrinewton"] = f"""fn ga_ndtrinewton_{{S}}(r: {{T}}, y: {{T}}) -> {{T}} 
   return r - ({{T}}(1) - ga_div_{{S}}(y, p)) * m;
 }}"""
 # ndtri(y) for exp(-2) < y < 1 - exp(-2): Cephes's w + w^3 P(w^2) / Q(w^2) times sqrt(2 pi), w = y - 1/2
+# float32: Cephes's tail alone is within 3.1 ULP of the exact values (1.7 with the step, which took 60 % of
+# the time of ndtri at 2^24 on the H200)
+F32_E["ndtrinewton"] = "fn ga_ndtrinewton_f32(r: f32, y: f32) -> f32 { return r; }"
 FLT_E["ndtric"] = f"""fn ga_ndtric_{{S}}(y: {{T}}) -> {{T}} {{
   // w = y - 1/2 rounds for y < 1/4; its error wl (exact: w + 1/2 is) corrects x by wl / phi(x)
   let w = y - {{T}}(0.5);

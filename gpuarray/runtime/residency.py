@@ -207,8 +207,8 @@ def element(data: Data, index: int) -> Any:
     return value
 
 
-# Read-ahead for views of device data read to the host one after another (a Python loop over segments or
-# rows: scipy.signal.welch reads ~2000 slices of its input, each a device round trip before): the base is
+# Read-ahead for views of device data read to the host one after another (a Python loop over rows or
+# segments: each slice was a copy kernel and a device round trip before): the base is
 # downloaded whole, once, on its second view read if it is at most READ_AHEAD_SMALL bytes, or once the views
 # read from it add up to 1/16 of it if it is at most READ_AHEAD_MAX; later reads slice that host copy.
 READ_AHEAD_SMALL = 16 << 20
