@@ -55,7 +55,7 @@ def _scatter(p: Any, x: Any, i: Any, v: Any) -> Any:
 # name: (function of (namespace, *arrays), host arrays, the provider module that dispatches it)
 CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...], str]] = {
     "elementwise": (lambda p, x: x * 2.5 + 1.0, (X,), "webgpu.py"),
-    "split": (lambda p, x: x * 2.5 + 1.0, (X,), "wgpu_split.py"),
+    "split": (lambda p, x: x * 2.5 + 2.0, (X,), "wgpu_split.py"),      # not "elementwise"'s: a fresh result
     "scan chunked": (lambda p, x: p.cumulative_sum(x * 2.5), (X,), "wgpu_scan.py"),
     "scan serial": (lambda p, m: p.cumulative_sum(m * 2.5, axis=1), (M,), "wgpu_scan.py"),
     "scan int64": (lambda p, k: p.cumulative_sum(k * 3 + 1), (K,), "wgpu_scan.py"),

@@ -226,8 +226,10 @@ def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offs
     [1.0, 3.0]
     """
     if data.host is None:
-        if data.handle is None or data.nbytes > READ_AHEAD_MAX:
+        if data.handle is None or data.nbytes > READ_AHEAD_MAX or data.lost:
             return None
+        if getattr(data.handle, "nbytes", None) != STORAGE_NP[data.dtype].itemsize * math.prod(data.shape):
+            return None         # a buffer larger than its data (linear algebra packs a flag after it)
         count, read = _VIEW_READS.get(data, (0, 0))
         count, read = count + 1, read + math.prod(shape) * data.dtype.itemsize
         _VIEW_READS[data] = (count, read)
