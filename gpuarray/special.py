@@ -4,19 +4,22 @@
 
 - ``expit``, ``logit``, ``entr``, ``xlog1py``, ``exp2``, ``exp10``, ``sinc``, the error function family
   (``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``erfcinv``, ``ndtr``, ``log_ndtr``, ``ndtri``), ``gammaln``,
-  ``psi`` and the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e`` are entries of the op table
-  (``core/ops.py``): they run on ``x``'s device, one kernel op each, float32 and float64, and fuse with
-  their neighbours. Integer operands compute in the device's default float.
-- The other SciPy special functions that SciPy has no generic array-API version of (``gammainc``,
-  ``betainc``, ``j0``, ``zeta`` ... see ``HOST``) run SciPy's own ufunc on a host copy, and the result
-  comes back to ``x``'s device. Each is a counted host fallback (``metrics()["host_fallbacks"]``, warned
-  once per function; ``gpuarray.config(fallback=...)``).
+  ``psi``, the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete beta function
+  ``betainc``, ``betaincc``, Student's t distribution ``stdtr`` (what ``scipy.stats.ttest_ind`` and
+  ``pearsonr`` call), the incomplete gamma function ``gammainc``, ``gammaincc`` and the chi-square
+  distribution ``chdtr``, ``chdtrc`` (render/wgsl_incomplete.py) are entries of the op table
+  (``core/ops.py``): they run on ``x``'s device, one kernel op each, float32 and float64, and fuse with their
+  neighbours. Integer operands compute in the device's default float. (The float32 versions of the
+  incomplete beta and gamma functions compute in float64: on an adapter without it they run on the host.)
+- The other SciPy special functions that SciPy has no generic array-API version of (``j0``, ``zeta``,
+  ``stdtrit`` ... see ``HOST``) run SciPy's own ufunc on a host copy, and the result comes back to ``x``'s
+  device. Each is a counted host fallback (``metrics()["host_fallbacks"]``, warned once per function;
+  ``gpuarray.config(fallback=...)``).
 - Functions SciPy already implements with array-API calls (``xlogy``, ``rel_entr`` ...) are left
-  to SciPy: they are not defined here, so SciPy runs them with gpuarray's functions. Not so
-  ``chdtr``, ``chdtrc``, ``betaincc``, ``stdtr``, ``stdtrit``: SciPy's generic versions call
-  ``gammainc``/``gammaincc``/``betainc`` (host functions here anyway) and differ from SciPy's
-  ufuncs out of domain (``chdtrc(v, x < 0)`` is 1, not NaN; ``stdtr`` squares integer ``t``
-  without promoting, which overflows: scipy#20972), so they run SciPy's ufunc on the host too.
+  to SciPy: they are not defined here, so SciPy runs them with gpuarray's functions. Not so ``chdtr``,
+  ``chdtrc``, ``betaincc``, ``stdtr`` (device entries with SciPy's ufuncs' values, special values included)
+  and ``stdtrit`` (host): SciPy's generic versions differ from its ufuncs out of domain (``chdtrc(v, x < 0)``
+  is 1, not NaN; its generic ``stdtr`` squares integer ``t`` without promoting, which overflows: scipy#20972).
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([0.0, 2.0], device="cpu")
@@ -36,10 +39,10 @@ from .namespace.elementwise import SPECIAL
 
 # SciPy ufuncs without an array-API implementation in SciPy (scipy 1.17): these run on the host.
 HOST = frozenset("""
-bdtr bdtrc bdtri betainc betaincc betaincinv betaln binom boxcox boxcox1p cbrt chdtr chdtrc chdtri cosdg cosm1
-cotdg ellipk ellipkm1 exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainc gammaincc gammainccinv gammaincinv
+bdtr bdtrc bdtri betaincinv betaln binom boxcox boxcox1p cbrt chdtri cosdg cosm1
+cotdg ellipk ellipkm1 exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainccinv gammaincinv
 gammasgn gdtr gdtrc huber hyp1f1 inv_boxcox inv_boxcox1p j0 j1 k0 k0e k1 k1e kl_div loggamma lpmv multigammaln
-nbdtr nbdtrc nbdtri pdtr pdtrc pdtri poch pseudo_huber polygamma radian rgamma sindg spence stdtr stdtrit
+nbdtr nbdtrc nbdtri pdtr pdtrc pdtri poch pseudo_huber polygamma radian rgamma sindg spence stdtrit
 tandg y0 y1 yn zeta zetac
 """.split())
 

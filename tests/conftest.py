@@ -139,6 +139,25 @@ def scipy_f64_scale(name: str, x: np.ndarray) -> np.ndarray | None:
         return np.nan_to_num(v * (3.0 + _SCIPY_F64_SLACK[name] * x ** 2 / 4), nan=0.0, posinf=big)
 
 
+def incomplete_f64_scale(name: str, want: np.ndarray, *args: np.ndarray) -> np.ndarray:
+    """For float64 betainc, betaincc, stdtr, gammainc, gammaincc, chdtr, chdtrc: the magnitude that errors
+    against SciPy are measured in (4 ULP of it: K ULP of the result ``want``; tests/test_special_ops.py
+    _incomplete_scale says why)."""
+    import scipy.special
+
+    v = [np.abs(np.asarray(a, np.float64)) for a in args]
+    with np.errstate(all="ignore"):
+        if name in ("gammainc", "gammaincc", "chdtr", "chdtrc"):
+            a, x = (v[0] / 2, v[1] / 2) if name.startswith("chdtr") else (v[0], v[1])
+            k = 512 + 4 * (np.abs(a * np.log(x)) + x + np.abs(scipy.special.gammaln(a)))
+        elif name == "stdtr":
+            # df / 2 + 1/2; for df = inf ndtr(t): t^2 / 2 (the rounding of t / sqrt 2, as erfc's in ndtr)
+            k = 24 + 24 * np.where(np.isinf(v[0]), v[1] ** 2 / 2, v[0] / 2 + 0.5)
+        else:
+            k = 24 + 24 * (v[0] + v[1])
+        return np.maximum(np.nan_to_num(np.abs(want) * k / 4, nan=0.0, posinf=0.0), 1e-280)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_signature_cache() -> object:
     """Some tests make a device drop float64 (monkeypatching ``provider.f64``), which no real device

@@ -227,10 +227,27 @@ def _exp10(x: np.ndarray) -> np.ndarray:
     return np.power(10.0, x)
 
 
+def _stdtr(df: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """SciPy's stdtr, with the Cauchy cdf atan2(1, -t) / pi at df = 1: SciPy's (Boost's arcsine case of
+    ibetac(1/2, 1/2, t^2 / (1 + t^2))) is up to 1.4e7 ULP (3e-9) off there for 1e-9 < |t| < 1e-2, where the
+    device's is within an ULP of the exact value."""
+    r = _scipy_special("stdtr")(df, t)
+    one = np.asarray(df) == 1
+    if np.any(one):
+        with np.errstate(all="ignore"):
+            c = np.arctan2(1.0, -np.asarray(t, dtype=np.float64)) / np.pi
+        r = np.where(one & ~np.isinf(t), c, r)
+    return r
+
+
 # SciPy special functions computed on the device (render/wgsl_special.py, render/wgsl_gamma.py): the
 # error function family, the gamma functions and the modified Bessel functions of order 0 and 1
 SCIPY_DEVICE = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "ndtri", "erfinv", "erfcinv",
                 "gammaln", "psi", "i0", "i0e", "i1", "i1e")
+# multi-argument SciPy special functions on the device (render/wgsl_incomplete.py, render/wgsl_igamma.py: the
+# incomplete beta and gamma functions, Student's t and the chi-square distributions): name -> operand count.
+# Their float32 versions compute in float64 (providers/wgpu_kinds.py F32_VIA_F64).
+SCIPY_DEVICE_N = {"betainc": 3, "betaincc": 3, "stdtr": 2, "gammainc": 2, "gammaincc": 2, "chdtr": 2, "chdtrc": 2}
 
 
 def _scipy_special(name: str) -> Callable[..., Any]:
@@ -413,6 +430,11 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
     # the error function family (render/wgsl_special.py) and the gamma and Bessel functions
     # (render/wgsl_gamma.py); their host versions are SciPy's ufuncs
     *((_n, None, 1, f"ga_{_n.replace('_', '')}_{{S}}({{0}})", _wide(_scipy_special(_n))) for _n in SCIPY_DEVICE),
+    # the incomplete beta and gamma functions, Student's t and the chi-square distributions
+    # (render/wgsl_incomplete.py, render/wgsl_igamma.py): special values
+    # (NaN included) in the helpers
+    *((_n, None, _k, f"ga_{_n}_{{S}}(" + ", ".join(f"{{{_i}}}" for _i in range(_k)) + ")",
+       _wide(_stdtr if _n == "stdtr" else _scipy_special(_n))) for _n, _k in SCIPY_DEVICE_N.items()),
 ]
 for _name, _sufunc, _nargs, _body, _host in _special:
     op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},

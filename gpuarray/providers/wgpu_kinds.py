@@ -11,7 +11,7 @@ from typing import Any
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import CATEGORIES, complex128, float64
-from ..core.ops import OPS, SCIPY_DEVICE
+from ..core.ops import OPS, SCIPY_DEVICE, SCIPY_DEVICE_N
 from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
@@ -78,7 +78,11 @@ TRANSCENDENTAL_OPS = frozenset({
     "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan2", "pow", "logaddexp",
     "float_power", "expit", "logit", "entr", "exp2", "exp10", "sinc", "xlog1py", *SCIPY_DEVICE,
+    *SCIPY_DEVICE_N,
 })
+# ops whose float32 WGSL computes in float64 (render/wgsl_incomplete.py): on an adapter without shader-f64
+# they run on the host
+F32_VIA_F64 = frozenset(SCIPY_DEVICE_N)
 F64_HOST_OPS = TRANSCENDENTAL_OPS - F64_DEVICE_OPS      # the rest run in software (render/wgsl_f64.py)
 C128_HOST_OPS = frozenset(n for n in TRANSCENDENTAL_OPS - C128_DEVICE_OPS     # complex ones without helpers
                           if complex128 in CATEGORIES[OPS[n].category])
@@ -107,6 +111,8 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     for ins in kernel.instrs:
         if not provider.supports(ins.dtype):
             return f"{ins.dtype} is not supported by this adapter"
+        if ins.op in F32_VIA_F64 and not provider.f64:
+            return f"{ins.dtype} {ins.op} computes in float64, which this adapter lacks; it runs on the host"
         if ins.dtype == float64 and ins.op in provider.host_only_f64 or \
                 ins.dtype == complex128 and ins.op in provider.host_only_c128:
             return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "

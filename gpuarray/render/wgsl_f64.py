@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.ops import SCIPY_DEVICE
+from ..core.ops import SCIPY_DEVICE, SCIPY_DEVICE_N
 from .wgsl_f64_inv import F64_INV
 from .wgsl_f64_pow import F64_POW
 from .wgsl_f64_trig import F64_TRIG, _c  # _c: a float64 constant as its bits
@@ -69,7 +69,8 @@ LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-
 F64_DEVICE_OPS = frozenset({"exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sinh", "cosh",
                             "tanh", "expit", "logit", "logaddexp", "sin", "cos", "tan",
                             "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
-                            "pow", "float_power", "exp10", "entr", "xlog1py", "sinc", *SCIPY_DEVICE})
+                            "pow", "float_power", "exp10", "entr", "xlog1py", "sinc", *SCIPY_DEVICE,
+                            *SCIPY_DEVICE_N})
 
 F64_MATH: dict[str, str] = {}
 

@@ -25,6 +25,8 @@ from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
 from .wgsl_f64 import F64_MATH
 from .wgsl_gamma import F32_G, FLT_G
+from .wgsl_igamma import F32_IG, FLT_IG
+from .wgsl_incomplete import F32_I, FLT_I
 from .wgsl_round import F32_ROUND, FLT_ROUND, ROUND_CONSTS
 from .wgsl_special import F32_E, F64_E, FLT_E
 from .wgsl_xlib import F32_X, FLT_X
@@ -482,6 +484,12 @@ F32.update(F32_E)
 F64_MATH.update(F64_E)
 FLT.update(FLT_G)
 F32.update(F32_G)
+# incomplete gamma and beta functions, Student's t and the chi-square distributions: wgsl_igamma.py,
+# wgsl_incomplete.py
+FLT.update(FLT_IG)
+F32.update(F32_IG)
+FLT.update(FLT_I)
+F32.update(F32_I)
 # exact round / trunc / floor / ceil on the bits (float32: the driver's where the start-up probe found it
 # exact): wgsl_round.py
 FLT.update(FLT_ROUND)
