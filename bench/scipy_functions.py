@@ -13,7 +13,9 @@ each on ``n`` values (``--sizes``) of each dtype (``--dtypes``), on data already
   [-3, 3], shuffled), ``ndtri`` (half uniform in (0, 1), half 10^u, u in [-20, -1]: the tail branch),
   ``erfinv`` (half uniform in (-1, 1), half within 10^-6..10^-1 of +-1), ``gammaln``, ``psi`` (uniform
   in (0, 30]), ``i0e``, ``expit`` (as ``erf``), ``logsumexp`` and ``softmax`` along axis 1 of an
-  (n/256, 256) array. NumPy and gpuarray: ``scipy.special.<name>(x)`` (SciPy dispatches to
+  (n/256, 256) array; ``betainc`` (a, b 10^u, u in [-0.3, 2.7], x half uniform in (0, 1), half about the
+  mean a / (a + b)), ``stdtr`` (df from 1 to 10^4, t as ``erf``'s x), ``gammainc`` (a 10^u, u in [-1, 4],
+  x half uniform in (0, 3 a), half about a). NumPy and gpuarray: ``scipy.special.<name>(x)`` (SciPy dispatches to
   ``gpuarray.special.<name>``); PyTorch: ``torch.special`` (``torch.lgamma``, ``torch.logsumexp``,
   ``torch.softmax``); CuPy: ``cupyx.scipy.special.<name>``.
 - ``scipy.stats`` along axis 1 of (n/256, 256) arrays: ``zscore``, ``skew``, ``kurtosis``,
@@ -78,7 +80,7 @@ LIBS = ("numpy", "gpuarray", "torch", "cupy")
 CASES: dict[str, str] = {
     "erf": "special", "erfc": "special", "ndtr": "special", "log_ndtr": "special", "ndtri": "special",
     "erfinv": "special", "gammaln": "special", "psi": "special", "i0e": "special", "expit": "special",
-    "logsumexp": "special", "softmax": "special",
+    "logsumexp": "special", "softmax": "special", "betainc": "special", "stdtr": "special", "gammainc": "special",
     "zscore": "stats", "skew": "stats", "kurtosis": "stats", "moment3": "stats", "ttest_ind": "stats",
     "pearsonr": "stats",
     "fftconvolve1d": "signal", "fftconvolve2d": "signal", "rfft": "fft", "fft": "fft", "welch": "signal",
@@ -89,7 +91,8 @@ GPU_COUNTERS = ("host_fallbacks", "host_kernels", "eager_host_ops", "dispatches"
                 "bytes_downloaded")
 TORCH_SPECIAL = {"erf": "special.erf", "erfc": "special.erfc", "ndtr": "special.ndtr",
                  "log_ndtr": "special.log_ndtr", "ndtri": "special.ndtri", "erfinv": "special.erfinv",
-                 "gammaln": "lgamma", "psi": "special.digamma", "i0e": "special.i0e", "expit": "special.expit"}
+                 "gammaln": "lgamma", "psi": "special.digamma", "i0e": "special.i0e", "expit": "special.expit",
+                 "gammainc": "special.gammainc"}
 
 
 # ---------------------------------------------------------------------------------------- inputs
@@ -123,6 +126,22 @@ def inputs(case: str, n: int, dtype: str, rng: np.random.Generator) -> tuple[np.
         x = 30.0 - rng.uniform(0.0, 30.0, n)                       # (0, 30]
     elif case in ("logsumexp", "softmax"):
         x = _wide(_rows(n) * ROW, rng).reshape(_rows(n), ROW)
+    elif case == "betainc":
+        # parameters from 0.5 to 500 (every method of Boost's ibeta_imp), x over (0, 1) and about the mean
+        a, b = 10.0 ** rng.uniform(-0.3, 2.7, n), 10.0 ** rng.uniform(-0.3, 2.7, n)
+        m = a / (a + b)
+        x = np.where(rng.uniform(0, 1, n) < 0.5, rng.uniform(0, 1, n),
+                     np.clip(m + rng.standard_normal(n) * np.sqrt(m * (1 - m) / (a + b + 1)), 0, 1))
+        return a.astype(dtype), b.astype(dtype), x.astype(dtype)
+    elif case == "stdtr":
+        # degrees of freedom from 1 to 10^4, t half in [-30, 30], half in [-3, 3]
+        return np.floor(10.0 ** rng.uniform(0, 4, n)).astype(dtype), _wide(n, rng).astype(dtype)
+    elif case == "gammainc":
+        # a from 0.1 to 10^4, x half spread over (0, 3 a), half about a (Temme's series)
+        a = 10.0 ** rng.uniform(-1, 4, n)
+        x = np.where(rng.uniform(0, 1, n) < 0.5, rng.uniform(0, 3, n) * a,
+                     np.abs(a + rng.standard_normal(n) * np.sqrt(a)))
+        return a.astype(dtype), x.astype(dtype)
     elif CASES[case] == "stats":
         shape = (_rows(n), ROW)
         a = rng.standard_normal(shape) * 2.0 + 1.0
@@ -169,6 +188,8 @@ def work(case: str, lib: str) -> Callable[..., Any]:
                 return lambda x: torch.logsumexp(x, dim=1)
             if case == "softmax":
                 return lambda x: torch.softmax(x, dim=1)
+            if case not in TORCH_SPECIAL:
+                raise NotImplementedError(f"PyTorch has no {case}")
             return _torch_attr(torch, TORCH_SPECIAL[case])
         if lib == "cupy":
             import cupyx.scipy.special as sp

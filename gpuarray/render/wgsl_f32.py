@@ -152,9 +152,14 @@ F32["log1p"] = """fn ga_log1p_f32(x: f32) -> f32 {
   if (x > 8388608.0) { return ga_log_f32(x) + 1.0 / x; }
   // 1 + x = uh + ul exactly enough: uh has 16 bits, so 1 - uh is exact
   let uh = bitcast<f32>(bitcast<u32>(1.0 + x) & 0xffffff00u);
-  let ul = (1.0 - uh) + x;
+  let ul = ga_keep_f32(1.0 - uh) + x;     // ga_keep: no compiler regroups this as (1 + x) - uh (wgsl_f64.py log1p)
   let d = ul / uh;
   return ga_log_f32(uh) + (d - 0.5 * d * d);
+}"""
+F32["keep"] = """fn ga_keep_f32(v: f32) -> f32 {
+  // v itself, hidden from the compiler's algebra (render/wgsl_f64_inv.py ga_keep_f64): a NaN gets its quiet bit
+  let u = bitcast<u32>(v);
+  return bitcast<f32>(select(u, u | 0x00400000u, (u & 0x7fffffffu) > 0x7f800000u));
 }"""
 F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
   // (r, q): x = (q + r / (pi/2)) * pi/2 modulo 2 pi, |r| <= pi/4

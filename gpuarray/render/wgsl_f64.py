@@ -160,10 +160,11 @@ F64_MATH["log1p"] = f"""fn ga_log1p_f64(x: f64) -> f64 {{
   if (x < {_c(-0.5)}) {{ return ga_log_f64(f64(1) + x); }}     // 1 + x exact (Sterbenz)
   if (x > {_c(2.0 ** 53)}) {{ return ga_log_f64(x) + f64(1) / x; }}
   // 1 + x = uh + ul: uh keeps the top 26 bits of the rounded sum, so 1 - uh is exact and ul carries
-  // the rest (the mask, not a float identity, keeps compilers from folding (1 + x) - 1 to x);
-  // log(1 + x) = log(uh) + log1p(d), d = ul / uh < 2^-26
+  // the rest (the mask, not a float identity, keeps compilers from folding (1 + x) - 1 to x; ga_keep keeps
+  // NVIDIA's from regrouping (1 - uh) + x as (1 + x) - uh, which lost ul: 123 ULP in log1p(-v), v = 2 / 578,
+  // on the H200); log(1 + x) = log(uh) + log1p(d), d = ul / uh < 2^-26
   let uh = bitcast<f64>(bitcast<u64>(f64(1) + x) & 0xfffffffffc000000lu);
-  let ul = (f64(1) - uh) + x;
+  let ul = ga_keep_f64(f64(1) - uh) + x;
   let d = ul / uh;
   return ga_log_f64(uh) + (d - {_c(0.5)} * d * d);
 }}"""
