@@ -145,3 +145,36 @@ def test_profile_counts_kernels(device):
     counts = sorted(len(v) for v in p.records.values())
     assert counts == [1, 3]
     assert "count" in p.table() and p.total_seconds > 0
+
+
+def test_kernels_too_wide_for_the_adapter_are_cut_not_sent_to_the_host(wgpu_device, monkeypatch):
+    """A fused kernel that would bind more storage buffers than the adapter allows evaluates parts of its
+    cone first (planner._cuts) instead of running on the host: a sum of 40 arrays with the WebGPU minimum of 8
+    storage buffers, a chain of 30 gathers each reading a sort's result (unique(axis=0)'s row sort)."""
+    rng = np.random.default_rng(4)
+    host = [rng.standard_normal(500).astype(np.float32) for _ in range(40)]
+    arrs = [xp.asarray(h, device=wgpu_device) for h in host]
+    monkeypatch.setattr(wgpu_device.provider, "max_storage_buffers", 8)
+    xp.reset_metrics()
+    total = arrs[0]
+    for a in arrs[1:]:
+        total = total * 0.5 + a
+    want = host[0]
+    for h in host[1:]:
+        want = want * np.float32(0.5) + h
+    np.testing.assert_allclose(np.asarray(total), want, rtol=1e-5)
+    assert xp.metrics()["host_fallbacks"] == 0 and xp.metrics()["dispatches"] > 1
+    monkeypatch.undo()
+    m = (rng.standard_normal((60, 30)) > 0).astype(np.int32)
+    xp.reset_metrics()
+    got = np.unique(xp.asarray(m, device=wgpu_device), axis=0, return_index=True, return_inverse=True,
+                    return_counts=True)
+    for g, w in zip(got, np.unique(m, axis=0, return_index=True, return_inverse=True, return_counts=True),
+                    strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert xp.metrics()["host_fallbacks"] == 0
+    # one node that reads more inputs than allowed by itself cannot be cut: the host, as before
+    monkeypatch.setattr(wgpu_device.provider, "max_storage_buffers", 8)
+    xp.reset_metrics()
+    with xp.config(fallback="silent"):
+        np.testing.assert_array_equal(np.asarray(xp.stack(arrs[:6])), np.stack(host[:6]))

@@ -227,3 +227,55 @@ def test_views_read_one_after_another_download_their_base_once(wgpu_device, monk
     assert xp.metrics()["dispatches"] == 3 and xp.metrics()["bytes_downloaded"] == 3 * 256 + a.nbytes
     np.testing.assert_array_equal(np.asarray(h[40:42]), a[40:42] + 1)
     assert xp.metrics()["dispatches"] == 3
+
+
+def test_small_reads_of_device_data_run_on_the_host_after_read_ahead(wgpu_device):
+    """A Python loop of small computations on rows of device data, each read at once (``float(x[i].sum())``,
+    ``np.asarray(x[i] * 2 + 1)``): from the second read the base is downloaded once and the rest run on the host
+    (runtime/planner.py, before rule 4); results as NumPy's, and a write to the base afterwards is seen."""
+    a = np.random.default_rng(1).standard_normal((300, 64)).astype(np.float32)
+    g = xp.asarray(a, device=wgpu_device) * 1
+    xp.evaluate(g)
+    xp.reset_metrics()
+    with xp.config(offload="auto"):             # (the tests run with offload="always": tests/conftest.py)
+        for i in range(300):
+            assert float(g[i].sum()) == pytest.approx(float(a[i].sum()), rel=1e-5, abs=1e-5)
+            np.testing.assert_allclose(np.asarray(g[i] * 2 + 1), a[i] * 2 + 1, rtol=1e-6)
+        m = xp.metrics()
+        assert m["dispatches"] <= 2 and m["bytes_downloaded"] <= a.nbytes + 2 * 64 * 4
+        assert planner_decisions_say("read at once")
+        g[5] = -1.0                 # a new version of the base: its rows read the write
+        assert float(g[5].sum()) == -64.0
+        np.testing.assert_array_equal(np.asarray(g[5] * 2), np.full(64, -2.0, np.float32))
+    # offload="always" keeps them on the device; large work stays there too
+    xp.reset_metrics()
+    float(g[7].sum())
+    assert xp.metrics()["dispatches"] == 1
+    big = xp.asarray(np.ones(1 << 17, np.float32), device=wgpu_device) * 3
+    xp.evaluate(big)
+    xp.reset_metrics()
+    with xp.config(offload="auto"):
+        for _ in range(3):
+            assert float((big + 1).sum()) == 4.0 * (1 << 17)
+    m = xp.metrics()
+    assert m["host_kernels"] == 0 and m["dispatches"] >= 3 and m["bytes_downloaded"] <= 64
+
+
+def test_views_of_an_unevaluated_base_read_one_after_another_compute_it_once(wgpu_device):
+    """Slices of a pending expression (``np.pad``'s result, as SciPy's welch takes segments of) were each a
+    kernel that computed their part again: from the second read the base is evaluated once, then read ahead."""
+    a = np.random.default_rng(2).standard_normal(20000).astype(np.float32)
+    g = xp.asarray(a, device=wgpu_device) * 1
+    xp.evaluate(g)
+    p = xp.asarray(np.pad(g, (100, 100)))           # pending
+    want = np.pad(a, (100, 100))
+    xp.reset_metrics()
+    for k in range(0, 20000, 100):
+        np.testing.assert_array_equal(np.asarray(p[k:k + 256]), want[k:k + 256])
+    m = xp.metrics()
+    assert m["dispatches"] <= 3 and m["bytes_downloaded"] <= want.nbytes + 2 * 256 * 4
+
+
+def planner_decisions_say(text: str) -> bool:
+    from gpuarray.runtime.planner import decisions
+    return any(text in d["why"] for d in decisions())

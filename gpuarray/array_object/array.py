@@ -20,7 +20,7 @@ from ..graph import views
 from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
-from ..runtime.residency import Data, element, host_view
+from ..runtime.residency import Data, element, host_view, read_ahead_pending
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
@@ -165,11 +165,15 @@ class GpuArray(NumPyMethods):
     def _host(self) -> np.ndarray:
         node = self._node
         if node.data is None:
-            if node.op == "view" and node.inputs[0].data is not None:     # a view of evaluated data
-                strides, offset = node.attrs
-                host = host_view(node.inputs[0].data, node.shape, strides, offset)
-                if host is not None:
-                    return host
+            if node.op == "view":
+                base = node.inputs[0]
+                if base.data is None and read_ahead_pending(base, node.dtype.itemsize * math.prod(node.shape)):
+                    evaluate_nodes([base])          # its views are read one after another: compute it once
+                if base.data is not None:           # a view of evaluated data
+                    strides, offset = node.attrs
+                    host = host_view(base.data, node.shape, strides, offset)
+                    if host is not None:
+                        return host
             evaluate_nodes([node], reading=True)
         return node.data.get_host().reshape(node.shape)
 

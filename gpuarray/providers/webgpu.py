@@ -45,6 +45,7 @@ from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by te
     F64_HOST_OPS,
     TRANSCENDENTAL_OPS,
     WGPU_KINDS,
+    bindings,
     cannot_run_reason,
 )
 from .wgpu_memory import WgpuMemory
@@ -181,6 +182,11 @@ class WgpuProvider(WgpuMemory):
         """Why ``kernel`` cannot run on this adapter (it then runs on the host), or None."""
         why: str | None = kernel.memoized(("cannot_run", self, *self.capabilities()), lambda: self._cannot_run(kernel))
         return why
+
+    def too_wide(self, kernel: Kernel) -> int:
+        """How many storage buffers ``kernel`` binds beyond this adapter's limit (0: none); the planner
+        evaluates parts of such a kernel's fused cone first (``runtime/planner.py _cuts``)."""
+        return max(0, bindings(kernel) - self.max_storage_buffers)
 
     def capabilities(self) -> tuple:
         """What ``cannot_run``'s answers depend on besides the kernel (tests change these on a live

@@ -99,6 +99,13 @@ HOST_LINALG_REASONS = {
 }
 
 
+def bindings(kernel: Kernel) -> int:
+    """The storage buffers ``kernel`` binds: prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other
+    kinds: a few scratch buffers and at least one output, more with a fused epilogue)."""
+    return len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
+                                 else 5 + max(1, len(kernel.outputs)))
+
+
 def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     """Why ``kernel`` cannot run on ``provider`` (a ``WgpuProvider``; it then runs on the host), or None."""
     if kernel.kind != "elementwise" and kernel.kind not in WGPU_KINDS:
@@ -120,9 +127,7 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     if kernel.kind not in COMPLEX_KINDS and any(
             n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
         return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
-    # prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other kinds: a few scratch buffers)
-    n_bind = len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
-                                   else 5 + max(1, len(kernel.outputs)))     # fused epilogue outputs
+    n_bind = bindings(kernel)
     if n_bind > provider.max_storage_buffers:
         return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
     if kernel.kind == "elementwise" and provider.needs_split(kernel):

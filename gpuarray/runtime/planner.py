@@ -13,6 +13,13 @@ A kernel (one fusion group) is placed as a whole, in this order:
    the host, where NumPy is faster than an upload, a dispatch and a download;
 6. otherwise the device.
 
+Before rule 4, an evaluation whose result is read at once (``np.asarray(x)``, ``float(x)``) and whose work
+is small (every node and every read of its inputs below the elementwise threshold) runs on the host where
+every input has a host copy or is read ahead now (``residency.read_ahead``: a device array at most 16 MiB
+that small reads used twice, or one at most 1 GiB that they read 1/16 of, is downloaded whole, once): a
+Python loop over rows or segments of a device array (``float(x[i].sum())``) then pays one download instead
+of a dispatch and a device round trip per row. ``offload="auto"`` only.
+
 Thresholds come from ``config(...)``, else the environment
 (``GPUARRAY_ELEMENTWISE_THRESHOLD``, ``GPUARRAY_REDUCTION_THRESHOLD``,
 ``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
@@ -50,7 +57,7 @@ from ..providers.inprocess import run_kernel
 from . import calibration as _calibration
 from . import profile as _profile
 from . import replay
-from .residency import Data, prefix, remember
+from .residency import Data, prefix, read_ahead, remember
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -167,6 +174,83 @@ def _inputs_on_host(kernel: Kernel) -> list[Any]:
     return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
 
 
+READ_AHEAD_WHY = "read at once: small work whose device inputs were read ahead to the host"
+
+
+def _read_on_host(order: list[Node]) -> bool:
+    """Whether a reading evaluation of the walk ``order`` runs on the host (the module docstring, before
+    rule 4); downloads its device inputs where it does."""
+    if _config.get("offload") != "auto":
+        return False
+    pending = [n for n in order if n.data is None]
+    if not pending or pending[0].device.provider.host_memory:
+        return False
+    limit = DEFAULT_THRESHOLDS["elementwise"]
+    reads: dict[int, int] = {}                  # leaf serial -> elements its consumers here read
+    for n in pending:
+        if math.prod(n.shape) >= limit:
+            return False
+        for i in n.inputs:
+            if i.data is not None:
+                reads[i.serial] = reads.get(i.serial, 0) + math.prod(n.shape if n.op == "view" else i.shape)
+    if sum(reads.values()) >= limit:
+        return False
+    device_only = [n for n in order if n.data is not None and n.data.host is None]
+    if any(n.data.handle is None or n.data.provider is not pending[0].device.provider for n in device_only):
+        return False
+    ready = [read_ahead(n.data, reads.get(n.serial, 0) * n.dtype.itemsize) for n in device_only]
+    if not all(ready):
+        return False
+    for n in device_only:
+        n.data.get_host()       # one download each, kept as the host copy
+    return True
+
+
+def _cuts(kernels: list[Kernel]) -> list[Node]:
+    """Nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter allows
+    (``too_wide``) to evaluate first, so that each part reads at most about half the limit of inputs: a
+    greedy bounded fan-in partition of the cone, in dependency order (a deep chain of gathers, each reading a
+    sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and ran on the host).
+    Empty where no kernel is too wide or none can be split (one node reading that many inputs itself)."""
+    out: list[Node] = []
+    for k in kernels:
+        prov = k.device.provider
+        wide = getattr(prov, "too_wide", None)
+        if wide is None or not wide(k):
+            continue
+        budget = max(2, (prov.max_storage_buffers - 8) // 2)
+        leaf = {n.serial for n in k.inputs}
+        roots = list(k.out_nodes[0].inputs) if k.kind != "elementwise" and len(k.out_nodes) == 1 \
+            and k.out_nodes[0].op == k.kind else list(k.out_nodes)
+        reads: dict[int, set[int]] = {}
+        cut: dict[int, Node] = {}
+        stack: list[tuple[Node, bool]] = [(r, False) for r in roots if r.serial not in leaf]
+        while stack:
+            n, done = stack.pop()
+            if n.serial in reads and not done:
+                continue
+            if not done:
+                reads[n.serial] = set()
+                stack.append((n, True))
+                stack += [(i, False) for i in n.inputs if i.serial not in leaf and i.serial not in reads]
+                continue
+            inner = [i for i in n.inputs if i.serial not in leaf and i.serial not in cut]
+            mine = {i.serial for i in n.inputs if i.serial in leaf or i.serial in cut}
+            for i in inner:
+                mine |= reads[i.serial]
+            for i in sorted(inner, key=lambda i: -len(reads[i.serial])):
+                if len(mine) <= budget:
+                    break
+                cut[i.serial] = i
+                mine = {j.serial for j in n.inputs if j.serial in leaf or j.serial in cut}
+                for j in n.inputs:
+                    if j.serial not in leaf and j.serial not in cut:
+                        mine |= reads[j.serial]
+            reads[n.serial] = mine
+        out += cut.values()
+    return out
+
+
 def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     """Realize ``nodes``: schedule their unevaluated graph and run the kernels in order.
 
@@ -248,7 +332,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     if not live:
         return
     order, held, key = prepare(live)
-    plan = replay.lookup(key)
+    host = reading and _read_on_host(order)
+    plan = replay.lookup(key) if not host else None
     prov = plan.usable(order) if plan is not None else None
     if prov is not None:
         _replay(plan, prov, order, undo, reading)       # type: ignore[arg-type]
@@ -258,16 +343,23 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     kernels = kernels_for(order, live, held, key)
     if not kernels:
         return
+    cut = _cuts(kernels)
+    if cut:
+        evaluate_nodes(cut)     # parts of a kernel too wide for the adapter first, then schedule again
+        _evaluate(nodes, undo, reading)
+        return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
     done = False
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
     # a plan only for evaluations on a device (the host's kernels gain nothing from one)
-    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and \
+    rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and not host and \
         not kernels[0].device.provider.host_memory else None
     try:
         for k in kernels:
             p = place(k)
+            if host and p.where == "device":
+                p = Placement("host", READ_AHEAD_WHY)
             entry = {"kernel": k.summary(), "device": k.device.name,
                      "placed": p.where, "why": p.why, "elements": k.size}
             _log.append(entry)

@@ -214,6 +214,45 @@ def element(data: Data, index: int) -> Any:
 READ_AHEAD_SMALL = 16 << 20
 READ_AHEAD_MAX = 1 << 30
 _VIEW_READS: weakref.WeakKeyDictionary[Data, tuple[int, int]] = weakref.WeakKeyDictionary()
+_PENDING_READS: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+
+def read_ahead(data: Data, nbytes: int) -> bool:
+    """Count a read of ``nbytes`` from device-only ``data`` (a view of it, or a small kernel's read of it);
+    True where the read-ahead rule above says to download it whole now (``get_host`` does), else False.
+    Never for data larger than ``READ_AHEAD_MAX``, lost, or in a buffer larger than its data (linear algebra
+    packs a flag after its results).
+
+    >>> read_ahead(Data.from_host(np.arange(6.0)), 8)       # a host copy exists: nothing to read ahead
+    False
+    """
+    if data.host is not None or data.handle is None or data.nbytes > READ_AHEAD_MAX or data.lost:
+        return False
+    if getattr(data.handle, "nbytes", None) != STORAGE_NP[data.dtype].itemsize * math.prod(data.shape):
+        return False
+    return _counted(_VIEW_READS, data, data.nbytes, nbytes)
+
+
+def read_ahead_pending(base: Any, nbytes: int) -> bool:
+    """Count a read of ``nbytes`` through a view of the unevaluated node ``base``; True where the
+    read-ahead rule says to evaluate ``base`` whole now (its views were each a kernel that computed their
+    part of it again: SciPy's ``welch`` slices a padded signal, ``np.pad``'s result, segment by segment),
+    after which its views read its data (``host_view``).
+
+    >>> from gpuarray.graph.node import Node
+    >>> n = Node("add", (), np.dtype("float32"), (1000,), None, None)
+    >>> [read_ahead_pending(n, 400) for _ in range(3)]
+    [False, True, True]
+    """
+    total = math.prod(base.shape) * base.dtype.itemsize
+    return total <= READ_AHEAD_MAX and _counted(_PENDING_READS, base, total, nbytes)
+
+
+def _counted(table: weakref.WeakKeyDictionary, key: Any, total: int, nbytes: int) -> bool:
+    count, read = table.get(key, (0, 0))
+    count, read = count + 1, read + nbytes
+    table[key] = (count, read)
+    return (count >= 2 and total <= READ_AHEAD_SMALL) or 16 * read >= total
 
 
 def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> np.ndarray | None:
@@ -225,16 +264,8 @@ def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offs
     >>> host_view(d, (2,), (2,), 1).tolist()
     [1.0, 3.0]
     """
-    if data.host is None:
-        if data.handle is None or data.nbytes > READ_AHEAD_MAX or data.lost:
-            return None
-        if getattr(data.handle, "nbytes", None) != STORAGE_NP[data.dtype].itemsize * math.prod(data.shape):
-            return None         # a buffer larger than its data (linear algebra packs a flag after it)
-        count, read = _VIEW_READS.get(data, (0, 0))
-        count, read = count + 1, read + math.prod(shape) * data.dtype.itemsize
-        _VIEW_READS[data] = (count, read)
-        if not ((count >= 2 and data.nbytes <= READ_AHEAD_SMALL) or 16 * read >= data.nbytes):
-            return None
+    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize):
+        return None
     flat = data.get_host().reshape(-1)
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(st * item for st in strides),
