@@ -284,3 +284,20 @@ def test_unique_values_of_the_same_array_again(wgpu_device):
         del x, u, again
         gc.collect()
         assert len(sets._UNIQUE) < before
+
+
+def test_numpy_unique_stays_on_the_device(wgpu_device):
+    """``np.unique`` (axis=None) with every flag and NumPy's equal_nan: on the device, as the set functions;
+    what comes down is the count of unique values (and the results when read)."""
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 50, 100000).astype(np.float32)
+    a[rng.integers(0, a.size, 30)] = np.nan
+    g = xp.asarray(a, device=wgpu_device)
+    for eq in (True, False):
+        xp.reset_metrics()
+        got = np.unique(g, return_index=True, return_inverse=True, return_counts=True, equal_nan=eq)
+        assert xp.metrics()["bytes_downloaded"] <= 64 and xp.metrics()["host_fallbacks"] == 0
+        want = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=eq)
+        for x, w in zip(got, want, strict=True):
+            assert np.asarray(x).dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(x), w)

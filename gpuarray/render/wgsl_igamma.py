@@ -351,11 +351,17 @@ IGAM_D = (
     0.2216867741940747, 0.48683443692930506,
 )
 
-_IGD = ", ".join(_k(v).replace("bitcast<f64>(", "").replace(")", "") for v in IGAM_D)
-# P(a, x) (comp false) or Q(a, x) for large a near x (xsf's asymptotic_series, DLMF 8.12.3 / 8.12.4, Temme):
-# erfc(-+eta sqrt(a / 2)) / 2 -+ exp(-a eta^2 / 2) / sqrt(2 pi a) sum_k a^-k sum_n d_kn eta^n
-FLT_IG["igasy"] = f"""var<private> ga_igamd_tab: array<u64, 625> = array<u64, 625>({_IGD});
-fn ga_igasy_{{S}}(a: {{T}}, x: {{T}}, comp: bool) -> {{T}} {{
+# sum_n d_kn eta^n for row k, each row a Horner polynomial in a switch: a dynamically indexed table (a private
+# array of 625 values) took lavapipe 5 s to compile in every kernel that uses gammainc
+_IGD_CASES = "\n".join(
+    f"    case {k}: {{ return {_horner('eta', tuple(reversed(IGAM_D[25 * k:25 * k + 25])))}; }}" for k in range(24))
+FLT_IG["igamd"] = f"""fn ga_igamd_{{S}}(k: i32, eta: {{T}}) -> {{T}} {{
+  switch k {{
+{_IGD_CASES}
+    default: {{ return {_horner('eta', tuple(reversed(IGAM_D[600:625])))}; }}
+  }}
+}}"""
+FLT_IG["igasy"] = f"""fn ga_igasy_{{S}}(a: {{T}}, x: {{T}}, comp: bool) -> {{T}} {{
   let sgn = select({{T}}(-1), {{T}}(1), comp);
   var eta = ga_sqrt_{{S}}({{T}}(-2) * ga_log1pmx_{{S}}(ga_div_{{S}}(x - a, a)));
   if (x < a) {{ eta = -eta; }}
@@ -365,15 +371,7 @@ fn ga_igasy_{{S}}(a: {{T}}, x: {{T}}, comp: bool) -> {{T}} {{
   var afac = {{T}}(1);
   var old = {_k(1.7976931348623157e308)};
   for (var k = 0; k < 25; k = k + 1) {{
-    var ck = bitcast<{{T}}>(ga_igamd_tab[k * 25]);
-    var ep = {{T}}(1);
-    for (var n = 1; n < 25; n = n + 1) {{
-      ep = ep * eta;
-      let ct = bitcast<{{T}}>(ga_igamd_tab[k * 25 + n]) * ep;
-      ck = ck + ct;
-      if (abs(ct) < {_k(2.0 ** -53)} * abs(ck)) {{ break; }}
-    }}
-    let term = ck * afac;
+    let term = ga_igamd_{{S}}(k, eta) * afac;
     if (abs(term) > old) {{ break; }}
     s = s + term;
     if (abs(term) < {_k(2.0 ** -53)} * abs(s)) {{ break; }}

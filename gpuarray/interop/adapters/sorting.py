@@ -16,6 +16,7 @@ from ...namespace import manipulation as _m
 from ...namespace import sets
 from ...namespace.creation import asarray, full
 from ...namespace.indexing import take as _take
+from ...namespace.searching_sorted import nonzero
 from ...namespace.searching_sorted import searchsorted as _searchsorted
 from ...namespace.sorting import argsort as _argsort
 from ...namespace.sorting import sort as _sort
@@ -84,19 +85,38 @@ def _unique_host(sv: np.ndarray, equal_nan: bool) -> np.ndarray:
 
 @register_array(np.unique, arg="ar")
 def _unique(ar: GpuArray, p: dict) -> Any:
-    """``numpy.unique`` with ``axis=None``: on a GPU all on the device (``namespace/sets.py``)."""
+    """``numpy.unique`` with ``axis=None``: on a GPU (real values) all on the device, as the set functions
+    (``namespace/sets.py``: a stable sort, the flags where runs start, one read of their count), with NumPy's
+    ``equal_nan`` (one NaN for all of them); elsewhere the step after the sort on the host."""
     if p["axis"] is not None:
         return _FALLBACK
     dev = ar.device
-    flat = _m.reshape(ar, (-1,))
+    ip = _map_dtype(np.dtype(np.intp), dev) or dev.default_int
     want_perm = p["return_index"] or p["return_inverse"]
+    if sets._on_device(ar):
+        r = sets._runs(ar, want_perm)
+        flags, starts = r.flags, r.starts
+        if p["equal_nan"] and ar.dtype.kind == "f" and ar.size > 1:
+            nan = _w("isnan", r.sv)
+            again = _w("logical_and", nan[1:], nan[:-1])
+            flags = _m.concat([flags[:1], _w("logical_and", flags[1:], _w("logical_not", again))])
+            starts = nonzero(flags)[0]
+        out: list[Any] = [_take(r.sv, starts)]
+        if p["return_index"]:
+            assert r.perm is not None
+            out.append(_cast(_take(r.perm, starts), ip))
+        if p["return_inverse"]:
+            out.append(_cast(sets._device_inverse(sets._Runs(r.sv, r.perm, flags, starts), ar), ip))
+        if p["return_counts"]:
+            out.append(_cast(sets._device_counts(sets._Runs(r.sv, r.perm, flags, starts)), ip))
+        return out[0] if len(out) == 1 else tuple(out)
+    flat = _m.reshape(ar, (-1,))
     if want_perm:
         perm = np.asarray(_argsort(flat, stable=True)).astype(np.intp)
         sv = np.asarray(flat)[perm]
     else:
         sv = np.asarray(_sort(flat))
     mask = _unique_host(sv, bool(p["equal_nan"]))
-    ip = _map_dtype(np.dtype(np.intp), dev) or dev.default_int
     out = [asarray(sv[mask], device=dev)]
     if p["return_index"]:
         out.append(asarray(perm[mask].astype(ip), device=dev))
@@ -105,8 +125,8 @@ def _unique(ar: GpuArray, p: dict) -> Any:
         inv[perm] = np.cumsum(mask) - 1
         out.append(asarray(inv.reshape(ar.shape), device=dev))
     if p["return_counts"]:
-        starts = _np.concatenate(np.nonzero(mask) + ([mask.size],))
-        out.append(asarray(_np.diff(starts).astype(ip), device=dev))
+        starts_h = _np.concatenate(np.nonzero(mask) + ([mask.size],))
+        out.append(asarray(_np.diff(starts_h).astype(ip), device=dev))
     return out[0] if len(out) == 1 else tuple(out)
 
 
