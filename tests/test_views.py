@@ -279,3 +279,19 @@ def test_views_of_an_unevaluated_base_read_one_after_another_compute_it_once(wgp
 def planner_decisions_say(text: str) -> bool:
     from gpuarray.runtime.planner import decisions
     return any(text in d["why"] for d in decisions())
+
+
+def test_views_of_a_constant_leave_the_shared_constant_alone(wgpu_device):
+    """Reading views of ``full(...)`` again and again must not evaluate its constant on its own: the constant
+    node is hash-consed, shared by every expression with that value, which would then read it as an array
+    (a vec4 kernel lost its form and its pipeline in a later test when this happened)."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render.wgsl import render
+    f = xp.full((4096,), 3.25, dtype=xp.float32, device=wgpu_device)
+    for k in range(4):
+        np.testing.assert_array_equal(np.asarray(f[k * 10:k * 10 + 10]), np.full(10, 3.25, np.float32))
+        np.testing.assert_array_equal(np.asarray(f), np.full(4096, 3.25, np.float32))     # a view of the constant
+    x = xp.asarray(np.arange(64, dtype=np.float32), device=wgpu_device)
+    y = x * 3.25 + 1.0
+    kernel = schedule([y._node])[-1]
+    assert len(kernel.inputs) == 1 and render(kernel, 4).vec == 4

@@ -234,7 +234,9 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
                 stack.append((n, True))
                 stack += [(i, False) for i in n.inputs if i.serial not in leaf and i.serial not in reads]
                 continue
-            inner = [i for i in n.inputs if i.serial not in leaf and i.serial not in cut]
+            # (a node without inputs, a hash-consed constant, is never evaluated on its own: every expression with
+            # that value shares it, and would read it as an array from then on)
+            inner = [i for i in n.inputs if i.serial not in leaf and i.serial not in cut and i.inputs]
             mine = {i.serial for i in n.inputs if i.serial in leaf or i.serial in cut}
             for i in inner:
                 mine |= reads[i.serial]
@@ -243,8 +245,8 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
                     break
                 cut[i.serial] = i
                 mine = {j.serial for j in n.inputs if j.serial in leaf or j.serial in cut}
-                for j in n.inputs:
-                    if j.serial not in leaf and j.serial not in cut:
+                for j in inner:
+                    if j.serial not in cut:
                         mine |= reads[j.serial]
             reads[n.serial] = mine
         out += cut.values()
