@@ -192,7 +192,8 @@ def test_fuses_with_neighbours(device: xp.Device) -> None:
     """betaincc, stdtr and chdtrc are kernel ops: with elementwise neighbours one kernel, no host fallback."""
     rng = np.random.default_rng(2)
     a, b, x = rng.uniform(0.5, 20, 64), rng.uniform(0.5, 20, 64), rng.uniform(0, 1, 64)
-    for dt in (F32, F64):
+    # (float64 only on wgpu: this kernel takes lavapipe about 16 s to compile, and float32 is float64 rounded)
+    for dt in (F32, F64) if device.kind != "wgpu" else (F64,):
         if not device.supports(dt):
             continue
         with xp.config(offload="always"):
