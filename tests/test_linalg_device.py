@@ -191,7 +191,8 @@ def test_prologue_and_integers(device: xp.Device) -> None:
         x = np.asarray(xp.linalg.solve(g.T * 1.5, xp.asarray(np.arange(3), device=device)))
     dt = g.device.default_float
     np.testing.assert_allclose(low, np.linalg.cholesky((a * 2 + a.T).astype(dt)), rtol=1e-6)
-    np.testing.assert_allclose(x, np.linalg.solve(a.T * 1.5, np.arange(3)), rtol=1e-5)
+    # the exact solution is (0, 0, 2/3): its zeros come out as 0 or as rounding noise near 1e-17
+    np.testing.assert_allclose(x, np.linalg.solve(a.T * 1.5, np.arange(3)), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -357,7 +358,8 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
                                                dtype: Any) -> None:
     """``lu_panel_reg_source`` performs ``lu_panel_source``'s operations in the same order: the same
     pivots and bitwise the same solution, with 256 and 1024 threads, a panel too tall for it, and the
-    pivot search by subgroup shuffles or through workgroup memory."""
+    pivot search by subgroup shuffles or through workgroup memory (256 threads; 1024 threads too on a
+    GPU: lavapipe takes about 70 s to compile that panel, a third of CI's time for this file)."""
     from gpuarray.compiler import plan_cache
     from gpuarray.providers import wgpu_linalg_blocked
     from gpuarray.runtime import replay
@@ -366,7 +368,10 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     a = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e2, n)[:, None]).astype(dtype)
     b = RNG.normal(size=(n, 3)).astype(dtype)
     got = []
-    for reg, threads, sg in ((False, 1024, True), (True, 1024, True), (True, 256, True), (True, 1024, False)):
+    variants = [(False, 1024, True), (True, 1024, True), (True, 256, True), (True, 256, False)]
+    if str(wgpu_device.provider.adapter.info.get("adapter_type")) != "CPU":
+        variants.append((True, 1024, False))
+    for reg, threads, sg in variants:
         monkeypatch.setattr(wgpu_linalg_blocked, "REG_LU_PANEL", reg)
         monkeypatch.setattr(wgpu_linalg_blocked, "LU_PANEL_THREADS", threads)
         if not sg:                    # the pivot through workgroup memory (adapters without subgroups)
@@ -378,7 +383,8 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
                                                   xp.asarray(b, device=wgpu_device))))
     np.testing.assert_array_equal(got[1], got[0])
     np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
-    np.testing.assert_array_equal(got[3], got[0])
+    for other in got[3:]:                             # the pivot through workgroup memory
+        np.testing.assert_array_equal(other, got[0])
     prov: Any = wgpu_device.provider
     assert not getattr(prov, "_lu_sg_failed", False), "the subgroup pivot search did not compile here"
     assert not getattr(prov, "_reduce_sg_failed", False)
