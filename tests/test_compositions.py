@@ -281,3 +281,37 @@ def test_lexsort(device):
         np.lexsort((g, g[:3]))
     with pytest.raises(AxisError):
         np.lexsort((g,), axis=1)
+
+
+# ============================================================ einsum with a repeated letter
+EINSUM_DIAGONALS = [("ii->i", (5, 5)), ("ii", (5, 5)), ("iij->j", (3, 3, 2)), ("...ii->...i", (2, 4, 4)),
+                    ("...ii", (2, 4, 4)), ("bii->ib", (3, 4, 4)), ("iiii", (2, 2, 2, 2)), ("ii->", (1, 1)),
+                    ("ii->i", (0, 0))]
+
+
+@pytest.mark.parametrize("spec, shape", EINSUM_DIAGONALS, ids=[s for s, _ in EINSUM_DIAGONALS])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "complex64"])
+def test_einsum_repeated_letters(device, spec, shape, dtype):
+    """A letter twice in one operand's subscripts takes the diagonal (trace, ``diag``) as NumPy does,
+    on the device (it ran on the host before)."""
+    a = np.random.default_rng(3).integers(-9, 10, shape).astype(dtype)
+    if dtype == "complex64":
+        a = a + 1j * a[..., ::-1]
+    _same(device, lambda x: np.einsum(spec, x), a, rtol=1e-6)
+
+
+def test_einsum_repeated_letters_with_other_operands(device):
+    rng = np.random.default_rng(4)
+    a, b, c = rng.standard_normal((3, 4, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+    _same(device, lambda x, y: np.einsum("iji,ij->j", x, y), a, b)
+    _same(device, lambda x, y: np.einsum("ii,jj->ij", x, y), c, c[::-1, ::-1])
+    _same(device, lambda x, y: np.einsum("jii,jk", x, y), a[:, :3, :], b)
+    _same(device, lambda x, y: np.einsum("ij,ii->j", x, y), c, c.T)
+
+
+def test_einsum_repeated_letters_errors(device):
+    g = xp.asarray(np.ones((3, 4)), device=device)
+    with pytest.raises(ValueError, match="single operand for collapsing index 'i' don't match \\(3 != 4\\)"):
+        np.einsum("ii->i", g)
+    with pytest.raises(ValueError, match="operand 0 for collapsing index 'i' don't match"):
+        np.einsum("ii,j->i", g, xp.asarray(np.ones(2), device=device))

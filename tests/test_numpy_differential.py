@@ -442,7 +442,8 @@ case("np.dot / matmul / vdot / inner / outer",
 case("np.kron", lambda mk, a, b: np.kron(a, b), lambda d: ((d.array(NUMERIC, max_dims=2), d.array(NUMERIC, max_dims=2)),
                                                           {}))
 case("np.einsum", lambda mk, spec, a, b: np.einsum(spec, a, b),
-     lambda d: ((d.pick("ij,jk->ik", "ij,kj", "i,i", "ij,j->i", "...j,j"), d.array(FLOATS + INTS[:4], shape=(3, 3)),
+     lambda d: ((d.pick("ij,jk->ik", "ij,kj", "i,i", "ij,j->i", "...j,j", "ii,ij->j", "ij,jj"),
+                 d.array(FLOATS + INTS[:4], shape=(3, 3)),
                  d.array(FLOATS + INTS[:4], shape=(3, 3))), {}), rtol=1e-5, atol=1e-3)
 case("np.tensordot", lambda mk, a, b: np.tensordot(a, b, axes=1),
      lambda d: ((d.array(FLOATS, shape=(2, 3)), d.array(FLOATS, shape=(3, 2))), {}), rtol=1e-5, atol=1e-3)

@@ -146,8 +146,8 @@ def _einsum(p: dict) -> Any:
         if "..." in t:
             k = x.ndim - len(t.replace("...", ""))
             t = t.replace("...", ell[nell - k:] if k else "")
-        if len(t) != x.ndim or not set(t) <= letters or len(set(t)) != len(t):
-            return _FALLBACK          # wrong ranks (NumPy's error) or a repeated letter (a diagonal)
+        if len(t) != x.ndim or not set(t) <= letters:
+            return _FALLBACK          # wrong ranks: NumPy's error
         expanded.append(t)
     if out is None:
         counts: dict[str, int] = {}
@@ -162,6 +162,8 @@ def _einsum(p: dict) -> Any:
     dt = _map_dtype(_probe_dtype(lambda *z: np.einsum(subs, *z), *arrays), dev)
     if dt is None or dt == _dtypes.bool_:
         return _FALLBACK
+    for k, (t, x) in enumerate(zip(expanded, arrays)):
+        expanded[k], arrays[k] = _einsum_diagonals(t, x, "single operand" if len(arrays) == 1 else f"operand {k}")
     order = list(out) + sorted(set("".join(expanded)) - set(out))
     sizes: dict[str, int] = {}
     product = None
@@ -182,6 +184,22 @@ def _einsum(p: dict) -> Any:
     if len(order) == len(out):
         return product
     return xsum(product, axis=tuple(range(len(out), len(order))), dtype=dt)
+
+
+def _einsum_diagonals(t: str, x: GpuArray, which: str) -> tuple[str, GpuArray]:
+    """A letter repeated in one operand's subscripts (``"ii->i"``, ``"iij,j"``) takes that operand's
+    diagonal over those axes, a strided view: ``(t, x)`` with each letter once."""
+    while len(set(t)) != len(t):
+        c = next(c for c in t if t.count(c) > 1)
+        i = t.index(c)
+        j = t.index(c, i + 1)
+        if x.shape[i] != x.shape[j]:
+            raise ValueError(f"dimensions in {which} for collapsing index '{c}' don't match "
+                             f"({x.shape[i]} != {x.shape[j]})")
+        rest = tuple(a for a in range(x.ndim) if a not in (i, j))
+        x = linalg.diagonal(_m.permute_dims(x, rest + (i, j)))
+        t = "".join(t[a] for a in rest) + c
+    return t, x
 
 
 @register(np.einsum_path)
