@@ -315,3 +315,26 @@ def test_einsum_repeated_letters_errors(device):
         np.einsum("ii->i", g)
     with pytest.raises(ValueError, match="operand 0 for collapsing index 'i' don't match"):
         np.einsum("ii,j->i", g, xp.asarray(np.ones(2), device=device))
+
+
+def test_einsum_dtype_and_out(device):
+    """``dtype=`` / ``casting=`` and a GpuArray ``out=`` (a view too) stay on the device, with NumPy's
+    TypeError for a cast the rule forbids."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    _same(device, lambda x, y: np.einsum("ij,jk", x, y, dtype=np.float64), a, b, rtol=1e-12)
+    _same(device, lambda x, y: np.einsum("ij,jk->ki", x, y, dtype=np.int32, casting="unsafe"), a * 4, b * 4)
+    ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        o = xp.zeros((2, 3, 2), dtype=xp.float64, device=device)
+        r = np.einsum("ij,jk", ga, gb, out=o[1])
+        assert r.shape == (3, 2)
+        want = np.zeros((2, 3, 2))
+        np.einsum("ij,jk", a, b, out=want[1])
+        assert_same(np.asarray(o), want, rtol=1e-6)
+        with pytest.raises(TypeError, match="int32"):
+            np.einsum("ij,jk", ga, gb, dtype=np.int32)
+        with pytest.raises(TypeError, match="int32"):
+            np.einsum("ij,jk", ga, gb, out=xp.zeros((3, 2), dtype=xp.int32, device=device))
+        with pytest.raises(ValueError, match="shape"):
+            np.einsum("ij,jk", ga, gb, out=xp.zeros((2, 2), dtype=xp.float32, device=device))

@@ -123,10 +123,11 @@ def _cross(p: dict) -> Any:
 def _einsum(p: dict) -> Any:
     """``einsum`` as broadcasting products and one sum: each operand is permuted and reshaped onto
     the letters of the expression, multiplied (fused) and summed over the letters not in the output."""
-    operands, kwargs = p["operands"], p.get("kwargs") or {}
-    if p["out"] is not None or set(kwargs) - {"order", "casting"} or not operands or \
-            not isinstance(operands[0], str):
+    operands, kwargs, target = p["operands"], p.get("kwargs") or {}, p["out"]
+    if set(kwargs) - {"order", "casting", "dtype"} or not operands or not isinstance(operands[0], str) or \
+            (target is not None and not isinstance(target, GpuArray)):
         return _FALLBACK
+    casting = {k: kwargs[k] for k in ("dtype", "casting") if k in kwargs}
     subs, arrays = operands[0].replace(" ", ""), list(operands[1:])
     dev = _device(arrays)
     arrays = [_as_array(x, dev) for x in arrays]
@@ -159,7 +160,7 @@ def _einsum(p: dict) -> Any:
         out = out.replace("...", ell)
         if len(set(out)) != len(out) or not set(out) <= set("".join(expanded)):
             return _FALLBACK
-    dt = _map_dtype(_probe_dtype(lambda *z: np.einsum(subs, *z), *arrays), dev)
+    dt = _map_dtype(_probe_dtype(lambda *z: np.einsum(subs, *z, **casting), *arrays), dev)   # NumPy's TypeError
     if dt is None or dt == _dtypes.bool_:
         return _FALLBACK
     for k, (t, x) in enumerate(zip(expanded, arrays)):
@@ -181,9 +182,13 @@ def _einsum(p: dict) -> Any:
     full_shape = tuple(sizes[c] for c in order)
     if product.shape != full_shape:
         product = _m.broadcast_to(product, full_shape)
-    if len(order) == len(out):
-        return product
-    return xsum(product, axis=tuple(range(len(out), len(order))), dtype=dt)
+    r = product if len(order) == len(out) else xsum(product, axis=tuple(range(len(out), len(order))), dtype=dt)
+    if target is None:
+        return r
+    if target.shape != r.shape:
+        raise ValueError(f"einsum: out= has shape {target.shape}, the result has shape {r.shape}")
+    _np.copyto(target, r, casting=kwargs.get("casting", "safe"))
+    return target
 
 
 def _einsum_diagonals(t: str, x: GpuArray, which: str) -> tuple[str, GpuArray]:
