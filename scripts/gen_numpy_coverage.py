@@ -5,7 +5,7 @@
 Everything is read from the code: the public names of ``numpy``, ``numpy.linalg``
 and ``numpy.fft`` (their ``__all__``), how NumPy dispatches each one, and
 gpuarray's registries (``_interop.registry.FUNCTIONS`` / ``LIKE`` for ``__array_function__``,
-the op table, ``COMPOSED``, ``ALIASES``, ``GUFUNCS`` and ``METHODS`` for
+the op table, ``COMPOSED``, ``ALIASES``, ``gufunc_impl`` and ``METHODS`` for
 ``__array_ufunc__``). ``--check`` exits 1 when the page is out of date.
 The page depends on the NumPy version it was generated with, which it names.
 """
@@ -33,7 +33,8 @@ NOTES: dict[str, str] = {
     "numpy.nonzero": "stream compaction on a GPU device (the count, 4 bytes, read back)",
     "numpy.argwhere": "as `nonzero`; 0-d input falls back",
     "numpy.trim_zeros": "bounds read back in one transfer; returns a view",
-    "numpy.einsum": "no repeated index within one operand (diagonals), no `out=`/`dtype=`; bool falls back",
+    "numpy.einsum": "a letter repeated within one operand takes its diagonal (a strided view: traces, `\"ii->i\"`); "
+                    "`dtype=`, `casting=` and a GpuArray `out=` (NumPy arrays as `out=` fall back); bool falls back",
     "numpy.median": "non-empty input, no `out=`",
     "numpy.partition": "sorts the axis fully (a valid partition)",
     "numpy.argpartition": "sorts the axis fully (a valid partition)",
@@ -93,9 +94,8 @@ def classify() -> dict[str, Any]:
     import numpy as np
 
     import gpuarray  # noqa: F401 - registers every adapter
-    from gpuarray.interop.host import _xp
     from gpuarray.interop.registry import FUNCTIONS, HOST_BY_DESIGN, LIKE
-    from gpuarray.interop.ufuncs import GUFUNCS, METHODS, _device_ufunc
+    from gpuarray.interop.ufuncs import METHODS, _device_ufunc, gufunc_impl
 
     functions: list[tuple[str, str, str]] = []        # (qualified name, status, note)
     ufuncs: list[tuple[str, Any]] = []
@@ -125,7 +125,7 @@ def classify() -> dict[str, Any]:
     rows = []
     for name, uf in ufuncs:
         device = _device_ufunc(uf.__name__) is not None or (
-            uf.__name__ in GUFUNCS and _xp(GUFUNCS[uf.__name__]) is not None)
+            gufunc_impl(uf.__name__) is not None)
         call = "device" if device else "host fallback"
         cells = []
         for m in UFUNC_METHODS:

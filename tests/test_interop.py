@@ -190,6 +190,33 @@ def test_ufunc_composed_and_aliases(device):
     differential(np.fmax, (np.array([1, 5], np.int16), np.array([3, 2], np.int16)), device)
 
 
+def test_modf_matvec_vecmat_i0_on_the_device(device):
+    """``modf`` (two results: the signs of -0.0 and +-inf's zero fraction as NumPy's), the gufuncs
+    ``matvec`` / ``vecmat`` (``vecmat`` conjugates its vector) and ``numpy.i0`` with no host fallback."""
+    v = np.array([-2.5, np.inf, -np.inf, -0.0, 0.0, np.nan, 3.0, -1e30, 1e-40, 0.75, -7.25, 2.0 ** 52 + 1])
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    mode = "raise" if device.kind == "wgpu" else "silent"
+    with xp.config(fallback=mode):
+        for dt in (np.float32, np.float64):
+            with np.errstate(over="ignore"):
+                h = v.astype(dt)
+            for got, want in zip(differential(np.modf, (h,), device), np.modf(h)):
+                np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+            differential(np.i0, (np.linspace(-30, 30, 41).astype(dt),), device)
+        differential(np.i0, (np.arange(-4, 5),), device)
+        for fn, args, rtol in ((np.matvec, (a, rng.standard_normal(4)), 1e-12),
+                               (np.matvec, (a.real.astype(np.float32), np.ones((2, 1, 4), np.float32)), 1e-6),
+                               (np.vecmat, (1j * rng.standard_normal(3), a), 1e-12),
+                               (np.vecmat, (np.arange(3, dtype=np.int32), np.ones((3, 2), np.int32)), 0)):
+            want = fn(*args)
+            got = fn(*to_device(args, device))
+            assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype
+            assert_same(got, want, rtol=rtol, atol=rtol)
+    with pytest.raises(TypeError, match="complex"):
+        np.i0(xp.asarray(a, device=device))
+
+
 def test_ufunc_out(device):
     g = xp.asarray([1.0, 2.0, 3.0], device=device)
     out = xp.zeros(3, device=device)

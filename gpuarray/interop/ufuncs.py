@@ -42,6 +42,13 @@ def _compute_dtype(loop: np.dtype, category: str) -> np.dtype | None:
     return None
 
 
+def _modf(x: GpuArray) -> tuple[GpuArray, GpuArray]:
+    """(fractional part, integral part), each with the sign of ``x``; +-inf has the fraction +-0."""
+    whole = apply(OPS["trunc"], x)
+    frac = apply(OPS["where"], apply(OPS["isinf"], x), 0.0, apply(OPS["subtract"], x, whole))
+    return apply(OPS["copysign"], frac, x), whole
+
+
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
 # Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
 # divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
@@ -51,7 +58,9 @@ COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
     "divmod": ("real numeric", lambda a, b: (apply(OPS["floor_divide"], a, b), apply(OPS["remainder"], a, b))),
     "clip": ("real numeric", lambda x, lo, hi: (
         apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
+    "modf": ("real floating", _modf),
 }
+
 # ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes
 # (numpy.radians is another ufunc object than numpy.deg2rad, with the same loops).
 ALIASES: dict[str, str] = {"fabs": "abs", "radians": "deg2rad", "degrees": "rad2deg"}
@@ -134,6 +143,27 @@ def _store(results: list[Any], outs: tuple, where: Any, device: Device, name: st
 GUFUNCS: dict[str, str] = {"matmul": "matmul", "vecdot": "vecdot"}
 
 
+def _matvec(a: GpuArray, v: GpuArray) -> GpuArray:
+    """``numpy.matvec``: ``a @ v`` over the last axes, as a one-column product."""
+    return _xp("matmul")(a, v[..., None])[..., 0]
+
+
+def _vecmat(v: GpuArray, a: GpuArray) -> GpuArray:
+    """``numpy.vecmat``: ``conj(v) @ a`` over the last axes, as a one-row product."""
+    if v.dtype.kind == "c":
+        v = _xp("conj")(v)
+    return _xp("matmul")(v[..., None, :], a)[..., 0, :]
+
+
+# gufuncs with no namespace function of their own
+LOCAL_GUFUNCS: dict[str, Callable[..., Any]] = {"matvec": _matvec, "vecmat": _vecmat}
+
+
+def gufunc_impl(name: str) -> Callable[..., Any] | None:
+    """The device implementation of the gufunc ``name`` (``matmul``, ``vecdot``, ``matvec``, ``vecmat``)."""
+    return LOCAL_GUFUNCS.get(name) or _xp(GUFUNCS.get(name, ""))
+
+
 def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
     """``ufunc(*inputs, **kwargs)`` recorded lazily on the device when gpuarray has the op."""
     name = ufunc.__name__
@@ -176,7 +206,7 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
 
 def _gufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict, device: Device) -> Any:
     """matmul / vecdot through the namespace function (once it exists), in NumPy's result dtype."""
-    fn = _xp(GUFUNCS.get(ufunc.__name__, ""))
+    fn = gufunc_impl(ufunc.__name__)
     if fn is None or set(kwargs) - {"subok", "order"}:
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device)
     arrays = [x if isinstance(x, (GpuArray, np.ndarray)) else np.asarray(x) for x in inputs]

@@ -44,6 +44,20 @@ def _where(condition: Any, *xy: Any) -> Any:
 register_function(np.where, _where)         # positional-only in C: no signature binding needed
 
 
+@register(np.i0)
+def _i0(p: dict) -> Any:
+    """``numpy.i0`` by the op table's ``i0`` (NumPy: floats keep their dtype, other reals become float64)."""
+    x = p["x"]
+    if not isinstance(x, GpuArray):
+        return _FALLBACK
+    if x.dtype.kind == "c":
+        raise TypeError("i0 not supported for complex values")
+    dt = _map_dtype(x.dtype if x.dtype.kind == "f" else np.dtype(np.float64), x.device)
+    if dt is None:
+        return _FALLBACK
+    return apply(OPS["i0"], _cast(x, dt))
+
+
 def _clip_ufunc() -> np.ufunc:
     return importlib.import_module("numpy._core.umath").clip  # the ufunc behind np.clip
 
