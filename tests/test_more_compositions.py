@@ -309,6 +309,56 @@ def test_seeded_generator_reproduces_numpy(device):
         assert_same(permutation_array(_g(a, device), make()), make().permutation(a))
 
 
+UNWRAP = [(np.cumsum(np.random.default_rng(2).uniform(-3, 3, 200)), {}),
+          (np.random.default_rng(3).uniform(-10, 10, (4, 30)), {"axis": 0}),
+          (np.random.default_rng(4).uniform(-10, 10, (4, 30)).astype(np.float32), {"discont": 4.0}),
+          (np.array([0, 1, 2, -1, 0, 4, 5, 1, 2]), {"period": 6}), (np.array([2, 3, 4, 5, 2, 3, 4, 5]), {"period": 4}),
+          (np.array([0, 3, 6, 1]), {"period": 5}), (np.array([0.0, 5.0, -5.0, np.pi, np.nan, 1.0]), {"period": 5.0}),
+          (np.array([1.0]), {}), (np.zeros((3, 0)), {}), (np.zeros((0, 3)), {"axis": 0})]
+
+
+@pytest.mark.parametrize("a, kw", UNWRAP, ids=[f"{a.dtype}{a.shape}{kw}" for a, kw in UNWRAP])
+def test_unwrap_matches_numpy(device, a, kw):
+    """``numpy.unwrap`` (wrapped phases, integer periods with their ambiguous boundary, NaN, empty and
+    one-element axes) on the device, in NumPy's dtype."""
+    if a.ndim == 1 and a.dtype == np.float64 and not kw:
+        a = np.angle(np.exp(1j * a))
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        got = np.unwrap(_g(a, device), **kw)
+    assert_same(got, np.unwrap(a, **kw), rtol=1e-6, atol=1e-5)
+
+
+def test_unwrap_errors(device):
+    with pytest.raises(ValueError, match="at least one dimensional"):
+        np.unwrap(_g(np.array(1.0), device))
+
+
+_PW = np.array([-3.0, -1.0, 0.0, -0.0, 0.5, 2.0, np.inf, np.nan, -np.inf])
+PIECEWISE = [
+    lambda a: np.piecewise(a, [a < 0, a >= 0], [-1, 1]),
+    lambda a: np.piecewise(a, [a < 0, a > 1], [lambda v: -v, lambda v: v * 2, 7.0]),      # an "otherwise" value
+    lambda a: np.piecewise(a, [a < 0], [lambda v: v - v.max()]),                          # sees x[cond] only
+    lambda a: np.piecewise(a, [a < 0, a < 1], [lambda v, k: v * k, lambda v, k: v + k], 3),  # later wins
+    lambda a: np.piecewise(a, [a > 100], [lambda v: v, 5]),                                # an empty selection
+    lambda a: np.piecewise(a, (a > 0,), [lambda v: v * 2.5, lambda v: v - 1]),            # into int64
+]
+
+
+@pytest.mark.parametrize("k", range(len(PIECEWISE)))
+def test_piecewise_matches_numpy(device, k):
+    x = _PW if k != 5 else np.array([-3, 0, 2, 7, -1])
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"), np.errstate(invalid="ignore"):
+        got = PIECEWISE[k](_g(x, device))
+    with np.errstate(invalid="ignore"):
+        assert_same(got, PIECEWISE[k](x))
+
+
+def test_piecewise_errors(device):
+    g = _g(_PW, device)
+    with pytest.raises(ValueError, match="with 2 condition\\(s\\), either 2 or 3 functions are expected"):
+        np.piecewise(g, [g < 0, g > 0], [1])
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

@@ -1,4 +1,5 @@
-"""Differences, integrals and polynomials: ``diff``, ``ediff1d``, ``gradient``, ``trapezoid``, ``polyval``."""
+"""Differences, integrals and polynomials: ``diff``, ``ediff1d``, ``gradient``, ``trapezoid``, ``polyval``,
+``unwrap``."""
 
 from __future__ import annotations
 
@@ -145,3 +146,34 @@ def _ediff1d(ary: GpuArray, p: dict) -> Any:
         piece = _cast(_m.reshape(_as_array(va, a.device), (-1,)), dt)
         parts.insert(0, piece) if front else parts.append(piece)
     return _m.concat([_cast(x, dt) for x in parts], axis=0) if len(parts) > 1 else _cast(parts[0], dt)
+
+
+@register_array(np.unwrap, arg="p", real=True, host=("discont", "period"))
+def _unwrap(p_: GpuArray, p: dict) -> Any:
+    """NumPy's ``unwrap`` step by step on the device: the jumps ``diff(p)`` brought into one period,
+    their corrections summed along ``axis`` (a scan) and added after the first element."""
+    period, discont = p["period"], p["discont"]
+    if p_.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = normalize_axis_index(_int_index(p["axis"]), p_.ndim)
+    dd = _np.diff(p_, axis=ax)
+    if discont is None:
+        discont = period / 2
+    dt = np.result_type(np.zeros((), p_.dtype), period)
+    mdt = _map_dtype(dt, p_.device)
+    if mdt is None:
+        return _FALLBACK
+    if np.issubdtype(dt, np.integer):
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    ddmod = _np.mod(dd - (-high), period) + (-high)
+    if ambiguous:
+        ddmod = _np.where((ddmod == -high) & (dd > 0), high, ddmod)
+    if p_.shape[ax] <= 1:
+        return _cast(p_, mdt)
+    correct = _np.where(_np.abs(dd) < discont, 0, ddmod - dd)
+    head = p_[(slice(None),) * ax + (slice(0, 1),)]
+    rest = p_[(slice(None),) * ax + (slice(1, None),)] + _np.cumsum(correct, axis=ax)
+    return _m.concat([_cast(head, mdt), _cast(rest, mdt)], axis=ax)

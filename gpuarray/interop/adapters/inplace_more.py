@@ -1,5 +1,6 @@
 """Writes into an argument as compositions of device operations: ``numpy.place``, ``numpy.putmask``
-with values repeated cyclically, and ``numpy.random.shuffle`` / ``numpy.random.permutation``.
+with values repeated cyclically, ``numpy.random.shuffle`` / ``numpy.random.permutation``, and
+``numpy.piecewise`` (masked reads and writes of its result).
 
 - ``place(arr, mask, vals)``: the rank of each ``True`` of ``mask`` (a cumulative sum) picks
   ``vals[rank % len(vals)]`` with one gather; a ``where`` writes it. Nothing is read back (but
@@ -40,7 +41,7 @@ from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
 from ...namespace import manipulation as _m
 from ...namespace import statistical as _st
-from ...namespace.creation import arange, asarray
+from ...namespace.creation import arange, asarray, zeros_like
 from ...namespace.indexing import take
 from ..host import _FALLBACK
 from ..operands import _as_array, _cast, _w
@@ -164,3 +165,31 @@ def _wrap(original: Any, device_impl: Any) -> Any:
 
 np.random.shuffle = _wrap(np.random.shuffle, shuffle_array)
 np.random.permutation = _wrap(np.random.permutation, permutation_array)
+
+
+@register_array(np.piecewise, arg="x")
+def _piecewise(x: GpuArray, p: dict) -> Any:
+    """``numpy.piecewise`` as NumPy does it, with device masks: each function gets ``x[cond]`` (a
+    compaction) and its values go to ``y[cond]`` (a masked write); later conditions win."""
+    condlist, funclist = p["condlist"], list(p["funclist"])
+    args, kw = p.get("args") or (), p.get("kw") or {}
+    if x.ndim == 0 or not isinstance(condlist, (list, tuple)) or not condlist:
+        return _FALLBACK                  # NumPy's own special cases for 0-d input and array condlists
+    if not isinstance(condlist[0], (list, np.ndarray, GpuArray)):
+        condlist = [condlist]
+    conds = [_cast(_as_array(c, x.device), _dtypes.bool_) for c in condlist]
+    n, n2 = len(conds), len(funclist)
+    if n == n2 - 1:
+        conds.append(_w("logical_not", _st.any(_m.stack([_m.broadcast_to(c, x.shape) for c in conds]), axis=0)))
+        n += 1
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = zeros_like(x)
+    for cond, func in zip(conds, funclist):
+        if callable(func):
+            vals = x[cond]
+            if vals.size == 0:
+                continue
+            func = func(vals, *args, **kw)
+        y[cond] = _cast(_as_array(func, x.device), y.dtype)      # NumPy's setitem casts unsafely
+    return y
