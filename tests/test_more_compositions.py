@@ -359,6 +359,42 @@ def test_piecewise_errors(device):
         np.piecewise(g, [g < 0, g > 0], [1])
 
 
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_choose_matches_numpy(device, mode):
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 3, (4, 5)) if mode == "raise" else rng.integers(-7, 9, (4, 5)).astype(np.int32)
+    ch = [rng.standard_normal((4, 5)), np.float32(2.5), rng.standard_normal(5).astype(np.float32)]
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        got = np.choose(_g(a, device), [_g(c, device) if isinstance(c, np.ndarray) else c for c in ch], mode=mode)
+        assert_same(got, np.choose(a, ch, mode=mode))
+        rows = np.arange(15).reshape(3, 5)                 # choices as one array: its first axis
+        assert_same(np.choose(_g(a[0], device), _g(rows, device), mode=mode), np.choose(a[0], rows, mode=mode))
+    if mode == "raise":
+        with pytest.raises(ValueError, match="invalid entry in choice array"):
+            np.choose(_g(a * 2, device), [_g(c, device) if isinstance(c, np.ndarray) else c for c in ch])
+
+
+@pytest.mark.parametrize("kw", [{}, {"order": "F"}, {"mode": "wrap"}, {"mode": ("clip", "wrap")}], ids=str)
+def test_ravel_multi_index_matches_numpy(device, kw):
+    rng = np.random.default_rng(7)
+    i, j = rng.integers(0, 3, 10), rng.integers(0, 4, 10).astype(np.int32)
+    if "mode" in kw:
+        i, j = i * 3 - 5, j * 2 - 3
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        assert_same(np.ravel_multi_index((_g(i, device), _g(j, device)), (3, 4), **kw),
+                    np.ravel_multi_index((i, j), (3, 4), **kw))
+
+
+def test_ravel_multi_index_errors(device):
+    i = _g(np.array([0, 3]), device)
+    with pytest.raises(ValueError, match="invalid entry in coordinates array"):
+        np.ravel_multi_index((i, i), (3, 4))
+    with pytest.raises(ValueError, match="sequence of length 2"):
+        np.ravel_multi_index((i,), (3, 4))
+    with pytest.raises(TypeError, match="only int indices"):
+        np.ravel_multi_index((i, _g(np.array([0.5, 1.0]), device)), (3, 4))
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

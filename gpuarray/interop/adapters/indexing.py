@@ -1,5 +1,5 @@
 """Indexing adapters: nonzero and friends, writes into an argument (``copyto``, ``put`` ...: they rebind
-it), ``select``, ``extract``, ``compress``, ``unravel_index``."""
+it), ``select``, ``choose``, ``extract``, ``compress``, ``unravel_index``, ``ravel_multi_index``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ...namespace.searching_sorted import argwhere as _argwhere_xp
 from ...namespace.searching_sorted import masked_values as _masked_values
 from ...namespace.searching_sorted import nonzero as _nonzero
 from ..host import _FALLBACK
-from ..operands import _along, _as_array, _cast, _device, _int_index, _map_dtype, _w
+from ..operands import _along, _as_array, _cast, _device, _int_index, _map_dtype, _probe_dtype, _w
 from ..registry import register, register_array
 
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
@@ -216,3 +216,67 @@ def _unravel_index(indices: GpuArray, p: dict) -> Any:
         out.append(_np.remainder(rem, d) if d else rem)
         rem = _np.floor_divide(rem, d) if d else rem
     return tuple(out[::-1] if order == "C" else out)
+
+
+def _modes(mode: Any, n: int) -> list[str]:
+    modes = [mode] * n if isinstance(mode, str) else list(mode)
+    if len(modes) != n or any(m not in ("raise", "wrap", "clip") for m in modes):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (one, or one per dimension): {mode!r}")
+    return modes
+
+
+def _bounded(i: GpuArray, n: int, mode: str, message: str) -> GpuArray:
+    """Indices ``i`` into ``range(n)`` by ``mode``: wrapped, clipped, or checked (one value read back)."""
+    if mode == "wrap":
+        return _np.remainder(i, n) if n else i
+    if mode == "clip":
+        return _np.clip(i, 0, builtins.max(n - 1, 0))
+    if builtins.bool(_np.any(_np.logical_or(_np.less(i, 0), _np.greater_equal(i, n)))):
+        raise ValueError(message)
+    return i
+
+
+@register_array(np.choose, arg="a", no_out=True)
+def _choose(a: GpuArray, p: dict) -> Any:
+    """``numpy.choose``: a chain of ``where`` over the choices (one fused kernel), after ``mode``."""
+    choices = p["choices"]
+    if a.dtype.kind not in "iu":
+        return _FALLBACK                  # NumPy's cast error for other index dtypes
+    dev = a.device
+    items = list(choices) if isinstance(choices, (list, tuple)) else [choices[k] for k in range(len(choices))]
+    if not items:
+        raise ValueError("0-length sequence.")
+    dt = _map_dtype(_probe_dtype(lambda i, *c: np.choose(i, c), a, *items), dev)
+    if dt is None:
+        return _FALLBACK
+    idx = _bounded(a, len(items), _modes(p["mode"], 1)[0], "invalid entry in choice array")
+    arrs = [_cast(_as_array(c, dev), dt) for c in items]
+    result = arrs[-1]
+    for k in range(len(arrs) - 2, -1, -1):
+        result = _w("where", _np.equal(idx, k), arrs[k], result)
+    shape = np.broadcast_shapes(a.shape, *(x.shape for x in arrs))
+    return _m.broadcast_to(result, shape) if result.shape != shape else result
+
+
+@register(np.ravel_multi_index)
+def _ravel_multi_index(p: dict) -> Any:
+    """``numpy.ravel_multi_index``: the flat indices as a sum of index times stride, after ``mode``."""
+    index, dims, order = p["multi_index"], p["dims"], p["order"]
+    dev = _device(index)
+    if order not in ("C", "F") or not isinstance(index, (list, tuple)):
+        return _FALLBACK
+    dims = (_int_index(dims),) if np.ndim(dims) == 0 else tuple(_int_index(d) for d in dims)
+    if len(index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    parts = [_as_array(i, dev) for i in index]
+    if any(i.dtype.kind not in "iu" for i in parts):
+        raise TypeError("only int indices permitted")
+    it = _map_dtype(np.dtype(np.intp), dev) or dev.default_int
+    strides, step = [0] * len(dims), 1
+    for k in (reversed(range(len(dims))) if order == "C" else range(len(dims))):
+        strides[k], step = step, step * dims[k]
+    flat: Any = None
+    for i, d, s, m in zip(parts, dims, strides, _modes(p["mode"], len(dims))):
+        term = _np.multiply(_bounded(_cast(i, it), d, m, "invalid entry in coordinates array"), s)
+        flat = term if flat is None else _np.add(flat, term)
+    return flat
