@@ -395,6 +395,34 @@ def test_ravel_multi_index_errors(device):
         np.ravel_multi_index((i, _g(np.array([0.5, 1.0]), device)), (3, 4))
 
 
+_A2 = np.arange(12.0).reshape(3, 4)
+_A1 = np.arange(6)
+INSERT = [(_A1, 2, 99, {}), (_A1, [1, 3], [7, 8], {}), (_A1, [3, 1], [7, 8], {}), (_A1, -1, [5, 6, 7], {}),
+          (_A1, 6, 1, {}), (_A1, slice(1, 4), 0, {}), (_A1, 2, 2.7, {}), (_A1, [2, 2, 0], [1, 2, 3], {}),
+          (_A2, 1, 5, {"axis": 0}), (_A2, 1, [1, 2, 3], {"axis": 1}), (_A2, [1], [[1], [2], [3]], {"axis": 1}),
+          (_A2, [0, 2, 2], -1, {"axis": 1}), (_A2, 1, [[9, 8, 7, 6]], {"axis": 0}), (_A2, 5, 0, {}),
+          (_A2, [2, 0], [[1, 2], [3, 4], [5, 6]], {"axis": -1}), (np.zeros((0, 3)), 0, 1, {"axis": 0})]
+
+
+@pytest.mark.parametrize("k", range(len(INSERT)))
+def test_insert_matches_numpy(device, k):
+    """``numpy.insert``: scalar, sequence (unsorted, repeated) and slice positions, values broadcast
+    and cast into the array's dtype, along an axis or flattened."""
+    arr, obj, val, kw = INSERT[k]
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        assert_same(np.insert(_g(arr, device), obj, val, **kw), np.insert(arr, obj, val, **kw))
+
+
+def test_insert_device_positions_and_errors(device):
+    g = _g(_A1, device)
+    assert_same(np.insert(g, _g(np.array([0, 6]), device), _g(np.array([-1, -2]), device)),
+                np.insert(_A1, [0, 6], [-1, -2]))
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 6"):
+        np.insert(g, 9, 1)
+    with pytest.raises(ValueError):
+        np.insert(_g(_A2, device), [0, 1], [[1, 2, 3]], axis=1)
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

@@ -266,3 +266,30 @@ def _delete(arr: Any, p: dict) -> Any:
         obj = obj.get()
     keep = np.delete(np.arange(arr.shape[ax], dtype=np.int64), obj)   # NumPy's own index map (and errors)
     return _take(arr, asarray(keep, device=arr.device), axis=ax)
+
+
+@register_array(np.insert, arg="arr")
+def _insert(arr: Any, p: dict) -> Any:
+    """``numpy.insert`` as one gather along the axis from ``arr`` and the broadcast block of values;
+    the gather's index map is NumPy's own ``insert`` of the value slots into ``arange(n)``."""
+    obj, values = p["obj"], p["values"]
+    arr, ax = _along(arr, p["axis"])
+    n = arr.shape[ax]
+    if isinstance(obj, GpuArray):
+        obj = obj.get()
+    indices = np.arange(n)[obj] if isinstance(obj, slice) else np.asarray(obj)
+    if isinstance(values, GpuArray) and values.device != arr.device:
+        return _FALLBACK
+    v = astype(_as_array(values, arr.device), arr.dtype)           # NumPy casts the values unsafely
+    if indices.size == 1:
+        v = _m.reshape(v, (1,) * (arr.ndim - v.ndim) + v.shape)
+        if indices.ndim == 0:
+            v = _m.moveaxis(v, 0, ax)
+        count = v.shape[ax]
+    else:
+        count = indices.size
+    block = arr.shape[:ax] + (count,) + arr.shape[ax + 1:]
+    v = _m.broadcast_to(v, block) if v.shape != block else v
+    where = np.insert(np.arange(n, dtype=np.int64), obj, np.arange(n, n + count))   # NumPy's errors too
+    both = _m.concat([arr, v], axis=ax)
+    return _take(both, asarray(where.astype(np.int64), device=arr.device), axis=ax)
