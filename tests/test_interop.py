@@ -217,6 +217,28 @@ def test_modf_matvec_vecmat_i0_on_the_device(device):
         np.i0(xp.asarray(a, device=device))
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_logaddexp2_on_the_device(device, dt):
+    """NumPy's logaddexp2 steps (equal infinities, NaN, signed zeros) within 2 ULP of the operands'
+    magnitude (its result cancels where they are near -1 apart from 0, as NumPy's own does)."""
+    rng = np.random.default_rng(9)
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e30, -1e30, 1e-40, 100.0, -150.0])
+    with np.errstate(all="ignore"):
+        x = np.concatenate([np.repeat(sp, sp.size), rng.uniform(-200, 200, 3000), rng.uniform(-3, 3, 3000)]).astype(dt)
+        y = np.concatenate([np.tile(sp, sp.size), rng.uniform(-200, 200, 3000),
+                            x[-3000:] + rng.uniform(-1e-3, 1e-3, 3000)]).astype(dt)
+        want = np.logaddexp2(x, y)
+        with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+            got = np.asarray(np.logaddexp2(xp.asarray(x, device=device), xp.asarray(y, device=device)))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(got[~fin], want[~fin])
+    ax, ay = (np.where(np.isfinite(v), np.abs(v), 0) for v in (x, y))
+    scale = np.maximum(np.maximum(np.maximum(ax, ay)[fin], np.abs(want[fin])), 1).astype(dt)
+    assert np.all(np.abs(got[fin] - want[fin]) <= 2 * np.spacing(scale))
+
+
 def test_ufunc_out(device):
     g = xp.asarray([1.0, 2.0, 3.0], device=device)
     out = xp.zeros(3, device=device)

@@ -423,6 +423,20 @@ def test_insert_device_positions_and_errors(device):
         np.insert(_g(_A2, device), [0, 1], [[1, 2, 3]], axis=1)
 
 
+def test_setxor1d_and_sort_complex_match_numpy(device):
+    rng = np.random.default_rng(8)
+    a, b = rng.integers(0, 10, 20), rng.integers(5, 15, 12).astype(np.int32)
+    fa, fb = np.array([1.0, np.nan, 2.0, -0.0, 3.0]), np.array([2.0, 0.0, np.nan, 5.0])
+    c = np.array([1 + 2j, 1 - 1j, np.nan + 0j, 1j, 1 + np.nan * 1j, -1 + 5j, 1 - 1j, np.nan * (1 + 1j)], np.complex64)
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        for x, y, kw in ((a, b, {}), (np.unique(a), np.unique(b), {"assume_unique": True}), (fa, fb, {}),
+                         (a[:0], b[:0], {}), (a.reshape(4, 5), b, {})):
+            assert_same(np.setxor1d(_g(x, device), _g(y, device), **kw), np.setxor1d(x, y, **kw))
+        for x in (c, c.astype(np.complex128), rng.standard_normal((3, 4)).astype(np.float32), a.astype(np.int16),
+                  np.array([True, False])):
+            assert_same(np.sort_complex(_g(x, device)), np.sort_complex(x))
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

@@ -49,6 +49,18 @@ def _modf(x: GpuArray) -> tuple[GpuArray, GpuArray]:
     return apply(OPS["copysign"], frac, x), whole
 
 
+def _logaddexp2(x: GpuArray, y: GpuArray) -> tuple[GpuArray]:
+    """NumPy's ``npy_logaddexp2``: ``x + 1`` where ``x == y`` (equal infinities), else the larger plus
+    ``log2(1 + 2^-|x - y|)`` by ``log1p``; NaN where ``x - y`` is."""
+    d = apply(OPS["subtract"], x, y)
+    def side(big: GpuArray, t: GpuArray) -> GpuArray:
+        tail = apply(OPS["log1p"], apply(OPS["exp2"], t))
+        return apply(OPS["add"], big, apply(OPS["multiply"], tail, 1.4426950408889634))   # log2(e)
+    rest = apply(OPS["where"], apply(OPS["less_equal"], d, 0), side(y, d), d)
+    r = apply(OPS["where"], apply(OPS["greater"], d, 0), side(x, apply(OPS["negative"], d)), rest)
+    return (apply(OPS["where"], apply(OPS["equal"], x, y), apply(OPS["add"], x, 1), r),)
+
+
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
 # Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
 # divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
@@ -59,6 +71,7 @@ COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
     "clip": ("real numeric", lambda x, lo, hi: (
         apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
     "modf": ("real floating", _modf),
+    "logaddexp2": ("real floating", _logaddexp2),
 }
 
 # ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes

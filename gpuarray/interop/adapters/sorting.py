@@ -237,6 +237,32 @@ def _intersect1d(p: dict) -> Any:
     return _np.extract(same, aux[:-1])
 
 
+@register(np.setxor1d)
+def _setxor1d(p: dict) -> Any:
+    """The sorted values in exactly one of the inputs: NumPy's runs of the sorted union, on the device."""
+    dev = _device(p["ar1"], p["ar2"])
+    a, b = (_as_array(v, dev) for v in (p["ar1"], p["ar2"]))
+    if not p["assume_unique"]:
+        a, b = _flat_unique(a), _flat_unique(b)
+    aux = _sort(_np.concatenate((_m.reshape(a, (-1,)), _m.reshape(b, (-1,)))))
+    if aux.size == 0:
+        return aux
+    edge = _m.reshape(asarray(True, device=dev), (1,))
+    flag = _np.concatenate((edge, _np.not_equal(aux[1:], aux[:-1]), edge))
+    return _np.extract(_np.logical_and(flag[1:], flag[:-1]), aux)
+
+
+@register_array(np.sort_complex, arg="a")
+def _sort_complex(a: GpuArray, p: dict) -> Any:
+    """Sorted by real part, then imaginary part (NaN last as NumPy's complex order), as a complex array."""
+    mt = _map_dtype(np.sort_complex(np.zeros(1, a.dtype)).dtype, a.device)
+    if mt is None or a.ndim == 0:
+        return _FALLBACK
+    c = _cast(a, mt)
+    order = _np.lexsort((_np.imag(c), _np.real(c)), axis=-1)
+    return _np.take_along_axis(c, order, axis=-1)
+
+
 @register(np.setdiff1d)
 def _setdiff1d(p: dict) -> Any:
     dev = _device(p["ar1"], p["ar2"])
