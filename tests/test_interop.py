@@ -239,6 +239,26 @@ def test_logaddexp2_on_the_device(device, dt):
     assert np.all(np.abs(got[fin] - want[fin]) <= 2 * np.spacing(scale))
 
 
+@pytest.mark.parametrize("uf", [np.logaddexp, np.logaddexp2], ids=lambda u: u.__name__)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_logaddexp_reduce_on_the_device(device, uf, dt):
+    """``logaddexp.reduce`` / ``logaddexp2.reduce`` along any axes with +-inf and NaN as NumPy's, and
+    into ``out=``."""
+    rng = np.random.default_rng(10)
+    a = rng.uniform(-30, 30, (50, 40)).astype(dt)
+    b = a.copy()
+    b[0, :], b[1, 3], b[2, 5], b[3, :], b[4, 0] = -np.inf, np.inf, np.nan, np.inf, -np.inf
+    b[5, :3] = [np.inf, -np.inf, 1]
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"), np.errstate(all="ignore"):
+        for kw in ({}, {"axis": 1}, {"axis": None}, {"axis": (0, 1), "keepdims": True}, {"axis": -1, "keepdims": True}):
+            for arr in (a, b, b.T):
+                assert_same(uf.reduce(xp.asarray(arr, device=device), **kw), np.asarray(uf.reduce(arr, **kw)),
+                            rtol=1e-5 if dt == np.float32 else 1e-12)
+        o = xp.zeros(40, dtype=dt, device=device)
+        assert uf.reduce(xp.asarray(a, device=device), out=o) is o
+        assert_same(o, uf.reduce(a), rtol=1e-5 if dt == np.float32 else 1e-12)
+
+
 def test_ufunc_out(device):
     g = xp.asarray([1.0, 2.0, 3.0], device=device)
     out = xp.zeros(3, device=device)

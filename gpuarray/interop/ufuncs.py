@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, astype_node, finish
@@ -23,7 +24,7 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS, UFUNC_TO_OP
 from ..graph.node import make
 from ..graph.shapes import broadcast_shapes
-from ..namespace.manipulation import broadcast_to
+from ..namespace.manipulation import broadcast_to, reshape
 from ..runtime.devices import Device
 from .host import _FALLBACK, _xp, host_ufunc
 from .operands import _as_array, _device_from, _map_dtype, _mask, _ndim, _prepare, _probe
@@ -317,6 +318,37 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
 
 for _uf, _op in (("maximum", "max"), ("minimum", "min"), ("logical_or", "max"), ("logical_and", "min")):
     register_ufunc_method(_uf, "accumulate", _scan_accumulate(_op))
+
+
+def _log_sum_reduce(exp_op: str, log_op: str) -> Callable[..., Any]:
+    """``logaddexp.reduce`` (``exp``, ``log``) / ``logaddexp2.reduce`` (``exp2``, ``log2``) as
+    ``m + log(sum(exp(x - m)))`` with ``m`` the largest finite-or-not value (0 where it is not finite:
+    +-inf and NaN come out as NumPy's), one fused row reduction instead of NumPy's chain of pairs."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        if (not isinstance(a, GpuArray) or a.size == 0 or set(kwargs) - {"axis", "dtype", "keepdims", "out"}
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis, keepdims = kwargs.get("axis", 0), bool(kwargs.get("keepdims", False))
+        want = ufunc.reduce(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype")).dtype
+        mw = _map_dtype(want, a.device)
+        if mw is None or mw.kind != "f":
+            return _FALLBACK
+        axes = normalize_axis_tuple(tuple(range(a.ndim)) if axis is None else axis, a.ndim)
+        x = a if a.dtype == mw else a.astype(mw)
+        m = _xp("max")(x, axis=axes, keepdims=True)
+        m = apply(OPS["where"], apply(OPS["isfinite"], m), m, 0.0)
+        s = _xp("sum")(apply(OPS[exp_op], apply(OPS["subtract"], x, m)), axis=axes, keepdims=True)
+        r = apply(OPS["add"], m, apply(OPS[log_op], s))
+        if not keepdims:
+            r = reshape(r, tuple(n for i, n in enumerate(a.shape) if i not in axes))
+        return _into_out(r, outs, ufunc, "reduction")
+    return impl
+
+
+register_ufunc_method("logaddexp", "reduce", _log_sum_reduce("exp", "log"))
+register_ufunc_method("logaddexp2", "reduce", _log_sum_reduce("exp2", "log2"))
 
 
 def _operand_ok(x: Any) -> bool:
