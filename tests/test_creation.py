@@ -195,3 +195,34 @@ def test_what_scipy_calls(device):
     f = xp.zeros(2, device=device)
     with pytest.raises(TypeError, match="complex"):
         f[0] = 1j
+
+
+LINSPACE = [((np.float64(0.0), 1.0, 5), {}), ((np.float32(-2), 3.0, 7), {}),
+            ((np.array([0.0, 1.0]), np.array([10.0, 1.0]), 4), {}),
+            ((np.array([0.0, 1.0]), np.array([10.0, -3.0]), 4), {"axis": 1}), ((np.int32(0), 10, 6), {}),
+            ((np.float64(0), 10.0, 6), {"endpoint": False}), ((np.float64(1), 2.0, 1), {}),
+            ((np.float64(1), 2.0, 0), {}), ((np.float64(0), 10.0, 4), {"dtype": np.int32}),
+            ((np.array([[0.0], [2.0]]), 5.0, 3), {"axis": -1}), ((np.float64(3.0), 3.0, 4), {}),
+            ((np.array([1.0, 2.0]), np.array([1.0, 5.0]), 3), {})]
+
+
+@pytest.mark.parametrize("k", range(len(LINSPACE)))
+def test_numpy_linspace_with_device_endpoints(device, k):
+    """``np.linspace`` given GpuArray endpoints runs NumPy's steps on the device: bitwise NumPy's
+    samples (a zero step, integer dtypes, several endpoints along an axis)."""
+    (a, b, n), kw = LINSPACE[k]
+    g = (lambda v: xp.asarray(np.asarray(v), device=device))
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        got = np.linspace(g(a), g(b) if isinstance(b, np.ndarray) else b, n, **kw)
+    want = np.linspace(a, b, n, **kw)
+    assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_numpy_linspace_retstep_and_errors(device):
+    g = xp.asarray(np.float64(-1.0), device=device)
+    y, step = np.linspace(g, 1.0, 5, retstep=True)
+    np.testing.assert_array_equal(np.asarray(y), np.linspace(-1.0, 1.0, 5))
+    assert float(step) == 0.5
+    with pytest.raises(ValueError, match="Number of samples, -1, must be non-negative"):
+        np.linspace(g, 1.0, -1)

@@ -17,7 +17,7 @@ from ...namespace.diag import diag
 from ...namespace.statistical import cumulative_prod
 from ...runtime.devices import Device, as_device
 from ..host import _FALLBACK, _supported
-from ..operands import _as_array, _cast, _int_index, _map_dtype, _shape_arg
+from ..operands import _as_array, _cast, _int_index, _map_dtype, _probe, _shape_arg
 from ..registry import register, register_array, register_like
 
 _np: Any = np     # NumPy, untyped: its stubs do not know that its functions accept GpuArrays
@@ -200,3 +200,41 @@ def _vander(x: GpuArray, p: dict) -> Any:
     ones = full((x.shape[0], 1), 1, dtype=dt, device=x.device)
     v = _m.concat([ones, cumulative_prod(cols, axis=1, dtype=dt)], axis=1) if n > 1 else ones
     return v if increasing else _m.flip(v, axis=1)
+
+
+
+@register(np.linspace)
+def _linspace(p: dict) -> Any:
+    """``numpy.linspace`` with endpoints on the device (arrays or 0-d): NumPy's steps, ``start + i *
+    step`` (``i / div * delta`` where a step is 0: one flag read back), the last sample ``stop``
+    exactly, floored into an integer ``dtype``."""
+    start, stop, dtype, axis = p["start"], p["stop"], p["dtype"], p["axis"]
+    if p.get("device") is not None or not any(isinstance(v, GpuArray) for v in (start, stop)):
+        return _FALLBACK
+    num = _int_index(p["num"])
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    dev = next(v.device for v in (start, stop) if isinstance(v, GpuArray))
+    both = np.result_type(_probe(start), _probe(stop))          # Python scalars weak, as NumPy's
+    dt = both if both.kind in "fc" else np.result_type(both, 1.0)
+    ct, mt = _map_dtype(dt, dev), _map_dtype(np.dtype(dtype) if dtype is not None else dt, dev)
+    if ct is None or mt is None:
+        return _FALLBACK
+    s, e = _cast(_as_array(start, dev), ct), _cast(_as_array(stop, dev), ct)
+    delta = e - s
+    div = num - 1 if p["endpoint"] else num
+    i = _m.reshape(arange(num, dtype=ct, device=dev), (-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = i / div * delta if bool(np.any(step == 0)) else i * step
+    else:
+        step, y = full((), float("nan"), dtype=ct, device=dev), i * delta
+    y = y + s
+    if p["endpoint"] and num > 1:
+        y = _m.concat([y[:-1], _m.reshape(_m.broadcast_to(e, y.shape[1:]), (1,) + y.shape[1:])], axis=0)
+    if axis != 0:
+        y = _m.moveaxis(y, 0, normalize_axis_index(_int_index(axis), y.ndim))
+    if dtype is not None and np.dtype(dtype).kind in "iub":
+        y = _np.floor(y)
+    y = _cast(y, mt)
+    return (y, step) if p["retstep"] else y
