@@ -437,6 +437,30 @@ def test_setxor1d_and_sort_complex_match_numpy(device):
             assert_same(np.sort_complex(_g(x, device)), np.sort_complex(x))
 
 
+_R = np.random.default_rng(11)
+BIN_EDGES = [(_R.standard_normal(500).astype(np.float32), {}), (_R.standard_normal(500), {"bins": 7}),
+             (_R.standard_normal(50).astype(np.float32), {"bins": 5, "range": (-1, 1)}),
+             (_R.integers(-5, 9, 300).astype(np.int16), {"bins": 4}), (_R.integers(0, 200, 50).astype(np.uint8), {}),
+             (np.zeros(0, np.float32), {}), (np.full(10, 3.0), {"bins": 3}),
+             (_R.standard_normal(20), {"bins": [-1, 0, 0.5, 2]}), (_R.integers(-5, 9, (10, 30)), {"bins": 6})]
+
+
+@pytest.mark.parametrize("k", range(len(BIN_EDGES)))
+def test_histogram_bin_edges_matches_numpy(device, k):
+    a, kw = BIN_EDGES[k]
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        assert_same(np.histogram_bin_edges(_g(a, device), **kw), np.histogram_bin_edges(a, **kw))
+
+
+def test_histogram_bin_edges_errors(device):
+    g = _g(_R.standard_normal(20), device)
+    for kw, match in (({"bins": 0}, "must be positive"), ({"bins": [3, 1]}, "increase monotonically"),
+                      ({"bins": 2, "range": (2, 1)}, "max must be larger than min"),
+                      ({"bins": _g(np.array([2.0, 1.0]), device)}, "increase monotonically")):
+        with pytest.raises(ValueError, match=match):
+            np.histogram_bin_edges(g, **kw)
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

@@ -265,6 +265,45 @@ def _histogram(a: GpuArray, p: dict) -> Any:
     return hist, edges
 
 
+@register_array(np.histogram_bin_edges, arg="a")
+def _histogram_bin_edges(a: GpuArray, p: dict) -> Any:
+    """NumPy's bin edges: an array of edges as given (checked), or ``bins + 1`` equal widths over the
+    range or the data's extremes (one extremes kernel, one read), computed as NumPy does."""
+    bins, range_, weights = p["bins"], p["range"], p["weights"]
+    if a.dtype.kind not in "iuf" or isinstance(bins, str) or isinstance(range_, GpuArray):
+        return _FALLBACK                      # bool input and the estimators ("auto", "fd" ...): NumPy's
+    if weights is not None and tuple(np.shape(weights)) != a.shape:
+        raise ValueError("weights should have the same shape as a.")
+    dev = a.device
+    if isinstance(bins, GpuArray):
+        if bins.ndim != 1:
+            raise ValueError("`bins` must be 1d, when an array")
+        if bins.shape[0] > 1 and bool(_any(bins[:-1] > bins[1:])):        # one read
+            raise ValueError("`bins` must increase monotonically, when an array")
+        return bins
+    if np.ndim(bins) == 1:
+        edges = np.asarray(bins)
+        if np.any(edges[:-1] > edges[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        return asarray(edges, device=dev) if dev.supports(edges.dtype) else _FALLBACK
+    if np.ndim(bins) != 0:
+        raise ValueError("`bins` must be 1d, when an array")
+    try:
+        nb = operator.index(bins)
+    except TypeError:
+        raise TypeError("`bins` must be an integer, a string, or an array") from None
+    if nb < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    first, last = _outer_edges(reshape(a, (-1,)), range_)
+    bin_type = np.result_type(first, last, np.zeros(1, a.dtype))
+    if np.issubdtype(bin_type, np.integer):
+        bin_type = np.result_type(bin_type, float)
+    edges = np.linspace(first, last, nb + 1, endpoint=True, dtype=bin_type)
+    if np.any(edges[:-1] >= edges[1:]):
+        raise ValueError(f"Too many bins for data range. Cannot create {nb} finite-sized bins.")
+    return asarray(edges, device=dev) if dev.supports(edges.dtype) else _FALLBACK
+
+
 @register(np.histogram2d)
 def _histogram2d(p: dict) -> Any:
     x, y, bins, range_, density, weights = (p[k] for k in ("x", "y", "bins", "range", "density", "weights"))
