@@ -257,6 +257,24 @@ def test_segmented_arrays(small_limits: WgpuProvider, wgpu_device: xp.Device) ->
     assert xp.metrics()["host_fallbacks"] >= 1
 
 
+def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
+                                                          wgpu_device: xp.Device) -> None:
+    """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another
+    expression evaluated) is an input of shape () that every chunk reads whole: the kernel is still
+    split, not sent to the host (it was, whenever such a value was alive)."""
+    p = small_limits
+    s = xp.asarray(np.float32(3.0), device=wgpu_device)
+    c = xp.full((), 2.0, dtype=xp.float32, device=wgpu_device) + 0
+    xp.evaluate(s, c)
+    for n in (p.max_binding // 4 * 2 + 5, p.max_buffer // 4 * 3 // 2 + 777):    # split; segmented
+        h = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        x = xp.asarray(h, device=wgpu_device)
+        xp.reset_metrics()
+        got = np.asarray(x * s + c)
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        np.testing.assert_array_equal(got, h * np.float32(3) + np.float32(2))
+
+
 def test_split_kernel_rules(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
     from gpuarray.compiler.schedule import schedule
     from gpuarray.providers.webgpu import split_kernel

@@ -78,9 +78,10 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
     """The kernel over a flat chunk of ``count`` elements, or None when it cannot be split.
 
     It can be split when every instruction is elementwise over arrays of the output's size
-    (contiguous inputs read in C order, reshapes of them) or a scalar (a const, or a
-    broadcast view of one): then element i of every array lines up with element i of the
-    output, and a chunk reads the same range of each buffer.
+    (contiguous inputs read in C order, reshapes of them) or a scalar (a const, a 0-d input
+    such as an evaluated ``x.sum()``, or a broadcast view of one): then element i of every
+    array lines up with element i of the output, and a chunk reads the same range of each
+    buffer (a 0-d input's one element in every chunk).
     """
     n = kernel.size
     instrs: list[Instr] = []
@@ -97,8 +98,8 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
                 return None
             instrs.append(Instr("view", ins.args, ins.dtype, (count,), ((0,), 0)))
             continue
-        if ins.shape == () and ins.op != "input" and all(kernel.instrs[a].shape == () for a in ins.args):
-            instrs.append(ins)          # arithmetic on scalars
+        if ins.shape == () and all(kernel.instrs[a].shape == () for a in ins.args):
+            instrs.append(ins)          # a 0-d input (bound whole in every chunk) or arithmetic on scalars
             continue
         if size != n:
             return None
@@ -132,7 +133,8 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
             flat[c] = k
         r = provider.rendered_for(k)
         wide = wide_buffers(provider, r, k)
-        bound = [_sub_range(h, start, c, it) for h, it in zip(in_handles, items)]
+        bound = [(h.buffer, 0, it) if node.shape == () else _sub_range(h, start, c, it)
+                 for h, it, node in zip(in_handles, items, kernel.inputs)]
         bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
         provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
     return outs
