@@ -139,15 +139,33 @@ def _cmp_dtype(dt: np.dtype, edge: Any) -> np.dtype:
     return np.result_type(dt, edge)
 
 
-def _uniform_bins(a: GpuArray, n: int, range_: Any) -> tuple[Any, np.ndarray]:
-    """Each element's bin (int32; -1: dropped) and the edges, as ``numpy.histogram`` computes them.
-    The edges are ``numpy.linspace``'s (kept on the device by value: ``kept``); the bins are one
-    fused expression of the data."""
+def _bin_count(bins: Any) -> int:
+    """An integer ``bins`` checked as NumPy does."""
+    try:
+        nb = operator.index(bins)
+    except TypeError:
+        raise TypeError("`bins` must be an integer, a string, or an array") from None
+    if nb < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    return nb
+
+
+def _equal_edges(a: GpuArray, n: int, range_: Any) -> tuple[Any, Any, np.ndarray]:
+    """(first, last, the ``n + 1`` edges) as NumPy's ``_get_bin_edges``: ``numpy.linspace`` over the
+    range or the data's extremes, in NumPy's bin dtype (a float one for integer data)."""
     first, last = _outer_edges(a, range_)
     bt = np.result_type(first, last, np.empty(0, a.dtype))
     if bt.kind in "iub":
         bt = np.result_type(bt, float)
-    edges = np.linspace(first, last, n + 1, endpoint=True, dtype=bt)
+    return first, last, np.linspace(first, last, n + 1, endpoint=True, dtype=bt)
+
+
+def _uniform_bins(a: GpuArray, n: int, range_: Any) -> tuple[Any, np.ndarray]:
+    """Each element's bin (int32; -1: dropped) and the edges, as ``numpy.histogram`` computes them.
+    The edges are ``numpy.linspace``'s (kept on the device by value: ``kept``); the bins are one
+    fused expression of the data."""
+    first, last, edges = _equal_edges(a, n, range_)
+    bt = edges.dtype
     dev = a.device
     if not dev.supports(bt):
         return _FALLBACK, edges
@@ -244,12 +262,7 @@ def _histogram(a: GpuArray, p: dict) -> Any:
         idx = _edge_bins(flat, kept(edges_h, dev))
         edges = asarray(edges_h, device=dev)
     elif np.ndim(bins) == 0:
-        try:
-            nb = operator.index(bins)
-        except TypeError:
-            raise TypeError("`bins` must be an integer, a string, or an array") from None
-        if nb < 1:
-            raise ValueError("`bins` must be positive, when an integer")
+        nb = _bin_count(bins)
         idx, edges_h = _uniform_bins(flat, nb, range_)
         if idx is _FALLBACK:
             return _FALLBACK
@@ -288,17 +301,8 @@ def _histogram_bin_edges(a: GpuArray, p: dict) -> Any:
         return asarray(edges, device=dev) if dev.supports(edges.dtype) else _FALLBACK
     if np.ndim(bins) != 0:
         raise ValueError("`bins` must be 1d, when an array")
-    try:
-        nb = operator.index(bins)
-    except TypeError:
-        raise TypeError("`bins` must be an integer, a string, or an array") from None
-    if nb < 1:
-        raise ValueError("`bins` must be positive, when an integer")
-    first, last = _outer_edges(reshape(a, (-1,)), range_)
-    bin_type = np.result_type(first, last, np.zeros(1, a.dtype))
-    if np.issubdtype(bin_type, np.integer):
-        bin_type = np.result_type(bin_type, float)
-    edges = np.linspace(first, last, nb + 1, endpoint=True, dtype=bin_type)
+    nb = _bin_count(bins)
+    edges = _equal_edges(reshape(a, (-1,)), nb, range_)[2]
     if np.any(edges[:-1] >= edges[1:]):
         raise ValueError(f"Too many bins for data range. Cannot create {nb} finite-sized bins.")
     return asarray(edges, device=dev) if dev.supports(edges.dtype) else _FALLBACK
