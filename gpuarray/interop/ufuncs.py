@@ -219,7 +219,7 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
 
 
 def _gufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict, device: Device) -> Any:
-    """matmul / vecdot through the namespace function (once it exists), in NumPy's result dtype."""
+    """matmul / vecdot / matvec / vecmat on the device (``gufunc_impl``), in NumPy's result dtype."""
     fn = gufunc_impl(ufunc.__name__)
     if fn is None or set(kwargs) - {"subok", "order"}:
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device)
