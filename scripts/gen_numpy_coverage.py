@@ -36,6 +36,8 @@ NOTES: dict[str, str] = {
     "numpy.einsum": "a letter repeated within one operand takes its diagonal (a strided view: traces, `\"ii->i\"`); "
                     "`dtype=`, `casting=` and a GpuArray `out=` (NumPy arrays as `out=` fall back); bool falls back",
     "numpy.median": "non-empty input, no `out=`",
+    "numpy.linspace": "GpuArray endpoints; `device=` falls back",
+    "numpy.logspace": "GpuArray endpoints and a scalar `base`",
     "numpy.partition": "sorts the axis fully (a valid partition)",
     "numpy.argpartition": "sorts the axis fully (a valid partition)",
     "numpy.pad": "modes constant, empty, edge, wrap, reflect, symmetric",

@@ -226,3 +226,19 @@ def test_numpy_linspace_retstep_and_errors(device):
     assert float(step) == 0.5
     with pytest.raises(ValueError, match="Number of samples, -1, must be non-negative"):
         np.linspace(g, 1.0, -1)
+
+
+LOGSPACE = [((0.0, 3.0, 4), {}), ((np.float32(-2), 2.0, 5), {"base": 2.0}),
+            ((np.array([0.0, 1.0]), np.array([2.0, 3.0]), 3), {"axis": 1}), ((0.0, 2.0, 3), {"dtype": np.int32}),
+            ((1.0, 2.0, 4), {"endpoint": False, "base": np.e})]
+
+
+@pytest.mark.parametrize("k", range(len(LOGSPACE)))
+def test_numpy_logspace_with_device_endpoints(device, k):
+    (a, b, n), kw = LOGSPACE[k]
+    g = (lambda v: xp.asarray(np.asarray(v), device=device))
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        got = np.logspace(g(a), g(b) if isinstance(b, np.ndarray) else b, n, **kw)
+    want = np.logspace(a, b, n, **kw)
+    assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)

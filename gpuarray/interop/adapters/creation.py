@@ -238,3 +238,14 @@ def _linspace(p: dict) -> Any:
         y = _np.floor(y)
     y = _cast(y, mt)
     return (y, step) if p["retstep"] else y
+
+
+@register(np.logspace)
+def _logspace(p: dict) -> Any:
+    """``numpy.logspace`` with endpoints on the device: ``base ** linspace(start, stop)``."""
+    start, stop, base, dtype = p["start"], p["stop"], p["base"], p["dtype"]
+    if np.ndim(base) or isinstance(base, GpuArray) or not any(isinstance(v, GpuArray) for v in (start, stop)):
+        return _FALLBACK                      # an array of bases: NumPy's broadcasting of all three
+    y = _np.linspace(start, stop, num=p["num"], endpoint=p["endpoint"], axis=p["axis"])
+    r = _np.power(base, y)
+    return r if dtype is None else r.astype(dtype)
