@@ -461,6 +461,41 @@ def test_histogram_bin_edges_errors(device):
             np.histogram_bin_edges(g, **kw)
 
 
+_BITS = np.random.default_rng(12).integers(0, 2, (3, 13))
+_BYTES = np.random.default_rng(13).integers(0, 256, (4, 3)).astype(np.uint8)
+PACK = [(_BITS, {}), (_BITS, {"axis": 1}), (_BITS, {"axis": 0, "bitorder": "little"}),
+        (_BITS.astype(bool), {"axis": -1}), (np.arange(-3, 17), {}), (np.zeros((2, 0), np.int8), {"axis": 1}),
+        (np.zeros((2, 0), np.int8), {})]
+UNPACK = [{}, {"axis": 0}, {"axis": 1, "bitorder": "little"}, {"axis": 0, "count": -3}, {"axis": 1, "count": 30},
+          {"count": 5}, {"axis": 1, "count": 0}, {"count": -96}]
+
+
+@pytest.mark.parametrize("k", range(len(PACK)))
+def test_packbits_matches_numpy(device, k):
+    a, kw = PACK[k]
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        assert_same(np.packbits(_g(a, device), **kw), np.packbits(a, **kw))
+
+
+@pytest.mark.parametrize("kw", UNPACK, ids=str)
+def test_unpackbits_matches_numpy(device, kw):
+    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
+        assert_same(np.unpackbits(_g(_BYTES, device), **kw), np.unpackbits(_BYTES, **kw))
+        packed = np.packbits(_g(_BITS, device), axis=1)
+        assert_same(np.unpackbits(packed, axis=1, count=13), _BITS.astype(np.uint8))
+
+
+def test_packbits_unpackbits_errors(device):
+    with pytest.raises(TypeError, match="integer or boolean"):
+        np.packbits(_g(np.ones(3, np.float32), device))
+    with pytest.raises(TypeError, match="unsigned byte"):
+        np.unpackbits(_g(np.ones(3, np.int8), device))
+    with pytest.raises(ValueError, match="'little' or 'big'"):
+        np.packbits(_g(_BITS, device), bitorder="middle")
+    with pytest.raises(ValueError, match="-count larger than number of elements"):
+        np.unpackbits(_g(np.ones(3, np.uint8), device), count=-100)
+
+
 def test_no_host_fallbacks_on_wgpu(wgpu_device):
     a = RNG.standard_normal((20, 3))
     g = _g(a, wgpu_device)

@@ -293,3 +293,50 @@ def _insert(arr: Any, p: dict) -> Any:
     where = np.insert(np.arange(n, dtype=np.int64), obj, np.arange(n, n + count))   # NumPy's errors too
     both = _m.concat([arr, v], axis=ax)
     return _take(both, asarray(where.astype(np.int64), device=arr.device), axis=ax)
+
+
+def _bit_weights(bitorder: str, dt: Any, dev: Any) -> Any:
+    if bitorder not in ("big", "little"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    w = 1 << np.arange(8, dtype=np.int64)
+    return asarray((w[::-1] if bitorder == "big" else w).astype(dt), device=dev)
+
+
+@register_array(np.packbits, arg="a")
+def _packbits(a: Any, p: dict) -> Any:
+    """Eight elements a byte along the axis (zero-padded), by a weighted sum of the nonzero flags."""
+    if a.dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    a, ax = _along(a, p["axis"])
+    x = _m.moveaxis(astype(a != 0, np.dtype(np.uint8)), ax, -1)
+    n = x.shape[-1]
+    pad = -n % 8
+    if pad:
+        x = _m.concat([x, zeros(x.shape[:-1] + (pad,), dtype=x.dtype, device=x.device)], axis=-1)
+    x = _m.reshape(x, x.shape[:-1] + ((n + pad) // 8, 8))
+    w = _bit_weights(p["bitorder"], np.dtype(np.uint8), a.device)
+    return _m.moveaxis(astype(_np.sum(x * w, axis=-1), np.dtype(np.uint8)), -1, ax)
+
+
+@register_array(np.unpackbits, arg="a")
+def _unpackbits(a: Any, p: dict) -> Any:
+    """Each byte's eight bits along the axis, then ``count`` of them (zero-padded past the end)."""
+    if a.dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    count = p["count"]
+    a, ax = _along(a, p["axis"])
+    x = _m.moveaxis(a, ax, -1)
+    w = _bit_weights(p["bitorder"], np.dtype(np.uint8), a.device)
+    bits = _np.not_equal(_np.bitwise_and(x[..., None], w), 0)
+    bits = astype(_m.reshape(bits, x.shape[:-1] + (x.shape[-1] * 8,)), np.dtype(np.uint8))
+    if count is not None:
+        total, c = bits.shape[-1], _int_index(count)
+        if c < -total:
+            raise ValueError("-count larger than number of elements")
+        keep = c if c >= 0 else total + c
+        if keep <= total:
+            bits = bits[..., :keep]
+        else:
+            bits = _m.concat([bits, zeros(bits.shape[:-1] + (keep - total,), dtype=bits.dtype, device=bits.device)],
+                             axis=-1)
+    return _m.moveaxis(bits, -1, ax)
