@@ -81,9 +81,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
     ``epilogue`` (with a breaker target): elementwise nodes of one shape, evaluated per
     output element after the breaker's value (a ``result`` instruction); they become the
     kernel's outputs in place of the breaker (see ``schedule``).
-    Realized nodes and other breakers are read as inputs, except constants: a ``const`` node is
-    hash-consed, shared by every expression with its value, and stays an inline constant even
-    after something evaluated it on its own.
+    Realized nodes and other breakers are read as inputs.
     """
     instrs: list[Instr] = []
     inputs: list[Any] = []
@@ -95,7 +93,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
         for node in nodes:
             if node.serial in index:
                 continue
-            if (node.realized and node.op != "const") or is_breaker(node):
+            if node.realized or is_breaker(node):
                 index[node.serial] = len(instrs)
                 instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
                 inputs.append(node)
