@@ -206,19 +206,6 @@ LINSPACE = [((np.float64(0.0), 1.0, 5), {}), ((np.float32(-2), 3.0, 7), {}),
             ((np.array([1.0, 2.0]), np.array([1.0, 5.0]), 3), {})]
 
 
-@pytest.mark.parametrize("k", range(len(LINSPACE)))
-def test_numpy_linspace_with_device_endpoints(device, k):
-    """``np.linspace`` given GpuArray endpoints runs NumPy's steps on the device: bitwise NumPy's
-    samples (a zero step, integer dtypes, several endpoints along an axis)."""
-    (a, b, n), kw = LINSPACE[k]
-    g = (lambda v: xp.asarray(np.asarray(v), device=device))
-    with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
-        got = np.linspace(g(a), g(b) if isinstance(b, np.ndarray) else b, n, **kw)
-    want = np.linspace(a, b, n, **kw)
-    assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(np.asarray(got), want)
-
-
 def test_numpy_linspace_retstep_and_errors(device):
     g = xp.asarray(np.float64(-1.0), device=device)
     y, step = np.linspace(g, 1.0, 5, retstep=True)
@@ -233,12 +220,21 @@ LOGSPACE = [((0.0, 3.0, 4), {}), ((np.float32(-2), 2.0, 5), {"base": 2.0}),
             ((1.0, 2.0, 4), {"endpoint": False, "base": np.e})]
 
 
-@pytest.mark.parametrize("k", range(len(LOGSPACE)))
-def test_numpy_logspace_with_device_endpoints(device, k):
-    (a, b, n), kw = LOGSPACE[k]
+# (function, case, rtol): linspace's samples are NumPy's bit for bit, logspace's go through power
+SPACED = [(np.linspace, c, 0.0) for c in LINSPACE] + [(np.logspace, c, 1e-6) for c in LOGSPACE]
+
+
+@pytest.mark.parametrize("k", range(len(SPACED)), ids=[f"{f.__name__}{i}" for i, (f, _c, _r) in enumerate(SPACED)])
+def test_numpy_spaces_with_device_endpoints(device, k):
+    """``np.linspace`` / ``np.logspace`` given GpuArray endpoints run NumPy's steps on the device (a zero
+    step, integer dtypes, several endpoints along an axis, bases)."""
+    fn, ((a, b, n), kw), rtol = SPACED[k]
     g = (lambda v: xp.asarray(np.asarray(v), device=device))
     with xp.config(fallback="raise" if device.kind == "wgpu" else "silent"):
-        got = np.logspace(g(a), g(b) if isinstance(b, np.ndarray) else b, n, **kw)
-    want = np.logspace(a, b, n, **kw)
+        got = fn(g(a), g(b) if isinstance(b, np.ndarray) else b, n, **kw)
+    want = fn(a, b, n, **kw)
     assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    if rtol:
+        np.testing.assert_allclose(np.asarray(got), want, rtol=rtol)
+    else:
+        np.testing.assert_array_equal(np.asarray(got), want)
