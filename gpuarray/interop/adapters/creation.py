@@ -16,6 +16,7 @@ from ...namespace.creation import arange, asarray, eye, full, tril, triu, zeros
 from ...namespace.diag import diag
 from ...namespace.statistical import cumulative_prod
 from ...runtime.devices import Device, as_device
+from ...runtime.planner import evaluate_nodes
 from ..host import _FALLBACK, _supported
 from ..operands import _as_array, _cast, _int_index, _map_dtype, _probe, _shape_arg
 from ..registry import register, register_array, register_like
@@ -229,6 +230,7 @@ def _linspace(p: dict) -> Any:
         y = i / div * delta if bool(np.any(step == 0)) else i * step
     else:
         step, y = full((), float("nan"), dtype=ct, device=dev), i * delta
+    evaluate_nodes([y._node])       # rounded on its own, as NumPy's: NVIDIA contracts y + s into one fma
     y = y + s
     if p["endpoint"] and num > 1:
         y = _m.concat([y[:-1], _m.reshape(_m.broadcast_to(e, y.shape[1:]), (1,) + y.shape[1:])], axis=0)
