@@ -23,6 +23,7 @@ from . import (
     counting,
     creation,
     elementwise,
+    histograms,
     indexing,
     inplace_more,
     joining,
@@ -35,5 +36,5 @@ from . import (
     statistics,
 )
 
-__all__ = ["calculus", "counting", "creation", "elementwise", "indexing", "joining", "linalg", "queries",
-           "reductions", "shape", "sorting", "statistics", "inplace_more", "segmented"]
+__all__ = ["calculus", "counting", "creation", "elementwise", "histograms", "indexing", "joining", "linalg",
+           "queries", "reductions", "shape", "sorting", "statistics", "inplace_more", "segmented"]

@@ -1,5 +1,5 @@
 """Counting adapters on the ``scatter_add`` kernel kind (``namespace/counting.py``): ``numpy.bincount``,
-``numpy.histogram``, ``numpy.histogram2d`` and ``numpy.add.at``.
+``numpy.histogram``, ``numpy.histogram2d`` (2-D counts; the rest in ``histograms.py``) and ``numpy.add.at``.
 
 ``histogram`` with a number of bins computes each value's bin as NumPy does (the same float
 operations in the same dtypes, then the same one-step corrections against the edges; the last bin
@@ -43,7 +43,7 @@ from ...namespace.statistical import any as _any
 from ...namespace.statistical import extremes_array
 from ...namespace.statistical import sum as _sum
 from ..host import _FALLBACK
-from ..registry import register, register_array
+from ..registry import register_array
 from ..ufuncs import register_ufunc_method
 
 _where = _EW["where"]
@@ -308,8 +308,10 @@ def _histogram_bin_edges(a: GpuArray, p: dict) -> Any:
     return asarray(edges, device=dev) if dev.supports(edges.dtype) else _FALLBACK
 
 
-@register(np.histogram2d)
 def _histogram2d(p: dict) -> Any:
+    """``numpy.histogram2d`` of two 1-D samples with numbers of bins, no weights or density: both
+    dimensions' extremes in one read, the bins one ``scatter_add`` (``histograms.py`` registers it and
+    takes the other cases)."""
     x, y, bins, range_, density, weights = (p[k] for k in ("x", "y", "bins", "range", "density", "weights"))
     if not (isinstance(x, GpuArray) and isinstance(y, GpuArray)) or x.ndim != 1 or x.shape != y.shape \
             or x.dtype != y.dtype:

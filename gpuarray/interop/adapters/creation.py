@@ -251,3 +251,43 @@ def _logspace(p: dict) -> Any:
     y = _np.linspace(start, stop, num=p["num"], endpoint=p["endpoint"], axis=p["axis"])
     r = _np.power(base, y)
     return r if dtype is None else r.astype(dtype)
+
+
+@register(np.geomspace)
+def _geomspace(p: dict) -> Any:
+    """``numpy.geomspace`` with endpoints on the device, NumPy's steps: both turned by ``sign(start)``
+    onto the positive reals, ``10 ** linspace(log10(start), log10(stop))`` (the power in float64 as
+    NumPy's ``logspace`` takes it), the first and last samples ``start`` and ``stop`` exactly, the
+    sign turned back; one flag read back (a zero endpoint is NumPy's ValueError)."""
+    start, stop, num, dtype, axis = p["start"], p["stop"], p["num"], p["dtype"], p["axis"]
+    if not any(isinstance(v, GpuArray) for v in (start, stop)):
+        return _FALLBACK
+    dev = next(v.device for v in (start, stop) if isinstance(v, GpuArray))
+    probes = [np.zeros((), v.dtype) if isinstance(v, GpuArray) else np.asarray(v) for v in (start, stop)]
+    dt = np.result_type(*probes, float(num), np.zeros((), dtype))
+    want = dt if dtype is None else np.dtype(dtype)
+    ct, mt = _map_dtype(dt, dev), _map_dtype(want, dev)
+    pt = _map_dtype(np.result_type(np.float64, dt), dev)
+    if ct is None or mt is None or pt is None or (ct.kind == "c" and mt.kind != "c"):
+        return _FALLBACK                      # complex to real: NumPy's ComplexWarning
+    s, e = _cast(_as_array(start, dev), ct), _cast(_as_array(stop, dev), ct)
+    if bool(np.asarray(_np.logical_or(_np.any(_np.equal(s, 0)), _np.any(_np.equal(e, 0))))):    # the one read
+        raise ValueError("Geometric sequence cannot include zero")
+    out_sign = _np.sign(s)
+    s = _np.divide(s, out_sign)
+    e = _np.divide(e, out_sign)
+    y = _np.linspace(_np.log10(s), _np.log10(e), num=num, endpoint=p["endpoint"])
+    r = _cast(_np.power(full((), 10.0, dtype=_dtypes.REAL_OF.get(pt, pt), device=dev), y), ct)
+    num = _int_index(num)
+    if num > 0:
+        inner = r.shape[1:]
+        first = _m.reshape(_m.broadcast_to(s, inner), (1,) + inner)
+        last = _m.reshape(_m.broadcast_to(e, inner), (1,) + inner)
+        if num > 1 and p["endpoint"]:
+            r = _m.concat([first, r[1:-1], last], axis=0)
+        else:
+            r = _m.concat([first, r[1:]], axis=0)
+    r = _np.multiply(r, out_sign)
+    if axis != 0:
+        r = _m.moveaxis(r, 0, normalize_axis_index(_int_index(axis), r.ndim))
+    return _cast(r, mt)
