@@ -23,11 +23,14 @@ from . import (
     counting,
     creation,
     elementwise,
+    functional,
     histograms,
     indexing,
     inplace_more,
     joining,
     linalg,
+    linalg_composed,
+    polynomials,
     queries,
     reductions,
     segmented,
@@ -36,5 +39,6 @@ from . import (
     statistics,
 )
 
-__all__ = ["calculus", "counting", "creation", "elementwise", "histograms", "indexing", "joining", "linalg",
-           "queries", "reductions", "shape", "sorting", "statistics", "inplace_more", "segmented"]
+__all__ = ["calculus", "counting", "creation", "elementwise", "functional", "histograms", "indexing", "joining",
+           "linalg", "linalg_composed", "polynomials", "queries", "reductions", "shape", "sorting", "statistics",
+           "inplace_more", "segmented"]
