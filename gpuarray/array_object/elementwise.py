@@ -426,6 +426,8 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
                 return _compare_out_of_range(opdef, args, device)
             else:
                 raise
+    if opdef.result == "first":
+        dt = _first_float(opdef, args, device)
     if dt not in members and len(arrays) > 1:
         # e.g. int64 & uint64: NumPy promotes to float64, which bitwise ops do not take
         raise TypeError(f"{opdef.name} is not supported for the input types: "
@@ -437,7 +439,8 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
     if dt.kind == "c" and dt != first:
         device.check_dtype(dt)        # a complex scalar made the operation complex
     out_dtype = (_dtypes.bool_ if opdef.result == "bool" else
-                 _dtypes.real_dtype(dt) if opdef.result == "real" else dt)
+                 _dtypes.real_dtype(dt) if opdef.result == "real" else
+                 _FIXED_RESULT.get(opdef.result, dt))
     shape = arrays[0]._node.shape
     if any(a._node.shape != shape for a in arrays):
         shape = broadcast_shapes(*(a._node.shape for a in arrays))
@@ -497,6 +500,25 @@ def _bool_as(a: Any, target: np.dtype, device: Device) -> Any:
         h = d.host if d.host.shape == na.shape else d.host.reshape(na.shape)
         return _leaf_array("astype", np.ascontiguousarray(h, dtype=target), na.shape, device)
     return (_cls)(astype_node(na, target))
+
+
+# OpDef.result values that name the result dtype (bitwise_count's uint8, frexp_exponent's int32)
+_FIXED_RESULT: dict[str, np.dtype] = {"uint8": _dtypes.uint8, "int32": _dtypes.int32}
+
+
+def _first_float(opdef: OpDef, args: tuple, device: Device) -> np.dtype:
+    """The compute dtype of an op with ``result="first"`` (ldexp): the first operand's float dtype (the
+    default float for an integer one); the other operands must be integers (bool included) other than
+    uint64, as NumPy's loops (``fi->f``, ``fl->f``, ...) take; TypeError as NumPy's otherwise."""
+    for a in args[1:]:
+        dt = a._node.dtype if isinstance(a, _cls) else None
+        kind = dt.kind if dt is not None else _dtypes.scalar_kind(a)
+        if kind not in ("b", "i", "u") or dt == _dtypes.uint64:
+            got = dt if dt is not None else f"Python {type(a).__name__}"
+            raise TypeError(f"ufunc '{opdef.name}' not supported for the input types: its exponent must be an "
+                            f"integer (not uint64); got {got}")
+    first = args[0]._node.dtype if isinstance(args[0], _cls) else None
+    return first if first is not None and first.kind == "f" else device.default_float
 
 
 def _widest(dt: np.dtype, device: Device) -> np.dtype:

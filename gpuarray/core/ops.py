@@ -38,8 +38,12 @@ class OpDef:
     result: ``same`` (the promoted operand dtype), ``bool``, ``float``
     (integer operands are promoted to the default float first), ``real``
     (the promoted dtype, with complex dtypes replaced by their component dtype:
-    ``abs``, ``real``, ``imag``) or ``double`` (computed in the device's widest float:
-    float64 / complex128 where it has them, else float32 / complex64: ``float_power``);
+    ``abs``, ``real``, ``imag``), ``double`` (computed in the device's widest float:
+    float64 / complex128 where it has them, else float32 / complex64: ``float_power``), a dtype name
+    (``uint8``, ``int32``: that dtype whatever the operands', ``bitwise_count``, ``frexp_exponent``; the
+    template's value has its WGSL type) or ``first`` (``ldexp``: the first operand's float dtype, the
+    default float for an integer; the other operands must be integers other than uint64, as NumPy's loops
+    take, and are converted to that float dtype for the kernel);
     dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
     wgsl: template; host: NumPy implementation taking arrays of the compute dtype;
     module: ``""`` (the ``gpuarray`` namespace) or ``"special"`` (``gpuarray.special``);
@@ -198,6 +202,16 @@ def _wide(fn: Callable[..., Any]) -> Callable[..., Any]:
         dt = dt if dt.kind == "f" else np.dtype(np.float64)
         return np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args))).astype(dt, copy=False)
     return impl
+
+
+def _ldexp(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """ldexp with the integer exponent held in a float of ``x``'s dtype (the kernel's operands), clamped
+    where every nonzero finite x overflows or underflows anyway."""
+    return np.ldexp(x, np.clip(n, -100000, 100000).astype(np.int32))
+
+
+def _frexp_exponent(x: np.ndarray) -> np.ndarray:
+    return np.frexp(x)[1]
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
@@ -416,6 +430,17 @@ op("deg2rad", "deg2rad", 1, "real floating", "({0} * ga_deg2rad_{S}())")
 op("rad2deg", "rad2deg", 1, "real floating", "({0} * ga_rad2deg_{S}())")
 op("float_power", "float_power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
    result="double")
+# exact ops on the bits (render/wgsl_bits.py); numpy.frexp (two results) is frexp_exponent and ldexp of x
+# by minus it (interop.ufuncs.COMPOSED); cbrt within 2 ULP of NumPy (1 of the exact value). fmod of floats is
+# the exact ga_fmod that remainder uses; of integers C's truncated remainder, 0 for a zero divisor (NumPy's)
+op("fmod", "fmod", 2, "real numeric", "ga_fmod_{S}({0}, {1})")
+op("gcd", "gcd", 2, "integer", "ga_gcd_{S}({0}, {1})")
+op("lcm", "lcm", 2, "integer", "ga_lcm_{S}({0}, {1})")
+op("bitwise_count", "bitwise_count", 1, "integer", "ga_popcount_{S}({0})", result="uint8")
+op("ldexp", "ldexp", 2, "real numeric", "ga_scalbn_{S}({0}, {1})", result="first", host=_ldexp)
+op("frexp_exponent", None, 1, "real floating", "ga_frexpe_{S}({0})", result="int32", host=_frexp_exponent)
+op("spacing", "spacing", 1, "real floating", "ga_spacing_{S}({0})")
+op("cbrt", "cbrt", 1, "real floating", "ga_cbrt_{S}({0})")
 
 # ---- SciPy special functions: gpuarray.special.expit ... (scipy.special looks them up there); integer
 # operands compute in the default float. Host versions compute float32 in float64, rounded once.

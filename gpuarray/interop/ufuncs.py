@@ -62,10 +62,18 @@ def _logaddexp2(x: GpuArray, y: GpuArray) -> tuple[GpuArray]:
     return (apply(OPS["where"], apply(OPS["equal"], x, y), apply(OPS["add"], x, 1), r),)
 
 
+def _frexp(x: GpuArray) -> tuple[GpuArray, GpuArray]:
+    """(mantissa, exponent): the exponent on the bits (``frexp_exponent``: 0 for 0, +-inf and NaN), the
+    mantissa ``ldexp(x, -exponent)``, exact (x itself where the exponent is 0); one fused kernel."""
+    e = apply(OPS["frexp_exponent"], x)
+    return apply(OPS["ldexp"], x, apply(OPS["negative"], e)), e
+
+
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
 # Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
 # divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
-# and remainder, two ops of one fused kernel); clip because numpy.clip's ufunc takes optional bounds.
+# and remainder, two ops of one fused kernel), frexp likewise; clip because numpy.clip's ufunc takes
+# optional bounds.
 # Every other ufunc is one op-table entry (fmax, heaviside, deg2rad, float_power ...: _ops.py).
 COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
     "divmod": ("real numeric", lambda a, b: (apply(OPS["floor_divide"], a, b), apply(OPS["remainder"], a, b))),
@@ -73,6 +81,7 @@ COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
         apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
     "modf": ("real floating", _modf),
     "logaddexp2": ("real floating", _logaddexp2),
+    "frexp": ("real floating", _frexp),
 }
 
 # ufuncs computed exactly by another op-table entry once NumPy has chosen the loop dtypes
@@ -205,6 +214,13 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device, detail)
     category, fn = impl
     mapped = [_map_dtype(d, device) for d in loop]
+    opdef = OPS.get(UFUNC_TO_OP.get(name, ""))
+    if opdef is not None and opdef.result == "first" and all(m is not None for m in mapped):
+        # ldexp: operands of two dtypes (float, int); each goes in its loop dtype, the op converts the exponent
+        results = [fn(*(_prepare((x,), m, device)[0] for x, m in zip(inputs, mapped) if m is not None))[0]]
+        if results[0].dtype != mapped[-1]:
+            results[0] = results[0].astype(mapped[-1])
+        return _store(results, outs, where, device, name)
     ins = set(mapped[:ufunc.nin])
     first = ins.pop() if len(ins) == 1 else None
     ct = None if first is None else _compute_dtype(first, category)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..core.ops import NAN_THROUGH
+from .wgsl_bits import F32_B, FLT_B, INT_B, INT_B_CONSTS
 from .wgsl_c128 import C128
 from .wgsl_clib import C64, CPLX_CONSTS, CPX
 from .wgsl_f32 import F32_MATH
@@ -43,7 +44,7 @@ FLOAT_CONSTS = {
 }
 for _s, _c in ROUND_CONSTS.items():
     FLOAT_CONSTS[_s].update(_c)
-INT_CONSTS = {s: {"T": s} for s in ("i32", "i64", "u32", "u64")}
+INT_CONSTS = {s: {"T": s, **INT_B_CONSTS[s]} for s in ("i32", "i64", "u32", "u64")}
 
 FLT: dict[str, str] = {}   # float helpers: name -> body template (every float type)
 F32: dict[str, str] = {}   # float32 versions that replace FLT's (software math: see below)
@@ -494,6 +495,10 @@ F32.update(F32_I)
 # exact): wgsl_round.py
 FLT.update(FLT_ROUND)
 F32.update(F32_ROUND)
+# ldexp, frexp's exponent, spacing, cbrt on the bits; the integer fmod, gcd, lcm, bitwise_count: wgsl_bits.py
+FLT.update(FLT_B)
+F32.update(F32_B)
+INT.update(INT_B)
 
 _NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 
