@@ -183,17 +183,18 @@ def bincount(x: GpuArray, /, weights: Any = None, minlength: int = 0) -> GpuArra
     return scatter_add(constant(length, 0, ft, dev), x, w.astype(ft) if w.dtype != ft else w, in_range=True)
 
 
-def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
-    """What ``numpy.add.at(a, indices, b)`` makes of ``a`` (a new array; the caller rebinds ``a``):
-    ``indices`` are integer arrays (or ints) for the leading axes of ``a``, broadcast together;
-    negative ones count from the end; out-of-bounds ones raise IndexError. ``b`` broadcasts to
-    ``a[indices]``'s shape and is converted to ``a.dtype``.
+def linear_indices(a: GpuArray, indices: Sequence[Any], name: str = "add_at") -> tuple[GpuArray, tuple[int, ...]]:
+    """(the flat positions in ``a`` that ``a[indices]`` names, their shape): ``indices`` are integer
+    arrays (or ints) for the leading axes of ``a``, broadcast together, negative ones counting from the
+    end, the remaining axes taken whole; IndexError for out-of-bounds ones, as NumPy's ``ufunc.at``
+    (one read of every index array's extremes, ``extremes_array``, in one transfer).
 
     >>> import gpuarray as xp
-    >>> add_at(xp.zeros(3, dtype="int32", device="cpu"), [xp.asarray([0, 2, 0], device="cpu")], 1).tolist()
-    [2, 0, 1]
+    >>> lin, shape = linear_indices(xp.zeros((2, 3), device="cpu"), [xp.asarray([1, -2], device="cpu")])
+    >>> lin.tolist(), shape
+    ([[3, 4, 5], [0, 1, 2]], (2, 3))
     """
-    expect_array(a, "add_at")
+    expect_array(a, name)
     dev = a.device
     if len(indices) > a.ndim:
         raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but {len(indices)} were indexed")
@@ -234,8 +235,21 @@ def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
         inner = reshape(asarray(np.arange(int(np.prod(rest)), dtype=it), device=dev), rest)
         lin = reshape(lin, shape + (1,) * len(rest)) + inner
         shape = shape + rest
-    lin = broadcast_to(lin, shape)
-    val = _operand(b, dev)
+    return broadcast_to(lin, shape), shape
+
+
+def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
+    """What ``numpy.add.at(a, indices, b)`` makes of ``a`` (a new array; the caller rebinds ``a``):
+    ``indices`` are integer arrays (or ints) for the leading axes of ``a``, broadcast together;
+    negative ones count from the end; out-of-bounds ones raise IndexError. ``b`` broadcasts to
+    ``a[indices]``'s shape and is converted to ``a.dtype``.
+
+    >>> import gpuarray as xp
+    >>> add_at(xp.zeros(3, dtype="int32", device="cpu"), [xp.asarray([0, 2, 0], device="cpu")], 1).tolist()
+    [2, 0, 1]
+    """
+    lin, shape = linear_indices(a, indices)
+    val = _operand(b, a.device)
     if isinstance(val, GpuArray):
         if val.dtype.kind == "c" and a.dtype.kind != "c":
             raise TypeError(f"Cannot cast ufunc 'add' output from {val.dtype!r} to {a.dtype!r}")
@@ -244,4 +258,4 @@ def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
     return reshape(scatter_add(flat, lin, val), a.shape)
 
 
-__all__ = ["scatter_add", "bincount", "add_at", "extremes", "constant"]
+__all__ = ["scatter_add", "bincount", "add_at", "linear_indices", "extremes", "constant"]

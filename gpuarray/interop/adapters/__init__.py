@@ -37,8 +37,9 @@ from . import (
     shape,
     sorting,
     statistics,
+    ufunc_methods,
 )
 
 __all__ = ["calculus", "counting", "creation", "elementwise", "functional", "histograms", "indexing", "joining",
            "linalg", "linalg_composed", "polynomials", "queries", "reductions", "shape", "sorting", "statistics",
-           "inplace_more", "segmented"]
+           "inplace_more", "segmented", "ufunc_methods"]

@@ -1,0 +1,268 @@
+"""Ufunc methods on the device for every ufunc: ``ufunc.at`` and the bitwise ``reduce``.
+
+- ``ufunc.at(a, indices[, b])`` (``add.at`` of real dtypes is ``counting.py``'s scatter-add): the
+  flat positions ``a[indices]`` names (``counting.linear_indices``: one read of the indices' extremes,
+  IndexError as NumPy) and, through a ``scatter_add`` of ones, how often each position occurs (one
+  read of the largest count). NumPy applies the ufunc once per index, in order, casting each result
+  to ``a``'s dtype ("unsafe"); so does this, in rounds:
+
+  * unary ufuncs: ``c`` applications where a position occurs ``c`` times, all in one fused kernel
+    (``where(count >= k, f(x), x)`` for ``k = 1 .. max count``);
+  * binary ufuncs, positions all distinct: one gather, the ufunc, one scatter;
+  * repeated positions: the index list sorted (stable ``argsort``: occurrences keep their order)
+    and, for an exact associative ufunc of ``a``'s own dtype (``maximum``, ``minimum``, ``fmax``,
+    ``fmin``, the bitwise and logical ones; ``multiply`` / ``add`` of integers), each run of equal
+    positions combined first by a segmented Hillis-Steele scan (``log2`` of the longest run steps),
+    its last element then applied once; otherwise round ``k`` applies every position's ``k``-th
+    occurrence (the rank inside its run, from a running maximum of the run starts), at most
+    ``ROUNDS`` rounds (more: the host's loop, a counted fallback).
+
+  Writes go to a copy with one spare element that the positions left out of a round write to,
+  then ``a`` is rebound (``aliasing.assign``: views of ``a`` see it).
+- ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` / ``logical_xor`` ``.reduce``: bit planes, ``(x >> k) & 1``
+  for each bit ``k`` of the dtype, reduced by ``all`` / ``any`` / the parity of their ``sum``, then put
+  together again (``sum`` of ``plane << k``, bits distinct): one fused reduction, exact for every
+  integer dtype and bool.
+
+>>> import numpy as np, gpuarray as xp
+>>> a = xp.asarray([1.0, 5.0, 2.0], device="cpu")
+>>> np.maximum.at(a, [0, 0, 2], [4.0, 3.0, 1.0]); a.tolist()
+[4.0, 5.0, 2.0]
+>>> int(np.bitwise_or.reduce(xp.asarray([1, 2, 8], device="cpu")))
+11
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ...array_object.aliasing import assign
+from ...array_object.array import GpuArray
+from ...array_object.elementwise import finish
+from ...core import dtypes as _dtypes
+from ...graph.node import make
+from ...namespace import counting
+from ...namespace import statistical as _st
+from ...namespace.creation import arange, asarray
+from ...namespace.indexing import take
+from ...namespace.manipulation import broadcast_to, concat, reshape
+from ...namespace.sorting import argsort
+from ...runtime.planner import evaluate_nodes
+from ..host import _FALLBACK
+from ..operands import _into_out, _map_dtype, _w
+from ..ufuncs import _device_ufunc, register_ufunc_method
+from .counting import _add_at
+
+ROUNDS = 64         # most occurrences of one position ``ufunc.at`` applies in rounds on the device
+# associative and exact in any order of application (within a run of one position)
+ASSOCIATIVE = frozenset({"maximum", "minimum", "fmax", "fmin", "bitwise_and", "bitwise_or", "bitwise_xor",
+                         "logical_and", "logical_or", "logical_xor"})
+INTEGER_ASSOCIATIVE = frozenset({"add", "multiply"})       # exact (wrapping) for integers only
+
+
+def _key(indices: Any) -> tuple | None:
+    """``indices`` as one entry per leading axis (``[]`` as an empty integer array, as NumPy takes
+    it), or None where it holds what this path does not take (slices, Ellipsis, None, booleans,
+    floats: the host's loop, with NumPy's own errors)."""
+    out: list[Any] = []
+    for k in indices if isinstance(indices, tuple) else (indices,):
+        if isinstance(k, GpuArray):
+            if k.dtype not in _dtypes.INTEGER:
+                return None
+        elif isinstance(k, (slice, type(Ellipsis))) or k is None or isinstance(k, bool):
+            return None
+        else:
+            try:
+                h = np.asarray(k)
+            except (TypeError, ValueError):
+                return None
+            if h.size == 0 and h.dtype.kind == "f":
+                k = h.astype(np.intp)
+            elif h.dtype.kind not in "iu":
+                return None
+        out.append(k)
+    return tuple(out)
+
+
+def _scan_max(x: GpuArray) -> GpuArray:
+    """The running maximum of the 1-D ``x``."""
+    return finish(make("scan", (x._node,), x.dtype, x.shape, ("max", 0, False), x.device))
+
+
+def _shifted(x: GpuArray, s: int) -> GpuArray:
+    """``x`` moved ``s`` places to the right (the first ``s`` places repeat ``x``'s first: masked by callers)."""
+    return concat([x[:s], x[:-s]]) if s < x.shape[0] else x
+
+
+def _run_combine(ufunc: np.ufunc, lin: GpuArray, v: GpuArray, longest: int) -> GpuArray:
+    """Each element of ``v`` combined with the earlier ones of its run of equal ``lin`` (sorted), in
+    order: a segmented Hillis-Steele scan, ``ceil(log2(longest))`` evaluated steps."""
+    i = arange(lin.shape[0], dtype=lin.dtype, device=lin.device)
+    s = 1
+    while s < longest:
+        same = _w("logical_and", _w("greater_equal", i, s), _w("equal", _shifted(lin, s), lin))
+        step = ufunc(_shifted(v, s), v)
+        v = _w("where", same, step if step.dtype == v.dtype else step.astype(v.dtype), v)
+        evaluate_nodes([v._node])           # the next step reads it shifted: one kernel a step
+        s *= 2
+    return v
+
+
+def _apply(ufunc: np.ufunc, cur: GpuArray, val: Any, dt: np.dtype) -> GpuArray:
+    """``ufunc(cur, val)`` (``val`` None: unary) cast to ``dt`` as NumPy casts an ``at`` result ("unsafe")."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = ufunc(cur) if val is None else ufunc(cur, val)
+    if not isinstance(r, GpuArray):
+        r = asarray(np.asarray(r), device=cur.device)
+    return r if r.dtype == dt else r.astype(dt)
+
+
+def _loop_dtype(ufunc: np.ufunc, dt: np.dtype) -> np.dtype | None:
+    """The dtype NumPy's loop for two operands of ``dt`` computes in (None: no loop)."""
+    try:
+        return np.dtype(ufunc.resolve_dtypes((dt, dt, None))[-1])
+    except (TypeError, ValueError):
+        return None
+
+
+def ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``numpy.<ufunc>.at(a, indices[, b])`` for a GpuArray ``a`` (see the module docstring)."""
+    if kwargs or len(inputs) != ufunc.nin + 1 or ufunc.nout != 1:
+        return _FALLBACK
+    a, indices = inputs[0], inputs[1]
+    b = inputs[2] if ufunc.nin == 2 else None
+    key = _key(indices)
+    if not isinstance(a, GpuArray) or key is None or len(key) > a.ndim:
+        return _FALLBACK
+    if isinstance(b, GpuArray) and b.device != a.device:
+        return _FALLBACK
+    dev, dt = a.device, a.dtype
+    lin, shape = counting.linear_indices(a, key, f"{ufunc.__name__}.at")
+    val: Any = None
+    if ufunc.nin == 2:
+        if isinstance(b, GpuArray):
+            val = b
+        elif isinstance(b, (bool, int, float, complex)):
+            val = b                         # a weak scalar, as NumPy's ufunc call takes it
+        else:
+            bh = np.asarray(b)
+            if _map_dtype(bh.dtype, dev) != bh.dtype:
+                return _FALLBACK
+            val = asarray(bh, device=dev)
+        if isinstance(val, GpuArray):
+            val = reshape(broadcast_to(val, shape), (-1,)) if val.shape != shape else reshape(val, (-1,))
+    n, size = math.prod(shape), a.size
+    if n == 0:
+        return None
+    flat_lin = reshape(lin, (-1,))
+    count = counting.scatter_add(counting.constant(size, 0, _dtypes.int32, dev), flat_lin, 1)
+    most = int(np.asarray(_st.max(count)))                    # the one read: the longest run
+    flat_a = reshape(a, (-1,))
+    if val is None:                                           # unary: c applications, one fused kernel
+        if most > ROUNDS:
+            return _FALLBACK
+        x = flat_a
+        for k in range(1, most + 1):
+            x = _w("where", count >= k, _apply(ufunc, x, None, dt), x)
+        assign(a, reshape(x, a.shape)._node)
+        return None
+    ext = concat([flat_a, flat_a[:1]])                        # a spare element for positions left out
+    if most == 1:
+        ext[flat_lin] = _apply(ufunc, take(flat_a, flat_lin), val, dt)
+        assign(a, reshape(ext[:size], a.shape)._node)
+        return None
+    name = ufunc.__name__
+    order = argsort(flat_lin, stable=True)
+    srt = take(flat_lin, order)
+    vs = take(val, order) if isinstance(val, GpuArray) else val
+    spare = asarray(np.asarray(size, dtype=srt.dtype), device=dev)
+    assoc = name in ASSOCIATIVE or (name in INTEGER_ASSOCIATIVE and dt.kind in "iub")
+    if assoc and isinstance(vs, GpuArray) and vs.dtype == dt and _loop_dtype(ufunc, dt) == dt:
+        vs = _run_combine(ufunc, srt, vs, most)
+        last = concat([_w("not_equal", srt[1:], srt[:-1]), asarray(np.array([True]), device=dev)])
+        tgt = _w("where", last, srt, spare)
+        ext[tgt] = _apply(ufunc, take(ext, tgt), vs, dt)
+    else:
+        if most > ROUNDS:
+            return _FALLBACK
+        i = arange(n, dtype=srt.dtype, device=dev)
+        head = concat([asarray(np.array([True]), device=dev), _w("not_equal", srt[1:], srt[:-1])])
+        rank = i - _scan_max(_w("where", head, i, 0))
+        for k in range(most):
+            tgt = _w("where", rank == k, srt, spare)
+            ext[tgt] = _apply(ufunc, take(ext, tgt), vs, dt)
+    assign(a, reshape(ext[:size], a.shape)._node)
+    return None
+
+
+# ============================================================ bitwise reductions
+def _bit_reduce(op: str) -> Any:
+    """``bitwise_<op>.reduce`` (``and``, ``or``, ``xor``) and ``logical_xor.reduce`` (``lxor``) by bit planes."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        if (not isinstance(a, GpuArray) or set(kwargs) - {"axis", "dtype", "keepdims", "out"}
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis, keepdims = kwargs.get("axis", 0), bool(kwargs.get("keepdims", False))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = ufunc.reduce(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype"),
+                                keepdims=keepdims).dtype
+        mw = _map_dtype(want, a.device)
+        if mw is None or mw.kind not in "biu" or (op != "lxor" and a.dtype.kind not in "biu"):
+            return _FALLBACK
+        axes = normalize_axis_tuple(tuple(range(a.ndim)) if axis is None else axis, a.ndim)
+        if op == "lxor":                     # the parity of the count of true values
+            it = _dtypes.int64 if a.device.supports(_dtypes.int64) else _dtypes.int32
+            c = _st.sum(_w("not_equal", a, 0).astype(it), axis=axes, keepdims=keepdims)
+            r = _w("equal", _w("bitwise_and", c, 1), 1)
+        elif mw == _dtypes.bool_:
+            x = a if a.dtype == mw else a.astype(mw)
+            if op == "xor":
+                c = _st.sum(x.astype(_dtypes.int32), axis=axes, keepdims=keepdims)
+                r = _w("equal", _w("bitwise_and", c, 1), 1)
+            else:
+                r = {"and": _st.all, "or": _st.any}[op](x, axis=axes, keepdims=keepdims)
+        else:
+            x = a if a.dtype == mw else a.astype(mw)
+            bits = 8 * mw.itemsize
+            k = reshape(arange(bits, dtype=mw, device=a.device), (1,) * x.ndim + (bits,))
+            planes = _w("bitwise_and", _w("bitwise_right_shift", reshape(x, x.shape + (1,)), k), 1)
+            if op == "xor":
+                p = _w("bitwise_and", _st.sum(planes, axis=axes, keepdims=keepdims, dtype=mw), 1)
+            else:
+                p = {"and": _st.all, "or": _st.any}[op](planes != 0, axis=axes, keepdims=keepdims).astype(mw)
+            shift = reshape(arange(bits, dtype=mw, device=a.device), (1,) * (p.ndim - 1) + (bits,))
+            r = _st.sum(_w("bitwise_left_shift", p, shift), axis=-1, dtype=mw)
+        r = r if r.dtype == mw else r.astype(mw)
+        return _into_out(r, outs, ufunc.__name__) if outs else r
+    return impl
+
+
+for _name, _op in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor"), ("logical_xor", "lxor")):
+    register_ufunc_method(_name, "reduce", _bit_reduce(_op))
+
+
+def _register_at() -> None:
+    """``at`` for every NumPy ufunc of one output that runs on the device (``add`` keeps the
+    scatter-add for real dtypes)."""
+    for name in dir(np):
+        uf = getattr(np, name)
+        if (isinstance(uf, np.ufunc) and uf.nout == 1 and uf.nin in (1, 2) and uf.__name__ != "add"
+                and _device_ufunc(uf.__name__) is not None):            # not isnat: no datetimes
+            register_ufunc_method(uf.__name__, "at", ufunc_at)
+
+    def add_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        r = _add_at(ufunc, inputs, kwargs)
+        return ufunc_at(ufunc, inputs, kwargs) if r is _FALLBACK else r
+    register_ufunc_method("add", "at", add_at)
+
+
+_register_at()
