@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
+from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
-from .conftest import assert_same
+from .conftest import assert_same, device_numerics, flush_subnormals
 
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64)]
 INTS = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")]
@@ -96,14 +97,17 @@ def test_spacing_frexp_bitwise(dt: np.dtype, device: xp.Device) -> None:
 
 @pytest.mark.parametrize("dt", FLOATS, ids=str)
 def test_fmod_float_bitwise(dt: np.dtype, device: xp.Device) -> None:
-    s = specials(dt)
+    # a device that flushes float32 subnormals (NVIDIA's Vulkan driver) gets none and is compared flushed
+    ftz = dt == np.float32 and device_numerics(device)["flushes_f32_subnormals"]
+    fl: Any = flush_subnormals if ftz else (lambda v: v)
+    s = fl(specials(dt))
     a, b = np.repeat(s, s.size), np.tile(s, s.size)          # every pair of special values
-    r1, r2 = sample(dt, 2000, 1), sample(dt, 2000, 2)
+    r1, r2 = fl(sample(dt, 2000, 1)), fl(sample(dt, 2000, 2))
     with on_device(device):
-        same_bits(np.fmod(up(a, device), up(b, device)), np.fmod(a, b))
-        same_bits(np.fmod(up(r1, device), up(r2, device)), np.fmod(r1, r2))
-        same_bits(np.fmod(up(r1, device), dt.type(0.7)), np.fmod(r1, dt.type(0.7)))
-        same_bits(np.fmod(-3.5, up(s, device)), np.fmod(-3.5, s))   # a Python float first
+        same_bits(fl(np.asarray(np.fmod(up(a, device), up(b, device)))), fl(np.fmod(a, b)))
+        same_bits(fl(np.asarray(np.fmod(up(r1, device), up(r2, device)))), fl(np.fmod(r1, r2)))
+        same_bits(fl(np.asarray(np.fmod(up(r1, device), dt.type(0.7)))), fl(np.fmod(r1, dt.type(0.7))))
+        same_bits(fl(np.asarray(np.fmod(-3.5, up(s, device)))), fl(np.fmod(-3.5, s)))   # a Python float first
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=str)
@@ -332,9 +336,10 @@ def test_namespace_functions(device: xp.Device) -> None:
         assert r.dtype == np.float32                     # NumPy's fl->f loop, not float64
         same_bits(r, np.ldexp(x, n))
         same_bits(xp.ldexp(g, 3), np.ldexp(x, 3))
-        e = xp.frexp_exponent(g)
+        e = OP_FUNCTIONS["frexp_exponent"](g)          # numpy.frexp's half, in no namespace
         assert e.dtype == np.int32
         assert_same(e, np.frexp(x)[1])
+        assert not hasattr(xp, "frexp_exponent")
         b = xp.bitwise_count(up(i, device))
         assert b.dtype == np.uint8
         assert_same(b, np.bitwise_count(i))
