@@ -374,3 +374,42 @@ def test_tensorsolve_tensorinv_errors(device: xp.Device) -> None:
             func(*args, **kw)
         with pytest.raises(exc):
             func(up(args[0], device), *args[1:], **kw)
+
+
+@pytest.mark.parametrize("roots", [np.array([1.0, -2.0, 3.5]), np.arange(1, 41), np.array([1 + 2j, 1 - 2j, 3.0]),
+                                   np.array([1j, 2.0]), np.array([2.5, -0.5], np.float32), np.array([0.0])],
+                         ids=["float64", "int40", "conjugates", "complex", "float32", "zero"])
+def test_poly_of_roots(device: xp.Device, roots: np.ndarray) -> None:
+    """``np.poly`` of 1-D roots: NumPy's coefficients and dtype (integers to float64, float32 kept,
+    conjugate pairs real), 40 roots evaluated in steps."""
+    want = np.poly(roots)
+    with on_device():
+        got = np.poly(up(roots, device))
+    assert isinstance(got, xp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5 if roots.dtype == np.float32 else 1e-12)
+
+
+def test_poly_edges(device: xp.Device) -> None:
+    with on_device():
+        assert np.poly(up(np.array([], np.float64), device)) == 1.0
+    with pytest.raises(ValueError, match="1d or non-empty square 2d"):
+        np.poly(up(np.zeros((2, 3)), device))
+    with xp.config(fallback="silent"):          # a square matrix: its eigvals are LAPACK's
+        m = np.array([[2.0, 1.0], [0.0, 3.0]])
+        np.testing.assert_allclose(np.asarray(np.poly(up(m, device))), np.poly(m))
+
+
+@pytest.mark.parametrize("axes", [[0, 2], 1, (-1,), [], [2, 0, 1]])
+def test_apply_over_axes(device: xp.Device, axes: Any) -> None:
+    a = np.arange(24.0).reshape(2, 3, 4) - 7.5
+    for func in (np.sum, np.max, lambda v, ax: np.cumsum(v, axis=ax)):
+        want = np.apply_over_axes(func, a, axes)
+        with on_device():
+            got = np.apply_over_axes(func, up(a, device), axes)
+        assert isinstance(got, xp.GpuArray)
+        assert_same(got, want)
+
+
+def test_apply_over_axes_wrong_shape(device: xp.Device) -> None:
+    with pytest.raises(ValueError, match="not returning an array of the correct shape"):
+        np.apply_over_axes(lambda v, ax: np.sum(v), up(np.ones((2, 3)), device), [0])

@@ -1,4 +1,5 @@
-"""``numpy.apply_along_axis`` on GpuArrays: NumPy's algorithm, with device slices and a device result.
+"""``numpy.apply_along_axis`` and ``numpy.apply_over_axes`` on GpuArrays: NumPy's algorithms, with device
+slices and device results.
 
 >>> import numpy as np, gpuarray as xp
 >>> g = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
@@ -62,3 +63,25 @@ def _apply_along_axis(p: dict) -> Any:
     bd = list(range(buff.ndim))
     permute = bd[0:axis] + bd[buff.ndim - len(shape):buff.ndim] + bd[axis:buff.ndim - len(shape)]
     return _m.permute_dims(buff, tuple(permute))
+
+
+@register(np.apply_over_axes)
+def _apply_over_axes(p: dict) -> Any:
+    """``func(a, axis)`` for each axis in turn, as NumPy's: a result with one dimension less gets it
+    back (``expand_dims``); anything else is NumPy's ValueError."""
+    func, a, axes = p["func"], p["a"], p["axes"]
+    if not isinstance(a, GpuArray):
+        return _FALLBACK
+    val, n = a, a.ndim
+    for axis in (axes,) if np.ndim(axes) == 0 else tuple(axes):
+        ax = _int_index(axis)
+        ax = n + ax if ax < 0 else ax
+        res = func(val, ax)
+        if not isinstance(res, GpuArray):
+            res = _as_array(res, a.device)
+        if res.ndim != val.ndim:
+            res = _m.expand_dims(res, axis=ax)
+            if res.ndim != val.ndim:
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val

@@ -1,5 +1,5 @@
 """Polynomials on the device: ``polyfit``, ``polyder``, ``polyint``, ``polyadd``, ``polysub``,
-``polymul``, ``polydiv`` (``polyval`` is in ``calculus.py``).
+``polymul``, ``polydiv``, ``poly`` (``polyval`` is in ``calculus.py``).
 
 - ``polyfit``: NumPy's steps (the Vandermonde matrix, the weights, the column scaling) and its
   least squares by Householder QR on the device: the singular values of ``R`` (one-sided Jacobi on
@@ -10,6 +10,8 @@
 - ``polymul``: leading zeros trimmed (``trim_zeros``, one read), then ``convolve``.
 - ``polydiv``: NumPy's long division, one step of device operations per quotient coefficient,
   the remainder's leading near-zeros found with one read.
+- ``poly`` of a 1-D sequence of roots: the product of the factors, one shifted difference per root
+  (a square matrix's characteristic polynomial needs ``eigvals``: the host).
 ``poly1d`` arguments run on the host.
 
 >>> import numpy as np, gpuarray as xp
@@ -257,3 +259,42 @@ def _polydiv(p: dict) -> Any:
     while lead < len(near_zero) - 1 and near_zero[lead]:
         lead += 1
     return q, r[lead:]
+
+
+POLY_EVAL_EVERY = 16    # np.poly: factors multiplied in before the coefficients are evaluated (small kernels)
+
+
+@register(np.poly)
+def _poly(p: dict) -> Any:
+    """``numpy.poly`` of a 1-D sequence of roots: NumPy's product of the factors ``(x - r)``, one
+    shifted difference of the coefficients per root (``c[k] - r c[k - 1]``, as NumPy's ``convolve``
+    with ``[1, -r]``), evaluated every ``POLY_EVAL_EVERY`` roots; complex roots that come in conjugate
+    pairs give real coefficients (one read, NumPy's sorted comparison). A square matrix's
+    characteristic polynomial needs its eigenvalues (``eigvals``): the host."""
+    z = p["seq_of_zeros"]
+    if not isinstance(z, GpuArray):
+        return _FALLBACK
+    z = _np.atleast_1d(z)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        return _FALLBACK                     # eigvals of a general matrix: no device implementation
+    if z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dt = np.dtype(np.mintypecode(z.dtype.char))
+    mt = _map_dtype(dt, z.device)
+    if mt is None:
+        return _FALLBACK
+    z = _cast(z, mt)
+    n = z.shape[0]
+    if n == 0:
+        return 1.0
+    a = _m.concat([_as_array(np.ones(1, mt), z.device), -z[0:1]])
+    for k in range(1, n):
+        shifted = _m.concat([a[:1] * 0, a])           # the coefficients times x
+        a = _m.concat([a, a[:1] * 0]) - z[k] * shifted
+        if k % POLY_EVAL_EVERY == 0:
+            evaluate_nodes([a._node])
+    if mt.kind == "c":
+        s = _np.sort_complex(z)
+        if bool(_np.all(s == _np.sort_complex(_np.conj(z)))):
+            a = _np.real(a)
+    return a
