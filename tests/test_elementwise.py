@@ -39,7 +39,8 @@ import pytest
 
 import gpuarray as xp
 from gpuarray.core.dtypes import ALL_DTYPES, CATEGORIES
-from gpuarray.core.ops import OPS, SCIPY_DEVICE, SCIPY_DEVICE_N, OpDef
+from gpuarray.core.ops import INTERNAL, OPS, SCIPY_DEVICE, SCIPY_DEVICE_N, OpDef
+from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
 from .conftest import device_numerics, flush_subnormals, incomplete_f64_scale, scipy_f64_scale, zero_tie_first
 
@@ -132,8 +133,11 @@ ORACLE["exp2"] = lambda x: np.exp2(x if np.asarray(x).dtype.kind == "f" else np.
 
 
 def namespace_fn(name: str) -> Callable[..., Any]:
-    """The namespace function of op ``name``: ``gpuarray.<name>`` or ``gpuarray.<module>.<name>``."""
+    """The namespace function of op ``name``: ``gpuarray.<name>`` or ``gpuarray.<module>.<name>``; an
+    internal op's (``frexp_exponent``: in no namespace) from ``OP_FUNCTIONS``."""
     module = OPS[name].module
+    if module == INTERNAL:
+        return OP_FUNCTIONS[name]
     return getattr(getattr(xp, module) if module else xp, name)
 
 # Python operators for each dunder name.
@@ -575,6 +579,8 @@ def test_every_op_is_covered() -> None:
     for name, d in OPS.items():
         assert d.nargs in (1, 2, 3), name
         assert namespace_fn(name).__name__ == name, f"gpuarray.{name} missing"
+        if d.module == INTERNAL:
+            assert not hasattr(xp, name) and not hasattr(xp.special, name), f"internal {name} exported"
         fn = ORACLE.get(name) or (getattr(np, d.ufunc) if d.ufunc else d.host_impl())
         assert callable(fn), name
 

@@ -11,7 +11,8 @@ WGSL templates are format strings: ``{0}``, ``{1}``, ``{2}`` are the operands,
 components (``f32`` for ``vec2<f32>``; the type itself for real dtypes);
 ``ga_*_{S}`` helpers come from ``render/wgsl_lib.py``.
 ``module`` says where the function lives: ``""`` the ``gpuarray`` namespace, ``"special"``
-``gpuarray.special`` (the SciPy special functions that SciPy looks up there).
+``gpuarray.special`` (the SciPy special functions that SciPy looks up there), ``"internal"`` none
+(a building block of other functions, e.g. ``frexp_exponent`` of ``numpy.frexp``).
 A template may be a dict keyed by dtype kind: ``f`` float, ``c`` complex,
 ``i`` signed, ``u`` unsigned, ``b`` bool. Complex numbers are ``vec2`` pairs
 (real, imaginary) in registers, so a plain string template that is only right
@@ -27,6 +28,8 @@ from typing import Any
 import numpy as np
 
 Template = str | dict[str, str]
+# OpDef.module of an op without a namespace function (a building block of other functions)
+INTERNAL = "internal"
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,10 @@ class OpDef:
     take, and are converted to that float dtype for the kernel);
     dunders: operator names, e.g. ``("add",)`` for ``__add__``/``__radd__``/``__iadd__``;
     wgsl: template; host: NumPy implementation taking arrays of the compute dtype;
-    module: ``""`` (the ``gpuarray`` namespace) or ``"special"`` (``gpuarray.special``);
+    module: where the op's function is exported: ``""`` (the ``gpuarray`` namespace), ``"special"``
+    (``gpuarray.special``) or ``INTERNAL`` (``"internal"``: no namespace function; the op is for other
+    code to build on with ``apply(OPS[name], ...)`` or ``namespace.elementwise.OP_FUNCTIONS[name]``, as
+    interop.ufuncs.COMPOSED's ``numpy.frexp`` does with ``frexp_exponent``);
     scalar_forms: for a second operand that is a scalar of one of these values, the unary op
     NumPy computes instead, for floating and complex operands (``power``'s fast paths:
     ``x ** 2`` is ``square(x)``, ``x ** 0.5`` is ``sqrt(x)``, ``x ** -1`` is ``reciprocal(x)``;
@@ -95,6 +101,7 @@ OPS: dict[str, OpDef] = {}
 
 
 def op(name: str, ufunc: str | None, nargs: int, category: str, wgsl: Template, **kw: Any) -> None:
+    assert kw.get("module", "") in ("", "special", INTERNAL), (name, kw["module"])
     OPS[name] = OpDef(name, ufunc, nargs, category, wgsl, **kw)
 
 
@@ -438,7 +445,8 @@ op("gcd", "gcd", 2, "integer", "ga_gcd_{S}({0}, {1})")
 op("lcm", "lcm", 2, "integer", "ga_lcm_{S}({0}, {1})")
 op("bitwise_count", "bitwise_count", 1, "integer", "ga_popcount_{S}({0})", result="uint8")
 op("ldexp", "ldexp", 2, "real numeric", "ga_scalbn_{S}({0}, {1})", result="first", host=_ldexp)
-op("frexp_exponent", None, 1, "real floating", "ga_frexpe_{S}({0})", result="int32", host=_frexp_exponent)
+op("frexp_exponent", None, 1, "real floating", "ga_frexpe_{S}({0})", result="int32", host=_frexp_exponent,
+   module=INTERNAL)
 op("spacing", "spacing", 1, "real floating", "ga_spacing_{S}({0})")
 op("cbrt", "cbrt", 1, "real floating", "ga_cbrt_{S}({0})")
 

@@ -1,7 +1,8 @@
 """Elementwise functions, generated from the op table (one function per ``OpDef``).
 
 ``FUNCTIONS`` holds those of the ``gpuarray`` namespace, ``SPECIAL`` those of
-``gpuarray.special`` (``OpDef.module``); ``OP_FUNCTIONS`` every op's function by op name.
+``gpuarray.special`` (``OpDef.module``); ``OP_FUNCTIONS`` every op's function by op name, the internal
+ops' (``OpDef.module == INTERNAL``: in no namespace) included.
 
 >>> import gpuarray as xp
 >>> xp.exp(xp.asarray([0.0], device="cpu")).tolist()
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..array_object.elementwise import apply
-from ..core.ops import OPS, OpDef
+from ..core.ops import INTERNAL, OPS, OpDef
 
 _NAMES = ("x",) , ("x1", "x2"), ("condition", "x1", "x2")
 
@@ -35,12 +36,13 @@ def _make(opdef: OpDef) -> Any:
     fn.__doc__ = (f"{opdef.name}({params}, /): elementwise {opdef.name}"
                   f"{' (NumPy: ' + opdef.ufunc + ')' if opdef.ufunc else ''}; "
                   f"operands must be {opdef.category}.")
-    fn.__module__ = "gpuarray" + (f".{opdef.module}" if opdef.module else "")
+    fn.__module__ = (__name__ if opdef.module == INTERNAL else
+                     "gpuarray" + (f".{opdef.module}" if opdef.module else ""))
     return fn
 
 
 OP_FUNCTIONS: dict[str, Any] = {name: _make(d) for name, d in OPS.items()}
-FUNCTIONS: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if not OPS[name].module}
+FUNCTIONS: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[name].module == ""}
 SPECIAL: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[name].module == "special"}
 
 
