@@ -11,6 +11,9 @@
   (``core/ops.py``): they run on ``x``'s device, one kernel op each, float32 and float64, and fuse with their
   neighbours. Integer operands compute in the device's default float. (The float32 versions of the
   incomplete beta and gamma functions compute in float64: on an adapter without it they run on the host.)
+- ``cbrt`` is NumPy's ``cbrt`` entry (``OPS["cbrt"]``, render/wgsl_bits.py: within 1 ULP of the exact cube
+  root) with SciPy's loops, float32 and float64: other real dtypes (integers, bool) compute in the device's
+  default float (float64, as SciPy gives, where the device has it).
 - The other SciPy special functions that SciPy has no generic array-API version of (``j0``, ``zeta``,
   ``stdtrit`` ... see ``HOST``) run SciPy's own ufunc on a host copy, and the result comes back to ``x``'s
   device. Each is a counted host fallback (``metrics()["host_fallbacks"]``, warned once per function;
@@ -32,14 +35,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import interop as _interop
 from .array_object.array import GpuArray
-from .array_object.elementwise import scalars_to_device
+from .array_object.elementwise import apply, scalars_to_device
+from .core.ops import OPS
 from .namespace.elementwise import SPECIAL
 
 # SciPy ufuncs without an array-API implementation in SciPy (scipy 1.17): these run on the host.
 HOST = frozenset("""
-bdtr bdtrc bdtri betaincinv betaln binom boxcox boxcox1p cbrt chdtri cosdg cosm1
+bdtr bdtrc bdtri betaincinv betaln binom boxcox boxcox1p chdtri cosdg cosm1
 cotdg ellipk ellipkm1 exp1 expi exprel expn fdtr fdtrc fdtri gamma gammainccinv gammaincinv
 gammasgn gdtr gdtrc huber hyp1f1 inv_boxcox inv_boxcox1p j0 j1 k0 k0e k1 k1e kl_div loggamma lpmv multigammaln
 nbdtr nbdtrc nbdtri pdtr pdtrc pdtri poch pseudo_huber polygamma radian rgamma sindg spence stdtrit
@@ -49,6 +55,16 @@ tandg y0 y1 yn zeta zetac
 
 # expit, logit, entr, exp2, exp10, sinc, xlog1py, erf ... i1e: op-table entries (``core/ops.py``, module "special")
 globals().update(SPECIAL)
+
+
+def cbrt(x: Any, /) -> Any:
+    """``scipy.special.cbrt(x)``: the cube root on ``x``'s device (NumPy's ``cbrt`` entry, ``OPS["cbrt"]``);
+    float32 stays float32, other real dtypes compute in the device's default float (SciPy: float64)."""
+    if isinstance(x, GpuArray) and x.dtype.kind in "biu":
+        x = x.astype(x.device.default_float)
+    elif isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biu":
+        x = np.asarray(x, np.float64)
+    return apply(OPS["cbrt"], x)
 
 
 def _host(name: str) -> Callable[..., Any]:
@@ -80,4 +96,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | HOST)
 
 
-__all__ = [*SPECIAL, *sorted(HOST)]
+__all__ = [*SPECIAL, "cbrt", *sorted(HOST)]
