@@ -15,7 +15,7 @@ the op runs on a fixed sample (seeded, so every run sees the same inputs):
   magnitudes spread over the whole exponent range, values near 1 and near multiples
   of pi/2, half-integers;
 - binary ops: every pair of special values, and as many random pairs from the dense
-  sample.
+  sample (``ldexp``: int32 exponents, special ones with every special value and random ones).
 
 Each result is compared with NumPy's on the same inputs (the ``vs NumPy`` columns) and
 with a more precise reference rounded to the dtype (``vs exact``: NumPy in float64 for
@@ -50,6 +50,9 @@ F32, F64 = np.dtype("float32"), np.dtype("float64")
 # Real floating in, real floating out. Complex helpers (conj, real, imag) are identities on
 # real input, and where/comparisons/predicates do not round.
 SKIP = {"conj", "real", "imag", "where"}
+# ops defined on the dtype's own encoding (one ULP of x, the next value): a wider type's result is another
+# function's, so their "exact" reference is NumPy's in the dtype itself
+OWN_DTYPE = {"spacing", "nextafter"}
 NUMPY_FUNC = {"round": np.round}
 # logaddexp(a, b) = m + log1p(exp(-|a - b|)), m = max(a, b), cancels when the result is near 0:
 # there NumPy itself is thousands of ULP of the result from the exact value. Its error is measured
@@ -74,7 +77,7 @@ def float_ops() -> list[str]:
     """The multi-argument SciPy functions (betainc, stdtr, gammainc ...) are measured against exact values
     by tests/test_special_incomplete.py: the hand-written section of docs/accuracy.md."""
     return [n for n, d in OPS.items() if n not in SKIP and n not in SCIPY_DEVICE_N
-            and F32 in CATEGORIES[d.category] and d.result != "bool"]
+            and F32 in CATEGORIES[d.category] and d.result in ("same", "float", "real", "double", "first")]
 
 
 def specials(dt: np.dtype) -> np.ndarray:
@@ -117,6 +120,12 @@ def inputs(name: str, dt: np.dtype, n: int) -> tuple[np.ndarray, ...]:
     b = np.concatenate([np.tile(sp, sp.size), rng.permutation(d)])
     if name == "pow":      # exponents spread over a useful range too
         b[sp.size ** 2:] = rng.uniform(-30, 30, d.size).astype(dt)
+    if OPS[name].result == "first":      # ldexp: int32 exponents, past both ends of the range
+        mb = int(np.finfo(dt).nmant)
+        e = np.array([0, 1, -1, 2, -2, 10, -10, mb, -mb, 127, -126, -149, -150, 1023, -1022, -1074, -1075,
+                      2100, -2100, 2 ** 31 - 1, -(2 ** 31)], np.int64)
+        b = np.concatenate([np.tile(e, sp.size), rng.integers(-1100, 1100, d.size)]).astype(np.int32)
+        a = np.concatenate([np.repeat(sp, e.size), d])
     return a, b
 
 
@@ -127,10 +136,10 @@ def numpy_ref(name: str, args: tuple[np.ndarray, ...], dt: np.dtype, exact: bool
     own = d.module or name in ("fmax", "fmin")
     fn = NUMPY_FUNC.get(name) or (d.host_impl() if own else getattr(np, d.ufunc or name))
     with np.errstate(all="ignore"):
-        if not exact:
+        if not exact or name in OWN_DTYPE:
             return np.asarray(fn(*args))
         wide = np.float64 if dt == F32 else np.longdouble
-        return np.asarray(fn(*(a.astype(wide) for a in args))).astype(dt)
+        return np.asarray(fn(*(a.astype(wide) if a.dtype.kind == "f" else a for a in args))).astype(dt)
 
 
 def ulp(got: np.ndarray, want: np.ndarray, scale: np.ndarray | None = None,
@@ -310,6 +319,18 @@ def render(devices: list[xp.Device], ops: list[str], results: dict, n: int, seco
         "of the long double reference itself (NumPy's correctly rounded `+ - * /` show it too).",
         "Add, subtract, multiply, divide, sqrt and the rounding ops are correctly rounded (0 ULP",
         "against NumPy).",
+        "",
+        "`fmod`, `ldexp`, `spacing` and `frexp` (its mantissa `ldexp(x, -e)` and its exponent, not",
+        "in the tables: an integer), and on integers `gcd`, `lcm` and `bitwise_count`, are exact: bit",
+        "for bit NumPy's results, subnormals and special values included (render/wgsl_bits.py works",
+        "on the encoding's bits; tests/test_ufuncs_more.py checks every dtype NumPy has a loop for on",
+        "both devices). `ldexp`'s exponents here are int32: every special value with 0, +-1, +-2, +-10,",
+        "+-MB, the ends of both dtypes' exponent ranges, +-2100 and the int32 extremes, and random",
+        "ones in [-1100, 1100]. `spacing`'s and `nextafter`'s `vs exact` reference is NumPy's in the",
+        "dtype itself (in a wider type they are other functions). `cbrt` (also `gpuarray.special.cbrt`,",
+        "the same kernel) is not correctly rounded, and neither is NumPy's: its float32 cbrt is up to",
+        "1.9 ULP off the exact cube root, so the two can differ by 2 ULP (the hand-written section",
+        "below measures ours against the unrounded cube root).",
         "",
         "**Rounding** (`ceil`, `floor`, `trunc`, `round` = `rint`; `around` / `np.round(x, decimals)`",
         "and `fix` are built from them as NumPy builds them) does not trust the driver. WGSL's",
