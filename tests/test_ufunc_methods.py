@@ -172,3 +172,212 @@ def test_logical_xor_reduce_and_out(device):
     _same(out, np.array([9, 2, 4], np.int32))
     with pytest.raises(TypeError):
         np.bitwise_or.reduce(g)
+
+
+# ============================================================ ufunc.at as one scatter_reduce (atomics)
+SCATTER_UFUNCS = ["maximum", "minimum", "fmax", "fmin", "bitwise_and", "bitwise_or", "bitwise_xor",
+                  "logical_and", "logical_or"]
+SCATTER_DTYPES = [np.float32, np.float64, np.int8, np.int32, np.int64, np.uint64, np.bool_]
+
+
+def _values(dt, rng, n):
+    """``n`` values of ``dt`` heavy in what orders or ties decide: NaN of both signs, both zeros,
+    infinities, the integer extremes."""
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.5, -1.5, np.inf, -np.inf, 2.0, 5e-324], dt)
+        return rng.choice(pool, n)
+    if dt == np.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    info = np.iinfo(dt)
+    v = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    v[: min(n, 3)] = [info.min, info.max, 0][: min(n, 3)]
+    return v
+
+
+def _ufunc_fits(name, dt):
+    dt = np.dtype(dt)
+    if name.startswith("logical"):
+        return dt == np.bool_
+    return not (name.startswith("bitwise") and dt.kind == "f")
+
+
+def _bits_equal(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+    w = np.dtype(f"u{want.dtype.itemsize}")
+    bad = np.flatnonzero(got.reshape(-1).view(w) != want.reshape(-1).view(w))
+    assert bad.size == 0, (bad[:10], got.reshape(-1)[bad[:10]], want.reshape(-1)[bad[:10]])
+
+
+@pytest.mark.parametrize("dt", SCATTER_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_scatter_ufunc_at_bit_for_bit(device, dt):
+    """Every scatter ufunc that has a loop of ``dt``: 10^5 indices into 7 positions (NaN payloads
+    and signs, zeros of both signs, extremes: NumPy's order decides them; the device's atomics
+    land in any order), 3000 into 5000 (mostly distinct), host and device indices, a scalar."""
+    rng = np.random.default_rng(7)
+    for name in SCATTER_UFUNCS:
+        if not _ufunc_fits(name, dt):
+            continue
+        uf = getattr(np, name)
+        for size, n, host_idx in ((7, 100_000, False), (5000, 3000, True)):
+            a, b = _values(dt, rng, size), _values(dt, rng, n)
+            idx = rng.integers(-size, size, n)
+            want = a.copy()
+            with np.errstate(all="ignore"):
+                uf.at(want, idx, b)
+            g = xp.asarray(a, device=device)
+            gi = idx if host_idx else xp.asarray(idx, device=device)
+            with _strict(device), np.errstate(all="ignore"):
+                uf.at(g, gi, xp.asarray(b, device=device))
+            _bits_equal(g, want)
+        s = _values(dt, rng, 1)[0]
+        # a NumPy scalar of dt; a Python int (NumPy's at takes it as an int64 array: uint64 loops in float64)
+        for sc in (s, s.item()) if np.dtype(dt).kind == "i" else (s,):
+            want = a.copy()
+            with np.errstate(all="ignore"):
+                uf.at(want, idx[:50], sc)
+            g = xp.asarray(a, device=device)
+            with _strict(device), np.errstate(all="ignore"):
+                uf.at(g, idx[:50], sc)
+            _bits_equal(g, want)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_scatter_ufunc_at_signed_zero_and_nan_orders(device, name):
+    """What NumPy's order decides: ``maximum(a, b)`` takes ``b`` on a tie, so the last zero's sign
+    stands; ``maximum`` keeps the first NaN (payload and sign), ``fmax`` the base over NaN values."""
+    uf = getattr(np, name)
+    nan, nnan = np.float32(np.nan), -np.float32(np.nan)
+    cases = [
+        (np.array([-0.0, 0.0], np.float32), [0, 1], [0.0, -0.0]),
+        (np.array([0.0, -0.0, -1.0], np.float32), [0, 0, 0, 1, 2, 2], [-0.0, -0.0, 0.0, 0.0, -0.0, 0.0]),
+        (np.array([1.0, nan, nnan], np.float32), [0, 0, 1, 2, 2], [nnan, nan, nnan, nan, 1.0]),
+        (np.array([nnan, 2.0], np.float32), [0, 0, 1, 1], [nan, nan, nan, nnan]),
+    ]
+    for dt in (np.float32, np.float64):
+        for a, idx, b in cases:
+            a, b = a.astype(dt), np.array(b, np.float32).astype(dt)
+            want = a.copy()
+            with np.errstate(all="ignore"):
+                uf.at(want, idx, b)
+            g = xp.asarray(a, device=device)
+            with _strict(device), np.errstate(all="ignore"):
+                uf.at(g, xp.asarray(np.array(idx), device=device), xp.asarray(b, device=device))
+            _bits_equal(g, want)
+
+
+def test_scatter_ufunc_at_large_2d_and_empty(device):
+    """3 * 10^5 float32 / int32 indices into 4096 rows of a 2-D array (each index a row), a narrow
+    integer dtype widened, a view, and empty indices."""
+    rng = np.random.default_rng(8)
+    for dt, name in ((np.float32, "maximum"), (np.int32, "bitwise_xor"), (np.int8, "minimum"),
+                     (np.uint64, "bitwise_or")):
+        a = _values(dt, rng, 4096 * 2).reshape(4096, 2)
+        n = 300_000 if np.dtype(dt).itemsize == 4 else 20_000
+        idx = rng.integers(0, 4096, n)
+        b = _values(dt, rng, n * 2).reshape(n, 2)
+        want = a.copy()
+        with np.errstate(all="ignore"):
+            getattr(np, name).at(want, idx, b)
+        g = xp.asarray(a, device=device)
+        with _strict(device), np.errstate(all="ignore"):
+            getattr(np, name).at(g, xp.asarray(idx, device=device), xp.asarray(b, device=device))
+        _bits_equal(g, want)
+    base = np.arange(12, dtype=np.int32).reshape(3, 4)
+    want = base.copy()
+    np.maximum.at(want[:, 1], [0, 2, 2], [50, 7, 60])
+    g = xp.asarray(base, device=device)
+    col = g[:, 1]
+    with _strict(device):
+        np.maximum.at(col, xp.asarray([0, 2, 2], device=device),
+                      xp.asarray(np.array([50, 7, 60], np.int32), device=device))
+    _bits_equal(g, want)
+    for dt in (np.float32, np.int64):
+        g = xp.asarray(np.arange(4, dtype=dt), device=device)
+        with _strict(device):
+            np.minimum.at(g, xp.asarray(np.array([], np.int64), device=device),
+                          xp.asarray(np.array([], dt), device=device))
+        _bits_equal(g, np.arange(4, dtype=dt))
+
+
+def test_scatter_ufunc_at_casts_keep_the_generic_path(device):
+    """Where NumPy's loop is wider than ``a`` (float32 with a float64 ``b``, int8 with a float scalar,
+    an out-of-range Python int) each step is cast: the generic path, as NumPy."""
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    for b in (np.array([1.0000001, 2.5, -7.0]), 2.5):
+        want = a.copy()
+        np.maximum.at(want, [0, 0, 2], b)
+        g = xp.asarray(a, device=device)
+        with _strict(device):
+            np.maximum.at(g, [0, 0, 2], b)
+        _bits_equal(g, want)
+    ai = np.array([1, -5, 3], np.int8)
+    want = ai.copy()
+    np.minimum.at(want, [0, 1, 1], 2.7)
+    g = xp.asarray(ai, device=device)
+    with _strict(device):
+        np.minimum.at(g, [0, 1, 1], 2.7)
+    _bits_equal(g, want)
+
+
+def test_maximum_at_float32_no_sort(wgpu_device, monkeypatch):
+    """``maximum.at`` of float32 with repeated positions: no sort or argsort dispatch, no count read;
+    a warm call is the int32 indices' extremes kernel (two dispatches past 16384 elements) and its
+    one read of 8 bytes, then the three scatter passes."""
+    from gpuarray.providers import wgpu_kinds
+
+    sorts = []
+    for kind in ("sort", "argsort"):
+        real = wgpu_kinds.WGPU_KINDS[kind]
+
+        def counted(*args, _real=real, _kind=kind, **kw):
+            sorts.append(_kind)
+            return _real(*args, **kw)
+        monkeypatch.setitem(wgpu_kinds.WGPU_KINDS, kind, counted)
+    rng = np.random.default_rng(9)
+    idx = xp.asarray(rng.integers(0, 7, 50_000).astype(np.int32), device=wgpu_device)
+    b = xp.asarray(rng.standard_normal(50_000).astype(np.float32), device=wgpu_device)
+    want = np.full(7, -np.inf, np.float32)
+    np.maximum.at(want, np.asarray(idx), np.asarray(b))
+
+    def call():
+        g = xp.full(7, -np.inf, dtype=xp.float32, device=wgpu_device)
+        np.maximum.at(g, idx, b)
+        xp.evaluate(g)
+        return g
+
+    with xp.config(fallback="raise"):
+        call()
+        xp.synchronize(wgpu_device)
+        xp.reset_metrics()
+        g = call()
+        m = xp.metrics()
+    _bits_equal(g, want)
+    assert sorts == [], sorts
+    assert m["host_fallbacks"] == 0 and m["host_kernels"] == 0, m
+    assert m["dispatches"] == 5 and m["bytes_downloaded"] == 8, m      # extremes (2), init, atomics, fixup
+
+
+def test_scatter_reduce_namespace(device):
+    """``counting.scatter_reduce`` itself: indices outside ``[0, B)`` dropped (int64 ones past 2**32
+    too), ``val`` converted to ``base``'s dtype first, a scalar, the errors."""
+    from gpuarray.namespace.counting import scatter_reduce
+
+    base = np.array([3, -4, 0, 9], np.int16)
+    idx = np.array([0, -1, 4, 2**32 + 1, 1, 1, 3], np.int64)
+    val = np.array([7, 100, 100, 100, -9, 2, 70000], np.int64)       # 70000 wraps to int16 4464
+    keep = (idx >= 0) & (idx < 4)
+    with _strict(device):
+        for op, uf in (("max", np.maximum), ("min", np.minimum), ("xor", np.bitwise_xor), ("add", np.add)):
+            want = base.copy()
+            uf.at(want, idx[keep], val[keep].astype(np.int16))
+            got = scatter_reduce(xp.asarray(base, device=device), xp.asarray(idx, device=device),
+                                 xp.asarray(val, device=device), op)
+            _bits_equal(got, want)
+        got = scatter_reduce(xp.asarray(base, device=device), xp.asarray(idx, device=device), -5, "min")
+        _bits_equal(got, np.array([-5, -5, 0, -5], np.int16))           # 2 is never named
+    with pytest.raises(ValueError, match="op must be"):
+        scatter_reduce(xp.asarray(base, device=device), xp.asarray(idx, device=device), 1, "mul")
+    with pytest.raises(TypeError):
+        scatter_reduce(xp.asarray(np.ones(3), device=device), xp.asarray(np.array([0]), device=device), 1.0, "and")

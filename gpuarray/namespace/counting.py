@@ -1,4 +1,5 @@
-"""Scatter-add and what is built on it: ``scatter_add``, ``bincount``, ``add_at``.
+"""Scatter-add and what is built on it: ``scatter_add``, ``bincount``, ``add_at``; ``scatter_reduce``
+(the same kernel kind with max / min / fmax / fmin / and / or / xor in place of the sum).
 
 ``scatter_add(base, idx, val)`` is one ``scatter_add`` node: ``base`` (1-D) with ``val[i]`` added at
 ``idx[i]``, indices outside ``[0, len(base))`` dropped. On a GPU device the sums are atomics for
@@ -31,6 +32,7 @@ from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import _coerce, finish
 from ..core import dtypes as _dtypes
 from ..graph.node import make
+from ..render.wgsl_scatter_reduce import ATOMIC_REDUCE
 from .creation import asarray, full, zeros
 from .elementwise import FUNCTIONS as _EW
 from .indexing import take
@@ -43,6 +45,8 @@ SUM_DTYPE: dict[np.dtype, np.dtype] = {
     _dtypes.bool_: _dtypes.uint32, _dtypes.int8: _dtypes.int32, _dtypes.int16: _dtypes.int32,
     _dtypes.uint8: _dtypes.uint32, _dtypes.uint16: _dtypes.uint32,
 }
+SCATTER_DTYPES = frozenset({*SUM_DTYPE, _dtypes.int32, _dtypes.uint32, _dtypes.int64, _dtypes.uint64,
+                            _dtypes.float32, _dtypes.float64})       # scatter_reduce's
 ATOMIC = frozenset({_dtypes.int32, _dtypes.uint32, _dtypes.int64, _dtypes.uint64, _dtypes.float32})
 _where = _EW["where"]
 
@@ -84,6 +88,17 @@ def constant(shape: tuple[int, ...] | int, value: Any, dtype: np.dtype, device: 
     return v.astype(dtype) if nt != dtype else v
 
 
+def _flat_indices(idx: GpuArray, n: int, in_range: bool) -> GpuArray:
+    """``idx`` flattened as int32, 64-bit ones outside ``[0, n)`` made ``n`` (dropped) before narrowing
+    unless ``in_range``."""
+    flat_i = reshape(idx, (-1,))
+    if flat_i.dtype.itemsize == 8 and not in_range:
+        # 64-bit indices out of range must stay out of range once narrowed to int32: len(base) is dropped
+        bad = (flat_i > n) if flat_i.dtype.kind == "u" else (flat_i < 0) | (flat_i > n)
+        flat_i = _where(bad, n, flat_i)
+    return flat_i.astype(_dtypes.int32) if flat_i.dtype != _dtypes.int32 else flat_i
+
+
 def scatter_add(base: GpuArray, idx: Any, val: Any, in_range: bool = False) -> GpuArray:
     """``base`` (1-D) with ``val[i]`` added at ``idx[i]`` for every ``i`` (``idx`` integer, ``val`` an
     array of ``idx``'s shape or a scalar); indices outside ``[0, len(base))`` are dropped.
@@ -115,21 +130,69 @@ def scatter_add(base: GpuArray, idx: Any, val: Any, in_range: bool = False) -> G
         v = broadcast_to(v, idx.shape) if v.shape != idx.shape else v
     else:
         v = constant(idx.shape, bool(val) if dt == _dtypes.bool_ else val, sdt, dev)
-    flat_i = reshape(idx, (-1,))
+    flat_i = _flat_indices(idx, base.shape[0], in_range)
     flat_v = reshape(v, (-1,))
-    if flat_i.dtype.itemsize == 8 and not in_range:
-        # 64-bit indices out of range must stay out of range once narrowed to int32: len(base) is dropped
-        n = base.shape[0]
-        bad = (flat_i > n) if flat_i.dtype.kind == "u" else (flat_i < 0) | (flat_i > n)
-        flat_i = _where(bad, n, flat_i)
-    if flat_i.dtype != _dtypes.int32:
-        flat_i = flat_i.astype(_dtypes.int32)
     b = base.astype(sdt) if sdt != dt else base
     attrs: tuple = ()
     if sdt not in ATOMIC and not dev.provider.host_memory and flat_i.size:
         order = argsort(flat_i, stable=True)         # float64: deterministic sums over sorted keys
         flat_i, flat_v = take(flat_i, order), take(flat_v, order)
         attrs = ("sorted",)
+    r = finish(make("scatter_add", (b._node, flat_i._node, flat_v._node), sdt, b.shape, attrs, dev))
+    if dt == _dtypes.bool_:
+        return r != 0
+    return r.astype(dt) if sdt != dt else r
+
+
+def scatter_reduce(base: GpuArray, idx: Any, val: Any, op: str, in_range: bool = False) -> GpuArray:
+    """``base`` (1-D) with ``base[idx[i]] = op(base[idx[i]], val[i])`` for every ``i`` in order, as
+    NumPy's ``maximum.at`` / ``minimum.at`` / ``fmax.at`` / ``fmin.at`` / ``bitwise_and.at`` /
+    ``bitwise_or.at`` / ``bitwise_xor.at`` leave it (``op``: ``"max"``, ``"min"``, ``"fmax"``,
+    ``"fmin"``, ``"and"``, ``"or"``, ``"xor"``; ``"add"`` is ``scatter_add``), NaN and signed zeros
+    included, bit for bit. ``val`` (an array of ``idx``'s shape or a scalar) is converted to
+    ``base``'s dtype first; indices outside ``[0, len(base))`` are dropped (``in_range``: as
+    ``scatter_add``'s). On a GPU device: one atomic an element for 32-bit values (and 64-bit
+    and / or / xor, two word atomics), else over the indices sorted first (deterministic).
+
+    >>> import gpuarray as xp
+    >>> i, v = xp.asarray([0, 2, 0], device="cpu"), xp.asarray([4.0, 0.0, 3.0], device="cpu")
+    >>> scatter_reduce(xp.asarray([1.0, 5.0, -0.0], device="cpu"), i, v, "max").tolist()
+    [4.0, 5.0, 0.0]
+    >>> scatter_reduce(xp.asarray([6, 7], device="cpu"), i[:2] // 2, 3, "and").tolist()
+    [2, 3]
+    """
+    if op == "add":
+        return scatter_add(base, idx, val, in_range)
+    if op not in ATOMIC_REDUCE:
+        raise ValueError(f"scatter_reduce: op must be one of add, {', '.join(ATOMIC_REDUCE)}; got {op!r}")
+    expect_array(base, "scatter_reduce")
+    if base.ndim != 1:
+        raise ValueError(f"scatter_reduce: base must be one-dimensional; got {base.ndim} dimensions")
+    dev, dt = base.device, base.dtype
+    idx = _array(idx, dev)
+    if idx.dtype not in _dtypes.INTEGER and idx.dtype != _dtypes.bool_:
+        raise TypeError(f"scatter_reduce: indices must be integers; got {idx.dtype}")
+    if dt not in SCATTER_DTYPES or (op in ("and", "or", "xor") and dt.kind not in "biu"):
+        raise TypeError(f"scatter_reduce: {op} of {dt} is not supported")
+    if op in ("fmax", "fmin") and dt.kind != "f":
+        op = op[1:]                                     # no NaN: fmax is max
+    sdt = SUM_DTYPE.get(dt, dt)
+    val = _operand(val, dev)
+    if isinstance(val, GpuArray):
+        v = val.astype(dt) if val.dtype != dt else val
+        v = v.astype(sdt) if sdt != dt else v
+        v = broadcast_to(v, idx.shape) if v.shape != idx.shape else v
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = constant(idx.shape, np.asarray(val).astype(dt)[()], sdt, dev)
+    flat_i = _flat_indices(idx, base.shape[0], in_range)
+    flat_v = reshape(v, (-1,))
+    b = base.astype(sdt) if sdt != dt else base
+    attrs: tuple = (op,)
+    if sdt not in ATOMIC_REDUCE[op] and not dev.provider.host_memory and flat_i.size:
+        order = argsort(flat_i, stable=True)         # 64-bit max / min: deterministic over sorted keys
+        flat_i, flat_v = take(flat_i, order), take(flat_v, order)
+        attrs = ("sorted", op)
     r = finish(make("scatter_add", (b._node, flat_i._node, flat_v._node), sdt, b.shape, attrs, dev))
     if dt == _dtypes.bool_:
         return r != 0
@@ -258,4 +321,4 @@ def add_at(a: GpuArray, indices: Sequence[Any], b: Any) -> GpuArray:
     return reshape(scatter_add(flat, lin, val), a.shape)
 
 
-__all__ = ["scatter_add", "bincount", "add_at", "linear_indices", "extremes", "constant"]
+__all__ = ["scatter_add", "scatter_reduce", "bincount", "add_at", "linear_indices", "extremes", "constant"]

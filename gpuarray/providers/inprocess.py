@@ -194,15 +194,22 @@ HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
 HOST_KINDS["scatter"] = host_scatter
 
 
+_SCATTER_UFUNC = {"max": np.maximum, "min": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
+                  "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
 def _host_scatter_add(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
-    """``base`` with ``val[i]`` added at ``idx[i]`` for the indices in ``[0, B)`` (``np.add.at``)."""
+    """``base`` with ``val[i]`` added at ``idx[i]`` for the indices in ``[0, B)`` (``np.add.at``; a
+    kernel whose attrs end with another combine: ``np.maximum.at`` ..., in the indices' order)."""
     base, idx, val = operands
     dt = kernel.out_nodes[0].dtype
     out = np.array(np.broadcast_to(base, kernel.out_shape), dtype=dt)
     idx = np.asarray(idx).reshape(-1)
     val = np.broadcast_to(np.asarray(val, dtype=dt), idx.shape)
     keep = (idx >= 0) & (idx < out.size)
-    np.add.at(out, idx[keep], val[keep])
+    op = kernel.attrs[-1] if kernel.attrs else "add"
+    with np.errstate(invalid="ignore"):
+        _SCATTER_UFUNC.get(op, np.add).at(out, idx[keep], val[keep])
     return [out]
 
 

@@ -14,6 +14,12 @@
   segmented sum by key, ``ceil(log(N) / log(SEG_BLOCK / 2))`` levels of one dispatch each over two
   pairs of ping-pong scratch arrays, deterministic.
 
+- another combine (attrs ending with ``max`` / ``min`` / ``fmax`` / ``fmin`` / ``and`` / ``or`` /
+  ``xor``: ``scatter_reduce``): unsorted, one global atomic an element (``render.wgsl_scatter_reduce``;
+  32-bit integers and int64 / uint64 and / or / xor: ``copy`` then the atomics, 2 dispatches; float32:
+  ``init``, the compare-exchange loop and ``fixup`` over a scratch tie word a bin, 3); sorted (64-bit
+  max / min, float64): the segmented reduction above with the combine in place of the sum.
+
 An unsorted float64 (or other non-atomic) kernel is refused by ``scatter_add_cannot_run`` and runs on
 the host, counted as a fallback.
 """
@@ -38,6 +44,14 @@ from ..render.wgsl_scatter_add import (
     counting,
     render_atomic,
     render_segsum,
+    scatter_op,
+)
+from ..render.wgsl_scatter_reduce import (
+    ATOMIC_REDUCE,
+    has_ties,
+    render_reduce_atomic,
+    render_reduce_fixup,
+    render_reduce_init,
 )
 from .wgpu_bindings import wide_buffers
 
@@ -58,9 +72,10 @@ def scatter_add_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     dt = kernel.out_nodes[0].dtype
     if kernel.instrs[kernel.operands[1]].dtype not in (int32, uint32):
         return "scatter_add: indices must be int32 or uint32 on the device"
-    if not _sorted(kernel) and dt not in ATOMIC_DTYPES:
-        return (f"scatter_add: WGSL has no atomics for {dt}; its sums run on the device only over "
-                "sorted indices (attrs ('sorted',))")
+    op = scatter_op(kernel.attrs)
+    if not _sorted(kernel) and dt not in (ATOMIC_DTYPES if op == "add" else ATOMIC_REDUCE[op]):
+        return (f"scatter_add: WGSL has no atomics for {op} of {dt}; it runs on the device only over "
+                "sorted indices (attrs ('sorted', ...))")
     if _count(kernel) >= 2**31 or kernel.size >= 2**31:
         return "scatter_add: 2**31 or more elements or bins"
     return None
@@ -103,17 +118,26 @@ def _dispatch(provider: Any, kernel: Kernel, sh: SaShader, in_handles: list[Any]
     provider.dispatch(r.source, r.meta(kernel, extra), bufs, groups)
 
 
+def _copy(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any) -> None:
+    """``out = base`` (``render_scatter``'s copy pass)."""
+    copy = dataclasses.replace(kernel, attrs=(0, "copy"), _sig=None)
+    r = provider.rendered_for(copy, render_scatter)
+    ins = [in_handles[j] for j in used_inputs(copy, pass_roots(copy))]
+    wide = wide_buffers(provider, r, copy)
+    provider.dispatch(r.source, r.meta(copy, {"N": kernel.size}), [*ins, out, *wide], -(-kernel.size // WORKGROUP))
+
+
 def enqueue_scatter_add(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
     """Record a ``scatter_add`` kernel; returns its output handle."""
     dt = kernel.out_nodes[0].dtype
     out = provider.alloc(kernel.size * STORAGE_NP[dt].itemsize)
     if kernel.size == 0:
         return [out]
-    copy = dataclasses.replace(kernel, attrs=(0, "copy"), _sig=None)
-    r = provider.rendered_for(copy, render_scatter)
-    ins = [in_handles[j] for j in used_inputs(copy, pass_roots(copy))]
-    wide = wide_buffers(provider, r, copy)
-    provider.dispatch(r.source, r.meta(copy, {"N": kernel.size}), [*ins, out, *wide], -(-kernel.size // WORKGROUP))
+    op = scatter_op(kernel.attrs)
+    if op != "add" and not _sorted(kernel):
+        _reduce(provider, kernel, in_handles, out, op)
+        return [out]
+    _copy(provider, kernel, in_handles, out)
     n = _count(kernel)
     if n == 0:
         return [out]
@@ -129,6 +153,26 @@ def enqueue_scatter_add(provider: Any, kernel: Kernel, in_handles: list[Any]) ->
         sh = _shader(provider, kernel, ("private",), lambda: render_atomic(kernel, True))
         _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n, "K": k, "G": g, "C": copies(kernel.size)}, g)
     return [out]
+
+
+def _reduce(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, op: str) -> None:
+    """An atomic combine other than the sum (``render.wgsl_scatter_reduce``)."""
+    dt = kernel.out_nodes[0].dtype
+    n = _count(kernel)
+    if not has_ties(op, dt):
+        _copy(provider, kernel, in_handles, out)
+        if n:
+            sh = _shader(provider, kernel, ("reduce",), lambda: render_reduce_atomic(kernel))
+            _dispatch(provider, kernel, sh, in_handles, out, {}, {"N": n}, -(-n // WORKGROUP))
+        return
+    tie = provider.alloc(4 * kernel.size)
+    named = {"tie": tie}
+    for variant, render, count in (("init", render_reduce_init, kernel.size), ("reduce", render_reduce_atomic, n),
+                                   ("fixup", render_reduce_fixup, kernel.size)):
+        if count:
+            sh = _shader(provider, kernel, (variant,), lambda r=render: r(kernel))
+            _dispatch(provider, kernel, sh, in_handles, out, named, {"N": n}, -(-count // WORKGROUP))
+    provider.free(tie)
 
 
 def _segsum(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, n: int) -> None:

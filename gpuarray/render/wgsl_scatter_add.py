@@ -30,6 +30,11 @@ histogram's values outside the range). attrs: ``()``, or ``("sorted",)`` when ``
   block with one run), which is again sorted by key and is reduced by the next level, until one
   block remains. Deterministic: a fixed tree of sums, sequential within each block.
 
+A combine other than the sum (attrs ending with one of ``REDUCE_OPS``: ``scatter_reduce``) runs its
+atomics in ``wgsl_scatter_reduce``; over sorted keys (64-bit max / min, float64) it is this segmented
+reduction with ``combine_fn``'s NumPy rule in place of ``+`` and ``identity`` as the filler entry: the
+rule is associative and every key's elements stay in their order, so the result is NumPy's bit for bit.
+
 >>> WORDS[np.dtype("int64")], "atomicCompareExchangeWeak" in _add_fn("sa_gadd", "out0", np.dtype("float32"))
 (2, True)
 """
@@ -41,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
 from .wgsl_scatter import used_inputs
@@ -56,6 +61,8 @@ NONE = "0xffffffffu"        # the bin of a dropped element
 UNROLL = 4                  # private pass: elements a thread loads before their atomics (loads in flight)
 COPIES = 8                  # counting mode: copies of the workgroup bins at most (lanes spread over them)
 
+REDUCE_OPS = ("max", "min", "fmax", "fmin", "and", "or", "xor")   # combines other than the sum
+
 _HEAD = ("@compute @workgroup_size({wg})\n"
          "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
          "        @builtin(local_invocation_index) lid: u32) {{\n")
@@ -69,6 +76,72 @@ class SaShader:
     rendered: Rendered
     inputs: list[int]
     scratch: tuple[str, ...] = ()
+
+
+def scatter_op(attrs: tuple) -> str:
+    """A ``scatter_add`` kernel's combine: its last attr where that is one of ``REDUCE_OPS``, else ``add``."""
+    return attrs[-1] if attrs and attrs[-1] in REDUCE_OPS else "add"
+
+
+def _bits(dt: np.dtype, word: int) -> str:
+    """A WGSL constant of ``dt`` with the bits ``word``."""
+    t = WGSL_TYPE[dt]
+    lit = f"0x{word:x}{'lu' if dt.itemsize == 8 else 'u'}"
+    return lit if t in ("u32", "u64") else f"bitcast<{t}>({lit})"
+
+
+def identity(op: str, dt: np.dtype) -> str:
+    """The element that leaves every value as it is under ``op``'s combine (the segmented reduction's
+    filler): ``-0.0`` / 0 for the sum, the lowest value for max, NaN for fmax (ignored), all ones for and."""
+    nbits = 8 * dt.itemsize
+    ones = (1 << nbits) - 1
+    sign = 1 << (nbits - 1)
+    if op == "add":
+        return f"-{WGSL_TYPE[dt]}(0)" if dt.kind == "f" else f"{WGSL_TYPE[dt]}(0)"
+    if op in ("or", "xor"):
+        return _bits(dt, 0)
+    if op == "and":
+        return _bits(dt, ones)
+    if dt.kind == "f":
+        inf = 0x7F800000 if nbits == 32 else 0x7FF0000000000000
+        if op in ("fmax", "fmin"):
+            return _bits(dt, inf | 1 << (22 if nbits == 32 else 51))     # the quiet NaN
+        return _bits(dt, inf | sign if op == "max" else inf)
+    lo, hi = (sign, sign - 1) if dt.kind == "i" else (0, ones)
+    return _bits(dt, lo if op in ("max", "fmax") else hi)
+
+
+def combine_fn(op: str, dt: np.dtype) -> str:
+    """``fn sa_cmb(a, b)``: NumPy's ``a = op(a, b)`` step of ``op.at`` (``b`` the later value), on
+    ``dt``: ``maximum`` keeps ``a`` when it is NaN or greater, else takes ``b`` (a NaN ``b``, and ``b``
+    on a tie: ``maximum(-0.0, 0.0)`` is ``0.0`` there, ``maximum(0.0, -0.0)`` is ``-0.0``); ``fmax``
+    keeps ``a`` when ``b`` is NaN or ``a`` is greater. Floats compare by ``sa_key`` (their bits,
+    exact on adapters that flush subnormals)."""
+    t = WGSL_TYPE[dt]
+    head = f"fn sa_cmb(a: {t}, b: {t}) -> {t} {{"
+    if op in ("and", "or", "xor"):
+        sym = {"and": "&", "or": "|", "xor": "^"}[op]
+        return f"{head} return a {sym} b; }}"
+    gt = ">" if op in ("max", "fmax") else "<"
+    if dt.kind != "f":
+        return f"{head} return select(b, a, a {gt} b); }}"
+    s = WGSL_SUFFIX[dt]
+    keep = (f"ga_isnan_{s}(a) || (!ga_isnan_{s}(b) && sa_key(a) {gt} sa_key(b))" if op in ("max", "min")
+            else f"ga_isnan_{s}(b) || (!ga_isnan_{s}(a) && sa_key(a) {gt} sa_key(b))")
+    return key_fn(dt) + "\n\n" + f"{head}\n  if ({keep}) {{ return a; }}\n  return b;\n}}"
+
+
+def key_fn(dt: np.dtype) -> str:
+    """``fn sa_key(x)``: the float ``x``'s bits as an unsigned integer in the order of the values,
+    ``-0.0`` and ``0.0`` the same key (NaN not handled)."""
+    u = "u32" if dt.itemsize == 4 else "u64"
+    z, sign = ("0u", "0x80000000u") if u == "u32" else ("0lu", "0x8000000000000000lu")
+    return "\n".join([
+        f"fn sa_key(x: {WGSL_TYPE[dt]}) -> {u} {{",
+        f"  let w = bitcast<{u}>(x);",
+        f"  let m = select(w, {z}, w == {sign});",
+        f"  return select(m | {sign}, ~m, m >= {sign});",
+        "}"])
 
 
 def _identity(dt: np.dtype) -> str:
@@ -232,10 +305,10 @@ def render_atomic(kernel: Kernel, private: bool) -> SaShader:
 
 
 def render_segsum(kernel: Kernel, variant: tuple[bool, bool]) -> SaShader:
-    """One level of the segmented sum over sorted keys; ``variant = (first, final)``: the first level
-    reads the operands through their prologues (else ``kin`` / ``vin``), the final level (one block)
-    adds every run to ``out0`` (else the first and last runs of each block go to ``kout`` / ``vout``).
-    ``prm`` extras: N (positions at this level), NB (blocks)."""
+    """One level of the segmented sum (or ``scatter_op``'s combine) over sorted keys; ``variant =
+    (first, final)``: the first level reads the operands through their prologues (else ``kin`` /
+    ``vin``), the final level (one block) adds every run to ``out0`` (else the first and last runs
+    of each block go to ``kout`` / ``vout``). ``prm`` extras: N (positions at this level), NB (blocks)."""
     first, final = variant
     dt = kernel.out_nodes[0].dtype
     t = WGSL_TYPE[dt]
@@ -245,8 +318,12 @@ def render_segsum(kernel: Kernel, variant: tuple[bool, bool]) -> SaShader:
     key, val = ("sa_bin", "sa_val") if first else ("kin", "vin")
     ld = (lambda p: f"{key}({p})") if first else (lambda p: f"{key}[{p}]")
     lv = (lambda p: f"{val}({p})") if first else (lambda p: f"{val}[{p}]")
-    fns.append(f"fn sa_put(k: u32, v: {t}) {{ if (k < prm[0]) {{ out0[k] = out0[k] + v; }} }}")
-    neg_zero = f"-{t}(0)" if dt.kind == "f" else f"{t}(0)"
+    op = scatter_op(kernel.attrs)
+    if op != "add":
+        fns.append(combine_fn(op, dt))
+    cmb = (lambda a, b: f"{a} + {b}") if op == "add" else (lambda a, b: f"sa_cmb({a}, {b})")
+    fns.append(f"fn sa_put(k: u32, v: {t}) {{ if (k < prm[0]) {{ out0[k] = {cmb('out0[k]', 'v')}; }} }}")
+    neg_zero = identity(op, dt)
     if final:
         head_run = ["      sa_put(key, acc);"]
         tail = ["  sa_put(key, acc);"]
@@ -269,7 +346,7 @@ def render_segsum(kernel: Kernel, variant: tuple[bool, bool]) -> SaShader:
         f"    let k = {ld('p')};",
         f"    let v = {lv('p')};",
         "    if (k == key) {",
-        "      acc = acc + v;",
+        f"      acc = {cmb('acc', 'v')};",
         "    } else {",
         *head_run,
         "      fr = false;",

@@ -2,9 +2,13 @@
 
 - ``ufunc.at(a, indices[, b])`` (``add.at`` of real dtypes is ``counting.py``'s scatter-add): the
   flat positions ``a[indices]`` names (``counting.linear_indices``: one read of the indices' extremes,
-  IndexError as NumPy) and, through a ``scatter_add`` of ones, how often each position occurs (one
-  read of the largest count). NumPy applies the ufunc once per index, in order, casting each result
-  to ``a``'s dtype ("unsafe"); so does this, in rounds:
+  IndexError as NumPy). ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``bitwise_and`` / ``or`` /
+  ``xor`` and (bool) ``logical_and`` / ``or``, where NumPy's loop computes in ``a``'s dtype
+  (``_scatter_op``), are then one ``counting.scatter_reduce`` (atomics on a GPU for 32-bit values and
+  64-bit and / or / xor; 64-bit max / min over sorted indices), NumPy's result bit for bit. Other
+  ufuncs: through a ``scatter_add`` of ones, how often each position occurs (one read of the largest
+  count). NumPy applies the ufunc once per index, in order, casting each result to ``a``'s dtype
+  ("unsafe"); so does this, in rounds:
 
   * unary ufuncs: ``c`` applications where a position occurs ``c`` times, all in one fused kernel
     (``where(count >= k, f(x), x)`` for ``k = 1 .. max count``);
@@ -63,6 +67,9 @@ ROUNDS = 64         # most occurrences of one position ``ufunc.at`` applies in r
 ASSOCIATIVE = frozenset({"maximum", "minimum", "fmax", "fmin", "bitwise_and", "bitwise_or", "bitwise_xor",
                          "logical_and", "logical_or", "logical_xor"})
 INTEGER_ASSOCIATIVE = frozenset({"add", "multiply"})       # exact (wrapping) for integers only
+# ufuncs whose ``at`` is one ``scatter_reduce`` (atomics) when their loop computes in ``a``'s dtype
+SCATTER_OPS = {"maximum": "max", "minimum": "min", "fmax": "fmax", "fmin": "fmin", "bitwise_and": "and",
+               "bitwise_or": "or", "bitwise_xor": "xor", "logical_and": "and", "logical_or": "or"}
 
 
 def _key(indices: Any) -> tuple | None:
@@ -131,6 +138,36 @@ def _loop_dtype(ufunc: np.ufunc, dt: np.dtype) -> np.dtype | None:
         return None
 
 
+def _scatter_op(ufunc: np.ufunc, dt: np.dtype, val: Any) -> str | None:
+    """The ``scatter_reduce`` combine that is ``ufunc.at(a, ..., val)`` for ``a`` of ``dt``, where
+    NumPy's loop for ``(dt, val's dtype)`` computes in ``dt`` (no per-step cast); else None.
+
+    ``at`` takes a Python scalar as a 0-d array of its own dtype (int64, float64, bool: not weak;
+    ``maximum.at`` of uint64 and a Python int loops in float64); an integer loop wider than ``dt``
+    over a Python int that ``dt`` holds gives ``dt``'s result (max / min / and / or / xor of values
+    in range, cast back), so that one takes the scatter too."""
+    op = SCATTER_OPS.get(ufunc.__name__)
+    if op is None or dt not in counting.SCATTER_DTYPES:
+        return None
+    if ufunc.__name__.startswith("logical") and dt != _dtypes.bool_:
+        return None                                             # their loops give bool
+    if isinstance(val, GpuArray):
+        other = val.dtype
+    elif isinstance(val, (bool, int, float)):
+        other = np.asarray(val).dtype
+    else:
+        return None
+    try:
+        loop = np.dtype(ufunc.resolve_dtypes((dt, other, None))[-1])
+    except (TypeError, ValueError):
+        return None
+    if loop == dt:
+        return op
+    fits = (type(val) is int and dt.kind in "iu" and loop.kind in "iu"
+            and np.iinfo(dt).min <= val <= np.iinfo(dt).max)
+    return op if fits else None
+
+
 def ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``numpy.<ufunc>.at(a, indices[, b])`` for a GpuArray ``a`` (see the module docstring)."""
     if kwargs or len(inputs) != ufunc.nin + 1 or ufunc.nout != 1:
@@ -161,6 +198,11 @@ def ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     if n == 0:
         return None
     flat_lin = reshape(lin, (-1,))
+    op = _scatter_op(ufunc, dt, val)
+    if op is not None:                                        # one scatter_reduce: atomics, no count read
+        r = counting.scatter_reduce(reshape(a, (-1,)), flat_lin, val, op, in_range=True)
+        assign(a, reshape(r, a.shape)._node)
+        return None
     count = counting.scatter_add(counting.constant(size, 0, _dtypes.int32, dev), flat_lin, 1)
     most = int(np.asarray(_st.max(count)))                    # the one read: the longest run
     flat_a = reshape(a, (-1,))
