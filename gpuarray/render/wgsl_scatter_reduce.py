@@ -3,7 +3,8 @@
 
 - int32 / uint32 (and the narrow integers and bool, widened by the namespace): ``atomicMax`` /
   ``atomicMin`` / ``atomicAnd`` / ``atomicOr`` / ``atomicXor``; int64 / uint64 ``and`` / ``or`` /
-  ``xor`` as two independent word atomics (the bits do not interact). Exact in any order.
+  ``xor`` as two independent word atomics (the bits do not interact). Exact in any order. An atomic
+  that cannot change the stored word (``_changes``: a look at it first) is skipped.
 - float32 ``max`` / ``min`` / ``fmax`` / ``fmin``: a compare-exchange loop on the bits that replaces
   the stored value only by a strictly better one (``maximum``: a NaN, or a greater value while the
   stored one is not NaN; ``fmax``: a greater non-NaN value, or any non-NaN one over a NaN). Comparing
@@ -88,20 +89,27 @@ def _atomic_fn(op: str, dt: np.dtype) -> str:
             "}"])
     fn = _ATOMIC_FN[op]
     if dt.itemsize == 4:
-        if op in ("max", "min"):
-            return f"{head} {fn}(&out0[b], v); }}"
-        ident = ("0xffffffffu" if t == "u32" else "-1i") if op == "and" else f"{t}(0)"
-        return f"{head} if (v != {ident}) {{ {fn}(&out0[b], v); }} }}"     # the identity changes nothing
-    skip = "0xffffffffu" if op == "and" else "0u"
+        return f"{head} if ({_changes(op, 'v', 'out0[b]', t)}) {{ {fn}(&out0[b], v); }} }}"
     bits = "v" if dt == _U64 else "bitcast<u64>(v)"
     return "\n".join([
         head,
         f"  let u = {bits};",
         "  let lo = u32(u & 0xfffffffflu);",
         "  let hi = u32(u >> 32u);",
-        f"  if (lo != {skip}) {{ {fn}(&out0[2u * b], lo); }}",
-        f"  if (hi != {skip}) {{ {fn}(&out0[2u * b + 1u], hi); }}",
+        f"  if ({_changes(op, 'lo', 'out0[2u * b]', 'u32')}) {{ {fn}(&out0[2u * b], lo); }}",
+        f"  if ({_changes(op, 'hi', 'out0[2u * b + 1u]', 'u32')}) {{ {fn}(&out0[2u * b + 1u], hi); }}",
         "}"])
+
+
+def _changes(op: str, v: str, word: str, t: str) -> str:
+    """WGSL: whether combining ``v`` into the atomic ``word`` can change it. The stored value only
+    moves one way (max grows, and loses bits, or gains them), so a look at it now that finds ``v``
+    changing nothing stays true: most elements of a popular bin then skip the atomic."""
+    if op == "xor":
+        return f"{v} != {t}(0)"
+    cur = f"atomicLoad(&{word})"
+    return {"max": f"{v} > {cur}", "min": f"{v} < {cur}", "and": f"({cur} & ~{v}) != {t}(0)",
+            "or": f"({v} & ~{cur}) != {t}(0)"}[op]
 
 
 def _out_word(dt: np.dtype) -> str:
