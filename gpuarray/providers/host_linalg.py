@@ -3,8 +3,9 @@
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
 ``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
 ``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
-``linalg_lu``, ``linalg_geqrf`` and ``linalg_syevj`` (Cholesky, LU, Householder QR and Jacobi eigh
-on the device: ``providers/wgpu_linalg.py``, ``wgpu_qr.py``, ``wgpu_eigh.py``) have WGSL; their
+``linalg_lu``, ``linalg_geqrf``, ``linalg_syevj`` and ``linalg_hqr`` (Cholesky, LU, Householder QR,
+Jacobi eigh and Hessenberg-QR eigvals on the device: ``providers/wgpu_linalg.py``, ``wgpu_qr.py``,
+``wgpu_eigh.py``, ``wgpu_hqr.py``) have WGSL; their
 host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
@@ -161,6 +162,29 @@ def _gesvj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([np.ravel(got), [0.0]])]
 
 
+def _hqr(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_hqr`` (the device kind's layout): flags (not finite, not converged, complex), then per
+    matrix the real parts and the imaginary parts of its eigenvalues (LAPACK's ``geev``)."""
+    a = ops[0]
+    n = a.shape[-1]
+    flags = np.zeros(3)
+    w = np.zeros(a.shape[:-1], np.complex128)
+    if not np.isfinite(a).all():
+        flags[0] = 1.0
+    else:
+        try:
+            w = np.linalg.eigvals(a).astype(np.complex128)
+        except np.linalg.LinAlgError:
+            flags[1] = 1.0
+    flags[2] = float(np.any(w.imag != 0))
+    parts = np.concatenate([w.real, w.imag], axis=-1).reshape(-1, 2 * n)
+    return [np.concatenate([flags, parts.ravel()])]
+
+
+def _eigvals(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.linalg.eigvals(ops[0])]
+
+
 def _wrap(fn: Callable[[Kernel, list[np.ndarray]], list[np.ndarray]]) -> Any:
     def run(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
         dt = kernel.out_nodes[0].dtype
@@ -174,6 +198,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
         "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
-        "syevj": _syevj, "gesvj": _gesvj,
+        "syevj": _syevj, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
     }.items()
 }

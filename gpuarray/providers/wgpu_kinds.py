@@ -19,9 +19,11 @@ from .wgpu_compact import enqueue_compact
 from .wgpu_eigh import gesvj_cannot_run, syevj_cannot_run
 from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
+from .wgpu_hqr import hqr_cannot_run
 from .wgpu_linalg import (
     enqueue_geqrf,
     enqueue_gesvj,
+    enqueue_hqr,
     enqueue_lu,
     enqueue_potrf,
     enqueue_syevj,
@@ -29,6 +31,7 @@ from .wgpu_linalg import (
 )
 from .wgpu_matmul import enqueue_matmul
 from .wgpu_qr import geqrf_cannot_run
+from .wgpu_random import enqueue_random, random_cannot_run
 from .wgpu_reduce import enqueue_reduce
 from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
@@ -65,6 +68,10 @@ WGPU_KINDS["linalg_syevj"] = enqueue_syevj                   # Jacobi eigh of sm
 WGPU_KIND_CHECKS["linalg_syevj"] = syevj_cannot_run
 WGPU_KINDS["linalg_gesvj"] = enqueue_gesvj                   # one-sided Jacobi svd of small matrices
 WGPU_KIND_CHECKS["linalg_gesvj"] = gesvj_cannot_run
+WGPU_KINDS["linalg_hqr"] = enqueue_hqr                       # eigvals of small matrices (wgpu_hqr.py)
+WGPU_KIND_CHECKS["linalg_hqr"] = hqr_cannot_run
+WGPU_KINDS["random"] = enqueue_random                        # Philox draws (gpuarray.random, wgpu_random.py)
+WGPU_KIND_CHECKS["random"] = random_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
 
@@ -95,6 +102,7 @@ _LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices b
 HOST_LINALG_REASONS = {
     "linalg_eigh": f"eigh {_LAPACK}", "linalg_eigvalsh": f"eigvalsh {_LAPACK}",
     "linalg_svd": f"svd {_LAPACK}", "linalg_svdvals": f"svdvals {_LAPACK}",
+    "linalg_eigvals": "eigvals of complex matrices is LAPACK's geev on the host (the device takes real ones)",
     "linalg_pinv": f"pinv (an svd) {_LAPACK}", "linalg_matrix_rank": f"matrix_rank (an svd) {_LAPACK}",
 }
 

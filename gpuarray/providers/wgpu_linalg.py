@@ -55,7 +55,7 @@ from ..render.wgsl_linalg import (
     swap_trsm_source,
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS
-from . import wgpu_eigh, wgpu_linalg_blocked, wgpu_qr
+from . import wgpu_eigh, wgpu_hqr, wgpu_linalg_blocked, wgpu_qr
 from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
@@ -204,3 +204,9 @@ def enqueue_gesvj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[
     """``linalg_gesvj``: one-sided Jacobi svd of small matrices (``wgpu_eigh.enqueue_gesvj``)."""
     return wgpu_eigh.enqueue_gesvj(provider, kernel, in_handles,
                                    lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
+
+
+def enqueue_hqr(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """``linalg_hqr``: eigenvalues of small matrices (``wgpu_hqr.enqueue_hqr``) after the load."""
+    return wgpu_hqr.enqueue_hqr(provider, kernel, in_handles,
+                                lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
