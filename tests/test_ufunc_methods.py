@@ -41,6 +41,8 @@ AT_CASES = [
     ("bitwise_xor", np.array([3, 5], np.uint8), [0, 0, 0, 1], np.array([1, 2, 1, 255], np.uint8)),
     ("logical_xor", np.array([True, False]), [0, 0, 1], [True, True, True]),
     ("add", np.zeros(3, np.int64), [0, 0], 2.5),                    # each step truncated: 2, then 4
+    ("maximum", np.zeros(2, np.float32), [0, 1], -1e-50),          # a float64 loop: +0.0, not -0.0
+    ("hypot", np.array([3.0, 1e-30], np.float32), [0, 1, 1], 4.0),
     ("add", np.array([1 + 1j, 2j], np.complex64), [1, 1, 0], np.array([1j, -3, 2], np.complex64)),
     ("arctan2", np.array([1.0, -1.0], np.float32), [0, 1, 0], np.array([2.0, -0.0, 0.5], np.float32)),
     ("remainder", np.array([7, -7, 9], np.int32), [0, 1, 1, 2], np.array([3, 4, 3, 0], np.int32)),

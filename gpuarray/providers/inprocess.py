@@ -114,7 +114,8 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
 def _reduce_axes(rop: str, x: np.ndarray, axes: Any, dt: np.dtype) -> np.ndarray:
     if rop in ("sum", "prod"):
         return np.asarray((np.sum if rop == "sum" else np.prod)(x, axis=axes, dtype=dt), dtype=dt)
-    fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all}[rop]
+    fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all, "and": np.bitwise_and.reduce,
+               "or": np.bitwise_or.reduce, "xor": np.bitwise_xor.reduce}[rop]
     return np.asarray(fn(x, axis=axes), dtype=dt)
 
 

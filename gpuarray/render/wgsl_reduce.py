@@ -52,7 +52,8 @@ from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_t
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
-           "any": "maximum", "all": "minimum"}
+           "any": "maximum", "all": "minimum", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
+BITWISE = ("and", "or", "xor")     # integer and bool reductions (``bitwise_and.reduce`` ...)
 SUBGROUP_TYPES = ("f32", "i32", "u32", "vec2<f32>")   # accumulators the subgroup combine handles
 SMALL_ROW = 64       # a row layout needs at least this many elements per output (else: a thread per output)
 COL_MIN_INNER = 16   # the col layout needs at least this many contiguous kept elements (I)
@@ -80,8 +81,12 @@ class Variant:
 def identity(rop: str, dtype: np.dtype) -> str:
     """WGSL expression of the identity of ``rop`` for ``dtype`` (bools travel as u32 0/1)."""
     if dtype == np.bool_:
-        return "0u" if rop in ("any", "sum") else "1u"
+        return "0u" if rop in ("any", "sum", "or", "xor") else "1u"
     t = WGSL_TYPE[dtype]
+    if rop in ("or", "xor"):
+        return f"{t}(0)"
+    if rop == "and":
+        return f"(~{t}(0))"
     if rop == "sum":
         return f"{t}(0)"
     if rop == "prod":
@@ -102,7 +107,9 @@ def identity(rop: str, dtype: np.dtype) -> str:
 
 def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
     if dtype == np.bool_:   # bools travel as u32 0/1: sum and any are "or", prod and all are "and"
-        return f"{'max' if rop in ('any', 'sum') else 'min'}({a}, {b})"
+        if rop == "xor":
+            return f"({a} ^ {b})"
+        return f"{'max' if rop in ('any', 'sum', 'or') else 'min'}({a}, {b})"
     expr = fill(OPS[COMBINE[rop]].template(dtype.kind), dtype, (a, b))
     if dtype in _SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
         expr = "(" + _SMALL_WRAP[dtype].replace("{x}", expr) + ")"

@@ -23,10 +23,9 @@
 
   Writes go to a copy with one spare element that the positions left out of a round write to,
   then ``a`` is rebound (``aliasing.assign``: views of ``a`` see it).
-- ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` / ``logical_xor`` ``.reduce``: bit planes, ``(x >> k) & 1``
-  for each bit ``k`` of the dtype, reduced by ``all`` / ``any`` / the parity of their ``sum``, then put
-  together again (``sum`` of ``plane << k``, bits distinct): one fused reduction, exact for every
-  integer dtype and bool.
+- ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` ``.reduce``: one ``reduce`` node of the ``and`` / ``or`` /
+  ``xor`` combine (every integer dtype and bool; identities all ones / 0 / 0); ``logical_xor.reduce``: the
+  ``xor`` of the truth values.
 
 >>> import numpy as np, gpuarray as xp
 >>> a = xp.asarray([1.0, 5.0, 2.0], device="cpu")
@@ -56,6 +55,7 @@ from ...namespace.creation import arange, asarray
 from ...namespace.indexing import take
 from ...namespace.manipulation import broadcast_to, concat, reshape
 from ...namespace.sorting import argsort
+from ...namespace.statistical import _reduce_node
 from ...runtime.planner import evaluate_nodes
 from ..host import _FALLBACK
 from ..operands import _into_out, _map_dtype, _w
@@ -203,6 +203,13 @@ def ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         r = counting.scatter_reduce(reshape(a, (-1,)), flat_lin, val, op, in_range=True)
         assign(a, reshape(r, a.shape)._node)
         return None
+    if val is not None and not isinstance(val, GpuArray):
+        # ``at`` takes a Python scalar as a 0-d array of NumPy's dtype for it (int64, float64 ...),
+        # not as a weak scalar: maximum.at(float32 0.0, -1e-50) loops in float64 and gives +0.0
+        bh = np.asarray(val)
+        if _map_dtype(bh.dtype, dev) != bh.dtype:
+            return _FALLBACK
+        val = reshape(broadcast_to(asarray(bh, device=dev), shape), (-1,))
     count = counting.scatter_add(counting.constant(size, 0, _dtypes.int32, dev), flat_lin, 1)
     most = int(np.asarray(_st.max(count)))                    # the one read: the longest run
     flat_a = reshape(a, (-1,))
@@ -245,7 +252,7 @@ def ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
 
 # ============================================================ bitwise reductions
 def _bit_reduce(op: str) -> Any:
-    """``bitwise_<op>.reduce`` (``and``, ``or``, ``xor``) and ``logical_xor.reduce`` (``lxor``) by bit planes."""
+    """``bitwise_<op>.reduce`` (``and``, ``or``, ``xor``) and ``logical_xor.reduce`` (``lxor``): one reduction."""
     def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         (a,) = inputs
         outs = tuple(kwargs.get("out") or ())
@@ -261,28 +268,11 @@ def _bit_reduce(op: str) -> Any:
         if mw is None or mw.kind not in "biu" or (op != "lxor" and a.dtype.kind not in "biu"):
             return _FALLBACK
         axes = normalize_axis_tuple(tuple(range(a.ndim)) if axis is None else axis, a.ndim)
-        if op == "lxor":                     # the parity of the count of true values
-            it = _dtypes.int64 if a.device.supports(_dtypes.int64) else _dtypes.int32
-            c = _st.sum(_w("not_equal", a, 0).astype(it), axis=axes, keepdims=keepdims)
-            r = _w("equal", _w("bitwise_and", c, 1), 1)
-        elif mw == _dtypes.bool_:
-            x = a if a.dtype == mw else a.astype(mw)
-            if op == "xor":
-                c = _st.sum(x.astype(_dtypes.int32), axis=axes, keepdims=keepdims)
-                r = _w("equal", _w("bitwise_and", c, 1), 1)
-            else:
-                r = {"and": _st.all, "or": _st.any}[op](x, axis=axes, keepdims=keepdims)
+        if op == "lxor":                     # the xor of the truth values
+            r = finish(_reduce_node(_w("not_equal", a, 0)._node, "xor", axes, _dtypes.bool_, keepdims))
         else:
             x = a if a.dtype == mw else a.astype(mw)
-            bits = 8 * mw.itemsize
-            k = reshape(arange(bits, dtype=mw, device=a.device), (1,) * x.ndim + (bits,))
-            planes = _w("bitwise_and", _w("bitwise_right_shift", reshape(x, x.shape + (1,)), k), 1)
-            if op == "xor":
-                p = _w("bitwise_and", _st.sum(planes, axis=axes, keepdims=keepdims, dtype=mw), 1)
-            else:
-                p = {"and": _st.all, "or": _st.any}[op](planes != 0, axis=axes, keepdims=keepdims).astype(mw)
-            shift = reshape(arange(bits, dtype=mw, device=a.device), (1,) * (p.ndim - 1) + (bits,))
-            r = _st.sum(_w("bitwise_left_shift", p, shift), axis=-1, dtype=mw)
+            r = finish(_reduce_node(x._node, op, axes, mw, keepdims))
         r = r if r.dtype == mw else r.astype(mw)
         return _into_out(r, outs, ufunc.__name__) if outs else r
     return impl
