@@ -17,6 +17,7 @@ from . import (
     fft,
     lib,  # xp.lib.stride_tricks.sliding_window_view, which xarray's rolling windows use
     linalg,
+    random,  # xp.random.default_rng(seed, device=...): draws on the device
     special,  # xp.special, which SciPy's special functions look for
 )
 from .array_object.array import GpuArray
@@ -172,7 +173,7 @@ __all__ = [
     "reshape", "squeeze",
     "concat", "stack", "unstack", "tile", "repeat", "roll", "moveaxis", "take", "take_along_axis",
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
-    "matmul", "tensordot", "vecdot", "linalg", "fft", "pad", "lib", "special",
+    "matmul", "tensordot", "vecdot", "linalg", "fft", "pad", "lib", "special", "random",
     "sort", "argsort", "searchsorted", "nonzero",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero", "diff",

@@ -17,7 +17,8 @@ buffers into fresh results, without calling the function. This is what ``jax.jit
 
 A call is an ordinary call, recorded and evaluated as without ``jit``, where replaying could differ
 from it: the function read a value while tracing (``float(x.sum())``, ``if x.any():``), wrote into
-an argument, returned something other than new arrays (a tuple, list or dict of them is fine), or its
+an argument, drew random numbers (``gpuarray.random``: a replay would repeat the first call's draws),
+returned something other than new arrays (a tuple, list or dict of them is fine), or its
 evaluation could not be recorded (work placed on the host, the cpu device); and, for that call only,
 where the plan is not usable now (the settings changed, the device was lost).
 
@@ -192,6 +193,8 @@ _trace_marker: Any = object()
 def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: list[Node], shape: Any) -> _Entry | None:
     """The entry for a call whose evaluation ran ``plan`` over ``order``; None where the plan does
     not cover the results or reads a node that is neither an argument nor evaluated already."""
+    if any(n.op == "random" for n in order):
+        return None                     # a draw: replaying would repeat its numbers
     pos = {id(n): p for p, n in enumerate(order)}
     made = {p for st in plan.steps for p in st.outputs}
     read = {p for st in plan.steps for p in st.inputs} | {p for p, _ in plan.consts}

@@ -26,6 +26,7 @@ from ..core.ops import OPS
 from .host_cast import cast
 from .host_index import host_index, host_scatter
 from .host_linalg import LINALG_HOST_KINDS
+from .host_random import host_random
 from .host_select import host_select
 from .host_sort import HOST_SORT_KINDS
 
@@ -226,6 +227,7 @@ def _host_extremes(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarra
 HOST_KINDS["extremes"] = _host_extremes           # bincount / histogram / add.at's one read of the extremes
 HOST_KINDS.update(HOST_SORT_KINDS)      # sort / argsort / searchsorted
 HOST_KINDS["select"] = host_select     # order statistics: percentile / quantile by selection
+HOST_KINDS["random"] = host_random     # Philox draws (gpuarray.random)
 
 
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
