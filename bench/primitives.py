@@ -1,7 +1,9 @@
 """Sorting, FFTs and gathers on the device against PyTorch, JAX ``jit`` and CuPy in one process, by wall clock.
 
     python -m bench.primitives [--cases sort,argsort,fft,take,cumsum,mask,bincount,histogram,percentile,
-                                argmin_rows] [--runs 5] [--libs torch,jax,cupy] [--shift 0] [--out FILE]
+                                argmin_rows,add_at,max_at,min_at,or_reduce,rand,randn,mc_pi] [--runs 5]
+                                [--libs torch,jax,cupy]
+                                [--shift 0] [--out FILE]
 
 ``sort`` / ``argsort``: float32 normal data and int64 over the whole range at 2^24, float64 at
 2^22 (a stable argsort: ``torch.argsort(stable=True)``). ``fft``: complex64 transforms of 2^20 and
@@ -9,7 +11,10 @@
 before, radix 2 and Bluestein over power-of-two transforms). The data-dependent functions (issue 19)
 at 2^26 float32 uniform in [-3, 3] and [-30, 30]: ``cumsum``, ``mask`` (``x[x > 0.5]``), ``bincount``
 (1000 bins), ``histogram`` (100 bins over the data's range), ``percentile`` (q = 30 of 10^7 values)
-and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64).
+and ``argmin_rows`` (``argmin(axis=1)`` of 2^20 x 64). ``add_at`` / ``max_at`` / ``min_at``: ``ufunc.at``
+of 2^24 float32 values at random positions of a 2^20 target; ``or_reduce``: ``bitwise_or.reduce`` of
+2^26 int32 (``_at_case``). ``rand`` / ``randn`` / ``mc_pi``: ``gpuarray.random`` draws of 2^26
+float32 and a Monte Carlo estimate of pi (``_rng_case``).
 Figures are medians of wall time per call (``_timing.wall_per_call``: half a second of
 warm-up, then trials of repeated calls and one synchronize; gpuarray's results are dropped between
 calls); gpuarray's GPU time (timestamp queries), the dispatches, bytes read back (host reads: what
@@ -38,6 +43,8 @@ from ._timing import gpu_ms, jit_ms, time_peers, wall_per_call, write_out
 SORTS = (("float32", 1 << 24), ("int64", 1 << 24), ("float64", 1 << 22))
 FFTS = (1 << 20, 1 << 22, 1_000_000, 3_000_000)
 DATA_CASES = ("cumsum", "mask", "bincount", "histogram", "percentile", "argmin_rows")
+AT_CASES = ("add_at", "max_at", "min_at", "or_reduce")
+RNG_CASES = ("rand", "randn", "mc_pi")
 
 
 def _sort_data(dtype: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -121,9 +128,15 @@ def run(cases: list[str], runs: int, libs: list[str], shift: int = 0) -> list[di
                 _show(rec)
             elif case in DATA_CASES:
                 rows.extend(_data_case(xp, case, rng, shift, runs, libs))
+            elif case in AT_CASES:
+                rows.append(_at_case(xp, case, rng, shift, runs, libs))
+                _show(rows[-1])
+            elif case in RNG_CASES:
+                rows.append(_rng_case(xp, case, shift, runs, libs))
+                _show(rows[-1])
             else:
                 raise ValueError(f"unknown case {case!r}; expected sort, argsort, fft, take or one of "
-                                 f"{', '.join(DATA_CASES)}")
+                                 f"{', '.join(DATA_CASES + AT_CASES + RNG_CASES)}")
     return rows
 
 
@@ -177,6 +190,88 @@ def _data_case(xp: Any, case: str, rng: np.random.Generator, shift: int, runs: i
         if case in ("bincount", "argmin_rows", "percentile"):
             break                   # the data's range does not change their branches
     return rows
+
+
+def _at_case(xp: Any, case: str, rng: np.random.Generator, shift: int, runs: int,
+             libs: list[str]) -> dict[str, Any]:
+    """``ufunc.at`` into 2^20 float32 targets from 2^24 random positions (about 16 a position: the
+    repeated-position paths), a fresh target each call; ``or_reduce``: ``bitwise_or.reduce`` of 2^26
+    int32. Peers: ``scatter_reduce_`` / ``index_add_`` (PyTorch), ``ufunc.at`` (CuPy)."""
+    if case == "or_reduce":
+        x = rng.integers(0, 1 << 30, (1 << 26) >> shift).astype(np.int32)
+        w = int(np.bitwise_or.reduce(x))
+        rec = _measure(xp, case, lambda g: np.bitwise_or.reduce(g), x, lambda got: int(got) == w, runs)
+        rec.update(time_peers([lib for lib in libs if lib == "cupy"],        # PyTorch has no bitwise reduction
+                              lambda lib, mod: (lambda a: mod.bitwise_or.reduce(a)), (x,), runs))
+        return rec
+    m, k = (1 << 20) >> shift, (1 << 24) >> shift
+    base = rng.uniform(-3, 3, m).astype(np.float32)
+    idx = rng.integers(0, m, k).astype(np.int64)
+    vals = rng.uniform(-30, 30, k).astype(np.float32)
+    uf = {"add_at": np.add, "max_at": np.maximum, "min_at": np.minimum}[case]
+    want = base.copy()
+    uf.at(want, idx, vals)
+    gb, gi = xp.asarray(base, device="wgpu:0"), xp.asarray(idx, device="wgpu:0")
+
+    def fn(g: Any) -> Any:
+        t = gb + 0                  # a fresh target
+        uf.at(t, gi, g)
+        return t
+    ok = (lambda got, w=want: bool(np.allclose(got, w, rtol=1e-5, atol=1e-3)))
+    rec = _measure(xp, case, fn, vals, ok, runs)
+    rec["n_target"], rec["n_indices"] = m, k
+    red = {"add_at": "sum", "max_at": "amax", "min_at": "amin"}[case]
+
+    def peer(lib: str, mod: Any) -> Callable[..., Any]:
+        if lib in ("torch", "torch_compile"):
+            return lambda v, b, i: b.clone().scatter_reduce_(0, i, v, red)
+        return lambda v, b, i: (lambda t: (getattr(mod, uf.__name__).at(t, i, v), t)[1])(b.copy())
+    rec.update(time_peers([lib for lib in libs if lib in ("torch", "cupy")], peer, (vals, base, idx), runs))
+    return rec
+
+
+def _rng_case(xp: Any, case: str, shift: int, runs: int, libs: list[str]) -> dict[str, Any]:
+    """Draws of 2^26 float32 on the device: ``rand`` (uniform), ``randn`` (normal), ``mc_pi`` (4 times
+    the share of 2^26 uniform points of the unit square inside the quarter circle: the draw and
+    one fused reduction). Peers: ``torch.rand``/``randn`` (Philox), ``cupy.random`` (its default
+    XORWOW), ``jax.random`` (threefry) under ``jit``."""
+    n = (1 << 26) >> shift
+    gen = xp.random.default_rng(0, device="wgpu:0")
+    if case == "rand":
+        fn: Any = lambda g: gen.random(n, dtype=xp.float32)
+        ok = (lambda got: bool(got.min() >= 0 and got.max() < 1 and abs(float(got.mean()) - 0.5) < 3 / n ** 0.5))
+    elif case == "randn":
+        fn = lambda g: gen.standard_normal(n, dtype=xp.float32)
+        ok = (lambda got: bool(abs(float(got.mean())) < 5 / n ** 0.5 and abs(float(got.std()) - 1) < 5 / n ** 0.5))
+    else:
+        def fn(g: Any) -> Any:
+            u = gen.random((2, n), dtype=xp.float32)
+            return xp.mean(xp.astype(u[0] * u[0] + u[1] * u[1] < 1, xp.float32)) * 4
+        ok = (lambda got: abs(float(got) - np.pi) < 10 / n ** 0.5)
+    rec = _measure(xp, case, fn, np.zeros(4, np.float32), ok, runs)
+    rec["n"] = n
+    rec["gpuarray_jit_ms"] = None           # jit does not replay a draw: its calls only record
+
+    def peer(lib: str, mod: Any) -> Callable[..., Any]:
+        if lib in ("torch", "torch_compile"):
+            draw = {"rand": lambda: mod.rand(n, device="cuda"), "randn": lambda: mod.randn(n, device="cuda")}
+            if case == "mc_pi":
+                return lambda a: ((mod.rand(2, n, device="cuda") ** 2).sum(0) < 1).float().mean() * 4
+            return lambda a: draw[case]()
+        if lib == "cupy":
+            if case == "mc_pi":
+                return lambda a: ((mod.random.random((2, n), dtype=mod.float32) ** 2).sum(0) < 1).mean() * 4
+            return lambda a: (mod.random.random(n, dtype=mod.float32) if case == "rand"
+                              else mod.random.standard_normal(n, dtype=mod.float32))
+        import jax
+        key = jax.random.PRNGKey(0)
+        if case == "mc_pi":
+            f = jax.jit(lambda k: ((jax.random.uniform(k, (2, n)) ** 2).sum(0) < 1).mean() * 4)
+        else:
+            f = jax.jit(lambda k: (jax.random.uniform if case == "rand" else jax.random.normal)(k, (n,)))
+        return lambda a: f(key)
+    rec.update(time_peers(libs, peer, (np.zeros(4, np.float32),), runs))
+    return rec
 
 
 def _show(rec: dict[str, Any]) -> None:
