@@ -394,7 +394,7 @@ def test_poly_edges(device: xp.Device) -> None:
         assert np.poly(up(np.array([], np.float64), device)) == 1.0
     with pytest.raises(ValueError, match="1d or non-empty square 2d"):
         np.poly(up(np.zeros((2, 3)), device))
-    with xp.config(fallback="silent"):          # a square matrix: its eigvals are LAPACK's
+    with xp.config(fallback="silent"):          # a square matrix: the polynomial of its eigvals
         m = np.array([[2.0, 1.0], [0.0, 3.0]])
         np.testing.assert_allclose(np.asarray(np.poly(up(m, device))), np.poly(m))
 

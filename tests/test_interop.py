@@ -657,16 +657,16 @@ def test_fallback_results_and_writes(device):
 
 
 def test_fallback_warns_once_and_counts(device):
-    g = xp.asarray([5.0, -5.0], device=device)
+    g = xp.asarray([[5.0, -5.0], [1.0, 2.0]], device=device)
     _interop.reset_fallback_warnings()
     xp.reset_metrics()
-    with pytest.warns(xp.HostFallbackWarning, match="numpy.roots") as rec:
-        np.roots(g)
+    with pytest.warns(xp.HostFallbackWarning, match="numpy.linalg.eig") as rec:
+        np.linalg.eig(g)
     assert rec[0].filename == __file__      # the warning points at the caller
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = np.roots(g)                      # second call: no warning
-    assert_same(r, np.roots(np.array([5.0, -5.0])))
+        r = np.linalg.eig(g)                 # second call: no warning
+    assert_same(r[0], np.linalg.eig(np.array([[5.0, -5.0], [1.0, 2.0]]))[0])
     assert xp.metrics()["host_fallbacks"] == 2
     assert issubclass(xp.HostFallbackWarning, UserWarning)
 
@@ -677,11 +677,11 @@ def test_fallback_config_modes(device):
     with xp.config(fallback="silent"), warnings.catch_warnings():
         warnings.simplefilter("error")
         np.fmod(g, 3.0)
-        np.roots(g)
+        np.linalg.eig(xp.asarray([[5.0, -5.0], [1.0, 2.0]], device=device))
     with xp.config(fallback="raise"):
         assert xp.config().fallback == "raise"
-        with pytest.raises(xp.HostFallbackError, match="numpy.roots has no device implementation"):
-            np.roots(g)
+        with pytest.raises(xp.HostFallbackError, match="numpy.linalg.eig has no device implementation"):
+            np.linalg.eig(xp.asarray([[5.0, -5.0], [1.0, 2.0]], device=device))
         with pytest.raises(xp.HostFallbackError, match=r"numpy.add .*loop \(complex256, complex256\)"):
             np.add(g, np.clongdouble(1j))    # NumPy's extended-precision loop: gpuarray has no such dtype
         assert_same(np.fmod(g, 3.0), np.fmod(np.array([5.0, -5.0]), 3.0))   # on the device now

@@ -163,11 +163,11 @@ def _gesvj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _hqr(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
-    """``linalg_hqr`` (the device kind's layout): flags (not finite, not converged, complex), then per
+    """``linalg_hqr`` (the device kind's layout): flags (not finite, not converged, complex, 0), then per
     matrix the real parts and the imaginary parts of its eigenvalues (LAPACK's ``geev``)."""
     a = ops[0]
     n = a.shape[-1]
-    flags = np.zeros(3)
+    flags = np.zeros(4)
     w = np.zeros(a.shape[:-1], np.complex128)
     if not np.isfinite(a).all():
         flags[0] = 1.0

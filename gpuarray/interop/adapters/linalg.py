@@ -13,6 +13,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ... import fft, linalg
 from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
+from ...linalg import hqr as _hqr
 from ...namespace import manipulation as _m
 from ...namespace.statistical import sum as xsum
 from ..host import _FALLBACK, _NOVALUE, _xp
@@ -244,6 +245,16 @@ _linalg(np.linalg.cholesky, "cholesky", extra=lambda p: {"upper": bool(p["upper"
 _linalg(np.linalg.eigh, "eigh", extra=_no_uplo)
 _linalg(np.linalg.eigvalsh, "eigvalsh", extra=_no_uplo)
 _linalg(np.linalg.svdvals, "svdvals", arg="x")
+
+
+@register_array(np.linalg.eigvals, arg="a")
+def _eigvals(x: GpuArray, p: dict) -> Any:
+    """``linalg.hqr.eigvals``: Hessenberg reduction and Francis QR on a wgpu device (real matrices
+    of at most 64 rows; larger and complex ones: LAPACK there), NumPy's dtypes and errors."""
+    dt = x.dtype if x.dtype.kind in "fc" else _linalg_float(x)
+    if dt is None:
+        return _FALLBACK
+    return _hqr.eigvals(_cast(x, dt))
 @register_array(np.linalg.qr, arg="a")
 def _qr(x: GpuArray, p: dict) -> Any:
     """``mode="r"``: the reduced ``R`` alone (``linalg.qr``'s; Householder QR on a wgpu device)."""

@@ -1,5 +1,5 @@
 """Polynomials on the device: ``polyfit``, ``polyder``, ``polyint``, ``polyadd``, ``polysub``,
-``polymul``, ``polydiv``, ``poly`` (``polyval`` is in ``calculus.py``).
+``polymul``, ``polydiv``, ``poly``, ``roots`` (``polyval`` is in ``calculus.py``).
 
 - ``polyfit``: NumPy's steps (the Vandermonde matrix, the weights, the column scaling) and its
   least squares by Householder QR on the device: the singular values of ``R`` (one-sided Jacobi on
@@ -10,8 +10,11 @@
 - ``polymul``: leading zeros trimmed (``trim_zeros``, one read), then ``convolve``.
 - ``polydiv``: NumPy's long division, one step of device operations per quotient coefficient,
   the remainder's leading near-zeros found with one read.
-- ``poly`` of a 1-D sequence of roots: the product of the factors, one shifted difference per root
-  (a square matrix's characteristic polynomial needs ``eigvals``: the host).
+- ``poly`` of a 1-D sequence of roots: the product of the factors, one shifted difference per root;
+  of a square matrix: the same of its eigenvalues (``linalg.hqr.eigvals``: Hessenberg QR on a wgpu
+  device up to 64 rows).
+- ``roots``: NumPy's companion matrix, built on the device after one read of where the first and
+  last nonzero coefficients are, and its ``eigvals``; the trailing zeros' roots appended.
 ``poly1d`` arguments run on the host.
 
 >>> import numpy as np, gpuarray as xp
@@ -30,10 +33,11 @@ import numpy as np
 from ... import linalg
 from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
+from ...linalg import hqr as _hqr
 from ...linalg import jacobi as _jacobi
 from ...linalg import lu as _lu
 from ...namespace import manipulation as _m
-from ...namespace.creation import arange, zeros
+from ...namespace.creation import arange, eye, zeros
 from ...namespace.statistical import sum as xsum
 from ...runtime.planner import evaluate_nodes
 from ..host import _FALLBACK, _stacklevel
@@ -270,13 +274,18 @@ def _poly(p: dict) -> Any:
     shifted difference of the coefficients per root (``c[k] - r c[k - 1]``, as NumPy's ``convolve``
     with ``[1, -r]``), evaluated every ``POLY_EVAL_EVERY`` roots; complex roots that come in conjugate
     pairs give real coefficients (one read, NumPy's sorted comparison). A square matrix's
-    characteristic polynomial needs its eigenvalues (``eigvals``): the host."""
+    characteristic polynomial: the same of its eigenvalues (``linalg.hqr.eigvals``)."""
     z = p["seq_of_zeros"]
     if not isinstance(z, GpuArray):
         return _FALLBACK
     z = _np.atleast_1d(z)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
-        return _FALLBACK                     # eigvals of a general matrix: no device implementation
+        if z.dtype.kind not in "fc":
+            mt = _map_dtype(_dtypes.float64, z.device)
+            if mt is None:
+                return _FALLBACK
+            z = _cast(z, mt)
+        z = _hqr.eigvals(z)                 # the characteristic polynomial's roots
     if z.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = np.dtype(np.mintypecode(z.dtype.char))
@@ -298,3 +307,50 @@ def _poly(p: dict) -> Any:
         if bool(_np.all(s == _np.sort_complex(_np.conj(z)))):
             a = _np.real(a)
     return a
+
+
+@register(np.roots)
+def _roots(p: dict) -> Any:
+    """``numpy.roots``: NumPy's steps on the device: the leading and trailing zeros found with one
+    read (the first and last nonzero positions), the companion matrix (``-p[1:] / p[0]`` above a
+    shifted identity) and its ``eigvals``, zeros appended for the trailing zeros. Complex
+    coefficients keep the host's way.
+
+    >>> import gpuarray as xp
+    >>> np.asarray(np.roots(xp.asarray([1.0, -3.0, 2.0, 0.0], device="cpu"))).tolist()
+    [2.0, 1.0, 0.0]
+    """
+    c = p["p"]
+    if not isinstance(c, GpuArray):
+        return _FALLBACK
+    c = _np.atleast_1d(c)
+    if c.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    if c.dtype.kind == "c" or c.dtype == _dtypes.bool_:
+        return _FALLBACK
+    dev = c.device
+    f64 = _map_dtype(_dtypes.float64, dev)
+    if f64 is None:
+        return _FALLBACK
+    lo, hi = 0, -1
+    if c.shape[0]:
+        nz = _np.not_equal(c, 0)
+        idx = arange(c.shape[0], dtype=dev.default_int, device=dev)
+        ends = _m.stack([_np.min(_np.where(nz, idx, c.shape[0])), _np.max(_np.where(nz, idx, -1))])
+        lo, hi = (int(v) for v in np.asarray(ends))                  # the one read
+    if hi < 0:
+        return zeros((0,), dtype=f64, device=dev)
+    trailing = c.shape[0] - hi - 1
+    c = c[lo:hi + 1]
+    if c.dtype.kind != "f":
+        c = _cast(c, f64)
+    n = c.shape[0]
+    if n > 1:
+        top = _m.reshape(_np.divide(_np.negative(c[1:]), c[0]), (1, n - 1))
+        a = _m.concat([top, eye(n - 2, n - 1, dtype=c.dtype, device=dev)], axis=0) if n > 2 else top
+        r = _hqr.eigvals(a)
+    else:
+        r = zeros((0,), dtype=f64, device=dev)
+    if trailing:
+        r = _m.concat([r, zeros((trailing,), dtype=r.dtype, device=dev)])
+    return r
