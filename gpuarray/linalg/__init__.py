@@ -15,6 +15,8 @@ What runs where:
   (``_linalg_householder``, ``providers/wgpu_qr.py``); ``eigh`` / ``eigvalsh`` of stacks of small
   symmetric matrices (at most 64 rows) too: cyclic Jacobi (``_linalg_jacobi``), and ``svd``
   (reduced, or square) / ``svdvals`` of stacks of small matrices: one-sided Jacobi;
+- ``eigvals`` is NumPy's, not the standard's: ``linalg.hqr.eigvals`` (``np.linalg.eigvals``;
+  Hessenberg reduction and Francis QR for real matrices of at most 64 rows on a wgpu device);
 - the other decompositions (``eigh`` and ``eigvalsh`` of larger matrices, ``svd``, ``svdvals``,
   ``pinv``, ``matrix_rank``; those above on the ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
