@@ -2,16 +2,17 @@
 kernel is tested against: Philox4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:
 as easy as 1, 2, 3", SC 2011), the counter-based generator of cuRAND, PyTorch and JAX's ``rbg``.
 
-A ``random`` node draws from counters ``(block, c0, c1, 0)`` under the key ``(k0, k1)``: block ``b``
-gives four 32-bit words, and element ``i`` of the (flat, C-order) result takes them as
+A ``random`` node of ``n`` elements draws ``nb`` blocks (``n / 4`` rounded up for 32-bit dtypes, ``n / 2``
+for 64-bit ones) from counters ``(b, c0, c1, 0)`` under the key ``(k0, k1)``: block ``b`` gives four
+32-bit words, and its ``j``-th element is element ``j * nb + b`` of the (flat, C-order) result (so
+that a warp's stores are contiguous), those at ``n`` or past it dropped:
 
-- ``bits`` uint32: word ``i % 4`` of block ``i // 4``; uint64: words ``2j`` (low) and ``2j + 1``
-  (high) of block ``i // 2`` for ``j = i % 2``;
-- ``uniform`` float32: ``(w >> 8) * 2^-24`` of word ``i % 4``; float64: ``((a >> 5) * 2^26 + (b >> 6))
+- ``bits`` uint32: word ``j``; uint64: words ``2j`` (low) and ``2j + 1`` (high);
+- ``uniform`` float32: ``(w >> 8) * 2^-24`` of word ``j``; float64: ``((a >> 5) * 2^26 + (b >> 6))
   * 2^-53`` of words ``a, b = 2j, 2j + 1`` (NumPy's ``random_standard_uniform``); values in ``[0, 1)``;
 - ``normal``: the Box-Muller pair of two such uniforms ``u1`` (moved to ``(0, 1]``: ``u + 2^-24`` /
   ``u + 2^-53``) and ``u2``: ``sqrt(-2 log u1) cos(2 pi u2)`` for the pair's first element, ``sin`` for
-  its second; float32 pairs are words (0, 1) and (2, 3) of a block, float64 pairs one block each.
+  its second; float32 pairs are words (0, 1) (elements 0, 1) and (2, 3), float64 one pair a block.
 
 The integers are the same bits on every provider (``bits`` and ``uniform`` results are equal bit
 for bit); ``normal`` differs in the last bits where the devices' ``log``/``sin``/``cos`` do.
@@ -62,29 +63,28 @@ def draw(n: int, dist: str, dtype: np.dtype, key: tuple[int, int], c0: int, c1: 
     ctr[:, 0] = np.arange(nb, dtype=np.uint32)
     ctr[:, 1], ctr[:, 2] = c0, c1
     w = philox4x32(ctr, key)
-    if dist == "bits":
-        if dt.itemsize == 4:
-            return w.reshape(-1)[:n].astype(dt)
-        words = w.reshape(-1, 2).astype(np.uint64)
-        return (words[:, 0] | (words[:, 1] << np.uint64(32)))[:n].astype(dt)
-    if dt == np.float32:
+    if dist == "bits" and dt.itemsize == 4:
+        vals = w
+    elif dist == "bits":
+        words = w.astype(np.uint64)
+        vals = words[:, 0::2] | (words[:, 1::2] << np.uint64(32))
+    elif dt == np.float32:
         u = (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
-        if dist == "uniform":
-            return u.reshape(-1)[:n]
-        u1, u2 = (u[:, 0::2] + np.float32(2.0 ** -24)), u[:, 1::2]
+        vals = u if dist == "uniform" else _box_muller(u[:, 0::2] + np.float32(2.0 ** -24), u[:, 1::2], dt)
     else:
-        pairs = w.reshape(-1, 2).astype(np.uint64)
-        u = ((pairs[:, 0] >> np.uint64(5)) * np.uint64(67108864) + (pairs[:, 1] >> np.uint64(6))).astype(np.float64)
-        u = u * 2.0 ** -53
-        if dist == "uniform":
-            return u[:n]
-        u = u.reshape(-1, 2)
-        u1, u2 = u[:, 0:1] + 2.0 ** -53, u[:, 1:2]
+        words = w.astype(np.uint64)
+        u = ((words[:, 0::2] >> np.uint64(5)) * np.uint64(67108864) + (words[:, 1::2] >> np.uint64(6)))
+        u = u.astype(np.float64) * 2.0 ** -53
+        vals = u if dist == "uniform" else _box_muller(u[:, 0:1] + 2.0 ** -53, u[:, 1:2], dt)
+    return vals.T.reshape(-1)[:n].astype(dt)          # element j * nb + b is block b's j-th
+
+
+def _box_muller(u1: np.ndarray, u2: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Columns ``(cos, sin)`` of each pair, interleaved: pair ``p`` gives elements ``2p`` and ``2p + 1``."""
     with np.errstate(all="ignore"):
         r = np.sqrt(-2 * np.log(u1))
         t = (2 * math.pi) * u2.astype(dt)
-        z = np.stack([r * np.cos(t), r * np.sin(t)], axis=-1).astype(dt)
-    return z.reshape(-1)[:n]
+        return np.stack([r * np.cos(t), r * np.sin(t)], axis=-1).astype(dt).reshape(u1.shape[0], 2 * u1.shape[1])
 
 
 def host_random(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:

@@ -38,5 +38,5 @@ def enqueue_random(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list
     nblocks = -(-n // per_block(kernel.attrs[0], node.dtype))
     groups = -(-nblocks // WORKGROUP)
     wide = wide_buffers(provider, r, kernel)
-    provider.dispatch(r.source, r.meta(kernel, {"N": n}), [*in_handles, out, *wide], groups)
+    provider.dispatch(r.source, r.meta(kernel, {"N": n, "NB": nblocks}), [*in_handles, out, *wide], groups)
     return [out]
