@@ -41,6 +41,9 @@ from ..runtime.planner import evaluate_nodes
 from .lu import _packed
 
 LinAlgError = np.linalg.LinAlgError
+# NumPy 2.5 returns complex eigenvalues for real input always; before, real ones where every
+# imaginary part is zero (numpy#30411): the installed NumPy's rule
+ALWAYS_COMPLEX = np.lib.NumpyVersion(np.__version__) >= "2.5.0"
 FLAGS = 4               # the node's leading flags: not finite, not converged, complex, unfinished
 
 __all__ = ["MAX_N", "eigvals"]
@@ -67,11 +70,12 @@ def _complex(dt: np.dtype) -> np.dtype:
 
 def _lapack(x: GpuArray, node: Node, rt: np.dtype) -> GpuArray:
     """LAPACK's eigenvalues on the host (a ``linalg_eigvals`` node, a counted fallback on a wgpu
-    device) where the device's iteration budget did not finish a matrix; real where all are real."""
+    device) where the device's iteration budget did not finish a matrix; real where all are real (before
+    NumPy 2.5: ``ALWAYS_COMPLEX``)."""
     w = make("linalg_eigvals", (node,), _complex(node.dtype), node.shape[:-1], (), node.device)
     evaluate_nodes([w])
     got = GpuArray(w)
-    if not bool(_any(apply(OPS["not_equal"], apply(OPS["imag"], got), 0.0))):
+    if not ALWAYS_COMPLEX and not bool(_any(apply(OPS["not_equal"], apply(OPS["imag"], got), 0.0))):
         return GpuArray(astype_node(apply(OPS["real"], got)._node, rt))
     return GpuArray(astype_node(w, _complex(rt)))
 
@@ -92,7 +96,7 @@ def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None) -> GpuArray:
         return GpuArray(node)
     rt = x.dtype if x.dtype.kind == "f" else _work_dtype(x)       # NumPy's result precision
     if 0 in x.shape:
-        return zeros(x.shape[:-1], dtype=rt, device=x.device)
+        return zeros(x.shape[:-1], dtype=_complex(rt) if ALWAYS_COMPLEX else rt, device=x.device)
     work = _work_dtype(x) if work_dtype is None else np.dtype(work_dtype)
     per = 2 * n
     packed = _packed("hqr", (astype_node(x._node, work),), FLAGS + math.prod(batch) * per)
@@ -105,9 +109,11 @@ def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None) -> GpuArray:
         return _lapack(x, astype_node(x._node, work), rt)
     bst = tuple(s * per for s in contiguous_strides(batch))
     wr = GpuArray(views.strided_view(packed, batch + (n,), bst + (1,), FLAGS))
-    if flags[2] == 0:
+    if flags[2] == 0 and not ALWAYS_COMPLEX:
         return GpuArray(astype_node(wr._node, rt))
     ct = _complex(rt)
+    if flags[2] == 0:
+        return GpuArray(astype_node(wr._node, ct))
     wi = GpuArray(views.strided_view(packed, batch + (n,), bst + (1,), FLAGS + n))
     re = GpuArray(astype_node(wr._node, ct))
     im = GpuArray(astype_node(wi._node, ct))
