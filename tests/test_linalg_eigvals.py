@@ -15,6 +15,7 @@ import pytest
 
 import gpuarray as xp
 from gpuarray.linalg import hqr
+from gpuarray.providers import wgpu_hqr
 from gpuarray.runtime import planner
 
 RNG = np.random.default_rng(31)
@@ -34,7 +35,8 @@ def _eigvals(device: xp.Device, a: np.ndarray, **kw: Any) -> np.ndarray:
     """``np.linalg.eigvals`` of ``a`` on ``device``, run there (``offload="always"``) with host
     fallbacks forbidden; the kernel must have run on the device."""
     xp.reset_metrics()
-    with xp.config(offload="always", fallback="raise"):
+    with xp.config(offload="always", fallback="raise"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wgpu_hqr, "MIN_BATCH", 1)        # the kernel at every size (a few large ones: LAPACK)
         g = xp.asarray(a, device=device)
         got = hqr.eigvals(g, **kw) if kw else np.linalg.eigvals(g)
         assert isinstance(got, xp.GpuArray)
@@ -175,3 +177,18 @@ def test_poly_of_square_matrix(device: xp.Device) -> None:
         want = np.poly(a)
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=1e-4 if a.dtype == np.float32 else 1e-10, atol=1e-10)
+
+
+def test_eigvals_of_a_few_large_matrices_take_lapack(device: xp.Device) -> None:
+    """A few matrices of more than ``SMALL_N`` rows: LAPACK on the host (counted, with the reason), many
+    of them or small ones: the device."""
+    a = RNG.normal(size=(2, 33, 33))
+    xp.reset_metrics()
+    with xp.config(offload="always"):
+        got = np.asarray(np.linalg.eigvals(xp.asarray(a, device=device)))
+    assert got.dtype == np.linalg.eigvals(a).dtype and _dist(got, np.linalg.eigvals(a)) <= 1e-10 * 33 * np.abs(a).max()
+    if device.kind == "wgpu":
+        assert xp.metrics()["host_fallbacks"] >= 1
+        why = [e["why"] for e in planner.decisions() if e["placed"] == "fallback"]
+        assert any("LAPACK on the host is faster" in w for w in why)
+    _check(device, RNG.normal(size=(3, 16, 16)))           # 16 rows: the device

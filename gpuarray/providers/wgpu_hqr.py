@@ -27,6 +27,11 @@ from ..render.wgsl_hqr import CPU_BUDGET, FLAG_COUNT, NS, THREADS, flags_source,
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 MAX_N = 64              # larger matrices go to LAPACK (one thread a matrix: O(10 n^3) steps each)
+# A few matrices of more than SMALL_N rows go to LAPACK too: one GPU thread a matrix is slower than the
+# host's LAPACK unless there are many of them (H100: one 64 x 64 matrix 79 ms, NumPy 1.4 ms; 1000 x 16 x 16
+# 6.2 ms, NumPy 62 ms; 4096 x 8 x 8 1.8 ms, NumPy 71 ms)
+SMALL_N = 16
+MIN_BATCH = 64
 
 
 def hqr_cannot_run(provider: Any, kernel: Kernel) -> str | None:
@@ -38,6 +43,10 @@ def hqr_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     if n > MAX_N:
         return (f"eigvals on the device takes matrices of at most {MAX_N} rows (one thread a matrix: "
                 f"Hessenberg reduction and Francis double-shift QR), not {n}; LAPACK's geev on the host")
+    matrices = math.prod(kernel.instrs[kernel.operands[0]].shape[:-2])
+    if n > SMALL_N and matrices < MIN_BATCH:
+        return (f"eigvals of {matrices} matrix(es) of {n} rows: LAPACK on the host is faster than one GPU "
+                f"thread a matrix below {MIN_BATCH} matrices of more than {SMALL_N} rows")
     nbytes = kernel.size * STORAGE_NP[dt].itemsize
     if nbytes > provider.max_binding:
         return (f"the eigvals result of {nbytes} bytes exceeds the adapter's storage binding limit "
