@@ -8,9 +8,10 @@ rounding of NumPy's sequential sum); other dtypes (float64) are summed determini
 indices sorted first (``argsort``, stable), by a segmented sum. Narrow integers and bool are summed
 in 32 bits and wrapped (or tested for non-zero) afterwards.
 
-``bincount`` and ``add_at`` check their indices as NumPy does, which needs one read of the indices'
-extremes: ``statistical.extremes_array``, one ``extremes`` kernel (one read of the data for both) and one small
-transfer of the two values (``add_at``: of every index array's, together).
+``bincount`` checks its input as NumPy does, which needs one read of its extremes
+(``statistical.extremes_array``: one ``extremes`` kernel, one small transfer of the two values);
+``add_at`` (and ``ufunc.at``) check their indices with ``indexing.check_array_bounds``: a device
+index array's extremes are read once and remembered, so a repeated call reads nothing.
 
 >>> import gpuarray as xp
 >>> x = xp.asarray([0, 1, 1, 3], device="cpu")
@@ -35,8 +36,8 @@ from ..graph.node import make
 from ..render.wgsl_scatter_reduce import ATOMIC_REDUCE
 from .creation import asarray, full, zeros
 from .elementwise import FUNCTIONS as _EW
-from .indexing import take
-from .manipulation import broadcast_to, concat, reshape
+from .indexing import check_array_bounds, take
+from .manipulation import broadcast_to, reshape
 from .sorting import argsort
 from .statistical import extremes_array
 
@@ -250,7 +251,7 @@ def linear_indices(a: GpuArray, indices: Sequence[Any], name: str = "add_at") ->
     """(the flat positions in ``a`` that ``a[indices]`` names, their shape): ``indices`` are integer
     arrays (or ints) for the leading axes of ``a``, broadcast together, negative ones counting from the
     end, the remaining axes taken whole; IndexError for out-of-bounds ones, as NumPy's ``ufunc.at``
-    (one read of every index array's extremes, ``extremes_array``, in one transfer).
+    (``indexing.check_array_bounds``: a device index array's extremes read once and remembered).
 
     >>> import gpuarray as xp
     >>> lin, shape = linear_indices(xp.zeros((2, 3), device="cpu"), [xp.asarray([1, -2], device="cpu")])
@@ -271,21 +272,11 @@ def linear_indices(a: GpuArray, indices: Sequence[Any], name: str = "add_at") ->
     lin: Any = None
     strides = [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(a.ndim)]
     it = _dtypes.int64 if dev.supports(_dtypes.int64) else _dtypes.int32
-    checks = [(d, g) for d, g in enumerate(arrs) if g.size]
-    if checks:
-        # one read of every index array's extremes (an extremes kernel each): IndexError as NumPy raises it
-        ext = [extremes_array(g) for _d, g in checks]
-        if len({e.dtype for e in ext}) == 1:
-            mm = np.asarray(ext[0] if len(ext) == 1 else concat(ext))
-        elif all(e.dtype != _dtypes.uint64 for e in ext) and dev.supports(_dtypes.int64):
-            mm = np.asarray(concat([e.astype(_dtypes.int64) for e in ext]))       # every value fits int64
-        else:
-            mm = np.concatenate([np.asarray(e).astype(object) for e in ext])     # uint64 with others: a read each
-        for j, (d, _g) in enumerate(checks):
-            n = a.shape[d]
-            for v in (int(mm[2 * j]), int(mm[2 * j + 1])):
-                if not -n <= v < n:
-                    raise IndexError(f"index {v} is out of bounds for axis {d} with size {n}")
+    for d, g in enumerate(arrs):
+        # IndexError as NumPy raises it: host indices checked there; device ones by their extremes,
+        # read once per index array and remembered (a repeated call reads nothing), or known from
+        # how they were made (indexing.check_array_bounds)
+        check_array_bounds(g, a.shape[d], d)
     for d, g in enumerate(arrs):
         gi = g.astype(it) if g.dtype != it else g
         gi = _where(gi < 0, gi + a.shape[d], gi)
