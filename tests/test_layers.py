@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("runtime: devices, planner, residency, replay", ("gpuarray.runtime",)),
     ("array object: GpuArray, indexing, views, methods", ("gpuarray.array_object",)),
     ("namespace: Array API functions by spec category", ("gpuarray.namespace",)),
-    ("extensions: linalg, fft", ("gpuarray.linalg", "gpuarray.fft")),
+    ("extensions: linalg, fft, random", ("gpuarray.linalg", "gpuarray.fft", "gpuarray.random")),
     ("interop: NumPy protocols, adapters, DLPack, dask", ("gpuarray.interop",)),
     ("entry points: the package, special, lib, the command line",
      ("gpuarray.special", "gpuarray.lib", "gpuarray.__main__", "gpuarray")),

@@ -43,19 +43,21 @@ from typing import Any
 
 import numpy as np
 
-from .array_object.aliasing import assign
-from .array_object.array import GpuArray
-from .array_object.elementwise import apply, finish
-from .core import dtypes as _dtypes
-from .core.ops import OPS
-from .graph.node import const, make
-from .namespace.creation import asarray, full
-from .namespace.indexing import take
-from .namespace.manipulation import reshape
-from .namespace.searching_sorted import searchsorted
-from .namespace.sorting import argsort
-from .namespace.statistical import cumulative_sum
-from .runtime.devices import Device, as_device
+from ..array_object.aliasing import assign
+from ..array_object.array import GpuArray
+from ..array_object.elementwise import apply, finish
+from ..core import dtypes as _dtypes
+from ..core.ops import OPS
+from ..graph.node import const, make
+from ..namespace.creation import asarray, full
+from ..namespace.indexing import take
+from ..namespace.manipulation import reshape, stack
+from ..namespace.searching_sorted import searchsorted
+from ..namespace.sorting import argsort
+from ..namespace.statistical import cumulative_sum
+from ..namespace.statistical import min as _min
+from ..namespace.statistical import sum as _sum
+from ..runtime.devices import Device, as_device
 
 Size = int | Sequence[int] | None
 
@@ -265,9 +267,6 @@ class Generator:
 
 def _st_checks(w: GpuArray) -> GpuArray:
     """``[min(w), sum(w), count_nonzero(w)]`` as one array (one read)."""
-    from .namespace.manipulation import stack
-    from .namespace.statistical import min as _min
-    from .namespace.statistical import sum as _sum
     return stack([_min(w), _sum(w), _sum(_w("not_equal", w, 0).astype(w.dtype))])
 
 
