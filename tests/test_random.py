@@ -53,7 +53,10 @@ def test_providers_agree_and_draws_are_reproducible():
                              ("permutation", {"x": 11}), ("choice", {"a": 20, "size": 6, "replace": False}),
                              ("uniform", {"low": -3.0, "high": 3.0, "size": 8, "dtype": "float32"})]:
                 x, y = np.asarray(getattr(a, name)(**kw)), np.asarray(getattr(b, name)(**kw))
-                np.testing.assert_array_equal(x, y)
+                if name == "uniform":       # low + (high - low) u: one rounding where a driver fuses it
+                    np.testing.assert_allclose(x, y, rtol=2.0 ** -23, atol=2.0 ** -21)
+                else:
+                    np.testing.assert_array_equal(x, y)
     c = xp.random.default_rng(123, device="cpu")
     first, second = np.asarray(c.random(100)), np.asarray(c.random(100))
     assert not np.array_equal(first, second)
