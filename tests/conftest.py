@@ -43,6 +43,14 @@ def _start(name: str) -> xp.Device:
     return dev
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that take ``wgpu_device`` get the ``wgpu`` marker, so that ``-k wgpu`` (the GPU suite)
+    selects them as it selects the ``[wgpu:0]`` ids of ``device`` tests."""
+    for item in items:
+        if "wgpu_device" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.wgpu)
+
+
 @pytest.fixture(params=DEVICES)
 def device(request: pytest.FixtureRequest) -> xp.Device:
     return _start(request.param)
