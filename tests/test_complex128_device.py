@@ -43,7 +43,7 @@ POW_PHASE_ULPS = 4.0
 TINY = float(np.finfo(np.float64).tiny)
 HUGE = float(np.finfo(np.float64).max)
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.wgpu]   # every test runs on wgpu:0
 
 _COMPONENTS = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, TINY, 1e-300, 1e300, HUGE, 1.0, 0.5, 2.0,
                np.pi / 2, 710.0, 750.0]

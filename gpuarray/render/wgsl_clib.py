@@ -373,7 +373,9 @@ C64["cmulg"] = """fn ga_cmulg_c64(z: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
     recalc = true;
   }
   if (!recalc) { return vec2<f32>(x, y); }
-  return vec2<f32>(ga_inf_f32() * (a * c - b * d), ga_inf_f32() * (a * d + b * c));
+  // INFINITY * (a c - b d) without arithmetic on the infinity: NVIDIA's compiler distributed that product
+  // over the difference in float64 (inf * 0 - inf * d: NaN; 1j ** (inf + inf j) gave NaN, not 0)
+  return vec2<f32>(ga_infscale_f32(a * c - b * d), ga_infscale_f32(a * d + b * c));
 }"""
 
 # ---- inverse functions: FreeBSD catrigf.c (Hull, Fairgrieve and Tang), float32 constants

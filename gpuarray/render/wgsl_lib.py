@@ -64,6 +64,11 @@ FLT["key"] = """fn ga_key_{S}(x: {T}) -> {I} {
 }"""
 FLT["nan"] = "fn ga_nan_{S}() -> {T} { return bitcast<{T}>({NANB}); }"
 FLT["inf"] = "fn ga_inf_{S}() -> {T} { return bitcast<{T}>({INFB}); }"
+# inf * r on the bits: +-inf by r's sign, NaN for a zero or NaN r (C99 Annex G's recovery of infinities)
+FLT["infscale"] = """fn ga_infscale_{S}(r: {T}) -> {T} {
+  let m = bitcast<{U}>(r) & {ABSM};
+  return select(ga_copysign_{S}(ga_inf_{S}(), r), ga_nan_{S}(), m == {U}(0) || m > {INFB});
+}"""
 FLT["copysign"] = """fn ga_copysign_{S}(a: {T}, b: {T}) -> {T} {
   return bitcast<{T}>((bitcast<{U}>(a) & {ABSM}) | (bitcast<{U}>(b) & {SIGN}));
 }"""
