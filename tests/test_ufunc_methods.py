@@ -383,3 +383,38 @@ def test_scatter_reduce_namespace(device):
         scatter_reduce(xp.asarray(base, device=device), xp.asarray(idx, device=device), 1, "mul")
     with pytest.raises(TypeError):
         scatter_reduce(xp.asarray(np.ones(3), device=device), xp.asarray(np.array([0]), device=device), 1.0, "and")
+
+
+FMAX_DATA = np.array([[np.nan, 1.0, np.nan, -0.0, 3.0, np.nan], [np.nan] * 6,
+                      [-np.inf, np.nan, 2.0, 0.0, 5.0, np.inf], [4.0, -1.0, np.nan, np.nan, -7.5, 1e-40]])
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int16, np.uint32])
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_reduce_and_accumulate(device, name, dt):
+    """NaN ignored unless every value (of the prefix) is NaN; integers as maximum / minimum."""
+    x = FMAX_DATA.astype(dt) if np.dtype(dt).kind == "f" else \
+        np.random.default_rng(3).integers(0, 100, (4, 6)).astype(dt)
+    uf = getattr(np, name)
+    g = xp.asarray(x, device=device)
+    with _strict(device), np.errstate(all="ignore"):
+        for ax in (0, 1, -1):
+            for got, want in ((uf.accumulate(g, axis=ax), uf.accumulate(x, axis=ax)),
+                              (uf.reduce(g, axis=ax), uf.reduce(x, axis=ax)),
+                              (uf.reduce(g, axis=ax, keepdims=True), uf.reduce(x, axis=ax, keepdims=True))):
+                got = np.asarray(got)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got, want)        # NaN where NumPy has NaN
+        np.testing.assert_array_equal(np.asarray(uf.reduce(g, axis=None)), uf.reduce(x, axis=None))
+    with pytest.raises(ValueError, match="no identity"):
+        uf.reduce(xp.asarray(np.zeros((0, 3), dt), device=device), axis=0)
+
+
+def test_logical_xor_accumulate(device):
+    x = np.array([[1.0, 0.0, np.nan, -0.0, 2.0], [0.0, 0.0, 3.0, 3.0, 3.0]])
+    g = xp.asarray(x, device=device)
+    with _strict(device):
+        for ax in (0, 1):
+            _same(np.logical_xor.accumulate(g, axis=ax), np.logical_xor.accumulate(x, axis=ax))
+        b = np.array([True, False, True, True, False])
+        _same(np.logical_xor.accumulate(xp.asarray(b, device=device)), np.logical_xor.accumulate(b))

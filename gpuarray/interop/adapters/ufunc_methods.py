@@ -25,7 +25,9 @@
   then ``a`` is rebound (``aliasing.assign``: views of ``a`` see it).
 - ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` ``.reduce``: one ``reduce`` node of the ``and`` / ``or`` /
   ``xor`` combine (every integer dtype and bool; identities all ones / 0 / 0); ``logical_xor.reduce``: the
-  ``xor`` of the truth values.
+  ``xor`` of the truth values, ``.accumulate`` the parity of their running count.
+- ``fmax`` / ``fmin`` ``.reduce`` and ``.accumulate``: the maximum / minimum (a ``scan`` for accumulate)
+  of the values with NaN replaced by -inf / +inf, NaN where every value (of the prefix) is NaN.
 
 >>> import numpy as np, gpuarray as xp
 >>> a = xp.asarray([1.0, 5.0, 2.0], device="cpu")
@@ -96,9 +98,9 @@ def _key(indices: Any) -> tuple | None:
     return tuple(out)
 
 
-def _scan_max(x: GpuArray) -> GpuArray:
-    """The running maximum of the 1-D ``x``."""
-    return finish(make("scan", (x._node,), x.dtype, x.shape, ("max", 0, False), x.device))
+def _scan_max(x: GpuArray, op: str = "max", axis: int = 0) -> GpuArray:
+    """The running maximum (``op`` ``min``: minimum) of ``x`` along ``axis``."""
+    return finish(make("scan", (x._node,), x.dtype, x.shape, (op, axis, False), x.device))
 
 
 def _shifted(x: GpuArray, s: int) -> GpuArray:
@@ -280,6 +282,63 @@ def _bit_reduce(op: str) -> Any:
 
 for _name, _op in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor"), ("logical_xor", "lxor")):
     register_ufunc_method(_name, "reduce", _bit_reduce(_op))
+
+
+# ============================================================ NaN-ignoring and parity scans
+def _nan_ignoring(op: str, accumulate: bool) -> Any:
+    """``fmax`` / ``fmin`` ``.reduce`` and ``.accumulate`` (``op`` ``max`` / ``min``): the maximum of the
+    values that are not NaN (NaN replaced by -inf / +inf), NaN where every value (of the prefix) is."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        allowed = {"axis", "dtype", "out"} | (set() if accumulate else {"keepdims"})
+        if (not isinstance(a, GpuArray) or a.ndim == 0 or set(kwargs) - allowed or a.dtype.kind not in "biuf"
+                or kwargs.get("dtype") not in (None, a.dtype)
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        axis = kwargs.get("axis", 0)
+        axes = normalize_axis_tuple(tuple(range(a.ndim)) if axis is None else axis, a.ndim)
+        if any(a.shape[d] == 0 for d in axes) or (accumulate and len(axes) != 1):
+            return _FALLBACK                    # NumPy's errors (no identity; accumulate takes one axis)
+        if a.dtype.kind != "f":                 # no NaN: maximum / minimum
+            if accumulate:
+                r = _scan_max(a, op, axes[0])
+            else:
+                r = (_st.max if op == "max" else _st.min)(a, axis=axes, keepdims=bool(kwargs.get("keepdims")))
+            return _into_out(r, outs, ufunc.__name__) if outs else r
+        nan = _w("isnan", a)
+        x = _w("where", nan, -np.inf if op == "max" else np.inf, a)
+        if accumulate:
+            seen = _st.cumulative_sum(_w("logical_not", nan).astype(_dtypes.int32), axis=axes[0])
+            r = _w("where", _w("equal", seen, 0), np.nan, _scan_max(x, op, axes[0]))
+        else:
+            keep = bool(kwargs.get("keepdims"))
+            m = (_st.max if op == "max" else _st.min)(x, axis=axes, keepdims=keep)
+            r = _w("where", _st.all(nan, axis=axes, keepdims=keep), np.nan, m)
+        r = r if r.dtype == a.dtype else r.astype(a.dtype)
+        return _into_out(r, outs, ufunc.__name__) if outs else r
+    return impl
+
+
+def _xor_accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``logical_xor.accumulate``: the parity of the running count of true values (bool)."""
+    (a,) = inputs
+    outs = tuple(kwargs.get("out") or ())
+    if (not isinstance(a, GpuArray) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
+            or kwargs.get("dtype") not in (None, np.bool_, _dtypes.bool_) or a.dtype.kind == "c"
+            or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
+        return _FALLBACK
+    ax = int(kwargs.get("axis", 0)) % a.ndim
+    it = _dtypes.int64 if a.device.supports(_dtypes.int64) else _dtypes.int32
+    c = _st.cumulative_sum(_w("not_equal", a, 0).astype(it), axis=ax)
+    r = _w("equal", _w("bitwise_and", c, 1), 1)
+    return _into_out(r, outs, ufunc.__name__) if outs else r
+
+
+for _name, _op in (("fmax", "max"), ("fmin", "min")):
+    register_ufunc_method(_name, "reduce", _nan_ignoring(_op, False))
+    register_ufunc_method(_name, "accumulate", _nan_ignoring(_op, True))
+register_ufunc_method("logical_xor", "accumulate", _xor_accumulate)
 
 
 def _register_at() -> None:
