@@ -418,3 +418,20 @@ def test_logical_xor_accumulate(device):
             _same(np.logical_xor.accumulate(g, axis=ax), np.logical_xor.accumulate(x, axis=ax))
         b = np.array([True, False, True, True, False])
         _same(np.logical_xor.accumulate(xp.asarray(b, device=device)), np.logical_xor.accumulate(b))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.bool_])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_accumulate(device, name, dt):
+    rng = np.random.default_rng(4)
+    if dt is np.bool_:
+        x = rng.integers(0, 2, (5, 9)).astype(bool)
+    else:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, (5, 9), dtype=dt, endpoint=True)
+        x[0, 0], x[1, 1] = info.min, info.max
+    uf = getattr(np, name)
+    g = xp.asarray(x, device=device)
+    with _strict(device):
+        for ax in (0, 1, -1):
+            _same(uf.accumulate(g, axis=ax), uf.accumulate(x, axis=ax))

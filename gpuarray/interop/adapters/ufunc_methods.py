@@ -26,6 +26,8 @@
 - ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` ``.reduce``: one ``reduce`` node of the ``and`` / ``or`` /
   ``xor`` combine (every integer dtype and bool; identities all ones / 0 / 0); ``logical_xor.reduce``: the
   ``xor`` of the truth values, ``.accumulate`` the parity of their running count.
+- ``bitwise_and`` / ``bitwise_or`` / ``bitwise_xor`` ``.accumulate``: each bit's running maximum / minimum /
+  count parity over the bit planes ``(x >> k) & 1``, put together again.
 - ``fmax`` / ``fmin`` ``.reduce`` and ``.accumulate``: the maximum / minimum (a ``scan`` for accumulate)
   of the values with NaN replaced by -inf / +inf, NaN where every value (of the prefix) is NaN.
 
@@ -335,6 +337,38 @@ def _xor_accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     return _into_out(r, outs, ufunc.__name__) if outs else r
 
 
+def _bit_accumulate(op: str) -> Any:
+    """``bitwise_<op>.accumulate``: each bit's running maximum (or), minimum (and) or count's parity
+    (xor) along the axis, over the bit planes ``(x >> k) & 1``, put together again (``sum`` of
+    ``plane << k``: the bits are distinct); bools are the logical accumulations."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        (a,) = inputs
+        outs = tuple(kwargs.get("out") or ())
+        if (not isinstance(a, GpuArray) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
+                or a.dtype.kind not in "biu" or kwargs.get("dtype") not in (None, a.dtype)
+                or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
+            return _FALLBACK
+        ax = int(kwargs.get("axis", 0)) % a.ndim
+        if a.dtype == _dtypes.bool_:
+            if op == "xor":
+                return _xor_accumulate(ufunc, inputs, kwargs)
+            r = _scan_max(a, "max" if op == "or" else "min", ax)
+            return _into_out(r, outs, ufunc.__name__) if outs else r
+        bits = 8 * a.dtype.itemsize
+        k = reshape(arange(bits, dtype=a.dtype, device=a.device), (1,) * a.ndim + (bits,))
+        planes = _w("bitwise_and", _w("bitwise_right_shift", reshape(a, a.shape + (1,)), k), 1)
+        if op == "xor":
+            it = _dtypes.int64 if a.device.supports(_dtypes.int64) else _dtypes.int32
+            p = _w("bitwise_and", _st.cumulative_sum(planes.astype(it), axis=ax), 1).astype(a.dtype)
+        else:
+            p = _scan_max(planes, "max" if op == "or" else "min", ax)
+        r = _st.sum(_w("bitwise_left_shift", p, k), axis=-1, dtype=a.dtype)
+        return _into_out(r, outs, ufunc.__name__) if outs else r
+    return impl
+
+
+for _name, _op in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
+    register_ufunc_method(_name, "accumulate", _bit_accumulate(_op))
 for _name, _op in (("fmax", "max"), ("fmin", "min")):
     register_ufunc_method(_name, "reduce", _nan_ignoring(_op, False))
     register_ufunc_method(_name, "accumulate", _nan_ignoring(_op, True))
