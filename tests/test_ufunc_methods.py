@@ -143,16 +143,21 @@ def test_ufunc_at_errors_leave_the_array(device):
 INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
 
+def _bits_data(dt, shape, seed):
+    """Random bools, or integers over ``dt``'s whole range with its minimum and maximum in it."""
+    rng = np.random.default_rng(seed)
+    if dt is np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, shape, dtype=dt, endpoint=True)
+    x[0, 0], x[1, 1] = info.min, info.max
+    return x
+
+
 @pytest.mark.parametrize("dt", INTS + [np.bool_])
 @pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
 def test_bitwise_reduce_matches_numpy(device, name, dt):
-    rng = np.random.default_rng(1)
-    if dt is np.bool_:
-        x = rng.integers(0, 2, (5, 7)).astype(bool)
-    else:
-        info = np.iinfo(dt)
-        x = rng.integers(info.min, info.max, (5, 7), dtype=dt, endpoint=True)
-        x[0, 0], x[1, 1] = info.min, info.max
+    x = _bits_data(dt, (5, 7), 1)
     uf = getattr(np, name)
     g = xp.asarray(x, device=device)
     with _strict(device):
@@ -423,13 +428,7 @@ def test_logical_xor_accumulate(device):
 @pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.bool_])
 @pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
 def test_bitwise_accumulate(device, name, dt):
-    rng = np.random.default_rng(4)
-    if dt is np.bool_:
-        x = rng.integers(0, 2, (5, 9)).astype(bool)
-    else:
-        info = np.iinfo(dt)
-        x = rng.integers(info.min, info.max, (5, 9), dtype=dt, endpoint=True)
-        x[0, 0], x[1, 1] = info.min, info.max
+    x = _bits_data(dt, (5, 9), 4)
     uf = getattr(np, name)
     g = xp.asarray(x, device=device)
     with _strict(device):

@@ -68,22 +68,25 @@ def _complex(dt: np.dtype) -> np.dtype:
     return _dtypes.complex64 if dt in (_dtypes.float32, _dtypes.complex64) else _dtypes.complex128
 
 
-def _lapack(x: GpuArray, node: Node, rt: np.dtype) -> GpuArray:
+def _lapack(x: GpuArray, node: Node, rt: np.dtype, always_complex: bool = ALWAYS_COMPLEX) -> GpuArray:
     """LAPACK's eigenvalues on the host (a ``linalg_eigvals`` node, a counted fallback on a wgpu
     device) where the device's iteration budget did not finish a matrix; real where all are real (before
-    NumPy 2.5: ``ALWAYS_COMPLEX``)."""
+    NumPy 2.5, or with ``always_complex`` False)."""
     w = make("linalg_eigvals", (node,), _complex(node.dtype), node.shape[:-1], (), node.device)
     evaluate_nodes([w])
     got = GpuArray(w)
-    if not ALWAYS_COMPLEX and not bool(_any(apply(OPS["not_equal"], apply(OPS["imag"], got), 0.0))):
+    if not always_complex and not bool(_any(apply(OPS["not_equal"], apply(OPS["imag"], got), 0.0))):
         return GpuArray(astype_node(apply(OPS["real"], got)._node, rt))
     return GpuArray(astype_node(w, _complex(rt)))
 
 
-def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None) -> GpuArray:
+def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None,
+            always_complex: bool = ALWAYS_COMPLEX) -> GpuArray:
     """The eigenvalues of each square matrix of ``x`` (``(..., n, n) -> (..., n)``), as NumPy's
     ``linalg.eigvals``. ``work_dtype``: the real dtype to compute in (default: float64 where the
-    device has it, NumPy's choice; float32 tests the single-precision kernel)."""
+    device has it, NumPy's choice; float32 tests the single-precision kernel). ``always_complex``
+    False: real where every imaginary part is zero (NumPy before 2.5; ``np.roots`` in every version),
+    told by the flags the call reads anyway."""
     x = expect_array(x, "linalg.eigvals")
     _check_square(x)
     n = x.shape[-1]
@@ -96,7 +99,7 @@ def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None) -> GpuArray:
         return GpuArray(node)
     rt = x.dtype if x.dtype.kind == "f" else _work_dtype(x)       # NumPy's result precision
     if 0 in x.shape:
-        return zeros(x.shape[:-1], dtype=_complex(rt) if ALWAYS_COMPLEX else rt, device=x.device)
+        return zeros(x.shape[:-1], dtype=_complex(rt) if always_complex else rt, device=x.device)
     work = _work_dtype(x) if work_dtype is None else np.dtype(work_dtype)
     per = 2 * n
     packed = _packed("hqr", (astype_node(x._node, work),), FLAGS + math.prod(batch) * per)
@@ -106,10 +109,10 @@ def eigvals(x: GpuArray, /, *, work_dtype: np.dtype | None = None) -> GpuArray:
     if flags[1] != 0:
         raise LinAlgError("Eigenvalues did not converge")
     if flags[3] != 0:
-        return _lapack(x, astype_node(x._node, work), rt)
+        return _lapack(x, astype_node(x._node, work), rt, always_complex)
     bst = tuple(s * per for s in contiguous_strides(batch))
     wr = GpuArray(views.strided_view(packed, batch + (n,), bst + (1,), FLAGS))
-    if flags[2] == 0 and not ALWAYS_COMPLEX:
+    if flags[2] == 0 and not always_complex:
         return GpuArray(astype_node(wr._node, rt))
     ct = _complex(rt)
     if flags[2] == 0:

@@ -29,12 +29,11 @@ from typing import Any
 import numpy as np
 
 from ..compiler.kernel import Kernel
+from ..render.wgsl_random import per_block
 
 M0, M1 = 0xD2511F53, 0xCD9E8D57          # Philox4x32's multipliers
 W0, W1 = 0x9E3779B9, 0xBB67AE85          # its key increments (the golden ratio, sqrt(3) - 1)
 ROUNDS = 10
-PER_BLOCK = {("bits", 4): 4, ("bits", 8): 2, ("uniform", 4): 4, ("uniform", 8): 2, ("normal", 4): 4,
-             ("normal", 8): 2}          # elements a block of four words gives, by (dist, itemsize)
 
 
 def philox4x32(ctr: np.ndarray, key: tuple[int, int], rounds: int = ROUNDS) -> np.ndarray:
@@ -52,7 +51,7 @@ def philox4x32(ctr: np.ndarray, key: tuple[int, int], rounds: int = ROUNDS) -> n
 
 def blocks(n: int, dist: str, dtype: np.dtype) -> int:
     """Philox blocks a draw of ``n`` elements takes."""
-    return -(-n // PER_BLOCK[(dist, np.dtype(dtype).itemsize)])
+    return -(-n // per_block(dist, np.dtype(dtype)))
 
 
 def draw(n: int, dist: str, dtype: np.dtype, key: tuple[int, int], c0: int, c1: int) -> np.ndarray:

@@ -11,7 +11,8 @@ from typing import Any
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_random import per_block, render_random
+from ..render.wgsl_random import render_random
+from .host_random import blocks
 from .wgpu_bindings import wide_buffers
 
 
@@ -35,7 +36,7 @@ def enqueue_random(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list
     # by the kernel's signature: its instructions (which constants are one node: a key word equal to a
     # counter word, a zero counter) and the distribution, not the constants' values (uniforms)
     r = provider.rendered_for(kernel, render_random, (bool(getattr(provider, "i64", False)), node.dtype.str))
-    nblocks = -(-n // per_block(kernel.attrs[0], node.dtype))
+    nblocks = blocks(n, kernel.attrs[0], node.dtype)
     groups = -(-nblocks // WORKGROUP)
     wide = wide_buffers(provider, r, kernel)
     provider.dispatch(r.source, r.meta(kernel, {"N": n, "NB": nblocks}), [*in_handles, out, *wide], groups)

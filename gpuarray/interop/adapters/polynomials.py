@@ -348,9 +348,7 @@ def _roots(p: dict) -> Any:
     if n > 1:
         top = _m.reshape(_np.divide(_np.negative(c[1:]), c[0]), (1, n - 1))
         a = _m.concat([top, eye(n - 2, n - 1, dtype=c.dtype, device=dev)], axis=0) if n > 2 else top
-        r = _hqr.eigvals(a)
-        if r.dtype.kind == "c" and not bool(np.asarray(_np.any(_np.not_equal(_np.imag(r), 0)))):
-            r = _np.real(r)         # NumPy 2.5's roots: real where every root is (its eigvals: complex)
+        r = _hqr.eigvals(a, always_complex=False)   # np.roots: real where every root is (NumPy 2.5 too)
     else:
         r = zeros((0,), dtype=f64, device=dev)
     if trailing:
