@@ -9,7 +9,9 @@ switches of ``gpuarray/providers/wgpu_linalg_blocked.py``; ``dispatches`` is per
 Issue 20's targets: ``cholesky`` and ``solve`` (16 right-hand sides) of n = 4096 float32 and
 n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3x; ``qr`` (reduced:
 ``Q`` and ``R``, of matrices uniform in [-3, 3]) within 5x; ``inv`` and ``det`` are timed too, and
-``eigh`` and ``svd`` of stacks of small matrices (``EIGH_SHAPES``: Jacobi on the device).
+``eigh`` and ``svd`` of stacks of small matrices (``EIGH_SHAPES``: Jacobi on the device), ``eigvalsh`` of
+larger ones (``EIGVALSH_SHAPES``: tridiagonal reduction and bisection on the device; symmetric
+matrices uniform in [-3, 3]; ``gpu_ms`` from timestamp queries).
 Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
 positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
 is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
@@ -31,12 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import time_peers, wall_per_call, write_out
+from ._timing import gpu_ms, time_peers, wall_per_call, write_out
 
 SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (4096, 32, 32)))
 # eigh on the device: stacks of small matrices (Jacobi); larger ones are LAPACK's on the host
 EIGH_SHAPES = (("float32", (64, 64)), ("float32", (4096, 32, 32)), ("float64", (1024, 32, 32)),
                ("float32", (65536, 3, 3)))
+# eigvalsh of larger matrices on the device (tridiagonal reduction and bisection), the issue's sizes and
+# the sizes that calibrate tridiag.MIN_N; matrices symmetric, uniform in [-3, 3] (indefinite)
+EIGVALSH_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
+                   ("float32", (1024, 1024)), ("float32", (512, 512)), ("float32", (256, 256)),
+                   ("float32", (128, 128)), ("float64", (512, 512)), ("float32", (8, 512, 512)))
 
 
 def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -46,10 +53,16 @@ def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.nda
     return a.astype(dtype)
 
 
+def _sym(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    b = rng.uniform(-3, 3, shape)
+    return ((b + np.swapaxes(b, -1, -2)) / 2).astype(dtype)
+
+
 def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
     return {"cholesky": lambda a, b: xp.linalg.cholesky(a), "solve": lambda a, b: xp.linalg.solve(a, b),
             "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a),
             "qr": lambda a, b: xp.linalg.qr(a).R, "eigh": lambda a, b: xp.linalg.eigh(a).eigenvectors,
+            "eigvalsh": lambda a, b: xp.linalg.eigvalsh(a),
             "svd": lambda a, b: xp.linalg.svd(a, full_matrices=False).U}[case]
 
 
@@ -59,6 +72,7 @@ def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
         return {"cholesky": lambda a, b: la.cholesky(a), "solve": lambda a, b: la.solve(a, b),
                 "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a),
                 "qr": lambda a, b: la.qr(a)[1], "eigh": lambda a, b: la.eigh(a)[1],
+                "eigvalsh": lambda a, b: la.eigvalsh(a),
                 "svd": lambda a, b: la.svd(a, full_matrices=False)[0]}[case]
     return fn_for
 
@@ -74,6 +88,9 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float
         return float(np.linalg.norm(a64 @ g64 - eye) / np.linalg.norm(eye))
     if case == "svd":            # U's orthogonality (the singular values are checked by the tests)
         return float(np.abs(np.swapaxes(g64, -1, -2) @ g64 - np.eye(g64.shape[-1])).max())
+    if case == "eigvalsh":       # max |w - LAPACK's float64 w| / ||A||_2
+        want = np.linalg.eigvalsh(a64)
+        return float(np.abs(g64 - want).max() / np.abs(want).max())
     if case == "eigh":           # ||A V - V diag(w)|| / ||A|| with w = diag(V^T A V)
         w = np.einsum("...ji,...jk,...ki->...i", g64, a64, g64)
         return float(np.abs(a64 @ g64 - g64 * w[..., None, :]).max() / np.abs(a64).max())
@@ -88,10 +105,15 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     import gpuarray as xp
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
+    from gpuarray.linalg import tridiag
+    tridiag.MIN_WORK = 0     # every EIGVALSH_SHAPES matrix on the device: the figures calibrate MIN_WORK
     with xp.config(offload="always"):
         for case in cases:
-            for dtype, shape in (EIGH_SHAPES if case in ("eigh", "svd") else SHAPES):
+            shapes = {"eigh": EIGH_SHAPES, "svd": EIGH_SHAPES, "eigvalsh": EIGVALSH_SHAPES}.get(case, SHAPES)
+            for dtype, shape in shapes:
                 a = rng.uniform(-3, 3, shape).astype(dtype) if case in ("qr", "svd") else _spd(dtype, shape, rng)
+                if case == "eigvalsh":
+                    a = _sym(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
                 fn = _gpuarray_fn(xp, case)
@@ -107,6 +129,8 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                 del got
                 rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)),
                                                          lambda d=ga.device: xp.synchronize(d), runs)
+                if case == "eigvalsh":
+                    rec["gpu_ms"] = gpu_ms(xp, lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)), runs)
                 host_a, host_b = a.copy(), b.copy()
                 t0 = time.perf_counter()
                 _gpuarray_fn(np, case)(host_a, host_b)

@@ -71,6 +71,7 @@ from . import householder as _linalg_householder
 from . import jacobi as _linalg_jacobi
 from . import lu as _linalg_lu
 from . import tall as _linalg_tall
+from . import tridiag as _linalg_tridiag
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -400,6 +401,10 @@ def eigvalsh(x: GpuArray, /) -> GpuArray:
         got = _linalg_jacobi.eigh(node, False)
         if got is not None:
             return got[0]
+    elif _linalg_lu.applies(x, node.dtype) and _linalg_tridiag.applies(x.shape) and 0 not in x.shape:
+        vals = _linalg_tridiag.eigvalsh(node)
+        if vals is not None:
+            return vals
     return GpuArray(_host("eigvalsh", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-1]))
 
 

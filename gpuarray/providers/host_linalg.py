@@ -3,9 +3,9 @@
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
 ``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
 ``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
-``linalg_lu``, ``linalg_geqrf``, ``linalg_syevj`` and ``linalg_hqr`` (Cholesky, LU, Householder QR,
-Jacobi eigh and Hessenberg-QR eigvals on the device: ``providers/wgpu_linalg.py``, ``wgpu_qr.py``,
-``wgpu_eigh.py``, ``wgpu_hqr.py``) have WGSL; their
+``linalg_lu``, ``linalg_geqrf``, ``linalg_syevj``, ``linalg_syevb`` and ``linalg_hqr`` (Cholesky, LU,
+Householder QR, Jacobi eigh, tridiagonal eigvalsh and Hessenberg-QR eigvals on the device:
+``providers/wgpu_linalg.py``, ``wgpu_qr.py``, ``wgpu_eigh.py``, ``wgpu_sytrd.py``, ``wgpu_hqr.py``) have WGSL; their
 host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
@@ -198,6 +198,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
         "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
-        "syevj": _syevj, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
+        "syevj": _syevj, "syevb": _syevj, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
     }.items()
 }

@@ -26,6 +26,7 @@ from .wgpu_linalg import (
     enqueue_hqr,
     enqueue_lu,
     enqueue_potrf,
+    enqueue_syevb,
     enqueue_syevj,
     linalg_cannot_run,
 )
@@ -40,6 +41,7 @@ from .wgpu_scatter_add import enqueue_scatter_add, scatter_add_cannot_run
 from .wgpu_select import enqueue_select, select_cannot_run
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
 from .wgpu_split import _nbytes, split_kernel
+from .wgpu_sytrd import syevb_cannot_run
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
 WGPU_KINDS: dict[str, Any] = {"reduce": enqueue_reduce, "matmul": enqueue_matmul}
@@ -66,6 +68,8 @@ WGPU_KINDS["linalg_geqrf"] = enqueue_geqrf                   # Householder QR (w
 WGPU_KIND_CHECKS["linalg_geqrf"] = geqrf_cannot_run
 WGPU_KINDS["linalg_syevj"] = enqueue_syevj                   # Jacobi eigh of small matrices (wgpu_eigh.py)
 WGPU_KIND_CHECKS["linalg_syevj"] = syevj_cannot_run
+WGPU_KINDS["linalg_syevb"] = enqueue_syevb                   # eigvalsh of larger ones (wgpu_sytrd.py)
+WGPU_KIND_CHECKS["linalg_syevb"] = syevb_cannot_run
 WGPU_KINDS["linalg_gesvj"] = enqueue_gesvj                   # one-sided Jacobi svd of small matrices
 WGPU_KIND_CHECKS["linalg_gesvj"] = gesvj_cannot_run
 WGPU_KINDS["linalg_hqr"] = enqueue_hqr                       # eigvals of small matrices (wgpu_hqr.py)

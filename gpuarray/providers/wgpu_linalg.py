@@ -55,7 +55,7 @@ from ..render.wgsl_linalg import (
     swap_trsm_source,
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS
-from . import wgpu_eigh, wgpu_hqr, wgpu_linalg_blocked, wgpu_qr
+from . import wgpu_eigh, wgpu_hqr, wgpu_linalg_blocked, wgpu_qr, wgpu_sytrd
 from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
@@ -198,6 +198,12 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[
     """``linalg_syevj``: Jacobi eigh of small matrices (``wgpu_eigh.enqueue_syevj``) after the load."""
     return wgpu_eigh.enqueue_syevj(provider, kernel, in_handles,
                                    lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
+
+
+def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """``linalg_syevb``: eigenvalues by tridiagonal reduction and bisection (``wgpu_sytrd``) after the load."""
+    return wgpu_sytrd.enqueue_syevb(provider, kernel, in_handles,
+                                    lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
 
 
 def enqueue_gesvj(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:

@@ -1,0 +1,52 @@
+"""``eigvalsh`` of real symmetric matrices (float32 / float64) larger than Jacobi takes, on a wgpu
+device: Householder reduction to tridiagonal form and bisection (``providers/wgpu_sytrd.py``),
+nothing of the matrix on the host.
+
+One node, ``linalg_syevb`` (attrs ``(False,)``: values only), holds per matrix the eigenvalues
+ascending and a flag after the last matrix: raised for input that is not finite or a column so
+small that LAPACK would rescale it, which LAPACK then decomposes on the host (its result, its
+errors). Below ``MIN_WORK`` (rows times matrices, at most 8 of them counted) the host's LAPACK is
+faster (``2 n`` dependent dispatches, whatever the stack) and takes them: on the H200 one 1024 x
+1024 float32 matrix took 57 ms on the device and 60 with NumPy, one 512 x 512 float64 30 and 16,
+a stack of 8 of 512 x 512 float32 25 and 124 (docs/benchmarks.md).
+
+>>> import numpy as np, gpuarray as xp
+>>> a = xp.asarray(np.diag(np.arange(4.0, dtype=np.float32)), device="wgpu:0")
+>>> np.asarray(eigvalsh(a._node)).tolist()
+[0.0, 1.0, 2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..array_object.array import GpuArray
+from ..graph import views
+from ..graph.node import Node
+from ..graph.shapes import contiguous_strides
+from .lu import _packed
+
+MIN_N = 65              # Jacobi takes smaller matrices (linalg/jacobi.py)
+MIN_WORK = 2048         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
+
+
+def applies(shape: tuple[int, ...]) -> bool:
+    """Whether a stack of ``shape`` (``(..., n, n)``) takes the device reduction (the adapter may
+    still decline it).
+
+    >>> applies((2048, 2048)), applies((512, 512)), applies((8, 512, 512))
+    (True, False, True)
+    """
+    n = shape[-1]
+    return n >= MIN_N and n * min(math.prod(shape[:-2]), 8) >= MIN_WORK
+
+
+def eigvalsh(a: Node) -> GpuArray | None:
+    """The eigenvalues (ascending) of each symmetric matrix of ``a`` (its lower triangle), or None
+    where LAPACK must take them."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    packed = _packed("syevb", (a,), math.prod(batch) * n + 1, (False,))
+    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+        return None
+    return GpuArray(views.strided_view(packed, batch + (n,), contiguous_strides(batch + (n,)), 0))
