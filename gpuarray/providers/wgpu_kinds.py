@@ -104,7 +104,10 @@ _LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices b
            "tridiagonal or bidiagonal form for larger ones yet)")
 # why a linear-algebra node that the namespace gave to LAPACK runs on the host (gpuarray/linalg)
 HOST_LINALG_REASONS = {
-    "linalg_eigh": f"eigh {_LAPACK}", "linalg_eigvalsh": f"eigvalsh {_LAPACK}",
+    "linalg_eigh": f"eigh {_LAPACK}",
+    "linalg_eigvalsh": ("eigvalsh is LAPACK's on the host for complex input, for matrices the device declined "
+                        "(values that are not finite) and below n * min(matrices, 8) = 2048, where LAPACK is "
+                        "faster than the device's tridiagonal reduction (linalg/tridiag.py)"),
     "linalg_svd": f"svd {_LAPACK}", "linalg_svdvals": f"svdvals {_LAPACK}",
     "linalg_eigvals": "eigvals of complex matrices is LAPACK's geev on the host (the device takes real ones)",
     "linalg_pinv": f"pinv (an svd) {_LAPACK}", "linalg_matrix_rank": f"matrix_rank (an svd) {_LAPACK}",
