@@ -40,7 +40,7 @@ SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (409
 EIGH_SHAPES = (("float32", (64, 64)), ("float32", (4096, 32, 32)), ("float64", (1024, 32, 32)),
                ("float32", (65536, 3, 3)))
 # eigvalsh of larger matrices on the device (tridiagonal reduction and bisection), the sizes and
-# the sizes that calibrate tridiag.MIN_N; matrices symmetric, uniform in [-3, 3] (indefinite)
+# the sizes that calibrate tridiag.MIN_WORK; matrices symmetric, uniform in [-3, 3] (indefinite)
 EIGVALSH_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
                    ("float32", (1024, 1024)), ("float32", (512, 512)), ("float32", (256, 256)),
                    ("float32", (128, 128)), ("float64", (512, 512)), ("float32", (8, 512, 512)))

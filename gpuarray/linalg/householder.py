@@ -23,7 +23,7 @@ from ..array_object.array import GpuArray
 from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
-from .lu import _packed
+from .lu import _packed, flagged
 
 
 def qr(a: Node, mode: str) -> tuple[GpuArray, GpuArray] | None:
@@ -37,7 +37,7 @@ def qr(a: Node, mode: str) -> tuple[GpuArray, GpuArray] | None:
     kq = m if mode == "complete" else min(m, n)
     per = m * kq + kq * n
     packed = _packed("geqrf", (a,), math.prod(batch) * per + 1, (mode,))
-    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+    if flagged(packed):
         return None
     bst = tuple(s * per for s in contiguous_strides(batch))
     return (GpuArray(views.strided_view(packed, batch + (m, kq), bst + (kq, 1), 0)),

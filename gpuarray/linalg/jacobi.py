@@ -27,7 +27,7 @@ from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from ..providers.wgpu_eigh import MAX_N
-from .lu import _packed
+from .lu import _packed, flagged
 
 SVD_MAX_ROWS = 1024     # svd of matrices whose longer side is at most this (and shorter at most MAX_N)
 
@@ -60,7 +60,7 @@ def eigh(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray | None] | None:
     batch = a.shape[:-2]
     per = (n + 1) * n if vectors else n
     packed = _packed("syevj", (a,), math.prod(batch) * per + 1, (bool(vectors),))
-    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+    if flagged(packed):
         return None
     bst = tuple(s * per for s in contiguous_strides(batch))
     w = GpuArray(views.strided_view(packed, batch + (n,), bst + (1,), 0))
@@ -77,7 +77,7 @@ def svd(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArra
     batch = a.shape[:-2]
     per = m * k + k + k * n if vectors else k
     packed = _packed("gesvj", (a,), math.prod(batch) * per + 1, (bool(vectors),))
-    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+    if flagged(packed):
         return None
     bst = tuple(s * per for s in contiguous_strides(batch))
     if not vectors:

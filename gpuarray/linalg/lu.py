@@ -56,11 +56,15 @@ def _matrices(packed: Node, shape: tuple[int, ...]) -> GpuArray:
     return GpuArray(views.strided_view(packed, shape, contiguous_strides(shape), 0))
 
 
+def flagged(packed: Node) -> bool:
+    """Whether the flag after the result of ``packed`` is set (one small read of the evaluated
+    buffer: ``GpuArray._scalar``)."""
+    return float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0
+
+
 def _check(packed: Node, message: str) -> None:
-    """Raise LinAlgError(``message``) where the flag after the result is set (one small read of
-    the evaluated buffer: ``GpuArray._scalar``)."""
-    flag = GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))
-    if float(flag) != 0.0:
+    """Raise LinAlgError(``message``) where the flag after the result is set."""
+    if flagged(packed):
         raise LinAlgError(message)
 
 

@@ -24,21 +24,19 @@ from ..array_object.array import GpuArray
 from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
-from .lu import _packed
+from .lu import _packed, flagged
 
-MIN_N = 65              # Jacobi takes smaller matrices (linalg/jacobi.py)
 MIN_WORK = 2048         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
 
 
 def applies(shape: tuple[int, ...]) -> bool:
     """Whether a stack of ``shape`` (``(..., n, n)``) takes the device reduction (the adapter may
-    still decline it).
+    still decline it; matrices Jacobi takes never reach it: ``gpuarray.linalg.eigvalsh``).
 
     >>> applies((2048, 2048)), applies((512, 512)), applies((8, 512, 512))
     (True, False, True)
     """
-    n = shape[-1]
-    return n >= MIN_N and n * min(math.prod(shape[:-2]), 8) >= MIN_WORK
+    return shape[-1] * min(math.prod(shape[:-2]), 8) >= MIN_WORK
 
 
 def eigvalsh(a: Node) -> GpuArray | None:
@@ -47,6 +45,6 @@ def eigvalsh(a: Node) -> GpuArray | None:
     n = a.shape[-1]
     batch = a.shape[:-2]
     packed = _packed("syevb", (a,), math.prod(batch) * n + 1, (False,))
-    if float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0:
+    if flagged(packed):
         return None
     return GpuArray(views.strided_view(packed, batch + (n,), contiguous_strides(batch + (n,)), 0))
