@@ -7,8 +7,8 @@ ascending and a flag after the last matrix: raised for input that is not finite 
 small that LAPACK would rescale it, which LAPACK then decomposes on the host (its result, its
 errors). Below ``MIN_WORK`` (rows times matrices, at most 8 of them counted) the host's LAPACK is
 faster (``2 n`` dependent dispatches, whatever the stack) and takes them: on the H200 one 1024 x
-1024 float32 matrix took 57 ms on the device and 60 with NumPy, one 512 x 512 float64 30 and 16,
-a stack of 8 of 512 x 512 float32 25 and 124 (docs/benchmarks.md).
+1024 float32 matrix took 36 ms on the device and 60-120 with NumPy, one 512 x 512 float32 19 and
+18, float64 25 and 17, a stack of 8 of 512 x 512 float32 20 and 124 (docs/benchmarks.md).
 
 >>> import numpy as np, gpuarray as xp
 >>> a = xp.asarray(np.diag(np.arange(4.0, dtype=np.float32)), device="wgpu:0")
@@ -26,14 +26,14 @@ from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .lu import _packed, flagged
 
-MIN_WORK = 2048         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
+MIN_WORK = 1024         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
 
 
 def applies(shape: tuple[int, ...]) -> bool:
     """Whether a stack of ``shape`` (``(..., n, n)``) takes the device reduction (the adapter may
     still decline it; matrices Jacobi takes never reach it: ``gpuarray.linalg.eigvalsh``).
 
-    >>> applies((2048, 2048)), applies((512, 512)), applies((8, 512, 512))
+    >>> applies((1024, 1024)), applies((512, 512)), applies((2, 512, 512))
     (True, False, True)
     """
     return shape[-1] * min(math.prod(shape[:-2]), 8) >= MIN_WORK

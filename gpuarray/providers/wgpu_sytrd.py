@@ -3,14 +3,16 @@ Householder reduction to tridiagonal form and bisection, all on the device (MAGM
 ``sstebz`` path without the host).
 
 The operand is copied into a work matrix and its lower triangle mirrored (``sym_source``). Per panel
-of ``NB`` (32) columns at ``k0`` (``dlatrd``): for each column ``k`` one dispatch of
-``finish_source`` (one workgroup a matrix: ``W``'s column of ``k - 1``, then column ``k`` updated and
-its reflector) and one of ``symv_source`` (``y = A22 v`` over the trailing matrix as it was at the
-panel's start, many workgroups); then the trailing update ``A22 - V W^T - W V^T`` as one product of
-the matmul provider (a synthetic ``matmul`` kernel over two views of the ``[V | W | V]`` panel
-buffer, its epilogue subtracting from a view of the current trailing matrix) into a fresh buffer,
-the next panel's ``A`` (two buffers alternate, the same every call). ``stebz_source`` then bisects
-every eigenvalue of the tridiagonal matrices. ``2 n + n / NB + 3`` dispatches (and the products').
+of ``NB`` (32) columns at ``k0`` (``dlatrd``): for each column ``k`` one dispatch of ``prep_source``
+(``W``'s column of ``k - 1`` completed, column ``k`` updated, partial norms and products) and one of
+``symvw_source`` (the reflector, ``y = A22 v`` over the trailing matrix as it was at the panel's
+start and ``W``'s column before its last correction), both over many workgroups; at the panel's end
+a ``prep_source`` that only completes the last column, then the trailing update ``A22 - V W^T -
+W V^T`` as one product of the matmul provider (a synthetic ``matmul`` kernel over two views of the
+``[V | W | V]`` panel buffer, its epilogue subtracting from a view of the current trailing matrix)
+into a fresh buffer, the next panel's ``A`` (two buffers alternate, the same every call).
+``stebz_source`` then bisects every eigenvalue of the tridiagonal matrices. ``2 n + n / NB + 3``
+dispatches (and the products').
 The result per matrix is the ``n`` eigenvalues ascending, then one flag after the last matrix
 (LAPACK takes matrices whose reduction met values that are not finite or underflowing columns).
 
@@ -29,7 +31,8 @@ import numpy as np
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_sytrd import NB, RW, VS, finish_source, stebz_source, sym_source, symv_source
+from ..render.wgsl_stebz import stebz_source
+from ..render.wgsl_sytrd import NB, PS, RW, TH, VS, prep_source, sym_source, symvw_source
 from . import wgpu_matmul
 from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32
 
@@ -37,7 +40,6 @@ _WGSL = {"float32": "f32", "float64": "f64"}
 # lavapipe ends an invocation's loops after 65535 iterations in all: stebz_source counts n a point for
 # ROUNDS (10 in float64) rounds
 CPU_MAX_N = 4096
-FINISH_THREADS = 1024   # threads of finish_source where the adapter allows them (else 256)
 
 
 def syr2k_kernel(dt: np.dtype, batch: int, m: int, vsize: int, vbs: int, voff: int, ssize: int, sld: int,
@@ -99,6 +101,8 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     yv = provider.alloc(_pad4(batch * 2 * n) * item)
     tdflag = batch * 3 * n
     td = provider.alloc(_pad4(tdflag + 1) * item)
+    rw = RW[t]
+    pp = provider.alloc(_pad4(batch * (_cdiv(n, TH) * PS + _cdiv(n, rw))) * item)
     spare = provider.alloc(_pad4(batch * (n - NB) ** 2) * item) if n > NB else None
     try:
         load(work, N=count, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
@@ -106,19 +110,20 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
         bufs = [work, spare]
         sizes = [_pad4(count), _pad4(batch * (n - NB) ** 2)]
         cur, org, sld, sbs = 0, 0, n, n * n
-        lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
-        fin, symv = finish_source(t, FINISH_THREADS if FINISH_THREADS <= lim else 256), symv_source(t)
+        prep, symvw = prep_source(t), symvw_source(t)
         for k0 in range(0, n, NB):
             kend = min(k0 + NB, n)
             for k in range(k0, kend):
-                provider.dispatch(fin, _u32(n, k, k0, org, sld, sbs, int(k > k0), 1, tdflag),
-                                  [bufs[cur], vw, yv, td], batch)
-                if k + 2 <= n:
-                    g = _cdiv(n - k - 1, RW)
-                    provider.dispatch(symv, _u32(n, k, org, sld, sbs, g, batch * g), [bufs[cur], yv], batch * g)
+                g1, g2 = _cdiv(n - k, TH), max(1, _cdiv(n - k - 1, rw))
+                bound = [bufs[cur], vw, yv, td, pp]
+                provider.dispatch(prep, _u32(n, k, k0, org, sld, sbs, g1, batch * g1, int(k > k0), 1), bound,
+                                  batch * g1)
+                provider.dispatch(symvw, _u32(n, k, k0, org, sld, sbs, g1, g2, batch * g2, tdflag), bound,
+                                  batch * g2)
             if kend < n:
-                provider.dispatch(fin, _u32(n, kend, k0, org, sld, sbs, 1, 0, tdflag), [bufs[cur], vw, yv, td],
-                                  batch)
+                g1 = _cdiv(n - kend, TH)
+                provider.dispatch(prep, _u32(n, kend, k0, org, sld, sbs, g1, batch * g1, 1, 0),
+                                  [bufs[cur], vw, yv, td, pp], batch * g1)
                 m = n - kend
                 upd = syr2k_kernel(dt, batch, m, vsize, n * VS, kend * VS, sizes[cur], sld, sbs,
                                    (kend - org) * sld + kend - org)
@@ -129,6 +134,6 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
         provider.dispatch(stebz_source(t), _u32(n, total, tdflag, total), [td, out], total)
         return [out]
     finally:
-        for h in (work, vw, yv, td, spare):
+        for h in (work, vw, yv, td, pp, spare):
             if h is not None:
                 provider.free(h)         # back to the pool once the pass is submitted
