@@ -17,8 +17,11 @@ What runs where:
   (reduced, or square) / ``svdvals`` of stacks of small matrices: one-sided Jacobi;
 - ``eigvals`` is NumPy's, not the standard's: ``linalg.hqr.eigvals`` (``np.linalg.eigvals``;
   Hessenberg reduction and Francis QR for real matrices of at most 64 rows on a wgpu device);
-- the other decompositions (``eigh`` and ``eigvalsh`` of larger matrices, ``svd``, ``svdvals``,
-  ``pinv``, ``matrix_rank``; those above on the ``cpu`` device or for complex input) are one
+- ``eigvalsh`` of larger real matrices: tridiagonal reduction and bisection on the device
+  (``_linalg_tridiag``), and through it ``svdvals`` (and ``matrix_rank``, ``matrix_norm``'s 2, -2 and
+  'nuc') of larger real matrices, as the eigenvalues of ``[[0, A], [A^T, 0]]``;
+- the other decompositions (``eigh`` of larger matrices, ``svd``, ``pinv``; those above on the
+  ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
   (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
   stay on the caller's device. Their operand's elementwise prologue still
@@ -252,7 +255,8 @@ def matrix_norm(x: GpuArray, /, *, keepdims: bool = False,
                 ord: int | float | str | None = "fro") -> GpuArray:  # noqa: A002 - Array API name
     """Matrix norm of each matrix (last two axes): 'fro', 'nuc', 1, -1, 2, -2, inf, -inf.
 
-    'nuc', 2 and -2 need singular values, which are computed on the host.
+    'nuc', 2 and -2 need singular values (``svdvals``: on the device for real matrices, except tall
+    ones that Cholesky-QR declines and small single matrices of the host's calibration).
     """
     x = _matrices(x, "matrix_norm")
     xf = GpuArray(_float_node(x))
@@ -447,18 +451,27 @@ def svdvals(x: GpuArray, /) -> GpuArray:
         got = _linalg_jacobi.svd(node, False)
         if isinstance(got, GpuArray):
             return got
+    elif _linalg_lu.applies(x, node.dtype) and _linalg_tridiag.svd_applies(x.shape) and 0 not in x.shape:
+        got = _linalg_tridiag.svdvals(GpuArray(node))
+        if got is not None:
+            return got
     return GpuArray(_host("svdvals", (node,), _dtypes.real_dtype(node.dtype), x.shape[:-2] + (min(x.shape[-2:]),)))
 
 
 def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tuple[Any, ...] | None:
-    """``svd`` (``vectors``) or the singular values of small real matrices on the device (one-sided
-    Jacobi) and the relative cutoff (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and
-    ``matrix_rank``; None: the host's way."""
+    """``svd`` (``vectors``) or the singular values of real matrices on the device (small ones by
+    one-sided Jacobi; larger values through ``linalg.tridiag.svdvals``) and the relative cutoff
+    (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and ``matrix_rank``; None: the host's way."""
     m, n = x.shape[-2:]
-    if not (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and 0 not in x.shape
+    if not (_linalg_lu.applies(x, node.dtype) and 0 not in x.shape
             and (rtol is None or type(rtol) in (int, float) or isinstance(rtol, (np.integer, np.floating)))):
         return None
-    got = _linalg_jacobi.svd(node, vectors)
+    if _linalg_jacobi.svd_applies(m, n):
+        got: Any = _linalg_jacobi.svd(node, vectors)
+    elif not vectors and _linalg_tridiag.svd_applies(x.shape):
+        got = _linalg_tridiag.svdvals(GpuArray(node))
+    else:
+        return None
     if got is None:
         return None
     r = max(m, n) * float(np.finfo(node.dtype).eps) if rtol is None else float(rtol)

@@ -1,6 +1,10 @@
 """``eigvalsh`` of real symmetric matrices (float32 / float64) larger than Jacobi takes, on a wgpu
 device: Householder reduction to tridiagonal form and bisection (``providers/wgpu_sytrd.py``),
-nothing of the matrix on the host.
+nothing of the matrix on the host; and ``svdvals`` of real matrices that are neither small (Jacobi)
+nor tall and skinny (``linalg/tall.py``) through it: the singular values of ``A`` (``m x n``) are the
+``min(m, n)`` largest eigenvalues of the symmetric ``[[0, A], [A^T, 0]]`` (Jordan-Wielandt; the others
+are their negatives and ``|m - n|`` zeros), found with LAPACK's absolute accuracy (a few ``eps
+||A||``) at four times the arithmetic of a bidiagonal reduction.
 
 One node, ``linalg_syevb`` (attrs ``(False,)``: values only), holds per matrix the eigenvalues
 ascending and a flag after the last matrix: raised for input that is not finite or a column so
@@ -21,9 +25,14 @@ from __future__ import annotations
 import math
 
 from ..array_object.array import GpuArray
+from ..array_object.elementwise import apply
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
+from ..namespace.creation import zeros
+from ..namespace.manipulation import concat, matrix_transpose
+from ..namespace.sorting import sort
 from .lu import _packed, flagged
 
 MIN_WORK = 1024         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
@@ -48,3 +57,28 @@ def eigvalsh(a: Node) -> GpuArray | None:
     if flagged(packed):
         return None
     return GpuArray(views.strided_view(packed, batch + (n,), contiguous_strides(batch + (n,)), 0))
+
+
+def svd_applies(shape: tuple[int, ...]) -> bool:
+    """Whether ``svdvals`` of a stack of ``shape`` (``(..., m, n)``) takes the device: its symmetric
+    matrix of ``m + n`` rows at twice ``MIN_WORK`` (calibrated on the H200).
+
+    >>> svd_applies((1024, 1024)), svd_applies((300, 200)), svd_applies((8, 256, 256))
+    (True, False, True)
+    """
+    m, n = shape[-2:]
+    return (m + n) * min(math.prod(shape[:-2]), 8) >= 2 * MIN_WORK
+
+
+def svdvals(x: GpuArray) -> GpuArray | None:
+    """The singular values (descending) of each real matrix of ``x``, or None where LAPACK must take
+    them (the symmetric matrix's flag: values that are not finite, underflowing columns)."""
+    m, n = x.shape[-2:]
+    batch = x.shape[:-2]
+    top = concat([zeros(batch + (m, m), dtype=x.dtype, device=x.device), x], axis=-1)
+    low = concat([matrix_transpose(x), zeros(batch + (n, n), dtype=x.dtype, device=x.device)], axis=-1)
+    w = eigvalsh(concat([top, low], axis=-2)._node)
+    if w is None:
+        return None
+    # the min(m, n) largest, each at least -eps ||A|| where the singular value is 0: their magnitudes
+    return sort(apply(OPS["abs"], w[..., m + n - min(m, n):]), axis=-1, descending=True)

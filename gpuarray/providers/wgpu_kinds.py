@@ -106,11 +106,16 @@ _LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices b
 HOST_LINALG_REASONS = {
     "linalg_eigh": f"eigh {_LAPACK}",
     "linalg_eigvalsh": ("eigvalsh is LAPACK's on the host for complex input, for matrices the device declined "
-                        "(values that are not finite) and below n * min(matrices, 8) = 2048, where LAPACK is "
+                        "(values that are not finite) and below n * min(matrices, 8) = 1024, where LAPACK is "
                         "faster than the device's tridiagonal reduction (linalg/tridiag.py)"),
-    "linalg_svd": f"svd {_LAPACK}", "linalg_svdvals": f"svdvals {_LAPACK}",
+    "linalg_svd": f"svd {_LAPACK}",
+    "linalg_svdvals": ("svdvals is LAPACK's on the host for complex input, for matrices the device declined "
+                       "(values that are not finite), for tall ones Cholesky-QR declined and below (m + n) * "
+                       "min(matrices, 8) = 2048 (linalg/tridiag.py: [[0, A], [A^T, 0]]'s eigenvalues)"),
     "linalg_eigvals": "eigvals of complex matrices is LAPACK's geev on the host (the device takes real ones)",
-    "linalg_pinv": f"pinv (an svd) {_LAPACK}", "linalg_matrix_rank": f"matrix_rank (an svd) {_LAPACK}",
+    "linalg_pinv": f"pinv (an svd) {_LAPACK}",
+    "linalg_matrix_rank": ("matrix_rank is LAPACK's on the host where svdvals is (see linalg_svdvals) or rtol is "
+                           "an array"),
 }
 
 
