@@ -49,9 +49,11 @@ def _check(a: np.ndarray, s: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(70, 70), (65, 90), (130, 67), (2, 3, 66, 80)])
+@pytest.mark.parametrize("shape", [(70, 70), (65, 90), (130, 67), (150, 66), (66, 140), (2, 3, 66, 80),
+                                   (2, 140, 66)])
 def test_svdvals_shapes(device: xp.Device, small_min_n: None, dtype: Any, shape: tuple[int, ...]) -> None:
-    """Square, wide, tall (not skinny enough for Cholesky-QR) and a stack of 6."""
+    """Square, wide, tall (not skinny enough for Cholesky-QR), twice as long one way (through QR's
+    ``R``) and stacks."""
     _skip_f64(device, dtype)
     a = RNG.uniform(-3, 3, shape).astype(dtype)
     _check(a, _svdvals(device, a))

@@ -33,6 +33,7 @@ from ..graph.shapes import contiguous_strides
 from ..namespace.creation import zeros
 from ..namespace.manipulation import concat, matrix_transpose
 from ..namespace.sorting import sort
+from . import householder
 from .lu import _packed, flagged
 
 MIN_WORK = 1024         # n * min(matrices, 8) below this: LAPACK on the host (calibrated on the H200)
@@ -72,8 +73,15 @@ def svd_applies(shape: tuple[int, ...]) -> bool:
 
 def svdvals(x: GpuArray) -> GpuArray | None:
     """The singular values (descending) of each real matrix of ``x``, or None where LAPACK must take
-    them (the symmetric matrix's flag: values that are not finite, underflowing columns)."""
+    them (the symmetric matrix's flag: values that are not finite, underflowing columns). A matrix at
+    least twice as long one way as the other is first reduced to the ``R`` of its QR factorization on
+    the device (``linalg.householder``): the symmetric matrix then has ``2 min(m, n)`` rows."""
     m, n = x.shape[-2:]
+    if max(m, n) >= 2 * min(m, n):
+        got = householder.qr((x if m >= n else matrix_transpose(x))._node, "reduced")
+        if got is not None:
+            x = got[1]
+            m = n = min(m, n)
     batch = x.shape[:-2]
     top = concat([zeros(batch + (m, m), dtype=x.dtype, device=x.device), x], axis=-1)
     low = concat([matrix_transpose(x), zeros(batch + (n, n), dtype=x.dtype, device=x.device)], axis=-1)
