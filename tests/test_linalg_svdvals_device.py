@@ -14,6 +14,8 @@ import pytest
 import gpuarray as xp
 from gpuarray.linalg import tridiag
 
+from .test_linalg_tridiag_device import counted, skip_f64
+
 RNG = np.random.default_rng(25)
 
 
@@ -23,18 +25,8 @@ def small_min_n(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tridiag, "MIN_WORK", 0)
 
 
-def _skip_f64(device: xp.Device, dtype: Any) -> None:
-    if device.kind == "wgpu" and np.dtype(dtype) == np.float64 and not device.supports(np.dtype(dtype)):
-        pytest.skip("no float64 on this adapter")
-
-
 def _svdvals(device: xp.Device, a: Any, fallbacks: int | None = 0) -> np.ndarray:
-    xp.reset_metrics()
-    g = a if isinstance(a, xp.GpuArray) else xp.asarray(a, device=device)
-    s = np.asarray(xp.linalg.svdvals(g))
-    if device.kind == "wgpu" and fallbacks is not None:
-        assert xp.metrics()["host_fallbacks"] == fallbacks
-    return s
+    return counted(device, xp.linalg.svdvals, a, fallbacks)
 
 
 def _check(a: np.ndarray, s: np.ndarray) -> None:
@@ -54,14 +46,14 @@ def _check(a: np.ndarray, s: np.ndarray) -> None:
 def test_svdvals_shapes(device: xp.Device, small_min_n: None, dtype: Any, shape: tuple[int, ...]) -> None:
     """Square, wide, tall (not skinny enough for Cholesky-QR), twice as long one way (through QR's
     ``R``) and stacks."""
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     a = RNG.uniform(-3, 3, shape).astype(dtype)
     _check(a, _svdvals(device, a))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_svdvals_structure(device: xp.Device, small_min_n: None, dtype: Any) -> None:
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     n = 72
     low_rank = RNG.normal(size=(n, 4)) @ RNG.normal(size=(4, n + 5))
     u, _ = np.linalg.qr(RNG.normal(size=(n, n)))
@@ -90,7 +82,7 @@ def test_svdvals_default_size_on_device(device: xp.Device) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_svdvals_special_values_take_lapack(device: xp.Device, small_min_n: None, dtype: Any) -> None:
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     for put in (np.nan, np.inf):
         a = RNG.uniform(-3, 3, (70, 75)).astype(dtype)
         a[40, 3] = put

@@ -8,6 +8,7 @@ columns taken by LAPACK (one counted host fallback, NumPy's result or error)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ def small_min_n(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tridiag, "MIN_WORK", 0)
 
 
-def _skip_f64(device: xp.Device, dtype: Any) -> None:
+def skip_f64(device: xp.Device, dtype: Any) -> None:
     if device.kind == "wgpu" and np.dtype(dtype) == np.float64 and not device.supports(np.dtype(np.float64)):
         pytest.skip("no float64 on this adapter")
 
@@ -35,13 +36,19 @@ def _sym(shape: tuple[int, ...], dtype: Any, lo: float = -3, hi: float = 3) -> n
     return ((b + np.swapaxes(b, -1, -2)) / 2).astype(dtype)
 
 
-def _eigvalsh(device: xp.Device, a: Any, fallbacks: int | None = 0) -> np.ndarray:
+def counted(device: xp.Device, fn: Callable[[Any], Any], a: Any, fallbacks: int | None = 0) -> np.ndarray:
+    """``fn`` of ``a`` (put on ``device``) as a NumPy array; on wgpu with ``fallbacks`` host fallbacks
+    counted (None: any number)."""
     xp.reset_metrics()
     g = a if isinstance(a, xp.GpuArray) else xp.asarray(a, device=device)
-    w = np.asarray(xp.linalg.eigvalsh(g))
+    got = np.asarray(fn(g))
     if device.kind == "wgpu" and fallbacks is not None:
         assert xp.metrics()["host_fallbacks"] == fallbacks
-    return w
+    return got
+
+
+def _eigvalsh(device: xp.Device, a: Any, fallbacks: int | None = 0) -> np.ndarray:
+    return counted(device, xp.linalg.eigvalsh, a, fallbacks)
 
 
 def _same_as_lapack(device: xp.Device, a: np.ndarray, fallbacks: int | None) -> None:
@@ -71,14 +78,14 @@ def _check(a: np.ndarray, w: np.ndarray) -> None:
 @pytest.mark.parametrize("n", [65, 96, 97, 129])
 def test_eigvalsh_orders(device: xp.Device, small_min_n: None, dtype: Any, n: int) -> None:
     """One panel and a part, whole panels, and panels and a column (32 columns a panel)."""
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     a = _sym((n, n), dtype)
     _check(a, _eigvalsh(device, a))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_eigvalsh_stacks_and_structure(device: xp.Device, small_min_n: None, dtype: Any) -> None:
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     n = 70
     q, _ = np.linalg.qr(RNG.normal(size=(n, n)))
     clustered = (q * np.r_[np.full(35, 1.0), np.full(35, 1.0 + 1e-6)]) @ q.T
@@ -124,7 +131,7 @@ def test_eigvalsh_default_size_on_device(device: xp.Device) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_eigvalsh_special_values_take_lapack(device: xp.Device, small_min_n: None, dtype: Any) -> None:
     """NaN, infinity and a matrix so small that LAPACK rescales its columns: LAPACK's result."""
-    _skip_f64(device, dtype)
+    skip_f64(device, dtype)
     tiny = np.finfo(dtype).tiny
     for put in (np.nan, np.inf, None):
         a = _sym((70, 70), dtype)
