@@ -77,6 +77,22 @@ def _pad4(count: int) -> int:
     return -(-count // 4) * 4
 
 
+def binding_overflow(provider: Any, op: str, parts: list[tuple[str, int]]) -> str | None:
+    """Why ``op``'s buffers do not fit the adapter: the first of ``parts`` (name, bytes) above its storage
+    binding limit, or None."""
+    for what, nbytes in parts:
+        if nbytes > provider.max_binding:
+            return (f"the {op} {what} of {nbytes} bytes exceeds the adapter's storage binding limit "
+                    f"{provider.max_binding}")
+    return None
+
+
+def cpu_adapter(provider: Any) -> bool:
+    """Whether ``provider`` runs on a CPU adapter (lavapipe: its loop limit bounds some kernels)."""
+    adapter = getattr(provider, "adapter", None)
+    return adapter is not None and str(adapter.info.get("adapter_type")) == "CPU"
+
+
 def lu_threads(provider: Any, item: int, rows: int) -> int:
     """The workgroup size of ``lu_panel_source`` for a panel of ``rows`` rows of ``item`` bytes on
     ``provider``: ``LU_PANEL_THREADS`` for more than 1024 rows where the adapter allows that many

@@ -40,7 +40,7 @@ from ..render.wgsl_qr import (
     qr_panel_source,
 )
 from . import wgpu_matmul
-from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32
+from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 PANEL_THREADS = 1024    # threads of qr_panel_source where the adapter allows them
@@ -134,16 +134,12 @@ def geqrf_cannot_run(provider: Any, kernel: Kernel) -> str | None:
         return f"no WGSL QR for {dt}; it runs on the host"
     batch, m, n, kk, kq, per = _sizes(kernel)
     item = STORAGE_NP[dt].itemsize
-    for what, count in (("work matrix", batch * m * n + 1), ("result", batch * per + 1),
-                        ("reflector matrix", batch * m * kk),
-                        ("triangular factors", batch * -(-kk // QB) * min(QB, kk) ** 2)):
-        if count * item > provider.max_binding:
-            return (f"the QR {what} of {count * item} bytes exceeds the adapter's storage binding limit "
-                    f"{provider.max_binding}")
-    adapter = getattr(provider, "adapter", None)
-    if adapter is not None and str(adapter.info.get("adapter_type")) == "CPU" and m > CPU_MAX_ROWS:
+    parts = (("work matrix", batch * m * n + 1), ("result", batch * per + 1), ("reflector matrix", batch * m * kk),
+             ("triangular factors", batch * -(-kk // QB) * min(QB, kk) ** 2))
+    why = binding_overflow(provider, "QR", [(what, count * item) for what, count in parts])
+    if why is None and cpu_adapter(provider) and m > CPU_MAX_ROWS:
         return f"QR panels of more than {CPU_MAX_ROWS} rows exceed a CPU adapter's loop limit"
-    return None
+    return why
 
 
 def _update(provider: Any, dt: np.dtype, t: str, batch: int, v: View, hv: Any, tview: View, ht: Any,

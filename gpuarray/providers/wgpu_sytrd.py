@@ -34,7 +34,7 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_stebz import stebz_source
 from ..render.wgsl_sytrd import NB, PS, RW, TH, VS, prep_source, sym_source, symvw_source
 from . import wgpu_matmul
-from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32
+from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 # lavapipe ends an invocation's loops after 65535 iterations in all: stebz_source counts n a point for
@@ -77,14 +77,11 @@ def syevb_cannot_run(provider: Any, kernel: Kernel) -> str | None:
         return f"no WGSL tridiagonal reduction for {dt}; it runs on the host"
     batch, n = _sizes(kernel)
     item = STORAGE_NP[dt].itemsize
-    for what, count in (("work matrix", batch * n * n), ("panel buffer", batch * n * VS)):
-        if count * item > provider.max_binding:
-            return (f"the eigvalsh {what} of {count * item} bytes exceeds the adapter's storage binding "
-                    f"limit {provider.max_binding}")
-    adapter = getattr(provider, "adapter", None)
-    if adapter is not None and str(adapter.info.get("adapter_type")) == "CPU" and n > CPU_MAX_N:
+    why = binding_overflow(provider, "eigvalsh", [("work matrix", batch * n * n * item),
+                                                  ("panel buffer", batch * n * VS * item)])
+    if why is None and cpu_adapter(provider) and n > CPU_MAX_N:
         return f"bisection of more than {CPU_MAX_N} eigenvalues exceeds a CPU adapter's loop limit"
-    return None
+    return why
 
 
 def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:

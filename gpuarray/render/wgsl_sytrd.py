@@ -126,6 +126,22 @@ def sym_source(t: str) -> str:
 
 
 
+def _head(rw: int, groups: int) -> str:
+    """The bases both kernels share: matrix ``b`` and workgroup ``g`` (``prm[groups]`` workgroups a
+    matrix), its ``VW``, ``Y``, ``TD``, ``A`` and partials (``PP``) offsets; ``prm`` starts [n, k, k0,
+    org, sld, sbs]."""
+    return f"""  let n = prm[0]; let k = prm[1]; let k0 = prm[2]; let org = prm[3]; let sld = prm[4];
+  let b = id / prm[{groups}];
+  let g = id % prm[{groups}];
+  let vb = b * n * {VS}u;
+  let yb = b * 2u * n;
+  let tb = b * 3u * n;
+  let ab = b * prm[5];
+  let g1m = (n + {TH - 1}u) / {TH}u;
+  let pb = b * (g1m * {PS}u + (n + {rw - 1}u) / {rw}u);
+"""
+
+
 @functools.cache
 def prep_source(t: str) -> str:
     """``prm``: [n, k, k0, org, sld, sbs, G1, groups, complete, prepare]: ``G1`` workgroups a matrix of
@@ -139,16 +155,7 @@ def prep_source(t: str) -> str:
     shared = (f"var<workgroup> red: array<T, {2 * TH}>;\nvar<workgroup> rk: array<T, {2 * NB}>;\n"
               f"var<workgroup> xs: array<T, {TH}>;\n" + _reduce(TH))
     body = f"""  if (id >= prm[7]) {{ return; }}
-  let n = prm[0]; let k = prm[1]; let k0 = prm[2]; let org = prm[3]; let sld = prm[4];
-  let b = id / prm[6];
-  let g = id % prm[6];
-  let vb = b * n * {VS}u;
-  let yb = b * 2u * n;
-  let tb = b * 3u * n;
-  let ab = b * prm[5];
-  let g1m = (n + {TH - 1}u) / {TH}u;
-  let pb = b * (g1m * {PS}u + (n + {rw - 1}u) / {rw}u);
-  let r0 = k + g * {TH}u;
+{_head(rw, 6)}  let r0 = k + g * {TH}u;
   let r = r0 + lid;
   let live = r < n;
   let row = vb + min(r, n - 1u) * {VS}u;
@@ -256,17 +263,8 @@ def symvw_source(t: str) -> str:
     shared = (f"var<workgroup> red: array<T, {rw * TH}>;\nvar<workgroup> sab: array<T, {2 * NB}>;\n"
               f"var<workgroup> yv: array<T, {rw}>;\n" + _reduce(TH))
     body = f"""  if (id >= prm[8]) {{ return; }}
-  let n = prm[0]; let k = prm[1]; let k0 = prm[2]; let org = prm[3]; let sld = prm[4];
   let g1 = prm[6];
-  let b = id / prm[7];
-  let g = id % prm[7];
-  let vb = b * n * {VS}u;
-  let yb = b * 2u * n;
-  let tb = b * 3u * n;
-  let ab = b * prm[5];
-  let g1m = (n + {TH - 1}u) / {TH}u;
-  let pb = b * (g1m * {PS}u + (n + {rw - 1}u) / {rw}u);
-  let j = k - k0;
+{_head(rw, 7)}  let j = k - k0;
   // the reflector of x[1:] (dlarfg), the norm from prep_source's partials
   var sc = T(0);
   var sq = T(0);
