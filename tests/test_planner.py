@@ -38,6 +38,25 @@ def test_small_work_stays_on_the_host(wgpu_device, auto):
     assert "below the elementwise threshold" in planner.decisions()[-1]["why"]
 
 
+def test_small_work_reading_a_constant_evaluated_on_the_device_stays_on_the_host(wgpu_device, auto):
+    # constants are shared nodes: one an earlier evaluation realized on the device (a 0-d array
+    # evaluated there) keeps its value on the host too, so small work reading it needs no download
+    from gpuarray.graph import node as graph_node
+    with xp.config(offload="always"):
+        two = xp.full((), 2.0, dtype=xp.float32, device=wgpu_device)
+        xp.evaluate(two)
+    c = graph_node.const(2.0, np.dtype(np.float32), wgpu_device)
+    assert c.data is not None and c.data.host is not None and float(c.data.host) == 2.0
+    h = np.arange(100, dtype=np.float32) / 10
+    x = xp.asarray(h, device=wgpu_device)
+    xp.reset_metrics()
+    y = xp.exp(x) * 2 + 1
+    assert_same(y, np.exp(h) * 2 + 1, rtol=1e-6)
+    m = xp.metrics()
+    assert m["bytes_downloaded"] == 0 and m["dispatches"] == 0 and m["host_kernels"] == 1
+    assert "below the elementwise threshold" in planner.decisions()[-1]["why"]
+
+
 def test_large_work_runs_on_the_device(wgpu_device, auto):
     n = 1 << 17
     x = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)

@@ -90,7 +90,14 @@ class Node:
         return self.data is not None
 
     def realize(self, data: Any) -> None:
-        """Attach evaluated data and forget the inputs."""
+        """Attach evaluated data and forget the inputs. A constant keeps its value as the host copy too:
+        evaluated on a device, it would otherwise count as device-only data that a later small
+        evaluation reading it must download (and the planner's reason would depend on which earlier
+        evaluation happened to realize the shared constant)."""
+        if self.op == "const" and self.attrs and getattr(data, "host", 0) is None:
+            value = np.array(self.attrs[0], dtype=self.dtype)
+            value.flags.writeable = False
+            data.host = value
         self.data = data
         self.inputs = ()
         self.depth = 0

@@ -7,7 +7,8 @@ A kernel (one fusion group) is placed as a whole, in this order:
    kind without WGSL, a size past the adapter's limits): the host, counted in
    ``metrics()["host_fallbacks"]``;
 3. ``config(offload="always" | "never")``: the device / the host;
-4. some input already lives on the device: the device (data stays where it is);
+4. some input already lives on the device: the device (data stays where it is;
+   a shared constant realized there by an earlier evaluation does not count);
 5. the work is below the threshold for its kind (elements for elementwise and
    reduction-like kernels, FLOPs for matmul) and every input has a host copy:
    the host, where NumPy is faster than an upload, a dispatch and a download;
@@ -139,7 +140,9 @@ def place(kernel: Kernel) -> Placement:
         return Placement("device", "config(offload='always')", provider)
     if mode == "never":
         return Placement("host", "config(offload='never')")
-    resident = [n for n in kernel.inputs if n.data is not None and n.data.on_device(provider)]
+    # a constant some earlier evaluation realized on the device is shared by every expression using
+    # its value (and holds that value on the host too): no sign of where the work lives
+    resident = [n for n in kernel.inputs if n.data is not None and n.data.on_device(provider) and n.op != "const"]
     if resident:
         return Placement("device", f"{len(resident)} input(s) already on {kernel.device.name}", provider)
     if any(n.data is None for n in kernel.inputs):     # only seen by explain(): not computed yet
