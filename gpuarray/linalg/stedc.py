@@ -32,9 +32,10 @@ from ..array_object.array import GpuArray
 from ..namespace.creation import asarray, zeros
 from ..namespace.elementwise import FUNCTIONS as _EW
 from ..namespace.indexing import take
-from ..namespace.manipulation import concat
+from ..namespace.manipulation import concat, matrix_transpose
 from ..namespace.statistical import prod
 from ..namespace.statistical import sum as _sum
+from ..runtime.planner import evaluate_nodes
 from . import jacobi
 
 LEAF = 32               # rows of the largest leaf (Jacobi's kernel takes at most 64)
@@ -142,8 +143,14 @@ def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarra
 
     pd, z2, rinv = dev(poles[:, None, :]), dev(z[:, None, :] ** 2), dev(1.0 / rho[:, :, None])
 
-    def f(origin: GpuArray, tau: GpuArray) -> GpuArray:        # 1/rho + sum z_j^2 / ((d_j - d_o) - tau)
-        return rinv[..., 0] + _sum(z2 / ((pd - origin[..., None]) - tau[..., None]), axis=-1)
+    def f(diff: GpuArray, tau: GpuArray) -> GpuArray:      # 1/rho + sum z_j^2 / ((d_j - d_o) - tau)
+        return rinv[..., 0] + _sum(z2 / (diff - tau[..., None]), axis=-1)
+
+    def held(x: GpuArray) -> GpuArray:
+        # d_j - d_o evaluated on its own: fused, NVIDIA's compiler regroups (d_j - d_o) - tau as d_j - (d_o +
+        # tau), which loses tau next to the pole (inf where the distance is 0)
+        evaluate_nodes([x._node])
+        return x
 
     # the origin: the pole nearer the root (the last root's is its lower pole)
     mid = (lo + hi) / 2
@@ -152,9 +159,10 @@ def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarra
         if m.z.size:
             last[i, m.z.size - 1] = True
     dlo, dhi = dev(lo), dev(hi)
-    at_mid = f(dlo, dev(mid - lo))
+    at_mid = f(held(pd - dlo[..., None]), dev(mid - lo))
     left = dev(last) | (at_mid >= 0)
     origin = _where(left, dlo, dhi)
+    diff = held(pd - origin[..., None])             # (merges, root, pole): d_j - d_o
     sgn = _where(left, dev(np.ones((cnt, kmax))), dev(-np.ones((cnt, kmax))))
     span = dev(np.where(last, hi - lo, (hi - lo) / 2))
     eps = float(np.finfo(dt).eps)
@@ -163,14 +171,14 @@ def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarra
     for _ in range(ITERS[dt.name]):
         geo = th > tl * 2
         mid_t = _where(geo, _sqrt(tl) * _sqrt(th), (tl + th) / 2)
-        below = (sgn * f(origin, sgn * mid_t)) < 0     # the root lies farther from the origin
+        below = (sgn * f(diff, sgn * mid_t)) < 0       # the root lies farther from the origin
         tl = _where(below, mid_t, tl)
         th = _where(below, th, mid_t)
     tau = sgn * ((tl + th) / 2)
     roots = np.asarray(origin + tau).astype(np.float64)
     # z from the roots (Gu, Eisenstat): zhat_i^2 = prod_j (d_i - x_j) / prod_{j != i} (d_i - d_j)
     di = pd[:, 0, :, None]                          # (merges, K, 1): d_i
-    num = (di - origin[:, None, :]) - tau[:, None, :]     # d_i - x_j
+    num = held(matrix_transpose(diff) - tau[:, None, :])     # d_i - x_j = (d_i - d_o(j)) - tau_j
     den = _where(dev(np.eye(kmax, dtype=bool)[None]), 1.0, di - pd)
     ratio = _where(dev(~valid[:, None, :] | ~valid[:, :, None]), 1.0, num / den)
     w = prod(ratio, axis=-1)                        # negative: d_i - x_i < 0 is the one factor below 0
