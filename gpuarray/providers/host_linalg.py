@@ -150,6 +150,50 @@ def _syevj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([got.ravel(), [0.0]])]
 
 
+def _sytd2(a: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``[d | e | tau | V]`` of each symmetric matrix of ``a`` (its lower triangle; LAPACK's ``dsytd2``
+    with ``uplo = 'L'``: ``A = Q T Q^T``, ``Q = H_0 ... H_{n-2}``, ``H_k = I - tau_k v v^T``, ``v`` in
+    column ``k`` of ``V`` from its 1 at row ``k + 1``; zero where ``tau_k = 0``), and whether a value
+    that is not finite or a reflector that ``dlarfg`` would rescale was met (the device's flag)."""
+    n = a.shape[-1]
+    w = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    d, e, tau = (np.zeros(a.shape[:-1], a.dtype) for _ in range(3))
+    v = np.zeros(a.shape, a.dtype)
+    info = np.finfo(a.dtype)
+    bad = not np.isfinite(a).all()
+    with np.errstate(all="ignore"):
+        for k in range(n - 1):
+            x = w[..., k + 1:, k]
+            al = x[..., 0]
+            xn = np.linalg.norm(x[..., 1:], axis=-1)
+            live = xn > 0
+            h = np.hypot(al, xn)
+            beta = np.where(live, np.where(al >= 0, -h, h), al)
+            t = np.where(live, (beta - al) / np.where(live, beta, 1), 0)
+            vk = x / np.where(live, al - beta, 1)[..., None]
+            vk[..., 0] = 1
+            vk *= live[..., None]
+            bad = bad or bool(np.any((beta != 0) & (np.abs(beta) < info.tiny / info.eps)))
+            d[..., k], e[..., k], tau[..., k], v[..., k + 1:, k] = w[..., k, k], beta, t, vk
+            s = w[..., k + 1:, k + 1:]
+            p = t[..., None] * np.einsum("...ij,...j->...i", s, vk)
+            q = p - (t / 2 * np.einsum("...i,...i->...", p, vk))[..., None] * vk
+            s -= vk[..., :, None] * q[..., None, :] + q[..., :, None] * vk[..., None, :]
+        d[..., n - 1] = w[..., n - 1, n - 1]
+    bad = bad or not (np.isfinite(d).all() and np.isfinite(e).all())
+    return np.concatenate([d, e, tau, v.reshape(a.shape[:-2] + (n * n,))], axis=-1), bad
+
+
+def _syevb(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_syevb`` (the device kind's layout): eigenvalues (attrs ``(False,)``) or the tridiagonal
+    reduction ``[d | e | tau | V]`` (``(True,)``) per matrix, then the flag."""
+    (reduced,) = k.attrs
+    if not reduced:
+        return [np.concatenate([np.linalg.eigvalsh(ops[0]).ravel(), [0.0]])]
+    got, bad = _sytd2(ops[0])
+    return [np.concatenate([got.ravel(), [float(bad)]])]
+
+
 def _gesvj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     """``linalg_gesvj`` (the device kind's layout): reduced ``[U | S | Vh]`` or ``S``, a 0 flag."""
     (vectors,) = k.attrs
@@ -198,6 +242,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
         "det": _det, "slogdet": _slogdet, "inv": _inv, "solve": _solve, "cholesky": _cholesky,
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
         "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
-        "syevj": _syevj, "syevb": _syevj, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
+        "syevj": _syevj, "syevb": _syevb, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
     }.items()
 }

@@ -15,6 +15,10 @@ into a fresh buffer, the next panel's ``A`` (two buffers alternate, the same eve
 dispatches (and the products').
 The result per matrix is the ``n`` eigenvalues ascending, then one flag after the last matrix
 (LAPACK takes matrices whose reduction met values that are not finite or underflowing columns).
+With attrs ``(True,)`` (``eigh``'s reduction, ``linalg/tridiag.py``'s ``reduce``) there is no bisection:
+after each panel ``vcopy_source`` copies its reflectors out, and the result per matrix is ``[d | e |
+tau | V]`` (``3 n + n * n``; ``V`` row-major, column ``k`` the reflector of step ``k``), the flag after
+the last matrix (``n / NB`` more dispatches, one fewer).
 
 >>> from gpuarray.render.wgsl_sytrd import NB
 >>> NB
@@ -32,7 +36,7 @@ from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_stebz import stebz_source
-from ..render.wgsl_sytrd import NB, PS, RW, TH, VS, prep_source, sym_source, symvw_source
+from ..render.wgsl_sytrd import NB, PS, RW, TH, VS, prep_source, sym_source, symvw_source, vcopy_source
 from . import wgpu_matmul
 from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
 
@@ -79,13 +83,14 @@ def syevb_cannot_run(provider: Any, kernel: Kernel) -> str | None:
     item = STORAGE_NP[dt].itemsize
     why = binding_overflow(provider, "eigvalsh", [("work matrix", batch * n * n * item),
                                                   ("panel buffer", batch * n * VS * item)])
-    if why is None and cpu_adapter(provider) and n > CPU_MAX_N:
+    if why is None and not kernel.attrs[0] and cpu_adapter(provider) and n > CPU_MAX_N:
         return f"bisection of more than {CPU_MAX_N} eigenvalues exceeds a CPU adapter's loop limit"
     return why
 
 
 def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: Any) -> list[Any]:
     """``linalg_syevb`` of ``kernel`` (``load(work, **extras)`` copies the operand into ``work``)."""
+    reduced = bool(kernel.attrs[0])
     dt = kernel.out_nodes[0].dtype
     t = _WGSL[dt.name]
     item = STORAGE_NP[dt].itemsize
@@ -117,6 +122,10 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                                   batch * g1)
                 provider.dispatch(symvw, _u32(n, k, k0, org, sld, sbs, g1, g2, batch * g2, tdflag), bound,
                                   batch * g2)
+            if reduced:              # the panel's reflectors, before the next panel's overwrite them
+                cnt = batch * n * NB
+                provider.dispatch(vcopy_source(t), _u32(n, k0, cnt, 3 * n + n * n, kernel.size - 1, tdflag),
+                                  [vw, td, out], _cdiv(cnt, WORKGROUP))
             if kend < n:
                 g1 = _cdiv(n - kend, TH)
                 provider.dispatch(prep, _u32(n, kend, k0, org, sld, sbs, g1, batch * g1, 1, 0),
@@ -127,8 +136,9 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                 wgpu_matmul.enqueue_matmul(provider, upd, [vw, bufs[cur]], outs=[bufs[1 - cur]])
                 cur, org, sld, sbs = 1 - cur, kend, m, m * m
             provider.submit_early()      # the GPU starts while the rest is recorded
-        total = batch * n
-        provider.dispatch(stebz_source(t), _u32(n, total, tdflag, total), [td, out], total)
+        if not reduced:
+            total = batch * n
+            provider.dispatch(stebz_source(t), _u32(n, total, tdflag, total), [td, out], total)
         return [out]
     finally:
         for h in (work, vw, yv, td, pp, spare):

@@ -15,7 +15,10 @@ with ``uplo = 'L'``, blocked as ``dlatrd``), every step spread over many workgro
   the panel's start, ``v`` scaled as it is read) and ``tau (y - V (W^T v) - W (V^T v))`` (``W^T v =
   W[k + 1] + scal W^T x``), writes ``v`` into ``V`` and its partial ``y^T v``; the first workgroup
   writes ``d``, ``e`` and ``tau`` to ``TD`` (``[d | e | tau]`` per matrix, then a flag raised for
-  values that are not finite or a reflector so small that ``dlarfg`` would rescale it).
+  values that are not finite or a reflector so small that ``dlarfg`` would rescale it);
+- ``vcopy_source`` (``eigh``'s reduction only): after a panel, its reflectors (``VW``'s first ``NB``
+  columns) into the result's ``V`` (zeros above row ``k + 1`` and in columns with ``tau = 0``), with
+  their ``d``, ``e`` and ``tau`` and the flag.
 
 Two dispatches a column, none of them one workgroup: a global sum is a workgroup's partial written by
 one dispatch and summed by every workgroup of the next (``PP``: per matrix ``PS`` values per
@@ -381,3 +384,33 @@ def symvw_source(t: str) -> str:
 """
     return _shader(t, ["A:read:T", "VW:read_write:T", "Y:read_write:T", "TD:read_write:T", "PP:read_write:T"],
                    body, shared=shared, wg=TH)
+
+
+@functools.cache
+def vcopy_source(t: str) -> str:
+    """``prm``: [n, k0, count, per, OFLAG, TFLAG]: one thread an element of the panel's reflectors
+    (``count``: ``batch * n * NB``), column ``k = k0 + j`` of matrix ``b`` into ``O[b * per + 3 n +
+    r * n + k]`` (``V`` row-major, zero in rows ``r <= k`` and where ``tau = 0``); row 0's threads copy
+    ``d``, ``e`` (0 in the last) and ``tau`` of the column into ``O[b * per ..]``, thread 0 the flag."""
+    body = f"""  let gi = id * 256u + lid;
+  let n = prm[0];
+  if (gi == 0u) {{ O[prm[4]] = TD[prm[5]]; }}
+  if (gi >= prm[2]) {{ return; }}
+  let j = gi % {NB}u;
+  let r = (gi / {NB}u) % n;
+  let b = gi / ({NB}u * n);
+  let k = prm[1] + j;
+  if (k >= n) {{ return; }}
+  let tb = b * 3u * n;
+  let ob = b * prm[3];
+  let tau = TD[tb + 2u * n + k];
+  var v = T(0);
+  if (r > k && tau != T(0)) {{ v = VW[(b * n + r) * {VS}u + j]; }}
+  O[ob + 3u * n + r * n + k] = v;
+  if (r == 0u) {{
+    O[ob + k] = TD[tb + k];
+    O[ob + n + k] = select(T(0), TD[tb + n + k], k + 1u < n);
+    O[ob + 2u * n + k] = tau;
+  }}
+"""
+    return _shader(t, ["VW:read:T", "TD:read:T", "O:read_write:T"], body)
