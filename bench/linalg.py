@@ -13,7 +13,8 @@ n = 2048 float64 within 3x of PyTorch, batched 4096 x (32 x 32) float32 within 3
 larger ones (``EIGVALSH_SHAPES``: tridiagonal reduction and bisection on the device; symmetric
 matrices uniform in [-3, 3]; ``gpu_ms`` from timestamp queries), ``svdvals`` of matrices that are neither
 small nor tall and skinny (``SVDVALS_SHAPES``: through the symmetric ``[[0, A], [A^T, 0]]``'s eigenvalues
-on the device; uniform in [-3, 3]).
+on the device; uniform in [-3, 3]), ``eigh_large``: ``eigh`` with vectors of larger symmetric matrices
+(``EIGH_LARGE_SHAPES``: tridiagonal reduction, divide and conquer and back-transformation on the device).
 Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
 positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
 is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
@@ -46,6 +47,10 @@ EIGH_SHAPES = (("float32", (64, 64)), ("float32", (4096, 32, 32)), ("float64", (
 EIGVALSH_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
                    ("float32", (1024, 1024)), ("float32", (512, 512)), ("float32", (256, 256)),
                    ("float32", (128, 128)), ("float64", (512, 512)), ("float32", (8, 512, 512)))
+# eigh with vectors of larger matrices on the device (tridiagonal reduction, divide and conquer,
+# back-transformation): the issue's sizes and the sizes that calibrate syevd.MIN_N; symmetric, indefinite
+EIGH_LARGE_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
+                     ("float32", (1024, 1024)), ("float64", (1024, 1024)))
 # svdvals of square and not skinny matrices on the device (the sizes that calibrate tridiag.svd_applies)
 SVDVALS_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
                   ("float32", (4096, 1024)), ("float32", (1024, 1024)), ("float32", (512, 512)),
@@ -68,6 +73,7 @@ def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
     return {"cholesky": lambda a, b: xp.linalg.cholesky(a), "solve": lambda a, b: xp.linalg.solve(a, b),
             "inv": lambda a, b: xp.linalg.inv(a), "det": lambda a, b: xp.linalg.det(a),
             "qr": lambda a, b: xp.linalg.qr(a).R, "eigh": lambda a, b: xp.linalg.eigh(a).eigenvectors,
+            "eigh_large": lambda a, b: xp.linalg.eigh(a).eigenvectors,
             "eigvalsh": lambda a, b: xp.linalg.eigvalsh(a), "svdvals": lambda a, b: xp.linalg.svdvals(a),
             "svd": lambda a, b: xp.linalg.svd(a, full_matrices=False).U}[case]
 
@@ -78,6 +84,7 @@ def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
         return {"cholesky": lambda a, b: la.cholesky(a), "solve": lambda a, b: la.solve(a, b),
                 "inv": lambda a, b: la.inv(a), "det": lambda a, b: la.det(a),
                 "qr": lambda a, b: la.qr(a)[1], "eigh": lambda a, b: la.eigh(a)[1],
+                "eigh_large": lambda a, b: la.eigh(a)[1],
                 "eigvalsh": lambda a, b: la.eigvalsh(a),
                 "svdvals": (lambda a, b: la.svdvals(a)) if hasattr(la, "svdvals")
                 else (lambda a, b: la.svd(a, compute_uv=False)),
@@ -102,7 +109,7 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float
     if case == "svdvals":        # max |s - LAPACK's float64 s| / ||A||_2
         want = np.linalg.svd(a64, compute_uv=False)
         return float(np.abs(g64 - want).max() / want.max())
-    if case == "eigh":           # ||A V - V diag(w)|| / ||A|| with w = diag(V^T A V)
+    if case in ("eigh", "eigh_large"):      # ||A V - V diag(w)|| / ||A|| with w = diag(V^T A V)
         w = np.einsum("...ji,...jk,...ki->...i", g64, a64, g64)
         return float(np.abs(a64 @ g64 - g64 * w[..., None, :]).max() / np.abs(a64).max())
     if case == "qr":             # R's magnitudes against LAPACK's (the signs follow the reflectors)
@@ -118,14 +125,16 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     from gpuarray.linalg import tridiag
     tridiag.MIN_WORK = 0     # every EIGVALSH_SHAPES matrix on the device: the figures calibrate MIN_WORK
+    from gpuarray.linalg import syevd
+    syevd.MIN_N = 0          # every EIGH_LARGE_SHAPES matrix on the device: they calibrate MIN_N
     with xp.config(offload="always"):
         for case in cases:
             shapes = {"eigh": EIGH_SHAPES, "svd": EIGH_SHAPES, "eigvalsh": EIGVALSH_SHAPES,
-                      "svdvals": SVDVALS_SHAPES}.get(case, SHAPES)
+                      "svdvals": SVDVALS_SHAPES, "eigh_large": EIGH_LARGE_SHAPES}.get(case, SHAPES)
             for dtype, shape in shapes:
                 plain = case in ("qr", "svd", "svdvals")
                 a = rng.uniform(-3, 3, shape).astype(dtype) if plain else _spd(dtype, shape, rng)
-                if case == "eigvalsh":
+                if case in ("eigvalsh", "eigh_large"):
                     a = _sym(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
@@ -142,7 +151,7 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                 del got
                 rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)),
                                                          lambda d=ga.device: xp.synchronize(d), runs)
-                if case in ("eigvalsh", "svdvals"):
+                if case in ("eigvalsh", "svdvals", "eigh_large"):
                     rec["gpu_ms"] = gpu_ms(xp, lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)), runs)
                 host_a, host_b = a.copy(), b.copy()
                 t0 = time.perf_counter()

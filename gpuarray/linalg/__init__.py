@@ -20,7 +20,10 @@ What runs where:
 - ``eigvalsh`` of larger real matrices: tridiagonal reduction and bisection on the device
   (``_linalg_tridiag``), and through it ``svdvals`` (and ``matrix_rank``, ``matrix_norm``'s 2, -2 and
   'nuc') of larger real matrices, as the eigenvalues of ``[[0, A], [A^T, 0]]``;
-- the other decompositions (``eigh`` of larger matrices, ``svd``, ``pinv``; those above on the
+- ``eigh`` of real matrices of at least ``syevd.MIN_N`` rows: the same reduction keeping its
+  reflectors, divide and conquer for the tridiagonal matrix and the back-transformation on the device
+  (``_linalg_syevd``);
+- the other decompositions (``eigh`` of mid-sized matrices, ``svd``, ``pinv``; those above on the
   ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
   (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
@@ -73,6 +76,7 @@ from ..runtime.planner import evaluate_nodes
 from . import householder as _linalg_householder
 from . import jacobi as _linalg_jacobi
 from . import lu as _linalg_lu
+from . import syevd as _linalg_syevd
 from . import tall as _linalg_tall
 from . import tridiag as _linalg_tridiag
 
@@ -393,6 +397,10 @@ def eigh(x: GpuArray, /) -> EighResult:
         got = _linalg_jacobi.eigh(node, True)
         if got is not None and got[1] is not None:
             return EighResult(got[0], got[1])
+    elif _linalg_lu.applies(x, node.dtype) and _linalg_syevd.applies(x.shape):
+        vecs = _linalg_syevd.eigh(node)
+        if vecs is not None:
+            return EighResult(*vecs)
     packed = GpuArray(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)))
     return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
 

@@ -1,0 +1,64 @@
+"""``eigh`` with eigenvectors of real symmetric matrices (float32 / float64) too large for Jacobi, on a
+wgpu device (LAPACK's ``dsyevd`` as MAGMA splits it): Householder reduction to tridiagonal form
+keeping its reflectors (``linalg.tridiag.reduce``), the tridiagonal matrix's eigenvalues and vectors by
+divide and conquer (``linalg.stedc``: its merges on the device, ``O(n)`` bookkeeping on the host), and
+the vectors carried back through the reflectors (``linalg.tridiag.back_transform``: block reflectors as
+matrix products). Only ``d`` and ``e`` (``2 n`` values a matrix) and each merge's rows of ``z`` reach
+the host. Eigenvectors are unique up to sign (and within eigenspaces of repeated eigenvalues); these
+are not LAPACK's signs.
+
+Matrices of fewer than ``MIN_N`` rows stay with LAPACK on the host, which is faster there (H200:
+docs/benchmarks.md); input the reduction flags (not finite, columns LAPACK would rescale) too.
+
+>>> import numpy as np, gpuarray as xp
+>>> a = xp.asarray(np.diag(np.arange(3.0, dtype=np.float32)), device="wgpu:0")
+>>> w, v = eigh(a._node)
+>>> np.round(np.asarray(w), 5).tolist(), np.round(np.abs(np.asarray(v)), 5).tolist()
+([0.0, 1.0, 2.0], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..array_object.array import GpuArray
+from ..graph.node import Node
+from ..namespace.creation import asarray
+from ..namespace.manipulation import reshape, stack
+from . import stedc, tridiag
+
+MIN_N = 2048            # rows below which LAPACK on the host is faster (calibrated on the H200)
+
+
+def applies(shape: tuple[int, ...]) -> bool:
+    """Whether ``eigh`` of a stack of ``shape`` takes the device path (the adapter may still decline).
+
+    >>> applies((4096, 4096)), applies((512, 512))
+    (True, False)
+    """
+    return shape[-1] >= max(MIN_N, 2) and 0 not in shape
+
+
+def eigh(a: Node) -> tuple[GpuArray, GpuArray] | None:
+    """(eigenvalues ascending, eigenvectors in columns) of each symmetric matrix of ``a`` (its lower
+    triangle), or None where LAPACK must take them."""
+    red = tridiag.reduce(a)
+    if red is None:
+        return None
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    count = math.prod(batch)
+    d = np.asarray(red.d).reshape(count, n)
+    e = np.asarray(red.e).reshape(count, n - 1)
+    ws, zs = [], []
+    for i in range(count):
+        got = stedc.stedc(d[i], e[i], a.device)
+        if got is None:
+            return None
+        ws.append(got[0])
+        zs.append(got[1])
+    w = asarray(np.stack(ws).reshape(batch + (n,)), device=a.device)
+    z = zs[0] if not batch else reshape(stack(zs), batch + (n, n))
+    return w, tridiag.back_transform(red, z)
