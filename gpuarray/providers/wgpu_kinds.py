@@ -104,7 +104,10 @@ _LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices b
            "tridiagonal or bidiagonal form for larger ones yet)")
 # why a linear-algebra node that the namespace gave to LAPACK runs on the host (gpuarray/linalg)
 HOST_LINALG_REASONS = {
-    "linalg_eigh": f"eigh {_LAPACK}",
+    "linalg_eigh": ("eigh is LAPACK's on the host for complex input, one small matrix (LAPACK's signs of the "
+                    "vectors), matrices the device declined (values that are not finite) and 65 to 4095 rows, "
+                    "where LAPACK is faster than the device's reduction and divide and conquer (linalg/syevd.py; "
+                    "stacks of at most 64 rows take Jacobi)"),
     "linalg_eigvalsh": ("eigvalsh is LAPACK's on the host for complex input, for matrices the device declined "
                         "(values that are not finite) and below n * min(matrices, 8) = 1024, where LAPACK is "
                         "faster than the device's tridiagonal reduction (linalg/tridiag.py)"),
