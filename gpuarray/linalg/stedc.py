@@ -127,8 +127,10 @@ def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarra
     lo = np.zeros((cnt, kmax))
     hi = np.ones((cnt, kmax))
     rho = np.ones((cnt, 1))
+    last = np.zeros((cnt, kmax), bool)          # each merge's last root: its origin is its lower pole
     for i, m in enumerate(merges):
         kk = m.z.size
+        last[i, kk - 1] = True
         top = m.poles[-1] + m.rho * float(np.dot(m.z, m.z))
         poles[i, :kk] = m.poles
         poles[i, kk:] = top + 1.0 + np.arange(kmax - kk)        # beyond every root, with z = 0
@@ -152,18 +154,14 @@ def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarra
         evaluate_nodes([x._node])
         return x
 
-    # the origin: the pole nearer the root (the last root's is its lower pole)
-    mid = (lo + hi) / 2
-    last = np.zeros((cnt, kmax), bool)
-    for i, m in enumerate(merges):
-        if m.z.size:
-            last[i, m.z.size - 1] = True
+    # the origin: the pole nearer the root
     dlo, dhi = dev(lo), dev(hi)
-    at_mid = f(held(pd - dlo[..., None]), dev(mid - lo))
+    at_mid = f(held(pd - dlo[..., None]), dev((hi - lo) / 2))
     left = dev(last) | (at_mid >= 0)
     origin = _where(left, dlo, dhi)
     diff = held(pd - origin[..., None])             # (merges, root, pole): d_j - d_o
-    sgn = _where(left, dev(np.ones((cnt, kmax))), dev(-np.ones((cnt, kmax))))
+    one = dev(np.ones((cnt, kmax)))
+    sgn = _where(left, one, -one)
     span = dev(np.where(last, hi - lo, (hi - lo) / 2))
     eps = float(np.finfo(dt).eps)
     tl = span * (eps ** 3)
