@@ -29,18 +29,17 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray
-from ..namespace.creation import asarray, zeros
-from ..namespace.elementwise import FUNCTIONS as _EW
+from ..graph import views
+from ..graph.node import make
+from ..namespace.creation import asarray
 from ..namespace.indexing import take
-from ..namespace.manipulation import concat, matrix_transpose
-from ..namespace.statistical import prod
-from ..namespace.statistical import sum as _sum
+from ..namespace.linear_algebra import matmul
+from ..namespace.manipulation import concat, reshape
 from ..runtime.planner import evaluate_nodes
 from . import jacobi
 
 LEAF = 32               # rows of the largest leaf (Jacobi's kernel takes at most 64)
-ITERS = {"float32": 36, "float64": 68}      # bisection steps: geometric to a factor 2, then the mantissa
-_where, _sqrt = _EW["where"], _EW["sqrt"]
+PAD = 4.0               # the diagonal that pads a smaller leaf: above every eigenvalue of T / ||T|| (+ coupling)
 
 
 def _levels(n: int) -> list[list[tuple[int, int]]]:
@@ -52,21 +51,21 @@ def _levels(n: int) -> list[list[tuple[int, int]]]:
     return levels
 
 
-def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], device: Any) -> dict | None:
-    """Eigenvalues (host) and eigenvectors (device) of each leaf, by size a stack for Jacobi."""
-    out: dict[tuple[int, int], tuple[np.ndarray, GpuArray]] = {}
-    for size in sorted({hi - lo for lo, hi in ranges}):
-        group = [(lo, hi) for lo, hi in ranges if hi - lo == size]
-        mats = np.zeros((len(group), size, size), d.dtype)
-        for i, (lo, hi) in enumerate(group):
-            mats[i] = np.diag(d[lo:hi]) + np.diag(e[lo:hi - 1], -1) + np.diag(e[lo:hi - 1], 1)
-        got = jacobi.eigh(asarray(mats, device=device)._node, True)
-        if got is None or got[1] is None:
-            return None
-        w = np.asarray(got[0], dtype=d.dtype)
-        for i, r in enumerate(group):
-            out[r] = (w[i], got[1][i])
-    return out
+def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], slot: int,
+            device: Any) -> tuple[list[np.ndarray], GpuArray] | None:
+    """Eigenvalues (host, ascending) of each leaf and their eigenvectors as one ``(leaves, slot, slot)``
+    stack (device) by Jacobi: a leaf of fewer rows is padded with a decoupled diagonal above its
+    spectrum, whose unit vectors come last."""
+    mats = np.zeros((len(ranges), slot, slot), d.dtype)
+    for i, (lo, hi) in enumerate(ranges):
+        s = hi - lo
+        mats[i, :s, :s] = np.diag(d[lo:hi]) + np.diag(e[lo:hi - 1], -1) + np.diag(e[lo:hi - 1], 1)
+        mats[i, range(s, slot), range(s, slot)] = PAD
+    got = jacobi.eigh(asarray(mats, device=device)._node, True)
+    if got is None or got[1] is None:
+        return None
+    w = np.asarray(got[0], dtype=d.dtype)
+    return [w[i, :hi - lo] for i, (lo, hi) in enumerate(ranges)], got[1]
 
 
 class _Merge:
@@ -117,75 +116,62 @@ class _Merge:
         self.rho = rho
 
 
-def _secular(merges: list[_Merge], dt: np.dtype, device: Any) -> tuple[np.ndarray, GpuArray]:
-    """The roots of every merge's secular equation (host, ``(merges, K)``, padded) and their
-    normalized vectors ``z / (d - x)`` (device, ``(merges, K, K)``)."""
-    kmax = max(m.z.size for m in merges)
-    cnt = len(merges)
-    poles = np.zeros((cnt, kmax))
-    z = np.zeros((cnt, kmax))
-    lo = np.zeros((cnt, kmax))
-    hi = np.ones((cnt, kmax))
-    rho = np.ones((cnt, 1))
-    last = np.zeros((cnt, kmax), bool)          # each merge's last root: its origin is its lower pole
-    for i, m in enumerate(merges):
-        kk = m.z.size
-        last[i, kk - 1] = True
-        top = m.poles[-1] + m.rho * float(np.dot(m.z, m.z))
-        poles[i, :kk] = m.poles
-        poles[i, kk:] = top + 1.0 + np.arange(kmax - kk)        # beyond every root, with z = 0
-        z[i, :kk] = m.z
-        lo[i, :kk] = m.poles
-        hi[i, :kk] = np.append(m.poles[1:], top)
-        rho[i] = m.rho
-    valid = np.arange(kmax)[None, :] < np.array([m.z.size for m in merges])[:, None]
-    lo[~valid], hi[~valid] = 0.0, 1.0
-    def dev(a: np.ndarray) -> GpuArray:
-        return asarray(np.ascontiguousarray(a, dtype=a.dtype if a.dtype == bool else dt), device=device)
+def _code(m: _Merge) -> np.ndarray:
+    """``src`` of ``m`` in its sorted order: the secular row of each live pole, ``-(c + 1)`` for a
+    deflated one (its unit vector in column ``c``)."""
+    code = np.empty(m.k, np.int64)
+    kk = len(m.keep)
+    code[m.keep] = np.arange(kk)
+    code[m.drop] = -(kk + 1 + np.arange(len(m.drop)))
+    return code
 
-    pd, z2, rinv = dev(poles[:, None, :]), dev(z[:, None, :] ** 2), dev(1.0 / rho[:, :, None])
 
-    def f(diff: GpuArray, tau: GpuArray) -> GpuArray:      # 1/rho + sum z_j^2 / ((d_j - d_o) - tau)
-        return rinv[..., 0] + _sum(z2 / (diff - tau[..., None]), axis=-1)
+def _merge_data(merges: list[_Merge], n1s: list[int], half: int, dt: np.dtype) -> tuple[np.ndarray, int, dict]:
+    """The ``linalg_laed4`` operand of a level's ``merges`` (left halves of ``n1s`` columns, merge
+    matrices of side ``2 half``), its ``K``, and for each merge with rotations its dense ``G`` (rows:
+    the halves' columns, columns: the sorted order), which multiplies its merge matrix afterwards."""
+    s = 2 * half
+    kmax = max(1, max(len(m.keep) for m in merges))
+    data = np.zeros((len(merges), 2 * kmax + 2 + s))
+    data[:, 2 * kmax + 2:] = -(s + 1)
+    rots: dict[int, np.ndarray] = {}
+    for i, (m, n1) in enumerate(zip(merges, n1s)):
+        kk = len(m.keep)
+        data[i, :kk] = m.poles
+        data[i, kk:kmax] = (m.poles[-1] if kk else 0.0) + 1.0 + np.arange(kmax - kk)
+        data[i, kmax:kmax + kk] = m.z
+        data[i, 2 * kmax], data[i, 2 * kmax + 1] = m.rho, kk
+        code = _code(m)
+        pos = np.where(np.arange(m.k) < n1, np.arange(m.k), half + np.arange(m.k) - n1)    # a half's column
+        if m.g is None:
+            data[i, 2 * kmax + 2 + pos[m.perm]] = code
+        else:
+            data[i, 2 * kmax + 2:2 * kmax + 2 + m.k] = code
+            g = np.zeros((s, s))
+            g[pos, :m.k] = m.g
+            rots[i] = g
+    return data.astype(dt), kmax, rots
 
-    def held(x: GpuArray) -> GpuArray:
-        # d_j - d_o evaluated on its own: fused, NVIDIA's compiler regroups (d_j - d_o) - tau as d_j - (d_o +
-        # tau), which loses tau next to the pole (inf where the distance is 0)
-        evaluate_nodes([x._node])
-        return x
 
-    # the origin: the pole nearer the root
-    dlo, dhi = dev(lo), dev(hi)
-    at_mid = f(held(pd - dlo[..., None]), dev((hi - lo) / 2))
-    left = dev(last) | (at_mid >= 0)
-    origin = _where(left, dlo, dhi)
-    diff = held(pd - origin[..., None])             # (merges, root, pole): d_j - d_o
-    one = dev(np.ones((cnt, kmax)))
-    sgn = _where(left, one, -one)
-    span = dev(np.where(last, hi - lo, (hi - lo) / 2))
-    eps = float(np.finfo(dt).eps)
-    tl = span * (eps ** 3)
-    th = span
-    for _ in range(ITERS[dt.name]):
-        geo = th > tl * 2
-        mid_t = _where(geo, _sqrt(tl) * _sqrt(th), (tl + th) / 2)
-        below = (sgn * f(diff, sgn * mid_t)) < 0       # the root lies farther from the origin
-        tl = _where(below, mid_t, tl)
-        th = _where(below, th, mid_t)
-    tau = sgn * ((tl + th) / 2)
-    roots = np.asarray(origin + tau).astype(np.float64)
-    # z from the roots (Gu, Eisenstat): zhat_i^2 = prod_j (d_i - x_j) / prod_{j != i} (d_i - d_j)
-    di = pd[:, 0, :, None]                          # (merges, K, 1): d_i
-    num = held(matrix_transpose(diff) - tau[:, None, :])     # d_i - x_j = (d_i - d_o(j)) - tau_j
-    den = _where(dev(np.eye(kmax, dtype=bool)[None]), 1.0, di - pd)
-    ratio = _where(dev(~valid[:, None, :] | ~valid[:, :, None]), 1.0, num / den)
-    w = prod(ratio, axis=-1)                        # negative: d_i - x_i < 0 is the one factor below 0
-    zsign = dev(np.where(z < 0, -1.0, 1.0))
-    zhat = zsign * _sqrt(_where(w < 0, -w, 0.0))
-    vec = zhat[:, :, None] / num                    # (merges, K_i, K_j): column j the vector of root j
-    vec = _where(dev(valid[:, :, None]), vec, 0.0)
-    vec = vec / _sqrt(_sum(vec * vec, axis=1, keepdims=True))
-    return roots, vec
+def _level(q: GpuArray, merges: list[_Merge], n1s: list[int], dt: np.dtype, device: Any) -> tuple[GpuArray, GpuArray]:
+    """The merged stack ``(merges, 2 half, 2 half)`` of the halves' stack ``q`` (``(2 merges, half,
+    half)``) and the roots ``(merges, K)`` (device, not read)."""
+    cnt, half = len(merges), q.shape[-1]
+    s = 2 * half
+    data, kmax, rots = _merge_data(merges, n1s, half, dt)
+    node = make("linalg_laed4", (asarray(data, device=device)._node,), q.dtype, (cnt * s * s + 5 * cnt * kmax,),
+                (kmax, s), q._node.device)
+    mm = GpuArray(views.strided_view(node, (cnt, s, s), (s * s, s, 1), 0))
+    roots = GpuArray(views.strided_view(node, (cnt, kmax), (kmax, 1), cnt * s * s))
+    if rots:
+        idx = sorted(rots)
+        fixed = asarray(np.stack([rots[i] for i in idx]).astype(dt), device=device) @ \
+            take(mm, asarray(np.array(idx, np.int64), device=device), axis=0)
+        where = np.arange(cnt)
+        where[idx] = cnt + np.arange(len(idx))
+        mm = take(concat([mm, fixed], axis=0), asarray(where, device=device), axis=0)
+    merged = matmul(q, reshape(mm, (2 * cnt, half, s)))
+    return reshape(merged, (cnt, s, s)), roots
 
 
 def stedc(d: np.ndarray, e: np.ndarray, device: Any) -> tuple[np.ndarray, GpuArray] | None:
@@ -206,56 +192,52 @@ def stedc(d: np.ndarray, e: np.ndarray, device: Any) -> tuple[np.ndarray, GpuArr
             mid = (lo + hi) // 2
             dm[mid - 1] -= abs(e[mid - 1])
             dm[mid] -= abs(e[mid - 1])
-    solved = _leaves(dm, e, levels[-1], device)
-    if solved is None:
+    half = max(hi - lo for lo, hi in levels[-1])
+    got = _leaves(dm, e, levels[-1], half, device)
+    if got is None:
         return None
+    vals, q = got
+    rows = [np.arange(hi - lo) for lo, hi in levels[-1]]       # each block's rows in its slot
     eps = float(np.finfo(dt).eps) / 2
+    pending: tuple[GpuArray, list[_Merge]] | None = None
     for level in reversed(levels[:-1]):
-        halves = [((lo, (lo + hi) // 2), ((lo + hi) // 2, hi)) for lo, hi in level]
-        rows = np.asarray(concat([concat([solved[a][1][-1, :], solved[b][1][0, :]]) for a, b in halves]),
-                          dtype=np.float64)
-        merges, at = [], 0
-        for (a, b) in halves:
-            n1, n2 = a[1] - a[0], b[1] - b[0]
-            beta = float(e[a[1] - 1])
-            z = rows[at:at + n1 + n2].copy()
-            at += n1 + n2
-            if beta < 0:
+        # the last row of each left half and the first of each right half: z, read with the roots before
+        at = np.array([(i * half + r[-1], (i + 1) * half + rows[i + 1][0]) for i, r in
+                       list(enumerate(rows))[::2]]).ravel()
+        zrows = take(reshape(q, (len(rows) * half, half)), asarray(at, device=device), axis=0)
+        vals = _read(zrows, pending, vals)
+        zr = np.asarray(zrows, dtype=np.float64)
+        merges, n1s = [], []
+        for i, (lo, hi) in enumerate(level):
+            mid = (lo + hi) // 2
+            n1, n2 = vals[2 * i].size, vals[2 * i + 1].size
+            z = np.concatenate([zr[2 * i, :n1], zr[2 * i + 1, :n2]])
+            if e[mid - 1] < 0:
                 z[n1:] = -z[n1:]
-            dd = np.concatenate([solved[a][0], solved[b][0]]).astype(np.float64)
-            merges.append(_Merge(dd, z / math.sqrt(2.0), 2.0 * abs(beta), eps))
-        live = [m for m in merges if m.keep]
-        roots, vec = _secular(live, dt, device) if live else (None, None)
-        li = 0
-        for (a, b), m in zip(halves, merges):
-            q1, q2 = solved.pop(a)[1], solved.pop(b)[1]
-            k = m.k
-            cols: list[GpuArray] = []
-            vals = [m.dropped]
-            if m.keep and vec is not None and roots is not None:
-                kk = len(m.keep)
-                u = vec[li, :kk, :kk]
-                vals.insert(0, roots[li, :kk])
-                li += 1
-                if m.g is None:
-                    src = np.full(k, kk, np.int64)
-                    src[m.perm[m.keep]] = np.arange(kk)
-                    cols.append(take(concat([u, zeros((1, kk), dtype=dt, device=device)]), asarray(src, device=device),
-                                     axis=0))
-                else:
-                    cols.append(asarray(m.g[:, m.keep].astype(dt), device=device) @ u)
-            if m.drop:
-                if m.g is not None:
-                    gd = m.g[:, m.drop]
-                else:
-                    gd = np.zeros((k, len(m.drop)))
-                    gd[m.perm[m.drop], np.arange(len(m.drop))] = 1.0
-                cols.append(asarray(gd.astype(dt), device=device))
-            allv = np.concatenate(vals)
-            order = np.argsort(allv, kind="stable")
-            mm = concat(cols, axis=1) if len(cols) > 1 else cols[0]
-            mm = take(mm, asarray(order.astype(np.int64), device=device), axis=1)
-            n1 = a[1] - a[0]
-            solved[(a[0], b[1])] = (allv[order].astype(dt), concat([q1 @ mm[:n1], q2 @ mm[n1:]], axis=0))
-    w, q = solved[(0, n)]
-    return (w.astype(np.float64) * scale).astype(dt), q
+            dd = np.concatenate([vals[2 * i], vals[2 * i + 1]]).astype(np.float64)
+            merges.append(_Merge(dd, z / math.sqrt(2.0), 2.0 * abs(float(e[mid - 1])), eps))
+            n1s.append(n1)
+        q, roots = _level(q, merges, n1s, dt, device)
+        pending = (roots, merges)
+        rows = [np.concatenate([rows[2 * i], half + rows[2 * i + 1]]) for i in range(len(level))]
+        half *= 2
+    vals = _read(None, pending, vals)
+    order = np.argsort(vals[0], kind="stable")
+    out = q[0]
+    if not np.array_equal(rows[0], np.arange(half)):
+        out = take(out, asarray(rows[0], device=device), axis=0)
+    if not np.array_equal(order, np.arange(half)):
+        out = take(out, asarray(order, device=device), axis=1)
+    return (vals[0][order].astype(np.float64) * scale).astype(dt), out
+
+
+def _read(zrows: GpuArray | None, pending: tuple[GpuArray, list[_Merge]] | None,
+          vals: list[np.ndarray]) -> list[np.ndarray]:
+    """The blocks' eigenvalues in column order: the pending level's roots, then its deflated values
+    (one evaluation with ``zrows``)."""
+    if pending is None:
+        return vals
+    roots, merges = pending
+    evaluate_nodes([roots._node] + ([zrows._node] if zrows is not None else []))
+    r = np.asarray(roots).astype(np.float64)
+    return [np.concatenate([r[i, :len(m.keep)], m.dropped]).astype(np.float64) for i, m in enumerate(merges)]

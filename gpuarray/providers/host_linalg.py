@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.kernel import Kernel
+from ..render.wgsl_laed4 import ITERS
 
 
 def _pack(parts: list[np.ndarray], nbatch: int) -> np.ndarray:
@@ -194,6 +195,66 @@ def _syevb(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([got.ravel(), [float(bad)]])]
 
 
+def _secular(d: np.ndarray, z: np.ndarray, rho: Any, iters: int) -> tuple[np.ndarray, ...]:
+    """One merge of ``linalg_laed4`` as the device computes it (``render/wgsl_laed4.py``), in ``d``'s
+    dtype: (roots, tau, origin, zhat, vectors normalized in columns)."""
+    kk = d.size
+    ar = np.arange(kk)
+    one = d.dtype.type(1)
+
+    def f(diff: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return one / rho + np.sum(z * z / (diff - tau[:, None]), axis=1)
+
+    last = ar == kk - 1
+    lo = d
+    hi = np.append(d[1:], d[-1] + rho * np.sum(z * z))
+    left = last | (f(d[None, :] - lo[:, None], (hi - lo) / 2) >= 0)
+    org = np.where(left, ar, np.minimum(ar + 1, kk - 1))
+    dor = d[org]
+    diff = d[None, :] - dor[:, None]
+    sg = np.where(left, one, -one)
+    span = np.where(last, hi - lo, (hi - lo) / 2)
+    eps = np.finfo(d.dtype).eps
+    tl, th = span * (eps * eps * eps), span
+    for _ in range(iters):
+        mid = np.where(th > tl * 2, np.sqrt(tl) * np.sqrt(th), (tl + th) / 2)
+        below = sg * f(diff, sg * mid) < 0
+        tl, th = np.where(below, mid, tl), np.where(below, th, mid)
+    tau = sg * ((tl + th) / 2)
+    num = (d[:, None] - dor[None, :]) - tau[None, :]        # (i, j): d_i - x_j
+    den = np.where(np.eye(kk, dtype=bool), one, d[:, None] - d[None, :])
+    p = np.prod(num / den, axis=1)
+    zhat = np.where(z < 0, -one, one) * np.sqrt(np.maximum(-p, 0))
+    vec = zhat[:, None] / num
+    norm = np.sqrt(np.sum(vec * vec, axis=0))
+    return dor + tau, tau, org, zhat, norm, vec / norm
+
+
+def _laed4(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
+    """``linalg_laed4`` (the device kind's layout, ``render/wgsl_laed4.py``): the merge matrices, then
+    roots, ``tau``, origins, ``zhat`` and norms."""
+    kmax, s = k.attrs
+    data = ops[0]
+    cnt = data.shape[0]
+    m = np.zeros((cnt, s, s), data.dtype)
+    aux = np.zeros((5, cnt, kmax), data.dtype)
+    aux[2] = np.arange(kmax)
+    for b in range(cnt):
+        row = data[b]
+        kk = int(row[2 * kmax + 1])
+        src = row[2 * kmax + 2:].astype(np.int64)
+        if kk:
+            with np.errstate(all="ignore"):
+                got = _secular(row[:kk], row[kmax:kmax + kk], row[2 * kmax], ITERS[data.dtype.name])
+            for i, part in enumerate(got[:5]):
+                aux[i, b, :kk] = part
+            rows = src >= 0
+            m[b, rows, :kk] = got[5][src[rows]]
+        unit = (src < 0) & (-src - 1 < s)
+        m[b, unit, -src[unit] - 1] = 1.0
+    return [np.concatenate([m.ravel(), aux.ravel()])]
+
+
 def _gesvj(k: Kernel, ops: list[np.ndarray]) -> list[np.ndarray]:
     """``linalg_gesvj`` (the device kind's layout): reduced ``[U | S | Vh]`` or ``S``, a 0 flag."""
     (vectors,) = k.attrs
@@ -243,5 +304,6 @@ LINALG_HOST_KINDS: dict[str, Any] = {
         "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals,
         "pinv": _pinv, "matrix_rank": _matrix_rank, "potrf": _potrf, "lu": _lu, "geqrf": _geqrf,
         "syevj": _syevj, "syevb": _syevb, "gesvj": _gesvj, "hqr": _hqr, "eigvals": _eigvals,
+        "laed4": _laed4,
     }.items()
 }

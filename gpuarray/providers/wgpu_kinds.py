@@ -20,10 +20,12 @@ from .wgpu_eigh import gesvj_cannot_run, syevj_cannot_run
 from .wgpu_extremes import enqueue_extremes, extremes_cannot_run
 from .wgpu_fft import enqueue_fft, fft_cannot_run
 from .wgpu_hqr import hqr_cannot_run
+from .wgpu_laed4 import laed4_cannot_run
 from .wgpu_linalg import (
     enqueue_geqrf,
     enqueue_gesvj,
     enqueue_hqr,
+    enqueue_laed4,
     enqueue_lu,
     enqueue_potrf,
     enqueue_syevb,
@@ -74,6 +76,8 @@ WGPU_KINDS["linalg_gesvj"] = enqueue_gesvj                   # one-sided Jacobi 
 WGPU_KIND_CHECKS["linalg_gesvj"] = gesvj_cannot_run
 WGPU_KINDS["linalg_hqr"] = enqueue_hqr                       # eigvals of small matrices (wgpu_hqr.py)
 WGPU_KIND_CHECKS["linalg_hqr"] = hqr_cannot_run
+WGPU_KINDS["linalg_laed4"] = enqueue_laed4                   # divide and conquer merges (wgpu_laed4.py)
+WGPU_KIND_CHECKS["linalg_laed4"] = laed4_cannot_run
 WGPU_KINDS["random"] = enqueue_random                        # Philox draws (gpuarray.random, wgpu_random.py)
 WGPU_KIND_CHECKS["random"] = random_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).

@@ -55,7 +55,7 @@ from ..render.wgsl_linalg import (
     swap_trsm_source,
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS
-from . import wgpu_eigh, wgpu_hqr, wgpu_linalg_blocked, wgpu_qr, wgpu_sytrd
+from . import wgpu_eigh, wgpu_hqr, wgpu_laed4, wgpu_linalg_blocked, wgpu_qr, wgpu_sytrd
 from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
@@ -216,3 +216,9 @@ def enqueue_hqr(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
     """``linalg_hqr``: eigenvalues of small matrices (``wgpu_hqr.enqueue_hqr``) after the load."""
     return wgpu_hqr.enqueue_hqr(provider, kernel, in_handles,
                                 lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
+
+
+def enqueue_laed4(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    """``linalg_laed4``: a divide-and-conquer level's merges (``wgpu_laed4.enqueue_laed4``) after the load."""
+    return wgpu_laed4.enqueue_laed4(provider, kernel, in_handles,
+                                    lambda work, **extra: _load(provider, kernel, in_handles, 0, work, **extra))
