@@ -85,3 +85,45 @@ def test_levels_halve_to_leaves_at_one_depth() -> None:
     assert levels[0] == [(0, 97)]
     assert {hi - lo for lo, hi in levels[-1]} <= {24, 25} and len(levels[-1]) == 4
     assert all(max(hi - lo for lo, hi in lv) > stedc.LEAF for lv in levels[:-1])
+
+
+def test_evaluations_per_level(device: xp.Device) -> None:
+    # the leaves, then one evaluation a merge level (its z rows read with the level below's roots), one read last
+    d, e = CASES["random"](300)         # leaves of 18 and 19 rows, four merge levels
+    xp.reset_metrics()
+    stedc.stedc(d.astype(np.float32), e.astype(np.float32), device)
+    assert xp.metrics()["evaluations"] <= len(stedc._levels(300)) + 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_laed4_matches_the_host_kind(device: xp.Device, dtype: Any) -> None:
+    # one level of merges (rotations in one of them) on the device against the NumPy kind of the same layout
+    skip_f64(device, dtype)
+    rng = np.random.default_rng(5)
+    merges, n1s = [], []
+    for k, n1 in ((40, 20), (37, 19), (64, 32)):
+        dd = np.sort(rng.standard_normal(k))
+        if k == 37:
+            dd[5] = dd[4]                   # two equal poles: a rotation
+        z = rng.standard_normal(k)
+        z[3] = 0.0                          # a deflated pole
+        merges.append(stedc._Merge(dd, z / np.linalg.norm(z), 0.7, float(np.finfo(dtype).eps) / 2))
+        n1s.append(n1)
+    assert merges[1].touched is not None
+    data, kmax, _ = stedc._merge_data(merges, n1s, 32, np.dtype(dtype))
+    size = 3 * 64 * 64 + 5 * 3 * kmax
+    got = []
+    for dev in (device, xp.Device("cpu")):
+        node = stedc.make("linalg_laed4", (xp.asarray(data, device=dev)._node,), np.dtype(dtype), (size,), (kmax, 64),
+                          dev)
+        parts = [stedc.views.strided_view(node, (3 * 64 * 64,), (1,), 0),
+                 stedc.views.strided_view(node, (5 * 3 * kmax,), (1,), 3 * 64 * 64)]
+        got.append(np.concatenate([np.asarray(stedc.GpuArray(p)).astype(np.float64) for p in parts]))
+    eps = float(np.finfo(dtype).eps)
+    m = 3 * 64 * 64
+    np.testing.assert_allclose(got[0][m:m + 3 * kmax], got[1][m:m + 3 * kmax], rtol=0, atol=16 * eps)   # roots
+    np.testing.assert_allclose(got[0][:m], got[1][:m], rtol=0, atol=1e3 * eps)                             # vectors
+    mm = got[0][:m].reshape(3, 64, 64)
+    for i, mg in enumerate(merges):          # orthonormal columns: the live vectors and the deflated unit vectors
+        cols = mm[i][:, :mg.k]
+        assert np.abs(cols.T @ cols - np.eye(mg.k)).max() <= 1e3 * eps

@@ -69,7 +69,9 @@ def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], slot: i
 
 
 class _Merge:
-    """One merge's host side: ``dlaed2``'s deflation of ``D + rho z z^T``."""
+    """One merge's host side: ``dlaed2``'s deflation of ``D + rho z z^T``: the sorting ``perm``, the live
+    poles ``keep`` and deflated ones ``drop`` (sorted positions), and where close poles were rotated
+    together, the rotations' product ``r`` on the sorted positions ``touched``."""
 
     def __init__(self, dd: np.ndarray, z: np.ndarray, rho: float, eps: float) -> None:
         k = dd.size
@@ -78,12 +80,30 @@ class _Merge:
         ds = dd[perm].astype(np.float64)
         zs = z[perm].astype(np.float64)
         tol = 8 * eps * max(float(np.abs(ds).max()), float(np.abs(zs).max()))
-        g: np.ndarray | None = None         # the dense sort-and-rotate matrix, once a rotation is needed
+        small = rho * np.abs(zs) <= tol
+        live = np.flatnonzero(~small)
+        s, c = zs[live[:-1]], zs[live[1:]]
+        h = np.hypot(c, s)
+        with np.errstate(all="ignore"):
+            close = np.abs((ds[live[1:]] - ds[live[:-1]]) * (c / h) * (s / h)) <= tol
+        self.touched: np.ndarray | None = None
+        self.r: np.ndarray | None = None
+        if close.any():
+            keep, drop = self._rotate(ds, zs, small, tol)
+        else:
+            keep, drop = live.tolist(), np.flatnonzero(small).tolist()
+        self.perm, self.keep, self.drop = perm, keep, drop
+        self.poles, self.z = ds[keep], zs[keep]
+        self.dropped = ds[drop]
+        self.rho = rho
+
+    def _rotate(self, ds: np.ndarray, zs: np.ndarray, small: np.ndarray, tol: float) -> tuple[list[int], list[int]]:
+        """``dlaed2``'s pass over the sorted poles where some close ones rotate (``ds``, ``zs`` updated)."""
         keep: list[int] = []
         drop: list[int] = []
-        small = rho * np.abs(zs) <= tol
+        rots: list[tuple[int, int, float, float]] = []
         pj = -1
-        for j in range(k):
+        for j in range(ds.size):
             if small[j]:
                 drop.append(j)
                 continue
@@ -95,11 +115,7 @@ class _Merge:
             t = float(ds[j] - ds[pj])
             c, s = c / tau, -s / tau
             if abs(t * c * s) <= tol:       # close poles: rotate z_pj into z_j, pj deflates
-                if g is None:
-                    g = np.zeros((k, k))
-                    g[perm, np.arange(k)] = 1.0
-                x, y = g[:, pj].copy(), g[:, j].copy()
-                g[:, pj], g[:, j] = c * x + s * y, c * y - s * x
+                rots.append((pj, j, c, s))
                 zs[j], zs[pj] = tau, 0.0
                 dp = ds[pj] * c * c + ds[j] * s * s
                 ds[j] = ds[pj] * s * s + ds[j] * c * c
@@ -110,47 +126,62 @@ class _Merge:
             pj = j
         if pj >= 0:
             keep.append(pj)
-        self.perm, self.g, self.keep, self.drop = perm, g, keep, drop
-        self.poles, self.z = ds[keep], zs[keep]
-        self.dropped = ds[drop]
-        self.rho = rho
+        if rots:
+            touched = np.unique([i for a, b, _, _ in rots for i in (a, b)])
+            at = {v: i for i, v in enumerate(touched.tolist())}
+            r = np.eye(touched.size)
+            for a, b, c, s in rots:
+                x, y = r[:, at[a]].copy(), r[:, at[b]].copy()
+                r[:, at[a]], r[:, at[b]] = c * x + s * y, c * y - s * x
+            self.touched, self.r = touched, r
+        return keep, drop
 
 
-def _code(m: _Merge) -> np.ndarray:
-    """``src`` of ``m`` in its sorted order: the secular row of each live pole, ``-(c + 1)`` for a
-    deflated one (its unit vector in column ``c``)."""
-    code = np.empty(m.k, np.int64)
-    kk = len(m.keep)
-    code[m.keep] = np.arange(kk)
-    code[m.drop] = -(kk + 1 + np.arange(len(m.drop)))
-    return code
-
-
-def _merge_data(merges: list[_Merge], n1s: list[int], half: int, dt: np.dtype) -> tuple[np.ndarray, int, dict]:
+def _merge_data(merges: list[_Merge], n1s: list[int], half: int, dt: np.dtype) -> tuple[np.ndarray, int, list]:
     """The ``linalg_laed4`` operand of a level's ``merges`` (left halves of ``n1s`` columns, merge
-    matrices of side ``2 half``), its ``K``, and for each merge with rotations its dense ``G`` (rows:
-    the halves' columns, columns: the sorted order), which multiplies its merge matrix afterwards."""
+    matrices of side ``2 half``), its ``K``, and for each merge with rotations (index, rows of its merge
+    matrix the rotations mix, their product)."""
     s = 2 * half
     kmax = max(1, max(len(m.keep) for m in merges))
     data = np.zeros((len(merges), 2 * kmax + 2 + s))
     data[:, 2 * kmax + 2:] = -(s + 1)
-    rots: dict[int, np.ndarray] = {}
+    rots = []
     for i, (m, n1) in enumerate(zip(merges, n1s)):
         kk = len(m.keep)
         data[i, :kk] = m.poles
-        data[i, kk:kmax] = (m.poles[-1] if kk else 0.0) + 1.0 + np.arange(kmax - kk)
         data[i, kmax:kmax + kk] = m.z
         data[i, 2 * kmax], data[i, 2 * kmax + 1] = m.rho, kk
-        code = _code(m)
-        pos = np.where(np.arange(m.k) < n1, np.arange(m.k), half + np.arange(m.k) - n1)    # a half's column
-        if m.g is None:
-            data[i, 2 * kmax + 2 + pos[m.perm]] = code
-        else:
-            data[i, 2 * kmax + 2:2 * kmax + 2 + m.k] = code
-            g = np.zeros((s, s))
-            g[pos, :m.k] = m.g
-            rots[i] = g
+        code = np.empty(m.k)
+        code[m.keep] = np.arange(kk)
+        code[m.drop] = -(kk + 1 + np.arange(len(m.drop)))
+        r = m.perm
+        row = np.where(r < n1, r, half + r - n1)        # the row of M (a half's column) of each sorted pole
+        data[i, 2 * kmax + 2 + row] = code
+        if m.touched is not None:
+            rots.append((i, row[m.touched], m.r))
     return data.astype(dt), kmax, rots
+
+
+def _rotated(mm: GpuArray, rots: list, dt: np.dtype, device: Any) -> GpuArray:
+    """``mm`` (``(merges, S, S)``) with the rows each merge's rotations mix replaced by their product
+    with those rows (``dlaed2``'s ``G`` after the sort)."""
+    cnt, s = mm.shape[0], mm.shape[-1]
+    tmax = max(r.shape[0] for _, _, r in rots)
+    flat = reshape(mm, (cnt * s, s))
+    rp = np.zeros((len(rots), tmax, tmax))
+    gather = np.zeros((len(rots), tmax), np.int64)
+    src = np.arange(cnt * s)
+    for j, (i, rows, r) in enumerate(rots):
+        t = rows.size
+        rp[j] = np.eye(tmax)
+        rp[j, :t, :t] = r
+        gather[j, :t] = i * s + rows
+        gather[j, t:] = i * s
+        src[i * s + rows] = cnt * s + j * tmax + np.arange(t)
+    mixed = matmul(asarray(rp.astype(dt), device=device),
+                   reshape(take(flat, asarray(gather.ravel(), device=device), axis=0), (len(rots), tmax, s)))
+    both = concat([flat, reshape(mixed, (len(rots) * tmax, s))], axis=0)
+    return reshape(take(both, asarray(src, device=device), axis=0), (cnt, s, s))
 
 
 def _level(q: GpuArray, merges: list[_Merge], n1s: list[int], dt: np.dtype, device: Any) -> tuple[GpuArray, GpuArray]:
@@ -164,12 +195,7 @@ def _level(q: GpuArray, merges: list[_Merge], n1s: list[int], dt: np.dtype, devi
     mm = GpuArray(views.strided_view(node, (cnt, s, s), (s * s, s, 1), 0))
     roots = GpuArray(views.strided_view(node, (cnt, kmax), (kmax, 1), cnt * s * s))
     if rots:
-        idx = sorted(rots)
-        fixed = asarray(np.stack([rots[i] for i in idx]).astype(dt), device=device) @ \
-            take(mm, asarray(np.array(idx, np.int64), device=device), axis=0)
-        where = np.arange(cnt)
-        where[idx] = cnt + np.arange(len(idx))
-        mm = take(concat([mm, fixed], axis=0), asarray(where, device=device), axis=0)
+        mm = _rotated(mm, rots, dt, device)
     merged = matmul(q, reshape(mm, (2 * cnt, half, s)))
     return reshape(merged, (cnt, s, s)), roots
 
