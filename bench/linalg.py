@@ -50,7 +50,9 @@ EIGVALSH_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float
 # eigh with vectors of larger matrices on the device (tridiagonal reduction, divide and conquer,
 # back-transformation): the issue's sizes and the sizes that calibrate syevd.MIN_N; symmetric, indefinite
 EIGH_LARGE_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
-                     ("float32", (1024, 1024)), ("float64", (1024, 1024)))
+                     ("float32", (1024, 1024)), ("float64", (1024, 1024)), ("float64", (4096, 4096)),
+                     ("float32", (768, 768)), ("float32", (512, 512)), ("float64", (512, 512)),
+                     ("float32", (256, 256)), ("float32", (4, 512, 512)))
 # svdvals of square and not skinny matrices on the device (the sizes that calibrate tridiag.svd_applies)
 SVDVALS_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
                   ("float32", (4096, 1024)), ("float32", (1024, 1024)), ("float32", (512, 512)),

@@ -51,7 +51,8 @@ def _check(device: xp.Device, a: np.ndarray, c: float = 4.0) -> tridiag.Reduced:
     n = a.shape[-1]
     r = _reduce(device, a)
     assert r is not None
-    d, e, v, tau = (np.asarray(x) for x in r)
+    d, e, v, tau = (np.asarray(x) for x in r[:4])
+    assert np.array_equal(np.asarray(r.de), np.concatenate([d, e], axis=-1))
     assert (d.shape, e.shape, v.shape, tau.shape) == ((n,), (max(n - 1, 0),), (n, n), (n,))
     assert all(x.dtype == a.dtype for x in (d, e, v, tau))
     assert np.all(np.triu(v) == 0) and np.all(tau[n - 2:] == 0)

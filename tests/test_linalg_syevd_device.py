@@ -113,3 +113,4 @@ def test_eigh_nan_goes_to_lapack(wgpu_device: xp.Device) -> None:
 def test_min_n_keeps_mid_sized_matrices_on_lapack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(syevd, "MIN_N", 4096)
     assert syevd.applies((4096, 4096)) and not syevd.applies((2048, 2048)) and not syevd.applies((0, 0))
+    assert syevd.applies((4, 2048, 2048)) and not syevd.applies((3, 2048, 2048)) and not syevd.applies((8, 1024, 1024))

@@ -24,7 +24,7 @@ sorting and the deflation's rotations). Eigenvalues return ascending with the ve
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from ..namespace.creation import asarray
 from ..namespace.indexing import take
 from ..namespace.linear_algebra import matmul
 from ..namespace.manipulation import concat, reshape
-from ..runtime.planner import evaluate_nodes
 from . import jacobi
 
 LEAF = 32               # rows of the largest leaf (Jacobi's kernel takes at most 64)
@@ -52,9 +51,9 @@ def _levels(n: int) -> list[list[tuple[int, int]]]:
 
 
 def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], slot: int,
-            device: Any) -> tuple[list[np.ndarray], GpuArray] | None:
-    """Eigenvalues (host, ascending) of each leaf and their eigenvectors as one ``(leaves, slot, slot)``
-    stack (device) by Jacobi: a leaf of fewer rows is padded with a decoupled diagonal above its
+            device: Any) -> tuple[_Pending, GpuArray] | None:
+    """Eigenvalues (ascending, not read) of each leaf and their eigenvectors as one ``(leaves, slot,
+    slot)`` stack (device) by Jacobi: a leaf of fewer rows is padded with a decoupled diagonal above its
     spectrum, whose unit vectors come last."""
     mats = np.zeros((len(ranges), slot, slot), d.dtype)
     for i, (lo, hi) in enumerate(ranges):
@@ -64,8 +63,7 @@ def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], slot: i
     got = jacobi.eigh(asarray(mats, device=device)._node, True)
     if got is None or got[1] is None:
         return None
-    w = np.asarray(got[0], dtype=d.dtype)
-    return [w[i, :hi - lo] for i, (lo, hi) in enumerate(ranges)], got[1]
+    return _Pending(got[0], [hi - lo for lo, hi in ranges], [np.zeros(0)] * len(ranges)), got[1]
 
 
 class _Merge:
@@ -222,17 +220,16 @@ def stedc(d: np.ndarray, e: np.ndarray, device: Any) -> tuple[np.ndarray, GpuArr
     got = _leaves(dm, e, levels[-1], half, device)
     if got is None:
         return None
-    vals, q = got
+    pending, q = got
     rows = [np.arange(hi - lo) for lo, hi in levels[-1]]       # each block's rows in its slot
     eps = float(np.finfo(dt).eps) / 2
-    pending: tuple[GpuArray, list[_Merge]] | None = None
     for level in reversed(levels[:-1]):
-        # the last row of each left half and the first of each right half: z, read with the roots before
+        # the last row of each left half and the first of each right half (z), read with the values below
         at = np.array([(i * half + r[-1], (i + 1) * half + rows[i + 1][0]) for i, r in
                        list(enumerate(rows))[::2]]).ravel()
         zrows = take(reshape(q, (len(rows) * half, half)), asarray(at, device=device), axis=0)
-        vals = _read(zrows, pending, vals)
-        zr = np.asarray(zrows, dtype=np.float64)
+        vals, zr = _read(pending, zrows)
+        assert zr is not None
         merges, n1s = [], []
         for i, (lo, hi) in enumerate(level):
             mid = (lo + hi) // 2
@@ -240,14 +237,14 @@ def stedc(d: np.ndarray, e: np.ndarray, device: Any) -> tuple[np.ndarray, GpuArr
             z = np.concatenate([zr[2 * i, :n1], zr[2 * i + 1, :n2]])
             if e[mid - 1] < 0:
                 z[n1:] = -z[n1:]
-            dd = np.concatenate([vals[2 * i], vals[2 * i + 1]]).astype(np.float64)
+            dd = np.concatenate([vals[2 * i], vals[2 * i + 1]])
             merges.append(_Merge(dd, z / math.sqrt(2.0), 2.0 * abs(float(e[mid - 1])), eps))
             n1s.append(n1)
         q, roots = _level(q, merges, n1s, dt, device)
-        pending = (roots, merges)
+        pending = _Pending(roots, [len(m.keep) for m in merges], [m.dropped for m in merges])
         rows = [np.concatenate([rows[2 * i], half + rows[2 * i + 1]]) for i in range(len(level))]
         half *= 2
-    vals = _read(None, pending, vals)
+    vals, _ = _read(pending, None)
     order = np.argsort(vals[0], kind="stable")
     out = q[0]
     if not np.array_equal(rows[0], np.arange(half)):
@@ -257,13 +254,19 @@ def stedc(d: np.ndarray, e: np.ndarray, device: Any) -> tuple[np.ndarray, GpuArr
     return (vals[0][order].astype(np.float64) * scale).astype(dt), out
 
 
-def _read(zrows: GpuArray | None, pending: tuple[GpuArray, list[_Merge]] | None,
-          vals: list[np.ndarray]) -> list[np.ndarray]:
-    """The blocks' eigenvalues in column order: the pending level's roots, then its deflated values
-    (one evaluation with ``zrows``)."""
-    if pending is None:
-        return vals
-    roots, merges = pending
-    evaluate_nodes([roots._node] + ([zrows._node] if zrows is not None else []))
-    r = np.asarray(roots).astype(np.float64)
-    return [np.concatenate([r[i, :len(m.keep)], m.dropped]).astype(np.float64) for i, m in enumerate(merges)]
+class _Pending(NamedTuple):
+    """A level's eigenvalues still on the device: block ``i``'s are ``values[i, :live[i]]`` (roots, or a
+    leaf's ascending values), then ``dropped[i]`` (the deflated poles, host)."""
+    values: GpuArray
+    live: list[int]
+    dropped: list[np.ndarray]
+
+
+def _read(pending: _Pending, zrows: GpuArray | None) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """The blocks' eigenvalues in column order (float64) and ``zrows`` (float64), in one download."""
+    flat = reshape(pending.values, (-1,))
+    both = np.asarray(flat if zrows is None else concat([flat, reshape(zrows, (-1,))]), dtype=np.float64)
+    size = math.prod(pending.values.shape)
+    r = both[:size].reshape(pending.values.shape)
+    vals = [np.concatenate([r[i, :k], dr]) for i, (k, dr) in enumerate(zip(pending.live, pending.dropped))]
+    return vals, None if zrows is None else both[size:].reshape(zrows.shape)

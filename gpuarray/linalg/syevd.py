@@ -29,16 +29,20 @@ from ..namespace.creation import asarray
 from ..namespace.manipulation import reshape, stack
 from . import stedc, tridiag
 
-MIN_N = 4096            # below, LAPACK on the host is faster (H200: 1.7x slower than the device at 4096 f32)
+MIN_N = 1024            # below, LAPACK on the host is faster for one matrix (H200: docs/benchmarks.md)
+MIN_STACKED = 4         # ... and from MIN_N / 2 rows for stacks of this many (4 x 512 x 512: 1.5x the host)
 
 
 def applies(shape: tuple[int, ...]) -> bool:
     """Whether ``eigh`` of a stack of ``shape`` takes the device path (the adapter may still decline).
 
-    >>> applies((4096, 4096)), applies((2048, 2048))
-    (True, False)
+    >>> applies((1024, 1024)), applies((768, 768)), applies((4, 512, 512))
+    (True, False, True)
     """
-    return shape[-1] >= max(MIN_N, 2) and 0 not in shape
+    n = shape[-1]
+    if 0 in shape or n < 2:
+        return False
+    return n >= MIN_N or (n >= MIN_N // 2 and math.prod(shape[:-2]) >= MIN_STACKED)
 
 
 def eigh(a: Node) -> tuple[GpuArray, GpuArray] | None:
@@ -50,8 +54,8 @@ def eigh(a: Node) -> tuple[GpuArray, GpuArray] | None:
     n = a.shape[-1]
     batch = a.shape[:-2]
     count = math.prod(batch)
-    d = np.asarray(red.d).reshape(count, n)
-    e = np.asarray(red.e).reshape(count, n - 1)
+    de = np.asarray(red.de).reshape(count, 2 * n - 1)
+    d, e = de[:, :n], de[:, n:]
     ws, zs = [], []
     for i in range(count):
         got = stedc.stedc(d[i], e[i], a.device)

@@ -115,6 +115,7 @@ class Reduced(NamedTuple):
     e: GpuArray          # (..., n - 1) subdiagonal of T
     v: GpuArray          # (..., n, n) the reflectors, column k the one of step k
     tau: GpuArray        # (..., n) their scalars (0: the identity)
+    de: GpuArray         # (..., 2 n - 1) d then e: both read in one download
 
 
 def reduce(a: Node) -> Reduced | None:
@@ -140,7 +141,7 @@ def reduce(a: Node) -> Reduced | None:
     def part(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> GpuArray:
         return GpuArray(views.strided_view(packed, batch + shape, bst + strides, offset))
     return Reduced(part((n,), (1,), 0), part((n - 1,), (1,), n), part((n, n), (n, 1), 3 * n),
-                   part((n,), (1,), 2 * n))
+                   part((n,), (1,), 2 * n), part((2 * n - 1,), (1,), 0))
 
 
 def _mask(nb: int, s: int) -> np.ndarray:

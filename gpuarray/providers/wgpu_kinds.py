@@ -109,9 +109,9 @@ _LAPACK = ("is LAPACK's on the host (the device takes stacks of small matrices b
 # why a linear-algebra node that the namespace gave to LAPACK runs on the host (gpuarray/linalg)
 HOST_LINALG_REASONS = {
     "linalg_eigh": ("eigh is LAPACK's on the host for complex input, one small matrix (LAPACK's signs of the "
-                    "vectors), matrices the device declined (values that are not finite) and 65 to 4095 rows, "
-                    "where LAPACK is faster than the device's reduction and divide and conquer (linalg/syevd.py; "
-                    "stacks of at most 64 rows take Jacobi)"),
+                    "vectors), matrices the device declined (values that are not finite) and 65 to 1023 rows (511 "
+                    "in stacks of 4 or more), where LAPACK is faster than the device's reduction and divide and "
+                    "conquer (linalg/syevd.py; stacks of at most 64 rows take Jacobi)"),
     "linalg_eigvalsh": ("eigvalsh is LAPACK's on the host for complex input, for matrices the device declined "
                         "(values that are not finite) and below n * min(matrices, 8) = 1024, where LAPACK is "
                         "faster than the device's tridiagonal reduction (linalg/tridiag.py)"),
