@@ -35,6 +35,7 @@ from ..namespace.creation import asarray
 from ..namespace.indexing import take
 from ..namespace.linear_algebra import matmul
 from ..namespace.manipulation import concat, reshape
+from ..runtime.planner import evaluate_nodes
 from . import jacobi
 
 LEAF = 32               # rows of the largest leaf (Jacobi's kernel takes at most 64)
@@ -193,7 +194,9 @@ def _level(q: GpuArray, merges: list[_Merge], n1s: list[int], dt: np.dtype, devi
     mm = GpuArray(views.strided_view(node, (cnt, s, s), (s * s, s, 1), 0))
     roots = GpuArray(views.strided_view(node, (cnt, kmax), (kmax, 1), cnt * s * s))
     if rots:
+        # evaluated on its own: fused into the product's loads, the gathers made that product 4x slower
         mm = _rotated(mm, rots, dt, device)
+        evaluate_nodes([mm._node])
     merged = matmul(q, reshape(mm, (2 * cnt, half, s)))
     return reshape(merged, (cnt, s, s)), roots
 
