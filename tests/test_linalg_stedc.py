@@ -131,3 +131,27 @@ def test_laed4_matches_the_host_kind(device: xp.Device, dtype: Any) -> None:
     for i, mg in enumerate(merges):          # orthonormal columns: the live vectors and the deflated unit vectors
         cols = mm[i][:, :mg.k]
         assert np.abs(cols.T @ cols - np.eye(mg.k)).max() <= 1e3 * eps
+
+
+def test_laed4_past_the_workgroup_limit(wgpu_device: xp.Device) -> None:
+    # 1100 merges of 64 live poles: 70400 workgroups of roots, 18 million elements of merge matrices (2-D grids)
+    rng = np.random.default_rng(9)
+    cnt, k, s = 1100, 64, 128
+    data = np.zeros((cnt, 2 * k + 2 + s), np.float32)
+    data[:, :k] = np.sort(rng.standard_normal((cnt, k)), axis=1)
+    z = rng.standard_normal((cnt, k))
+    data[:, k:2 * k] = z / np.linalg.norm(z, axis=1, keepdims=True)
+    data[:, 2 * k], data[:, 2 * k + 1] = rng.uniform(0.1, 2.0, cnt), k
+    data[:, 2 * k + 2:] = -(s + 1)
+    data[:, 2 * k + 2 + 2 * np.arange(k)] = np.arange(k)      # secular row t at row 2 t of M
+    got = []
+    for dev in (wgpu_device, xp.Device("cpu")):
+        node = stedc.make("linalg_laed4", (xp.asarray(data, device=dev)._node,), np.dtype(np.float32),
+                          (cnt * s * s + 5 * cnt * k,), (k, s), dev)
+        parts = [stedc.views.strided_view(node, (cnt, s, s), (s * s, s, 1), 0),
+                 stedc.views.strided_view(node, (cnt, k), (k, 1), cnt * s * s)]
+        got.append([np.asarray(stedc.GpuArray(p)).astype(np.float64) for p in parts])
+    eps = float(np.finfo(np.float32).eps)
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=0, atol=16 * eps)
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=0, atol=1e3 * eps)
+    assert np.all(got[0][0][:, 1::2, :] == 0) and np.all(got[0][0][:, :, k:] == 0)
