@@ -43,6 +43,16 @@ _PRM = """  let cnt = prm[0];
 """
 
 
+def _merge_row(var: str) -> str:
+    """A workgroup ``id = b K + var`` (past ``cnt K``: none): ``b``, ``var``, the row ``base`` of ``D``, ``kk``."""
+    return f"""  if (id >= ck) {{ return; }}
+  let b = id / K;
+  let {var} = id % K;
+  let base = b * W;
+  let kk = u32(D[base + 2u * K + 1u]);
+"""
+
+
 def _reduce(wg: int, var: str, op: str) -> str:
     """Tree-reduce ``red`` (``red[lid]`` set) with ``op`` ('+' or '*') into ``var`` for every thread."""
     return f"""  red[lid] = {var};
@@ -74,12 +84,7 @@ def roots_source(t: str, wg: int, iters: int) -> str:
     """A workgroup a root ``id = b K + t`` of merge ``b``: root, ``tau`` and origin into ``O``."""
     eps = "1.1920928955078125e-07" if t == "f32" else "2.220446049250313e-16"
     shared = f"var<workgroup> red: array<T, {wg}>;\n" + _secular_fn(t, wg)
-    body = _PRM + f"""  if (id >= ck) {{ return; }}
-  let b = id / K;
-  let r = id % K;
-  let base = b * W;
-  let rho = D[base + 2u * K];
-  let kk = u32(D[base + 2u * K + 1u]);
+    body = _PRM + _merge_row("r") + f"""  let rho = D[base + 2u * K];
   if (r >= kk) {{
     if (lid == 0u) {{ O[A + id] = T(0); O[A + ck + id] = T(0); O[A + 2u * ck + id] = T(r); }}
     return;
@@ -112,12 +117,7 @@ def roots_source(t: str, wg: int, iters: int) -> str:
 @functools.cache
 def zhat_source(t: str, wg: int) -> str:
     """A workgroup a pole ``id = b K + i``: ``zhat_i`` into ``O``."""
-    body = _PRM + f"""  if (id >= ck) {{ return; }}
-  let b = id / K;
-  let i = id % K;
-  let base = b * W;
-  let kk = u32(D[base + 2u * K + 1u]);
-  if (i >= kk) {{
+    body = _PRM + _merge_row("i") + f"""  if (i >= kk) {{
     if (lid == 0u) {{ O[A + 3u * ck + id] = T(0); }}
     return;
   }}
@@ -138,12 +138,7 @@ def zhat_source(t: str, wg: int) -> str:
 @functools.cache
 def norm_source(t: str, wg: int) -> str:
     """A workgroup a root ``id = b K + j``: the norm of its vector ``zhat / (d - x_j)`` into ``O``."""
-    body = _PRM + f"""  if (id >= ck) {{ return; }}
-  let b = id / K;
-  let j = id % K;
-  let base = b * W;
-  let kk = u32(D[base + 2u * K + 1u]);
-  let dor = D[base + u32(O[A + 2u * ck + id])];
+    body = _PRM + _merge_row("j") + f"""  let dor = D[base + u32(O[A + 2u * ck + id])];
   let tau = O[A + ck + id];
   var s = T(0);
   for (var i = lid; i < kk; i += {wg}u) {{
