@@ -1,19 +1,21 @@
 """Eigenvalues and eigenvectors of a real symmetric tridiagonal matrix by Cuppen's divide and conquer
-(LAPACK's ``dstedc``: ``dlaed0`` to ``dlaed4``), its ``O(n^2)`` and ``O(n^3)`` work as array
-operations on the matrix's device and its ``O(n)`` bookkeeping on the host, as MAGMA's ``dstedx``.
+(LAPACK's ``dstedc``: ``dlaed0`` to ``dlaed4``), its ``O(n^2)`` and ``O(n^3)`` work on the matrix's
+device and its ``O(n)`` bookkeeping on the host, as MAGMA's ``dstedx``: one evaluation a level.
 
 The matrix (``d``, ``e``, scaled to norm 1) is split in halves, level by level, into leaves of at most
 ``LEAF`` rows, each with its ends lowered by the coupling ``|e|`` it loses (``T = diag(T1, T2) + |b| w
-w^T``); the leaves are a stack of small symmetric matrices for the device's Jacobi kernel
-(``linalg.jacobi``). Two solved halves ``Q1 D1 Q1^T`` and ``Q2 D2 Q2^T`` merge as the eigenproblem of
-``D + rho z z^T`` (``z`` the last row of ``Q1`` and the first of ``Q2``, read back: one small download
-a level): on the host, ``dlaed2``'s deflation (tiny ``z_j``; close poles rotated together); on the
-device, for every merge of a level at once, each root of the secular equation ``1/rho + sum z_j^2 /
-(d_j - x) = 0`` by bisection in the distance ``tau`` from its nearer pole (geometric while the bracket
-spans more than a factor of two, so tiny distances keep their relative accuracy), ``z`` recomputed
-from the roots (Gu and Eisenstat: the vectors stay orthogonal however close the roots), the vectors
-``z / (d - x)`` normalized, and the merged ``Q = diag(Q1, Q2) G U`` as two products (``G``: the
-sorting and the deflation's rotations). Eigenvalues return ascending with the vectors in columns.
+w^T``); the leaves are one stack for the device's Jacobi kernel (``linalg.jacobi``; a shorter leaf
+padded with a decoupled diagonal ``PAD``). A level's blocks are one ``(blocks, S, S)`` stack, each
+half's rows and columns at the front of its slot of ``S / 2``. Two solved halves ``Q1 D1 Q1^T`` and
+``Q2 D2 Q2^T`` merge as the eigenproblem of ``D + rho z z^T`` (``z`` the last row of ``Q1`` and the
+first of ``Q2``, read back with the level below's eigenvalues: one download a level): on the host,
+``dlaed2``'s deflation (tiny ``z_j``; close poles rotated together); on the device, one
+``linalg_laed4`` node for every merge of the level (``render/wgsl_laed4.py``: the secular roots by
+bisection, ``z`` recomputed from them as Gu and Eisenstat do so that the vectors stay orthogonal, the
+normalized vectors ``z / (d - x)`` scattered to their rows as the merge matrix ``M``), the rotations'
+product on the rows they mix, and ``Q = diag(Q1, Q2) M`` for the whole level as one batched product.
+Columns keep the merge's order (roots, then deflated values) up to the top, sorted there; eigenvalues
+return ascending with the vectors in columns.
 
 >>> import numpy as np, gpuarray as xp
 >>> w, z = stedc(np.array([2.0, 2.0]), np.array([1.0]), xp.Device("cpu"))

@@ -3,9 +3,9 @@ wgpu device (LAPACK's ``dsyevd`` as MAGMA splits it): Householder reduction to t
 keeping its reflectors (``linalg.tridiag.reduce``), the tridiagonal matrix's eigenvalues and vectors by
 divide and conquer (``linalg.stedc``: its merges on the device, ``O(n)`` bookkeeping on the host), and
 the vectors carried back through the reflectors (``linalg.tridiag.back_transform``: block reflectors as
-matrix products). Only ``d`` and ``e`` (``2 n`` values a matrix) and each merge's rows of ``z`` reach
-the host. Eigenvectors are unique up to sign (and within eigenspaces of repeated eigenvalues); these
-are not LAPACK's signs.
+matrix products). Only ``d`` and ``e`` (``2 n`` values a matrix) and, a divide-and-conquer level at a
+time, its eigenvalues and ``z`` rows reach the host. Eigenvectors are unique up to sign (and within
+eigenspaces of repeated eigenvalues); these are not LAPACK's signs.
 
 Matrices of fewer than ``MIN_N`` rows stay with LAPACK on the host, which is faster there (H200:
 docs/benchmarks.md); input the reduction flags (not finite, columns LAPACK would rescale) too.

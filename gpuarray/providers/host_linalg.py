@@ -3,10 +3,11 @@
 Each decomposition in ``gpuarray.linalg`` is one breaker node of kind
 ``linalg_<name>``. Those without WGSL run here on a wgpu device as a host fallback (counted in
 ``metrics()["host_fallbacks"]``) and the result stays with the array's device. ``linalg_potrf``
-``linalg_lu``, ``linalg_geqrf``, ``linalg_syevj``, ``linalg_syevb`` and ``linalg_hqr`` (Cholesky, LU,
-Householder QR, Jacobi eigh, tridiagonal eigvalsh and Hessenberg-QR eigvals on the device:
-``providers/wgpu_linalg.py``, ``wgpu_qr.py``, ``wgpu_eigh.py``, ``wgpu_sytrd.py``, ``wgpu_hqr.py``) have WGSL; their
-host versions here (the same packed layout: the result, then an error flag) serve fallbacks.
+``linalg_lu``, ``linalg_geqrf``, ``linalg_syevj``, ``linalg_syevb``, ``linalg_laed4`` and ``linalg_hqr``
+(Cholesky, LU, Householder QR, Jacobi eigh, tridiagonal eigvalsh, divide-and-conquer merges and
+Hessenberg-QR eigvals on the device: ``providers/wgpu_linalg.py``, ``wgpu_qr.py``, ``wgpu_eigh.py``,
+``wgpu_sytrd.py``, ``wgpu_laed4.py``, ``wgpu_hqr.py``) have WGSL; their host versions here (the same
+packed layout: the result, then an error flag where there is one) serve fallbacks and the cpu device.
 Functions with several results return them packed along the last axis; the
 namespace hands out views of the packed array.
 
