@@ -238,3 +238,28 @@ def test_sin_and_cos_of_one_value_share_a_range_reduction(device):
         want2 = np.sin(h) - np.cos(h) * np.float32(0)
     assert_same(y, want, rtol=4e-6, atol=4e-7)
     assert_same(xp.sin(x) - xp.cos(x) * 0, want2, rtol=4e-7)
+
+
+def test_a_realized_constant_stays_a_uniform_elsewhere(wgpu_device):
+    """Constants are shared nodes; one that an earlier evaluation realized (an array of its own) must not
+    become an input of later kernels that use the same value: same pipeline, vec4 form (CI saw both
+    fail when another test file on the same worker had realized 3.0 or 0.0 first)."""
+    from gpuarray.compiler import schedule
+    from gpuarray.graph.node import const
+    from gpuarray.render.wgsl import render
+    from gpuarray.runtime.planner import evaluate_nodes
+    for v in (0.0, 3.0, 9.0):
+        c = const(v, np.dtype(np.float32), wgpu_device)
+        evaluate_nodes([c])
+        assert c.data is not None
+    h = np.arange(64, dtype=np.float32) - 7.5
+    x = xp.asarray(h, device=wgpu_device)
+    xp.evaluate(x * 2.0 + 1.0)
+    xp.reset_metrics()
+    assert_same(x * 3.0 + 7.0, h * 3 + 7)
+    assert xp.metrics()["kernels_compiled"] == 0
+    e = (x > 0) & (x < 9)
+    kernel = schedule([e._node])[-1]
+    assert render(kernel, 4).vec == 4
+    assert render(kernel, 4).n_inputs == 1
+    assert_same(e, (h > 0) & (h < 9))

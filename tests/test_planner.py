@@ -47,13 +47,15 @@ def test_small_work_stays_on_the_host(wgpu_device, auto):
 
 def test_small_work_reading_a_constant_evaluated_on_the_device_stays_on_the_host(wgpu_device, auto):
     # constants are shared nodes: one an earlier evaluation realized on the device (a 0-d array
-    # evaluated there) keeps its value on the host too, so small work reading it needs no download
+    # evaluated there) keeps its value on the host too, and later uses of the value get a fresh
+    # constant (graph.node.make), so small work reading it needs no download
     from gpuarray.graph import node as graph_node
     with xp.config(offload="always"):
         two = xp.full((), 2.0, dtype=xp.float32, device=wgpu_device)
         xp.evaluate(two)
+    assert two._node.data.host is not None and float(two._node.data.host) == 2.0
     c = graph_node.const(2.0, np.dtype(np.float32), wgpu_device)
-    assert c.data is not None and c.data.host is not None and float(c.data.host) == 2.0
+    assert c.data is None and c is not two._node
     assert _small_chain_on_the_host(wgpu_device)["bytes_downloaded"] == 0
 
 

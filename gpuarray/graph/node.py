@@ -161,7 +161,10 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     with _lock:
         ref = _table.get(key)
         node = ref() if ref is not None else None
-        if node is None:
+        # a constant some evaluation realized (an array of its own that was evaluated) is data now: a
+        # kernel would read it as an input instead of a uniform (another kernel, no vec form), so the
+        # constants handed out are fresh ones
+        if node is None or (op == "const" and node.data is not None):
             node = Node(op, inputs, dtype, shape, attrs, device)
             node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
             if ref is None:
@@ -190,7 +193,7 @@ def const(value: Any, dtype: np.dtype, device: Any) -> Node:
         ckey = (t, value, dtype, dkey) if t is int or t is bool else None
     if ckey is not None:
         node = _recent_consts.get(ckey)
-        if node is not None:
+        if node is not None and node.data is None:     # (a realized one: as in make)
             return node
     v = np.asarray(value, dtype=dtype)[()]
     node = make("const", (), dtype, (), (v,), device)
