@@ -14,7 +14,9 @@ larger ones (``EIGVALSH_SHAPES``: tridiagonal reduction and bisection on the dev
 matrices uniform in [-3, 3]; ``gpu_ms`` from timestamp queries), ``svdvals`` of matrices that are neither
 small nor tall and skinny (``SVDVALS_SHAPES``: through the symmetric ``[[0, A], [A^T, 0]]``'s eigenvalues
 on the device; uniform in [-3, 3]), ``eigh_large``: ``eigh`` with vectors of larger symmetric matrices
-(``EIGH_LARGE_SHAPES``: tridiagonal reduction, divide and conquer and back-transformation on the device).
+(``EIGH_LARGE_SHAPES``: tridiagonal reduction, divide and conquer and back-transformation on the device),
+``svd_large``: ``svd`` (reduced, all three factors) of larger matrices (``SVD_LARGE_SHAPES``: through the
+eigenvectors of ``[[0, A], [A^T, 0]]`` on the device, ``linalg/gesdd.py``; uniform in [-3, 3]).
 Matrices are ``B B^T / n + I`` for ``B`` uniform in [-3, 3] (symmetric
 positive definite, condition number in the tens), right-hand sides uniform in [-3, 3]. Each figure
 is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up, then
@@ -58,6 +60,12 @@ SVDVALS_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float3
                   ("float32", (4096, 1024)), ("float32", (1024, 1024)), ("float32", (512, 512)),
                   ("float64", (1024, 1024)), ("float32", (8, 256, 256)))
 
+# svd with vectors of larger matrices on the device: the issue's sizes and the sizes that calibrate
+# gesdd.applies (tridiag.svd_applies); uniform in [-3, 3]
+SVD_LARGE_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
+                    ("float32", (4096, 2048)), ("float32", (1024, 1024)), ("float64", (1024, 1024)),
+                    ("float32", (512, 512)), ("float32", (4, 512, 512)))
+
 
 def _spd(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     n = shape[-1]
@@ -77,7 +85,8 @@ def _gpuarray_fn(xp: Any, case: str) -> Callable[..., Any]:
             "qr": lambda a, b: xp.linalg.qr(a).R, "eigh": lambda a, b: xp.linalg.eigh(a).eigenvectors,
             "eigh_large": lambda a, b: xp.linalg.eigh(a).eigenvectors,
             "eigvalsh": lambda a, b: xp.linalg.eigvalsh(a), "svdvals": lambda a, b: xp.linalg.svdvals(a),
-            "svd": lambda a, b: xp.linalg.svd(a, full_matrices=False).U}[case]
+            "svd": lambda a, b: xp.linalg.svd(a, full_matrices=False).U,
+            "svd_large": lambda a, b: tuple(xp.linalg.svd(a, full_matrices=False))}[case]
 
 
 def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
@@ -90,12 +99,20 @@ def _peer_fn(case: str) -> Callable[[str, Any], Callable[..., Any]]:
                 "eigvalsh": lambda a, b: la.eigvalsh(a),
                 "svdvals": (lambda a, b: la.svdvals(a)) if hasattr(la, "svdvals")
                 else (lambda a, b: la.svd(a, compute_uv=False)),
-                "svd": lambda a, b: la.svd(a, full_matrices=False)[0]}[case]
+                "svd": lambda a, b: la.svd(a, full_matrices=False)[0],
+                "svd_large": lambda a, b: tuple(la.svd(a, full_matrices=False))}[case]
     return fn_for
 
 
-def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float:
-    a64, g64 = a.astype(np.float64), got.astype(np.float64)
+def _residual(case: str, a: np.ndarray, b: np.ndarray, got: Any) -> float:
+    if case == "svd_large":      # max(|A - U S Vh|, |U^T U - I|, |Vh Vh^T - I|) / (||A|| or 1)
+        u, s, vh = (np.asarray(g).astype(np.float64) for g in got)
+        a64 = a.astype(np.float64)
+        back = np.abs(a64 - (u * s[..., None, :]) @ vh).max() / s.max()
+        tr = np.swapaxes
+        return float(max(back, np.abs(tr(u, -1, -2) @ u - np.eye(u.shape[-1])).max(),
+                         np.abs(vh @ tr(vh, -1, -2) - np.eye(vh.shape[-2])).max()))
+    a64, g64 = a.astype(np.float64), np.asarray(got).astype(np.float64)
     if case == "cholesky":
         return float(np.linalg.norm(g64 @ np.swapaxes(g64, -1, -2) - a64) / np.linalg.norm(a64))
     if case == "solve":
@@ -121,6 +138,13 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> float
     return float(np.max(np.abs(g64 - want) / np.maximum(np.abs(want), 1e-300)))
 
 
+def _first(got: tuple) -> Any:
+    """The first of an ``svd``'s factors after all three were evaluated together."""
+    import gpuarray as xp
+    xp.evaluate(*got)
+    return got[0]
+
+
 def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     import gpuarray as xp
     rng = np.random.default_rng(0)
@@ -132,28 +156,31 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     with xp.config(offload="always"):
         for case in cases:
             shapes = {"eigh": EIGH_SHAPES, "svd": EIGH_SHAPES, "eigvalsh": EIGVALSH_SHAPES,
-                      "svdvals": SVDVALS_SHAPES, "eigh_large": EIGH_LARGE_SHAPES}.get(case, SHAPES)
+                      "svdvals": SVDVALS_SHAPES, "eigh_large": EIGH_LARGE_SHAPES,
+                      "svd_large": SVD_LARGE_SHAPES}.get(case, SHAPES)
             for dtype, shape in shapes:
-                plain = case in ("qr", "svd", "svdvals")
+                plain = case in ("qr", "svd", "svdvals", "svd_large")
                 a = rng.uniform(-3, 3, shape).astype(dtype) if plain else _spd(dtype, shape, rng)
                 if case in ("eigvalsh", "eigh_large"):
                     a = _sym(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
-                fn = _gpuarray_fn(xp, case)
+                one = _gpuarray_fn(xp, case)
+                fn = (lambda x, y, f=one: _first(f(x, y))) if case == "svd_large" else one
                 xp.evaluate(ga * 1, gb * 1)
                 xp.reset_metrics()
-                got = fn(ga, gb)
-                xp.evaluate(got)
+                all3 = one(ga, gb)
+                got = all3[0] if case == "svd_large" else all3
+                xp.evaluate(*(all3 if case == "svd_large" else (got,)))
                 xp.synchronize(ga.device)
                 m = xp.metrics()
                 rec: dict[str, Any] = {"case": case, "dtype": dtype, "shape": list(shape),
                                        "dispatches": m["dispatches"], "host_fallbacks": m["host_fallbacks"],
-                                       "residual": _residual(case, a, b, np.asarray(got))}
-                del got
+                                       "residual": _residual(case, a, b, all3 if case == "svd_large" else got)}
+                del got, all3        # alive, the timed calls would find them (hash-consing)
                 rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)),
                                                          lambda d=ga.device: xp.synchronize(d), runs)
-                if case in ("eigvalsh", "svdvals", "eigh_large"):
+                if case in ("eigvalsh", "svdvals", "eigh_large", "svd_large"):
                     rec["gpu_ms"] = gpu_ms(xp, lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)), runs)
                 host_a, host_b = a.copy(), b.copy()
                 t0 = time.perf_counter()

@@ -22,8 +22,9 @@ What runs where:
   'nuc') of larger real matrices, as the eigenvalues of ``[[0, A], [A^T, 0]]``;
 - ``eigh`` of real matrices of at least ``syevd.MIN_N`` rows: the same reduction keeping its
   reflectors, divide and conquer for the tridiagonal matrix and the back-transformation on the device
-  (``_linalg_syevd``);
-- the other decompositions (``eigh`` of mid-sized matrices, ``svd``, ``pinv``; those above on the
+  (``_linalg_syevd``), and through the same pieces on ``[[0, A], [A^T, 0]]`` ``svd`` with vectors (square,
+  or reduced) and ``pinv`` of the matrices ``svdvals`` takes (``_linalg_gesdd``);
+- the other decompositions (``eigh`` of mid-sized matrices, ``svd`` and ``pinv`` of mid-sized ones; those above on the
   ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
   (``providers/host_linalg.py``; on a wgpu device each counts in ``metrics()["host_fallbacks"]``) and their results
@@ -73,6 +74,7 @@ from ..namespace.statistical import max as _max
 from ..namespace.statistical import min as _min
 from ..namespace.statistical import sum as _sum
 from ..runtime.planner import evaluate_nodes
+from . import gesdd as _linalg_gesdd
 from . import householder as _linalg_householder
 from . import jacobi as _linalg_jacobi
 from . import lu as _linalg_lu
@@ -437,6 +439,10 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
         got = _linalg_jacobi.svd(node, True)
         if isinstance(got, tuple):
             return SVDResult(*got)
+    elif _linalg_lu.applies(x, node.dtype) and _linalg_gesdd.applies(x.shape, full_matrices):
+        big = _linalg_gesdd.svd(GpuArray(node), eigh)
+        if big is not None:
+            return SVDResult(*big)
     k = min(m, n)
     um, vn = (m, n) if full_matrices else (k, k)
     size = m * um + k + vn * n
@@ -468,7 +474,8 @@ def svdvals(x: GpuArray, /) -> GpuArray:
 
 def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tuple[Any, ...] | None:
     """``svd`` (``vectors``) or the singular values of real matrices on the device (small ones by
-    one-sided Jacobi; larger values through ``linalg.tridiag.svdvals``) and the relative cutoff
+    one-sided Jacobi; larger values through ``linalg.tridiag.svdvals``, larger vectors through
+    ``linalg.gesdd``) and the relative cutoff
     (``rtol``, default ``max(M, N) * eps``), for ``pinv`` and ``matrix_rank``; None: the host's way."""
     m, n = x.shape[-2:]
     if not (_linalg_lu.applies(x, node.dtype) and 0 not in x.shape
@@ -478,6 +485,8 @@ def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tupl
         got: Any = _linalg_jacobi.svd(node, vectors)
     elif not vectors and _linalg_tridiag.svd_applies(x.shape):
         got = _linalg_tridiag.svdvals(GpuArray(node))
+    elif vectors and _linalg_gesdd.applies(x.shape, False):
+        got = _linalg_gesdd.svd(GpuArray(node), eigh)
     else:
         return None
     if got is None:
@@ -488,8 +497,8 @@ def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tupl
 
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
     """Moore-Penrose pseudo-inverse; singular values at most ``rtol`` times the largest are dropped
-    (default ``rtol``: ``max(M, N) * eps``). Small real matrices on a wgpu device: from their svd
-    there (``V diag(1 / s) U^T``), as NumPy computes it."""
+    (default ``rtol``: ``max(M, N) * eps``). Real matrices on a wgpu device that Jacobi or
+    ``linalg.gesdd`` takes: from their svd there (``V diag(1 / s) U^T``), as NumPy computes it."""
     x = _matrices(x, "pinv")
     node = _float_node(x)
     small = _small_svd(x, node, rtol)
