@@ -2,7 +2,7 @@
 eigenvectors of ``[[0, A], [A^T, 0]]``, the halves normalized, a null cluster's bases from its Gram
 matrix, Newton-Schulz orthonormalization) against LAPACK on both providers: singular values within
 ``8 (m + n) eps ||A||`` of NumPy's, reconstruction ``|A - U S Vh|`` and orthogonality of ``U`` and ``Vh``
-within LAPACK's bounds; square, tall and wide (reduced) matrices, stacks, float32 and float64,
+within LAPACK's bounds; square, tall and wide matrices (reduced and full), stacks, float32 and float64,
 rank-deficient, zero and graded (1e-7 .. 1) matrices, views, ``pinv`` through it; no host fallback on the device where
 the path takes the matrix, NaN taken by LAPACK (NumPy's LinAlgError)."""
 
@@ -102,18 +102,31 @@ def test_svd_views(device: xp.Device) -> None:
     _check(big[:70, :70].T, *_svd(device, xp.matrix_transpose(xp.asarray(big, device=device)[:70, :70])))
 
 
-def test_svd_nan_and_full_non_square_take_lapack(wgpu_device: xp.Device) -> None:
+def test_svd_nan_takes_lapack(wgpu_device: xp.Device) -> None:
     a = RNG.uniform(-3, 3, (70, 70)).astype(np.float32)
     a[5, 9] = np.nan
     with pytest.raises(np.linalg.LinAlgError):          # as NumPy's
         np.linalg.svd(a)
     with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
         xp.linalg.svd(xp.asarray(a, device=wgpu_device), full_matrices=False)
-    b = RNG.uniform(-3, 3, (90, 70)).astype(np.float32)
-    xp.reset_metrics()      # full_matrices with m != n: LAPACK's
-    u, s, vh = (np.asarray(f) for f in xp.linalg.svd(xp.asarray(b, device=wgpu_device)))
-    assert xp.metrics()["host_fallbacks"] == 1 and u.shape == (90, 90) and vh.shape == (70, 70)
-    np.testing.assert_allclose(s, np.linalg.svd(b, compute_uv=False), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(100, 70), (70, 100), (2, 90, 72)])
+def test_svd_full_matrices_non_square(device: xp.Device, shape: tuple[int, ...]) -> None:
+    a = RNG.uniform(-3, 3, shape).astype(np.float32)
+    xp.reset_metrics()
+    u, s, vh = (np.asarray(f) for f in xp.linalg.svd(xp.asarray(a, device=device)))
+    if device.kind == "wgpu":
+        assert xp.metrics()["host_fallbacks"] == 0
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert u.shape == shape[:-2] + (m, m) and vh.shape == shape[:-2] + (n, n)
+    bound = 8 * (m + n) * float(np.finfo(np.float32).eps)
+    u64, vh64 = u.astype(np.float64), vh.astype(np.float64)
+    assert np.abs(np.swapaxes(u64, -1, -2) @ u64 - np.eye(m)).max() <= bound
+    assert np.abs(vh64 @ np.swapaxes(vh64, -1, -2) - np.eye(n)).max() <= bound
+    back = (u64[..., :k] * s[..., None, :]) @ vh64[..., :k, :]
+    assert np.abs(back - a).max() <= bound * np.linalg.svd(a.astype(np.float64), compute_uv=False).max()
 
 
 @pytest.mark.parametrize("shape", [(90, 70), (70, 90)])
@@ -134,5 +147,5 @@ def test_cluster_and_applies() -> None:
     assert gesdd.cluster(w, 4) == 1
     w[5] = 60 * eps                     # within TAU eps of the cluster: joins it
     assert gesdd.cluster(np.sort(np.r_[-w[4:], w[4:]]).astype(np.float32), 4) == 2
-    assert gesdd.applies((1024, 1024), True) and gesdd.applies((8, 200, 100), False)
-    assert not gesdd.applies((200, 100), True) and not gesdd.applies((1, 5), False)
+    assert gesdd.applies((1024, 1024)) and gesdd.applies((8, 200, 100)) and gesdd.applies((100, 200))
+    assert not gesdd.applies((1, 5)) and not gesdd.applies((0, 2, 2))

@@ -22,8 +22,8 @@ What runs where:
   'nuc') of larger real matrices, as the eigenvalues of ``[[0, A], [A^T, 0]]``;
 - ``eigh`` of real matrices of at least ``syevd.MIN_N`` rows: the same reduction keeping its
   reflectors, divide and conquer for the tridiagonal matrix and the back-transformation on the device
-  (``_linalg_syevd``), and through the same pieces on ``[[0, A], [A^T, 0]]`` ``svd`` with vectors (square,
-  or reduced) and ``pinv`` of the matrices ``svdvals`` takes (``_linalg_gesdd``);
+  (``_linalg_syevd``), and through the same pieces on ``[[0, A], [A^T, 0]]`` ``svd`` with vectors
+  and ``pinv`` of the matrices ``svdvals`` takes (``_linalg_gesdd``);
 - the other decompositions (``eigh`` of mid-sized matrices, ``svd`` and ``pinv`` of mid-sized ones; those above on the
   ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
@@ -439,8 +439,8 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
         got = _linalg_jacobi.svd(node, True)
         if isinstance(got, tuple):
             return SVDResult(*got)
-    elif _linalg_lu.applies(x, node.dtype) and _linalg_gesdd.applies(x.shape, full_matrices):
-        big = _linalg_gesdd.svd(GpuArray(node), eigh)
+    elif _linalg_lu.applies(x, node.dtype) and _linalg_gesdd.applies(x.shape):
+        big = _linalg_gesdd.svd(GpuArray(node), eigh, bool(full_matrices))
         if big is not None:
             return SVDResult(*big)
     k = min(m, n)
@@ -485,7 +485,7 @@ def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tupl
         got: Any = _linalg_jacobi.svd(node, vectors)
     elif not vectors and _linalg_tridiag.svd_applies(x.shape):
         got = _linalg_tridiag.svdvals(GpuArray(node))
-    elif vectors and _linalg_gesdd.applies(x.shape, False):
+    elif vectors and _linalg_gesdd.applies(x.shape):
         got = _linalg_gesdd.svd(GpuArray(node), eigh)
     else:
         return None

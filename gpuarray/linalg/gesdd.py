@@ -11,8 +11,9 @@ widened while the next one is within that of it) have no usable pairing: the ``2
 the cluster's eigenvalues (the middle of the spectrum, whatever their signs) span ``{(u; 0), (0; v)}``
 of the cluster, and an orthonormal basis of the span of their top (bottom) halves, from the
 eigenvectors of the halves' ``2 k x 2 k`` Gram matrix, gives ``U`` (``V``) there; ``A V - U S`` stays
-of the order of ``TAU eps ||A||``. A non-square matrix (reduced ``svd``) is first ``Q R`` on the
-device (``linalg.householder``): ``U = Q U_R``. Only ``J``'s ``d`` and ``e`` (``4 n`` values), the
+of the order of ``TAU eps ||A||``. A non-square matrix is first ``Q R`` on the device
+(``linalg.householder``): ``U = Q U_R`` (with ``full_matrices``, ``Q``'s complete form and its last
+``m - n`` columns as they are). Only ``J``'s ``d`` and ``e`` (``4 n`` values), the
 divide-and-conquer levels' values and ``z`` rows and, for a null cluster, its Gram matrix's
 eigenproblem where no device kernel takes it reach the host.
 
@@ -52,41 +53,44 @@ Eigh = Callable[[GpuArray], Any]        # gpuarray.linalg.eigh: (eigenvalues asc
 SVD = tuple[GpuArray, GpuArray, GpuArray]
 
 
-def applies(shape: tuple[int, ...], full_matrices: bool) -> bool:
+def applies(shape: tuple[int, ...]) -> bool:
     """Whether ``svd`` of a stack of ``shape`` takes the device path: the square ``min(m, n)`` problem
-    where ``svdvals`` takes the device (``tridiag.svd_applies``); square, or reduced (the adapter may
-    still decline).
+    where ``svdvals`` takes the device (``tridiag.svd_applies``; the adapter may still decline).
 
-    >>> applies((1024, 1024), True), applies((2048, 1024), False), applies((2048, 1024), True)
-    (True, True, False)
-    >>> applies((512, 512), True), applies((8, 512, 512), True), applies((0, 0), True)
-    (False, True, False)
+    >>> applies((1024, 1024)), applies((2048, 1024)), applies((1024, 4096))
+    (True, True, True)
+    >>> applies((512, 512)), applies((8, 512, 512)), applies((0, 0)), applies((4096, 1))
+    (False, True, False, False)
     """
     m, n = shape[-2:]
     k = min(m, n)
-    if 0 in shape or k < 2 or (m != n and full_matrices):
+    if 0 in shape or k < 2:
         return False
     return tridiag.svd_applies(shape[:-2] + (k, k))
 
 
-def svd(x: GpuArray, eigh: Eigh) -> SVD | None:
-    """``(U, S, Vh)`` (reduced) of each real matrix of ``x``, or None where LAPACK must take them
-    (values that are not finite, columns the reduction would rescale); ``eigh`` decomposes a null
-    cluster's Gram matrix where Jacobi does not take it."""
+def svd(x: GpuArray, eigh: Eigh, full_matrices: bool = False) -> SVD | None:
+    """``(U, S, Vh)`` of each real matrix of ``x`` (``full_matrices``: ``U`` and ``Vh`` square), or None
+    where LAPACK must take them (values that are not finite, columns the reduction would rescale);
+    ``eigh`` decomposes a null cluster's Gram matrix where Jacobi does not take it."""
     m, n = x.shape[-2:]
     if m == n:
         return _square(x, eigh)
-    got = householder.qr((x if m > n else matrix_transpose(x))._node, "reduced")
+    k = min(m, n)
+    got = householder.qr((x if m > n else matrix_transpose(x))._node, "complete" if full_matrices else "reduced")
     if got is None:
         return None
     q, r = got
-    sq = _square(r, eigh)
+    sq = _square(r[..., :k, :], eigh)
     if sq is None:
         return None
     u, s, vh = sq
+    qu = matmul(q[..., :k], u)
+    if full_matrices:                   # Q (U_R 0; 0 I): the complement of Q's first k columns as it is
+        qu = concat([qu, q[..., k:]], axis=-1)
     if m > n:
-        return matmul(q, u), s, vh
-    return matrix_transpose(vh), s, matrix_transpose(matmul(q, u))       # x^T = (Q U) S Vh
+        return qu, s, vh
+    return matrix_transpose(vh), s, matrix_transpose(qu)       # x^T = (Q U) S Vh
 
 
 def cluster(w: np.ndarray, n: int) -> int:
