@@ -61,7 +61,7 @@ SVDVALS_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float3
                   ("float64", (1024, 1024)), ("float32", (8, 256, 256)))
 
 # svd with vectors of larger matrices on the device: the issue's sizes and the sizes that calibrate
-# gesdd.applies (tridiag.svd_applies); uniform in [-3, 3]
+# gesdd.MIN_K; uniform in [-3, 3]
 SVD_LARGE_SHAPES = (("float32", (4096, 4096)), ("float64", (2048, 2048)), ("float32", (2048, 2048)),
                     ("float32", (4096, 2048)), ("float32", (1024, 1024)), ("float64", (1024, 1024)),
                     ("float32", (512, 512)), ("float32", (4, 512, 512)))
@@ -153,6 +153,8 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
     tridiag.MIN_WORK = 0     # every EIGVALSH_SHAPES matrix on the device: the figures calibrate MIN_WORK
     from gpuarray.linalg import syevd
     syevd.MIN_N = 0          # every EIGH_LARGE_SHAPES matrix on the device: they calibrate MIN_N
+    from gpuarray.linalg import gesdd
+    gesdd.MIN_K = 2          # every SVD_LARGE_SHAPES matrix on the device: they calibrate MIN_K
     with xp.config(offload="always"):
         for case in cases:
             shapes = {"eigh": EIGH_SHAPES, "svd": EIGH_SHAPES, "eigvalsh": EIGVALSH_SHAPES,

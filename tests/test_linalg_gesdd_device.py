@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray.linalg import gesdd, tridiag
+from gpuarray.linalg import gesdd
 
 from .test_linalg_tridiag_device import skip_f64
 
@@ -22,9 +22,9 @@ RNG = np.random.default_rng(43)
 
 
 @pytest.fixture(autouse=True)
-def small_min_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Matrices past Jacobi's 64 columns take the device path (the calibrated ``MIN_WORK`` is larger)."""
-    monkeypatch.setattr(tridiag, "MIN_WORK", 0)
+def small_min_k(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matrices past Jacobi's 64 columns take the device path (the calibrated ``MIN_K`` is larger)."""
+    monkeypatch.setattr(gesdd, "MIN_K", 2)
 
 
 def _svd(device: xp.Device, a: Any, fallbacks: int | None = 0) -> tuple[np.ndarray, ...]:
@@ -149,3 +149,9 @@ def test_cluster_and_applies() -> None:
     assert gesdd.cluster(np.sort(np.r_[-w[4:], w[4:]]).astype(np.float32), 4) == 2
     assert gesdd.applies((1024, 1024)) and gesdd.applies((8, 200, 100)) and gesdd.applies((100, 200))
     assert not gesdd.applies((1, 5)) and not gesdd.applies((0, 2, 2))
+
+
+def test_min_k_keeps_smaller_matrices_on_lapack(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gesdd, "MIN_K", 512)
+    assert gesdd.applies((512, 512)) and gesdd.applies((3000, 600)) and gesdd.applies((2, 600, 4000))
+    assert not gesdd.applies((511, 511)) and not gesdd.applies((8, 256, 256)) and not gesdd.applies((4096, 300))

@@ -23,7 +23,7 @@ What runs where:
 - ``eigh`` of real matrices of at least ``syevd.MIN_N`` rows: the same reduction keeping its
   reflectors, divide and conquer for the tridiagonal matrix and the back-transformation on the device
   (``_linalg_syevd``), and through the same pieces on ``[[0, A], [A^T, 0]]`` ``svd`` with vectors
-  and ``pinv`` of the matrices ``svdvals`` takes (``_linalg_gesdd``);
+  and ``pinv`` of matrices of at least ``gesdd.MIN_K`` (512) rows and columns (``_linalg_gesdd``);
 - the other decompositions (``eigh`` of mid-sized matrices, ``svd`` and ``pinv`` of mid-sized ones; those above on the
   ``cpu`` device or for complex input) are one
   ``linalg_<name>`` node each, with no WGSL yet: they run on the host with LAPACK
