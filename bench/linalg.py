@@ -138,11 +138,11 @@ def _residual(case: str, a: np.ndarray, b: np.ndarray, got: Any) -> float:
     return float(np.max(np.abs(g64 - want) / np.maximum(np.abs(want), 1e-300)))
 
 
-def _first(got: tuple) -> Any:
-    """The first of an ``svd``'s factors after all three were evaluated together."""
-    import gpuarray as xp
-    xp.evaluate(*got)
-    return got[0]
+def _evaluated(xp: Any, fn: Callable[..., Any], a: Any, b: Any) -> Any:
+    """``fn(a, b)`` evaluated (every factor of a tuple, together)."""
+    got = fn(a, b)
+    xp.evaluate(*(got if isinstance(got, tuple) else (got,)))
+    return got
 
 
 def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
@@ -167,23 +167,20 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                     a = _sym(dtype, shape, rng)
                 b = rng.uniform(-3, 3, shape[:-1] + (16,)).astype(dtype)
                 ga, gb = xp.asarray(a, device="wgpu:0"), xp.asarray(b, device="wgpu:0")
-                one = _gpuarray_fn(xp, case)
-                fn = (lambda x, y, f=one: _first(f(x, y))) if case == "svd_large" else one
+                fn = _gpuarray_fn(xp, case)
                 xp.evaluate(ga * 1, gb * 1)
                 xp.reset_metrics()
-                all3 = one(ga, gb)
-                got = all3[0] if case == "svd_large" else all3
-                xp.evaluate(*(all3 if case == "svd_large" else (got,)))
+                got = _evaluated(xp, fn, ga, gb)
                 xp.synchronize(ga.device)
                 m = xp.metrics()
                 rec: dict[str, Any] = {"case": case, "dtype": dtype, "shape": list(shape),
                                        "dispatches": m["dispatches"], "host_fallbacks": m["host_fallbacks"],
-                                       "residual": _residual(case, a, b, all3 if case == "svd_large" else got)}
-                del got, all3        # alive, the timed calls would find them (hash-consing)
-                rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)),
+                                       "residual": _residual(case, a, b, got)}
+                del got             # alive, the timed calls would find it (hash-consing)
+                rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda f=fn, x=ga, y=gb: _evaluated(xp, f, x, y),
                                                          lambda d=ga.device: xp.synchronize(d), runs)
                 if case in ("eigvalsh", "svdvals", "eigh_large", "svd_large"):
-                    rec["gpu_ms"] = gpu_ms(xp, lambda f=fn, x=ga, y=gb: xp.evaluate(f(x, y)), runs)
+                    rec["gpu_ms"] = gpu_ms(xp, lambda f=fn, x=ga, y=gb: _evaluated(xp, f, x, y), runs)
                 host_a, host_b = a.copy(), b.copy()
                 t0 = time.perf_counter()
                 _gpuarray_fn(np, case)(host_a, host_b)

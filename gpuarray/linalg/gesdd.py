@@ -29,7 +29,6 @@ values; these are not LAPACK's signs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +43,7 @@ from ..namespace.linear_algebra import matmul
 from ..namespace.manipulation import concat, matrix_transpose, reshape, stack
 from ..namespace.statistical import max as _max
 from ..namespace.statistical import sum as _sum
-from . import householder, jacobi, stedc, tridiag
+from . import householder, jacobi, syevd, tridiag
 
 MIN_K = 512             # min(m, n) from which the device is faster than LAPACK on the host (applies)
 NS_STEPS = 4            # Newton-Schulz steps at most (_orthonormalized): from a defect of 0.1, 1e-16 in four
@@ -134,38 +133,27 @@ def _basis(t: GpuArray, r: int, eigh: Eigh) -> GpuArray:
 def _square(a: GpuArray, eigh: Eigh) -> SVD | None:
     n = a.shape[-1]
     batch = a.shape[:-2]
-    count = math.prod(batch)
     red = tridiag.reduce(_jordan_wielandt(a)._node)
-    if red is None:
+    got = None if red is None else syevd.tridiagonal_eigen(red, a.device)
+    if red is None or got is None:
         return None
-    de = np.asarray(red.de).reshape(count, 4 * n - 1)
-    ws, zs, ks = [], [], []
-    for i in range(count):
-        got = stedc.stedc(de[i, :2 * n], de[i, 2 * n:], a.device)
-        if got is None:
-            return None
-        ws.append(got[0])
-        zs.append(got[1])
-        ks.append(cluster(got[0], n))
+    w, z = got
+    ws = w.reshape(-1, 2 * n)
+    ks = [cluster(wi, n) for wi in ws]
     kmax = max(ks)
     cols = asarray(np.arange(2 * n - 1, n - kmax - 1, -1), device=a.device)     # descending, past 0 by kmax
-    z = zs[0] if not batch else reshape(stack(zs), batch + (2 * n, 2 * n))
     zb = tridiag.back_transform(red, take(z, cols, axis=-1))
     u = _normalized(zb[..., :n, :n])
     v = _normalized(zb[..., n:, :n])
-    s = np.stack([np.maximum(w[2 * n - 1:n - 1:-1], 0) for w in ws]).reshape(batch + (n,))
-    if kmax:
+    s = np.maximum(w[..., 2 * n - 1:n - 1:-1], 0)
+    if kmax:                            # the null clusters' columns, matrix by matrix
+        u3, v3, z3 = (reshape(t, (len(ks),) + t.shape[-2:]) for t in (u, v, zb))
         us, vs = [], []
         for i, k in enumerate(ks):
-            ui, vi = (u, v) if not batch else (reshape(u, (count, n, n))[i], reshape(v, (count, n, n))[i])
-            if k:
-                zi = zb if not batch else reshape(zb, (count, 2 * n, n + kmax))[i]
-                part = zi[:, n - k:n + k]
-                ui = concat([ui[:, :n - k], _basis(part[:n], k, eigh)], axis=-1)
-                vi = concat([vi[:, :n - k], _basis(part[n:], k, eigh)], axis=-1)
-            us.append(ui)
-            vs.append(vi)
-        u, v = (us[0], vs[0]) if not batch else (reshape(stack(us), batch + (n, n)), reshape(stack(vs), batch + (n, n)))
+            part = z3[i][:, n - k:n + k]
+            us.append(concat([u3[i][:, :n - k], _basis(part[:n], k, eigh)], axis=-1) if k else u3[i])
+            vs.append(concat([v3[i][:, :n - k], _basis(part[n:], k, eigh)], axis=-1) if k else v3[i])
+        u, v = reshape(stack(us), batch + (n, n)), reshape(stack(vs), batch + (n, n))
     u, v = _orthonormalized(u, v)
     return u, asarray(s, device=a.device), matrix_transpose(v)
 

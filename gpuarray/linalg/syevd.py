@@ -20,6 +20,7 @@ docs/benchmarks.md); input the reduction flags (not finite, columns LAPACK would
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -45,24 +46,29 @@ def applies(shape: tuple[int, ...]) -> bool:
     return n >= MIN_N or (n >= MIN_N // 2 and math.prod(shape[:-2]) >= MIN_STACKED)
 
 
-def eigh(a: Node) -> tuple[GpuArray, GpuArray] | None:
-    """(eigenvalues ascending, eigenvectors in columns) of each symmetric matrix of ``a`` (its lower
-    triangle), or None where LAPACK must take them."""
-    red = tridiag.reduce(a)
-    if red is None:
-        return None
-    n = a.shape[-1]
-    batch = a.shape[:-2]
+def tridiagonal_eigen(red: tridiag.Reduced, device: Any) -> tuple[np.ndarray, GpuArray] | None:
+    """The eigenvalues (ascending, host: ``(..., n)``) and eigenvectors (columns, ``device``: ``(..., n,
+    n)``) of each tridiagonal matrix of ``red`` by divide and conquer, a matrix at a time (``d`` and
+    ``e`` of all of them in one read), or None where the leaves' kernel declined one."""
+    batch, n = red.d.shape[:-1], red.d.shape[-1]
     count = math.prod(batch)
     de = np.asarray(red.de).reshape(count, 2 * n - 1)
-    d, e = de[:, :n], de[:, n:]
     ws, zs = [], []
     for i in range(count):
-        got = stedc.stedc(d[i], e[i], a.device)
+        got = stedc.stedc(de[i, :n], de[i, n:], device)
         if got is None:
             return None
         ws.append(got[0])
         zs.append(got[1])
-    w = asarray(np.stack(ws).reshape(batch + (n,)), device=a.device)
-    z = zs[0] if not batch else reshape(stack(zs), batch + (n, n))
-    return w, tridiag.back_transform(red, z)
+    return np.stack(ws).reshape(batch + (n,)), zs[0] if not batch else reshape(stack(zs), batch + (n, n))
+
+
+def eigh(a: Node) -> tuple[GpuArray, GpuArray] | None:
+    """(eigenvalues ascending, eigenvectors in columns) of each symmetric matrix of ``a`` (its lower
+    triangle), or None where LAPACK must take them."""
+    red = tridiag.reduce(a)
+    got = None if red is None else tridiagonal_eigen(red, a.device)
+    if red is None or got is None:
+        return None
+    w, z = got
+    return asarray(w, device=a.device), tridiag.back_transform(red, z)
