@@ -110,7 +110,7 @@ def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
     GPU for a length with a prime factor above 13, Bluestein's algorithm over two (``fft_chirp``)."""
     x = _resize(x, axis, n)
     if fft_chirp.wanted(n, x.device, x.dtype):
-        return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm), _c2c)
+        return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm))
     return finish(make("fft", (x._node,), x.dtype, x.shape, (axis, bool(inverse), norm), x.device))
 
 
