@@ -272,9 +272,10 @@ def test_wide_workgroups(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize("length", [4096, 8192])
 def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
     """Rows of exactly K x 256 elements read and write float32 of the row's shape as vec4 words
-    (``exact`` 2): with and without subgroups, per-element and per-row outputs, weights of another
-    shape read element by element, an input also read through a view (then element by element),
-    float64 rows (not vec4), NaN and infinities; the same results as the element form."""
+    (``exact`` 2): with and without subgroups, per-element and per-row outputs, a row of weights (and
+    biases) broadcast over the rows, 1-D or (1, L), read as vec4 words too (also inside a reduction),
+    an input also read through a view (then element by element), float64 rows (not vec4), NaN and
+    infinities; the same results as the element form."""
     from gpuarray.providers import webgpu, wgpu_reduce
     seen: list[str] = []
     orig = webgpu.WgpuProvider.dispatch
@@ -288,10 +289,21 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
     x[5, :] = -np.inf
     x[6, 9] = np.inf
     w = _x((length,), scale=1.0, seed=1)
+    b = _x((length,), scale=1.0, seed=2)
+
+    def dev(p: Any, v: np.ndarray) -> Any:
+        return v if p is np else p.asarray(v, device=wgpu_device)
+
+    def layer(p: Any, a: Any, g: Any, h: Any) -> Any:
+        mu = p.mean(a, axis=-1, keepdims=True)
+        return (a - mu) / p.sqrt(p.mean((a - mu) ** 2, axis=-1, keepdims=True) + 1e-5) * g + h
     cases = {"softmax": lambda p, a: softmax(p, a), "logsumexp": lambda p, a: logsumexp(p, a),
              "weighted": lambda p, a: (a - p.mean(a, axis=-1, keepdims=True)) * w if p is np else
              (a - p.mean(a, axis=-1, keepdims=True)) * p.asarray(w, device=wgpu_device),
-             "flipped": lambda p, a: a - p.max(p.flip(a, axis=-1), axis=-1, keepdims=True)}
+             "flipped": lambda p, a: a - p.max(p.flip(a, axis=-1), axis=-1, keepdims=True),
+             "layernorm": lambda p, a: layer(p, a, p.reshape(dev(p, w), (1, length)), dev(p, b)),
+             "wsum": lambda p, a: a * dev(p, w) / p.sum(p.abs(a * dev(p, w)), axis=-1, keepdims=True)}
+    vec4_bindings = {"softmax": 2, "weighted": 3, "layernorm": 4, "wsum": 4}     # wsum: w uploaded twice
     with np.errstate(all="ignore"):
         for flag in (True, False):
             monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
@@ -300,8 +312,8 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
                 got, n = _dispatches(lambda fn=fn: fn(xp, xp.asarray(x, device=wgpu_device)))
                 assert n == 1, name
                 _check(got, fn(np, x), "float32")
-                if name in ("softmax", "weighted"):
-                    assert "vec4<f32>" in seen[-1], name
+                if name in vec4_bindings:
+                    assert seen[-1].count("array<vec4<f32>>") == vec4_bindings[name], name
         y = x.astype(np.float64)
         got, n = _dispatches(lambda: softmax(xp, xp.asarray(y, device=wgpu_device)))
         _check(got, softmax(np, y), "float64")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any
 
 import numpy as np
 
