@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
+from gpuarray.compiler import plan_cache
+from gpuarray.providers import wgpu_fft
+from gpuarray.runtime import replay
 
 from .conftest import assert_same
 
@@ -139,17 +142,23 @@ def test_fft_metrics_on_wgpu(wgpu_device, n):
         assert m["submits"] == 1
     elif n == 12:
         assert m["host_fallbacks"] == 0 and m["dispatches"] == _passes(wgpu_device, n, np.complex64) == 1
-    else:       # chirp and padding fused into the first transform, B into the second, a final product
+    else:       # chirp and padding read by the first transform's first pass, B by the second's, a final product
         from gpuarray.fft import chirp as fft_chirp
         mm = fft_chirp.inner_length(n, wgpu_device, np.dtype(np.complex64))       # 35 = 5 x 7 for 17
-        assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * _passes(wgpu_device, mm, np.complex64) + 3
-    xp.reset_metrics()
-    y = xp.fft.ifft(x[:, ::-1] * 2 + 1j)            # the prologue is one extra dispatch, still no fallback
-    xp.evaluate(y)
-    assert xp.metrics()["host_fallbacks"] == 0
-    if n != 17:
-        assert xp.metrics()["dispatches"] == _passes(wgpu_device, n, np.complex64) + 1
-    assert_spectrum(y, np.fft.ifft(np.asarray(x)[:, ::-1] * 2 + 1j), np.complex64)
+        assert m["host_fallbacks"] == 0 and m["dispatches"] == 2 * _passes(wgpu_device, mm, np.complex64) + 1
+    want = np.fft.ifft(np.asarray(x)[:, ::-1] * 2 + 1j)
+    for fuse in (True, False):      # the prologue in the first pass's loads, or a pass of its own
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(wgpu_fft, "FUSE_PROLOGUE", fuse)
+            plan_cache.clear()      # recorded plans would replay the other form
+            replay.clear()
+            xp.reset_metrics()
+            y = xp.fft.ifft(x[:, ::-1] * 2 + 1j)
+            xp.evaluate(y)
+            assert xp.metrics()["host_fallbacks"] == 0
+            if n != 17:
+                assert xp.metrics()["dispatches"] == _passes(wgpu_device, n, np.complex64) + (not fuse)
+            assert_spectrum(y, want, np.complex64)
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])

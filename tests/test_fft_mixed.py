@@ -160,7 +160,8 @@ def test_large_prime_factors_use_bluestein(wgpu_device, n):
     xp.evaluate(f)
     m = fft_chirp.inner_length(n, wgpu_device, np.dtype(np.complex64))
     assert m == next_smooth(2 * n - 1)
-    assert xp.metrics()["dispatches"] == 2 * _plan_len(wgpu_device, m, np.complex64) + 3
+    # the chirp product and padding, and the product with B, read by the transforms' first passes
+    assert xp.metrics()["dispatches"] == 2 * _plan_len(wgpu_device, m, np.complex64) + 1
     assert xp.metrics()["host_fallbacks"] == 0
     _close(f, np.fft.fft(x), "complex64")
 

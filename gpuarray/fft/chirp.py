@@ -10,12 +10,13 @@ a GPU device, as a convolution computed with two transforms of a length ``m >= 2
 
 so ``X = c * ifft_m(fft_m(pad_m(x * c)) * B)[:n]``, where ``B = fft_m(b)`` is the transform of
 ``b_j = conj(c_|j|)`` laid out circularly. Every step is an ordinary graph node: the chirp product
-and the zero padding fuse into the first transform's prologue, the product with ``B`` into the
-second's, the final chirp and the normalization into one elementwise kernel. ``c`` (with the
-normalization folded in) and ``B`` are computed on the host in float64, from ``j^2 mod 2n`` so that
-the angles are exact, and kept on the device for the next transform of the same length
-(``TABLES`` most recent ones). So 10^6 + 3 (prime) is two transforms of 2000376 = 2^3 3^6 7^3
-points (three passes of 126-point groups each), plus the final product.
+and the zero padding are computed by the first transform's first pass as it loads them
+(``render/wgsl_fft_fused.py``), the product with ``B`` by the second's, the final chirp and the
+normalization into one elementwise kernel. ``c`` (with the normalization folded in) and ``B`` are
+computed on the host in float64, from ``j^2 mod 2n`` so that the angles are exact, and kept on the
+device for the next transform of the same length (``TABLES`` most recent ones). So 10^6 + 3 (prime)
+is two transforms of 2000376 = 2^3 3^6 7^3 points (three passes of 126-point groups each), plus the
+final product.
 
 Accuracy: the error is that of two transforms of length ``m`` (relative to the largest
 magnitude, a few ``eps * log2(m)``; ``tests/test_fft.py``). The host (``numpy.fft``) computes other

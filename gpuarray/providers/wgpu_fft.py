@@ -1,6 +1,8 @@
 """The ``fft`` kernel kind on the wgpu provider: lengths whose prime factors are at most 13, along one axis.
 
-One prologue pass (skipped when the operand is a plain input buffer), then the transform's passes.
+An operand that is not a plain input buffer (a fused elementwise cone) is computed by the first of the
+transform's passes as it loads it (``render/wgsl_fft_fused.py``; ``GPUARRAY_FFT_FUSE=0``, the other
+kernels, or a shader of another form: one prologue pass writes it first), then the transform's passes.
 By default every such length (powers of two included) is a mixed-radix Stockham transform whose
 passes load their first stage's inputs and store their last stage's outputs from registers
 (``render/wgsl_fft_reg.py``: one exchange through workgroup memory per pass of two stages, powers of
@@ -33,6 +35,7 @@ a length with a larger prime factor here (the host's own ``fft`` kernels) runs o
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Any
@@ -45,6 +48,7 @@ from ..render import wgsl_fft_mixed as mixed
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_fft import render_fft_stage, twiddles
 from ..render.wgsl_fft_block import block_plan, render_fft_block, tile_elements
+from ..render.wgsl_fft_fused import fuse
 from ..render.wgsl_fft_mixed import mixed_plan, mixed_twiddles, render_fft_mixed, smooth, table_offsets
 from ..render.wgsl_fft_reg import render_fft_reg
 from .wgpu_bindings import wide_buffers
@@ -63,6 +67,9 @@ TILE_BYTES = int(os.environ.get("GPUARRAY_FFT_TILE_BYTES", "8192"))     # workgr
 # radices up to GPUARRAY_FFT_MAX_RADIX (render/wgsl_fft_reg.py) in tiles of GPUARRAY_FFT_REG_TILE_BYTES
 # of workgroup memory (32 KiB: 4096 complex64 points, 2^20 = 2^10 x 2^10 in two passes)
 REG = os.environ.get("GPUARRAY_FFT_REG", "1") != "0"
+# GPUARRAY_FFT_FUSE=0: an operand that is not a plain buffer is written by a pass of its own before the
+# transform's first pass (render/wgsl_fft_fused.py folds it into that pass's loads)
+FUSE_PROLOGUE = os.environ.get("GPUARRAY_FFT_FUSE", "1") != "0"
 REG_TILE_BYTES = int(os.environ.get("GPUARRAY_FFT_REG_TILE_BYTES", "32768"))
 MAX_RADIX = int(os.environ.get("GPUARRAY_FFT_MAX_RADIX", "16"))
 # a multi-pass plan keeps runs of at least this many contiguous bytes per access (a 32-byte sector)
@@ -167,22 +174,29 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
     out = provider.alloc(nbytes)
     if total == 0:
         return [out]
-    temps = []
+    temps: list[Any] = []
     src_ins = kernel.instrs[kernel.operands[0]]
+    scale = fft_scale(n, inverse, norm)
+    inner = math.prod(shape[axis + 1:])
     if src_ins.op == "input" and n > 1:
         cur = in_handles[src_ins.params[0]]
     else:
         ek = _operand_kernel(kernel)
         r = provider.rendered_for(ek)
         wide = wide_buffers(provider, r, ek)
+        if n > 1 and REG and FUSE_PROLOGUE and mixed_runs(provider, dt, n):
+            pro = (r.source, r.meta(ek), [*in_handles, *wide])
+            if _mixed_passes(provider, n, inverse, scale, dt, pass_tile(provider, dt, n), inner, total, None, out,
+                             temps, pro):
+                for h in temps:
+                    provider.free(h)
+                return [out]
         cur = out if n == 1 else provider.alloc(nbytes)
         if cur is not out:
             temps.append(cur)
         provider.dispatch(r.source, r.meta(ek), [*in_handles, cur, *wide], -(-total // WORKGROUP))
     if n == 1:                       # the transform is the identity (every norm scales by 1)
         return [out]
-    scale = fft_scale(n, inverse, norm)
-    inner = math.prod(shape[axis + 1:])
     if mixed_runs(provider, dt, n):
         _mixed_passes(provider, n, inverse, scale, dt, pass_tile(provider, dt, n), inner, total, cur, out, temps)
         for h in temps:
@@ -222,8 +236,11 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
 
 
 def _mixed_passes(provider: Any, n: int, inverse: bool, scale: float, dt: np.dtype, tile: int, inner: int,
-                  total: int, cur: Any, out: Any, temps: list[Any]) -> None:
-    """Record the mixed-radix passes of ``cur`` (``total`` elements) into ``out``."""
+                  total: int, cur: Any, out: Any, temps: list[Any], pro: tuple | None = None) -> bool:
+    """Record the mixed-radix passes of ``cur`` (``total`` elements) into ``out``; with ``pro`` (the
+    operand's elementwise kernel: source, ``prm`` words, buffers) instead of ``cur``, the first pass
+    computes its operand through it (``render/wgsl_fft_fused.py``). False (nothing recorded) where the
+    two do not fuse."""
     plan = pass_plan(provider, dt, n)
     key = ("fft mixed twiddles", n, tuple(plan), inverse, scale, dt.str)
     tw = provider.static_buffer(key, lambda: mixed_twiddles(n, plan, inverse, scale, dt))
@@ -245,6 +262,18 @@ def _mixed_passes(provider: Any, n: int, inverse: bool, scale: float, dt: np.dty
                                   inner == 1 and len(plan) == 1, inner == 1 and ns == 1)
         groups = total // rb
         prm = np.array([groups, n // rb, inner, ns, *offs[q], at_scale], dtype=np.uint32)
-        provider.dispatch(source, prm, [cur, dst, tw], -(-groups // g))
+        if q == 0 and pro is not None:
+            fused = _fused(source, pro[0], len(prm))
+            if fused is None:
+                return False
+            provider.dispatch(fused, np.concatenate([prm, pro[1]]), [dst, tw, *pro[2]], -(-groups // g))
+        else:
+            provider.dispatch(source, prm, [cur, dst, tw], -(-groups // g))
         cur = dst
         ns *= rb
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _fused(source: str, prologue: str, words: int) -> str | None:
+    return fuse(source, prologue, words)
