@@ -35,7 +35,6 @@ a length with a larger prime factor here (the host's own ``fft`` kernels) runs o
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from typing import Any
@@ -184,8 +183,9 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
         ek = _operand_kernel(kernel)
         r = provider.rendered_for(ek)
         wide = wide_buffers(provider, r, ek)
+        meta = r.meta(ek)
         if n > 1 and REG and FUSE_PROLOGUE and mixed_runs(provider, dt, n):
-            pro = (r.source, r.meta(ek), [*in_handles, *wide])
+            pro = (r.source, meta, [*in_handles, *wide])
             if _mixed_passes(provider, n, inverse, scale, dt, pass_tile(provider, dt, n), inner, total, None, out,
                              temps, pro):
                 for h in temps:
@@ -194,7 +194,7 @@ def enqueue_fft(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[An
         cur = out if n == 1 else provider.alloc(nbytes)
         if cur is not out:
             temps.append(cur)
-        provider.dispatch(r.source, r.meta(ek), [*in_handles, cur, *wide], -(-total // WORKGROUP))
+        provider.dispatch(r.source, meta, [*in_handles, cur, *wide], -(-total // WORKGROUP))
     if n == 1:                       # the transform is the identity (every norm scales by 1)
         return [out]
     if mixed_runs(provider, dt, n):
@@ -239,41 +239,41 @@ def _mixed_passes(provider: Any, n: int, inverse: bool, scale: float, dt: np.dty
                   total: int, cur: Any, out: Any, temps: list[Any], pro: tuple | None = None) -> bool:
     """Record the mixed-radix passes of ``cur`` (``total`` elements) into ``out``; with ``pro`` (the
     operand's elementwise kernel: source, ``prm`` words, buffers) instead of ``cur``, the first pass
-    computes its operand through it (``render/wgsl_fft_fused.py``). False (nothing recorded) where the
-    two do not fuse."""
+    computes its operand through it (``render/wgsl_fft_fused.py``). False (nothing recorded, nothing
+    allocated) where the two do not fuse."""
     plan = pass_plan(provider, dt, n)
-    key = ("fft mixed twiddles", n, tuple(plan), inverse, scale, dt.str)
-    tw = provider.static_buffer(key, lambda: mixed_twiddles(n, plan, inverse, scale, dt))
-    tmp = None
-    if len(plan) > 1:
-        tmp = provider.alloc(total * STORAGE_NP[dt].itemsize)
-        temps.append(tmp)
     offs, at_scale = table_offsets(plan)
     limit = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
+    render = render_fft_reg if REG else render_fft_mixed
+    passes = []             # (source, prm, workgroups) of each pass
     ns = 1
     for q, rads in enumerate(plan):
         rb = math.prod(rads)
         g = tile // rb
         while g > 1 and mixed.workgroup_bytes(dt, rads, g, q == 0) > limit:
             g -= 1
-        dst = out if (len(plan) - 1 - q) % 2 == 0 else tmp
-        render = render_fft_reg if REG else render_fft_mixed
         source, _threads = render(dt, rads, g, bool(inverse), q == 0, q == len(plan) - 1,
                                   inner == 1 and len(plan) == 1, inner == 1 and ns == 1)
         groups = total // rb
-        prm = np.array([groups, n // rb, inner, ns, *offs[q], at_scale], dtype=np.uint32)
-        if q == 0 and pro is not None:
-            fused = _fused(source, pro[0], len(prm))
-            if fused is None:
-                return False
-            provider.dispatch(fused, np.concatenate([prm, pro[1]]), [dst, tw, *pro[2]], -(-groups // g))
-        else:
-            provider.dispatch(source, prm, [cur, dst, tw], -(-groups // g))
-        cur = dst
+        passes.append((source, np.array([groups, n // rb, inner, ns, *offs[q], at_scale], dtype=np.uint32),
+                       -(-groups // g)))
         ns *= rb
+    first = None
+    if pro is not None:
+        first = fuse(passes[0][0], pro[0], len(passes[0][1]))
+        if first is None:
+            return False
+    key = ("fft mixed twiddles", n, tuple(plan), inverse, scale, dt.str)
+    tw = provider.static_buffer(key, lambda: mixed_twiddles(n, plan, inverse, scale, dt))
+    tmp = None
+    if len(plan) > 1:
+        tmp = provider.alloc(total * STORAGE_NP[dt].itemsize)
+        temps.append(tmp)
+    for q, (source, prm, wgs) in enumerate(passes):
+        dst = out if (len(plan) - 1 - q) % 2 == 0 else tmp
+        if q == 0 and first is not None and pro is not None:
+            provider.dispatch(first, np.concatenate([prm, pro[1]]), [dst, tw, *pro[2]], wgs)
+        else:
+            provider.dispatch(source, prm, [cur, dst, tw], wgs)
+        cur = dst
     return True
-
-
-@functools.lru_cache(maxsize=64)
-def _fused(source: str, prologue: str, words: int) -> str | None:
-    return fuse(source, prologue, words)

@@ -17,16 +17,19 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 
 _BINDING = re.compile(r"@group\(0\) @binding\((\d+)\) var<storage, ([a-z_]+)> (\w+): (array<[^;]+>);")
 _HEAD = "  if (gi >= prm[0]) { return; }"
 
 
+@functools.lru_cache(maxsize=64)
 def fuse(pass_src: str, prologue_src: str, words: int) -> str | None:
     """The first pass ``pass_src`` (``wgsl_fft_reg``: loads ``src[min(...)]``) reading its operand
     through ``prologue_src``'s body (an elementwise kernel storing ``out0[gi]``), whose ``prm``
-    words start at ``words``. None where either shader is not of that form."""
+    words start at ``words``. None where either shader is not of that form (cached: the provider
+    asks at every call, with the same rendered strings)."""
     pre, sep, main = prologue_src.partition("@compute")
     if not sep or _HEAD not in main:
         return None

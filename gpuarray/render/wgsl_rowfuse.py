@@ -239,6 +239,8 @@ def _cached_body(kernel: Kernel, g: _Gen, sg: bool, k_max: int, body: list[str],
     def lazy(lines: list[str]) -> list[str]:
         """``lines`` after the declarations of the broadcast words they read that are not declared yet
         (loaded where first used, not all at the start: 32 more registers held through the reductions)."""
+        if not pending:
+            return lines
         text = "\n".join(lines)
         return [pending.pop(n) for n in [n for n in pending if re.search(rf"\b{n}\b", text)]] + lines
     for j, q in enumerate(kernel.operands):
