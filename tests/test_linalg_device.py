@@ -367,7 +367,9 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     n = 1100                          # panels of 1100 rows: 1024 threads; of at most 1024 rows: 256
     a = (RNG.normal(size=(n, n)) * np.geomspace(1, 1e2, n)[:, None]).astype(dtype)
     b = RNG.normal(size=(n, 3)).astype(dtype)
-    got = []
+    ties = RNG.integers(-2, 3, size=(n, n)).astype(dtype)
+    ties[:40, 9] = 2
+    got, dets = [], []
     variants = [(False, 1024, True), (True, 1024, True), (True, 256, True), (True, 256, False)]
     if str(wgpu_device.provider.adapter.info.get("adapter_type")) != "CPU":
         variants.append((True, 1024, False))
@@ -381,10 +383,14 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
         with _fallbacks_checked(wgpu_device):
             got.append(np.asarray(xp.linalg.solve(xp.asarray(a, device=wgpu_device),
                                                   xp.asarray(b, device=wgpu_device))))
+            # pivots among equal magnitudes (the lowest row wins): another choice rounds otherwise
+            sign, logdet = xp.linalg.slogdet(xp.asarray(ties, device=wgpu_device))
+            dets.append((float(sign), float(logdet)))
     np.testing.assert_array_equal(got[1], got[0])
     np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
     for other in got[3:]:                             # the pivot through workgroup memory
         np.testing.assert_array_equal(other, got[0])
+    assert all(d == dets[0] for d in dets) and dets[0][0] != 0 and np.isfinite(dets[0][1]), dets
     prov: Any = wgpu_device.provider
     assert not getattr(prov, "_lu_sg_failed", False), "the subgroup pivot search did not compile here"
     assert not getattr(prov, "_reduce_sg_failed", False)
