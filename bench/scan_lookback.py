@@ -8,7 +8,8 @@ and GPU time (issue 19: ``cumulative_sum`` of 2^26 float32 within 1.2x of PyTorc
 Variants: ``base`` (as chosen: the look-back on a GPU adapter), ``chunked`` (``STRATEGY="parallel"``),
 ``lookback`` (forced, on any adapter), and forced with ``nowide`` (``WIDE_REG`` off: 64-bit rows by
 scalar loads and stores, states wider than 32 bits scanned in workgroup memory), ``novec`` (scalar
-loads and stores), ``nosg`` (no subgroups: the workgroup-memory scan and the workgroup look-back),
+loads and stores), ``blocked`` (``STRIPED`` off: each thread's elements consecutive), ``nosg`` (no
+subgroups: the workgroup-memory scan and the workgroup look-back),
 ``window32`` / ``window1`` (tiles that workgroup look-back reads at once, with ``nosg``), ``pt4`` /
 ``pt8`` / ``pt32`` (elements per thread) and ``wg128`` / ``wg512`` / ``wg1024`` (threads per
 workgroup); the environment variables set the tile shape of ``base`` and ``lookback`` (and of the
@@ -37,6 +38,7 @@ _NOSG = {**_LB, "USE_SUBGROUPS": False}
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {}, "chunked": {"STRATEGY": "parallel"}, "lookback": _LB,
     "nowide": {**_LB, "WIDE_REG": False}, "novec": {**_LB, "VECTORIZE": False}, "nosg": _NOSG,
+    "blocked": {**_LB, "STRIPED": False},
     "window32": {**_NOSG, "WINDOW": {"GPU": 32, "CPU": 32}}, "window1": {**_NOSG, "WINDOW": {"GPU": 1, "CPU": 1}},
     "pt4": {**_LB, "PER_THREAD": 4}, "pt8": {**_LB, "PER_THREAD": 8}, "pt32": {**_LB, "PER_THREAD": 32},
     "wg128": {**_LB, "WG": 128}, "wg512": {**_LB, "WG": 512}, "wg1024": {**_LB, "WG": 1024},

@@ -253,6 +253,7 @@ def test_vectorized_and_subgroup_shaders(wgpu_device, monkeypatch):
     new = [s for s in _lookback_sources(wgpu_device) if s not in before]
     assert len(new) == 1 and "iv0: array<vec4<f32>>" in new[0] and "out0: array<vec4<f32>>" in new[0]
     assert "subgroupInclusiveAdd" in new[0] and "subgroupMin" in new[0]
+    assert "let sb = " in new[0]                  # striped: 16-byte runs strided by the subgroup
     before = set(_lookback_sources(wgpu_device))
     np.testing.assert_allclose(np.asarray(xp.cumulative_sum(g[::2])), np.cumsum(a[::2].astype(np.float64)),
                                rtol=1e-5, atol=1e-5)
@@ -399,3 +400,40 @@ def test_wide_registers_fallback_and_setting(wgpu_device, monkeypatch):
     monkeypatch.setenv("GPUARRAY_SCAN_WIDE_REG", "yes")
     with pytest.raises(ValueError, match="GPUARRAY_SCAN_WIDE_REG='yes': expected 0 or 1"):
         xp.evaluate(xp.cumulative_sum(g + 1))
+
+
+@pytest.mark.parametrize("striped", [True, False])
+@pytest.mark.parametrize("items", [16, 8, 6])
+def test_striped_and_blocked_orders(wgpu_device, monkeypatch, striped, items):
+    # a thread's elements in 16-byte runs strided by the subgroup (6 items: whole runs of 64-bit values
+    # only, 32-bit ones blocked) or consecutive: the same scans, -0.0 and NaN carried across runs, subgroups and tiles
+    monkeypatch.setattr(wgpu_scan_lookback, "STRIPED", striped)
+    monkeypatch.setattr(wgpu_scan_lookback, "PER_THREAD", items)
+    monkeypatch.setattr(wgpu_device.provider, "rendered", {})
+    t = items * wgpu_scan_lookback.workgroup_size(wgpu_device.provider)
+    rng = np.random.default_rng(items)
+    for n in (5, t - 3, 3 * t + 4, 3 * t + 7):
+        a = rng.integers(-3, 4, n).astype(np.float32)
+        g = xp.asarray(a, device=wgpu_device)
+        assert_same(xp.cumulative_sum(g), np.cumulative_sum(a))
+        assert_same(xp.cumulative_sum(g, include_initial=True), np.cumulative_sum(a, include_initial=True))
+        z = np.full(n, -0.0, np.float32)
+        assert_same(xp.cumulative_sum(xp.asarray(z, device=wgpu_device)), np.cumulative_sum(z))
+        w = a.copy()
+        w[min(n - 1, 37)] = np.nan
+        assert_same(xp.cumulative_sum(xp.asarray(w, device=wgpu_device)), np.cumulative_sum(w))
+        i64 = rng.integers(-(1 << 40), 1 << 40, n)
+        assert_same(xp.cumulative_sum(xp.asarray(i64, device=wgpu_device)), np.cumulative_sum(i64))
+        f = np.where(rng.random(n) < 0.5, -1.0, 1.0) * np.where(rng.random(n) < 0.01, 0.0, 1.0)
+        assert_same(xp.cumulative_prod(xp.asarray(f, device=wgpu_device)), np.cumulative_prod(f))
+        m = rng.standard_normal(n).astype(np.float32)
+        assert_same(np.maximum.accumulate(xp.asarray(m, device=wgpu_device)), np.maximum.accumulate(m))
+        i32 = rng.integers(-3, 4, (3, n)).astype(np.int32)
+        assert_same(xp.cumulative_sum(xp.asarray(i32, device=wgpu_device), axis=1, dtype=np.int32),
+                    np.cumulative_sum(i32, axis=1, dtype=np.int32))
+    srcs = _lookback_sources(wgpu_device)
+    sg = "subgroup" in wgpu_device.provider.features
+    assert any("let sb = " in src for src in srcs) == (striped and sg)
+    sums = [src for src in srcs if "in0: array<f32>" in src and "subgroupInclusiveAdd" in src]
+    assert sums and all(("let sb = " in src) == (striped and sg and items != 6) for src in sums)
+    assert not any("let sb = " in src for src in srcs if "lb_comb(a: f32, b: f32) -> f32 { return select(" in src)
