@@ -206,6 +206,16 @@ def _lookback_sources(dev: xp.Device) -> list[str]:
     return [r.source for k, r in dev.provider.rendered.items() if "render_lookback" in str(k[0])]
 
 
+def _wide_and_other_ops(dev: xp.Device, rng: np.random.Generator, n: int) -> None:
+    """int64 sums, float64 products with zeros and signs, float32 running maxima: ``n`` elements."""
+    i64 = rng.integers(-(1 << 40), 1 << 40, n)
+    assert_same(xp.cumulative_sum(xp.asarray(i64, device=dev)), np.cumulative_sum(i64))
+    f = np.where(rng.random(n) < 0.5, -1.0, 1.0) * np.where(rng.random(n) < 0.01, 0.0, 1.0)
+    assert_same(xp.cumulative_prod(xp.asarray(f, device=dev)), np.cumulative_prod(f))
+    m = rng.standard_normal(n).astype(np.float32)
+    assert_same(np.maximum.accumulate(xp.asarray(m, device=dev)), np.maximum.accumulate(m))
+
+
 @pytest.mark.parametrize(("items", "wg"), [(16, 256), (4, 128), (3, 64), (8, 512), (1, 1024)])
 def test_items_and_workgroup_sizes(wgpu_device, monkeypatch, items, wg):
     # the tile's shape as GPUARRAY_SCAN_ITEMS / GPUARRAY_SCAN_WG set it: vec4 loads and stores where
@@ -224,12 +234,7 @@ def test_items_and_workgroup_sizes(wgpu_device, monkeypatch, items, wg):
         with np.errstate(over="ignore"):
             assert_same(xp.cumulative_sum(xp.asarray(i8, device=wgpu_device), dtype=np.int8),
                         np.cumulative_sum(i8, dtype=np.int8))
-        i64 = rng.integers(-(1 << 40), 1 << 40, n)
-        assert_same(xp.cumulative_sum(xp.asarray(i64, device=wgpu_device)), np.cumulative_sum(i64))
-        f = np.where(rng.random(n) < 0.5, -1.0, 1.0) * np.where(rng.random(n) < 0.01, 0.0, 1.0)
-        assert_same(xp.cumulative_prod(xp.asarray(f, device=wgpu_device)), np.cumulative_prod(f))
-        m = rng.standard_normal(n).astype(np.float32)
-        assert_same(np.maximum.accumulate(xp.asarray(m, device=wgpu_device)), np.maximum.accumulate(m))
+        _wide_and_other_ops(wgpu_device, rng, n)
     # rows: aligned (length a multiple of 4: vec4) and not
     for shape in ((5, t + 4), (3, 2 * t + 3), (64, 37)):
         a = rng.integers(-3, 4, shape).astype(np.int32)
@@ -422,12 +427,7 @@ def test_striped_and_blocked_orders(wgpu_device, monkeypatch, striped, items):
         w = a.copy()
         w[min(n - 1, 37)] = np.nan
         assert_same(xp.cumulative_sum(xp.asarray(w, device=wgpu_device)), np.cumulative_sum(w))
-        i64 = rng.integers(-(1 << 40), 1 << 40, n)
-        assert_same(xp.cumulative_sum(xp.asarray(i64, device=wgpu_device)), np.cumulative_sum(i64))
-        f = np.where(rng.random(n) < 0.5, -1.0, 1.0) * np.where(rng.random(n) < 0.01, 0.0, 1.0)
-        assert_same(xp.cumulative_prod(xp.asarray(f, device=wgpu_device)), np.cumulative_prod(f))
-        m = rng.standard_normal(n).astype(np.float32)
-        assert_same(np.maximum.accumulate(xp.asarray(m, device=wgpu_device)), np.maximum.accumulate(m))
+        _wide_and_other_ops(wgpu_device, rng, n)
         i32 = rng.integers(-3, 4, (3, n)).astype(np.int32)
         assert_same(xp.cumulative_sum(xp.asarray(i32, device=wgpu_device), axis=1, dtype=np.int32),
                     np.cumulative_sum(i32, axis=1, dtype=np.int32))
