@@ -7,8 +7,10 @@ counter (dynamic tile ids: a tile only ever waits on tiles whose workgroups alre
 no scheduler can deadlock it) and scans a tile of ``WG x PT`` elements of one row, as CUB's and
 Onesweep's tiles do:
 
-1. each thread loads its ``PT`` consecutive elements (blocked order; the fused prologue evaluated
-   at each) into registers: as vector loads (``vin``: every input read at the element's own index,
+1. each thread loads its ``PT`` elements (the fused prologue evaluated at each) into registers:
+   consecutive ones (blocked order), or with subgroups (``striped``: sums and products) runs of 16
+   bytes strided by the subgroup, each run scanned across the subgroup in turn before step 2 takes
+   the subgroup's total; as vector loads (``vin``: every input read at the element's own index,
    the provider's choice where the rows are 16-byte aligned: ``vec4`` where every input has 32-bit
    storage, ``vec2`` where one has 64-bit storage (float64, int64, uint64: 16 bytes a load)) in
    full tiles, scalar loads otherwise and in a row's last tile, and scans them in registers;
