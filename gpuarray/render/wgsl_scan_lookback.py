@@ -424,7 +424,7 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
     # 2. the scan of the thread totals: ``pre`` (exclusive), ``agg`` (the tile's)
     if striped:
         # each run across the subgroup in turn: its lanes' exclusive prefixes after the earlier runs'
-        # total (``carry``), added to the run's elements; the subgroup's total then as below
+        # total (``carry``), added to the run's elements; ``carry`` ends as the subgroup's total
         body.append(f"  var carry: {t} = {ident};")
         for q in range(pt // cw):
             last = q * cw + cw - 1
@@ -435,19 +435,15 @@ def render_lookback(kernel: Kernel, variant: tuple[int, int, bool, int, bool, bo
                      *[f"    a{j} = lb_comb(cp, a{j});" for j in range(q * cw, q * cw + cw)],
                      f"    carry = lb_comb(carry, {mv['last'].replace('{v}', 'v')});",
                      "  }"]
-        body += ["  if (lb_sgi == 0u) { lb_sh[lb_sgid] = carry; }",
-                 "  workgroupBarrier();",
-                 f"  var pre: {t} = {ident};",
-                 f"  var agg: {t} = {ident};",
-                 "  for (var q = 0u; q < lb_nsg; q = q + 1u) {",
-                 "    if (q == lb_sgid) { pre = agg; }",
-                 "    agg = lb_comb(agg, lb_sh[q]);",
-                 "  }"]
+        body.append(f"  var pre: {t} = {ident};")     # the lane's place in the subgroup is in the a<j>
+        writer, total = "lb_sgi == 0u", "carry"
     elif sg:
         body += [*_sg_inclusive(op, dt, t, f"a{pt - 1}", mv),
                  f"  var pre = {mv['up'].replace('{v}', 'v').replace('{d}', '1u')};",
-                 f"  if (lb_sgi == 0u) {{ pre = {ident}; }}",
-                 "  if (lb_sgi == lb_sgs - 1u) { lb_sh[lb_sgid] = v; }",
+                 f"  if (lb_sgi == 0u) {{ pre = {ident}; }}"]
+        writer, total = "lb_sgi == lb_sgs - 1u", "v"
+    if sg:      # one exchange of the subgroups' totals: ``pre`` gains the earlier subgroups'
+        body += [f"  if ({writer}) {{ lb_sh[lb_sgid] = {total}; }}",
                  "  workgroupBarrier();",
                  f"  var agg: {t} = {ident};",
                  "  for (var q = 0u; q < lb_nsg; q = q + 1u) {",
