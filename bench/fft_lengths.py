@@ -11,7 +11,8 @@ batch of 4096 rows of 1000 (one pass). ``GPUARRAY_FFT_REG=0`` (the workgroup-mem
 and ``GPUARRAY_FFT_MIXED_POW2=0`` (the radix-2 block kernel for powers of two) give the previous kernels
 for comparison; ``GPUARRAY_FFT_REG_TILE_BYTES`` (32768: the register kernel's largest tile, taken
 where it saves a pass), ``GPUARRAY_FFT_TILE_BYTES`` (8192: the other tiles), ``GPUARRAY_FFT_MAX_RADIX``
-(16) and ``GPUARRAY_FFT_MIN_RUN`` (32 bytes) tune them; each process records its settings.
+(16), ``GPUARRAY_FFT_MIN_RUN`` (32 bytes) and ``GPUARRAY_FFT_PAIR`` (0: no radices ``2 p``) tune them;
+each process records its settings.
 Per case: wall and GPU ms per call (``bench.primitives._measure``),
 dispatches, host fallbacks, the relative error against NumPy in float64 and the peers' wall ms.
 """
@@ -42,7 +43,7 @@ def run(dtypes: list[str], runs: int, libs: list[str], shift: int = 0) -> list[d
     settings = {k: os.environ.get(k, "") for k in ("GPUARRAY_FFT_MIXED", "GPUARRAY_FFT_MIXED_POW2",
                                                    "GPUARRAY_FFT_TILE_BYTES", "GPUARRAY_FFT_REG",
                                                    "GPUARRAY_FFT_REG_TILE_BYTES", "GPUARRAY_FFT_MAX_RADIX",
-                                                   "GPUARRAY_FFT_MIN_RUN")}
+                                                   "GPUARRAY_FFT_MIN_RUN", "GPUARRAY_FFT_PAIR")}
     with xp.config(offload="always"):
         for dt in dtypes:
             for name, shape in CASES:

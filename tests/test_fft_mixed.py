@@ -27,8 +27,8 @@ from gpuarray.runtime import replay
 TOL = {"complex64": 2e-6, "complex128": 1e-14, "float32": 2e-6, "float64": 1e-14}
 NORMS = ["backward", "ortho", "forward"]
 # every radix, products of radices, one- two- and three-pass lengths (8 KiB tiles: 1024 complex64 points)
-LENGTHS = [2, 3, 4, 5, 7, 8, 11, 13, 6, 12, 15, 30, 49, 60, 105, 210, 1000, 3 ** 7, 5 ** 6, 16 * 3 * 5 * 7,
-           1 << 13, 11 * 13 * 64, 2 * 3 ** 5 * 5 ** 4]
+LENGTHS = [2, 3, 4, 5, 7, 8, 11, 13, 6, 12, 14, 15, 30, 49, 60, 105, 210, 1000, 3 ** 7, 5 ** 6, 16 * 3 * 5 * 7,
+           4 * 7 ** 3, 1 << 13, 11 * 13 * 64, 2 * 3 ** 5 * 5 ** 4]
 
 
 def _cdata(shape: tuple[int, ...], dtype: Any, seed: int = 0) -> np.ndarray:
@@ -58,11 +58,15 @@ def test_smooth_and_plans():
     assert mixed_plan(10 ** 6, 1024, 4) == [(5, 5, 4)] * 3
     assert [math.prod(p) for p in mixed_plan(3 * 10 ** 6, 1024, 4)] == [200, 150, 100]
     assert mixed_plan(1 << 22, 1024, 4) == [(8, 8, 4), (8, 4, 4), (8, 4, 4)]
+    # 2s go with odd primes as radices 2 p <= max_pow2 where that saves a stage, never otherwise
+    assert mixed_plan(1000, 1024, 4, 16) == [(10, 10, 10)] and mixed_plan(4 * 7 ** 3, 2048, 4, 16) == [(14, 14, 7)]
+    assert mixed_plan(12, 1024, 4) == [(4, 3)] and mixed_plan(640, 1024, 4, 16) == [(16, 8, 5)]
+    assert mixed_plan(2 * 3 ** 5 * 5 ** 4, 1024, 4) == [(6, 5, 3), (5, 5, 3), (5, 3, 3)]
     for n in [*LENGTHS, 10 ** 6, 3 * 10 ** 6, 13 ** 5, 7 ** 6 * 2, 1 << 24, 4096 * 1000]:
         for tile, groups in ((1024, 4), (512, 2), (4096, 4)):
             plan = mixed_plan(n, tile, groups)
             assert math.prod(math.prod(p) for p in plan) == n
-            assert all(set(p) <= {2, 3, 4, 5, 7, 8, 11, 13} for p in plan)
+            assert all(set(p) <= {2, 3, 4, 5, 6, 7, 8, 11, 13} for p in plan)
             assert len(plan) == 1 and n <= tile or all(math.prod(p) <= tile // groups for p in plan)
             assert len(plan) <= math.ceil(math.log(n) / math.log(tile // groups)) + 1
 

@@ -57,7 +57,7 @@ def test_register_plans():
     assert mixed_plan(1 << 24, 4096, 4, 16) == [(16, 16)] * 3
     assert mixed_plan(1 << 16, 4096, 4, 16) == [(16, 16)] * 2
     assert mixed_plan(1 << 20, 1024, 4, 8) == [(8, 4, 4), (8, 4, 4), (8, 8)]        # the 8 KiB default before
-    assert mixed_plan(1024, 4096, 4, 32) == [(32, 32)] and mixed_plan(10 ** 6, 4096, 4, 16) == [(8, 5, 5, 5)] * 2
+    assert mixed_plan(1024, 4096, 4, 32) == [(32, 32)] and mixed_plan(10 ** 6, 4096, 4, 16) == [(10, 10, 10)] * 2
     # 48 KiB of workgroup memory (NVIDIA's Vulkan drivers): 32 KiB tiles where they save a pass, else 8 KiB
     h200 = SimpleNamespace(limits={"max-compute-workgroup-storage-size": 49152})
     c64 = np.dtype(np.complex64)
@@ -68,7 +68,9 @@ def test_register_plans():
         for tile, groups, big in ((4096, 4, 16), (2048, 2, 16), (4096, 4, 32), (1024, 4, 8)):
             plan = mixed_plan(n, tile, groups, big)
             assert math.prod(math.prod(p) for p in plan) == n
-            assert all(r <= max(big, 13) and (r & (r - 1) == 0 or r in (3, 5, 7, 11, 13)) for p in plan for r in p)
+            odd = (3, 5, 7, 11, 13)
+            assert all(r <= max(big, 13) and (r & (r - 1) == 0 or r in odd or r in (6, 10, 14) and r <= big)
+                       for p in plan for r in p)
             assert len(plan) == 1 and n <= tile or all(math.prod(p) <= tile // groups for p in plan)
             for p in plan:              # powers of two: the fewest radices <= big, within a factor 2 of each other
                 pw = [r for r in p if r & (r - 1) == 0]

@@ -6,7 +6,8 @@ kernels, or a shader of another form: one prologue pass writes it first), then t
 By default every such length (powers of two included) is a mixed-radix Stockham transform whose
 passes load their first stage's inputs and store their last stage's outputs from registers
 (``render/wgsl_fft_reg.py``: one exchange through workgroup memory per pass of two stages, powers of
-two as radices of up to 16, ``GPUARRAY_FFT_MAX_RADIX``), in tiles of up to 32 KiB
+two as radices of up to 16, ``GPUARRAY_FFT_MAX_RADIX``, and 2s with odd primes as radices ``2 p`` where
+that saves a stage, ``GPUARRAY_FFT_PAIR``), in tiles of up to 32 KiB
 (``GPUARRAY_FFT_REG_TILE_BYTES``: 4096 complex64 points, where the adapter has 34 KiB of workgroup
 memory: NVIDIA's Vulkan drivers report 48, lavapipe 32) when those save a pass, else
 ``GPUARRAY_FFT_TILE_BYTES`` (``pass_tile``): complex64 dispatches 2^16 2, 2^20 2 (2^10 x 2^10), 2^22
