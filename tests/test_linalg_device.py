@@ -358,10 +358,12 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
                                                dtype: Any) -> None:
     """``lu_panel_reg_source`` performs ``lu_panel_source``'s operations in the same order: the same
     pivots and bitwise the same solution, with 256 and 1024 threads, a panel too tall for it, and the
-    pivot search by subgroup shuffles or through workgroup memory (256 threads; 1024 threads too on a
-    GPU: lavapipe takes about 70 s to compile that panel, a third of CI's time for this file)."""
+    pivot search by subgroup shuffles (unrolled steps, or a loop over the subgroup's size) or through
+    workgroup memory (256 threads; 1024 threads too on a GPU: lavapipe takes about 70 s to compile that
+    panel, a third of CI's time for this file)."""
     from gpuarray.compiler import plan_cache
     from gpuarray.providers import wgpu_linalg_blocked
+    from gpuarray.render import wgsl_lu_panel
     from gpuarray.runtime import replay
     _skip_f64(wgpu_device, dtype)
     n = 1100                          # panels of 1100 rows: 1024 threads; of at most 1024 rows: 256
@@ -370,10 +372,13 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
     ties = RNG.integers(-2, 3, size=(n, n)).astype(dtype)
     ties[:40, 9] = 2
     got, dets = [], []
-    variants = [(False, 1024, True), (True, 1024, True), (True, 256, True), (True, 256, False)]
+    variants = [(False, 1024, True, True), (True, 1024, True, True), (True, 256, True, True),
+                (True, 256, False, True), (True, 1024, True, False)]
     if str(wgpu_device.provider.adapter.info.get("adapter_type")) != "CPU":
-        variants.append((True, 1024, False))
-    for reg, threads, sg in variants:
+        variants.append((True, 1024, False, True))
+    for reg, threads, sg, unroll in variants:
+        monkeypatch.setattr(wgsl_lu_panel, "UNROLL_PIVOT", unroll)
+        wgsl_lu_panel.lu_panel_reg_source.cache_clear()
         monkeypatch.setattr(wgpu_linalg_blocked, "REG_LU_PANEL", reg)
         monkeypatch.setattr(wgpu_linalg_blocked, "LU_PANEL_THREADS", threads)
         if not sg:                    # the pivot through workgroup memory (adapters without subgroups)
@@ -388,7 +393,8 @@ def test_lu_register_panel_matches_array_panel(wgpu_device: xp.Device, monkeypat
             dets.append((float(sign), float(logdet)))
     np.testing.assert_array_equal(got[1], got[0])
     np.testing.assert_array_equal(got[2], got[0])     # 1100 rows, 256 threads: lu_panel_source's first panels
-    for other in got[3:]:                             # the pivot through workgroup memory
+    wgsl_lu_panel.lu_panel_reg_source.cache_clear()   # no loop-search shaders left for later tests
+    for other in got[3:]:                             # the pivot through workgroup memory; the search as a loop
         np.testing.assert_array_equal(other, got[0])
     assert all(d == dets[0] for d in dets) and dets[0][0] != 0 and np.isfinite(dets[0][1]), dets
     prov: Any = wgpu_device.provider

@@ -5,8 +5,10 @@
 updates in the same order, so the factors are bitwise the same) with every index into a thread's
 rows and columns known when the shader is generated: the column loop of a chunk and the rows of a
 thread are unrolled here, the values are named registers ``x<q>_<c>`` and the pivot row is picked
-out by comparisons. ``lu_panel_source``'s private array, indexed by the pivot's row and the loop's
-column at run time, is kept in local memory by the compilers; this one stays in registers. For
+out by comparisons; the pivot search's shuffle steps are unrolled, each behind a test of the
+subgroup's size (``UNROLL_PIVOT``; H200 ``solve`` float32 4096 46.7 -> 41.6 ms).
+``lu_panel_source``'s private array, indexed by the pivot's row and the loop's column at run time,
+is kept in local memory by the compilers; this one stays in registers. For
 panels of at most ``RPT * threads`` rows (``RPT`` = 4: 1024 rows with 256 threads, 4096 with 1024).
 
 >>> "@workgroup_size(1024)" in lu_panel_reg_source("f32", 1024)
@@ -16,12 +18,16 @@ True
 from __future__ import annotations
 
 import functools
+import os
 
 from .wgsl_linalg import _shader
 
 CH = 8          # columns of a chunk (``wgsl_linalg_blocked.CHUNK``)
 RPT = 4         # rows a thread
 SQ = {256: 16, 1024: 32}
+# GPUARRAY_LU_UNROLL_PIVOT=0: the pivot search's shuffle steps as a loop over the subgroup's size instead of
+# unrolled steps each behind a test of it (subgroups of up to 128 invocations)
+UNROLL_PIVOT = os.environ.get("GPUARRAY_LU_UNROLL_PIVOT", "1") != "0"
 _SG_BUILTINS = ("@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sgi: u32,\n"
                 "        @builtin(subgroup_size) sgs: u32, @builtin(subgroup_id) sgid: u32, "
                 "@builtin(num_subgroups) nsg: u32)")
@@ -39,14 +45,12 @@ def _sg_pivot(t: str) -> list[str]:
     """The pivot ``(pv, px)``: the largest ``best`` of the workgroup, the lowest row among equals, by
     shuffles within each subgroup, then every thread over the subgroups' results (``sgs`` at a time)."""
     def butterfly(v: str, x: str) -> list[str]:
-        return ["  var so = sgs >> 1u;",
-                "  loop {",
-                "    if (so == 0u) { break; }",
-                f"    let ov = {_shuffle(t, v)};",
-                f"    let ox = subgroupShuffleXor({x}, so);",
-                f"    if (ov > {v} || (ov == {v} && ox < {x})) {{ {v} = ov; {x} = ox; }}",
-                "    so = so >> 1u;",
-                "  }"]
+        step = [f"let ov = {_shuffle(t, v)};", f"let ox = subgroupShuffleXor({x}, so);",
+                f"if (ov > {v} || (ov == {v} && ox < {x})) {{ {v} = ov; {x} = ox; }}"]
+        if UNROLL_PIVOT:        # the same steps, each behind a uniform test of the subgroup's size
+            return [f"  if ({so}u < sgs) {{ let so = {so}u; {' '.join(step)} }}" for so in (64, 32, 16, 8, 4, 2, 1)]
+        return ["  var so = sgs >> 1u;", "  loop {", "    if (so == 0u) { break; }", *("    " + x for x in step),
+                "    so = so >> 1u;", "  }"]
     return ["  var bv = best;", "  var bx = bi;", *butterfly("bv", "bx"),
             "  if (sgi == 0u) { rv[sgid] = bv; ri[sgid] = bx; }",
             "  workgroupBarrier();",
