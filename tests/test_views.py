@@ -229,6 +229,25 @@ def test_views_read_one_after_another_download_their_base_once(wgpu_device, monk
     assert xp.metrics()["dispatches"] == 3
 
 
+def test_one_part_read_again_and_again_does_not_download_the_base(wgpu_device):
+    """SciPy's ``is_lazy_array(x)`` reads ``bool(any(reshape(x, -1)[0]))`` on every call: the same part, no loop
+    over parts, so the base is not read ahead (4 MB downloaded per ``scipy.stats.zscore`` call before); a
+    second, other part still reads it ahead."""
+    a = np.random.default_rng(3).standard_normal((64, 256)).astype(np.float32)
+    g = xp.asarray(a, device=wgpu_device) * 1
+    xp.evaluate(g)
+    xp.reset_metrics()
+    with xp.config(offload="auto"):
+        for _ in range(4):
+            assert bool(xp.any(xp.reshape(g, (-1,))[0])) == bool(a.reshape(-1)[0] != 0)
+        assert xp.metrics()["bytes_downloaded"] <= 4
+        np.testing.assert_array_equal(np.asarray(g[9]), a[9])        # another row: the base, once
+        assert xp.metrics()["bytes_downloaded"] >= a.nbytes
+        xp.reset_metrics()
+        np.testing.assert_array_equal(np.asarray(g[11]), a[11])
+        assert xp.metrics()["bytes_downloaded"] == 0
+
+
 def test_small_reads_of_device_data_run_on_the_host_after_read_ahead(wgpu_device):
     """A Python loop of small computations on rows of device data, each read at once (``float(x[i].sum())``,
     ``np.asarray(x[i] * 2 + 1)``): from the second read the base is downloaded once and the rest run on the host

@@ -170,7 +170,8 @@ class GpuArray(NumPyMethods):
                 # (not a node without inputs, such as a hash-consed constant that every expression with that
                 # value shares: evaluated, it would be read as an array by all of them)
                 if base.data is None and base.inputs and \
-                        read_ahead_pending(base, node.dtype.itemsize * math.prod(node.shape)):
+                        read_ahead_pending(base, node.dtype.itemsize * math.prod(node.shape),
+                                           (node.shape, node.attrs)):
                     evaluate_nodes([base])          # its views are read one after another: compute it once
                 if base.data is not None:           # a view of evaluated data
                     strides, offset = node.attrs

@@ -17,7 +17,8 @@ A kernel (one fusion group) is placed as a whole, in this order:
 Before rule 4, an evaluation whose result is read at once (``np.asarray(x)``, ``float(x)``) and whose work
 is small (every node and every read of its inputs below the elementwise threshold) runs on the host where
 every input has a host copy or is read ahead now (``residency.read_ahead``: a device array at most 16 MiB
-that small reads used twice, or one at most 1 GiB that they read 1/16 of, is downloaded whole, once): a
+that small reads of two different parts used, or one at most 1 GiB that they read 1/16 of, is downloaded
+whole, once; a part read again does not count): a
 Python loop over rows or segments of a device array (``float(x[i].sum())``) then pays one download instead
 of a dispatch and a device round trip per row. ``offload="auto"`` only.
 
@@ -190,18 +191,23 @@ def _read_on_host(order: list[Node]) -> bool:
         return False
     limit = DEFAULT_THRESHOLDS["elementwise"]
     reads: dict[int, int] = {}                  # leaf serial -> elements its consumers here read
+    parts: dict[int, Any] = {}                  # leaf serial -> the views read of it (None: all of it)
     for n in pending:
         if math.prod(n.shape) >= limit:
             return False
         for i in n.inputs:
             if i.data is not None:
-                reads[i.serial] = reads.get(i.serial, 0) + math.prod(n.shape if n.op == "view" else i.shape)
+                view = n.op == "view"
+                reads[i.serial] = reads.get(i.serial, 0) + math.prod(n.shape if view else i.shape)
+                part = (n.shape, n.attrs) if view else None
+                parts[i.serial] = None if part is None or parts.get(i.serial, ()) is None \
+                    else parts.get(i.serial, ()) + (part,)
     if sum(reads.values()) >= limit:
         return False
     device_only = [n for n in order if n.data is not None and n.data.host is None]
     if any(n.data.handle is None or n.data.provider is not pending[0].device.provider for n in device_only):
         return False
-    ready = [read_ahead(n.data, reads.get(n.serial, 0) * n.dtype.itemsize) for n in device_only]
+    ready = [read_ahead(n.data, reads.get(n.serial, 0) * n.dtype.itemsize, parts.get(n.serial)) for n in device_only]
     if not all(ready):
         return False
     for n in device_only:

@@ -209,19 +209,23 @@ def element(data: Data, index: int) -> Any:
 
 # Read-ahead for views of device data read to the host one after another (a Python loop over rows or
 # segments: each slice was a copy kernel and a device round trip before): the base is
-# downloaded whole, once, on its second view read if it is at most READ_AHEAD_SMALL bytes, or once the views
-# read from it add up to 1/16 of it if it is at most READ_AHEAD_MAX; later reads slice that host copy.
+# downloaded whole, once, on its second read of another part if it is at most READ_AHEAD_SMALL bytes, or once
+# the distinct parts read from it add up to 1/16 of it if it is at most READ_AHEAD_MAX; later reads slice that
+# host copy. A part read again does not count: SciPy's ``is_lazy_array(x)`` reads ``x[0]`` on every call, which
+# is no loop, and downloading all of ``x`` for it cost more than the reads (``zscore`` of 4 MB).
 READ_AHEAD_SMALL = 16 << 20
 READ_AHEAD_MAX = 1 << 30
-_VIEW_READS: weakref.WeakKeyDictionary[Data, tuple[int, int]] = weakref.WeakKeyDictionary()
-_PENDING_READS: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+_PARTS_KEPT = 64                # distinct parts remembered per base (beyond them every read counts)
+_VIEW_READS: weakref.WeakKeyDictionary[Data, tuple[int, int, set[Any]]] = weakref.WeakKeyDictionary()
+_PENDING_READS: weakref.WeakKeyDictionary[Any, tuple[int, int, set[Any]]] = weakref.WeakKeyDictionary()
 
 
-def read_ahead(data: Data, nbytes: int) -> bool:
-    """Count a read of ``nbytes`` from device-only ``data`` (a view of it, or a small kernel's read of it);
-    True where the read-ahead rule above says to download it whole now (``get_host`` does), else False.
-    Never for data larger than ``READ_AHEAD_MAX``, lost, or in a buffer larger than its data (linear algebra
-    packs a flag after its results).
+def read_ahead(data: Data, nbytes: int, part: Any = None) -> bool:
+    """Count a read of ``nbytes`` from device-only ``data`` (a view of it, or a small kernel's read of it;
+    ``part``: a hashable key of what was read, None for a read that always counts); True where the read-ahead
+    rule above says to download it whole now (``get_host`` does), else False. Never for data larger than
+    ``READ_AHEAD_MAX``, lost, or in a buffer larger than its data (linear algebra packs a flag after its
+    results).
 
     >>> read_ahead(Data.from_host(np.arange(6.0)), 8)       # a host copy exists: nothing to read ahead
     False
@@ -230,28 +234,34 @@ def read_ahead(data: Data, nbytes: int) -> bool:
         return False
     if getattr(data.handle, "nbytes", None) != STORAGE_NP[data.dtype].itemsize * math.prod(data.shape):
         return False
-    return _counted(_VIEW_READS, data, data.nbytes, nbytes)
+    return _counted(_VIEW_READS, data, data.nbytes, nbytes, part)
 
 
-def read_ahead_pending(base: Any, nbytes: int) -> bool:
-    """Count a read of ``nbytes`` through a view of the unevaluated node ``base``; True where the
-    read-ahead rule says to evaluate ``base`` whole now (its views were each a kernel that computed their
-    part of it again: SciPy's ``welch`` slices a padded signal, ``np.pad``'s result, segment by segment),
-    after which its views read its data (``host_view``).
+def read_ahead_pending(base: Any, nbytes: int, part: Any = None) -> bool:
+    """Count a read of ``nbytes`` (``part``: as ``read_ahead``'s) through a view of the unevaluated node
+    ``base``; True where the read-ahead rule says to evaluate ``base`` whole now (its views were each a kernel
+    that computed their part of it again: SciPy's ``welch`` slices a padded signal, ``np.pad``'s result,
+    segment by segment), after which its views read its data (``host_view``).
 
     >>> from gpuarray.graph.node import Node
     >>> n = Node("add", (), np.dtype("float32"), (1000,), None, None)
-    >>> [read_ahead_pending(n, 400) for _ in range(3)]
-    [False, True, True]
+    >>> [read_ahead_pending(n, 100, ("row", 0)) for _ in range(3)]     # one part again and again
+    [False, False, False]
+    >>> read_ahead_pending(n, 100, ("row", 1))                         # another part
+    True
     """
     total = math.prod(base.shape) * base.dtype.itemsize
-    return total <= READ_AHEAD_MAX and _counted(_PENDING_READS, base, total, nbytes)
+    return total <= READ_AHEAD_MAX and _counted(_PENDING_READS, base, total, nbytes, part)
 
 
-def _counted(table: weakref.WeakKeyDictionary, key: Any, total: int, nbytes: int) -> bool:
-    count, read = table.get(key, (0, 0))
+def _counted(table: weakref.WeakKeyDictionary, key: Any, total: int, nbytes: int, part: Any) -> bool:
+    count, read, parts = table.get(key, (0, 0, set()))
+    if part is not None and part in parts:
+        return False
+    if part is not None and len(parts) < _PARTS_KEPT:
+        parts.add(part)
     count, read = count + 1, read + nbytes
-    table[key] = (count, read)
+    table[key] = (count, read, parts)
     return (count >= 2 and total <= READ_AHEAD_SMALL) or 16 * read >= total
 
 
@@ -264,7 +274,7 @@ def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offs
     >>> host_view(d, (2,), (2,), 1).tolist()
     [1.0, 3.0]
     """
-    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize):
+    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize, (shape, strides, offset)):
         return None
     flat = data.get_host().reshape(-1)
     item = flat.itemsize
