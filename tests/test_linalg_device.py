@@ -423,3 +423,37 @@ def test_cholesky_workgroup_memory_paths(wgpu_device: xp.Device, monkeypatch: py
             low = np.asarray(xp.linalg.cholesky(xp.asarray(s, device=wgpu_device)))
         n = shape[-1]
         np.testing.assert_allclose(low, np.linalg.cholesky(s), atol=64 * n * eps, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_back_substitution_in_registers_matches_the_loop(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
+                                                         dtype: Any) -> None:
+    """``backsub_source``'s solve of a full block with a column's values in named registers performs the
+    loop's operations in the same order: solutions within rounding of each other (bitwise on lavapipe; a GPU
+    compiler may contract the written-out sums otherwise) and of NumPy's, for full blocks and a partial last
+    one (n = 200: six blocks of 32 and one of 8), 5 and 70 right-hand sides (two column tiles), and ``inv``."""
+    from gpuarray.compiler import plan_cache
+    from gpuarray.render import wgsl_linalg
+    from gpuarray.runtime import replay
+    _skip_f64(wgpu_device, dtype)
+    n = 200
+    a = (RNG.normal(size=(n, n)) + 4 * np.eye(n)).astype(dtype)
+    rhs = [RNG.normal(size=(n, k)).astype(dtype) for k in (5, 70)]
+    got: list[list[np.ndarray]] = []
+    for unroll in (True, False):
+        monkeypatch.setattr(wgsl_linalg, "BACKSUB_UNROLL", unroll)
+        wgsl_linalg.backsub_source.cache_clear()
+        replay.clear()
+        plan_cache.clear()
+        with _fallbacks_checked(wgpu_device):
+            ga = xp.asarray(a, device=wgpu_device)
+            got.append([np.asarray(xp.linalg.solve(ga, xp.asarray(b, device=wgpu_device))) for b in rhs]
+                       + [np.asarray(xp.linalg.inv(ga))])
+    wgsl_linalg.backsub_source.cache_clear()
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    cpu = str(wgpu_device.provider.adapter.info.get("adapter_type")) == "CPU"
+    for reg, loop, want in zip(got[0], got[1], [np.linalg.solve(a, b) for b in rhs] + [np.linalg.inv(a)]):
+        if cpu:
+            np.testing.assert_array_equal(reg, loop)
+        np.testing.assert_allclose(reg, loop, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(reg, want, rtol=50 * rtol, atol=50 * rtol)
