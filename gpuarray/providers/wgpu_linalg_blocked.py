@@ -27,6 +27,7 @@ import numpy as np
 
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
+from ..render import wgsl_lu_panel
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_linalg_blocked import (
     PANEL_ROWS,
@@ -120,8 +121,9 @@ def dispatch_lu_panel(provider: Any, t: str, item: int, rows: int, prm: np.ndarr
     sg = use_subgroups(provider) and not getattr(provider, "_lu_sg_failed", False)
     if sg:
         rpt, threads = reg_layout(provider, t, rows)
+        regs = wgsl_lu_panel.UNROLL_CHUNK and groups <= wgsl_lu_panel.CHUNK_REG_GROUPS
         try:
-            provider.dispatch(lu_panel_reg_source(t, threads, True, rpt), prm, buffers, groups)
+            provider.dispatch(lu_panel_reg_source(t, threads, True, rpt, regs), prm, buffers, groups)
             return
         except Exception as exc:
             if "lost" in str(exc).lower():
