@@ -231,8 +231,8 @@ def test_views_read_one_after_another_download_their_base_once(wgpu_device, monk
 
 def test_one_part_read_again_and_again_does_not_download_the_base(wgpu_device):
     """SciPy's ``is_lazy_array(x)`` reads ``bool(any(reshape(x, -1)[0]))`` on every call: the same part, no loop
-    over parts, so the base is not read ahead (4 MB downloaded per ``scipy.stats.zscore`` call before); a
-    second, other part still reads it ahead."""
+    over parts, so the base is not read ahead (4 MB downloaded per ``scipy.stats.zscore`` call before), and the
+    element is read without a kernel; a second, other part still reads it ahead."""
     a = np.random.default_rng(3).standard_normal((64, 256)).astype(np.float32)
     g = xp.asarray(a, device=wgpu_device) * 1
     xp.evaluate(g)
@@ -240,7 +240,8 @@ def test_one_part_read_again_and_again_does_not_download_the_base(wgpu_device):
     with xp.config(offload="auto"):
         for _ in range(4):
             assert bool(xp.any(xp.reshape(g, (-1,))[0])) == bool(a.reshape(-1)[0] != 0)
-        assert xp.metrics()["bytes_downloaded"] <= 4
+        # each an element read and `any` on the host (runtime/planner.py _read_elements), no kernel
+        assert xp.metrics()["bytes_downloaded"] == 4 * 4 and xp.metrics()["dispatches"] == 0
         np.testing.assert_array_equal(np.asarray(g[9]), a[9])        # another row: the base, once
         assert xp.metrics()["bytes_downloaded"] >= a.nbytes
         xp.reset_metrics()
@@ -315,3 +316,32 @@ def test_views_of_a_constant_leave_the_shared_constant_alone(wgpu_device):
     y = x * v + 1.0078125     # (1.0 may be evaluated by another test in this process)
     kernel = schedule([y._node])[-1]
     assert len(kernel.inputs) == 1 and render(kernel, 4).vec == 4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.complex64])
+def test_small_work_on_one_element_views_reads_the_elements(wgpu_device, dtype):
+    """Under ``offload="auto"`` a read of small work on at most two one-element views of device data
+    (``bool(any(x[0]))``, ``float(x[1, 2] * 2 + x[3, 4])``) reads those elements (``residency.element``) and
+    computes the rest on the host: no kernel, NumPy's values; ``offload="always"`` keeps the kernel."""
+    if dtype == np.complex64 and not getattr(wgpu_device.provider, "complex_ok", True):
+        pytest.skip("no complex64 here")
+    a = (np.arange(40).reshape(5, 8) - 7).astype(dtype)
+    g = xp.asarray(a, device=wgpu_device) * (1 if dtype != np.bool_ else True)
+    xp.evaluate(g)
+    g._node.data.host = None
+    with xp.config(offload="auto"):
+        xp.reset_metrics()
+        assert bool(xp.any(xp.reshape(g, (-1,))[0])) == bool(np.any(a.reshape(-1)[0]))
+        if dtype != np.bool_:
+            got = complex(g[1, 2] * 2 + g[3, 4]) if dtype == np.complex64 else float(g[1, 2] * 2 + g[3, 4])
+            assert got == (a[1, 2] * 2 + a[3, 4]).item()
+        m = xp.metrics()
+        assert m["dispatches"] == 0 and m["host_kernels"] >= 1
+        if dtype != np.bool_:
+            xp.reset_metrics()
+            # three views: not this path (here the read-ahead downloads the small base instead)
+            assert float(xp.real(g[0, 0] + g[1, 1] + g[2, 2])) == float(np.real(a[0, 0] + a[1, 1] + a[2, 2]))
+    with xp.config(offload="always"):
+        xp.reset_metrics()
+        assert bool(xp.any(xp.reshape(g, (-1,))[0])) == bool(np.any(a.reshape(-1)[0]))
+        assert xp.metrics()["dispatches"] >= 1

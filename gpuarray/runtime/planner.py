@@ -48,6 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..compiler.kernel import Kernel
 from ..compiler.schedule import kernels_for, prepare
 from ..core import config as _config
@@ -59,7 +61,7 @@ from ..providers.inprocess import run_kernel
 from . import calibration as _calibration
 from . import profile as _profile
 from . import replay
-from .residency import Data, prefix, read_ahead, remember
+from .residency import Data, element, prefix, read_ahead, remember
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -215,6 +217,39 @@ def _read_on_host(order: list[Node]) -> bool:
     return True
 
 
+# one-element views of device data an evaluation for a read takes by element reads (GPUARRAY_ELEMENT_READS=0: none)
+ELEMENT_READS = int(os.environ.get("GPUARRAY_ELEMENT_READS", "2"))
+
+
+def _read_elements(order: list[Node], undo: list[tuple[Node, tuple, int]]) -> bool:
+    """Under ``offload="auto"``, a reading evaluation of a few elements (every pending node at most 16) that
+    reads device-only data only through at most ``ELEMENT_READS`` one-element views (SciPy's
+    ``is_lazy_array(x)``: ``bool(any(reshape(x, -1)[0]))``, several times a ``scipy.stats`` call): each view is
+    realized by one element read (``residency.element``, no kernel) and True is returned; the rest then runs
+    on the host (``_read_on_host``). H200: 226 us a ``bool(any(x[0]))`` by a kernel and its read before."""
+    if _config.get("offload") != "auto":
+        return False
+    pending = [n for n in order if n.data is None]
+    if not pending or pending[0].device.provider.host_memory or any(math.prod(n.shape) > 16 for n in pending):
+        return False
+    views: list[Node] = []
+    for n in pending:
+        for i in n.inputs:
+            if i.data is None or i.data.host is not None:
+                continue
+            if n.op != "view" or math.prod(n.shape) != 1 or i.data.handle is None or n.dtype != i.dtype:
+                return False
+            views.append(n)
+    if not views or len(views) > ELEMENT_READS:
+        return False
+    values = [element(v.inputs[0].data, v.attrs[1]) for v in views]
+    if any(x is None for x in values):
+        return False
+    for v, x in zip(views, values, strict=True):
+        _realize(v, Data(v.dtype, v.shape, host=np.asarray(x, dtype=v.dtype).reshape(v.shape)), undo)
+    return True
+
+
 def _cuts(kernels: list[Kernel]) -> list[Node]:
     """Nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter allows
     (``too_wide``) to evaluate first, so that each part reads at most about half the limit of inputs: a
@@ -343,6 +378,9 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     if not live:
         return
     order, held, key = prepare(live)
+    if reading and _read_elements(order, undo):
+        _evaluate(nodes, undo, reading)        # its one-element views of device data are on the host now
+        return
     host = reading and _read_on_host(order)
     plan = replay.lookup(key) if not host else None
     prov = plan.usable(order) if plan is not None else None
