@@ -64,9 +64,11 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
 # or binds this many bytes; below both, small evaluations share a submit (on the H200's host a submit
 # with its command encoder costs 40-60 us; 1 GB is about 0.3 ms of the GPU's memory time; 64 -> 256 MB:
-# a 2^22 chain 0.069 -> 0.047 ms a call; 256 -> 1024: X.T @ r 0.122 -> 0.109, chain8 2^26 0.251 -> 0.244)
+# a 2^22 chain 0.069 -> 0.047 ms a call; 256 -> 1024: X.T @ r 0.122 -> 0.109, chain8 2^26 0.251 -> 0.244;
+# 16 -> 64 dispatches (GPUARRAY_SUBMIT_DISPATCHES): host time of a cached 2^16 FFT 45-52 -> 42-43 us, `sum`
+# 48-54 -> 43-45; a burst of medium work starts the GPU up to 64 dispatches' recording later)
 TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
-SUBMIT_DISPATCHES = 16
+SUBMIT_DISPATCHES = int(os.environ.get("GPUARRAY_SUBMIT_DISPATCHES", "64"))
 FIRST_SUBMIT = 16   # submit_early: dispatches worth starting the GPU on, then every LONG_SUBMIT (H200,
 LONG_SUBMIT = 256   # a submit while the GPU runs costs 0.1-0.4 ms of host time: docs/benchmarks.md)
 SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "1024")) << 20
