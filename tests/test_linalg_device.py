@@ -445,7 +445,8 @@ def test_cholesky_workgroup_memory_paths(wgpu_device: xp.Device, monkeypatch: py
 def test_back_substitution_in_registers_matches_the_loop(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
                                                          dtype: Any) -> None:
     """``backsub_source``'s solve of a full block with a column's values in named registers performs the
-    loop's operations in the same order: solutions within rounding of each other (bitwise on lavapipe; a GPU
+    loop's operations in the same order, and ``gemm_source`` with a thread's columns 16 apart (coalesced) the
+    same sums as with 4 adjacent ones: solutions within rounding of each other (bitwise on lavapipe; a GPU
     compiler may contract the written-out sums otherwise) and of NumPy's, for full blocks and a partial last
     one (n = 200: six blocks of 32 and one of 8), 5 and 70 right-hand sides (two column tiles), and ``inv``."""
     from gpuarray.compiler import plan_cache
@@ -458,7 +459,9 @@ def test_back_substitution_in_registers_matches_the_loop(wgpu_device: xp.Device,
     got: list[list[np.ndarray]] = []
     for unroll in (True, False):
         monkeypatch.setattr(wgsl_linalg, "BACKSUB_UNROLL", unroll)
+        monkeypatch.setattr(wgsl_linalg, "GEMM_COALESCED", unroll)      # the trailing updates' column layout
         wgsl_linalg.backsub_source.cache_clear()
+        wgsl_linalg.gemm_source.cache_clear()
         replay.clear()
         plan_cache.clear()
         with _fallbacks_checked(wgpu_device):
@@ -466,6 +469,7 @@ def test_back_substitution_in_registers_matches_the_loop(wgpu_device: xp.Device,
             got.append([np.asarray(xp.linalg.solve(ga, xp.asarray(b, device=wgpu_device))) for b in rhs]
                        + [np.asarray(xp.linalg.inv(ga))])
     wgsl_linalg.backsub_source.cache_clear()
+    wgsl_linalg.gemm_source.cache_clear()
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     cpu = str(wgpu_device.provider.adapter.info.get("adapter_type")) == "CPU"
     for reg, loop, want in zip(got[0], got[1], [np.linalg.solve(a, b) for b in rhs] + [np.linalg.inv(a)]):
