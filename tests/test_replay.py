@@ -283,3 +283,24 @@ def test_long_kernels_submit_early_and_replay_the_submits(wgpu_device: xp.Device
             assert np.abs(h.astype(np.float64) @ np.asarray(x) - h[:, :3]).max() < 1e-2
             c64 = np.asarray(c).astype(np.float64)
             assert np.abs(c64 @ c64.T - spd).max() < 1e-4
+
+
+def test_a_constant_made_anew_with_the_same_value_still_replays(wgpu_device: xp.Device,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """graph.node keeps the last 512 constants and then forgets them: a constant made again with the same
+    value is a new node, whose plan replays (a new value does not). Before, plans compared the constants'
+    nodes, so that a forgotten one re-recorded the plan (a CI run failed on it at random)."""
+    from gpuarray.graph import node as graph_node
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    with xp.config(offload="always"):
+        for i, (c, forget, replays) in enumerate(((2.5, False, False), (2.5, True, True), (2.75, False, False),
+                                                  (2.75, True, True))):
+            h = rng.uniform(-3, 3, 1000).astype(np.float32)
+            x = xp.asarray(h, device=wgpu_device)
+            if forget:
+                graph_node._recent_consts.clear()
+            before = count.n
+            y = x * c + 1.0
+            xp.evaluate(y)
+            assert (count.n == before) == replays, f"evaluation {i} (constant {c})"
+            np.testing.assert_array_equal(np.asarray(y), h * np.float32(c) + np.float32(1.0))

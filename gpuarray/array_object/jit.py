@@ -197,7 +197,7 @@ def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: li
         return None                     # a draw: replaying would repeat its numbers
     pos = {id(n): p for p, n in enumerate(order)}
     made = {p for st in plan.steps for p in st.outputs}
-    read = {p for st in plan.steps for p in st.inputs} | {p for p, _ in plan.consts}
+    read = {p for st in plan.steps for p in st.inputs} | {c[0] for c in plan.consts}
     read |= {p for group in plan.resident for p in group}
     args = tuple((i, pos[id(n)]) for i, n in enumerate(arg_nodes) if id(n) in pos)
     at_args = {p for _, p in args}
@@ -206,7 +206,7 @@ def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: li
         return None
     template: list[Any] = [None] * len(order)
     for p in read - made - at_args:
-        if order[p].data is None and p not in {q for q, _ in plan.consts}:
+        if order[p].data is None and p not in {c[0] for c in plan.consts}:
             return None
         template[p] = order[p]
     fresh = tuple((p, order[p].dtype, order[p].shape, order[p].device) for p in sorted(made))

@@ -74,7 +74,7 @@ class EvalPlan:
         self.name = name
         self.state = provider.capabilities()
         self.token = token
-        self.consts = consts            # ((walk position, the constant node's serial), ...)
+        self.consts = consts            # ((walk position, the constant node's serial, its value), ...)
         self.resident = resident        # groups of walk positions: one input of each on the device
         self.steps = steps
         self.logs = [s.log for s in steps]
@@ -89,8 +89,11 @@ class EvalPlan:
         tok = _config.token()
         if tok[0] is not self.token[0] or tok[1] != self.token[1] or not _profile.quiet():
             return None
-        for p, c in self.consts:
-            if order[p].serial != c:
+        for p, c, key in self.consts:
+            n = order[p]
+            # the same node, or one of the same value made anew (graph.node's cache of recent constants
+            # forgets them after 512: a plan was re-recorded then, at random for a test)
+            if n.serial != c and (n.op != "const" or _const_key(n) != key):
                 return None
         for group in self.resident:
             for p in group:
@@ -128,6 +131,11 @@ class EvalPlan:
 
 
 _plans: dict[tuple, EvalPlan] = {}
+
+
+def _const_key(node: Any) -> tuple:
+    """A constant node's value as a key: its dtype and bytes (NaN payloads and -0.0 told apart)."""
+    return node.dtype, node.attrs[0].tobytes()
 
 
 class _Capture(threading.local):
@@ -174,7 +182,8 @@ class Recording:
         self.pos = {id(n): p for p, n in enumerate(order)}
         self.leaves = {p for p, n in enumerate(order) if n.data is not None}    # evaluated before
         # the constants, taken before the evaluation realizes any (a 0-d constant may be a target)
-        self.consts = tuple((p, n.serial) for p, n in enumerate(order) if n.op == "const" and n.data is None)
+        self.consts = tuple((p, n.serial, _const_key(n)) for p, n in enumerate(order)
+                            if n.op == "const" and n.data is None)
         self.steps: list[_Step] = []
         self.provider: Any = None
         self.ok = True
