@@ -412,10 +412,18 @@ def swap_trsm_source(t: str) -> str:
 # U12 = L11^-1 A12 for a thread's column: its NB panel rows loaded at once into named registers (after
 # the swaps), solved there and stored at once; a load behind each row's store made NB global round
 # trips in a row on the few workgroups of this dispatch
+def unit_lower_sums(x: str, m: str, stride: int, n: int, ind: str) -> list[str]:
+    """``x<j> = x<j> - m[j * stride + p] * x<p>`` for ``p < j``, ``j = 1 .. n - 1``, written out: ``L^-1 x`` for a
+    unit lower ``L`` (row stride ``stride`` in ``m``) over a column's ``n`` values in named registers, the
+    sums in a loop's order (``_TRSM``; ``wgsl_lu_panel._chunk_solve``)."""
+    return [f"{ind}{x}{j} = {x}{j}" + "".join(f" - {m}[{j * stride + p}u] * {x}{p}" for p in range(j)) + ";"
+            for j in range(1, n)]
+
+
 _TRSM = "\n".join(
     [f"    let a{j} = base + (k + {j}u) * ld + c;\n    var x{j} = T(0);\n    if ({j}u < w) {{ x{j} = W[a{j}]; }}"
      for j in range(NB)]
-    + [f"    x{j} = x{j}" + "".join(f" - L[{j * NB + p}u] * x{p}" for p in range(j)) + ";" for j in range(1, NB)]
+    + unit_lower_sums("x", "L", NB, NB, "    ")
     + [f"    if ({j}u < w) {{ W[a{j}] = x{j}; }}" for j in range(NB)])
 
 

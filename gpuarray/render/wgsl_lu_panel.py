@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import os
 
-from .wgsl_linalg import _shader
+from .wgsl_linalg import _shader, unit_lower_sums
 
 CH = 8          # columns of a chunk (``wgsl_linalg_blocked.CHUNK``)
 RPT = 4         # rows a thread
@@ -174,8 +174,7 @@ def _chunk_solve(regs: bool) -> list[str]:
     for c in range(CH, 32, CH):
         out.append(f"      {'if' if c == CH else '} else if'} (c0 == {c}u) {{")
         out += [f"        var u{p} = Ut[{p * CH}u + lid];" for p in range(c)]
-        out += [f"        u{p} = u{p}" + "".join(f" - Lt[{p * c + q}u] * u{q}" for q in range(p)) + ";"
-                for p in range(1, c)]
+        out += unit_lower_sums("u", "Lt", c, c, "        ")
         out += [f"        Ut[{p * CH}u + lid] = u{p};" for p in range(1, c)]
     return out + ["      } else {", *("  " + x for x in loop), "      }"]
 
