@@ -193,7 +193,7 @@ def _read_on_host(order: list[Node]) -> bool:
         return False
     limit = DEFAULT_THRESHOLDS["elementwise"]
     reads: dict[int, int] = {}                  # leaf serial -> elements its consumers here read
-    parts: dict[int, Any] = {}                  # leaf serial -> the views read of it (None: all of it)
+    parts: dict[int, list[Any] | None] = {}     # leaf serial -> its views read here (None: all of it)
     for n in pending:
         if math.prod(n.shape) >= limit:
             return False
@@ -201,20 +201,31 @@ def _read_on_host(order: list[Node]) -> bool:
             if i.data is not None:
                 view = n.op == "view"
                 reads[i.serial] = reads.get(i.serial, 0) + math.prod(n.shape if view else i.shape)
-                part = (n.shape, n.attrs) if view else None
-                parts[i.serial] = None if part is None or parts.get(i.serial, ()) is None \
-                    else parts.get(i.serial, ()) + (part,)
+                seen = parts.setdefault(i.serial, [])
+                if not view:
+                    parts[i.serial] = None
+                elif seen is not None:
+                    seen.append((n.shape, n.attrs))     # the key host_view counts a view by
     if sum(reads.values()) >= limit:
         return False
     device_only = [n for n in order if n.data is not None and n.data.host is None]
     if any(n.data.handle is None or n.data.provider is not pending[0].device.provider for n in device_only):
         return False
-    ready = [read_ahead(n.data, reads.get(n.serial, 0) * n.dtype.itemsize, parts.get(n.serial)) for n in device_only]
+    ready = [read_ahead(n.data, reads.get(n.serial, 0) * n.dtype.itemsize, _part(parts.get(n.serial)))
+             for n in device_only]
     if not all(ready):
         return False
     for n in device_only:
         n.data.get_host()       # one download each, kept as the host copy
     return True
+
+
+def _part(views: list[Any] | None) -> Any:
+    """The read-ahead key of a leaf's views read by one evaluation: a single view's own key (as
+    ``host_view`` counts it), several as a tuple; None (every read counts) where it is read whole."""
+    if not views:
+        return None
+    return views[0] if len(views) == 1 else tuple(views)
 
 
 # one-element views of device data an evaluation for a read takes by element reads (GPUARRAY_ELEMENT_READS=0: none)

@@ -274,7 +274,8 @@ def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offs
     >>> host_view(d, (2,), (2,), 1).tolist()
     [1.0, 3.0]
     """
-    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize, (shape, strides, offset)):
+    # a view's key is its node's (shape, attrs): the planner's reads of the same view count as this one
+    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize, (shape, (strides, offset))):
         return None
     flat = data.get_host().reshape(-1)
     item = flat.itemsize
