@@ -1,6 +1,7 @@
 """Linear algebra on the device against PyTorch (cuSOLVER) and CuPy in one process, by wall clock.
 
     python -m bench.linalg [--cases cholesky,solve,inv,det] [--runs 5] [--libs torch,cupy] [--out FILE] [--old]
+                           [--shapes float64:2048x2048,...]
 
 ``--old`` times the previous paths (32-column Cholesky with ``gemm_source`` updates, LU panels by
 ``panel_source``, small stacks through the panel kernels) by switching off the module-level
@@ -145,7 +146,7 @@ def _evaluated(xp: Any, fn: Callable[..., Any], a: Any, b: Any) -> Any:
     return got
 
 
-def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
+def run(cases: list[str], runs: int, libs: list[str], only: set[str] | None = None) -> list[dict[str, Any]]:
     import gpuarray as xp
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
@@ -161,6 +162,8 @@ def run(cases: list[str], runs: int, libs: list[str]) -> list[dict[str, Any]]:
                       "svdvals": SVDVALS_SHAPES, "eigh_large": EIGH_LARGE_SHAPES,
                       "svd_large": SVD_LARGE_SHAPES}.get(case, SHAPES)
             for dtype, shape in shapes:
+                if only and f"{dtype}:{'x'.join(map(str, shape))}" not in only:
+                    continue
                 plain = case in ("qr", "svd", "svdvals", "svd_large")
                 a = rng.uniform(-3, 3, shape).astype(dtype) if plain else _spd(dtype, shape, rng)
                 if case in ("eigvalsh", "eigh_large"):
@@ -198,12 +201,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--libs", default="torch,cupy")
     ap.add_argument("--out")
+    ap.add_argument("--shapes", default="", help="only these of the cases' shapes, e.g. float64:2048x2048")
     ap.add_argument("--old", action="store_true", help="the paths before the blocked ones")
     args = ap.parse_args()
     if args.old:
         from gpuarray.providers import wgpu_linalg_blocked as wb
         wb.BLOCKED_CHOLESKY = wb.BLOCKED_LU_PANEL = wb.SMALL_LU = False
-    rows = run(args.cases.split(","), max(3, args.runs), [v for v in args.libs.split(",") if v])
+    rows = run(args.cases.split(","), max(3, args.runs), [v for v in args.libs.split(",") if v],
+               {v for v in args.shapes.split(",") if v} or None)
     write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
               args.out)
 

@@ -7,10 +7,11 @@ with ``uplo = 'L'``, blocked as ``dlatrd``), every step spread over many workgro
 - ``prep_source`` (``TH`` rows a workgroup): completes column ``k - 1`` of the panel (``W[:, k - 1] =
   y + alpha v``, ``alpha = -tau / 2 (y^T v)`` summed from ``symvw_source``'s partials) and prepares
   column ``k``: its update by the panel's earlier columns (``x = A[k:, k] - V W[k]^T - W V[k]^T``)
-  into ``Y``'s second half, and per workgroup the partial norm of ``x[2:]`` (``dnrm2``'s scaling),
-  a flag for values that are not finite and the partial products ``W^T x`` and ``V^T x``;
-- ``symvw_source`` (``RW`` rows a workgroup): every workgroup combines the partial norms into the
-  reflector of ``x[1:]`` as ``dlarfg`` makes it (``beta``, ``tau``, ``v = x / (alpha - beta)``, the
+  into ``Y``'s second half, and per workgroup the partial sums of squares of ``x[2:]`` (Blue's three
+  accumulators, as LAPACK 3.10's ``dnrm2``: no division, no overflow or underflow), a flag for
+  values that are not finite and the partial products ``W^T x`` and ``V^T x``;
+- ``symvw_source`` (``RW`` rows a workgroup): every workgroup combines the partials into the norm and
+  the reflector of ``x[1:]`` as ``dlarfg`` makes it (``beta``, ``tau``, ``v = x / (alpha - beta)``, the
   same bits in each), computes ``y = A22 v`` for its rows (``A22`` the trailing matrix as it was at
   the panel's start, ``v`` scaled as it is read) and ``tau (y - V (W^T v) - W (V^T v))`` (``W^T v =
   W[k + 1] + scal W^T x``), writes ``v`` into ``V`` and its partial ``y^T v``; the first workgroup
@@ -41,73 +42,96 @@ NB = 32                 # panel width (columns of V and W between two trailing u
 VS = 3 * NB             # row stride of the [V | W | V] panel buffer
 TH = 256                # threads (and rows of prep_source) a workgroup
 RW = {"f32": 8, "f64": 4}   # rows of y a workgroup of symvw_source (its RW * TH sums fit 16 KiB)
-PS = 2 + 2 * NB         # partials of a prep_source workgroup: norm, flag, W^T x, V^T x
+PS = 4 + 2 * NB         # partials of a prep_source workgroup: Blue's small, flag, medium, big, W^T x, V^T x
 
 
-def _reduce(th: int) -> str:
-    """``wsum`` / ``wmax`` over ``th`` threads (``th / 32`` partial sums, then one), and ``wnrm2``:
-    ``dnrm2``'s scaled sum of squares, each thread's ``(scale, ssq)`` combined in one pass; all in
-    the workgroup array ``red`` (at least ``2 th`` values)."""
+# Blue's scaled sum of squares (LAPACK 3.10's ``dnrm2``): thresholds and scales, powers of two
+# (``tsml``, ``tbig``, ``ssml``, ``sbig``) from the type's exponent range and digits
+_BLUE = {"f32": (-63, 52, 75, -76), "f64": (-511, 486, 537, -538)}
+
+
+def _reduce(th: int, t: str) -> str:
+    """``wsum`` over ``th`` threads (32 lanes fold ``th / 32`` values each, then a tree); ``blue``, one value's part
+    of Blue's three accumulators (small, medium, big: no division, no overflow, as LAPACK's
+    ``dnrm2``), ``blue_norm`` the norm from summed accumulators; ``wred4``: three sums and a maximum
+    over the workgroup in one pass; all in the workgroup array ``red`` (at least ``4 th`` values)."""
     g = th // 32
+    tsml, tbig, ssml, sbig = (repr(2.0 ** e) for e in _BLUE[t])
+    isbig, isssml = repr(2.0 ** -_BLUE[t][3]), repr(2.0 ** -_BLUE[t][2])
     return f"""fn wsum(v: T, lid: u32) -> T {{
   red[lid] = v;
   workgroupBarrier();
-  if (lid < 32u) {{
-    var s = T(0);
-    for (var i = 0u; i < {g}u; i++) {{ s += red[lid * {g}u + i]; }}
-    red[{th}u + lid] = s;
+  if (lid < 32u) {{         // a lane folds {g} values, then a tree over the 32 lanes
+    var s = red[lid];
+    for (var i = 1u; i < {g}u; i++) {{ s += red[lid + i * 32u]; }}
+    red[lid] = s;
   }}
   workgroupBarrier();
-  var r = T(0);
-  for (var i = 0u; i < 32u; i++) {{ r += red[{th}u + i]; }}
+  for (var h = 16u; h > 0u; h >>= 1u) {{
+    if (lid < h) {{ red[lid] += red[lid + h]; }}
+    workgroupBarrier();
+  }}
+  let r = red[0];
   workgroupBarrier();
   return r;
 }}
 
-fn wmax(v: T, lid: u32) -> T {{
-  red[lid] = v;
-  workgroupBarrier();
-  if (lid < 32u) {{
-    var s = T(0);
-    for (var i = 0u; i < {g}u; i++) {{ s = max(s, red[lid * {g}u + i]); }}
-    red[{th}u + lid] = s;
-  }}
-  workgroupBarrier();
-  var r = T(0);
-  for (var i = 0u; i < 32u; i++) {{ r = max(r, red[{th}u + i]); }}
-  workgroupBarrier();
-  return r;
+fn blue(ax: T) -> vec3<T> {{
+  if (ax > T({tbig})) {{ let s = ax * T({sbig}); return vec3<T>(T(0), T(0), s * s); }}
+  if (ax < T({tsml})) {{ let s = ax * T({ssml}); return vec3<T>(s * s, T(0), T(0)); }}
+  return vec3<T>(T(0), ax * ax, T(0));
 }}
 
-fn nrm2_add(sc: ptr<function, T>, sq: ptr<function, T>, x: T) {{
-  let ax = abs(x);
-  if (ax > *sc) {{ *sq = T(1) + *sq * (*sc / ax) * (*sc / ax); *sc = ax; }}
-  else if (ax > T(0)) {{ *sq += (ax / *sc) * (ax / *sc); }}
-}}
-
-fn wnrm2(sc0: T, sq0: T, lid: u32) -> T {{
-  red[lid] = sc0;
-  red[{th}u + lid] = sq0;
-  workgroupBarrier();
-  var sc = T(0);
-  var sq = T(0);
-  if (lid < 32u) {{
-    for (var i = 0u; i < {g}u; i++) {{
-      let a = red[lid * {g}u + i];
-      if (a > T(0)) {{ nrm2_add(&sc, &sq, a); sq += (red[{th}u + lid * {g}u + i] - T(1)) * (a / sc) * (a / sc); }}
+fn blue_norm(a: vec3<T>) -> T {{
+  var scl = T(1);
+  var sumsq = a.y;
+  if (a.z > T(0)) {{
+    sumsq = a.z;
+    // not (a.y * sbig) * sbig: a compiler may fold sbig * sbig, which underflows to zero
+    if (a.y > T(0) || a.y != a.y) {{ let m = sqrt(a.y) * T({sbig}); sumsq += m * m; }}
+    scl = T({isbig});
+  }} else if (a.x > T(0)) {{
+    if (a.y > T(0) || a.y != a.y) {{
+      let am = sqrt(a.y);
+      let as2 = sqrt(a.x) * T({isssml});
+      let ymin = min(am, as2);
+      let ymax = max(am, as2);
+      sumsq = ymax * ymax * (T(1) + (ymin / ymax) * (ymin / ymax));
+    }} else {{
+      scl = T({isssml});
+      sumsq = a.x;
     }}
   }}
+  return scl * sqrt(sumsq);
+}}
+
+fn wred4(a: T, b: T, c: T, m: T, lid: u32) -> vec4<T> {{
+  red[lid] = a;
+  red[{th}u + lid] = b;
+  red[{2 * th}u + lid] = c;
+  red[{3 * th}u + lid] = m;
   workgroupBarrier();
-  if (lid < 32u) {{ red[lid] = sc; red[{th}u + lid] = sq; }}
-  workgroupBarrier();
-  sc = T(0);
-  sq = T(0);
-  for (var i = 0u; i < 32u; i++) {{
-    let a = red[i];
-    if (a > T(0)) {{ nrm2_add(&sc, &sq, a); sq += (red[{th}u + i] - T(1)) * (a / sc) * (a / sc); }}
+  if (lid < 128u) {{      // 32 threads a plane: each folds {g} values into its own slot
+    let o = (lid / 32u) * {th}u + lid % 32u;
+    var s = red[o];
+    if (lid < 96u) {{
+      for (var i = 1u; i < {g}u; i++) {{ s += red[o + i * 32u]; }}
+    }} else {{
+      for (var i = 1u; i < {g}u; i++) {{ s = max(s, red[o + i * 32u]); }}
+    }}
+    red[o] = s;
   }}
   workgroupBarrier();
-  return sc * sqrt(sq);
+  for (var h = 16u; h > 0u; h >>= 1u) {{     // a tree over each plane's 32 slots
+    if (lid < 128u && lid % 32u < h) {{
+      let o = (lid / 32u) * {th}u + lid % 32u;
+      if (lid < 96u) {{ red[o] += red[o + h]; }} else {{ red[o] = max(red[o], red[o + h]); }}
+    }}
+    workgroupBarrier();
+  }}
+  let r = vec4<T>(red[0], red[{th}u], red[{2 * th}u], red[{3 * th}u]);
+  workgroupBarrier();
+  return r;
 }}
 """
 
@@ -155,8 +179,8 @@ def prep_source(t: str) -> str:
     big = CONST[t][2]
     rw = RW[t]
     lanes = TH // NB
-    shared = (f"var<workgroup> red: array<T, {2 * TH}>;\nvar<workgroup> rk: array<T, {2 * NB}>;\n"
-              f"var<workgroup> xs: array<T, {TH}>;\n" + _reduce(TH))
+    shared = (f"var<workgroup> red: array<T, {4 * TH}>;\nvar<workgroup> rk: array<T, {2 * NB}>;\n"
+              f"var<workgroup> xs: array<T, {TH}>;\n" + _reduce(TH, t))
     body = f"""  if (id >= prm[7]) {{ return; }}
 {_head(rw, 6)}  let r0 = k + g * {TH}u;
   let r = r0 + lid;
@@ -205,8 +229,8 @@ def prep_source(t: str) -> str:
   }}
   let tail = live && r >= k + 2u;
   xs[lid] = select(T(0), x, tail);
-  let xn = wnrm2(select(T(0), abs(x), tail), T(1), lid);
-  let nbad = wmax(bad, lid);
+  let bl = blue(select(T(0), abs(x), tail));
+  let part = wred4(bl.x, bl.y, bl.z, bad, lid);
   storageBarrier();     // W[:, c] of the other rows
   // W^T x and V^T x over the workgroup's rows: lanes rows a column
   // (rows past n read row n - 1 times xs = 0; four rows an iteration: eight loads in flight)
@@ -241,10 +265,10 @@ def prep_source(t: str) -> str:
     var a1 = T(0);
     var a2 = T(0);
     for (var i = 0u; i < {lanes}u; i++) {{ a1 += red[i * {NB}u + lid]; a2 += red[{TH}u + i * {NB}u + lid]; }}
-    PP[gp + 2u + lid] = a1;
-    PP[gp + {2 + NB}u + lid] = a2;
+    PP[gp + 4u + lid] = a1;
+    PP[gp + {4 + NB}u + lid] = a2;
   }}
-  if (lid == 0u) {{ PP[gp] = xn; PP[gp + 1u] = nbad; }}
+  if (lid == 0u) {{ PP[gp] = part.x; PP[gp + 1u] = part.w; PP[gp + 2u] = part.y; PP[gp + 3u] = part.z; }}
 """
     return _shader(t, ["A:read:T", "VW:read_write:T", "Y:read_write:T", "TD:read_write:T", "PP:read_write:T"],
                    body, shared=shared, wg=TH)
@@ -264,21 +288,25 @@ def symvw_source(t: str) -> str:
     fma2 = "\n".join(f"    a{i} += A[ab + w{i} * sld + cc] * vc + A[ab + w{i} * sld + cd] * vd;" for i in range(rw))
     put = "\n".join(f"  red[{i * TH}u + lid] = a{i};" for i in range(rw))
     shared = (f"var<workgroup> red: array<T, {rw * TH}>;\nvar<workgroup> sab: array<T, {2 * NB}>;\n"
-              f"var<workgroup> yv: array<T, {rw}>;\n" + _reduce(TH))
+              f"var<workgroup> yv: array<T, {rw}>;\n" + _reduce(TH, t))
     body = f"""  if (id >= prm[8]) {{ return; }}
   let g1 = prm[6];
 {_head(rw, 7)}  let j = k - k0;
   // the reflector of x[1:] (dlarfg), the norm from prep_source's partials
-  var sc = T(0);
-  var sq = T(0);
+  var asml = T(0);
+  var amed = T(0);
+  var abig = T(0);
   var bad = T(0);
   for (var i = lid; i < g1; i += {TH}u) {{
-    let a = PP[pb + i * {PS}u];
-    if (a > T(0)) {{ nrm2_add(&sc, &sq, a); }}
-    bad = max(bad, PP[pb + i * {PS}u + 1u]);
+    let o = pb + i * {PS}u;
+    asml += PP[o];
+    bad = max(bad, PP[o + 1u]);
+    amed += PP[o + 2u];
+    abig += PP[o + 3u];
   }}
-  let xn = wnrm2(sc, sq, lid);
-  let nbad = wmax(bad, lid);
+  let tot = wred4(asml, amed, abig, bad, lid);
+  let xn = blue_norm(tot.xyz);
+  let nbad = tot.w;
   let k1 = min(k + 1u, n - 1u);
   let dk = Y[yb + n + k];
   let al = select(T(0), Y[yb + n + k1], k + 1u < n);
@@ -297,7 +325,7 @@ def symvw_source(t: str) -> str:
   let sl = lid % {2 * NB}u;
   var ps = T(0);
   if (sl % {NB}u < j) {{
-    for (var i = lid / {2 * NB}u; i < g1; i += {TH // (2 * NB)}u) {{ ps += PP[pb + i * {PS}u + 2u + sl]; }}
+    for (var i = lid / {2 * NB}u; i < g1; i += {TH // (2 * NB)}u) {{ ps += PP[pb + i * {PS}u + 4u + sl]; }}
   }}
   red[lid] = ps;
   workgroupBarrier();
