@@ -100,6 +100,20 @@ def test_eigvalsh_stacks_and_structure(device: xp.Device, small_min_n: None, dty
         _check(a, _eigvalsh(device, a))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eigvalsh_columns_across_scales(device: xp.Device, small_min_n: None, dtype: Any) -> None:
+    """Columns whose values fall in two of Blue's ranges of the norm (big and medium, small and medium:
+    ``dnrm2``'s combinations of its accumulators) in every row and across workgroups."""
+    skip_f64(device, dtype)
+    n = 300
+    # entries d_i d_j past Blue's tbig (2^52 / 2^486) and below its tsml (2^-63 / 2^-511)
+    big, small = (1e8, 1e-10) if dtype == np.float32 else (1e74, 1e-80)
+    for s in (big, small):
+        d = np.where(np.arange(n) % 3 == 0, s, 1.0)
+        a = (_sym((n, n), np.float64) * d[:, None] * d[None, :]).astype(dtype)
+        _check(a, _eigvalsh(device, a))
+
+
 def test_eigvalsh_reads_the_lower_triangle(device: xp.Device, small_min_n: None) -> None:
     a = _sym((80, 80), np.float32)
     junk = a + np.triu(RNG.uniform(-9, 9, (80, 80)).astype(np.float32), 1)
