@@ -36,7 +36,7 @@ from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_stebz import stebz_source
-from ..render.wgsl_sytrd import NB, PS, RW, TH, VS, prep_source, sym_source, symvw_source, vcopy_source
+from ..render.wgsl_sytrd import NB, PR, PS, RW, VS, prep_source, sym_source, symvw_source, vcopy_source
 from . import wgpu_matmul
 from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
 
@@ -104,7 +104,7 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     tdflag = batch * 3 * n
     td = provider.alloc(_pad4(tdflag + 1) * item)
     rw = RW[t]
-    pp = provider.alloc(_pad4(batch * (_cdiv(n, TH) * PS + _cdiv(n, rw))) * item)
+    pp = provider.alloc(_pad4(batch * (_cdiv(n, PR) * PS + _cdiv(n, rw))) * item)
     spare = provider.alloc(_pad4(batch * (n - NB) ** 2) * item) if n > NB else None
     try:
         load(work, N=count, R=n, C=n, BS=n * n, LD=n, COFF=0, LOWER=0, FLAG=0xFFFFFFFF)
@@ -116,7 +116,7 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
         for k0 in range(0, n, NB):
             kend = min(k0 + NB, n)
             for k in range(k0, kend):
-                g1, g2 = _cdiv(n - k, TH), max(1, _cdiv(n - k - 1, rw))
+                g1, g2 = _cdiv(n - k, PR), max(1, _cdiv(n - k - 1, rw))
                 bound = [bufs[cur], vw, yv, td, pp]
                 provider.dispatch(prep, _u32(n, k, k0, org, sld, sbs, g1, batch * g1, int(k > k0), 1), bound,
                                   batch * g1)
@@ -127,7 +127,7 @@ def enqueue_syevb(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
                 provider.dispatch(vcopy_source(t), _u32(n, k0, cnt, 3 * n + n * n, kernel.size - 1, tdflag),
                                   [vw, td, out], _cdiv(cnt, WORKGROUP))
             if kend < n:
-                g1 = _cdiv(n - kend, TH)
+                g1 = _cdiv(n - kend, PR)
                 provider.dispatch(prep, _u32(n, kend, k0, org, sld, sbs, g1, batch * g1, 1, 0),
                                   [bufs[cur], vw, yv, td, pp], batch * g1)
                 m = n - kend

@@ -4,7 +4,7 @@ with ``uplo = 'L'``, blocked as ``dlatrd``), every step spread over many workgro
 
 - ``sym_source``: the lower triangle copied over the upper one (NumPy's ``eigvalsh`` reads the
   lower triangle only), the reduction's flag cleared;
-- ``prep_source`` (``TH`` rows a workgroup): completes column ``k - 1`` of the panel (``W[:, k - 1] =
+- ``prep_source`` (``PR`` rows a workgroup): completes column ``k - 1`` of the panel (``W[:, k - 1] =
   y + alpha v``, ``alpha = -tau / 2 (y^T v)`` summed from ``symvw_source``'s partials) and prepares
   column ``k``: its update by the panel's earlier columns (``x = A[k:, k] - V W[k]^T - W V[k]^T``)
   into ``Y``'s second half, and per workgroup the partial sums of squares of ``x[2:]`` (Blue's three
@@ -40,7 +40,8 @@ from .wgsl_stebz import CONST
 
 NB = 32                 # panel width (columns of V and W between two trailing updates)
 VS = 3 * NB             # row stride of the [V | W | V] panel buffer
-TH = 256                # threads (and rows of prep_source) a workgroup
+TH = 256                # threads a workgroup
+PR = 64                 # rows of prep_source a workgroup (TH / PR threads a row)
 RW = {"f32": 8, "f64": 4}   # rows of y a workgroup of symvw_source (its RW * TH sums fit 16 KiB)
 PS = 4 + 2 * NB         # partials of a prep_source workgroup: Blue's small, flag, medium, big, W^T x, V^T x
 
@@ -164,7 +165,7 @@ def _head(rw: int, groups: int) -> str:
   let yb = b * 2u * n;
   let tb = b * 3u * n;
   let ab = b * prm[5];
-  let g1m = (n + {TH - 1}u) / {TH}u;
+  let g1m = (n + {PR - 1}u) / {PR}u;
   let pb = b * (g1m * {PS}u + (n + {rw - 1}u) / {rw}u);
 """
 
@@ -172,18 +173,22 @@ def _head(rw: int, groups: int) -> str:
 @functools.cache
 def prep_source(t: str) -> str:
     """``prm``: [n, k, k0, org, sld, sbs, G1, groups, complete, prepare]: ``G1`` workgroups a matrix of
-    ``TH`` rows from row ``k``. ``A`` is the trailing matrix of the panel starting at column ``k0``
-    (row ``org`` of the whole matrix at ``A[b * sbs]``, row stride ``sld``), ``VW`` the panel's
-    ``[V | W | V]`` (``n`` rows of ``3 NB`` a matrix), ``Y`` per matrix ``y`` (``n``) then ``x``
-    (``n``), ``TD`` per matrix ``[d | e | tau]``, ``PP`` the partials (module docstring)."""
+    ``PR`` rows from row ``k`` (``TH / PR`` threads a row, each a share of the columns of its update).
+    ``A`` is the trailing matrix of the panel starting at column ``k0`` (row ``org`` of the whole
+    matrix at ``A[b * sbs]``, row stride ``sld``), ``VW`` the panel's ``[V | W | V]`` (``n`` rows of
+    ``3 NB`` a matrix), ``Y`` per matrix ``y`` (``n``) then ``x`` (``n``), ``TD`` per matrix ``[d | e |
+    tau]``, ``PP`` the partials (module docstring)."""
     big = CONST[t][2]
     rw = RW[t]
     lanes = TH // NB
+    QT = TH // PR
     shared = (f"var<workgroup> red: array<T, {4 * TH}>;\nvar<workgroup> rk: array<T, {2 * NB}>;\n"
-              f"var<workgroup> xs: array<T, {TH}>;\n" + _reduce(TH, t))
+              f"var<workgroup> xs: array<T, {PR}>;\n" + _reduce(TH, t))
     body = f"""  if (id >= prm[7]) {{ return; }}
-{_head(rw, 6)}  let r0 = k + g * {TH}u;
-  let r = r0 + lid;
+{_head(rw, 6)}  let r0 = k + g * {PR}u;
+  let rl = lid % {PR}u;
+  let qt = lid / {PR}u;
+  let r = r0 + rl;
   let live = r < n;
   let row = vb + min(r, n - 1u) * {VS}u;
   var wk = T(0);
@@ -197,38 +202,42 @@ def prep_source(t: str) -> str:
     for (var i = lid; i < g2; i += {TH}u) {{ p += PP[pb + g1m * {PS}u + i]; }}
     let alpha = T(-0.5) * TD[tb + 2u * n + c] * wsum(p, lid);
     wk = Y[yb + k] + alpha * VW[vb + k * {VS}u + jc];
-    if (live) {{ VW[row + {NB}u + jc] = Y[yb + r] + alpha * VW[row + jc]; }}
+    if (live && qt == 0u) {{ VW[row + {NB}u + jc] = Y[yb + r] + alpha * VW[row + jc]; }}
   }}
   if (prm[9] == 0u) {{ return; }}
-  // column k: x = A[k:, k] - V W[k]^T - W V[k]^T (W[k, c] as just computed: other rows' writes race)
+  // column k: x = A[k:, k] - V W[k]^T - W V[k]^T (W[k, c] as just computed: other rows' writes race),
+  // TH / PR threads a row, each every (TH / PR)-th column, their sums added in workgroup memory
   let j = k - k0;
   if (lid < j) {{
     rk[lid] = VW[vb + k * {VS}u + lid];
     rk[{NB}u + lid] = select(VW[vb + k * {VS}u + {NB}u + lid], wk, lid == jc);
   }}
   workgroupBarrier();
+  storageBarrier();     // W[r, c] of the row's first thread
+  var u0 = T(0);
+  var u1 = T(0);
+  if (live) {{
+    var qq = qt;
+    for (; qq + {QT}u < j; qq += {2 * QT}u) {{     // two columns an iteration: four loads in flight
+      u0 += VW[row + qq] * rk[{NB}u + qq] + VW[row + {NB}u + qq] * rk[qq];
+      u1 += VW[row + qq + {QT}u] * rk[{NB}u + qq + {QT}u] + VW[row + {NB}u + qq + {QT}u] * rk[qq + {QT}u];
+    }}
+    if (qq < j) {{ u0 += VW[row + qq] * rk[{NB}u + qq] + VW[row + {NB}u + qq] * rk[qq]; }}
+  }}
+  red[lid] = u0 + u1;
+  workgroupBarrier();
   var x = T(0);
   var bad = T(0);
-  if (live) {{
-    x = A[ab + (r - org) * sld + k - org];
-    var s0 = T(0);
-    var s1 = T(0);
-    var s2 = T(0);
-    var s3 = T(0);
-    var qq = 0u;
-    for (; qq + 3u < j; qq += 4u) {{     // four columns an iteration: eight loads in flight
-      s0 += VW[row + qq] * rk[{NB}u + qq] + VW[row + {NB}u + qq] * rk[qq];
-      s1 += VW[row + qq + 1u] * rk[{NB}u + qq + 1u] + VW[row + {NB}u + qq + 1u] * rk[qq + 1u];
-      s2 += VW[row + qq + 2u] * rk[{NB}u + qq + 2u] + VW[row + {NB}u + qq + 2u] * rk[qq + 2u];
-      s3 += VW[row + qq + 3u] * rk[{NB}u + qq + 3u] + VW[row + {NB}u + qq + 3u] * rk[qq + 3u];
-    }}
-    for (; qq < j; qq++) {{ s0 += VW[row + qq] * rk[{NB}u + qq] + VW[row + {NB}u + qq] * rk[qq]; }}
-    x -= (s0 + s1) + (s2 + s3);
+  if (live && qt == 0u) {{
+    var su = T(0);
+    for (var i = 0u; i < {QT}u; i++) {{ su += red[i * {PR}u + rl]; }}
+    x = A[ab + (r - org) * sld + k - org] - su;
     Y[yb + n + r] = x;
     bad = select(T(0), T(1), !(abs(x) <= T({big})));
   }}
-  let tail = live && r >= k + 2u;
-  xs[lid] = select(T(0), x, tail);
+  workgroupBarrier();
+  let tail = live && qt == 0u && r >= k + 2u;
+  if (lid < {PR}u) {{ xs[lid] = select(T(0), x, tail); }}
   let bl = blue(select(T(0), abs(x), tail));
   let part = wred4(bl.x, bl.y, bl.z, bad, lid);
   storageBarrier();     // W[:, c] of the other rows
@@ -240,7 +249,7 @@ def prep_source(t: str) -> str:
   if (q < j) {{
     var t1 = T(0);
     var t2 = T(0);
-    for (var i = lid / {NB}u; i < {TH}u; i += {4 * lanes}u) {{
+    for (var i = lid / {NB}u; i < {PR}u; i += {4 * lanes}u) {{
       let ra = vb + min(r0 + i, n - 1u) * {VS}u + q;
       let rb = vb + min(r0 + i + {lanes}u, n - 1u) * {VS}u + q;
       let rc = vb + min(r0 + i + {2 * lanes}u, n - 1u) * {VS}u + q;
