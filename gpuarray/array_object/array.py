@@ -20,7 +20,7 @@ from ..graph import views
 from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
-from ..runtime.residency import Data, element, host_view, read_ahead_pending
+from ..runtime.residency import Data, element, host_view, read_ahead_pending, view_part
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
@@ -171,7 +171,7 @@ class GpuArray(NumPyMethods):
                 # value shares: evaluated, it would be read as an array by all of them)
                 if base.data is None and base.inputs and \
                         read_ahead_pending(base, node.dtype.itemsize * math.prod(node.shape),
-                                           (node.shape, node.attrs)):
+                                           view_part(node.shape, node.attrs)):
                     evaluate_nodes([base])          # its views are read one after another: compute it once
                 if base.data is not None:           # a view of evaluated data
                     strides, offset = node.attrs

@@ -34,6 +34,9 @@ buffer's views, not a kernel of this module.
 from __future__ import annotations
 
 import functools
+import math
+
+import numpy as np
 
 from .wgsl_linalg import _shader
 from .wgsl_stebz import CONST
@@ -43,40 +46,77 @@ VS = 3 * NB             # row stride of the [V | W | V] panel buffer
 TH = 256                # threads a workgroup
 PR = 64                 # rows of prep_source a workgroup (TH / PR threads a row)
 RW = {"f32": 8, "f64": 4}   # rows of y a workgroup of symvw_source (its RW * TH sums fit 16 KiB)
-PS = 4 + 2 * NB         # partials of a prep_source workgroup: Blue's small, flag, medium, big, W^T x, V^T x
+PH = 4                  # a prep_source workgroup's partials before W^T x: Blue's small, flag, medium, big
+PS = PH + 2 * NB        # partials of a prep_source workgroup: the PH, W^T x, V^T x
 
 
-# Blue's scaled sum of squares (LAPACK 3.10's ``dnrm2``): thresholds and scales, powers of two
-# (``tsml``, ``tbig``, ``ssml``, ``sbig``) from the type's exponent range and digits
-_BLUE = {"f32": (-63, 52, 75, -76), "f64": (-511, 486, 537, -538)}
+def blue_exponents(t: str) -> tuple[int, int, int, int]:
+    """Blue's thresholds and scales for the scaled sum of squares (LAPACK 3.10's ``la_constants``:
+    ``tsml``, ``tbig``, ``ssml``, ``sbig``) as exponents of two, from the type's exponent range and digits
+    (Fortran's ``minexponent`` is NumPy's ``minexp + 1``, ``digits`` its ``nmant + 1``).
+
+    >>> blue_exponents("f32"), blue_exponents("f64")
+    ((-63, 52, 75, -76), (-511, 486, 537, -538))
+    """
+    fi = np.finfo(np.float32 if t == "f32" else np.float64)
+    emin, emax, digits = fi.minexp + 1, fi.maxexp, fi.nmant + 1
+    return (math.ceil((emin - 1) / 2), math.floor((emax - digits + 1) / 2),
+            -math.floor((emin - digits) / 2), -math.ceil((emax + digits - 1) / 2))
 
 
-def _reduce(th: int, t: str) -> str:
-    """``wsum`` over ``th`` threads (32 lanes fold ``th / 32`` values each, then a tree); ``blue``, one value's part
-    of Blue's three accumulators (small, medium, big: no division, no overflow, as LAPACK's
-    ``dnrm2``), ``blue_norm`` the norm from summed accumulators; ``wred4``: three sums and a maximum
-    over the workgroup in one pass; all in the workgroup array ``red`` (at least ``4 th`` values)."""
-    g = th // 32
-    tsml, tbig, ssml, sbig = (repr(2.0 ** e) for e in _BLUE[t])
-    isbig, isssml = repr(2.0 ** -_BLUE[t][3]), repr(2.0 ** -_BLUE[t][2])
-    return f"""fn wsum(v: T, lid: u32) -> T {{
-  red[lid] = v;
+def _tree(name: str, ops: str, th: int) -> str:
+    """``name``: a reduction over ``th`` threads of one value a plane (``ops``: ``+`` sums, ``m`` maxima, one
+    letter a plane), in the workgroup array ``red`` (``th`` values a plane): 32 threads a plane fold ``th /
+    32`` values each into their own slot, then a tree over the 32 slots; every thread gets the results
+    (a scalar for one plane, else a vector)."""
+    k, g = len(ops), th // 32
+    ty = "T" if k == 1 else f"vec{k}<T>"
+    args = ", ".join(f"v{p}: T" for p in range(k))
+    ns = ops.count("+")                 # planes of sums first, then maxima
+    assert ops == "+" * ns + "m" * (k - ns), ops
+
+    def per_plane(sum_: str, max_: str) -> str:
+        if ns in (0, k):
+            return sum_ if ns else max_
+        return f"if (lid < {32 * ns}u) {{ {sum_} }} else {{ {max_} }}"
+    fold_line = per_plane(f"for (var i = 1u; i < {g}u; i++) {{ s += red[o + i * 32u]; }}",
+                          f"for (var i = 1u; i < {g}u; i++) {{ s = max(s, red[o + i * 32u]); }}")
+    tree_line = per_plane("red[o] += red[o + h];", "red[o] = max(red[o], red[o + h]);")
+    puts = "\n".join(f"  red[{p * th}u + lid] = v{p};" for p in range(k))
+    got = ", ".join(f"red[{p * th}u]" for p in range(k))
+    return f"""fn {name}({args}, lid: u32) -> {ty} {{
+{puts}
   workgroupBarrier();
-  if (lid < 32u) {{         // a lane folds {g} values, then a tree over the 32 lanes
-    var s = red[lid];
-    for (var i = 1u; i < {g}u; i++) {{ s += red[lid + i * 32u]; }}
-    red[lid] = s;
+  if (lid < {32 * k}u) {{
+    let o = (lid / 32u) * {th}u + lid % 32u;
+    var s = red[o];
+    {fold_line}
+    red[o] = s;
   }}
   workgroupBarrier();
   for (var h = 16u; h > 0u; h >>= 1u) {{
-    if (lid < h) {{ red[lid] += red[lid + h]; }}
+    if (lid < {32 * k}u && lid % 32u < h) {{
+      let o = (lid / 32u) * {th}u + lid % 32u;
+      {tree_line}
+    }}
     workgroupBarrier();
   }}
-  let r = red[0];
+  let r = {ty}({got});
   workgroupBarrier();
   return r;
 }}
+"""
 
+
+def _reduce(th: int, t: str) -> str:
+    """``wsum`` over ``th`` threads; ``blue``, one value's part of Blue's three accumulators (small,
+    medium, big: no division, no overflow, as LAPACK's ``dnrm2``), ``blue_norm`` the norm from summed
+    accumulators; ``wred4``: three sums and a maximum over the workgroup in one pass; all in the
+    workgroup array ``red`` (at least ``4 th`` values)."""
+    ex = blue_exponents(t)
+    tsml, tbig, ssml, sbig = (repr(2.0 ** e) for e in ex)
+    isbig, isssml = repr(2.0 ** -ex[3]), repr(2.0 ** -ex[2])
+    return _tree("wsum", "+", th) + f"""
 fn blue(ax: T) -> vec3<T> {{
   if (ax > T({tbig})) {{ let s = ax * T({sbig}); return vec3<T>(T(0), T(0), s * s); }}
   if (ax < T({tsml})) {{ let s = ax * T({ssml}); return vec3<T>(s * s, T(0), T(0)); }}
@@ -105,37 +145,7 @@ fn blue_norm(a: vec3<T>) -> T {{
   }}
   return scl * sqrt(sumsq);
 }}
-
-fn wred4(a: T, b: T, c: T, m: T, lid: u32) -> vec4<T> {{
-  red[lid] = a;
-  red[{th}u + lid] = b;
-  red[{2 * th}u + lid] = c;
-  red[{3 * th}u + lid] = m;
-  workgroupBarrier();
-  if (lid < 128u) {{      // 32 threads a plane: each folds {g} values into its own slot
-    let o = (lid / 32u) * {th}u + lid % 32u;
-    var s = red[o];
-    if (lid < 96u) {{
-      for (var i = 1u; i < {g}u; i++) {{ s += red[o + i * 32u]; }}
-    }} else {{
-      for (var i = 1u; i < {g}u; i++) {{ s = max(s, red[o + i * 32u]); }}
-    }}
-    red[o] = s;
-  }}
-  workgroupBarrier();
-  for (var h = 16u; h > 0u; h >>= 1u) {{     // a tree over each plane's 32 slots
-    if (lid < 128u && lid % 32u < h) {{
-      let o = (lid / 32u) * {th}u + lid % 32u;
-      if (lid < 96u) {{ red[o] += red[o + h]; }} else {{ red[o] = max(red[o], red[o + h]); }}
-    }}
-    workgroupBarrier();
-  }}
-  let r = vec4<T>(red[0], red[{th}u], red[{2 * th}u], red[{3 * th}u]);
-  workgroupBarrier();
-  return r;
-}}
-"""
-
+""" + _tree("wred4", "+++m", th)
 
 
 @functools.cache
@@ -274,8 +284,8 @@ def prep_source(t: str) -> str:
     var a1 = T(0);
     var a2 = T(0);
     for (var i = 0u; i < {lanes}u; i++) {{ a1 += red[i * {NB}u + lid]; a2 += red[{TH}u + i * {NB}u + lid]; }}
-    PP[gp + 4u + lid] = a1;
-    PP[gp + {4 + NB}u + lid] = a2;
+    PP[gp + {PH}u + lid] = a1;
+    PP[gp + {PH + NB}u + lid] = a2;
   }}
   if (lid == 0u) {{ PP[gp] = part.x; PP[gp + 1u] = part.w; PP[gp + 2u] = part.y; PP[gp + 3u] = part.z; }}
 """
@@ -334,7 +344,7 @@ def symvw_source(t: str) -> str:
   let sl = lid % {2 * NB}u;
   var ps = T(0);
   if (sl % {NB}u < j) {{
-    for (var i = lid / {2 * NB}u; i < g1; i += {TH // (2 * NB)}u) {{ ps += PP[pb + i * {PS}u + 4u + sl]; }}
+    for (var i = lid / {2 * NB}u; i < g1; i += {TH // (2 * NB)}u) {{ ps += PP[pb + i * {PS}u + {PH}u + sl]; }}
   }}
   red[lid] = ps;
   workgroupBarrier();

@@ -61,7 +61,7 @@ from ..providers.inprocess import run_kernel
 from . import calibration as _calibration
 from . import profile as _profile
 from . import replay
-from .residency import Data, element, prefix, read_ahead, remember
+from .residency import Data, element, prefix, read_ahead, remember, view_part
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -205,7 +205,7 @@ def _read_on_host(order: list[Node]) -> bool:
                 if not view:
                     parts[i.serial] = None
                 elif seen is not None:
-                    seen.append((n.shape, n.attrs))     # the key host_view counts a view by
+                    seen.append(view_part(n.shape, n.attrs))
     if sum(reads.values()) >= limit:
         return False
     device_only = [n for n in order if n.data is not None and n.data.host is None]

@@ -265,6 +265,13 @@ def _counted(table: weakref.WeakKeyDictionary, key: Any, total: int, nbytes: int
     return (count >= 2 and total <= READ_AHEAD_SMALL) or 16 * read >= total
 
 
+def view_part(shape: tuple[int, ...], attrs: Any) -> tuple:
+    """The read-ahead key of a view (``read_ahead``'s ``part``): its node's shape and attrs (strides,
+    offset), the same whichever path reads it (``host_view``, the planner's small reads, ``GpuArray``'s
+    reads of views of unevaluated bases)."""
+    return shape, attrs
+
+
 def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> np.ndarray | None:
     """The strided view (``shape``, ``strides`` and ``offset`` in elements of ``data``'s C order) of
     ``data`` as a read-only host array, from its host copy, which this makes by one download under the
@@ -274,8 +281,8 @@ def host_view(data: Data, shape: tuple[int, ...], strides: tuple[int, ...], offs
     >>> host_view(d, (2,), (2,), 1).tolist()
     [1.0, 3.0]
     """
-    # a view's key is its node's (shape, attrs): the planner's reads of the same view count as this one
-    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize, (shape, (strides, offset))):
+    part = view_part(shape, (strides, offset))
+    if data.host is None and not read_ahead(data, math.prod(shape) * data.dtype.itemsize, part):
         return None
     flat = data.get_host().reshape(-1)
     item = flat.itemsize
