@@ -59,7 +59,9 @@ class _Device:
 
 def test_parameter_arena_writes_only_what_changed() -> None:
     """After ``submit_early`` the arena continues where it stopped (the submitted dispatches still
-    read theirs); a repeated pass with the same parameters writes nothing, a changed one its range."""
+    read theirs); a repeated pass with the same parameters writes nothing, a changed one its range
+    (with its padding zeroed: the same bytes whether a dispatch put its words or a replayed program
+    put its block)."""
     dev = _Device()
     arena = wgpu_pool.ParamArena(dev, 0, 16, nbytes=1024)
     u = np.uint32
@@ -80,7 +82,7 @@ def test_parameter_arena_writes_only_what_changed() -> None:
     one_pass([1, 2, 3], [4, 6])
     assert dev.queue.writes[2:] == [(16, [4, 6, 0, 0])]
     one_pass([7], [4, 6])
-    assert dev.queue.writes[3:] == [(0, [7, 2, 3, 0])]
+    assert dev.queue.writes[3:] == [(0, [7, 0, 0, 0])]       # the padding zeroed, as a program's block
 
 
 def test_repeated_dispatches_reuse_their_bind_groups(wgpu_device: xp.Device) -> None:
@@ -176,7 +178,7 @@ def test_parameters_rewritten_only_when_they_change(wgpu_device: xp.Device, monk
             xp.evaluate(y)
             xp.synchronize(wgpu_device)        # one pass per evaluation
             assert_same(y, np.maximum(h * np.float32(c), np.float32(-1)))
-    assert len(writes) <= 3                    # 2.0 (first), 3.0, 2.0 again
+    assert len(writes) <= 3, writes            # 2.0 (first), 3.0, 2.0 again
 
 
 def test_hash_cons_table_stays_bounded() -> None:

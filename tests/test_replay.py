@@ -305,3 +305,26 @@ def test_a_constant_made_anew_with_the_same_value_still_replays(wgpu_device: xp.
             assert (count.n == before) == replays, f"evaluation {i} (constant {c})"
             # (a GPU's compiler may fuse the multiply and the add: within rounding)
             np.testing.assert_allclose(np.asarray(y), h * np.float32(c) + np.float32(1.0), rtol=1e-6, atol=1e-6)
+
+
+def test_programs_bind_again_what_they_bound_while_the_buffers_are_the_same(wgpu_device: xp.Device) -> None:
+    """A replayed program binds the bind groups of its last run while it binds the same buffers (no
+    lookups in the bind-group cache), and looks them up again when one differs (a new input, another
+    buffer from the pool): the values are right either way."""
+    prov: Any = _devices.provider_for(wgpu_device)
+    n = 96
+    hs = [rng.uniform(-3, 3, (n, n)).astype(np.float32) for _ in range(2)]
+    xs = [xp.asarray(h, device=wgpu_device) for h in hs]
+    with xp.config(offload="always"):
+        for i in range(8):
+            j = 0 if i < 5 else i % 2           # the same input five times, then alternating
+            hits = prov.bindings.hits + prov.bindings.misses
+            q, r = xp.linalg.qr(xs[j])           # one program of many dispatches
+            xp.evaluate(q, r)
+            looked = prov.bindings.hits + prov.bindings.misses - hits
+            if 3 <= i < 5:                      # the first replay and the one after it look up (two slots)
+                assert looked == 0, f"evaluation {i}: {looked} bind-group lookups"
+            q64, r64 = np.asarray(q).astype(np.float64), np.asarray(r).astype(np.float64)
+            assert np.abs(q64 @ r64 - hs[j]).max() < 1e-4
+            assert np.abs(q64.T @ q64 - np.eye(n)).max() < 1e-4
+            del q, r

@@ -115,33 +115,43 @@ class Reduced(NamedTuple):
     e: GpuArray          # (..., n - 1) subdiagonal of T
     v: GpuArray          # (..., n, n) the reflectors, column k the one of step k
     tau: GpuArray        # (..., n) their scalars (0: the identity)
-    de: GpuArray         # (..., 2 n - 1) d then e: both read in one download
+    de: np.ndarray       # (..., 2 n - 1) d then e, on the host (read with the flag)
+    factors: tuple[GpuArray, GpuArray, int] | None     # back_transform's (V, T, nb); None: Q = I
 
 
 def reduce(a: Node) -> Reduced | None:
     """The tridiagonal reduction of each symmetric matrix of ``a`` (its lower triangle), or None where
     LAPACK must take them (the flag: values that are not finite, underflowing columns) or ``a`` is empty.
+    ``back_transform``'s block reflectors are recorded before ``d``, ``e`` and the flag are read (one
+    download): the host records them while the device still runs the reduction.
 
     >>> import numpy as np, gpuarray as xp
     >>> a = xp.asarray(np.array([[2.0, 1, 1], [1, 2, 1], [1, 1, 2]]), device="cpu")
     >>> r = reduce(a._node)
-    >>> np.asarray(r.d).round(3).tolist(), np.asarray(r.tau).round(3).tolist(), np.asarray(r.e).shape
-    ([2.0, 3.0, 1.0], [1.707, 0.0, 0.0], (2,))
+    >>> np.asarray(r.d).round(3).tolist(), np.asarray(r.tau).round(3).tolist(), r.de.shape
+    ([2.0, 3.0, 1.0], [1.707, 0.0, 0.0], (5,))
     """
     n = a.shape[-1]
     batch = a.shape[:-2]
     if 0 in a.shape:
         return None
     per = 3 * n + n * n
-    packed = _packed("syevb", (a,), math.prod(batch) * per + 1, (True,))
-    if flagged(packed):
-        return None
+    packed = _packed("syevb", (a,), math.prod(batch) * per + 1, (True,), flag=False)
     bst = tuple(s * per for s in contiguous_strides(batch))
 
     def part(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> GpuArray:
         return GpuArray(views.strided_view(packed, batch + shape, bst + strides, offset))
-    return Reduced(part((n,), (1,), 0), part((n - 1,), (1,), n), part((n, n), (n, 1), 3 * n),
-                   part((n,), (1,), 2 * n), part((2 * n - 1,), (1,), 0))
+    d, e, v, tau = part((n,), (1,), 0), part((n - 1,), (1,), n), part((n, n), (n, 1), 3 * n), part((n,), (1,), 2 * n)
+    factors = None
+    if n > 2:                           # reflectors that can differ from I (the last two do not)
+        m = n - 2
+        nb = min(NB_APPLY, 1 << (m - 1).bit_length())
+        factors = (*_factors(v, tau, -(-m // nb), nb), nb)
+    flag = GpuArray(views.strided_view(packed, (1,), (1,), packed.shape[0] - 1))
+    host = np.asarray(concat([reshape(part((2 * n - 1,), (1,), 0), (-1,)), flag]))
+    if host[-1] != 0:
+        return None
+    return Reduced(d, e, v, tau, host[:-1].reshape(batch + (2 * n - 1,)), factors)
 
 
 def _mask(nb: int, s: int) -> np.ndarray:
@@ -189,12 +199,10 @@ def back_transform(r: Reduced, z: GpuArray) -> GpuArray:
     >>> bool(np.allclose(q.T @ a @ q, np.diag(r.d) + np.diag(r.e, 1) + np.diag(r.e, -1)))
     True
     """
-    m = z.shape[-2] - 2                 # reflectors that can differ from I (the last two do not)
-    if m <= 0:
+    if r.factors is None:
         return z
-    nb = min(NB_APPLY, 1 << (m - 1).bit_length())
-    blocks = -(-m // nb)
-    v, t = _factors(r.v, r.tau, blocks, nb)
+    v, t, nb = r.factors
+    blocks = t.shape[-3]
     for b in reversed(range(blocks)):   # whole blocks: the columns past m are zero
         c0 = b * nb
         vb = v[..., c0 + 1:, c0:c0 + nb]

@@ -181,8 +181,10 @@ class ParamArena:
             self.offset = self.base = self.valid = 0
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
+        end = off + -(-size // self.align) * self.align
         self.host[off >> 2:(off >> 2) + words.size] = words if words.ndim == 1 else words.ravel()
-        self.offset = off + -(-size // self.align) * self.align
+        self.host[(off >> 2) + words.size:end >> 2] = 0     # the padding as a program's block has it
+        self.offset = end
         return self.buffer, off, size
 
     def upload(self) -> None:

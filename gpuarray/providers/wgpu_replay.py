@@ -122,44 +122,131 @@ class Recorder:
 
 
 class Program:
-    """What one kernel's enqueue did, to do again over new input buffers (``run``)."""
+    """What one kernel's enqueue did, to do again over new input buffers (``run``).
 
-    __slots__ = ("steps", "outs", "dispatches")
+    Its dispatches' parameter words are one block (``_block``), put into the pass's parameter arena
+    at once, each dispatch's at a fixed distance from the block's start; and while a run binds the
+    same buffers as one of the last ``SLOTS`` runs (inputs, allocations from the pool, the arena's
+    buffer: the pool hands a program's buffers back in reverse order, so that runs alternate between
+    two assignments), each dispatch binds the bind group it bound then, without building the bound
+    ranges or looking them up in the bind-group cache: a long chain of dispatches (the linear
+    algebra's) costs the three pass commands a dispatch."""
+
+    __slots__ = ("steps", "outs", "dispatches", "_layout", "_slots")
+
+    SLOTS = 2
 
     def __init__(self, steps: list[tuple], outs: tuple[int, ...]) -> None:
         self.steps = tuple(steps)
         self.outs = outs
         self.dispatches = sum(1 for s in steps if s[0] == DISPATCH)
+        self._layout: tuple[int, np.ndarray, list[tuple[int, int]]] | None = None
+        # the last runs that finished, newest first: (input buffers, arena buffer, allocated buffers,
+        # the bind group of each dispatch, None where it bound a buffer made for that run)
+        self._slots: list[tuple[list[Any], Any, list[Any], list[Any]]] = []
+
+    def _block(self, align: int) -> tuple[int, np.ndarray, list[tuple[int, int]]]:
+        """(``align``, every dispatch's words at multiples of ``align`` bytes, (offset, size) of each)."""
+        if self._layout is None or self._layout[0] != align:
+            at: list[tuple[int, int]] = []
+            off = 0
+            for s in self.steps:
+                if s[0] == DISPATCH:
+                    size = s[3].nbytes or 4
+                    at.append((off, size))
+                    off += -(-size // align) * align
+            block = np.zeros(max(off, align) // 4, dtype=np.uint32)
+            for (o, _size), s in zip(at, (s for s in self.steps if s[0] == DISPATCH), strict=True):
+                block[o // 4:o // 4 + s[3].size] = s[3]
+            self._layout = (align, block, at)
+        return self._layout
 
     def run(self, provider: Any, ins: Sequence[Any]) -> list[Any]:
         """Record the program into ``provider``'s open pass reading ``ins``; returns the output
         handles. The caller holds the provider's lock and guard."""
         own: list[Any] = []
         raw: list[Any] = []
+        if not self.dispatches:
+            return self._run_plain(provider, ins, own, raw)
+        if provider._pass is None:
+            provider._begin()
+        lay = self._layout
+        if lay is None or lay[0] != provider.params.align:
+            lay = self._block(provider.params.align)
+        at = lay[2]
+        pbuf, base, _size = provider.params.put(lay[1], provider._keep)
+        ibufs: list[Any] = []
+        for h in ins:
+            ibufs += (h.buffer,)
+        live: list[Any] = []                # the slots whose buffers this run has bound so far
+        for slot in self._slots:
+            if slot[1] is pbuf and slot[0] == ibufs:    # list ==: identity first, then __eq__ (identity)
+                live += (slot,)
+        bufs: list[Any] = []                # this run's allocated buffers
+        binds: list[Any] = [None] * self.dispatches
+        d = 0
         for s in self.steps:
             kind = s[0]
             if kind == DISPATCH:
                 _, pipeline, layout, words, refs, gx, gy, nbytes = s
-                bound: list[Any] = []
-                whole = False
-                for r, i, off, size in refs:
-                    if r == IN:
-                        bound += ((ins[i].buffer, off, size),)
-                    elif r == OWN:
-                        bound += ((own[i].buffer, off, size),)
-                    elif r == STATIC:
-                        bound += ((i, off, size),)
+                bind = live[0][3][d] if live else None
+                if bind is None:
+                    bound: list[Any] = [(pbuf, 0, at[d][1])]
+                    whole = False
+                    for r, i, off, size in refs:
+                        if r == IN:
+                            bound += ((ins[i].buffer, off, size),)
+                        elif r == OWN:
+                            bound += ((own[i].buffer, off, size),)
+                        elif r == STATIC:
+                            bound += ((i, off, size),)
+                        else:
+                            bound += ((raw[i], off, size) if size is not None else raw[i],)
+                            whole = True
+                    if whole:                   # a new buffer each run: neither cached nor kept
+                        bind = provider.bind_group(layout, bound)
                     else:
-                        bound += ((raw[i], off, size) if size is not None else raw[i],)
-                        whole = True
-                bind, poff = provider.bind(layout, words, bound, nbytes, not whole)
-                provider._rec.dispatch(pipeline, bind, poff, gx, gy)
+                        bind = binds[d] = provider.bindings.get(
+                            layout, bound, lambda lay=layout, bd=bound: provider.bind_group(lay, bd))
+                else:
+                    binds[d] = bind
+                if provider._pass is None:      # after a submit step
+                    provider._begin()
+                provider._pass_dispatches += 1
+                provider._pass_bytes += nbytes
+                provider._rec.dispatch(pipeline, bind, base + at[d][0], gx, gy)
+                d += 1
             elif kind == ALLOC:
-                own += (provider.alloc_class(s[3], s[1], s[2]),)
+                h = provider.alloc_class(s[3], s[1], s[2])
+                j = len(bufs)
+                own += (h,)
+                bufs += (h.buffer,)
+                if live:
+                    keep: list[Any] = []
+                    for slot in live:
+                        if j < len(slot[2]) and slot[2][j] is h.buffer:
+                            keep += (slot,)
+                    live = keep
             elif kind == FREE:
                 provider._free(own[s[1]])        # the lock is held: no queueing
             elif kind == SUBMIT:
                 provider.submit_early(0)         # where the enqueue submitted (submit_early)
             else:
+                raw += (provider.data_buffer(s[1]),)
+        if not live:                            # a new assignment of buffers: kept, the oldest dropped
+            self._slots = [(ibufs, pbuf, bufs, binds), *self._slots[:self.SLOTS - 1]]
+        return [own[j] for j in self.outs]
+
+    def _run_plain(self, provider: Any, ins: Sequence[Any], own: list[Any], raw: list[Any]) -> list[Any]:
+        """``run`` of a program without dispatches (allocations, data buffers)."""
+        for s in self.steps:
+            kind = s[0]
+            if kind == ALLOC:
+                own += (provider.alloc_class(s[3], s[1], s[2]),)
+            elif kind == FREE:
+                provider._free(own[s[1]])
+            elif kind == SUBMIT:
+                provider.submit_early(0)
+            elif kind == DATA:
                 raw += (provider.data_buffer(s[1]),)
         return [own[j] for j in self.outs]
