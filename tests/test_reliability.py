@@ -135,18 +135,18 @@ def test_allocation_failing_twice_raises_out_of_memory(wgpu_device: xp.Device,
 def test_download_staging_failure_raises_out_of_memory(wgpu_device: xp.Device,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     p = wgpu_device.provider
-    # 8 KB: above SMALL_READ, whose reads go through one kept buffer instead of the staging pool
-    y = xp.asarray(np.arange(2048, dtype=np.float32), device=wgpu_device) + 1
+    # 128 KiB: above SMALL_READ, whose reads go through one kept buffer instead of the staging pool
+    y = xp.asarray(np.arange(32768, dtype=np.float32), device=wgpu_device) + 1
     xp.evaluate(y)
 
     def fail(nbytes: int) -> Any:
         raise _wgpu_error("Out of memory (injected)")
 
     monkeypatch.setattr(p.staging, "get", fail)
-    with pytest.raises(xp.OutOfMemoryError, match="staging buffer of 8192 bytes"):
+    with pytest.raises(xp.OutOfMemoryError, match="staging buffer of 131072 bytes"):
         np.asarray(y)
     monkeypatch.undo()
-    assert_same(y, np.arange(2048, dtype=np.float32) + 1)
+    assert_same(y, np.arange(32768, dtype=np.float32) + 1)
 
 
 def _discrete_gpu() -> bool:

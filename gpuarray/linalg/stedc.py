@@ -58,11 +58,17 @@ def _leaves(d: np.ndarray, e: np.ndarray, ranges: list[tuple[int, int]], slot: i
     """Eigenvalues (ascending, not read) of each leaf and their eigenvectors as one ``(leaves, slot,
     slot)`` stack (device) by Jacobi: a leaf of fewer rows is padded with a decoupled diagonal above its
     spectrum, whose unit vectors come last."""
+    lo = np.array([r[0] for r in ranges])
+    size = np.array([r[1] - r[0] for r in ranges])
+    j = np.arange(slot)
+    inside = j[None, :] < size[:, None]                          # (leaves, slot): rows of the leaf
+    at = np.minimum(lo[:, None] + j[None, :], d.size - 1)
     mats = np.zeros((len(ranges), slot, slot), d.dtype)
-    for i, (lo, hi) in enumerate(ranges):
-        s = hi - lo
-        mats[i, :s, :s] = np.diag(d[lo:hi]) + np.diag(e[lo:hi - 1], -1) + np.diag(e[lo:hi - 1], 1)
-        mats[i, range(s, slot), range(s, slot)] = PAD
+    mats[:, j, j] = np.where(inside, d[at], PAD)
+    off = (j[None, :-1] + 1 < size[:, None]) & inside[:, :-1]    # couplings inside the leaf
+    sub = np.where(off, e[np.minimum(at[:, :-1], e.size - 1)], 0) if e.size else 0
+    mats[:, j[1:], j[:-1]] = sub
+    mats[:, j[:-1], j[1:]] = sub
     got = jacobi.eigh(asarray(mats, device=device)._node, True)
     if got is None or got[1] is None:
         return None
