@@ -203,7 +203,7 @@ def back_transform(r: Reduced, z: GpuArray) -> GpuArray:
         return z
     v, t, nb = r.factors
     blocks = t.shape[-3]
-    for b in reversed(range(blocks)):   # whole blocks: the columns past m are zero
+    for b in reversed(range(blocks)):   # whole blocks: the columns past the last reflector are zero
         c0 = b * nb
         vb = v[..., c0 + 1:, c0:c0 + nb]
         low = z[..., c0 + 1:, :]

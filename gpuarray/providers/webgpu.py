@@ -464,19 +464,19 @@ class WgpuProvider(WgpuMemory):
         _metrics.add("dispatches")
 
     def bind(self, layout: Any, prm: np.ndarray, bound: list[Any], nbytes: int, cached: bool) -> tuple[Any, int]:
-        """The bind group of a dispatch in the open pass (opened here) and its parameters' dynamic
-        offset: ``prm`` gathered into the pass's parameter arena (binding 0, bound at offset 0 and
-        moved by the offset), then ``bound``; from the bind-group cache when ``cached`` (no buffer
-        bound whole). Shared by ``dispatch`` and replayed programs (``wgpu_replay.Program``)."""
+        """``dispatch``'s bind group in the open pass (opened here) and its parameters' dynamic offset:
+        ``prm`` put into the parameter arena (binding 0 at offset 0, moved by the offset), then ``bound``."""
         if self._pass is None:
             self._begin()
         pbuf, poff, psize = self.params.put(prm, self._keep)
-        ranges = [(pbuf, 0, psize), *bound]
         self._pass_dispatches += 1
         self._pass_bytes += nbytes
-        if cached:
-            return self.bindings.get(layout, ranges, lambda: self.bind_group(layout, ranges)), poff
-        return self.bind_group(layout, ranges), poff
+        return self.group_for(layout, [(pbuf, 0, psize), *bound], cached), poff
+
+    def group_for(self, layout: Any, ranges: list[Any], cached: bool) -> Any:
+        """``bind_group`` from the bind-group cache when ``cached`` (``bind``'s; replayed programs')."""
+        return self.bindings.get(layout, ranges, lambda: self.bind_group(layout, ranges)) if cached \
+            else self.bind_group(layout, ranges)
 
     def bind_group(self, layout: Any, ranges: Sequence[Any]) -> Any:
         """A bind group of ``layout`` over ``ranges``: (buffer, offset, size) or whole buffers."""

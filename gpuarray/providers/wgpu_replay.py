@@ -147,18 +147,19 @@ class Program:
 
     def _block(self, align: int) -> tuple[int, np.ndarray, list[tuple[int, int]]]:
         """(``align``, every dispatch's words at multiples of ``align`` bytes, (offset, size) of each)."""
-        if self._layout is None or self._layout[0] != align:
-            at: list[tuple[int, int]] = []
-            off = 0
-            for s in self.steps:
-                if s[0] == DISPATCH:
-                    size = s[3].nbytes or 4
-                    at.append((off, size))
-                    off += -(-size // align) * align
-            block = np.zeros(max(off, align) // 4, dtype=np.uint32)
-            for (o, _size), s in zip(at, (s for s in self.steps if s[0] == DISPATCH), strict=True):
-                block[o // 4:o // 4 + s[3].size] = s[3]
-            self._layout = (align, block, at)
+        at: list[tuple[int, int]] = []
+        words: list[np.ndarray] = []
+        off = 0
+        for s in self.steps:
+            if s[0] == DISPATCH:
+                size = s[3].nbytes or 4
+                at.append((off, size))
+                words.append(s[3])
+                off += -(-size // align) * align
+        block = np.zeros(max(off, align) // 4, dtype=np.uint32)
+        for (o, _size), w in zip(at, words, strict=True):
+            block[o // 4:o // 4 + w.size] = w
+        self._layout = (align, block, at)
         return self._layout
 
     def run(self, provider: Any, ins: Sequence[Any]) -> list[Any]:
@@ -166,22 +167,24 @@ class Program:
         handles. The caller holds the provider's lock and guard."""
         own: list[Any] = []
         raw: list[Any] = []
-        if not self.dispatches:
-            return self._run_plain(provider, ins, own, raw)
-        if provider._pass is None:
-            provider._begin()
-        lay = self._layout
-        if lay is None or lay[0] != provider.params.align:
-            lay = self._block(provider.params.align)
-        at = lay[2]
-        pbuf, base, _size = provider.params.put(lay[1], provider._keep)
-        ibufs: list[Any] = []
-        for h in ins:
-            ibufs += (h.buffer,)
+        pbuf = None
+        base = 0
+        at: list[tuple[int, int]] = []
         live: list[Any] = []                # the slots whose buffers this run has bound so far
-        for slot in self._slots:
-            if slot[1] is pbuf and slot[0] == ibufs:    # list ==: identity first, then __eq__ (identity)
-                live += (slot,)
+        ibufs: list[Any] = []
+        if self.dispatches:
+            if provider._pass is None:
+                provider._begin()
+            lay = self._layout
+            if lay is None or lay[0] != provider.params.align:
+                lay = self._block(provider.params.align)
+            at = lay[2]
+            pbuf, base, _size = provider.params.put(lay[1], provider._keep)
+            for h in ins:
+                ibufs += (h.buffer,)
+            for slot in self._slots:
+                if slot[1] is pbuf and slot[0] == ibufs:    # list ==: identity first, then __eq__ (identity)
+                    live += (slot,)
         bufs: list[Any] = []                # this run's allocated buffers
         binds: list[Any] = [None] * self.dispatches
         d = 0
@@ -203,11 +206,9 @@ class Program:
                         else:
                             bound += ((raw[i], off, size) if size is not None else raw[i],)
                             whole = True
-                    if whole:                   # a new buffer each run: neither cached nor kept
-                        bind = provider.bind_group(layout, bound)
-                    else:
-                        bind = binds[d] = provider.bindings.get(
-                            layout, bound, lambda lay=layout, bd=bound: provider.bind_group(lay, bd))
+                    bind = provider.group_for(layout, bound, not whole)     # whole: a new buffer each run
+                    if not whole:
+                        binds[d] = bind
                 else:
                     binds[d] = bind
                 if provider._pass is None:      # after a submit step
@@ -233,20 +234,6 @@ class Program:
                 provider.submit_early(0)         # where the enqueue submitted (submit_early)
             else:
                 raw += (provider.data_buffer(s[1]),)
-        if not live:                            # a new assignment of buffers: kept, the oldest dropped
+        if self.dispatches and not live:        # a new assignment of buffers: kept, the oldest dropped
             self._slots = [(ibufs, pbuf, bufs, binds), *self._slots[:self.SLOTS - 1]]
-        return [own[j] for j in self.outs]
-
-    def _run_plain(self, provider: Any, ins: Sequence[Any], own: list[Any], raw: list[Any]) -> list[Any]:
-        """``run`` of a program without dispatches (allocations, data buffers)."""
-        for s in self.steps:
-            kind = s[0]
-            if kind == ALLOC:
-                own += (provider.alloc_class(s[3], s[1], s[2]),)
-            elif kind == FREE:
-                provider._free(own[s[1]])
-            elif kind == SUBMIT:
-                provider.submit_early(0)
-            elif kind == DATA:
-                raw += (provider.data_buffer(s[1]),)
         return [own[j] for j in self.outs]
