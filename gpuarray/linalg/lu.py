@@ -56,16 +56,42 @@ def _matrices(packed: Node, shape: tuple[int, ...]) -> GpuArray:
     return GpuArray(views.strided_view(packed, shape, contiguous_strides(shape), 0))
 
 
+def _flag(packed: Node) -> float:
+    """The flag after the result of ``packed`` (one small read of the evaluated buffer:
+    ``GpuArray._scalar``)."""
+    return float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1)))
+
+
 def flagged(packed: Node) -> bool:
-    """Whether the flag after the result of ``packed`` is set (one small read of the evaluated
-    buffer: ``GpuArray._scalar``)."""
-    return float(GpuArray(views.strided_view(packed, (), (), packed.shape[0] - 1))) != 0.0
+    """Whether the flag after the result of ``packed`` is set."""
+    return _flag(packed) != 0.0
 
 
 def _check(packed: Node, message: str) -> None:
     """Raise LinAlgError(``message``) where the flag after the result is set."""
     if flagged(packed):
         raise LinAlgError(message)
+
+
+# devices whose LU panels over several workgroups once gave up waiting (providers/wgpu_lu_mw.py)
+_SINGLE: set[str] = set()
+
+
+def _lu(inputs: tuple[Node, ...], size: int, mode: str) -> Node:
+    """The ``linalg_lu`` node of ``mode`` (its flag last, read once: "Singular matrix" where set),
+    factored again with one workgroup a panel where the panels over several workgroups gave up
+    waiting for each other (flag 2: the adapter did not run them at once), and on that device from
+    then on."""
+    dev = str(inputs[0].device)
+    packed = _packed("lu", inputs, size, (mode,) if dev not in _SINGLE else (mode, "single"))
+    flag = _flag(packed)
+    if flag == 2.0 and dev not in _SINGLE:
+        _SINGLE.add(dev)
+        packed = _packed("lu", inputs, size, (mode, "single"))
+        flag = _flag(packed)
+    if flag != 0.0:
+        raise LinAlgError("Singular matrix")
+    return packed
 
 
 def cholesky(a: Node, upper: bool) -> GpuArray:
@@ -93,8 +119,7 @@ def solve(a: Node, b: Node, vector: bool, shape: tuple[int, ...]) -> GpuArray:
         return zeros(shape, dtype=a.dtype, device=a.device)
     a = views.broadcast_to(a, batch + (n, n))
     b = views.broadcast_to(views.reshape(b, (n, 1)) if vector else b, batch + (n, nrhs))
-    packed = _packed("lu", (a, b), math.prod(shape) + 1, ("solve",))
-    _check(packed, "Singular matrix")
+    packed = _lu((a, b), math.prod(shape) + 1, "solve")
     return _matrices(packed, shape)
 
 
@@ -102,8 +127,7 @@ def inv(a: Node) -> GpuArray:
     """The inverse of each matrix of ``a``."""
     if 0 in a.shape:
         return zeros(a.shape, dtype=a.dtype, device=a.device)
-    packed = _packed("lu", (a,), math.prod(a.shape) + 1, ("inv",))
-    _check(packed, "Singular matrix")
+    packed = _lu((a,), math.prod(a.shape) + 1, "inv")
     return _matrices(packed, a.shape)
 
 

@@ -13,22 +13,22 @@ the first 256 rows of the panel below, one solving the rest against the stored b
 (``gemm_source``): about ``3 n / NB`` dispatches (H200, n = 4096 float32: 377 dispatches, 24.2 ms
 against cuSOLVER's 1.83).
 
-LU works on the augmented ``[A | B]`` (``B``: the right-hand sides, the identity for ``inv``,
-nothing for ``det``) in a scratch buffer with the pivots in another, so that the forward
-substitution is the factorization's own row operations: per panel, its factorization by one
-workgroup a matrix (``wgpu_linalg_blocked.dispatch_lu_panel``: ``lu_panel_reg_source`` of
-``render/wgsl_lu_panel.py`` with its rows in named registers where a thread has at most 4, else
-``lu_panel_source`` of ``render/wgsl_linalg_blocked.py``; ``panel_source``, a pass over the panel
-a column, for panels of more than ``MAX_ROWS`` rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for
-n = 4096 float32 with 16 right-hand sides on the H200, against cuSOLVER's 13.6; 59 ms with the
-register panel), the swaps on every other column with ``U12 = L11^-1 A12``
-(``swap_trsm_source``), the trailing update ``A22 -= L21 U12`` over the right-hand sides too
-(``gemm_source``); then back substitution by block rows of ``NB`` from the bottom
-(``backsub_source``), or the determinant from the diagonal (``det_source``). ``solve`` and ``inv``
-of matrices of at most 32 rows whose ``[A | B]`` fits in workgroup memory take one dispatch of
-``lu_small_source`` after the loads instead (``wgpu_linalg_blocked.small_lu``). The flag (an
-exactly zero pivot, a pivot of Cholesky that is not positive) is the last element of the output,
-which ``gpuarray.linalg.lu`` reads once.
+LU works on the augmented ``[A | B]`` (``B``: the right-hand sides, the identity for ``inv``, nothing for
+``det``) in a scratch buffer with the pivots in another, so that the forward substitution is the
+factorization's own row operations: per panel, its factorization by one workgroup a matrix
+(``wgpu_linalg_blocked.dispatch_lu_panel``: ``lu_panel_reg_source`` of ``render/wgsl_lu_panel.py`` with its
+rows in named registers where a thread has at most 4, else ``lu_panel_source`` of
+``render/wgsl_linalg_blocked.py``; ``panel_source``, a pass over the panel a column, for panels of more than
+``MAX_ROWS`` rows or with ``BLOCKED_LU_PANEL`` off: 207 ms for n = 4096 float32 with 16 right-hand sides on
+the H200, against cuSOLVER's 13.6; 59 ms with the register panel; panels of ``solve`` and ``inv`` of at least
+``wgpu_lu_mw.MIN_ROWS`` rows over several workgroups on GPU adapters, ``wgpu_lu_mw``: 15.0 -> 11.2 ms for
+float64 2048), the swaps on every other column with ``U12 = L11^-1 A12`` (``swap_trsm_source``), the trailing
+update ``A22 -= L21 U12`` over the right-hand sides too (``gemm_source``); then back substitution by block
+rows of ``NB`` from the bottom (``backsub_source``), or the determinant from the diagonal (``det_source``).
+``solve`` and ``inv`` of matrices of at most 32 rows whose ``[A | B]`` fits in workgroup memory take one
+dispatch of ``lu_small_source`` after the loads instead (``wgpu_linalg_blocked.small_lu``). The flag (an
+exactly zero pivot, a pivot of Cholesky that is not positive) is the last element of the output, which
+``gpuarray.linalg.lu`` reads once.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from ..render.wgsl_linalg import (
     swap_trsm_source,
 )
 from ..render.wgsl_linalg_blocked import MAX_ROWS
-from . import wgpu_eigh, wgpu_hqr, wgpu_laed4, wgpu_linalg_blocked, wgpu_qr, wgpu_sytrd
+from . import wgpu_eigh, wgpu_hqr, wgpu_laed4, wgpu_linalg_blocked, wgpu_lu_mw, wgpu_qr, wgpu_sytrd
 from .wgpu_bindings import wide_buffers
 
 _WGSL = {"float32": "f32", "float64": "f64"}
@@ -129,7 +129,7 @@ def enqueue_potrf(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[
 
 
 def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    (mode,) = kernel.attrs
+    mode = kernel.attrs[0]        # attrs[1:] == ("single",): one workgroup a panel (wgpu_lu_mw's fallback)
     dt = kernel.out_nodes[0].dtype
     t = _WGSL[dt.name]
     item = STORAGE_NP[dt].itemsize
@@ -142,6 +142,7 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
     out = provider.alloc(kernel.size * item)
     work = provider.alloc((flagw + 1) * item)
     piv = provider.alloc(max(batch * n, 1) * 4)
+    xbuf: Any = None
     try:
         _load(provider, kernel, in_handles, 0, work, N=batch * n * n, R=n, C=n, BS=bs, LD=ld, COFF=0, LOWER=0,
               FLAG=flagw)
@@ -159,9 +160,14 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
         if mode in ("solve", "inv") and wgpu_linalg_blocked.small_lu(provider, t, work, out, n, ld, bs, nrhs, batch,
                                                                     kernel.size - 1):
             return [out]
+        mw = mode in ("solve", "inv") and len(kernel.attrs) == 1 and wgpu_lu_mw.groups(provider, t, n, n, batch)
+        xbuf, xs = wgpu_lu_mw.exchange(provider, t, n, batch) if mw else (None, 0)
         for k in range(0, n, NB):
             w = min(NB, n - k)
-            if wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS:
+            p = wgpu_lu_mw.groups(provider, t, n - k, n, batch) if mw else 0
+            if p:
+                wgpu_lu_mw.dispatch_panel(provider, t, [n, ld, k, w, bs, flagw], [work, piv, xbuf], batch, p, xs)
+            elif wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS:
                 wgpu_linalg_blocked.dispatch_lu_panel(provider, t, item, n - k, _u32(n, ld, k, w, bs, flagw),
                                                       [work, piv], batch)
             else:
@@ -172,6 +178,8 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
                                   batch * g)
             _gemm(provider, t, work, ld, k + w, n, k + w, ncols, k, w, bs, batch, 0)
             provider.submit_early()      # the GPU starts while the rest is recorded
+        if mw:
+            wgpu_lu_mw.fold(provider, t, work, xbuf, batch, xs, flagw)
         if mode in ("det", "slogdet"):
             provider.dispatch(det_source(t), _u32(n, ld, bs, int(mode == "slogdet"), batch), [work, piv, out], batch)
             return [out]
@@ -186,6 +194,8 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
     finally:
         provider.free(work)          # back to the pool once the pass is submitted
         provider.free(piv)
+        if xbuf is not None:
+            provider.free(xbuf)
 
 
 def enqueue_geqrf(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
