@@ -91,6 +91,18 @@ def _switch(cases: list[str]) -> list[str]:
             + ["  default: {}", "}"])
 
 
+def _pivot(t: str, v: str, x: str, then: list[str]) -> list[str]:
+    """The workgroup's pivot of the threads' ``(best, bi)`` (``_sg_pivot``) into ``v``, ``x``, after
+    the lines ``then`` on ``pv``, ``px``."""
+    return ["  {", *["  " + y for y in _sg_pivot(t)], *["    " + y for y in then], f"    {v} = pv;", f"    {x} = px;",
+            "  }"]
+
+
+def _row(dst: str, src: str) -> str:
+    """``dst<c> = src[c]`` (or ``dst[c] = src<c>``: brackets on the side that has them) for every column."""
+    return " ".join(f"{dst.format(c=c)} = {src.format(c=c)};" for c in range(W_MAX))
+
+
 def _column(t: str, threads: int) -> list[str]:
     """The body of the loop over the panel's columns ``jj``."""
     vw = words(t)
@@ -108,17 +120,13 @@ def _column(t: str, threads: int) -> list[str]:
             "  if (valid && r >= jj && abs(xj) > best) { best = abs(xj); bi = r; }",
             "  var lv = T(-1);",
             "  var lx = 0xFFFFFFFFu;",
-            "  {",
-            *["  " + x for x in _sg_pivot(t)],
-            "    lv = pv;",
-            "    lx = px;",
-            "  }",
+            *_pivot(t, "lv", "lx", []),
             "  if (lid == 0u) {",
             "    let hb = sb + g * HW;",
             *["    " + x for x in pub_h],
             "  }",
-            "  if (r == lx) { " + " ".join(f"crow[{c}] = {xs[c]};" for c in range(W_MAX)) + " }",
-            "  if (r == jj) { " + " ".join(f"jrow[{c}] = {xs[c]};" for c in range(W_MAX)) + " }",
+            "  if (r == lx) { " + _row("crow[{c}]", "x{c}") + " }",
+            "  if (r == jj) { " + _row("jrow[{c}]", "x{c}") + " }",
             "  workgroupBarrier();",
             f"  let own_j = g == jj / {threads}u;",
             f"  for (var e = lid; e < RW; e += {threads}u) {{",
@@ -137,12 +145,7 @@ def _column(t: str, threads: int) -> list[str]:
             f"    let hx = spin_x(hb + {vw}u, tag, lim, &dead);",
             "    if (hx != 0xFFFFFFFFu) { best = hv; bi = hx; }",
             "  }",
-            "  {",
-            *["  " + x for x in _sg_pivot(t)],
-            "    if (pv < T(0) || px < jj) { px = jj; }",
-            "    gv = pv;",
-            "    gx = px;",
-            "  }",
+            *_pivot(t, "gv", "gx", ["if (pv < T(0) || px < jj) { px = jj; }"]),
             # threads c < 32 read value c of the pivot row, threads 32 + c (in the pivot's workgroup) of row j
             f"  let src = select(sb + P * HW + (gx / {threads}u) * RW, sb + P * (HW + RW), gx == jj);",
             f"  let need_j = gx != jj && gx / {threads}u == g;",
@@ -154,8 +157,8 @@ def _column(t: str, threads: int) -> list[str]:
             "  workgroupBarrier();",
             "  let pval = prow[jj];",
             "  let sc = select(T(1) / pval, T(1), pval == T(0));",
-            "  if (r == jj) { " + " ".join(f"{xs[c]} = prow[{c}];" for c in range(W_MAX)) + " }",
-            "  if (need_j && r == gx) { " + " ".join(f"{xs[c]} = jrow2[{c}];" for c in range(W_MAX)) + " }",
+            "  if (r == jj) { " + _row("x{c}", "prow[{c}]") + " }",
+            "  if (need_j && r == gx) { " + _row("x{c}", "jrow2[{c}]") + " }",
             # the update of the columns past jj, each behind a uniform test
             "  if (valid && r > jj) {",
             "    xj = T(0);",
