@@ -42,6 +42,7 @@ def _forced(monkeypatch: pytest.MonkeyPatch, device: xp.Device, threads: int) ->
     monkeypatch.setattr(wgpu_lu_mw, "MIN_ROWS", 1)
     monkeypatch.setattr(wgpu_lu_mw, "THREADS", threads)
     monkeypatch.setattr(lu, "_SINGLE", set())
+    monkeypatch.setattr(lu, "FLAGGED_DET", 1)
 
 
 def _residual(a: np.ndarray, x: np.ndarray, b: np.ndarray) -> float:
@@ -70,6 +71,14 @@ def test_solve_and_inv_with_panels_over_workgroups(wgpu_device: xp.Device, monke
     eye = np.broadcast_to(np.eye(n), batch + (n, n))
     assert np.abs(a.astype(np.float64) @ inv - eye).max() < 50 * n * np.finfo(dtype).eps * np.linalg.cond(
         a.astype(np.float64)).max()
+    sign, logdet = (np.asarray(v) for v in xp.linalg.slogdet(ga))
+    want_sign, want_log = np.linalg.slogdet(a.astype(np.float64))
+    np.testing.assert_array_equal(sign, want_sign)
+    np.testing.assert_allclose(logdet, want_log, rtol=20 * n * np.finfo(dtype).eps)
+    scaled = (a / np.exp(want_log / n)[..., None, None]).astype(dtype)      # |det| near 1
+    det = np.asarray(xp.linalg.det(xp.asarray(scaled, device=wgpu_device)))
+    s64 = scaled.astype(np.float64)       # det's relative error grows with the condition number
+    np.testing.assert_allclose(det, np.linalg.det(s64), rtol=n * np.finfo(dtype).eps * np.linalg.cond(s64).max())
     assert str(wgpu_device) not in lu._SINGLE
 
 
@@ -86,6 +95,9 @@ def test_tall_panels_of_several_workgroups(wgpu_device: xp.Device, monkeypatch: 
     s[:, 40] = 0
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         xp.linalg.solve(xp.asarray(s, device=wgpu_device), xp.asarray(b, device=wgpu_device))
+    gs = xp.asarray(s, device=wgpu_device)
+    assert float(xp.linalg.det(gs)) == 0.0          # no error for det and slogdet, as NumPy
+    assert [float(v) for v in xp.linalg.slogdet(gs)] == [0.0, -np.inf]
 
 
 def test_nan_matrix_gives_nan_not_an_error(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,8 +110,9 @@ def test_nan_matrix_gives_nan_not_an_error(wgpu_device: xp.Device, monkeypatch: 
     assert np.isnan(x).all() == np.isnan(np.linalg.solve(a, np.ones(40))).all()
 
 
+@pytest.mark.parametrize("mode", ["solve", "slogdet"])
 def test_panels_that_wait_for_a_missing_workgroup_fall_back(wgpu_device: xp.Device,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                                            monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     """The kernel told of one workgroup more than the dispatch runs: every wait on it gives up after
     ``SPIN_LIMIT`` reads, the flag says 2, and ``linalg.lu`` factors again with one workgroup a panel:
     the right solution, and that device kept on one workgroup a panel."""
@@ -120,8 +133,13 @@ def test_panels_that_wait_for_a_missing_workgroup_fall_back(wgpu_device: xp.Devi
     a = RNG.uniform(-3, 3, (n, n)).astype(np.float32)
     b = RNG.uniform(-3, 3, (n, 2)).astype(np.float32)
     ga, gb = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
-    x = np.asarray(xp.linalg.solve(ga, gb))
-    assert _residual(a, x, b) < 4
+    if mode == "solve":
+        x = np.asarray(xp.linalg.solve(ga, gb))
+        assert _residual(a, x, b) < 4
+    else:
+        sign, logdet = (float(v) for v in xp.linalg.slogdet(ga))
+        want_sign, want_log = np.linalg.slogdet(a.astype(np.float64))
+        assert sign == want_sign and logdet == pytest.approx(want_log, rel=1e-4)
     assert str(wgpu_device) in lu._SINGLE
     inv = np.asarray(xp.linalg.inv(ga)).astype(np.float64)
     assert np.abs(a.astype(np.float64) @ inv - np.eye(n)).max() < 1e-3

@@ -75,13 +75,14 @@ def _check(packed: Node, message: str) -> None:
 
 # devices whose LU panels over several workgroups once gave up waiting (providers/wgpu_lu_mw.py)
 _SINGLE: set[str] = set()
+FLAGGED_DET = 256       # det and slogdet of matrices this large read a flag (wgpu_lu_mw.MIN_ROWS)
 
 
-def _lu(inputs: tuple[Node, ...], size: int, mode: str) -> Node:
-    """The ``linalg_lu`` node of ``mode`` (its flag last, read once: "Singular matrix" where set),
-    factored again with one workgroup a panel where the panels over several workgroups gave up
-    waiting for each other (flag 2: the adapter did not run them at once), and on that device from
-    then on."""
+def _lu(inputs: tuple[Node, ...], size: int, mode: str, singular: bool = True) -> Node:
+    """The ``linalg_lu`` node of ``mode`` (its flag last, read once: "Singular matrix" where set and
+    ``singular``), factored again with one workgroup a panel where the panels over several workgroups
+    gave up waiting for each other (flag 2: the adapter did not run them at once), and on that device
+    from then on."""
     dev = str(inputs[0].device)
     packed = _packed("lu", inputs, size, (mode,) if dev not in _SINGLE else (mode, "single"))
     flag = _flag(packed)
@@ -89,9 +90,18 @@ def _lu(inputs: tuple[Node, ...], size: int, mode: str) -> Node:
         _SINGLE.add(dev)
         packed = _packed("lu", inputs, size, (mode, "single"))
         flag = _flag(packed)
-    if flag != 0.0:
+    if singular and flag != 0.0:
         raise LinAlgError("Singular matrix")
     return packed
+
+
+def _det_node(a: Node, size: int, mode: str) -> Node:
+    """``det``'s or ``slogdet``'s node of ``size`` values: matrices of at least ``FLAGGED_DET`` rows
+    get a flag after them, read once, so that their panels may run over several workgroups (a small
+    read beside their factorization); smaller ones are not read back here."""
+    if a.shape[-1] >= FLAGGED_DET:
+        return _lu((a,), size + 1, mode, singular=False)
+    return _packed("lu", (a,), size, (mode,), flag=False)
 
 
 def cholesky(a: Node, upper: bool) -> GpuArray:
@@ -136,7 +146,7 @@ def det(a: Node) -> GpuArray:
     batch = a.shape[:-2]
     if 0 in a.shape:
         return ones(batch, dtype=a.dtype, device=a.device)
-    return _matrices(_packed("lu", (a,), math.prod(batch), ("det",), flag=False), batch)
+    return _matrices(_det_node(a, math.prod(batch), "det"), batch)
 
 
 def slogdet(a: Node) -> tuple[GpuArray, GpuArray]:
@@ -144,7 +154,7 @@ def slogdet(a: Node) -> tuple[GpuArray, GpuArray]:
     batch = a.shape[:-2]
     if 0 in a.shape:
         return ones(batch, dtype=a.dtype, device=a.device), zeros(batch, dtype=a.dtype, device=a.device)
-    packed = _packed("lu", (a,), 2 * math.prod(batch), ("slogdet",), flag=False)
+    packed = _det_node(a, 2 * math.prod(batch), "slogdet")
     st = tuple(2 * s for s in contiguous_strides(batch))
     return (GpuArray(views.strided_view(packed, batch, st, 0)),
             GpuArray(views.strided_view(packed, batch, st, 1)))

@@ -160,7 +160,9 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
         if mode in ("solve", "inv") and wgpu_linalg_blocked.small_lu(provider, t, work, out, n, ld, bs, nrhs, batch,
                                                                     kernel.size - 1):
             return [out]
-        mw = mode in ("solve", "inv") and len(kernel.attrs) == 1 and wgpu_lu_mw.groups(provider, t, n, n, batch)
+        # det and slogdet without a flag after their values (gpuarray.linalg.lu reads none) keep one workgroup
+        flagged = mode in ("solve", "inv") or kernel.size == (1 if mode == "det" else 2) * batch + 1
+        mw = flagged and len(kernel.attrs) == 1 and wgpu_lu_mw.groups(provider, t, n, n, batch)
         xbuf, xs = wgpu_lu_mw.exchange(provider, t, n, batch) if mw else (None, 0)
         for k in range(0, n, NB):
             w = min(NB, n - k)
@@ -181,7 +183,8 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
         if mw:
             wgpu_lu_mw.fold(provider, t, work, xbuf, batch, xs, flagw)
         if mode in ("det", "slogdet"):
-            provider.dispatch(det_source(t), _u32(n, ld, bs, int(mode == "slogdet"), batch), [work, piv, out], batch)
+            prm = _u32(n, ld, bs, int(mode == "slogdet"), batch, flagw, kernel.size - 1 if flagged else NONE)
+            provider.dispatch(det_source(t), prm, [work, piv, out], batch)
             return [out]
         cc = _cdiv(nrhs, TILE)
         for r0 in reversed(range(0, n, NB)):

@@ -1,7 +1,8 @@
 """LU panels over several workgroups on the wgpu provider (``render/wgsl_lu_mw.py`` has the kernel).
 
 ``enqueue_lu`` (``wgpu_linalg.py``) asks :func:`exchange` once a factorization for the exchange words
-(zeroed by one dispatch), then :func:`groups` per panel: panels of at least ``MIN_ROWS`` rows go to
+(zeroed by one dispatch; ``solve``, ``inv``, and ``det`` and ``slogdet`` given a flag slot after their
+values), then :func:`groups` per panel: panels of at least ``MIN_ROWS`` rows go to
 ``P = ceil(rows / THREADS)`` workgroups a matrix (:func:`dispatch_panel`), smaller ones to the one
 workgroup kernels of ``wgpu_linalg_blocked``; after the last panel :func:`fold` turns a wait that gave
 up into the error flag's value 2 (``gpuarray.linalg.lu`` then factors again with ``single``).

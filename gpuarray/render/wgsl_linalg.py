@@ -523,10 +523,12 @@ _BSUPD = "\n".join(
 
 @functools.cache
 def det_source(t: str) -> str:
-    """``prm``: [n, ld, bs, mode, groups]: per matrix, ``mode`` 0: ``det`` to ``out[b]``; 1: sign and
-    log of ``|det|`` to ``out[2b]``, ``out[2b + 1]``; zero pivots give 0 and (0, -inf)."""
+    """``prm``: [n, ld, bs, mode, groups, FLAG, OUTFLAG]: per matrix, ``mode`` 0: ``det`` to ``out[b]``; 1:
+    sign and log of ``|det|`` to ``out[2b]``, ``out[2b + 1]``; zero pivots give 0 and (0, -inf); the flag
+    ``W[FLAG]`` copied to ``out[OUTFLAG]`` unless that is ``NONE``."""
     shared = "var<workgroup> sl: array<T, 64>;\nvar<workgroup> sn: array<u32, 64>;\n"
-    body = f"""  if (id >= prm[4]) {{ return; }}
+    body = f"""  if (id == 0u && lid == 0u && prm[6] != {NONE}u) {{ out[prm[6]] = W[prm[5]]; }}
+  if (id >= prm[4]) {{ return; }}
   let n = prm[0];
   let base = id * prm[2];
   var s = T(0);
