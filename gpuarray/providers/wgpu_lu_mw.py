@@ -30,7 +30,7 @@ from .wgpu_reduce import use_subgroups
 ENABLED = os.environ.get("GPUARRAY_LU_MW", "1") != "0"
 THREADS = int(os.environ.get("GPUARRAY_LU_MW_THREADS", "128"))      # rows (threads) a workgroup
 MIN_ROWS = int(os.environ.get("GPUARRAY_LU_MW_MIN_ROWS", "256"))    # smaller panels: one workgroup
-MAX_GROUPS = 32         # workgroups of one dispatch (all of a batch's matrices), at most
+MAX_GROUPS = 64         # workgroups of one dispatch (all of a batch's matrices), at most
 MAX_N = 65534           # the exchange words' 16-bit tags number the columns
 SPIN_LIMIT = 1 << 16    # reads of an exchange word before a wait gives up
 CPU = False             # the path on CPU adapters too (tests)
