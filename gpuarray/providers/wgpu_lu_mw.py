@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..render.wgsl_lu_mw import layout, lu_mw_clear_source, lu_mw_fold_source, lu_mw_panel_source
+from .wgpu_linalg_blocked import cpu_adapter
 from .wgpu_reduce import use_subgroups
 
 # GPUARRAY_LU_MW=0: every LU panel by one workgroup a matrix (wgpu_linalg_blocked.dispatch_lu_panel)
@@ -40,17 +41,12 @@ def _u32(*vals: int) -> np.ndarray:
     return np.array(vals, dtype=np.uint32)
 
 
-def _cpu(provider: Any) -> bool:
-    adapter = getattr(provider, "adapter", None)
-    return adapter is not None and str(adapter.info.get("adapter_type")) == "CPU"
-
-
 def groups(provider: Any, t: str, rows: int, n: int, batch: int) -> int:
     """Workgroups a matrix for an LU panel of ``rows`` rows of ``n x n`` matrices (0: one-workgroup
     kernels instead)."""
     if not ENABLED or n > MAX_N or rows < MIN_ROWS or not use_subgroups(provider):
         return 0
-    if _cpu(provider) and not CPU:
+    if cpu_adapter(provider) and not CPU:
         return 0
     lim = int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
     p = -(-rows // THREADS)
