@@ -162,11 +162,11 @@ def enqueue_lu(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any
             return [out]
         # det and slogdet without a flag after their values (gpuarray.linalg.lu reads none) keep one workgroup
         flagged = mode in ("solve", "inv") or kernel.size == (1 if mode == "det" else 2) * batch + 1
-        mw = flagged and len(kernel.attrs) == 1 and wgpu_lu_mw.groups(provider, t, n, n, batch)
+        mw = flagged and len(kernel.attrs) == 1 and wgpu_lu_mw.groups(provider, n, n, batch)
         xbuf, xs = wgpu_lu_mw.exchange(provider, t, n, batch) if mw else (None, 0)
         for k in range(0, n, NB):
             w = min(NB, n - k)
-            p = wgpu_lu_mw.groups(provider, t, n - k, n, batch) if mw else 0
+            p = wgpu_lu_mw.groups(provider, n - k, n, batch) if mw else 0
             if p:
                 wgpu_lu_mw.dispatch_panel(provider, t, [n, ld, k, w, bs, flagw], [work, piv, xbuf], batch, p, xs)
             elif wgpu_linalg_blocked.BLOCKED_LU_PANEL and n - k <= MAX_ROWS:

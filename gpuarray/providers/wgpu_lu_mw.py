@@ -12,7 +12,7 @@ adapters with subgroups, for at most ``MAX_GROUPS`` workgroups a dispatch; CPU a
 runs workgroups a few at a time) keep the one-workgroup panels unless ``CPU`` is set (the tests do,
 with one workgroup a panel, or with a short ``SPIN_LIMIT`` to take the fallback).
 
->>> groups(type("P", (), {"features": ()})(), "f32", 4096, 4096, 1) == 0   # no subgroups: off
+>>> groups(type("P", (), {"features": ()})(), 4096, 4096, 1) == 0   # no subgroups: off
 True
 """
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
-
-from ..render.wgsl_lu_mw import layout, lu_mw_clear_source, lu_mw_fold_source, lu_mw_panel_source
-from .wgpu_linalg_blocked import cpu_adapter
+from ..render.wgsl import WORKGROUP
+from ..render.wgsl_lu_mw import layout, lu_mw_fold_source, lu_mw_panel_source
+from ..render.wgsl_scan_lookback import CLEAR
+from .wgpu_linalg_blocked import _u32, cpu_adapter
 from .wgpu_reduce import use_subgroups
 
 # GPUARRAY_LU_MW=0: every LU panel by one workgroup a matrix (wgpu_linalg_blocked.dispatch_lu_panel)
@@ -37,11 +37,7 @@ SPIN_LIMIT = 1 << 16    # reads of an exchange word before a wait gives up
 CPU = False             # the path on CPU adapters too (tests)
 
 
-def _u32(*vals: int) -> np.ndarray:
-    return np.array(vals, dtype=np.uint32)
-
-
-def groups(provider: Any, t: str, rows: int, n: int, batch: int) -> int:
+def groups(provider: Any, rows: int, n: int, batch: int) -> int:
     """Workgroups a matrix for an LU panel of ``rows`` rows of ``n x n`` matrices (0: one-workgroup
     kernels instead)."""
     if not ENABLED or n > MAX_N or rows < MIN_ROWS or not use_subgroups(provider):
@@ -58,7 +54,7 @@ def exchange(provider: Any, t: str, n: int, batch: int) -> tuple[Any, int]:
     xs = 1 + 2 * layout(t, -(-n // THREADS))[2]
     buf = provider.alloc(batch * xs * 4)
     count = batch * xs
-    provider.dispatch(lu_mw_clear_source(), _u32(count), [buf], -(-count // 256))
+    provider.dispatch(CLEAR, _u32(count), [buf], -(-count // WORKGROUP))      # the look-back scan's zeroing
     return buf, xs
 
 

@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import functools
 
+from .wgsl_linalg import NB as W_MAX  # panel columns at most
 from .wgsl_linalg import _shader
 from .wgsl_lu_panel import _SG_BUILTINS, _sg_pivot
-
-W_MAX = 32          # panel columns at most (``wgsl_linalg.NB``)
 
 
 def words(t: str) -> int:
@@ -204,13 +203,6 @@ def lu_mw_panel_source(t: str, threads: int) -> str:
     body = "".join("  " + x + "\n" for x in lines)
     src = _shader(t, ["W:read_write:T", "piv:read_write:u32", "X:read_write:atomic<u32>"], body, shared, wg=threads)
     return src.replace("@builtin(local_invocation_index) lid: u32)", _SG_BUILTINS, 1)
-
-
-@functools.cache
-def lu_mw_clear_source() -> str:
-    """``prm``: [count]: zero ``X[0 .. count)`` (the exchange words, before a factorization's first panel)."""
-    body = "  let gi = id * 256u + lid;\n  if (gi < prm[0]) { atomicStore(&X[gi], 0u); }\n"
-    return _shader("f32", ["X:read_write:atomic<u32>"], body)
 
 
 @functools.cache
