@@ -32,6 +32,7 @@ from .interop import adapters as _adapters  # NumPy function adapters (each modu
 from .interop import from_dlpack
 from .interop.host import register_namespace as _register_namespace
 from .interop.numpy_compat import pad  # NumPy's pad, which xarray's rolling calls on the namespace
+from .interop.numpy_names import einsum, nanquantile, quantile, transpose  # NumPy's, which xarray calls on it
 from .namespace import indexing_advanced as _indexing_advanced  # noqa: F401 - registers x[idx], x[mask]
 from .namespace.creation import (
     arange,
@@ -173,7 +174,8 @@ __all__ = [
     "reshape", "squeeze",
     "concat", "stack", "unstack", "tile", "repeat", "roll", "moveaxis", "take", "take_along_axis",
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
-    "matmul", "tensordot", "vecdot", "linalg", "fft", "pad", "lib", "special", "random",
+    "matmul", "tensordot", "vecdot", "linalg", "fft", "lib", "special", "random",
+    "pad", "einsum", "transpose", "quantile", "nanquantile",
     "sort", "argsort", "searchsorted", "nonzero",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero", "diff",

@@ -62,6 +62,13 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "concat": lambda d: xr.concat([d, d * 2], dim="time"),
     "dataset": lambda d: xr.Dataset({"a": d, "b": d * 2}).mean("time")["b"],
     "argmax": lambda d: d.fillna(0).argmax("time"),
+    "transpose-dims": lambda d: d.transpose("x", "time") + 0,
+    "dot": lambda d: xr.dot(d.fillna(0), (d.fillna(0) * 0.5 + 1).rename(x="y"), dim="time"),   # xp.einsum
+    "dot-all": lambda d: xr.dot(d.fillna(0), d.fillna(0) - 1),
+    "quantile": lambda d: d.quantile(0.3, dim="time"),                    # NaN skipped: xp.nanquantile
+    "quantile-list": lambda d: d.quantile([0.1, 0.5, 0.95], dim="x"),
+    "quantile-skipna-false": lambda d: d.fillna(0).quantile([0.25, 0.75], dim="time", skipna=False,
+                                                            method="nearest"),   # xp.quantile
 }
 
 
@@ -95,6 +102,7 @@ def test_xarray_reductions_stay_on_the_device(wgpu_device: xp.Device) -> None:
     """NaN-skipping reductions, where and rolling windows run on the device: no host fallbacks."""
     d = _da(xp.asarray(DATA.astype(np.float32), device=wgpu_device))
     xp.reset_metrics()
-    out = [d.mean("time"), d.std(), d.where(d > 0, 0.0), d.rolling(time=3).mean(), d.groupby("season").mean()]
+    out = [d.mean("time"), d.std(), d.where(d > 0, 0.0), d.rolling(time=3).mean(), d.groupby("season").mean(),
+           xr.dot(d.fillna(0), d.fillna(1), dim="time"), d.quantile([0.1, 0.9], dim="time")]
     xp.evaluate(*(o.data for o in out))
     assert xp.metrics()["host_fallbacks"] == 0, xp.metrics()
