@@ -110,3 +110,9 @@ def test_quantile_errors(device: xp.Device) -> None:
         xp.quantile(a, 1.5)         # NumPy: Quantiles must be in the range [0, 1]
     with pytest.raises(ValueError):
         xp.quantile(a, 0.5, method="no-such-method")
+
+
+def test_einsum_arrays_on_two_devices(wgpu_device: xp.Device) -> None:
+    a, b = xp.asarray([1.0, 2.0], device="cpu"), xp.asarray([3.0, 4.0], device=wgpu_device)
+    with pytest.raises(ValueError, match="different devices"):
+        xp.einsum("i,i->", a, b)

@@ -21,21 +21,16 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray
-from ..namespace.creation import asarray
-from ..namespace.manipulation import permute_dims
+from .operands import _as_array, _device, _permute
 
 
 def _on_device(name: str, operands: tuple[Any, ...]) -> list[GpuArray]:
-    """``operands`` as GpuArrays: array-likes join the first GpuArray's device (the default device
-    where there is none)."""
+    """``operands`` as GpuArrays on their GpuArrays' common device (the default device where there is
+    none; arrays on two devices raise), array-likes in NumPy's dtypes."""
     if not operands:
         raise TypeError(f"{name}: expected at least one operand")
-    dev = next((x.device for x in operands if isinstance(x, GpuArray)), None)
-    return [x if isinstance(x, GpuArray) else asarray(x, device=dev) for x in operands]
-
-
-def _result(name: str, r: Any, dev: Any) -> GpuArray:
-    return r if isinstance(r, GpuArray) else asarray(r, device=dev)
+    dev = _device(*operands)
+    return [_as_array(x, dev) for x in operands]
 
 
 def einsum(subscripts: str, /, *operands: Any, **kwargs: Any) -> GpuArray:
@@ -50,7 +45,7 @@ def einsum(subscripts: str, /, *operands: Any, **kwargs: Any) -> GpuArray:
         raise TypeError(f"einsum: expected the subscripts as a str first (as gpuarray.einsum('ij,jk->ik', a, b)); "
                         f"got {type(subscripts).__name__}")
     arrays = _on_device("einsum", operands)
-    return _result("einsum", np.einsum(subscripts, *arrays, **kwargs), arrays[0].device)
+    return _as_array(np.einsum(subscripts, *arrays, **kwargs), arrays[0].device)
 
 
 def transpose(x: GpuArray, /, axes: Any = None) -> GpuArray:
@@ -62,15 +57,14 @@ def transpose(x: GpuArray, /, axes: Any = None) -> GpuArray:
     (4, 3, 2)
     """
     (x,) = _on_device("transpose", (x,))
-    return permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
+    return _permute(x, axes)       # numpy.transpose's adapter and GpuArray.transpose take the same path
 
 
 def _quantile_like(np_func: Any) -> Any:
     def fn(a: Any, q: Any, axis: Any = None, *, method: str = "linear", keepdims: bool = False,
            **kwargs: Any) -> GpuArray:
         (x,) = _on_device(np_func.__name__, (a,))
-        return _result(np_func.__name__, np_func(x, q, axis=axis, method=method, keepdims=keepdims, **kwargs),
-                       x.device)
+        return _as_array(np_func(x, q, axis=axis, method=method, keepdims=keepdims, **kwargs), x.device)
     fn.__name__ = fn.__qualname__ = np_func.__name__
     fn.__doc__ = (f"``numpy.{np_func.__name__}(a, q, axis, method=..., keepdims=...)`` on ``a``'s device "
                   "(NumPy's methods and dtypes; ``q`` in [0, 1]).")
