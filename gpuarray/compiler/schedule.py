@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..core.ops import OPS
@@ -44,12 +44,13 @@ def is_breaker(node: Node) -> bool:
     return node.op not in FUSABLE_OPS and not node.realized
 
 
-def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
+def _topo(targets: Sequence[Node], through_breakers: bool, stop: Collection[int] = ()) -> list[Node]:
     """Unrealized-cone nodes of ``targets`` in dependency order (iterative DFS).
 
     With ``through_breakers`` False, the walk stops at breaker nodes, targets
     included, which then appear as leaves (a breaker's operand that is itself a
-    breaker is read as an input, not inlined).
+    breaker is read as an input, not inlined), and at the nodes whose serials are
+    in ``stop`` (computed by a kernel of their own: ``_reused_operands``).
     """
     order: list[Node] = []
     seen: set[int] = set()
@@ -64,7 +65,7 @@ def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
                 continue
             seen.add(node.serial)
             stack.append((node, True))
-            leaf = node.realized or (not through_breakers and is_breaker(node))
+            leaf = node.realized or (not through_breakers and (is_breaker(node) or node.serial in stop))
             if not leaf:
                 for i in reversed(node.inputs):
                     if i.serial not in seen:
@@ -72,7 +73,7 @@ def _topo(targets: Sequence[Node], through_breakers: bool) -> list[Node]:
     return order
 
 
-def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kernel:
+def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = (), stop: Collection[int] = ()) -> Kernel:
     """One kernel computing every target from its fusable cone.
 
     Elementwise targets (all of one shape) give an ``elementwise`` kernel. A single
@@ -81,7 +82,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
     ``epilogue`` (with a breaker target): elementwise nodes of one shape, evaluated per
     output element after the breaker's value (a ``result`` instruction); they become the
     kernel's outputs in place of the breaker (see ``schedule``).
-    Realized nodes and other breakers are read as inputs.
+    Realized nodes, other breakers and the nodes in ``stop`` are read as inputs.
     """
     instrs: list[Instr] = []
     inputs: list[Any] = []
@@ -93,7 +94,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
         for node in nodes:
             if node.serial in index:
                 continue
-            if node.realized or is_breaker(node):
+            if node.realized or is_breaker(node) or node.serial in stop:
                 index[node.serial] = len(instrs)
                 instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
                 inputs.append(node)
@@ -102,7 +103,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
             index[node.serial] = len(instrs)
             instrs.append(Instr(node.op, args, node.dtype, node.shape, node.attrs))
 
-    add(_topo(cone_roots, through_breakers=False) if cone_roots else [])
+    add(_topo(cone_roots, through_breakers=False, stop=stop) if cone_roots else [])
     t0 = targets[0]
     if breaker:
         operands = [index[i.serial] for i in t0.inputs]
@@ -112,7 +113,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = ()) -> Kern
         # the prologue's instructions and inputs come first: ``Kernel.prologue_part`` cuts there
         index[t0.serial] = len(instrs)
         instrs.append(Instr("result", (), t0.dtype, t0.shape))
-        add(_topo(list(epilogue), through_breakers=False))
+        add(_topo(list(epilogue), through_breakers=False, stop=stop))
         return Kernel(instrs, inputs, [index[t.serial] for t in epilogue], list(epilogue), epilogue[0].shape,
                       t0.device, kind=t0.op, attrs=t0.attrs, operands=operands)
     outputs = [index[t.serial] for t in targets]
@@ -132,12 +133,12 @@ def _aligned_edge(node: Node, arg: Node) -> bool:
     return False
 
 
-def _epilogue_host(group: list[Node], pos: dict[int, int]) -> Node | None:
+def _epilogue_host(group: list[Node], pos: dict[int, int], stop: Collection[int] = ()) -> Node | None:
     """The breaker that can take ``group`` (elementwise targets of one shape) as its epilogue:
     the last breaker (in dependency order) the group's cone reads, when it is a reduce or
     matmul on the group's device whose value every read takes at the output index itself
     (through elementwise ops without broadcasting, ``astype`` and reshapes). Else None."""
-    cone = _topo(group, through_breakers=False)
+    cone = _topo(group, through_breakers=False, stop=stop)
     read = [n for n in cone if is_breaker(n)]
     if not read:
         return None
@@ -146,7 +147,7 @@ def _epilogue_host(group: list[Node], pos: dict[int, int]) -> Node | None:
         return None
     aligned = {t.serial: True for t in group}
     for n in reversed(cone):       # consumers before their inputs
-        if n.realized or is_breaker(n):
+        if n.realized or is_breaker(n) or n.serial in stop:
             continue
         here = aligned[n.serial]
         for a in n.inputs:
@@ -154,7 +155,7 @@ def _epilogue_host(group: list[Node], pos: dict[int, int]) -> Node | None:
     return b if aligned[b.serial] else None
 
 
-def _fusion_ok(kernel: Kernel, breaker: Node) -> bool:
+def _fusion_ok(kernel: Kernel, breaker: Node, stop: Collection[int] = ()) -> bool:
     """False when the device could run the breaker alone but not with this epilogue (say a
     float64 op that has no exact WGSL yet): fusing must not move a kernel to the host."""
     provider = getattr(breaker.device, "provider", None)
@@ -162,7 +163,47 @@ def _fusion_ok(kernel: Kernel, breaker: Node) -> bool:
         return True
     if provider.cannot_run(kernel) is None:
         return True
-    return provider.cannot_run(build_kernel([breaker])) is not None
+    return provider.cannot_run(build_kernel([breaker], stop=stop)) is not None
+
+
+# A matmul operand computed by a fused prologue is computed again for every tile of the product that
+# loads it: ``X @ f(W)`` with X of 2^20 rows evaluates f 2^14 times per element of W (PCA's transform,
+# whose components are eigenvectors with their signs flipped by a gather, took 1.7 ms against 0.1 for
+# the plain product on the H200). An operand whose other side (N for the left operand, M for the right
+# one) is at least REUSE_SIDE long, whose cone does CUT_WORK operations or more beyond addressing (a
+# gather or a write into a view counts INDEX_WORK), and which is small (at most CUT_MAX elements and an
+# eighth of the product's output) is computed by a kernel of its own first: one small dispatch in place
+# of that work repeated per tile. A cheap cone (``X @ (w * 2)``) stays fused: one dispatch.
+REUSE_SIDE = 4096
+CUT_MAX = 1 << 22
+CUT_WORK = 4
+INDEX_WORK = 4
+_ADDRESSING = frozenset({"input", "const", "view", "reshape", "astype"})
+
+
+def _reused_operands(order: list[Node]) -> set[int]:
+    """Serials of the matmul operands in ``order`` to compute by a kernel of their own (see above)."""
+    cut: set[int] = set()
+    for n in order:
+        if n.op != "matmul" or n.data is not None or len(n.inputs) != 2:
+            continue
+        a, b = n.inputs
+        for o, side in ((a, b.shape[-1]), (b, a.shape[-2])):
+            if o.data is not None or is_breaker(o) or o.serial in cut or side < REUSE_SIDE:
+                continue
+            size = math.prod(o.shape)
+            if size > CUT_MAX or 8 * size > math.prod(n.shape):
+                continue
+            work = 0
+            for c in _topo([o], through_breakers=False):
+                if c.op == "reduce" and not c.realized:
+                    work = -1       # it could be taken into a row-fused kernel scheduled after the product
+                    break
+                if c.op not in _ADDRESSING and not c.realized and not is_breaker(c):
+                    work += INDEX_WORK if c.op in INDEX_OPS else 1
+            if work >= CUT_WORK:
+                cut.add(o.serial)
+    return cut
 
 
 def _ref_excess(nodes: list[Any], uses: list[int]) -> list[int]:
@@ -251,7 +292,9 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
     at its own output index becomes that breaker's epilogue instead (``_epilogue_host``):
     the breaker's kernel computes the group's targets, and writes the breaker's own
     value as one more output only when it is a target, another kernel reads it, or
-    something outside this evaluation holds it (``_held_elsewhere``).
+    something outside this evaluation holds it (``_held_elsewhere``). A small matmul operand
+    that the product would compute again for every tile of its long side gets a kernel of its
+    own, just before the product (``_reused_operands``).
     A graph of a structure scheduled before takes its kernels from ``plan_cache``.
     """
     live = [t for t in targets if t.data is None]
@@ -281,9 +324,10 @@ def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key:
 
 def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
+    cut = _reused_operands(order)
     groups: dict[tuple, list[Node]] = {}
     for t in live:
-        if is_breaker(t):
+        if is_breaker(t) or t.serial in cut:
             continue
         group = groups.setdefault((t.shape, t.device), [])
         if all(t is not g for g in group):
@@ -300,16 +344,20 @@ def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> lis
             absorbed |= got[1]
             rest.append(group)
             continue
-        b = _epilogue_host(group, pos) if held is not None else None
+        b = _epilogue_host(group, pos, cut) if held is not None else None
         if b is not None and b.serial not in fused and b.serial not in absorbed:
-            k = build_kernel([b], group)
-            if _fusion_ok(k, b):
+            k = build_kernel([b], group, cut)
+            if _fusion_ok(k, b, cut):
                 fused[b.serial] = k
                 continue
         rest.append(group)
-    kernels = [fused[n.serial] if n.serial in fused else build_kernel([n])
-               for n in order if is_breaker(n) and n.serial not in absorbed]
-    kernels += [rowk[gi] if gi in rowk else build_kernel(g) for gi, g in enumerate(rest)]
+    kernels: list[Kernel] = []
+    for n in order:         # dependency order: a cut operand before its product
+        if n.serial in cut:
+            kernels += (build_kernel([n], stop=cut - {n.serial}),)
+        elif is_breaker(n) and n.serial not in absorbed:
+            kernels += (fused[n.serial] if n.serial in fused else build_kernel([n], stop=cut),)
+    kernels += [rowk[gi] if gi in rowk else build_kernel(g, stop=cut) for gi, g in enumerate(rest)]
     if fused:
         read = {n.serial for k in kernels for n in k.inputs}
         wanted = read | (held or set()) | {t.serial for t in live}
