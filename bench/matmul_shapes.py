@@ -47,9 +47,10 @@ CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
     "gtx": ((1 << 20, 3), (1 << 20, 64), True),
     "gtx_cone": ((1 << 20, 3), (1 << 20, 64), True),
     "xwt": ((1 << 20, 64), (3, 64), False),
+    "xct": ((1 << 20, 64), (16, 64), False),      # PCA's transform: X @ components.T (16 components)
 }
 CONES = {"gtx_cone"}         # a is the logits Z of the cone G = (softmax(Z) - Y) * sw[:, None]
-B_T = {"xwt"}                # b is used transposed (a view)
+B_T = {"xwt", "xct"}         # b is used transposed (a view)
 
 
 def _ms(fn: Callable[[Any, Any], Any], x: Any, y: Any, sync: Callable[[], Any], runs: int) -> float:

@@ -81,6 +81,16 @@ BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long 
 F64_LARGE = BlockTiles(128, 128, 16, 8, 8, 1)
 F64_MEDIUM = BlockTiles(64, 64, 16, 4, 4, 1, 4)
 
+# Narrow outputs (5 to 32 columns, those the GEMV does not take; M >= NARROW_M): tiles as narrow as the output, one
+# buffer (H200, (2^20 x 64) @ (64 x N), GPU ms, float32 / float64, PyTorch's wall in brackets): N = 16
+# 0.147 / 0.325 against 0.752 / 0.977 in the generic 32 x 32 tiles (0.161 / 0.165); N = 32 0.217 / 0.597
+# against 0.843 / 1.092 (0.172 / 0.192); K = 256, N = 16 float32 0.510 against 2.88 (0.494). From 33 to 63
+# columns the 64-wide blocked tiles: N = 48 0.362-0.374 / 0.774 against 0.839 / 1.370 (0.283 / 0.257).
+NARROW_M = 1024
+NARROW16 = BlockTiles(128, 16, 8, 4, 4, 1, 4)
+NARROW32 = BlockTiles(128, 32, 8, 4, 4, 2, 8)
+NARROW32_F64 = BlockTiles(64, 32, 8, 4, 4, 1, 8)
+
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
 # The generic kernel's best H200 configuration is among them as a safety net.
 TUNE_LARGE: list[Config] = [BLOCK_LARGE, BlockTiles(128, 128, 16, 8, 8, 2), BlockTiles(128, 128, 8, 8, 8, 2, 0),
@@ -142,8 +152,9 @@ def size_class(m: int, n: int, batch: int) -> int:
 
 
 def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -> Config:
-    """The configuration for a product: forced, else blocked (float32 and float64, M, N >= 64, or an
-    output of at most 64 x 64 with a long K: ``LONG_K``), else generic. float64 is not tuned:
+    """The configuration for a product: forced, else blocked (float32 and float64, M >= 64 and N > 32,
+    or an output of at most 64 x 64 with a long K: ``LONG_K``; M >= ``NARROW_M`` and 4 < N <= 32: the
+    ``NARROW`` tiles), else generic. float64 is not tuned:
     ``F64_LARGE`` where ``blocked_default`` would take 128 x 128 tiles, else ``F64_MEDIUM``, else
     ``BLOCK_MEDIUM``, whichever first fits the adapter."""
     cfg = forced()
@@ -153,7 +164,11 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
         ok = (blocked or isinstance(cfg, Tiles)) and fits(provider, cfg, item)
         return cfg if ok else choose_tiles(m, n, k, dtype)
     few = m <= 64 and n <= 64 and k >= LONG_K        # one output tile, K split (X.T @ X of 64 features)
-    if not blocked or (m < 64 or n < 64) and not few:
+    if blocked and m >= NARROW_M and THIN.bn < n <= 32 and not few:
+        narrow = NARROW16 if n <= 16 else NARROW32 if dtype == np.float32 else NARROW32_F64
+        if fits(provider, narrow, item):
+            return narrow
+    if not blocked or (m < 64 or n <= 32) and not few:
         return choose_tiles(m, n, k, dtype)
     if dtype != np.float32:
         large = k > SHORT_K and not few and blocked_default(m, n, batch) == BLOCK_LARGE
