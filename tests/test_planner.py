@@ -82,6 +82,34 @@ def test_resident_input_keeps_small_host_data_on_the_device(wgpu_device, auto):
     assert_same(r, np.arange(4, dtype=np.float32) + 1)
 
 
+def _eigh_then_flip(device):
+    """``eigh`` of one 8 x 8 matrix (LAPACK on the host: a fallback), then small work on its vectors."""
+    a = np.random.default_rng(3).uniform(-3, 3, (8, 8)).astype(np.float32)
+    a = a + a.T
+    w, v = xp.linalg.eigh(xp.asarray(a, device=device))
+    xp.evaluate(w, v)
+    r = xp.flip(v, axis=1) * 2.0
+    xp.evaluate(r)
+    assert_same(r, np.linalg.eigh(a)[1][:, ::-1] * 2, rtol=1e-6, atol=1e-6)
+    return v
+
+
+def test_small_fallback_result_is_uploaded_and_work_after_it_stays_on_the_device(wgpu_device, auto):
+    """A fallback's result of at most FALLBACK_UPLOAD bytes is uploaded at once (no wait), so the
+    small work after it runs on the device (rule 4) instead of on the host."""
+    v = _eigh_then_flip(wgpu_device)
+    assert v._node.data.on_device(wgpu_device.provider)
+    assert planner.decisions()[-1]["placed"] == "device"
+    assert "already on wgpu:0" in planner.decisions()[-1]["why"]
+
+
+def test_larger_fallback_result_stays_on_the_host(wgpu_device, auto, monkeypatch):
+    monkeypatch.setattr(planner, "FALLBACK_UPLOAD", 0)
+    v = _eigh_then_flip(wgpu_device)
+    assert not v._node.data.on_device(wgpu_device.provider)
+    assert planner.decisions()[-1]["placed"] == "host"
+
+
 def test_repeated_evaluation_of_resident_array_moves_nothing(wgpu_device, auto):
     x = xp.asarray(np.ones(1 << 17, dtype=np.float32), device=wgpu_device)
     y = x * 3

@@ -328,3 +328,26 @@ def test_programs_bind_again_what_they_bound_while_the_buffers_are_the_same(wgpu
             assert np.abs(q64 @ r64 - hs[j]).max() < 1e-4
             assert np.abs(q64.T @ q64 - np.eye(n)).max() < 1e-4
             del q, r
+
+
+def test_device_work_before_a_fallback_replays(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PCA's covariance ``X.T @ X / n`` and then ``eigh`` of that one small matrix (LAPACK on the host: a
+    fallback) in one evaluation: the device part is evaluated first, on its own, and replays from the
+    second time on (no enqueue); the results match NumPy each time, with new data each time."""
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    seen = []
+    for i in range(4):
+        h = rng.uniform(-3, 3, (4000, 16)).astype(np.float32)
+        x = xp.asarray(h, device=wgpu_device)
+        c = (x.T @ x) / 4000.0 - 0.5
+        w, v = xp.linalg.eigh(c)
+        xp.evaluate(w, v)
+        c64 = h.astype(np.float64).T @ h / 4000 - 0.5
+        assert_same(w, np.linalg.eigvalsh(c64).astype(np.float32), rtol=1e-4, atol=1e-4)
+        vv = np.asarray(v).astype(np.float64)
+        np.testing.assert_allclose(c64 @ vv, vv * np.asarray(w), atol=1e-3)
+        seen.append(count.n)
+        if i == 0:
+            kinds = [(d["kernel"].split("(")[-1], d["placed"]) for d in planner.decisions()[-3:]]
+            assert kinds[0][1] == "device" and any(p == "fallback" for _, p in kinds), kinds
+    assert seen[3] == seen[2] == seen[1], seen

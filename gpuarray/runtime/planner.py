@@ -27,7 +27,8 @@ Thresholds come from ``config(...)``, else the environment
 ``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
 ``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS``.
 A host-run kernel's result keeps its array's device; it is uploaded when a
-later device kernel needs it. Every decision is kept in a short log
+later device kernel needs it, or at once for a fallback's result of at most
+``FALLBACK_UPLOAD`` bytes (rule 4 then keeps the work after it on the device). Every decision is kept in a short log
 (``decisions()``).
 
 Under ``offload="auto"`` a small elementwise operation whose array operands are
@@ -180,6 +181,12 @@ def _inputs_on_host(kernel: Kernel) -> list[Any]:
     return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
 
 
+# A fallback's result (rule 2: computed on the host for an array of a GPU) of at most this many bytes is
+# uploaded at once, with no wait: the small work that follows it (scikit-learn's sign flips and slices of
+# the eigenvectors of one small matrix) then stays on the device by rule 4, fused with the rest and in a
+# replayable evaluation, instead of running kernel by kernel on the host.
+FALLBACK_UPLOAD = 1 << 20
+
 READ_AHEAD_WHY = "read at once: small work whose device inputs were read ahead to the host"
 
 
@@ -259,6 +266,24 @@ def _read_elements(order: list[Node], undo: list[tuple[Node, tuple, int]]) -> bo
     for v, x in zip(views, values, strict=True):
         _realize(v, Data(v.dtype, v.shape, host=np.asarray(x, dtype=v.dtype).reshape(v.shape)), undo)
     return True
+
+
+def _device_part_first(kernels: list[Kernel]) -> bool:
+    """Where device kernels come before a fallback (rule 2) in ``kernels``: evaluate the fallback's
+    pending inputs first, as an evaluation of their own, and return True. A plan (``replay``) is kept
+    only for evaluations wholly on the device, so without this the device work before a fallback
+    (PCA's covariance before its ``eigh`` on the host) would be placed and enqueued afresh each time."""
+    provider = kernels[0].device.provider
+    if len(kernels) < 2 or provider.host_memory:
+        return False
+    for k in kernels[1:]:
+        if k.device.provider is provider and provider.cannot_run(k):
+            pending = [n for n in k.inputs if n.data is None]
+            if not pending:
+                return False
+            evaluate_nodes(pending)
+            return True
+    return False
 
 
 def _cuts(kernels: list[Kernel]) -> list[Node]:
@@ -408,10 +433,13 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
         evaluate_nodes(cut)     # parts of a kernel too wide for the adapter first, then schedule again
         _evaluate(nodes, undo, reading)
         return
+    quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
+    if quiet and key is not None and replay.ENABLED and not host and _device_part_first(kernels):
+        _evaluate(nodes, undo, reading)         # the rest: the fallback and what follows it
+        return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
     done = False
-    quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
     # a plan only for evaluations on a device (the host's kernels gain nothing from one)
     rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and not host and \
         not kernels[0].device.provider.host_memory else None
@@ -433,6 +461,9 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
                     _metrics.add("host_fallbacks")
                 for node, arr in zip(k.out_nodes, outs, strict=True):
                     _realize(node, Data(node.dtype, node.shape, host=arr), undo)
+                    if p.where == "fallback" and arr.nbytes <= FALLBACK_UPLOAD and \
+                            not k.device.provider.host_memory:
+                        node.data.get_handle(k.device.provider)     # see FALLBACK_UPLOAD
                 continue
             provider = p.provider
             used[id(provider)] = provider
