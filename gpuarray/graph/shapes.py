@@ -50,14 +50,29 @@ def broadcast_pair(a: Shape, b: Shape) -> Shape:
     return out
 
 
+# Strides by shape, remembered: every view and index records them several times (a transpose
+# asked for them nine times), and programs see few distinct shapes. Values are Python ints
+# whatever integer type the shape held; the tables are emptied when they reach _STRIDES_MAX.
+_STRIDES_MAX = 4096
+_contiguous: dict[tuple, Shape] = {}
+_view: dict[tuple, Shape] = {}
+
+
 def contiguous_strides(shape: Sequence[int]) -> Shape:
     """Element strides of a C-contiguous array of this shape."""
-    strides = [1] * len(shape)
+    key = shape if type(shape) is tuple else tuple(shape)
+    got = _contiguous.get(key)
+    if got is not None:
+        return got
+    strides = [1] * len(key)
     acc = 1
-    for i in range(len(shape) - 1, -1, -1):
+    for i in range(len(key) - 1, -1, -1):
         strides[i] = acc
-        acc *= max(shape[i], 1)
-    return tuple(strides)
+        acc *= max(int(key[i]), 1)
+    if len(_contiguous) >= _STRIDES_MAX:
+        _contiguous.clear()
+    got = _contiguous[key] = tuple(strides)
+    return got
 
 
 def view_strides(shape: Sequence[int]) -> Shape:
@@ -66,7 +81,14 @@ def view_strides(shape: Sequence[int]) -> Shape:
     >>> view_strides((2, 1, 3))
     (3, 0, 1)
     """
-    return tuple([0 if d == 1 else s for d, s in zip(shape, contiguous_strides(shape), strict=True)])
+    key = shape if type(shape) is tuple else tuple(shape)
+    got = _view.get(key)
+    if got is None:
+        got = tuple([0 if d == 1 else s for d, s in zip(key, contiguous_strides(key), strict=True)])
+        if len(_view) >= _STRIDES_MAX:
+            _view.clear()
+        _view[key] = got
+    return got
 
 
 def size_of(shape: Sequence[int]) -> int:
