@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.schedule import is_breaker
+from ..compiler.schedule import FUSABLE_OPS
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
@@ -49,19 +49,22 @@ def _fused_size(node: Node, limit: int) -> tuple[int, int]:
     seen: set[tuple[int, tuple]] = set()
     nodes: set[int] = set()
     stack: list[tuple[Node, tuple]] = [(node, ())]
+    pop, push, add, fusable = stack.pop, stack.append, seen.add, FUSABLE_OPS
     while stack:
-        n, path = stack.pop()
-        key = (n.serial, path)
+        n, path = pop()
+        serial = n.serial
+        key = (serial, path)
         if key in seen:
             continue
-        seen.add(key)
-        nodes.add(n.serial)
+        add(key)
+        nodes.add(serial)
         if len(seen) > limit:
             break
-        if n.realized or (n is not node and is_breaker(n)):
+        if n.data is not None or (n is not node and n.op not in fusable):     # realized, or a breaker
             continue
-        sub = path + (n.serial,) if n.op in _REINDEX else path
-        stack.extend([(i, sub) for i in n.inputs])
+        sub = path + (serial,) if n.op in _REINDEX else path
+        for i in n.inputs:
+            push((i, sub))
     return len(seen), len(nodes)
 
 
