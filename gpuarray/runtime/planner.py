@@ -463,7 +463,10 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
                     _realize(node, Data(node.dtype, node.shape, host=arr), undo)
                     if p.where == "fallback" and arr.nbytes <= FALLBACK_UPLOAD and \
                             not k.device.provider.host_memory:
-                        node.data.get_handle(k.device.provider)     # see FALLBACK_UPLOAD
+                        try:
+                            node.data.get_handle(k.device.provider)     # see FALLBACK_UPLOAD
+                        except (DeviceLostError, MemoryError):
+                            pass        # only a head start: the result stays on the host as before
                 continue
             provider = p.provider
             used[id(provider)] = provider
