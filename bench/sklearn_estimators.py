@@ -11,8 +11,8 @@ Issue 17's table: ``PCA(16, svd_solver="covariance_eigh").fit_transform``, ``Rid
 linear target with noise). Wall seconds per call until the returned array is computed on the device
 (gpuarray's lazy result is evaluated, then every library synchronizes; nothing is downloaded); the
 median of ``--runs`` calls after one warm-up call (which also compiles), each library timed after half
-a second of its own warm-up work; NumPy is timed once (seconds per fit). gpuarray's host fallbacks per fit are reported
-(``metrics()``), so that a figure that comes from the host is seen as such.
+a second of its own warm-up work; NumPy is timed once (seconds per fit). gpuarray's host fallbacks per
+fit are reported (``metrics()``), so that a figure that comes from the host is seen as such.
 """
 
 # mypy: disable-error-code="misc"

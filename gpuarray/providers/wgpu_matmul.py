@@ -81,7 +81,8 @@ BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long 
 F64_LARGE = BlockTiles(128, 128, 16, 8, 8, 1)
 F64_MEDIUM = BlockTiles(64, 64, 16, 4, 4, 1, 4)
 
-# Narrow outputs (5 to 32 columns, those the GEMV does not take; M >= NARROW_M): tiles as narrow as the output, one
+# Narrow outputs (5 to 32 columns over at least NARROW_M rows; 4 or fewer take the generic THIN tiles, and
+# the GEMV class takes up to 8 first where the matrix is read along K): tiles as narrow as the output, one
 # buffer (H200, (2^20 x 64) @ (64 x N), GPU ms, float32 / float64, PyTorch's wall in brackets): N = 16
 # 0.147 / 0.325 against 0.752 / 0.977 in the generic 32 x 32 tiles (0.161 / 0.165); N = 32 0.217 / 0.597
 # against 0.843 / 1.092 (0.172 / 0.192); K = 256, N = 16 float32 0.510 against 2.88 (0.494). From 33 to 63

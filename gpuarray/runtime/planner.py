@@ -28,8 +28,9 @@ Thresholds come from ``config(...)``, else the environment
 ``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS``.
 A host-run kernel's result keeps its array's device; it is uploaded when a
 later device kernel needs it, or at once for a fallback's result of at most
-``FALLBACK_UPLOAD`` bytes (rule 4 then keeps the work after it on the device). Every decision is kept in a short log
-(``decisions()``).
+``FALLBACK_UPLOAD`` bytes (rule 4 then keeps the work after it on the device).
+Device work before a fallback is evaluated first, on its own, so that it
+replays. Every decision is kept in a short log (``decisions()``).
 
 Under ``offload="auto"`` a small elementwise operation whose array operands are
 all evaluated and only on the host is not recorded at all: ``_elementwise``
@@ -268,22 +269,18 @@ def _read_elements(order: list[Node], undo: list[tuple[Node, tuple, int]]) -> bo
     return True
 
 
-def _device_part_first(kernels: list[Kernel]) -> bool:
-    """Where device kernels come before a fallback (rule 2) in ``kernels``: evaluate the fallback's
-    pending inputs first, as an evaluation of their own, and return True. A plan (``replay``) is kept
+def _device_part_first(kernels: list[Kernel]) -> list[Node]:
+    """Where device kernels come before a fallback (rule 2) in ``kernels``: the fallback's pending
+    inputs, to evaluate first as an evaluation of their own; else empty. A plan (``replay``) is kept
     only for evaluations wholly on the device, so without this the device work before a fallback
     (PCA's covariance before its ``eigh`` on the host) would be placed and enqueued afresh each time."""
     provider = kernels[0].device.provider
     if len(kernels) < 2 or provider.host_memory:
-        return False
+        return []
     for k in kernels[1:]:
         if k.device.provider is provider and provider.cannot_run(k):
-            pending = [n for n in k.inputs if n.data is None]
-            if not pending:
-                return False
-            evaluate_nodes(pending)
-            return True
-    return False
+            return [n for n in k.inputs if n.data is None]
+    return []
 
 
 def _cuts(kernels: list[Kernel]) -> list[Node]:
@@ -428,14 +425,14 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     kernels = kernels_for(order, live, held, key)
     if not kernels:
         return
-    cut = _cuts(kernels)
-    if cut:
-        evaluate_nodes(cut)     # parts of a kernel too wide for the adapter first, then schedule again
-        _evaluate(nodes, undo, reading)
-        return
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
-    if quiet and key is not None and replay.ENABLED and not host and _device_part_first(kernels):
-        _evaluate(nodes, undo, reading)         # the rest: the fallback and what follows it
+    # parts of a kernel too wide for the adapter, or the device work before a fallback (so that it
+    # replays), first; then schedule again
+    first = _cuts(kernels) or (_device_part_first(kernels) if quiet and key is not None and replay.ENABLED
+                               and not host else [])
+    if first:
+        evaluate_nodes(first)
+        _evaluate(nodes, undo, reading)
         return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}
