@@ -72,6 +72,11 @@ class BlockTiles:
     ``wx`` arranges each warp's 32 threads as ``wx x (32 / wx)`` in the thread grid (8: 8 x 4, as
     CUTLASS does, so a warp's vec4 shared reads touch 4 A words and 8 B words); 0 lays threads
     out row by row (a 16-wide grid puts 2 rows and 16 columns in a warp).
+
+    ``gram``: a product ``X^T X`` whose output is one tile (``M = N <= bm``, both operands read from
+    the same data): only the ``4 x 4`` blocks on and above the diagonal are computed, by one thread
+    each, from one shared tile, and each block off the diagonal is also stored transposed below it
+    (half the multiply-adds and half the shared tile of the full tile).
     """
 
     bm: int = 128
@@ -81,24 +86,31 @@ class BlockTiles:
     tn: int = 8
     nbuf: int = 2
     wx: int = 8
+    gram: bool = False
 
     @property
     def threads(self) -> int:
+        if self.gram:                     # the blocks on and above the diagonal
+            side = self.bm // self.tm
+            return side * (side + 1) // 2
         return (self.bm // self.tm) * (self.bn // self.tn)
 
     @property
     def smem_bytes(self) -> int:
         """Shared memory of a float32 kernel (float64: twice as much)."""
-        return self.nbuf * self.bk * (self.bm + self.bn) * 4
+        return self.nbuf * self.bk * (self.bm + (0 if self.gram else self.bn)) * 4
 
     @property
     def name(self) -> str:
         lanes = "" if self.wx == 8 else "_r" if self.wx == 0 else f"_w{self.wx}"
-        return f"b{self.bm}x{self.bn}x{self.bk}_{self.tm}x{self.tn}_{self.nbuf}{lanes}"
+        return f"b{self.bm}x{self.bn}x{self.bk}_{self.tm}x{self.tn}_{self.nbuf}{lanes}" + ("_g" if self.gram else "")
 
     def check(self) -> None:
         def pow2(v: int) -> bool:
             return v > 0 and v & (v - 1) == 0
+        if self.gram and (self.bm != self.bn or self.tm != 4 or self.tn != 4 or self.wx):
+            raise ValueError(f"gram tiles {self.bm}x{self.bn}, {self.tm}x{self.tn} per thread, warp layout "
+                             f"{self.wx}: expected a square tile, 4x4 per thread, rows in order (wx 0)")
         if self.tm not in (4, 8) or self.tn not in (4, 8):
             raise ValueError(f"per-thread tile {self.tm}x{self.tn}: each must be 4 or 8")
         if not all(pow2(v) for v in (self.bm, self.bn, self.bk)) or self.bk < 4:
@@ -230,6 +242,15 @@ def _thread_position(t: BlockTiles, TX: int, TY: int) -> list[str]:   # noqa: N8
             f"let ty = ((warp / {nwx}u) * {wy}u + lane / {t.wx}u) % {TY}u;"]
 
 
+def _gram_position(side: int) -> list[str]:
+    """``ty <= tx``: thread ``lid``'s block of the ``side x side`` blocks on and above the diagonal, row
+    by row (masked, as ``_thread_position``'s)."""
+    return ["var ty = 0u;", "var rest = lid;",
+            f"loop {{ if (ty >= {side - 1}u || rest < {side}u - ty) {{ break; }} rest = rest - ({side}u - ty); "
+            "ty = ty + 1u; }",
+            f"ty = ty % {side}u;", f"let tx = (ty + rest) % {side}u;"]
+
+
 def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] = ("s", "s"),
                           vec_out: bool = False, split: bool = False) -> Rendered:
     """WGSL for a float32 ``matmul`` kernel; ``prm`` extras: GM, GN (tiles), NG (workgroups), and for
@@ -250,8 +271,11 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     TX, TY = t.bn // t.tn, t.bm // t.tm
     HM, HN = t.tm // 4, t.tn // 4
     head, batch = tile_grid(g, nb, t.bm, t.bn, split)
-    head += [*_thread_position(t, TX, TY), f"let nt = (K - klo + {t.bk - 1}u) / {t.bk}u;"]
-    ops = [_Operand(g, t, "a", ai, modes[0], batch), _Operand(g, t, "b", bi, modes[1], batch)]
+    head += [*(_gram_position(TY) if t.gram else _thread_position(t, TX, TY)),
+             f"let nt = (K - klo + {t.bk - 1}u) / {t.bk}u;"]
+    ops = [_Operand(g, t, "a", ai, modes[0], batch)]
+    if not t.gram:                      # gram: B's tile is A's (the same data, the same one tile)
+        ops.append(_Operand(g, t, "b", bi, modes[1], batch))
     for o in ops:
         head += o.hoisted()
         head += [f"var {o.reg(li)}: vec4<{T}>;" for li in range(o.nl)]
@@ -264,7 +288,10 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         for kk in range(t.bk):
             out.append("{")
             out += [f"  let fa{h} = As[{sa + kk * t.bm // 4 + h * TY}u + ty];" for h in range(HM)]
-            out += [f"  let fb{h} = Bs[{sb + kk * t.bn // 4 + h * TX}u + tx];" for h in range(HN)]
+            if t.gram:
+                out.append(f"  let fb0 = As[{sa + kk * t.bm // 4}u + tx];")
+            else:
+                out += [f"  let fb{h} = Bs[{sb + kk * t.bn // 4 + h * TX}u + tx];" for h in range(HN)]
             for h in range(HM):
                 for i in range(4):
                     for h2 in range(HN):
@@ -306,24 +333,33 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     out_types = [T] if split else output_types(kernel)
     epi = kernel.result_index is not None and not split
     vec_out = vec_out and all(ot == T for ot in out_types)
+    def store(m: str, n: str, c: str) -> list[str]:
+        if epi:
+            return _epilogue_store(g, kernel, batch, nb, m, n, c, vec_out)
+        if vec_out:
+            return [f"if ({m} < M && {n} < N) {{ out0[(obase + {m} * N + {n}) / 4u] = {c}; }}"]
+        return [f"if ({m} < M && {n} + {j}u < N) {{ out0[obase + {m} * N + {n} + {j}u] = {c}[{j}]; }}"
+                for j in range(4)]
+
     for h in range(HM):
         for i in range(4):
             for h2 in range(HN):
-                m, n, c = f"om{h}_{i}", f"on{h2}", acc[h][i][h2]
-                if epi:
-                    body += _epilogue_store(g, kernel, batch, nb, m, n, c, vec_out)
-                elif vec_out:
-                    body.append(f"if ({m} < M && {n} < N) {{ out0[(obase + {m} * N + {n}) / 4u] = {c}; }}")
-                else:
-                    body += [f"if ({m} < M && {n} + {j}u < N) {{ out0[obase + {m} * N + {n} + {j}u] = {c}[{j}]; }}"
-                             for j in range(4)]
+                body += store(f"om{h}_{i}", f"on{h2}", acc[h][i][h2])
+    if t.gram:                          # the block below the diagonal: this one transposed
+        mirror = ["let ont = n0 + 4u * ty;"]
+        for j in range(4):
+            mirror += [f"let omt{j} = m0 + 4u * tx + {j}u;",
+                       f"let ct{j} = vec4<{T}>({', '.join(f'{acc[0][i][0]}[{j}]' for i in range(4))});",
+                       *store(f"omt{j}", "ont", f"ct{j}")]
+        body += ["if (tx != ty) {", *["  " + x for x in mirror], "}"]
     types = input_types(kernel)
     for o in ops:
         if o.mode != "s":
             types[int(o.buf[2:])] = f"vec4<{T}>"
     decls = declare_bindings(types, [f"vec4<{ot}>" if vec_out else ot for ot in out_types], g.wide)
     decls.append(f"var<workgroup> As: array<vec4<{T}>, {t.nbuf * t.bk * t.bm // 4}>;")
-    decls.append(f"var<workgroup> Bs: array<vec4<{T}>, {t.nbuf * t.bk * t.bn // 4}>;")
+    if not t.gram:
+        decls.append(f"var<workgroup> Bs: array<vec4<{T}>, {t.nbuf * t.bk * t.bn // 4}>;")
     if split:
         body = touch_unused(decls, body) + body
     main = "\n".join([

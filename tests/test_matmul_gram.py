@@ -1,0 +1,110 @@
+"""``X^T X`` with at most 64 features takes the gram tiles on wgpu (``wgpu_matmul.gram_for``): only the
+blocks on and above the diagonal are computed and each is stored twice. Results against NumPy on both
+providers, with more than 65535 rows, feature counts that are not multiples of the tiles, views, batches,
+fused epilogues; products that look alike but are not a gram take the full tiles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.providers import wgpu_matmul, wgpu_matmul_classes
+
+
+@pytest.fixture
+def chosen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
+    """The configurations ``gram_for`` returned (None: not a gram) during the test."""
+    seen: list = []
+    real = wgpu_matmul.gram_for
+
+    def spy(*args, **kwargs):       # noqa: ANN002, ANN003, ANN202
+        got = real(*args, **kwargs)
+        seen.append(got)
+        return got
+    monkeypatch.setattr(wgpu_matmul, "gram_for", spy)
+    yield seen
+
+
+def _data(rows: int, cols: int, dt: str, seed: int = 0) -> np.ndarray:
+    """Values in [-3, 3] for the first half of the rows, [-30, 30] for the rest."""
+    rng = np.random.default_rng(seed)
+    half = rows // 2
+    return np.concatenate([rng.uniform(-3, 3, (half, cols)), rng.uniform(-30, 30, (rows - half, cols))]).astype(dt)
+
+
+def _check(got: xp.GpuArray, want: np.ndarray, dt: str, k: int) -> None:
+    tol = {"float32": 2e-6, "float64": 1e-14}[dt]
+    scale = float(np.abs(want).max()) if want.size else 1.0
+    np.testing.assert_allclose(np.asarray(got), want.astype(dt), rtol=tol * 8, atol=tol * scale)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("rows,cols", [(70001, 64), (70001, 32), (5000, 40), (3000, 60), (100, 64), (1, 64),
+                                       (70001, 17), (20000, 12), (9, 4)])
+def test_gram_products(device: xp.Device, chosen: list, dt: str, rows: int, cols: int) -> None:
+    x = _data(rows, cols, dt, rows + cols)
+    g = xp.asarray(x, device=device)
+    got = g.T @ g
+    want = x.T.astype(np.float64) @ x.astype(np.float64)
+    _check(got, want, dt, rows)
+    host = np.asarray(got)
+    assert np.array_equal(host, host.T) or device.name == "cpu"
+    # one row is an outer product: X^T is a reshape there, not a transposed view
+    if device.name != "cpu" and cols % 4 == 0 and cols > wgpu_matmul_classes.SKINNY_MAX and rows > 1:
+        assert chosen and chosen[-1] is not None and chosen[-1].gram
+        assert chosen[-1].bm == (32 if cols <= 32 else 64)
+
+
+def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
+    """Only the same data at the same place on both sides is a gram: X[:, :32]^T X[:, 32:], X^T Y and a
+    transposed right side are not; a view at the same place on both sides is."""
+    x = _data(6000, 64, "float32", 3)
+    y = _data(6000, 64, "float32", 4)
+    g, h = xp.asarray(x, device=wgpu_device), xp.asarray(y, device=wgpu_device)
+    cases = [
+        (g[:, :32].T @ g[:, 32:], x[:, :32].T @ x[:, 32:], False),
+        (g.T @ h, x.T @ y, False),
+        (g[8:].T @ g[8:], x[8:].T @ x[8:], True),
+        (g[:, 8:40].T @ g[:, 8:40], x[:, 8:40].T @ x[:, 8:40], True),
+        (g[:64].T @ g[:64].T.T, x[:64].T @ x[:64], True),
+        (g[:64] @ g[:64].T, x[:64] @ x[:64].T, False),           # X X^T: rows, not columns, on both sides
+    ]
+    for got, want, gram in cases:
+        chosen.clear()
+        _check(got, want.astype(np.float64), "float32", 6000)
+        assert bool(chosen and chosen[-1] is not None) == gram, (want.shape, chosen)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_batched_and_epilogue(device: xp.Device, chosen: list, dt: str) -> None:
+    """A stack of grams (each its own tile), a fused epilogue in one pass (short K) and after the split
+    sum (long K), and a centred covariance as scikit-learn's PCA computes it."""
+    s = _data(3 * 4000, 48, dt, 7).reshape(3, 4000, 48)
+    gs = xp.asarray(s, device=device)
+    want = np.matmul(np.swapaxes(s, 1, 2).astype(np.float64), s.astype(np.float64))
+    _check(xp.matrix_transpose(gs) @ gs, want, dt, 4000)
+    for rows in (200, 70001):
+        x = _data(rows, 64, dt, rows)
+        g = xp.asarray(x, device=device)
+        c = x.T.astype(np.float64) @ x.astype(np.float64)
+        _check(xp.sqrt(xp.abs(g.T @ g)) * 0.5 + 1.0, np.sqrt(np.abs(c)) * 0.5 + 1.0, dt, rows)
+        mean = x.mean(axis=0)
+        gm = xp.mean(g, axis=0)
+        cov = g.T @ g
+        cov -= rows * xp.reshape(gm, (-1, 1)) * xp.reshape(gm, (1, -1))
+        cov /= rows - 1
+        _check(cov, (c - rows * np.outer(mean, mean)) / (rows - 1), dt, rows)
+    if device.name != "cpu":
+        assert any(c is not None and c.gram for c in chosen)
+
+
+def test_empty_and_names(device: xp.Device) -> None:
+    g = xp.asarray(np.zeros((0, 64), np.float32), device=device)
+    assert np.array_equal(np.asarray(g.T @ g), np.zeros((64, 64), np.float32))
+    assert wgpu_matmul.parse_config(wgpu_matmul.GRAM.name) == wgpu_matmul.GRAM
+    assert wgpu_matmul.GRAM.threads == 136 and wgpu_matmul.GRAM32.threads == 36
+    with pytest.raises(ValueError, match="gram tiles"):
+        wgpu_matmul.BlockTiles(64, 32, 8, 4, 4, 2, 0, True).check()
