@@ -1,5 +1,6 @@
-"""``X^T X`` with at most 64 features takes the gram tiles on wgpu (``wgpu_matmul.gram_for``): only the
-blocks on and above the diagonal are computed and each is stored twice. Results against NumPy on both
+"""``X^T X`` takes the gram tiles on wgpu (``wgpu_matmul.gram_for``): with at most 64 features only the
+blocks on and above the diagonal are computed, with more only the tiles on and above it (``upper``);
+each is stored twice. Results against NumPy on both
 providers, with more than 65535 rows, feature counts that are not multiples of the tiles, views, batches,
 fused epilogues; products that look alike but are not a gram take the full tiles."""
 
@@ -43,7 +44,8 @@ def _check(got: xp.GpuArray, want: np.ndarray, dt: str, k: int) -> None:
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("rows,cols", [(70001, 64), (70001, 32), (5000, 40), (3000, 60), (100, 64), (1, 64),
-                                       (70001, 17), (20000, 12), (9, 4)])
+                                       (70001, 17), (20000, 12), (9, 4), (70001, 96), (3000, 200), (64, 260),
+                                       (2000, 130)])
 def test_gram_products(device: xp.Device, chosen: list, dt: str, rows: int, cols: int) -> None:
     x = _data(rows, cols, dt, rows + cols)
     g = xp.asarray(x, device=device)
@@ -54,8 +56,9 @@ def test_gram_products(device: xp.Device, chosen: list, dt: str, rows: int, cols
     assert np.array_equal(host, host.T) or device.name == "cpu"
     # one row is an outer product: X^T is a reshape there, not a transposed view
     if device.name != "cpu" and cols % 4 == 0 and cols > wgpu_matmul_classes.SKINNY_MAX and rows > 1:
-        assert chosen and chosen[-1] is not None and chosen[-1].gram
-        assert chosen[-1].bm == (32 if cols <= 32 else 64)
+        cfg = chosen[-1] if chosen else None
+        assert cfg is not None and (cfg.gram if cols <= 64 else cfg.upper)
+        assert cols > 64 or cfg.bm == (32 if cols <= 32 else 64)
 
 
 def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
@@ -64,6 +67,8 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
     x = _data(6000, 64, "float32", 3)
     y = _data(6000, 64, "float32", 4)
     g, h = xp.asarray(x, device=wgpu_device), xp.asarray(y, device=wgpu_device)
+    z = _data(3000, 256, "float32", 5)
+    gz = xp.asarray(z, device=wgpu_device)
     cases = [
         (g[:, :32].T @ g[:, 32:], x[:, :32].T @ x[:, 32:], False),
         (g.T @ h, x.T @ y, False),
@@ -71,6 +76,8 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
         (g[:, 8:40].T @ g[:, 8:40], x[:, 8:40].T @ x[:, 8:40], True),
         (g[:64].T @ g[:64].T.T, x[:64].T @ x[:64], True),
         (g[:64] @ g[:64].T, x[:64] @ x[:64].T, False),           # X X^T: rows, not columns, on both sides
+        (gz[:, :128].T @ gz[:, 128:], z[:, :128].T @ z[:, 128:], False),   # several tiles, other columns
+        (gz[:, 64:].T @ gz[:, 64:], z[:, 64:].T @ z[:, 64:], True),
     ]
     for got, want, gram in cases:
         chosen.clear()
@@ -82,12 +89,13 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
 def test_batched_and_epilogue(device: xp.Device, chosen: list, dt: str) -> None:
     """A stack of grams (each its own tile), a fused epilogue in one pass (short K) and after the split
     sum (long K), and a centred covariance as scikit-learn's PCA computes it."""
-    s = _data(3 * 4000, 48, dt, 7).reshape(3, 4000, 48)
-    gs = xp.asarray(s, device=device)
-    want = np.matmul(np.swapaxes(s, 1, 2).astype(np.float64), s.astype(np.float64))
-    _check(xp.matrix_transpose(gs) @ gs, want, dt, 4000)
-    for rows in (200, 70001):
-        x = _data(rows, 64, dt, rows)
+    for shape in ((3, 4000, 48), (2, 1500, 136)):
+        s = _data(shape[0] * shape[1], shape[2], dt, 7).reshape(shape)
+        gs = xp.asarray(s, device=device)
+        want = np.matmul(np.swapaxes(s, 1, 2).astype(np.float64), s.astype(np.float64))
+        _check(xp.matrix_transpose(gs) @ gs, want, dt, shape[1])
+    for rows, cols in ((200, 64), (70001, 64), (300, 128), (5000, 72)):
+        x = _data(rows, cols, dt, rows)
         g = xp.asarray(x, device=device)
         c = x.T.astype(np.float64) @ x.astype(np.float64)
         _check(xp.sqrt(xp.abs(g.T @ g)) * 0.5 + 1.0, np.sqrt(np.abs(c)) * 0.5 + 1.0, dt, rows)
@@ -106,5 +114,10 @@ def test_empty_and_names(device: xp.Device) -> None:
     assert np.array_equal(np.asarray(g.T @ g), np.zeros((64, 64), np.float32))
     assert wgpu_matmul.parse_config(wgpu_matmul.GRAM.name) == wgpu_matmul.GRAM
     assert wgpu_matmul.GRAM.threads == 136 and wgpu_matmul.GRAM32.threads == 36
+    up = wgpu_matmul.BlockTiles(128, 128, 8, 8, 8, 2, 8, False, True)
+    assert wgpu_matmul.parse_config(up.name) == up
+    assert wgpu_matmul._tiles(up, 1000, 1000) == 36 and wgpu_matmul._tiles(wgpu_matmul.BLOCK_LARGE, 1000, 1000) == 64
     with pytest.raises(ValueError, match="gram tiles"):
         wgpu_matmul.BlockTiles(64, 32, 8, 4, 4, 2, 0, True).check()
+    with pytest.raises(ValueError, match="upper tiles"):
+        wgpu_matmul.BlockTiles(64, 128, 8, 4, 8, 2, 8, False, True).check()

@@ -21,7 +21,7 @@ those with a narrow side (``M`` or ``N`` at most ``SKINNY_MAX``: ``G.T @ X`` of 
 classes) and a long ``K`` take the narrow split-K kernel
 (``render/wgsl_matmul_skinny.py``, ``skinny_for``). ``X^T X`` with at most 64 features (both
 operands the same buffer read at the same place) takes the gram tiles (``gram_for``): the blocks on and
-above the diagonal only, each stored twice.
+above the diagonal only, each stored twice; with more features the tiles on and above it (``upper``).
 
 Both evaluate a fused epilogue (``relu(a @ b + bias)``) at the store. Tuning
 is per size class of the plain product (the epilogue is per-element work at
@@ -44,6 +44,7 @@ close the gap, hence the blocked kernel. At 1024^3 large tiles leave SMs idle
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -245,11 +246,13 @@ def tune(provider: Any, s: int, key: str) -> str | None:
             provider.free(h)
 
 
-def gram_for(provider: Any, kernel: Kernel, m: int, n: int, dtype: np.dtype) -> BlockTiles | None:
-    """The gram tiles for ``X^T X`` (``M = N <= 64``, float32 or float64, not under a forced
-    configuration): both operands read as vec4 words from the same buffer at the same place, the first
-    transposed (``_vector_layout``'s ``vo`` for both), else None."""
-    if forced() is not None or m != n or m > GRAM.bm or dtype not in BLOCKED_DTYPES or "lower" in kernel.attrs:
+def gram_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, batch: int,
+             dtype: np.dtype) -> BlockTiles | None:
+    """The tiles for ``X^T X`` (``M = N``, float32 or float64, not under a forced configuration) whose
+    operands are read as vec4 words from the same buffer at the same place, the first transposed
+    (``_vector_layout``'s ``vo`` for both): the gram tiles for ``M <= 64``, else ``select``'s square
+    tiles with ``upper`` (or 128 x 128 / 64 x 64 ones where it chose others); None for other products."""
+    if forced() is not None or m != n or dtype not in BLOCKED_DTYPES or "lower" in kernel.attrs:
         return None
     modes, extras = operand_modes(kernel)
     if modes != ("vo", "vo"):
@@ -259,9 +262,16 @@ def gram_for(provider: Any, kernel: Kernel, m: int, n: int, dtype: np.dtype) -> 
         return None
     if any(extras[k] != extras.get("b" + k[1:]) for k in extras if k[0] == "a"):
         return None
+    item = np.dtype(dtype).itemsize
+    if m > GRAM.bm:
+        full = select(provider, m, n, k, batch, dtype)
+        if not isinstance(full, BlockTiles) or full.bm != full.bn:
+            full = BLOCK_LARGE if blocked_default(m, n, batch) == BLOCK_LARGE else BLOCK_MEDIUM
+        up = dataclasses.replace(full, upper=True)
+        return up if fits(provider, up, item) else None
     small = m <= GRAM32.bm
     cfg = (GRAM32 if small else GRAM) if dtype == np.float32 else (GRAM32_F64 if small else GRAM_F64)
-    return cfg if fits(provider, cfg, np.dtype(dtype).itemsize) else None
+    return cfg if fits(provider, cfg, item) else None
 
 
 def operand_modes(kernel: Kernel) -> tuple[tuple[str, str], dict[str, int]]:
@@ -349,12 +359,18 @@ MIN_KC = 256               # shortest K chunk split off for occupancy
 SUM_FILL = 1 << 18         # threads a split product's sum pass should have: several per output below that
 
 
+def _tiles(cfg: Config | Skinny | Gemv, m: int, n: int) -> int:
+    """Output tiles of one matrix that get workgroups: those on and above the diagonal with ``upper``."""
+    gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
+    return gm * (gm + 1) // 2 if isinstance(cfg, BlockTiles) and cfg.upper else gm * gn
+
+
 def split_for(provider: Any, cfg: Config | Skinny | Gemv, m: int, n: int, k: int, batch: int, item: int,
               fill: int = FILL_GROUPS) -> Split:
     """How to split ``K``: enough chunks to give about ``fill`` workgroups where the output has few
     tiles (each chunk at least ``MIN_KC`` long), and chunks short enough for the adapter's loop
     limit (``loop_steps_cap``). The partial sums must fit in one binding."""
-    tiles = batch * -(-m // cfg.bm) * -(-n // cfg.bn)
+    tiles = batch * _tiles(cfg, m, n)
     out = batch * m * n
     chunks = 1
     if tiles < fill and k >= 2 * MIN_KC:
@@ -382,7 +398,7 @@ def plan(kernel: Kernel, cfg: Config | Skinny | Gemv, m: int, n: int, batch: int
     the partial-sum pass of a split-K product; a :class:`Skinny` configuration is always that unless
     it is ``one_pass``)."""
     gm, gn = -(-m // cfg.bm), -(-n // cfg.bn)
-    groups = batch * gm * gn
+    groups = batch * _tiles(cfg, m, n)
     extra = {"GM": gm, "GN": gn, "NG": groups}
     sp = split is not None and (split.chunks > 1 or isinstance(cfg, Skinny) and not cfg.one_pass)
     if sp:
@@ -423,7 +439,7 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
     cfg: Config | Skinny | Gemv | None = tiles or gemv_for(provider, kernel, m, n, k, dt) or \
         skinny_for(provider, kernel, m, n, k, dt)
     if cfg is None:
-        cfg = gram_for(provider, kernel, m, n, dt) or select(provider, m, n, k, batch, dt)
+        cfg = gram_for(provider, kernel, m, n, k, batch, dt) or select(provider, m, n, k, batch, dt)
     if isinstance(cfg, BlockTiles) and dt not in BLOCKED_DTYPES:
         cfg = choose_tiles(m, n, k, dt)
     item = STORAGE_NP[dt].itemsize

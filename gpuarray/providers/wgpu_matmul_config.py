@@ -34,11 +34,13 @@ def parse_config(name: str) -> Config:
         bm, bn, bk = (int(v) for v in parts[0].split("x"))
         tm, tn = (int(v) for v in parts[1].split("x"))
         if kind == "b":
+            upper = parts[-1] == "u"
+            parts = parts[:-1] if upper else parts
             gram = parts[-1] == "g"
             parts = parts[:-1] if gram else parts
             lanes = parts[3] if len(parts) > 3 else "w8"
             wx = 0 if lanes == "r" else int(lanes[1:]) if lanes[0] == "w" else -1
-            cfg: Config = BlockTiles(bm, bn, bk, tm, tn, int(parts[2]), wx, gram)
+            cfg: Config = BlockTiles(bm, bn, bk, tm, tn, int(parts[2]), wx, gram, upper)
         elif kind == "g":
             cfg = Tiles(bm, bn, bk, tm, tn, parts[2:] != ["c"])
         else:

@@ -112,7 +112,8 @@ def batch_index(g: _Gen, nb: int, rem: str) -> tuple[list[str], list[str]]:
     return split_index(g, g.rep[g.k.operands[0]], 0, nb, rem, "b", "bq")
 
 
-def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[list[str], list[str]]:
+def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False,
+              upper: bool = False) -> tuple[list[str], list[str]]:
     """The lines (unindented) that map workgroup ``w`` to its ``bm x bn`` output tile (``m0``, ``n0``),
     its batch, the sizes ``M``, ``N`` and its ``K`` range ``klo .. K``; and the batch index of each of
     the ``nb`` batch dimensions. Shared by both matmul renderers (``prm`` extras: GM, GN, NG).
@@ -123,7 +124,9 @@ def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[
 
     A kernel with the attribute ``"lower"`` computes only the tiles that reach the diagonal or below
     it: the others' outputs are left as they were (the blocked Cholesky reads only the lower
-    triangle of its trailing matrices)."""
+    triangle of its trailing matrices). With ``upper`` (a gram product of several tiles, ``GM ==
+    GN``) the workgroups are only the ``GM (GM + 1) / 2`` tiles on and above the diagonal of each
+    batch, row by row (extra NG counts those)."""
     ra, rb = g.rep[g.k.operands[0]], g.rep[g.k.operands[1]]
     head = ["let w0 = wid.y * nwg.x + wid.x;",
             f"if (w0 >= {g.slot(('extra', 'NG'))}) {{ return; }}"]
@@ -135,12 +138,21 @@ def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False) -> tuple[
     else:
         head += ["let w = w0;", "let klo = 0u;", f"let K = {kdim};"]
     head += [f"let GN = {g.slot(('extra', 'GN'))};",
-             f"let GM = {g.slot(('extra', 'GM'))};",
-             "let tcol = w % GN;",
-             "let q = w / GN;",
-             "let trow = q % GM;",
-             "let bat = q / GM;",
-             f"let M = {g.slot(('dim', ra, nb))};",
+             f"let GM = {g.slot(('extra', 'GM'))};"]
+    if upper:
+        head += ["let per = GM * (GM + 1u) / 2u;",
+                 "let bat = w / per;",
+                 "var rest = w % per;",
+                 "var trow = 0u;",
+                 "loop { if (trow + 1u >= GM || rest < GM - trow) { break; }",
+                 "  rest = rest - (GM - trow); trow = trow + 1u; }",
+                 "let tcol = trow + rest;"]
+    else:
+        head += ["let tcol = w % GN;",
+                 "let q = w / GN;",
+                 "let trow = q % GM;",
+                 "let bat = q / GM;"]
+    head += [f"let M = {g.slot(('dim', ra, nb))};",
              f"let N = {g.slot(('dim', rb, nb + 1))};",
              f"let m0 = trow * {bm}u;",
              f"let n0 = tcol * {bn}u;"]

@@ -77,6 +77,10 @@ class BlockTiles:
     the same data): only the ``4 x 4`` blocks on and above the diagonal are computed, by one thread
     each, from one shared tile, and each block off the diagonal is also stored transposed below it
     (half the multiply-adds and half the shared tile of the full tile).
+
+    ``upper``: a product ``X^T X`` of several tiles (``M = N``, the same data on both sides): only the
+    tiles on and above the diagonal are computed (``tile_grid(upper=True)``), and each off the
+    diagonal is also stored transposed below it.
     """
 
     bm: int = 128
@@ -87,6 +91,7 @@ class BlockTiles:
     nbuf: int = 2
     wx: int = 8
     gram: bool = False
+    upper: bool = False
 
     @property
     def threads(self) -> int:
@@ -103,11 +108,14 @@ class BlockTiles:
     @property
     def name(self) -> str:
         lanes = "" if self.wx == 8 else "_r" if self.wx == 0 else f"_w{self.wx}"
-        return f"b{self.bm}x{self.bn}x{self.bk}_{self.tm}x{self.tn}_{self.nbuf}{lanes}" + ("_g" if self.gram else "")
+        sym = ("_g" if self.gram else "") + ("_u" if self.upper else "")
+        return f"b{self.bm}x{self.bn}x{self.bk}_{self.tm}x{self.tn}_{self.nbuf}{lanes}{sym}"
 
     def check(self) -> None:
         def pow2(v: int) -> bool:
             return v > 0 and v & (v - 1) == 0
+        if self.upper and (self.gram or self.bm != self.bn):
+            raise ValueError(f"upper tiles {self.bm}x{self.bn}: expected a square tile, not gram")
         if self.gram and (self.bm != self.bn or self.tm != 4 or self.tn != 4 or self.wx):
             raise ValueError(f"gram tiles {self.bm}x{self.bn}, {self.tm}x{self.tn} per thread, warp layout "
                              f"{self.wx}: expected a square tile, 4x4 per thread, rows in order (wx 0)")
@@ -270,7 +278,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
     g = _Gen(kernel)
     TX, TY = t.bn // t.tn, t.bm // t.tm
     HM, HN = t.tm // 4, t.tn // 4
-    head, batch = tile_grid(g, nb, t.bm, t.bn, split)
+    head, batch = tile_grid(g, nb, t.bm, t.bn, split, t.upper)
     head += [*(_gram_position(TY) if t.gram else _thread_position(t, TX, TY)),
              f"let nt = (K - klo + {t.bk - 1}u) / {t.bk}u;"]
     ops = [_Operand(g, t, "a", ai, modes[0], batch)]
@@ -345,6 +353,15 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         for i in range(4):
             for h2 in range(HN):
                 body += store(f"om{h}_{i}", f"on{h2}", acc[h][i][h2])
+    if t.upper:                         # the tile below the diagonal: this one transposed
+        mirror = []
+        for h in range(HM):
+            for h2 in range(HN):
+                for j in range(4):
+                    col = ", ".join(f"{acc[h][i][h2]}[{j}]" for i in range(4))
+                    mirror += [f"let omu{h}_{h2}_{j} = on{h2} + {j}u;", f"let cu{h}_{h2}_{j} = vec4<{T}>({col});",
+                               *store(f"omu{h}_{h2}_{j}", f"om{h}_0", f"cu{h}_{h2}_{j}")]
+        body += ["if (tcol != trow) {", *["  " + x for x in mirror], "}"]
     if t.gram:                          # the block below the diagonal: this one transposed
         mirror = ["let ont = n0 + 4u * ty;"]
         for j in range(4):
