@@ -9,7 +9,9 @@ Shape classes (issue 17's targets): ``xtx`` (2^20 x 64)^T (2^20 x 64), ``xtr`` (
 scikit-learn's multinomial gradient ``G.T @ X`` (X 2^20 x 64, k = 3 classes): ``gtx`` with ``G``
 (2^20 x 3) materialized, ``gtx_cone`` with ``G = (softmax(Z) - Y) * sw[:, None]`` fused into the
 product's operand (``Z`` the 2^20 x 3 logits, ``Y`` one-hot, ``sw`` sample weights; every library
-computes the cone in the timed call); ``xwt`` the logits ``X @ W.T`` (W 3 x 64 stored by rows).
+computes the cone in the timed call); ``xwt`` the logits ``X @ W.T`` (W 3 x 64 stored by rows); ``gram``
+and ``gram1024``: ``X.T @ X`` of one array (2^20 x 64, 2^16 x 1024), the same array on both sides (``xtx``
+multiplies two copies of it).
 
 Each figure is the median over ``--runs`` trials of the **wall time per call**: ``reps`` calls and
 one device synchronize, after half a second of warm-up calls of the same library (the GPU lowers
@@ -48,7 +50,10 @@ CLASSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
     "gtx_cone": ((1 << 20, 3), (1 << 20, 64), True),
     "xwt": ((1 << 20, 64), (3, 64), False),
     "xct": ((1 << 20, 64), (16, 64), False),      # PCA's transform: X @ components.T (16 components)
+    "gram": ((1 << 20, 64), (1 << 20, 64), True),         # X.T @ X of one array (the gram tiles)
+    "gram1024": ((1 << 16, 1024), (1 << 16, 1024), True),  # the same with 1024 features (upper tiles)
 }
+SAME = {"gram", "gram1024"}  # b is a itself: the same array on both sides, in every library
 CONES = {"gtx_cone"}         # a is the logits Z of the cone G = (softmax(Z) - Y) * sw[:, None]
 B_T = {"xwt", "xct"}         # b is used transposed (a view)
 
@@ -122,7 +127,8 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             ex: tuple[np.ndarray, ...] = ()
             if name in CONES:
                 ex = (np.eye(sa[1], dtype=dt)[rng.integers(0, sa[1], sa[0])], rng.uniform(0.5, 2, sa[0]).astype(dt))
-            ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+            ga = xp.asarray(a, device=device)
+            gb = ga if name in SAME else xp.asarray(b, device=device)
             gex = tuple(xp.asarray(v, device=device) for v in ex)
             fx = _maker(xp, name, trans, gex)
             xp.synchronize(ga.device)
@@ -140,12 +146,16 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
             del ga, gb, gex, fx
             if torch is not None:
                 tex = tuple(torch.from_numpy(v).cuda() for v in ex)
-                rec["torch_ms"] = _ms(_maker(torch, name, trans, tex), torch.from_numpy(a).cuda(),
-                                      torch.from_numpy(b).cuda(), torch.cuda.synchronize, runs)
+                ta = torch.from_numpy(a).cuda()
+                rec["torch_ms"] = _ms(_maker(torch, name, trans, tex), ta,
+                                      ta if name in SAME else torch.from_numpy(b).cuda(), torch.cuda.synchronize, runs)
+                del ta
             if cp is not None:
                 cex = tuple(cp.asarray(v) for v in ex)
-                rec["cupy_ms"] = _ms(_maker(cp, name, trans, cex), cp.asarray(a), cp.asarray(b),
+                ca = cp.asarray(a)
+                rec["cupy_ms"] = _ms(_maker(cp, name, trans, cex), ca, ca if name in SAME else cp.asarray(b),
                                      cp.cuda.Device().synchronize, runs)
+                del ca
             if "torch_ms" in rec:
                 rec["vs_torch"] = rec["torch_ms"] / rec["gpuarray_ms"]
             rows.append(rec)
