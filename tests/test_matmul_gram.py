@@ -121,3 +121,15 @@ def test_empty_and_names(device: xp.Device) -> None:
         wgpu_matmul.BlockTiles(64, 32, 8, 4, 4, 2, 0, True).check()
     with pytest.raises(ValueError, match="upper tiles"):
         wgpu_matmul.BlockTiles(64, 128, 8, 4, 8, 2, 8, False, True).check()
+
+
+def test_forced_gram_tiles_on_other_products(wgpu_device: xp.Device) -> None:
+    """A forced configuration (``use_config``) named with the gram or upper flag runs as full tiles:
+    only ``gram_for`` knows that a product is ``X^T X``."""
+    rng = np.random.default_rng(9)
+    a, b = rng.uniform(-3, 3, (300, 64)).astype(np.float32), rng.uniform(-3, 3, (64, 64)).astype(np.float32)
+    ga, gb = xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device)
+    for cfg in (wgpu_matmul.GRAM, wgpu_matmul.BlockTiles(64, 64, 8, 4, 4, 2, 8, False, True)):
+        with wgpu_matmul.use_config(cfg):
+            _check(ga @ gb, a.astype(np.float64) @ b, "float32", 64)
+            _check(ga.T @ ga, a.T.astype(np.float64) @ a, "float32", 300)

@@ -175,6 +175,8 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
     cfg = forced()
     item = np.dtype(dtype).itemsize
     blocked = dtype in BLOCKED_DTYPES
+    if isinstance(cfg, BlockTiles) and (cfg.gram or cfg.upper):      # only gram_for knows a product is X^T X
+        cfg = dataclasses.replace(cfg, gram=False, upper=False)
     if cfg is not None:
         ok = (blocked or isinstance(cfg, Tiles)) and fits(provider, cfg, item)
         return cfg if ok else choose_tiles(m, n, k, dtype)

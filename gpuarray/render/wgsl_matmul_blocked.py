@@ -116,6 +116,8 @@ class BlockTiles:
             return v > 0 and v & (v - 1) == 0
         if self.upper and (self.gram or self.bm != self.bn):
             raise ValueError(f"upper tiles {self.bm}x{self.bn}: expected a square tile, not gram")
+        # (8 x 8 per thread rendered right but was no faster on the H200: float64 0.59-0.66 ms of GPU time
+        # for (2^20 x 64)^T (2^20 x 64) against 0.61-0.62 with 4 x 4, float32 0.34-0.44 against 0.24-0.29)
         if self.gram and (self.bm != self.bn or self.tm != 4 or self.tn != 4 or self.wx):
             raise ValueError(f"gram tiles {self.bm}x{self.bn}, {self.tm}x{self.tn} per thread, warp layout "
                              f"{self.wx}: expected a square tile, 4x4 per thread, rows in order (wx 0)")
@@ -297,7 +299,7 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
             out.append("{")
             out += [f"  let fa{h} = As[{sa + kk * t.bm // 4 + h * TY}u + ty];" for h in range(HM)]
             if t.gram:
-                out.append(f"  let fb0 = As[{sa + kk * t.bm // 4}u + tx];")
+                out += [f"  let fb{h} = As[{sa + kk * t.bm // 4 + h * TX}u + tx];" for h in range(HN)]
             else:
                 out += [f"  let fb{h} = Bs[{sb + kk * t.bn // 4 + h * TX}u + tx];" for h in range(HN)]
             for h in range(HM):
@@ -353,22 +355,24 @@ def render_matmul_blocked(kernel: Kernel, t: BlockTiles, modes: tuple[str, str] 
         for i in range(4):
             for h2 in range(HN):
                 body += store(f"om{h}_{i}", f"on{h2}", acc[h][i][h2])
+    def mirror(h: int, h2: int) -> list[str]:
+        """The 4 x 4 block (h, h2) of this thread stored transposed."""
+        out = []
+        for j in range(4):
+            col = ", ".join(f"{acc[h][i][h2]}[{j}]" for i in range(4))
+            out += [f"let omu{h}_{h2}_{j} = on{h2} + {j}u;", f"let cu{h}_{h2}_{j} = vec4<{T}>({col});",
+                    *store(f"omu{h}_{h2}_{j}", f"om{h}_0", f"cu{h}_{h2}_{j}")]
+        return out
+
     if t.upper:                         # the tile below the diagonal: this one transposed
-        mirror = []
+        body += ["if (tcol != trow) {", *["  " + x for h in range(HM) for h2 in range(HN) for x in mirror(h, h2)], "}"]
+    if t.gram:                          # the blocks below the diagonal: these transposed
         for h in range(HM):
             for h2 in range(HN):
-                for j in range(4):
-                    col = ", ".join(f"{acc[h][i][h2]}[{j}]" for i in range(4))
-                    mirror += [f"let omu{h}_{h2}_{j} = on{h2} + {j}u;", f"let cu{h}_{h2}_{j} = vec4<{T}>({col});",
-                               *store(f"omu{h}_{h2}_{j}", f"om{h}_0", f"cu{h}_{h2}_{j}")]
-        body += ["if (tcol != trow) {", *["  " + x for x in mirror], "}"]
-    if t.gram:                          # the block below the diagonal: this one transposed
-        mirror = ["let ont = n0 + 4u * ty;"]
-        for j in range(4):
-            mirror += [f"let omt{j} = m0 + 4u * tx + {j}u;",
-                       f"let ct{j} = vec4<{T}>({', '.join(f'{acc[0][i][0]}[{j}]' for i in range(4))});",
-                       *store(f"omt{j}", "ont", f"ct{j}")]
-        body += ["if (tx != ty) {", *["  " + x for x in mirror], "}"]
+                lines = mirror(h, h2)
+                if h == h2:             # row group h TY + ty against column group h TX + tx (TX == TY)
+                    lines = ["if (tx != ty) {", *["  " + x for x in lines], "}"]
+                body += ["{", *["  " + x for x in lines], "}"]
     types = input_types(kernel)
     for o in ops:
         if o.mode != "s":
