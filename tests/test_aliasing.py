@@ -526,3 +526,23 @@ def test_threads_writing_disjoint_parts_keep_every_write(device: xp.Device) -> N
             np.testing.assert_array_equal(np.asarray(ret), want)
     finally:
         sys.setswitchinterval(old)
+
+
+def test_views_after_the_base_is_reshaped_in_place(device: xp.Device) -> None:
+    """``x.shape = s`` keeps the views taken before and places the views taken after in the new shape
+    (``derive`` finds a base's own place without the probe only while their shapes agree)."""
+    x = xp.arange(6.0, device=device)
+    before = x[2:]
+    x.shape = (2, 3)
+    row = x[1]
+    row *= 10
+    col = x.T
+    col[0, 1] = -1
+    n = np.arange(6.0)
+    n_before = n[2:]
+    n.shape = (2, 3)
+    n_row = n[1]
+    n_row *= 10
+    n.T[0, 1] = -1
+    assert x.tolist() == n.tolist() and before.tolist() == n_before.tolist()
+    assert row.tolist() == n_row.tolist() and col.tolist() == n.T.tolist()

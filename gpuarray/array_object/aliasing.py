@@ -99,8 +99,8 @@ def node_at(base: Node, info: ViewInfo, with_part: bool = True) -> Node:
     shape, strides, offset = info.shape, info.strides, info.offset
     if offset == 0 and size_of(shape) == size_of(base.shape) and strides == view_strides(shape):
         node = views.reshape(base, shape)           # a reshape of the base: shares a realized buffer
-    else:
-        node = views.strided_view(base, shape, strides, offset)
+    else:       # (shape and strides as a view node holds them: strided_view's normalization is done)
+        node = make("view", (base,), base.dtype, shape, (strides, offset))
     if info.part is not None and with_part:
         node = _part(node, info.part)
     return node
@@ -126,7 +126,8 @@ def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool 
     info = adopt(x)
     st = info.storage
     probe = st.probe
-    src = views.strided_view(probe, info.shape, info.strides, info.offset)    # the probe itself for a base
+    src = probe if info.identity and info.shape == probe.shape else \
+        views.strided_view(probe, info.shape, info.strides, info.offset)     # (x.shape = s reshapes the base)
     place = _place(src if fn is None else fn(src), probe)
     if place is None:                                 # NumPy copies here: a new value
         return finish(x._node if fn is None else fn(x._node))
