@@ -974,3 +974,29 @@ def test_device_lost_recovers_prefix_views(fresh_wgpu: WgpuProvider, wgpu_device
     assert_same(head, host[:100] * 2)                 # its buffer is its own now that the base is gone
     with pytest.raises(xp.DeviceLostError, match="cannot be recovered.*no longer exist"):
         np.asarray(orphan)
+
+
+def test_large_reads_hand_over_their_download(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device) -> None:
+    """``np.asarray`` of device-only data of at least ``HANDOVER_BYTES`` returns the downloaded array itself:
+    writable, the caller's (writing it changes nothing in gpuarray), not kept as a host copy; the data keeps
+    its device copy and the recipe that recomputes it after a lost device. Smaller reads keep their host
+    copy; a dtype conversion and views copy as before."""
+    from gpuarray.array_object.array import HANDOVER_BYTES
+    n = HANDOVER_BYTES // 4 + 3
+    host = np.linspace(-3, 3, n, dtype=np.float32)
+    x = xp.asarray(host, device=wgpu_device)
+    y = x * 2
+    got = np.asarray(y)
+    assert got.flags.writeable and got.dtype == np.float32 and y._node.data.host is None
+    assert y._node.data.recipe is not None
+    got[:] = 7
+    assert_same(y, host * 2)                          # downloaded again, unchanged
+    assert np.asarray(y, dtype=np.float64).dtype == np.float64
+    small = x[:100] * 3
+    first = np.asarray(small)
+    assert small._node.data.host is not None and first.flags.writeable
+    first[0] = 99
+    assert float(small[0]) == float(host[0] * 3)
+    fresh_wgpu.device.destroy()
+    xp.evaluate(x + 0)                                # notices the loss
+    assert_same(y, host * 2)                          # recomputed from its recipe

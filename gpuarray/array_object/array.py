@@ -42,6 +42,11 @@ _OUTPUT_TARGETS: dict[tuple[str, str], str] = {
 }
 
 
+# np.asarray of device-only data of at least this many bytes hands the caller the downloaded array itself
+# (not kept as the data's host copy; a later read downloads again); smaller ones keep the host copy.
+HANDOVER_BYTES = 1 << 20
+
+
 def _refuse_output_target(caller: Any) -> None:
     """TypeError when ``caller`` (the frame that called ``__array__``) converts the array only to
     write into it (``_OUTPUT_TARGETS``)."""
@@ -185,8 +190,14 @@ class GpuArray(NumPyMethods):
         if copy is False:
             raise ValueError("a GpuArray cannot be exposed to NumPy without a copy; use copy=None or True")
         _refuse_output_target(sys._getframe(1))
-        out = np.array(self._host(), dtype=dtype, copy=True)
-        return out
+        node = self._node
+        if node.data is None and node.op != "view":     # (views: _host's read-ahead rules)
+            evaluate_nodes([node], reading=True)
+        data = node.data
+        if data is not None and data.host is None and data.handle is not None and data.nbytes >= HANDOVER_BYTES \
+                and (dtype is None or np.dtype(dtype) == data.dtype) and data.shape == node.shape:
+            return data.take_host()         # downloaded into a new array that is the caller's: no second copy
+        return np.array(self._host(), dtype=dtype, copy=True)
 
     def to_numpy(self) -> np.ndarray:
         """A host copy as a NumPy array."""

@@ -53,6 +53,18 @@ class Data:
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
 
+    def take_host(self) -> np.ndarray:
+        """A new, writable host array of the data, downloaded now and not kept: the caller owns it
+        (``np.asarray`` of a large device array: one copy instead of a download and a copy of it).
+        The device copy, and its recipe for a lost device, stay; a host copy already kept is copied."""
+        if self.host is not None or self.handle is None or getattr(self.provider, "lost", None) is not None:
+            return np.array(self.get_host())
+        host = self.provider.download(self.handle, self.dtype, self.shape)
+        _metrics.add("bytes_downloaded", host.nbytes)
+        if not host.flags.writeable or not host.flags.owndata and host.base is None:
+            host = np.array(host)
+        return host.reshape(self.shape)
+
     def on_device(self, provider: Any) -> bool:
         return self.handle is not None and self.provider is provider
 
