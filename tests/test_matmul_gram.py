@@ -55,7 +55,7 @@ def test_gram_products(device: xp.Device, chosen: list, dt: str, rows: int, cols
     host = np.asarray(got)
     assert np.array_equal(host, host.T) or device.name == "cpu"
     # one row is an outer product: X^T is a reshape there, not a transposed view
-    if device.name != "cpu" and cols % 4 == 0 and cols > wgpu_matmul_classes.SKINNY_MAX and rows > 1:
+    if device.name != "cpu" and cols > wgpu_matmul_classes.SKINNY_MAX and rows > 1:
         cfg = chosen[-1] if chosen else None
         assert cfg is not None and (cfg.gram if cols <= 64 else cfg.upper)
         assert cols > 64 or cfg.bm == (32 if cols <= 32 else 64)
@@ -69,6 +69,8 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
     g, h = xp.asarray(x, device=wgpu_device), xp.asarray(y, device=wgpu_device)
     z = _data(3000, 256, "float32", 5)
     gz = xp.asarray(z, device=wgpu_device)
+    c = x - x.mean(axis=0)
+    gc = g - xp.mean(g, axis=0)
     cases = [
         (g[:, :32].T @ g[:, 32:], x[:, :32].T @ x[:, 32:], False),
         (g.T @ h, x.T @ y, False),
@@ -78,6 +80,10 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
         (g[:64] @ g[:64].T, x[:64] @ x[:64].T, False),           # X X^T: rows, not columns, on both sides
         (gz[:, :128].T @ gz[:, 128:], z[:, :128].T @ z[:, 128:], False),   # several tiles, other columns
         (gz[:, 64:].T @ gz[:, 64:], z[:, 64:].T @ z[:, 64:], True),
+        (gc.T @ gc, c.T @ c, True),                                  # a centred X fused into both sides
+        (gc.T @ (gc * 2), c.T @ (c * 2), False),
+        (g[:, ::-1].T @ g, x[:, ::-1].T @ x, False),                 # a view of X, not its transpose
+        (gz[:, :40].T @ gz[:, :40], z[:, :40].T @ z[:, :40], True),  # read element by element (not vec4)
     ]
     for got, want, gram in cases:
         chosen.clear()

@@ -252,17 +252,20 @@ def gram_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, batch: int,
              dtype: np.dtype) -> BlockTiles | None:
     """The tiles for ``X^T X`` (``M = N``, float32 or float64, not under a forced configuration) whose
     operands are read as vec4 words from the same buffer at the same place, the first transposed
-    (``_vector_layout``'s ``vo`` for both): the gram tiles for ``M <= 64``, else ``select``'s square
-    tiles with ``upper`` (or 128 x 128 / 64 x 64 ones where it chose others); None for other products."""
+    (``_vector_layout``'s ``vo`` for both), or whose first operand is the transposed view of the second
+    (``_transposed_self``: a fused cone such as a centred ``X``, read element by element): the gram tiles
+    for ``M <= 64``, else ``select``'s square tiles with ``upper`` (or 128 x 128 / 64 x 64 ones where it
+    chose others); None for other products."""
     if forced() is not None or m != n or dtype not in BLOCKED_DTYPES or "lower" in kernel.attrs:
         return None
     modes, extras = operand_modes(kernel)
-    if modes != ("vo", "vo"):
-        return None
-    got = [_vector_layout(kernel, op_i, w) for w, op_i in zip("ab", kernel.operands)]
-    if got[0] is None or got[1] is None or got[0][0] != got[1][0]:
-        return None
-    if any(extras[k] != extras.get("b" + k[1:]) for k in extras if k[0] == "a"):
+    if modes == ("vo", "vo"):
+        got = [_vector_layout(kernel, op_i, w) for w, op_i in zip("ab", kernel.operands)]
+        if got[0] is None or got[1] is None or got[0][0] != got[1][0]:
+            return None
+        if any(extras[k] != extras.get("b" + k[1:]) for k in extras if k[0] == "a"):
+            return None
+    elif not _transposed_self(kernel):
         return None
     item = np.dtype(dtype).itemsize
     if m > GRAM.bm:
@@ -274,6 +277,18 @@ def gram_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, batch: int,
     small = m <= GRAM32.bm
     cfg = (GRAM32 if small else GRAM) if dtype == np.float32 else (GRAM32_F64 if small else GRAM_F64)
     return cfg if fits(provider, cfg, item) else None
+
+
+def _transposed_self(kernel: Kernel) -> bool:
+    """Whether the first operand is the plain transpose of the second (a 2-D matrix, computed or not):
+    ``Xc.T @ Xc`` of a centred ``Xc`` fused into the product, as ``np.cov`` computes it."""
+    ai, bi = kernel.operands
+    a, b = kernel.instrs[ai], kernel.instrs[bi]
+    if a.op != "view" or tuple(a.args) != (bi,) or len(b.shape) != 2:
+        return False
+    k, n = b.shape
+    want = (0 if n == 1 else 1, 0 if k == 1 else n)
+    return tuple(a.shape) == (n, k) and tuple(a.params[0]) == want and a.params[1] == 0
 
 
 def operand_modes(kernel: Kernel) -> tuple[tuple[str, str], dict[str, int]]:
