@@ -6,6 +6,7 @@ fused epilogues; products that look alike but are not a gram take the full tiles
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -139,3 +140,19 @@ def test_forced_gram_tiles_on_other_products(wgpu_device: xp.Device) -> None:
         with wgpu_matmul.use_config(cfg):
             _check(ga @ gb, a.astype(np.float64) @ b, "float32", 64)
             _check(ga.T @ ga, a.T.astype(np.float64) @ a, "float32", 300)
+
+
+@pytest.mark.parametrize("cols", [64, 136])
+def test_centred_gram_is_cut_past_one_tile(device: xp.Device, cols: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Xc.T @ Xc`` of a centred X: fused into the product while it is one tile (at most ``GRAM_FUSED``
+    features), computed by a kernel of its own first with more (each tile would compute it again)."""
+    sched = importlib.import_module("gpuarray.compiler.schedule")     # (the package exports the function)
+    monkeypatch.setattr(importlib.import_module("gpuarray.compiler.plan_cache"), "ENABLED", False)
+    x = _data(3000, cols, "float32", cols)
+    g = xp.asarray(x, device=device)
+    gc = g - xp.mean(g, axis=0)
+    prod = gc.T @ gc
+    kinds = [k.kind for k in sched.schedule([prod._node])]
+    assert len(kinds) == (2 if cols <= sched.GRAM_FUSED else 3), kinds
+    c = x - x.mean(axis=0)
+    _check(prod, c.T.astype(np.float64) @ c, "float32", 3000)
