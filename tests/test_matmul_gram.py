@@ -78,7 +78,10 @@ def test_selection_rules(wgpu_device: xp.Device, chosen: list) -> None:
         (g[8:].T @ g[8:], x[8:].T @ x[8:], True),
         (g[:, 8:40].T @ g[:, 8:40], x[:, 8:40].T @ x[:, 8:40], True),
         (g[:64].T @ g[:64].T.T, x[:64].T @ x[:64], True),
-        (g[:64] @ g[:64].T, x[:64] @ x[:64].T, False),           # X X^T: rows, not columns, on both sides
+        (g[:64] @ g[:64].T, x[:64] @ x[:64].T, True),            # X X^T: the Gram matrix of the rows
+        (g[:300] @ g[:300].T, x[:300] @ x[:300].T, True),
+        (g[:300] @ g[1:301].T, x[:300] @ x[1:301].T, False),       # other rows on the other side
+        ((gc[:200] * 2) @ (gc[:200] * 2).T, (c[:200] * 2) @ (c[:200] * 2).T, True),
         (gz[:, :128].T @ gz[:, 128:], z[:, :128].T @ z[:, 128:], False),   # several tiles, other columns
         (gz[:, 64:].T @ gz[:, 64:], z[:, 64:].T @ z[:, 64:], True),
         (gc.T @ gc, c.T @ c, True),                                  # a centred X fused into both sides
@@ -114,6 +117,28 @@ def test_batched_and_epilogue(device: xp.Device, chosen: list, dt: str) -> None:
         _check(cov, (c - rows * np.outer(mean, mean)) / (rows - 1), dt, rows)
     if device.name != "cpu":
         assert any(c is not None and c.gram for c in chosen)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("rows,cols", [(48, 64), (700, 64), (300, 17), (1000, 3)])
+def test_row_gram_and_distances(device: xp.Device, chosen: list, dt: str, rows: int, cols: int) -> None:
+    """``X @ X.T`` (one tile, or the tiles on and above the diagonal) and squared Euclidean distances as
+    scikit-learn computes them, ``-2 X X^T + |x_i|^2 + |x_j|^2``, whose epilogue is evaluated at each
+    stored position, the mirrored ones included."""
+    x = _data(rows, cols, dt, rows * cols)
+    g = xp.asarray(x, device=device)
+    want = x.astype(np.float64) @ x.T
+    with xp.config(offload="always"):
+        got = g @ g.T
+        sq = xp.sum(g * g, axis=1)
+        dist = -2.0 * (g @ g.T) + sq[:, None] + sq[None, :]
+        _check(got, want, dt, cols)
+        n2 = (x.astype(np.float64) ** 2).sum(axis=1)
+        _check(dist, -2 * want + n2[:, None] + n2[None, :], dt, cols)
+    host = np.asarray(got)
+    assert np.array_equal(host, host.T) or device.name == "cpu"
+    if device.name != "cpu":
+        assert chosen and all(c is not None and (c.gram or c.upper) for c in chosen)
 
 
 def test_empty_and_names(device: xp.Device) -> None:

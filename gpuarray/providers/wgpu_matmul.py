@@ -250,22 +250,22 @@ def tune(provider: Any, s: int, key: str) -> str | None:
 
 def gram_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, batch: int,
              dtype: np.dtype) -> BlockTiles | None:
-    """The tiles for ``X^T X`` (``M = N``, float32 or float64, not under a forced configuration) whose
-    operands are read as vec4 words from the same buffer at the same place, the first transposed
-    (``_vector_layout``'s ``vo`` for both), or whose first operand is the transposed view of the second
-    (``_transposed_self``: a fused cone such as a centred ``X``, read element by element): the gram tiles
-    for ``M <= 64``, else ``select``'s square tiles with ``upper`` (or 128 x 128 / 64 x 64 ones where it
-    chose others); None for other products."""
+    """The tiles for ``X^T X`` or ``X X^T`` (``M = N``, float32 or float64, not under a forced
+    configuration) whose operands are read as vec4 words from the same buffer at the same place, one of
+    them transposed (``_vector_layout``'s ``vo`` or ``vk`` for both), or where one operand is the transposed
+    view of the other (``_transposed_self``: a fused cone such as a centred ``X``, read element by element):
+    the gram tiles for ``M <= 64`` (A's shared tile is B's either way), else ``select``'s square tiles with
+    ``upper`` (or 128 x 128 / 64 x 64 ones where it chose others); None for other products."""
     if forced() is not None or m != n or dtype not in BLOCKED_DTYPES or "lower" in kernel.attrs:
         return None
     modes, extras = operand_modes(kernel)
-    if modes == ("vo", "vo"):
+    if modes in (("vo", "vo"), ("vk", "vk")):        # X^T X, or X X^T (the Gram matrix of the rows)
         got = [_vector_layout(kernel, op_i, w) for w, op_i in zip("ab", kernel.operands)]
         if got[0] is None or got[1] is None or got[0][0] != got[1][0]:
             return None
         if any(extras[k] != extras.get("b" + k[1:]) for k in extras if k[0] == "a"):
             return None
-    elif not _transposed_self(kernel):
+    elif not (_transposed_self(kernel, 0) or _transposed_self(kernel, 1)):
         return None
     item = np.dtype(dtype).itemsize
     if m > GRAM.bm:
@@ -279,16 +279,17 @@ def gram_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, batch: int,
     return cfg if fits(provider, cfg, item) else None
 
 
-def _transposed_self(kernel: Kernel) -> bool:
-    """Whether the first operand is the plain transpose of the second (a 2-D matrix, computed or not):
-    ``Xc.T @ Xc`` of a centred ``Xc`` fused into the product, as ``np.cov`` computes it."""
-    ai, bi = kernel.operands
-    a, b = kernel.instrs[ai], kernel.instrs[bi]
-    if a.op != "view" or tuple(a.args) != (bi,) or len(b.shape) != 2:
+def _transposed_self(kernel: Kernel, which: int) -> bool:
+    """Whether operand ``which`` is the plain transposed view of the other (a 2-D matrix, computed or
+    not): ``Xc.T @ Xc`` of a centred ``Xc`` fused into the product, as ``np.cov`` computes it (0), or
+    ``Z @ Z.T`` (1)."""
+    ti, oi = kernel.operands[which], kernel.operands[1 - which]
+    t, o = kernel.instrs[ti], kernel.instrs[oi]
+    if t.op != "view" or tuple(t.args) != (oi,) or len(o.shape) != 2:
         return False
-    k, n = b.shape
-    want = (0 if n == 1 else 1, 0 if k == 1 else n)
-    return tuple(a.shape) == (n, k) and tuple(a.params[0]) == want and a.params[1] == 0
+    r, c = o.shape
+    want = (0 if c == 1 else 1, 0 if r == 1 else c)
+    return tuple(t.shape) == (c, r) and tuple(t.params[0]) == want and t.params[1] == 0
 
 
 def operand_modes(kernel: Kernel) -> tuple[tuple[str, str], dict[str, int]]:
