@@ -159,10 +159,64 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
             # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
             raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
                              "cannot be stored in one element")
-        out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+        point = point_write(node, key, val) if not region else None
+        out = point if point is not None else \
+            write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
     else:
         out = UP.advanced_setitem(node, key, val)
     return finish(out)._node
+
+
+# Writes of one element each (``a[i, i] = 0`` in a Python loop: scikit-learn's ``_fill_diagonal``) are
+# gathered into one ``scatter`` of the flattened array: the point list grows with each write instead of a
+# chain of ``setslice`` nodes, each of which a kernel evaluates at every element of the array (a chain is
+# evaluated every dozen writes, ``bounded``, copying the whole array each time). A later write to a point
+# already listed replaces its value. At most POINTS_MAX points go into one scatter (each write copies the
+# lists); the next write starts another on top of it.
+POINTS_MAX = 1 << 14
+
+
+def _host_scalar(val: Node) -> Any:
+    """The value of a one-element node known on the host (a constant or host data), else None."""
+    if val.op == "const" and val.attrs:
+        return val.attrs[0]
+    data = val.data
+    if data is not None and data.host is not None and data.host.size == 1:
+        return data.host.reshape(())[()]
+    return None
+
+
+def point_write(node: Node, key: Any, val: Node) -> Node | None:
+    """``node`` with the one element ``key`` (integers, checked) set to ``val`` as a growing ``scatter``
+    of points (see POINTS_MAX), or None where ``val`` is not known on the host."""
+    v = _host_scalar(val)
+    size = math.prod(node.shape)
+    if v is None or size == 0:
+        return None
+    items = [k for k in _normalize_key(key, len(node.shape)) if k is not None]
+    if len(items) != len(node.shape) or not all(not isinstance(k, slice) and k is not Ellipsis for k in items):
+        return None
+    pos = 0
+    for k, n in zip(items, node.shape, strict=True):
+        pos = pos * n + operator.index(k) % n
+    flat = views.reshape(node, (size,))
+    idx: np.ndarray = np.empty(0, np.int64)
+    vals: np.ndarray = np.empty(0, node.dtype)
+    if flat.op == "scatter" and flat.data is None and flat.attrs == (0,) and len(flat.inputs) == 3:
+        base, i_node, v_node = flat.inputs
+        if i_node.data is not None and v_node.data is not None and i_node.data.host is not None and \
+                v_node.data.host is not None and i_node.shape == v_node.shape and v_node.dtype == node.dtype \
+                and len(i_node.shape) == 1 and i_node.shape[0] < POINTS_MAX:
+            idx, vals, flat = i_node.data.host, v_node.data.host, base
+    at = np.flatnonzero(idx == pos)
+    if at.size:                                   # written before: the new value replaces it
+        vals = vals.copy()
+        vals[at[0]] = v
+    else:
+        idx, vals = np.append(idx, np.int64(pos)), np.append(vals, np.asarray(v, dtype=node.dtype))
+    out = make("scatter", (flat, leaf(idx, node.device), leaf(vals, node.device)), node.dtype, (size,), (0,),
+               node.device)
+    return views.reshape(out, node.shape)
 
 
 def one_element(key: Any, ndim: int) -> bool:
