@@ -97,3 +97,26 @@ def test_errors(device: xp.Device) -> None:
     with pytest.raises(ValueError, match="read-only"):
         xp.broadcast_to(a[0], (3, 3))[1, 1] = 5
     assert np.asarray(a).tolist() == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]
+
+
+def test_chains_that_branch(device: xp.Device) -> None:
+    """Two arrays holding the same written state (a copy shares the node: values never change) each go
+    on writing: the point buffers are appended in place only at the end of their chain, so neither sees
+    the other's points."""
+    a = xp.zeros((4, 4), dtype=xp.int32, device=device)
+    n = np.zeros((4, 4), np.int32)
+    a[0, 0] = 1
+    n[0, 0] = 1
+    c = xp.asarray(a, copy=True)
+    m = n.copy()
+    a[1, 1] = 2
+    n[1, 1] = 2
+    c[1, 1] = 3
+    m[1, 1] = 3
+    c[2, 2] = 4
+    m[2, 2] = 4
+    a[2, 3] = 5
+    n[2, 3] = 5
+    a[0, 0] = 6
+    n[0, 0] = 6
+    assert np.array_equal(np.asarray(a), n) and np.array_equal(np.asarray(c), m)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import Any
 
 import numpy as np
@@ -154,14 +155,16 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
     """The node ``x`` is rebound to by ``x[key] = value`` (``value`` cast to ``x.dtype``)."""
     val = value_node(value, node.dtype, node.device)
     if is_basic(key):
+        if one_element(key, len(node.shape)):
+            if val.shape:
+                # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
+                raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
+                                 "cannot be stored in one element")
+            point = point_write(node, key if isinstance(key, tuple) else (key,), val)
+            if point is not None:
+                return finish(point)._node
         region = basic_index(node, key).shape
-        if val.shape and one_element(key, len(node.shape)):
-            # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
-            raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
-                             "cannot be stored in one element")
-        point = point_write(node, key, val) if not region else None
-        out = point if point is not None else \
-            write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+        out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
     else:
         out = UP.advanced_setitem(node, key, val)
     return finish(out)._node
@@ -170,9 +173,9 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
 # Writes of one element each (``a[i, i] = 0`` in a Python loop: scikit-learn's ``_fill_diagonal``) are
 # gathered into one ``scatter`` of the flattened array: the point list grows with each write instead of a
 # chain of ``setslice`` nodes, each of which a kernel evaluates at every element of the array (a chain is
-# evaluated every dozen writes, ``bounded``, copying the whole array each time). A later write to a point
-# already listed replaces its value. At most POINTS_MAX points go into one scatter (each write copies the
-# lists); the next write starts another on top of it.
+# evaluated every dozen writes, ``bounded``, copying the whole array each time). The point lists grow in
+# place (``_Points``); a later write to a point already listed replaces its value (a copy). At most
+# POINTS_MAX points go into one scatter; the next write starts another on top of it.
 POINTS_MAX = 1 << 14
 
 
@@ -186,36 +189,76 @@ def _host_scalar(val: Node) -> Any:
     return None
 
 
-def point_write(node: Node, key: Any, val: Node) -> Node | None:
-    """``node`` with the one element ``key`` (integers, checked) set to ``val`` as a growing ``scatter``
-    of points (see POINTS_MAX), or None where ``val`` is not known on the host."""
+class _Points:
+    """The growing host buffers behind a chain of point scatters: each scatter's index and value leaves
+    are views of their first ``n`` entries, so the next write of a chain appends in place (a view never
+    sees entries past its length); ``seen`` holds every position written into them."""
+
+    __slots__ = ("idx", "vals", "used", "seen", "__weakref__")
+
+    def __init__(self, idx: np.ndarray, vals: np.ndarray) -> None:
+        n = idx.shape[0]
+        self.idx = np.empty(max(16, 2 * n), np.int64)
+        self.vals = np.empty(max(16, 2 * n), vals.dtype)
+        self.idx[:n], self.vals[:n] = idx, vals
+        self.used = n
+        self.seen = set(idx.tolist())
+
+    def append(self, pos: int, value: Any) -> None:
+        n = self.used
+        if n == self.idx.shape[0]:
+            self.idx = np.concatenate([self.idx, np.empty(n, np.int64)])
+            self.vals = np.concatenate([self.vals, np.empty(n, self.vals.dtype)])
+        self.idx[n], self.vals[n] = pos, value
+        self.used = n + 1
+        self.seen.add(pos)
+
+
+_points: weakref.WeakKeyDictionary[Node, _Points] = weakref.WeakKeyDictionary()   # index leaf -> buffers
+
+
+def point_write(node: Node, items: tuple, val: Node) -> Node | None:
+    """``node`` with the one element at the integers ``items`` (one per axis) set to ``val`` as a growing
+    ``scatter`` of points (see POINTS_MAX), or None where ``val`` is not known on the host. IndexError
+    (NumPy's message) for an index out of bounds."""
     v = _host_scalar(val)
     size = math.prod(node.shape)
     if v is None or size == 0:
         return None
-    items = [k for k in _normalize_key(key, len(node.shape)) if k is not None]
-    if len(items) != len(node.shape) or not all(not isinstance(k, slice) and k is not Ellipsis for k in items):
-        return None
     pos = 0
-    for k, n in zip(items, node.shape, strict=True):
-        pos = pos * n + operator.index(k) % n
+    for axis, (k, n) in enumerate(zip(items, node.shape, strict=True)):
+        i = operator.index(k)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        pos = pos * n + i % n
+    value = np.asarray(v, dtype=node.dtype)[()]
     flat = views.reshape(node, (size,))
-    idx: np.ndarray = np.empty(0, np.int64)
-    vals: np.ndarray = np.empty(0, node.dtype)
+    pts: _Points | None = None
     if flat.op == "scatter" and flat.data is None and flat.attrs == (0,) and len(flat.inputs) == 3:
         base, i_node, v_node = flat.inputs
         if i_node.data is not None and v_node.data is not None and i_node.data.host is not None and \
                 v_node.data.host is not None and i_node.shape == v_node.shape and v_node.dtype == node.dtype \
                 and len(i_node.shape) == 1 and i_node.shape[0] < POINTS_MAX:
-            idx, vals, flat = i_node.data.host, v_node.data.host, base
-    at = np.flatnonzero(idx == pos)
-    if at.size:                                   # written before: the new value replaces it
-        vals = vals.copy()
-        vals[at[0]] = v
-    else:
-        idx, vals = np.append(idx, np.int64(pos)), np.append(vals, np.asarray(v, dtype=node.dtype))
-    out = make("scatter", (flat, leaf(idx, node.device), leaf(vals, node.device)), node.dtype, (size,), (0,),
-               node.device)
+            k = i_node.shape[0]
+            pts = _points.get(i_node)
+            idx, vals = i_node.data.host, v_node.data.host
+            at = np.flatnonzero(idx == pos) if pts is None or pos in pts.seen else np.empty(0, np.intp)
+            if at.size:                            # written before: the new value replaces it
+                vals = vals.copy()
+                vals[int(at[0])] = value
+                pts = _Points(idx, vals)
+            elif pts is None or pts.used != k:     # not the end of its chain (or not ours): copy
+                pts = _Points(idx, vals)
+                pts.append(pos, value)
+            else:
+                pts.append(pos, value)
+            flat = base
+    if pts is None:
+        pts = _Points(np.array([pos], np.int64), np.array([value], node.dtype))
+    n = pts.used
+    i_leaf = leaf(pts.idx[:n], node.device)
+    _points[i_leaf] = pts
+    out = make("scatter", (flat, i_leaf, leaf(pts.vals[:n], node.device)), node.dtype, (size,), (0,), node.device)
     return views.reshape(out, node.shape)
 
 
