@@ -157,6 +157,7 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
     if is_basic(key):
         if one_element(key, len(node.shape)):
             if val.shape:
+                basic_index(node, key)              # an index out of bounds is NumPy's first complaint
                 # one element, addressed by integers: NumPy wants a scalar (or a 0-d array) there
                 raise ValueError(f"setting an array element with a sequence: a value of shape {val.shape} "
                                  "cannot be stored in one element")
