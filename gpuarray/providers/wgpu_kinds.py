@@ -32,7 +32,7 @@ from .wgpu_linalg import (
     enqueue_syevj,
     linalg_cannot_run,
 )
-from .wgpu_matmul import enqueue_matmul
+from .wgpu_matmul import enqueue_matmul, row_blocks
 from .wgpu_qr import geqrf_cannot_run
 from .wgpu_random import enqueue_random, random_cannot_run
 from .wgpu_reduce import enqueue_reduce
@@ -164,7 +164,8 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
                     f"{provider.max_binding} (or 2**32 elements), and only elementwise kernels over "
                     "contiguous arrays of one size (and scalars) are split into chunks")
         return None
-    for node in list(kernel.inputs) + list(kernel.out_nodes):
+    blocks = row_blocks(provider, kernel) is not None       # a product's output written by blocks of rows
+    for node in list(kernel.inputs) + ([] if blocks else list(kernel.out_nodes)):
         nbytes = _nbytes(node)
         if nbytes > provider.max_binding:
             return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {provider.max_binding}"

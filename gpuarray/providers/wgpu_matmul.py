@@ -439,10 +439,66 @@ def plan(kernel: Kernel, cfg: Config | Skinny | Gemv, m: int, n: int, batch: int
     return r, r.meta(kernel, extra), groups
 
 
+def row_blocks(provider: Any, kernel: Kernel) -> int | None:
+    """Rows per block for a plain product (no epilogue, no batch) whose output exceeds one binding but
+    fits one buffer, and whose inputs each fit one binding: it runs as one product per block of rows of
+    the left operand, each writing its byte range of the output (a multiple of 64 rows, so that every
+    range starts at an aligned offset); None for any other product."""
+    if kernel.kind != "matmul" or kernel.result_index is not None or len(kernel.operands) != 2:
+        return None
+    a, b = (kernel.instrs[i] for i in kernel.operands)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        return None
+    item = STORAGE_NP[kernel.result_dtype].itemsize
+    m, n = a.shape[0], b.shape[1]
+    limit = int(getattr(provider, "max_binding", 0))
+    if m * n * item <= limit or m * n * item > int(getattr(provider, "max_buffer", 0)):
+        return None
+    if any(math.prod(node.shape) * STORAGE_NP[node.dtype].itemsize > limit for node in kernel.inputs):
+        return None
+    rows = limit // (n * item) // 64 * 64
+    return rows if rows >= 64 else None
+
+
+def _row_block_kernel(kernel: Kernel, r0: int, rows: int) -> Kernel:
+    """``kernel`` for rows ``r0 .. r0 + rows`` of its left operand (a view instruction added)."""
+    ai, bi = kernel.operands
+    a = kernel.instrs[ai]
+    k = a.shape[1]
+    strides = (0 if rows == 1 else k, 0 if k == 1 else 1)
+    view = Instr("view", (ai,), a.dtype, (rows, k), (strides, r0 * k))
+    n = kernel.instrs[bi].shape[1]
+    return dataclasses.replace(kernel, instrs=[*kernel.instrs, view], operands=[len(kernel.instrs), bi],
+                               out_nodes=[_Stub(kernel.result_dtype, (rows, n))], out_shape=(rows, n),
+                               _sig=None, _res=None, _size=-1)
+
+
+def _enqueue_row_blocks(provider: Any, kernel: Kernel, in_handles: list[Any], rows: int) -> list[Any]:
+    a = kernel.instrs[kernel.operands[0]]
+    m, n = a.shape[0], kernel.instrs[kernel.operands[1]].shape[1]
+    item = STORAGE_NP[kernel.result_dtype].itemsize
+    out = provider.alloc(m * n * item)
+    try:
+        for r0 in range(0, m, rows):
+            rb = min(rows, m - r0)
+            enqueue_matmul(provider, _row_block_kernel(kernel, r0, rb), in_handles,
+                           outs=[(out.buffer, r0 * n * item, rb * n * item)])
+    except BaseException:
+        provider.free(out)
+        raise
+    return [out]
+
+
 def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
                    tiles: Config | Skinny | Gemv | None = None, outs: list[Any] | None = None) -> list[Any]:
     """Dispatch the product of ``kernel`` into new output buffers (or ``outs``, large enough: a
-    caller that repeats products of one shape keeps its buffers, and so its bind groups)."""
+    caller that repeats products of one shape keeps its buffers, and so its bind groups; or byte
+    ranges ``(buffer, offset, size)`` of them). A plain product whose output exceeds one binding runs
+    by blocks of rows (``row_blocks``)."""
+    if outs is None and tiles is None and kernel.size:
+        rows = row_blocks(provider, kernel)
+        if rows is not None:
+            return _enqueue_row_blocks(provider, kernel, in_handles, rows)
     dt = kernel.result_dtype       # the accumulators'; a fused epilogue's outputs have their own
     out_dts = [kernel.instrs[o].dtype for o in kernel.outputs] if kernel.result_index is not None else [dt]
     if outs is None:
