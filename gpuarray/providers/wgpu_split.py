@@ -6,7 +6,8 @@ A buffer holds at most ``max-buffer-size`` bytes and a binding at most
 elementwise kernel over them (or over arrays above one binding) runs as one
 dispatch per chunk, each binding the matching byte range of every array
 (``split_kernel`` rewrites the kernel for a flat chunk, ``enqueue_split``
-records the dispatches). Every other kernel kind refuses such arrays
+records the dispatches). A plain matrix product writes an output above one binding by blocks of
+rows (``wgpu_matmul.row_blocks``); every other kernel kind refuses such arrays
 (``WgpuProvider.cannot_run``).
 
 Example::
