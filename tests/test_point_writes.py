@@ -120,3 +120,22 @@ def test_chains_that_branch(device: xp.Device) -> None:
     a[0, 0] = 6
     n[0, 0] = 6
     assert np.array_equal(np.asarray(a), n) and np.array_equal(np.asarray(c), m)
+
+
+def test_reading_written_points_needs_no_evaluation(device: xp.Device) -> None:
+    """``a[i] = f(a[i - 1])`` in a loop: an element written is read from the point list, one not written
+    from the evaluated array underneath (one small read); neither evaluates the array."""
+    base = np.linspace(-3, 3, 5000).astype(np.float32)
+    a = xp.asarray(base, device=device) * 2
+    xp.evaluate(a)
+    n = base * 2
+    xp.reset_metrics()
+    for i in range(1, 200):
+        a[i] = float(a[i - 1]) * 0.5 + float(a[i + 1000])
+        n[i] = np.float32(float(n[i - 1]) * 0.5 + float(n[i + 1000]))
+    assert xp.metrics()["evaluations"] == 0
+    m = xp.zeros((3, 4), dtype=xp.int32, device=device)
+    m[1, 2] = 7
+    m[1, 2] = 9
+    assert int(m[1, 2]) == 9 and int(m[2, 3]) == 0 and int(m[-2, -2]) == 9
+    assert np.array_equal(np.asarray(a), n)

@@ -24,7 +24,7 @@ from ..runtime.residency import Data, element, host_view, read_ahead_pending, vi
 from .aliasing import WRITE_LOCK, assign, derive, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
-from .indexing import basic_index, getitem, is_basic, one_element, setitem
+from .indexing import basic_index, getitem, is_basic, one_element, point_read, setitem
 from .methods import NumPyMethods, format_array
 
 if TYPE_CHECKING:
@@ -222,8 +222,11 @@ class GpuArray(NumPyMethods):
             raise TypeError(f"only {'integer scalar' if kind == 'index' else 'size-1'} arrays can be "
                             f"converted to Python {kind}s")
         if node.data is None:
-            if node.op == "view" and node.inputs[0].data is not None:      # x[i] of evaluated x
-                value = element(node.inputs[0].data, node.attrs[1])         # one small read
+            if node.op == "view":
+                if node.inputs[0].data is not None:                         # x[i] of evaluated x
+                    value = element(node.inputs[0].data, node.attrs[1])     # one small read
+                else:
+                    value = point_read(node)        # x[i] of x with elements written (indexing.point_write)
                 if value is not None:
                     return value
             evaluate_nodes([node], reading=True)

@@ -24,6 +24,7 @@ from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes
 from ..graph.views import strided_parts, strided_view
 from ..runtime.planner import evaluate_nodes
+from ..runtime.residency import element
 from .elementwise import astype_node, finish
 from .hooks import UP
 
@@ -261,6 +262,27 @@ def point_write(node: Node, items: tuple, val: Node) -> Node | None:
     _points[i_leaf] = pts
     out = make("scatter", (flat, i_leaf, leaf(pts.vals[:n], node.device)), node.dtype, (size,), (0,), node.device)
     return views.reshape(out, node.shape)
+
+
+def point_read(node: Node) -> Any:
+    """The value of ``node``, a one-element view of a pending point scatter (``point_write``), where the
+    host knows it: a point written there, or the element of the scatter's evaluated base (one small read);
+    else None. A loop that writes elements and reads them back then needs no evaluation of the array."""
+    if node.op != "view" or not node.inputs:
+        return None
+    base = node.inputs[0]
+    flat = base.inputs[0] if base.op == "reshape" and base.inputs else base
+    if flat.op != "scatter" or flat.data is not None or flat.attrs != (0,) or len(flat.inputs) != 3 or \
+            flat.shape != (math.prod(base.shape),):
+        return None
+    src, i_node, v_node = flat.inputs
+    if i_node.data is None or v_node.data is None or i_node.data.host is None or v_node.data.host is None:
+        return None
+    pos = node.attrs[1]                           # its offset in the base's C order: the flat position
+    hits = np.flatnonzero(i_node.data.host == pos)
+    if hits.size:
+        return v_node.data.host[int(hits[-1])]
+    return element(src.data, pos) if src.data is not None else None
 
 
 def one_element(key: Any, ndim: int) -> bool:
