@@ -236,11 +236,10 @@ def point_write(node: Node, items: tuple, val: Node) -> Node | None:
     value = np.asarray(v, dtype=node.dtype)[()]
     flat = views.reshape(node, (size,))
     pts: _Points | None = None
-    if flat.op == "scatter" and flat.data is None and flat.attrs == (0,) and len(flat.inputs) == 3:
-        base, i_node, v_node = flat.inputs
-        if i_node.data is not None and v_node.data is not None and i_node.data.host is not None and \
-                v_node.data.host is not None and i_node.shape == v_node.shape and v_node.dtype == node.dtype \
-                and len(i_node.shape) == 1 and i_node.shape[0] < POINTS_MAX:
+    lists = _point_lists(flat)
+    if lists is not None:
+        base, i_node, v_node = lists
+        if i_node.shape[0] < POINTS_MAX:
             k = i_node.shape[0]
             pts = _points.get(i_node)
             idx, vals = i_node.data.host, v_node.data.host
@@ -264,6 +263,18 @@ def point_write(node: Node, items: tuple, val: Node) -> Node | None:
     return views.reshape(out, node.shape)
 
 
+def _point_lists(flat: Node) -> tuple[Node, Node, Node] | None:
+    """(base, index leaf, value leaf) of ``flat`` where it is a pending scatter of points whose lists are
+    on the host (``point_write``'s), else None."""
+    if flat.op != "scatter" or flat.data is not None or flat.attrs != (0,) or len(flat.inputs) != 3:
+        return None
+    base, i_node, v_node = flat.inputs
+    if i_node.data is None or v_node.data is None or i_node.data.host is None or v_node.data.host is None \
+            or i_node.shape != v_node.shape or len(i_node.shape) != 1 or v_node.dtype != flat.dtype:
+        return None
+    return base, i_node, v_node
+
+
 def point_read(node: Node) -> Any:
     """The value of ``node``, a one-element view of a pending point scatter (``point_write``), where the
     host knows it: a point written there, or the element of the scatter's evaluated base (one small read);
@@ -272,12 +283,10 @@ def point_read(node: Node) -> Any:
         return None
     base = node.inputs[0]
     flat = base.inputs[0] if base.op == "reshape" and base.inputs else base
-    if flat.op != "scatter" or flat.data is not None or flat.attrs != (0,) or len(flat.inputs) != 3 or \
-            flat.shape != (math.prod(base.shape),):
+    lists = _point_lists(flat) if flat.shape == (math.prod(base.shape),) else None
+    if lists is None:
         return None
-    src, i_node, v_node = flat.inputs
-    if i_node.data is None or v_node.data is None or i_node.data.host is None or v_node.data.host is None:
-        return None
+    src, i_node, v_node = lists
     pos = node.attrs[1]                           # its offset in the base's C order: the flat position
     hits = np.flatnonzero(i_node.data.host == pos)
     if hits.size:

@@ -112,6 +112,15 @@ def batch_index(g: _Gen, nb: int, rem: str) -> tuple[list[str], list[str]]:
     return split_index(g, g.rep[g.k.operands[0]], 0, nb, rem, "b", "bq")
 
 
+def triangle_row(row: str, rest: str, side: str) -> list[str]:
+    """WGSL lines that turn ``rest`` (a ``var`` holding an index into the cells on and above the diagonal
+    of a ``side x side`` grid, row by row) into ``row`` (a new ``var``) and its column offset from the
+    diagonal (left in ``rest``): the gram tiles' workgroups (``tile_grid(upper=True)``) and threads."""
+    return [f"var {row} = 0u;",
+            f"loop {{ if ({row} + 1u >= {side} || {rest} < {side} - {row}) {{ break; }}",
+            f"  {rest} = {rest} - ({side} - {row}); {row} = {row} + 1u; }}"]
+
+
 def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False,
               upper: bool = False) -> tuple[list[str], list[str]]:
     """The lines (unindented) that map workgroup ``w`` to its ``bm x bn`` output tile (``m0``, ``n0``),
@@ -143,9 +152,7 @@ def tile_grid(g: _Gen, nb: int, bm: int, bn: int, split: bool = False,
         head += ["let per = GM * (GM + 1u) / 2u;",
                  "let bat = w / per;",
                  "var rest = w % per;",
-                 "var trow = 0u;",
-                 "loop { if (trow + 1u >= GM || rest < GM - trow) { break; }",
-                 "  rest = rest - (GM - trow); trow = trow + 1u; }",
+                 *triangle_row("trow", "rest", "GM"),
                  "let tcol = trow + rest;"]
     else:
         head += ["let tcol = w % GN;",

@@ -57,7 +57,7 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from .wgsl import Rendered, _Gen
 from .wgsl_lib import helpers_for
-from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused
+from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused, triangle_row
 from .wgsl_parts import declare_bindings, epilogue_values, input_types, output_types
 
 MODES = ("vk", "vo", "s")
@@ -255,9 +255,7 @@ def _thread_position(t: BlockTiles, TX: int, TY: int) -> list[str]:   # noqa: N8
 def _gram_position(side: int) -> list[str]:
     """``ty <= tx``: thread ``lid``'s block of the ``side x side`` blocks on and above the diagonal, row
     by row (masked, as ``_thread_position``'s)."""
-    return ["var ty = 0u;", "var rest = lid;",
-            f"loop {{ if (ty >= {side - 1}u || rest < {side}u - ty) {{ break; }} rest = rest - ({side}u - ty); "
-            "ty = ty + 1u; }",
+    return ["var rest = lid;", *triangle_row("ty", "rest", f"{side}u"),
             f"ty = ty % {side}u;", f"let tx = (ty + rest) % {side}u;"]
 
 

@@ -61,7 +61,7 @@ class Data:
             return np.array(self.get_host())
         host = self.provider.download(self.handle, self.dtype, self.shape)
         _metrics.add("bytes_downloaded", host.nbytes)
-        if not host.flags.writeable or not host.flags.owndata and host.base is None:
+        if not host.flags.writeable:
             host = np.array(host)
         return host.reshape(self.shape)
 
