@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler import regions
 from ..compiler.schedule import FUSABLE_OPS
 from ..core import dtypes as _dtypes
 from ..graph import views
@@ -167,6 +168,8 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
                 return finish(point)._node
         region = basic_index(node, key).shape
         out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+        if regions.chain_length(out):
+            return out          # a chain of clean writes: bounded by CHAIN_MAX, not by its depth (``finish``)
     else:
         out = UP.advanced_setitem(node, key, val)
     return finish(out)._node
@@ -349,7 +352,42 @@ def write_region(node: Node, items: list[Any], val: Node) -> Node:
     steps = [abs(st) for st in steps]         # a negative step over one element is any step
     if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
         return region
-    return bounded(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
+    new = make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device)
+    if new.data is not None:
+        return new
+    d = regions.chain_length(node)
+    if d and _clean(region):
+        # the next write of a chain that runs as a ``regions`` kernel (compiler/regions.py): no whole-array
+        # bound, the chain is evaluated every CHAIN_MAX writes
+        if d >= regions.CHAIN_MAX:
+            evaluate_nodes([node])
+            d = 0
+        regions.clean[new] = d + 1
+        return new
+    new = bounded(new)
+    if _clean(region):
+        regions.clean[new] = 1
+    return new
+
+
+_DIRTY = frozenset({"setslice", "setstrided", "setpart"})
+CLEAN_CONE = 64
+
+
+def _clean(value: Node) -> bool:
+    """Whether a written value's pending cone is small (at most CLEAN_CONE nodes) and reads no pending
+    write into an array: a ``regions`` kernel computes it over its region alone (compiler/regions.py)."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        n = stack.pop()
+        if n.data is not None or n.serial in seen or n.op not in FUSABLE_OPS:
+            continue
+        if n.op in _DIRTY or len(seen) >= CLEAN_CONE:
+            return False
+        seen.add(n.serial)
+        stack += n.inputs
+    return True
 
 
 def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:

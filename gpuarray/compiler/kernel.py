@@ -249,7 +249,8 @@ class Kernel:
         return got
 
     def _summary(self) -> str:
-        what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else f"{self.kind}{self.attrs}"
+        what = f"{len(self.outputs)} output(s)" if self.kind == "elementwise" else \
+            f"regions: {len(self.attrs)} writes" if self.kind == "regions" else f"{self.kind}{self.attrs}"
         r = self.result_index
         if r is not None:
             ops = [i.op for i in self.instrs[r + 1:] if i.op not in ("input", "const")]

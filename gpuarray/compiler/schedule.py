@@ -33,6 +33,7 @@ from ..graph.shapes import contiguous_strides
 from . import plan_cache
 from .colfuse import col_kernel
 from .kernel import INDEX_OPS, Instr, Kernel
+from .regions import region_chains, spans
 from .rowfuse import row_kernel
 
 FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
@@ -89,20 +90,7 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = (), stop: C
     index: dict[int, int] = {}
     breaker = len(targets) == 1 and is_breaker(targets[0])
     cone_roots = list(targets[0].inputs) if breaker else list(targets)
-
-    def add(nodes: list[Node]) -> None:
-        for node in nodes:
-            if node.serial in index:
-                continue
-            if node.realized or is_breaker(node) or node.serial in stop:
-                index[node.serial] = len(instrs)
-                instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
-                inputs.append(node)
-                continue
-            args = tuple(index[i.serial] for i in node.inputs)
-            index[node.serial] = len(instrs)
-            instrs.append(Instr(node.op, args, node.dtype, node.shape, node.attrs))
-
+    add = _adder(instrs, inputs, index, stop)
     add(_topo(cone_roots, through_breakers=False, stop=stop) if cone_roots else [])
     t0 = targets[0]
     if breaker:
@@ -118,6 +106,36 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = (), stop: C
                       t0.device, kind=t0.op, attrs=t0.attrs, operands=operands)
     outputs = [index[t.serial] for t in targets]
     return Kernel(instrs, inputs, outputs, list(targets), t0.shape, t0.device)
+
+
+def _adder(instrs: list[Instr], inputs: list[Any], index: dict[int, int], stop: Collection[int]) -> Any:
+    """``add(nodes)``: appends the instructions of ``nodes`` (in dependency order) to ``instrs``;
+    evaluated nodes, breakers and those in ``stop`` become ``input`` instructions (``inputs``)."""
+    def add(nodes: list[Node]) -> None:
+        for node in nodes:
+            if node.serial in index:
+                continue
+            if node.realized or is_breaker(node) or node.serial in stop:
+                index[node.serial] = len(instrs)
+                instrs.append(Instr("input", (), node.dtype, node.shape, (len(inputs),)))
+                inputs.append(node)
+                continue
+            args = tuple(index[i.serial] for i in node.inputs)
+            index[node.serial] = len(instrs)
+            instrs.append(Instr(node.op, args, node.dtype, node.shape, node.attrs))
+    return add
+
+
+def regions_kernel(top: Node, base: Node, chain: list[Node], stop: Collection[int] = ()) -> Kernel:
+    """The ``regions`` kernel of a chain of writes (``compiler/regions.py``): operands the array under
+    the chain and each write's value (its region's shape), attrs each write's (starts, steps)."""
+    instrs: list[Instr] = []
+    inputs: list[Any] = []
+    index: dict[int, int] = {}
+    roots = [base, *[w.inputs[1] for w in chain]]
+    _adder(instrs, inputs, index, stop)(_topo(roots, through_breakers=False, stop=stop))
+    return Kernel(instrs, inputs, [], [top], top.shape, top.device, kind="regions", attrs=spans(chain),
+                  operands=[index[r.serial] for r in roots])
 
 
 def _aligned_edge(node: Node, arg: Node) -> bool:
@@ -340,6 +358,8 @@ def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key:
 def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
     cut = _reused_operands(order)
+    chains = region_chains(order, live, cut)
+    cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}
     for t in live:
         if is_breaker(t) or t.serial in cut:
@@ -368,7 +388,9 @@ def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> lis
         rest.append(group)
     kernels: list[Kernel] = []
     for n in order:         # dependency order: a cut operand before its product
-        if n.serial in cut:
+        if n.serial in chains:
+            kernels += (regions_kernel(n, *chains[n.serial], stop=cut - {n.serial}),)
+        elif n.serial in cut:
             kernels += (build_kernel([n], stop=cut - {n.serial}),)
         elif is_breaker(n) and n.serial not in absorbed:
             kernels += (fused[n.serial] if n.serial in fused else build_kernel([n], stop=cut),)

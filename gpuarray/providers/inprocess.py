@@ -24,7 +24,7 @@ from ..compiler.kernel import INDEX_OPS, Kernel
 from ..core.dtypes import ALL_DTYPES
 from ..core.ops import OPS
 from .host_cast import cast
-from .host_index import host_index, host_scatter
+from .host_index import host_index, host_regions, host_scatter
 from .host_linalg import LINALG_HOST_KINDS
 from .host_random import host_random
 from .host_select import host_select
@@ -194,6 +194,7 @@ HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod,
 HOST_KINDS["compact"] = _host_compact        # nonzero, x[mask] (namespace/searching_sorted.py)
 HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
 HOST_KINDS["scatter"] = host_scatter
+HOST_KINDS["regions"] = host_regions        # chains of writes into regions (compiler/regions.py)
 
 
 _SCATTER_UFUNC = {"max": np.maximum, "min": np.minimum, "fmax": np.fmax, "fmin": np.fmin,

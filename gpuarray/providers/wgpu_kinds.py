@@ -36,6 +36,7 @@ from .wgpu_matmul import enqueue_matmul, row_blocks
 from .wgpu_qr import geqrf_cannot_run
 from .wgpu_random import enqueue_random, random_cannot_run
 from .wgpu_reduce import enqueue_reduce
+from .wgpu_regions import enqueue_regions, max_part_inputs
 from .wgpu_rowfuse import enqueue_rowfuse
 from .wgpu_scan import enqueue_scan
 from .wgpu_scatter import enqueue_scatter
@@ -51,6 +52,7 @@ WGPU_KINDS["scan"] = enqueue_scan              # cumulative_sum / cumulative_pro
 WGPU_KINDS["compact"] = enqueue_compact        # nonzero, x[mask]: stream compaction
 WGPU_KINDS["argreduce"] = enqueue_argreduce    # argmax / argmin
 WGPU_KINDS["scatter"] = enqueue_scatter        # x[int_array] = value
+WGPU_KINDS["regions"] = enqueue_regions        # chains of writes into regions (compiler/regions.py)
 WGPU_KINDS.update(sort=enqueue_sort, argsort=enqueue_sort, searchsorted=enqueue_searchsorted)
 # Per-kind limits beyond the generic ones: fn(provider, kernel) -> reason | None.
 WGPU_KIND_CHECKS: dict[str, Any] = {"sort": sort_cannot_run, "argsort": sort_cannot_run,
@@ -81,7 +83,7 @@ WGPU_KIND_CHECKS["linalg_laed4"] = laed4_cannot_run
 WGPU_KINDS["random"] = enqueue_random                        # Philox draws (gpuarray.random, wgpu_random.py)
 WGPU_KIND_CHECKS["random"] = random_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
-COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact"})
+COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact", "regions"})
 
 # ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
@@ -129,7 +131,10 @@ HOST_LINALG_REASONS = {
 
 def bindings(kernel: Kernel) -> int:
     """The storage buffers ``kernel`` binds: prm, inputs, outputs, up to 3 arrays of 64-bit scalars (other
-    kinds: a few scratch buffers and at least one output, more with a fused epilogue)."""
+    kinds: a few scratch buffers and at least one output, more with a fused epilogue; ``regions``: those of
+    its widest pass)."""
+    if kernel.kind == "regions":
+        return max_part_inputs(kernel) + 5
     return len(kernel.inputs) + (len(kernel.outputs) + 4 if kernel.kind == "elementwise"
                                  else 5 + max(1, len(kernel.outputs)))
 
