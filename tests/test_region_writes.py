@@ -174,3 +174,30 @@ def test_empty_and_zero_size(device: xp.Device) -> None:
         b[i, :1] = i
         m[i, :1] = i
     assert np.array_equal(np.asarray(b), m)
+
+
+def test_writes_through_views(device: xp.Device) -> None:
+    """Writes through views of an array (``setstrided``: a row view, a column view, a transposed view, a
+    strided view of a reshaped array) are writes of a chain too."""
+    a, n = _pair(device, np.zeros((12, 10), np.float32))
+    src = np.arange(120, dtype=np.float32).reshape(12, 10)
+    b = xp.asarray(src, device=device)
+    t, tn = a.T, n.T
+    for i in range(10):
+        row = a[i]
+        row[...] = b[i] + 1
+        n[i] = src[i] + 1
+        col = t[i]                  # column i of a
+        col[...] = -i
+        tn[i] = -i
+    assert a._view is not None and regions.chain_length(a._view.storage.node) == 20
+    assert np.array_equal(np.asarray(a), n)
+    for i in range(10):
+        col = t[i]
+        col[::3] = i * 10           # the value reads the column it replaces: not clean, evaluated as before
+        tn[i][::3] = i * 10
+    flat = a.reshape(-1)            # a view of a's memory
+    flat[5::17] = 99
+    n.reshape(-1)[5::17] = 99
+    assert np.array_equal(np.asarray(a), n)
+    assert np.array_equal(np.asarray(t), tn)

@@ -31,12 +31,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..compiler.regions import chain_length
 from ..core.dtypes import real_dtype
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import Shape, size_of, view_strides
 from .elementwise import finish
-from .indexing import bounded
+from .indexing import chained
 
 
 class Storage:
@@ -170,8 +171,9 @@ def _assign(x: Any, node: Node) -> None:
         if info.part is not None:
             whole = node_at(st.node, info, with_part=False)
             value = make("setpart", (whole, node), whole.dtype, whole.shape, (0 if info.part == "real" else 1,))
-        new = bounded(views.write_view(st.node, info.shape, info.strides, info.offset, value))
-    new = finish(new)._node                   # evaluated when its history grew too long
+        new = chained(views.write_view(st.node, info.shape, info.strides, info.offset, value))
+    if not chain_length(new):
+        new = finish(new)._node               # evaluated when its history grew too long
     st.node = new
     alive = []
     for ref in st.members:

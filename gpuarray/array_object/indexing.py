@@ -146,6 +146,26 @@ def basic_index(node: Node, key: Any) -> Node:
     return strided_view(base, tuple(new_shape), tuple(new_strides), offset)
 
 
+def _region_shape(items: list[Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``x[key]`` for normalized basic ``items`` (``basic_index``'s, without its view);
+    IndexError for an integer out of bounds."""
+    out: list[int] = []
+    axis = 0
+    for k in items:
+        if k is None:
+            out.append(1)
+            continue
+        size = shape[axis]
+        if isinstance(k, slice):
+            out.append(len(range(*k.indices(size))))
+        else:
+            i = operator.index(k)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+        axis += 1
+    return tuple(out)
+
+
 def getitem(node: Node, key: Any) -> Node:
     """The node for ``x[key]``."""
     if is_basic(key):
@@ -166,8 +186,8 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
             point = point_write(node, key if isinstance(key, tuple) else (key,), val)
             if point is not None:
                 return finish(point)._node
-        region = basic_index(node, key).shape
-        out = write_region(node, _normalize_key(key, len(node.shape)), broadcast_value(val, region))
+        items = _normalize_key(key, len(node.shape))
+        out = write_region(node, items, broadcast_value(val, _region_shape(items, node.shape)))
         if regions.chain_length(out):
             return out          # a chain of clean writes: bounded by CHAIN_MAX, not by its depth (``finish``)
     else:
@@ -352,20 +372,25 @@ def write_region(node: Node, items: list[Any], val: Node) -> Node:
     steps = [abs(st) for st in steps]         # a negative step over one element is any step
     if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
         return region
-    new = make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device)
-    if new.data is not None:
-        return new
-    d = regions.chain_length(node)
-    if d and _clean(region):
-        # the next write of a chain that runs as a ``regions`` kernel (compiler/regions.py): no whole-array
-        # bound, the chain is evaluated every CHAIN_MAX writes
+    return chained(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
+
+
+def chained(new: Node) -> Node:
+    """``new``, a write into a region of an array (``setslice``, ``setstrided``), bounded: a clean write (its
+    value reads no pending write) on top of a chain of them is the next write of a ``regions`` kernel
+    (compiler/regions.py), and the chain is evaluated every CHAIN_MAX writes; any other by ``bounded``."""
+    if new.data is not None or new.op not in regions.WRITES:
+        return bounded(new)
+    old, value = new.inputs
+    d = regions.chain_length(old)
+    if d and _clean(value):
         if d >= regions.CHAIN_MAX:
-            evaluate_nodes([node])
+            evaluate_nodes([old])
             d = 0
         regions.clean[new] = d + 1
         return new
     new = bounded(new)
-    if _clean(region):
+    if _clean(value):
         regions.clean[new] = 1
     return new
 

@@ -92,8 +92,10 @@ def host_scatter(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
 
 def host_regions(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
     """``regions`` (compiler/regions.py): a copy of operand 0 with each later operand written into its
-    region (``kernel.attrs``: each write's (starts, steps)), in order."""
+    region (``kernel.attrs``: each write's (offset, strides) in the C layout), in order."""
     out = np.array(np.broadcast_to(operands[0], kernel.out_shape), dtype=kernel.out_nodes[0].dtype, copy=True)
-    for (starts, steps), value in zip(kernel.attrs, operands[1:], strict=True):
-        out[_region(starts, steps, value.shape)] = value
+    flat = out.reshape(-1)
+    for (offset, strides), value in zip(kernel.attrs, operands[1:], strict=True):
+        region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape, tuple(s * flat.itemsize for s in strides))
+        region[...] = value
     return [out]

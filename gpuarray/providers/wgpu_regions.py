@@ -60,17 +60,16 @@ def enqueue_regions(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
     out = provider.alloc(kernel.size * STORAGE_NP[kernel.out_nodes[0].dtype].itemsize)
     if kernel.size == 0:
         return [out]
-    cstr = contiguous_strides(kernel.out_shape)
-    spans = [(tuple(0 for _ in cstr), tuple(1 for _ in cstr)), *kernel.attrs]
-    for (cone, ks), (starts, steps) in zip(kernel.memoized(("regions_parts",), lambda: parts(kernel)), spans,
-                                           strict=True):
+    spans = [(0, contiguous_strides(kernel.out_shape)), *kernel.attrs]
+    for (cone, ks), (offset, strides) in zip(kernel.memoized(("regions_parts",), lambda: parts(kernel)), spans,
+                                             strict=True):
         sub = part_kernel(kernel, cone, ks)
         n = sub.size
         if n == 0:
             continue
-        extra = {"OFF": sum(s * c for s, c in zip(starts, cstr, strict=True))}
-        for d, (st, c) in enumerate(zip(steps, cstr, strict=True)):
-            extra[f"S{d}"] = st * c
+        extra = {"OFF": offset}
+        for d, st in enumerate(strides):
+            extra[f"S{d}"] = st
         r = provider.rendered_for(sub, render_region)
         bufs = [*[in_handles[k] for k in ks], out, *wide_buffers(provider, r, sub)]
         provider.dispatch(r.source, r.meta(sub, extra), bufs, -(-n // WORKGROUP))
