@@ -201,3 +201,18 @@ def test_writes_through_views(device: xp.Device) -> None:
     n.reshape(-1)[5::17] = 99
     assert np.array_equal(np.asarray(a), n)
     assert np.array_equal(np.asarray(t), tn)
+
+
+@pytest.mark.parametrize("step", [3, 5, 15, 17, 51, 255, 257, 7])
+def test_strided_write_leaves_the_element_before_its_start(device: xp.Device, step: int) -> None:
+    """``a[s::step] = v`` changes nothing before ``s``: on the NVIDIA driver a signed remainder of a negative
+    offset came out as the unsigned one's, and every step dividing 2^32 - 1 also wrote ``a[s - 1]``."""
+    n = 3 * step + 4
+    for start in (1, 2, step - 1, step + 1):
+        a, m = _pair(device, np.arange(n, dtype=np.float32))
+        a[start::step] = -1
+        m[start::step] = -1
+        b, k = _pair(device, np.arange(2 * n, dtype=np.int32).reshape(2, n))
+        b[:, start::step] = -7
+        k[:, start::step] = -7
+        assert np.array_equal(np.asarray(a), m) and np.array_equal(np.asarray(b), k), (step, start)

@@ -99,11 +99,13 @@ def _setslice(g: Any, i: int, idx: tuple) -> str:
     conds, q = [], []
     for d in range(len(m)):
         start = g.slot(("param", i, 0, d))
-        step = f"bitcast<i32>({g.slot(('param', i, 1, d))})"
-        t = g.emit(f"i32({m[d]}) - i32({start})", "t")
+        step = g.slot(("param", i, 1, d))          # positive (write_region walks negative steps forwards)
+        # the quotient and remainder of unsigned operands only: on the NVIDIA driver an i32 ``%`` of a negative
+        # dividend came out as the unsigned one's (a[1::3] = v also wrote a[0]: 2^32 - 1 is a multiple of 3)
+        t = g.emit(f"{m[d]} - {start}", "t")
         qd = g.emit(f"{t} / {step}", "q")
-        conds.append(f"({t} % {step} == 0 && {qd} >= 0 && {qd} < i32({g.slot(('dim', g.rep[val], d))}))")
-        q.append(f"u32({qd})")
+        conds.append(f"({m[d]} >= {start} && {t} % {step} == 0u && {qd} < {g.slot(('dim', g.rep[val], d))})")
+        q.append(qd)
     inside = g.emit(" && ".join(conds) or "true", "inr")   # not "in": storage buffers are in0, in1, ...
     # select, not a branch: chains of assignments (x[i] = v in a loop) would nest ifs as deep as the
     # chain, which lavapipe miscompiled past ~80 levels. Outside the region the value is read at 0.
