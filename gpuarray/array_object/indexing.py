@@ -383,14 +383,15 @@ def chained(new: Node) -> Node:
         return bounded(new)
     old, value = new.inputs
     d = regions.chain_length(old)
-    if d and _clean(value):
+    clean = _clean(value)
+    if d and clean:
         if d >= regions.CHAIN_MAX:
             evaluate_nodes([old])
             d = 0
         regions.clean[new] = d + 1
         return new
     new = bounded(new)
-    if _clean(value):
+    if clean:
         regions.clean[new] = 1
     return new
 

@@ -38,7 +38,7 @@ WRITES = frozenset({"setslice", "setstrided"})     # a write into a region: (old
 REGIONS_MIN = 8          # writes in a chain before it runs as a ``regions`` kernel (fewer: one fused kernel)
 CHAIN_MAX = 4096         # pending clean writes on one array before the recorder evaluates them
 
-# clean writes (``setslice`` nodes whose value reads no pending write) -> their chain's length so far
+# clean writes (``WRITES`` nodes whose value reads no pending write) -> their chain's length so far
 clean: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
 
 

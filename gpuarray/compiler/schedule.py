@@ -128,7 +128,7 @@ def _adder(instrs: list[Instr], inputs: list[Any], index: dict[int, int], stop: 
 
 def regions_kernel(top: Node, base: Node, chain: list[Node], stop: Collection[int] = ()) -> Kernel:
     """The ``regions`` kernel of a chain of writes (``compiler/regions.py``): operands the array under
-    the chain and each write's value (its region's shape), attrs each write's (starts, steps)."""
+    the chain and each write's value (its region's shape), attrs each write's region (``regions.spans``)."""
     instrs: list[Instr] = []
     inputs: list[Any] = []
     index: dict[int, int] = {}

@@ -60,10 +60,7 @@ def host_index(ins: Any, args: list[np.ndarray]) -> np.ndarray:
         (offset,), strides = ins.params
         old, value = args
         out = np.array(old, dtype=ins.dtype, copy=True, order="C")
-        flat = out.reshape(-1)
-        region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape,
-                                                 tuple(s * flat.itemsize for s in strides))
-        region[...] = value
+        _write_strided(out.reshape(-1), offset, strides, value)
         return out
     if op == "setpart":
         old, value = args
@@ -96,6 +93,11 @@ def host_regions(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
     out = np.array(np.broadcast_to(operands[0], kernel.out_shape), dtype=kernel.out_nodes[0].dtype, copy=True)
     flat = out.reshape(-1)
     for (offset, strides), value in zip(kernel.attrs, operands[1:], strict=True):
-        region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape, tuple(s * flat.itemsize for s in strides))
-        region[...] = value
+        _write_strided(flat, offset, strides, value)
     return [out]
+
+
+def _write_strided(flat: np.ndarray, offset: int, strides: tuple[int, ...], value: np.ndarray) -> None:
+    """``value`` into the strided view of ``flat`` (C-contiguous) at ``offset`` with element ``strides``."""
+    region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape, tuple(s * flat.itemsize for s in strides))
+    region[...] = value

@@ -417,6 +417,18 @@ def _f64_functions(kernel: Kernel) -> int:
     sin_args = {ins.args[0] for ins in calls if ins.op == "sin"}
     return len(calls) - sum(1 for ins in calls if ins.op == "cos" and ins.args[0] in sin_args)
 
+def thread_main(lines: Sequence[str], count: str = "prm[0]") -> str:
+    """The entry point of a shader of one thread per element: ``gi`` over a 2-d grid of workgroups,
+    threads past ``count`` return, then ``lines``."""
+    return (
+        f"@compute @workgroup_size({WORKGROUP})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+        "        @builtin(local_invocation_index) lid: u32) {\n"
+        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
+        f"  if (gi >= {count}) {{ return; }}\n" + "\n".join(lines) + "\n}\n"
+    )
+
+
 def render_variant(kernel: Kernel, variant: tuple[int, bool]) -> Rendered:
     """``render(kernel, vec, fast)`` for ``variant = (vec, fast)`` (the provider's cache key)."""
     return render(kernel, *variant)
@@ -444,14 +456,7 @@ def render(kernel: Kernel, vec: int = 1, fast: bool = False) -> Rendered:
         stores.append(f"  out{j}[gi] = {store_value(dt, v)};")
     decls = declare_bindings(input_types(kernel),
                              [WGSL_STORAGE_TYPE[kernel.instrs[o].dtype] for o in kernel.outputs], g.wide)
-    body = "\n".join(g.lines + stores)
-    main = (
-        f"@compute @workgroup_size({WORKGROUP})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) lid: u32) {\n"
-        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
-        "  if (gi >= prm[0]) { return; }\n" + body + "\n}\n"
-    )
+    main = thread_main(g.lines + stores)
     src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
                     len(kernel.outputs))

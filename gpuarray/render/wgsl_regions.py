@@ -8,7 +8,7 @@ parameters, so every write of one structure shares one shader).
 >>> import numpy as np
 >>> from gpuarray.compiler.kernel import Instr, Kernel, Result
 >>> f = np.dtype(np.float32)
->>> k = Kernel([Instr("input", (), f, (2, 3), (0,))], [None], [0], [Result(f, (2, 3))], (2, 3))
+>>> k = Kernel([Instr("input", (), f, (2, 3), (0,))], [Result(f, (2, 3))], [0], [Result(f, (2, 3))], (2, 3))
 >>> "out0[l" in render_region(k).source
 True
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen
+from .wgsl import Rendered, _Gen, thread_main
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, input_types, store_value
 
@@ -33,12 +33,6 @@ def render_region(kernel: Kernel) -> Rendered:
     terms = [g.slot(("extra", "OFF"))] + [f"{m[d]} * {g.slot(('extra', f'S{d}'))}" for d in range(len(m))]
     lin = g.emit(" + ".join(terms), "l")
     decls = declare_bindings(input_types(kernel), [WGSL_STORAGE_TYPE[dt]], g.wide)
-    main = (
-        f"@compute @workgroup_size({WORKGROUP})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) lid: u32) {\n"
-        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
-        "  if (gi >= prm[0]) { return; }\n" + "\n".join(g.lines) + f"\n  out0[{lin}] = {store_value(dt, v)};\n}}\n"
-    )
+    main = thread_main([*g.lines, f"  out0[{lin}] = {store_value(dt, v)};"])
     src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs), 1)

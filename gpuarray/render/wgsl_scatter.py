@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen
+from .wgsl import Rendered, _Gen, thread_main
 from .wgsl_index import clamp_index
 from .wgsl_lib import helpers_for
 from .wgsl_parts import store_value
@@ -86,12 +86,6 @@ def render_scatter(kernel: Kernel) -> Rendered:
     for st in sorted(g.wide):
         decls.append(f"@group(0) @binding({b}) var<storage, read> c{st}: array<{st}>;")
         b += 1
-    main = (
-        f"@compute @workgroup_size({WORKGROUP})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) lid: u32) {\n"
-        f"  let gi = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;\n"
-        f"  if (gi >= {n}) {{ return; }}\n" + "\n".join(g.lines) + f"\n  out0[{lin}] = {store};\n}}\n"
-    )
+    main = thread_main([*g.lines, f"  out0[{lin}] = {store};"], n)
     src = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs), 1)
