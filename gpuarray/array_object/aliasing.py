@@ -172,7 +172,8 @@ def _assign(x: Any, node: Node) -> None:
             whole = node_at(st.node, info, with_part=False)
             value = make("setpart", (whole, node), whole.dtype, whole.shape, (0 if info.part == "real" else 1,))
         new = chained(views.write_view(st.node, info.shape, info.strides, info.offset, value))
-    if not chain_length(new):
+    chain = chain_length(new)
+    if not chain:
         new = finish(new)._node               # evaluated when its history grew too long
     st.node = new
     alive = []
@@ -181,7 +182,9 @@ def _assign(x: Any, node: Node) -> None:
         if m is None:
             continue
         alive.append(ref)
-        m._node = node if m is x else node_at(new, m._view)
+        # the member written keeps the value's node, but in a chain of writes its place in the new base: the
+        # next write through it then reads the version it writes (``col *= s; col -= 1``)
+        m._node = node if m is x and not chain else node_at(new, m._view)
     st.members = alive
     if len(alive) == 1 and info.identity and info.writeable:
         x._view = None                        # no view of it is left: a plain array again

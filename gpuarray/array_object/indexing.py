@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..compiler import regions
-from ..compiler.schedule import FUSABLE_OPS
+from ..compiler.kernel import FUSABLE_OPS
 from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes
@@ -377,43 +378,79 @@ def write_region(node: Node, items: list[Any], val: Node) -> Node:
 
 def chained(new: Node) -> Node:
     """``new``, a write into a region of an array (``setslice``, ``setstrided``), bounded: a clean write (its
-    value reads no pending write) on top of a chain of them is the next write of a ``regions`` kernel
-    (compiler/regions.py), and the chain is evaluated every CHAIN_MAX writes; any other by ``bounded``."""
+    value reads no pending write but the array's own previous version at the written elements) on top of a
+    chain of them is the next write of a ``regions`` kernel (compiler/regions.py), and the chain is
+    evaluated every CHAIN_MAX writes; any other by ``bounded``. A write of the region's own elements back
+    into it (the second half of Python's ``a[i] *= 2``) is the array unchanged."""
     if new.data is not None or new.op not in regions.WRITES:
         return bounded(new)
     old, value = new.inputs
+    key = regions.region_key(new)
+    if value.op == "view" and value.data is None and value.inputs[0] is old and regions.view_key(value) == key:
+        return old
+    if old.data is None and old.op in regions.WRITES and _unreshaped(old.inputs[1]) is _unreshaped(value) \
+            and regions.region_key(old) == key:
+        return old                              # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
     d = regions.chain_length(old)
-    clean = _clean(value)
-    if d and clean:
+    prev = _clean(value, old, key)
+    if prev is None:
+        return bounded(new)
+    if d:
         if d >= regions.CHAIN_MAX:
             evaluate_nodes([old])
             d = 0
+            prev = ()                           # the previous version is evaluated: an input now
         regions.clean[new] = d + 1
-        return new
-    new = bounded(new)
-    if clean:
+        new.depth = old.depth           # CHAIN_MAX bounds a chain, not its depth: reading it costs no evaluation
+    else:
+        new = bounded(new)
         regions.clean[new] = 1
+    if prev:
+        regions.prevreads[new] = prev
     return new
 
 
+def _unreshaped(n: Node) -> Node:
+    while n.op == "reshape" and n.data is None:
+        n = n.inputs[0]
+    return n
+
+
 _DIRTY = frozenset({"setslice", "setstrided", "setpart"})
+_ALIGNED = frozenset(OPS) | {"astype"}          # element i of the result reads element i of same-shape inputs
 CLEAN_CONE = 64
 
 
-def _clean(value: Node) -> bool:
-    """Whether a written value's pending cone is small (at most CLEAN_CONE nodes) and reads no pending
-    write into an array: a ``regions`` kernel computes it over its region alone (compiler/regions.py)."""
-    seen: set[int] = set()
-    stack = [value]
+def _clean(value: Node, old: Node, key: tuple) -> tuple[Node, ...] | None:
+    """The views of ``old`` (the version written) that a written value reads, when its pending cone is
+    small (at most CLEAN_CONE nodes), reads no other pending write into an array and reads ``old`` only
+    where that is safe while the write stores: at the write's region ``key`` (``regions.region_key``)
+    element for element, or outside it. A ``regions`` kernel then computes the value over its region
+    alone, reading those views from its result (compiler/regions.py). None when it is not clean."""
+    seen: set[tuple[int, bool]] = set()
+    prev: list[Node] = []
+    stack = [(value, True)]                     # (node, its element i is the value's element i)
+    pending = old.data is None
     while stack:
-        n = stack.pop()
-        if n.data is not None or n.serial in seen or n.op not in FUSABLE_OPS:
+        n, aligned = stack.pop()
+        if n.data is not None or (n.serial, aligned) in seen or n.op not in FUSABLE_OPS:
+            continue
+        if pending and n.op == "view" and n.inputs[0] is old:
+            at = regions.view_key(n)
+            if not (aligned and at == key or regions.disjoint(at, key)):
+                return None                     # reads elements of the region that other threads store
+            if all(v is not n for v in prev):
+                prev.append(n)
             continue
         if n.op in _DIRTY or len(seen) >= CLEAN_CONE:
-            return False
-        seen.add(n.serial)
-        stack += n.inputs
-    return True
+            return None
+        seen.add((n.serial, aligned))
+        if n.op == "reshape":
+            stack.append((n.inputs[0], aligned))
+        else:
+            keep = aligned and n.op in _ALIGNED
+            stack += [(i, keep and i.shape == n.shape) for i in n.inputs]
+    return tuple(prev)
 
 
 def value_node(value: Any, dtype: np.dtype, device: Any) -> Node:

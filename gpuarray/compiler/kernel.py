@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.ops import OPS
 from ..graph.shapes import Shape, broadcast_pattern
 
 # Fusable index instructions (beyond ``view``/``reshape``): each output element reads its
@@ -51,6 +52,8 @@ from ..graph.shapes import Shape, broadcast_pattern
 #   setpart   (which,)           complex arg 0 with its real (0) or imaginary (1) part replaced by arg 1
 INDEX_OPS: dict[str, bool] = {"concat": True, "gather": True, "setslice": False, "setstrided": False,
                               "setpart": True}
+# instructions a kernel computes inline (everything else needs a kernel of its own kind: a breaker)
+FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
 
 
 @dataclass

@@ -18,6 +18,14 @@ else reads). Correctness does not depend on how values were recorded; the writes
 a chain) are the ones a chain takes, and their chain lengths live here (``clean``), so that the
 recorder evaluates a chain every CHAIN_MAX writes instead of every few dozen.
 
+A clean write's value may read the version of the array it writes (``prevreads``: views of it), where
+each read is safe while other threads of its pass store: at the write's own region element for element
+(``a[i] *= 2``, ``row += 1``, ``a[:, j] = a[:, j] * s``: each element of the value reads the element it
+replaces, through same-shape elementwise operations and reshapes only), or outside the region (a
+recurrence: ``a[i] = a[i - 1] * 0.5 + b[i]``, a Gauss-Seidel sweep's neighbour rows). A pass reads that
+version from the result itself (an ``rprev`` instruction: the passes before it left it there), so the
+chain's members are never materialised either.
+
 >>> import numpy as np, gpuarray as xp
 >>> a = xp.zeros((64, 3), dtype=xp.float32)
 >>> for i in range(64):
@@ -31,15 +39,69 @@ from __future__ import annotations
 import math
 import weakref
 
+import numpy as np
+
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
+from .kernel import FUSABLE_OPS, Instr, Kernel, Result
 
 WRITES = frozenset({"setslice", "setstrided"})     # a write into a region: (old, value) -> new
 REGIONS_MIN = 8          # writes in a chain before it runs as a ``regions`` kernel (fewer: one fused kernel)
 CHAIN_MAX = 4096         # pending clean writes on one array before the recorder evaluates them
+DISJOINT_WORK = 4096     # NumPy's effort deciding that a read of the previous version misses the region
 
 # clean writes (``WRITES`` nodes whose value reads no pending write) -> their chain's length so far
 clean: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
+
+
+# clean writes whose value reads the previous version (safely: see above) -> those views of it
+prevreads: weakref.WeakKeyDictionary[Node, tuple[Node, ...]] = weakref.WeakKeyDictionary()
+
+
+def region_key(write: Node) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """A write's region as (offset, ((size, stride), ...)) in the array's C layout, axes of one
+    element dropped: two regions with one key hold the same elements in the same order."""
+    offset, strides = _span(write)
+    return offset, tuple([(d, s) for d, s in zip(write.inputs[1].shape, strides) if d != 1])
+
+
+def view_key(view: Node) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """``region_key``'s form of a ``view`` node's place in its input."""
+    strides, offset = view.attrs
+    return offset, tuple([(d, s) for d, s in zip(view.shape, strides) if d != 1])
+
+
+def disjoint(a: tuple[int, tuple[tuple[int, int], ...]], b: tuple[int, tuple[tuple[int, int], ...]]) -> bool:
+    """Whether two places (``region_key`` form) have no element in common (False where that is too
+    hard to decide: NumPy's ``shares_memory`` with a bounded effort).
+
+    >>> disjoint((0, ((4, 1),)), (4, ((4, 1),))), disjoint((0, ((4, 8),)), (1, ((4, 8),)))
+    (True, True)
+    >>> disjoint((0, ((4, 8),)), (16, ((2, 1),)))
+    False
+    """
+    spans = []
+    for offset, dims in (a, b):
+        if any(d == 0 for d, _s in dims):
+            return True
+        lo = hi = offset
+        for d, st in dims:
+            lo, hi = (lo + (d - 1) * st, hi) if st < 0 else (lo, hi + (d - 1) * st)
+        spans.append((lo, hi))
+    (lo_a, hi_a), (lo_b, hi_b) = spans
+    if hi_a < lo_b or hi_b < lo_a:
+        return True
+    lo = min(lo_a, lo_b)
+    whole = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), (max(hi_a, hi_b) - lo + 1,), (1,))
+    places = []
+    for offset, dims in (a, b):
+        places.append(np.lib.stride_tricks.as_strided(
+            whole[offset - lo:], tuple(d for d, _s in dims), tuple(s for _d, s in dims)))
+    try:
+        # (NumPy's stubs list only its -1 and 0; a positive bound is documented and what is meant here)
+        return not np.shares_memory(places[0], places[1], max_work=DISJOINT_WORK)  # type: ignore[arg-type]
+    except np.exceptions.TooHardError:
+        return False
 
 
 def chain_length(node: Node) -> int:
@@ -49,11 +111,14 @@ def chain_length(node: Node) -> int:
     return clean.get(node, 0)
 
 
-def region_chains(order: list[Node], live: list[Node], stop: set[int]) -> dict[int, tuple[Node, list[Node]]]:
+def region_chains(order: list[Node], live: list[Node],
+                  stop: set[int]) -> dict[int, tuple[Node, list[Node], frozenset[int]]]:
     """The chains in the walk ``order`` to run as ``regions`` kernels: top's serial -> (the array under
-    the chain, its writes bottom first). A top is a pending clean write that is a target, or that
-    something other than the next write of its chain reads; its chain goes down through clean writes
-    that only the write above reads, past none in ``stop`` (computed by kernels of their own)."""
+    the chain, its writes bottom first, the serials of the members that the next write's value reads
+    from the result: ``rprev``). A top is a pending clean write that is a target, or that something
+    other than the next write of its chain (its base and its ``prevreads``) reads; its chain goes down
+    through clean writes that only the write above reads, past none in ``stop`` (computed by kernels of
+    their own)."""
     if not clean or not any(n.op in WRITES and n.data is None for n in order):
         return {}
     reads: dict[int, int] = {}
@@ -66,23 +131,74 @@ def region_chains(order: list[Node], live: list[Node], stop: set[int]) -> dict[i
             if j == 0 and n.op in WRITES and n in clean:
                 as_base[i.serial] = as_base.get(i.serial, 0) + 1
     targets = {t.serial for t in live}
-    out: dict[int, tuple[Node, list[Node]]] = {}
+    own: dict[int, int] = {}                        # a write's base -> reads of it by its prevreads
+    if prevreads:
+        for n in order:
+            if n.data is None and n.op in WRITES and n in prevreads:
+                got = _own_reads(n, reads, targets)
+                if got:
+                    under = n.inputs[0].serial
+                    own[under] = own.get(under, 0) + got
+    out: dict[int, tuple[Node, list[Node], frozenset[int]]] = {}
     for n in order:
         if n.data is not None or n.op not in WRITES or n not in clean or n.serial in stop:
             continue
         s = n.serial
-        if s not in targets and reads.get(s, 0) == as_base.get(s, 0) == 1:
+        if s not in targets and _internal(n, reads, as_base, own):
             continue                # the next clean write's base only: inside a chain
         chain = [n]
         b = n.inputs[0]
         while b.data is None and b.op in WRITES and b in clean and b.serial not in targets \
-                and b.serial not in stop and reads.get(b.serial, 0) == as_base.get(b.serial, 0) == 1:
+                and b.serial not in stop and _internal(b, reads, as_base, own):
             chain.append(b)
             b = b.inputs[0]
         if len(chain) >= REGIONS_MIN and _fits(n):
             chain.reverse()
-            out[s] = (b, chain)
+            out[s] = (b, chain, frozenset(w.inputs[0].serial for w in chain[1:] if w.inputs[0].serial in own))
     return out
+
+
+def _internal(n: Node, reads: dict[int, int], as_base: dict[int, int], own: dict[int, int]) -> bool:
+    """Whether the pending write ``n`` is read only by one clean write above it: as its base, and through
+    that write's ``prevreads`` (``own``: how many)."""
+    s = n.serial
+    return as_base.get(s, 0) == 1 and reads.get(s, 0) == 1 + own.get(s, 0)
+
+
+def _own_reads(w: Node, reads: dict[int, int], targets: set[int]) -> int:
+    """How many ``prevreads`` views ``w``'s value has where nothing outside that value reads them or what
+    is computed from them (its pass then reads them from the result); 0 otherwise."""
+    views = {v.serial for v in prevreads.get(w, ())}
+    value = w.inputs[1]
+    cone: dict[int, Node] = {}
+    post: list[Node] = []
+    stack: list[tuple[Node, bool]] = [(value, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            post.append(n)
+            continue
+        if n.data is not None or n.serial in cone or n.op not in FUSABLE_OPS:
+            continue
+        cone[n.serial] = n
+        stack.append((n, True))
+        if n.serial not in views:
+            stack += [(i, False) for i in n.inputs]
+    if not views <= cone.keys():
+        return 0
+    inner: dict[int, int] = {value.serial: 1}           # reads from inside the value's cone (and by ``w``)
+    for n in cone.values():
+        if n.serial not in views:
+            for i in n.inputs:
+                inner[i.serial] = inner.get(i.serial, 0) + 1
+    dep: set[int] = set()
+    for n in post:                                       # inputs before their readers
+        if n.serial in views or any(i.serial in dep for i in n.inputs):
+            s = n.serial
+            if s in targets or reads.get(s, 0) != inner.get(s, 0):
+                return 0
+            dep.add(s)
+    return len(views)
 
 
 def _fits(node: Node) -> bool:
@@ -95,14 +211,51 @@ def _fits(node: Node) -> bool:
 def spans(chain: list[Node]) -> tuple[tuple[int, tuple[int, ...]], ...]:
     """Each write's region as (offset, strides) in elements of the array's C layout (one stride per axis
     of its value), in order: a ``regions`` kernel's attrs."""
-    out: list[tuple[int, tuple[int, ...]]] = []
-    for w in chain:
-        if w.op == "setslice":
-            starts, steps = w.attrs
-            c = contiguous_strides(w.shape)
-            out.append((sum(s * k for s, k in zip(starts, c, strict=True)),
-                        tuple(s * k for s, k in zip(steps, c, strict=True))))
-        else:                       # setstrided ((offset,), strides)
-            (offset,), strides = w.attrs
-            out.append((offset, tuple(strides)))
-    return tuple(out)
+    return tuple([_span(w) for w in chain])
+
+
+def _span(w: Node) -> tuple[int, tuple[int, ...]]:
+    if w.op == "setstrided":                # ((offset,), strides)
+        (offset,), strides = w.attrs
+        return offset, tuple(strides)
+    starts, steps = w.attrs                 # setslice
+    c = contiguous_strides(w.shape)
+    offset = 0
+    out = []
+    for s, k, c_ in zip(starts, steps, c):
+        offset += s * c_
+        out.append(k * c_)
+    return offset, tuple(out)
+
+
+def parts(kernel: Kernel) -> list[tuple[list[int], list[int]]]:
+    """Per operand of a ``regions`` kernel: (its cone's instructions in order, the inputs they read);
+    the operand is the cone's last instruction."""
+    out = []
+    for root in kernel.operands:
+        need: set[int] = set()
+        stack = [root]
+        while stack:
+            i = stack.pop()
+            if i not in need:
+                need.add(i)
+                stack.extend(kernel.instrs[i].args)
+        cone = sorted(need)
+        out.append((cone, sorted({kernel.instrs[i].params[0] for i in cone if kernel.instrs[i].op == "input"})))
+    return out
+
+
+def part_kernel(kernel: Kernel, cone: list[int], ks: list[int]) -> Kernel:
+    """The elementwise kernel computing the operand at the end of ``cone`` (``parts``)."""
+    remap = {old: new for new, old in enumerate(cone)}
+    kmap = {k: n for n, k in enumerate(ks)}
+    instrs = []
+    for old in cone:
+        x = kernel.instrs[old]
+        if x.op == "input":
+            instrs.append(Instr("input", (), x.dtype, x.shape, (kmap[x.params[0]],)))
+        else:
+            instrs.append(Instr(x.op, tuple(remap[a] for a in x.args), x.dtype, x.shape, x.params))
+    root = instrs[-1]
+    return Kernel(instrs, [kernel.inputs[k] for k in ks], [len(instrs) - 1], [Result(root.dtype, root.shape)],
+                  root.shape, kernel.device)

@@ -32,11 +32,10 @@ from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from . import plan_cache
 from .colfuse import col_kernel
-from .kernel import INDEX_OPS, Instr, Kernel
+from .kernel import FUSABLE_OPS, INDEX_OPS, Instr, Kernel
 from .regions import region_chains, spans
 from .rowfuse import row_kernel
 
-FUSABLE_OPS = frozenset({"input", "const", "iota", "view", "reshape", "astype"}) | frozenset(OPS) | frozenset(INDEX_OPS)
 EPILOGUE_KINDS = frozenset({"reduce", "matmul"})    # breakers whose renderers evaluate a fused epilogue
 
 
@@ -108,12 +107,18 @@ def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = (), stop: C
     return Kernel(instrs, inputs, outputs, list(targets), t0.shape, t0.device)
 
 
-def _adder(instrs: list[Instr], inputs: list[Any], index: dict[int, int], stop: Collection[int]) -> Any:
+def _adder(instrs: list[Instr], inputs: list[Any], index: dict[int, int], stop: Collection[int],
+           prev: Collection[int] = ()) -> Any:
     """``add(nodes)``: appends the instructions of ``nodes`` (in dependency order) to ``instrs``;
-    evaluated nodes, breakers and those in ``stop`` become ``input`` instructions (``inputs``)."""
+    evaluated nodes, breakers and those in ``stop`` become ``input`` instructions (``inputs``), those in
+    ``prev`` ``rprev`` instructions (a ``regions`` pass's reads of the result as the passes before left it)."""
     def add(nodes: list[Node]) -> None:
         for node in nodes:
             if node.serial in index:
+                continue
+            if node.serial in prev:
+                index[node.serial] = len(instrs)
+                instrs.append(Instr("rprev", (), node.dtype, node.shape))
                 continue
             if node.realized or is_breaker(node) or node.serial in stop:
                 index[node.serial] = len(instrs)
@@ -126,14 +131,16 @@ def _adder(instrs: list[Instr], inputs: list[Any], index: dict[int, int], stop: 
     return add
 
 
-def regions_kernel(top: Node, base: Node, chain: list[Node], stop: Collection[int] = ()) -> Kernel:
+def regions_kernel(top: Node, base: Node, chain: list[Node], prev: Collection[int] = (),
+                   stop: Collection[int] = ()) -> Kernel:
     """The ``regions`` kernel of a chain of writes (``compiler/regions.py``): operands the array under
-    the chain and each write's value (its region's shape), attrs each write's region (``regions.spans``)."""
+    the chain and each write's value (its region's shape), attrs each write's region (``regions.spans``);
+    the members in ``prev`` (read by the next write's value: ``regions.prevreads``) become ``rprev``."""
     instrs: list[Instr] = []
     inputs: list[Any] = []
     index: dict[int, int] = {}
     roots = [base, *[w.inputs[1] for w in chain]]
-    _adder(instrs, inputs, index, stop)(_topo(roots, through_breakers=False, stop=stop))
+    _adder(instrs, inputs, index, stop, prev)(_topo(roots, through_breakers=False, stop={*stop, *prev}))
     return Kernel(instrs, inputs, [], [top], top.shape, top.device, kind="regions", attrs=spans(chain),
                   operands=[index[r.serial] for r in roots])
 

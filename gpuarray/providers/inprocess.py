@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..compiler import regions
 from ..compiler.kernel import INDEX_OPS, Kernel
 from ..core.dtypes import ALL_DTYPES
 from ..core.ops import OPS
@@ -235,6 +236,8 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
     if kernel.kind == "rowfuse":          # whole arrays, its ``rowreduce`` instructions included
         return _outputs(kernel, _evaluate(kernel, inputs))
+    if kernel.kind == "regions" and any(i.op == "rprev" for i in kernel.instrs):
+        return _regions_in_order(kernel, inputs)
     if kernel.kind != "elementwise":
         base = kernel.prologue_part()
         vals = _evaluate(base, inputs)
@@ -272,8 +275,31 @@ def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...
     return outs
 
 
-def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None) -> list[np.ndarray]:
-    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given)."""
+def _regions_in_order(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """A ``regions`` kernel whose values read the array they write (``rprev``): each value computed after
+    the writes before it, from the result as they left it."""
+    (cone, ks), *rest = regions.parts(kernel)
+    sub = regions.part_kernel(kernel, cone, ks)
+    first = _evaluate(sub, [inputs[k] for k in ks])[-1]
+    out = np.array(np.broadcast_to(first, kernel.out_shape), dtype=kernel.out_nodes[0].dtype, copy=True)
+    flat = out.reshape(-1)
+    now = out.view()
+    now.flags.writeable = False
+    for (cone, ks), (offset, strides) in zip(rest, kernel.attrs, strict=True):
+        sub = regions.part_kernel(kernel, cone, ks)
+        if sub.size == 0:
+            continue
+        region = as_strided(flat[offset:], sub.out_shape, tuple(s * flat.itemsize for s in strides))
+        value = _evaluate(sub, [inputs[k] for k in ks], now=now)[-1]
+        region[...] = np.broadcast_to(value, sub.out_shape)
+    out.flags.writeable = False
+    return [out]
+
+
+def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None,
+              now: np.ndarray | None = None) -> list[np.ndarray]:
+    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given); ``rprev``
+    instructions read ``now`` (a ``regions`` pass's result as the passes before it left it)."""
     vals = [] if vals is None else vals
     with np.errstate(all="ignore"):
         for ins in kernel.instrs[len(vals):]:
@@ -282,6 +308,9 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarra
                 v = np.asarray(inputs[ins.params[0]]).reshape(ins.shape)
             elif op == "const":
                 v = np.asarray(ins.params[0], dtype=ins.dtype)
+            elif op == "rprev":
+                assert now is not None, "rprev is read in a regions pass only"
+                v = now.reshape(ins.shape)
             elif op == "iota":
                 v = np.arange(int(np.prod(ins.shape)), dtype=np.uint64).astype(ins.dtype).reshape(ins.shape)
             elif op == "view":

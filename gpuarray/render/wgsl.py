@@ -270,6 +270,9 @@ class _Gen:
             return self.emit(self.result)
         if op == "iota":
             return self.emit(self._cast(self.lin(idx, i), np.dtype(np.uint32), dt))
+        if op == "rprev":           # a regions pass's read of its result (render/wgsl_regions.py)
+            expr = f"out0[{self.lin(idx, i)}]"
+            return self.emit(f"{expr} != 0u" if dt == np.bool_ else expr)
         if op == "view":
             m = self.multi(idx, i)
             terms = [f"i32({self.slot(('voffset', i))})"]

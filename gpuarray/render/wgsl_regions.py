@@ -3,7 +3,9 @@
 A pass is an elementwise kernel over one operand's shape (the array under the chain of writes, or one
 write's value over its region) whose thread ``gi`` stores its value at ``OFF + sum(m[d] * S<d>)`` of the
 result (``m``: ``gi`` split over the operand's dimensions; ``OFF`` and the ``S<d>`` are run-time
-parameters, so every write of one structure shares one shader).
+parameters, so every write of one structure shares one shader). An ``rprev`` instruction (the value
+reads the array it writes: ``a[i] *= 2``, ``a[i] = a[i - 1] + b[i]``) reads ``out0`` as the passes before
+left it (``compiler/regions.py`` says which reads are safe while the pass stores).
 
 >>> import numpy as np
 >>> from gpuarray.compiler.kernel import Instr, Kernel, Result
