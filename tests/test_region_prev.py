@@ -218,3 +218,18 @@ def test_special_values_pass_through(device: xp.Device) -> None:
     got = np.asarray(a)
     assert np.array_equal(got, n, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(n))
+
+
+def test_a_source_read_by_views_in_a_loop_lists_only_live_members(device: xp.Device) -> None:
+    """``b[i]`` for every row lists a member of ``b``'s storage per view; dead ones are dropped as the
+    list grows (a source never written kept one per view taken before)."""
+    b = xp.asarray(np.arange(3000.0 * 4).reshape(3000, 4), device=device)
+    a = xp.zeros((3000, 4), device=device)
+    keep = b[5]
+    for i in range(3000):
+        a[i] = b[i] * 2
+    members = b._view.storage.members
+    assert len(members) < 200
+    assert any(r() is keep for r in members)
+    assert np.array_equal(np.asarray(a), np.arange(3000.0 * 4).reshape(3000, 4) * 2)
+    assert np.array_equal(np.asarray(keep), [20.0, 21.0, 22.0, 23.0])

@@ -39,15 +39,20 @@ from ..graph.shapes import Shape, size_of, view_strides
 from .elementwise import finish
 from .indexing import chained
 
+# A source read by views in a loop (``b[i]`` for every row) lists a member per view taken; writes drop the
+# dead ones, and so does ``derive`` once the list has grown past twice its live members plus this.
+PRUNE_SLACK = 64
+
 
 class Storage:
     """The memory that a base array and its views share: the base's current node."""
 
-    __slots__ = ("node", "members", "probe", "__weakref__")
+    __slots__ = ("node", "members", "prune_at", "probe", "__weakref__")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self.members: list[weakref.ref] = []
+        self.prune_at = PRUNE_SLACK        # members listed before the dead ones are dropped (``derive``)
         # a stand-in for the base that is never evaluated: views are recorded on it to read
         # their place in the base off the resulting view node
         self.probe = Node("probe", (), node.dtype, node.shape, (), node.device)
@@ -137,7 +142,11 @@ def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool 
                      info.base if info.base is not None else x, info.writeable and writeable)
     out = finish(node_at(st.node, where))
     out._view = where
-    st.members.append(weakref.ref(out))
+    members = st.members
+    members.append(weakref.ref(out))
+    if len(members) > st.prune_at:
+        st.members = members = [r for r in members if r() is not None]
+        st.prune_at = 2 * len(members) + PRUNE_SLACK
     return out
 
 
@@ -186,6 +195,7 @@ def _assign(x: Any, node: Node) -> None:
         # next write through it then reads the version it writes (``col *= s; col -= 1``)
         m._node = node if m is x and not chain else node_at(new, m._view)
     st.members = alive
+    st.prune_at = 2 * len(alive) + PRUNE_SLACK
     if len(alive) == 1 and info.identity and info.writeable:
         x._view = None                        # no view of it is left: a plain array again
 

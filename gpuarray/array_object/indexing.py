@@ -385,14 +385,20 @@ def chained(new: Node) -> Node:
     if new.data is not None or new.op not in regions.WRITES:
         return bounded(new)
     old, value = new.inputs
-    key = regions.region_key(new)
-    if value.op == "view" and value.data is None and value.inputs[0] is old and regions.view_key(value) == key:
+    if value.op == "view" and value.data is None and value.inputs[0] is old and \
+            regions.view_key(value) == regions.region_key(new):
         return old
-    if old.data is None and old.op in regions.WRITES and _unreshaped(old.inputs[1]) is _unreshaped(value) \
-            and regions.region_key(old) == key:
-        return old                              # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
+    if old.data is None and old.op in regions.WRITES:
+        v = value
+        while v.op == "reshape" and v.data is None:
+            v = v.inputs[0]
+        w = old.inputs[1]
+        while w.op == "reshape" and w.data is None:
+            w = w.inputs[0]
+        if v is w and regions.region_key(old) == regions.region_key(new):
+            return old                          # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
     d = regions.chain_length(old)
-    prev = _clean(value, old, key)
+    prev = _clean(value, old, new)
     if prev is None:
         return bounded(new)
     if d:
@@ -410,33 +416,30 @@ def chained(new: Node) -> Node:
     return new
 
 
-def _unreshaped(n: Node) -> Node:
-    while n.op == "reshape" and n.data is None:
-        n = n.inputs[0]
-    return n
-
-
 _DIRTY = frozenset({"setslice", "setstrided", "setpart"})
 _ALIGNED = frozenset(OPS) | {"astype"}          # element i of the result reads element i of same-shape inputs
 CLEAN_CONE = 64
 
 
-def _clean(value: Node, old: Node, key: tuple) -> tuple[Node, ...] | None:
+def _clean(value: Node, old: Node, new: Node) -> tuple[Node, ...] | None:
     """The views of ``old`` (the version written) that a written value reads, when its pending cone is
     small (at most CLEAN_CONE nodes), reads no other pending write into an array and reads ``old`` only
-    where that is safe while the write stores: at the write's region ``key`` (``regions.region_key``)
-    element for element, or outside it. A ``regions`` kernel then computes the value over its region
-    alone, reading those views from its result (compiler/regions.py). None when it is not clean."""
+    where that is safe while the write ``new`` stores: at its region element for element, or outside it.
+    A ``regions`` kernel then computes the value over its region alone, reading those views from its
+    result (compiler/regions.py). None when it is not clean."""
     seen: set[tuple[int, bool]] = set()
     prev: list[Node] = []
     stack = [(value, True)]                     # (node, its element i is the value's element i)
     pending = old.data is None
+    key = None
     while stack:
         n, aligned = stack.pop()
         if n.data is not None or (n.serial, aligned) in seen or n.op not in FUSABLE_OPS:
             continue
         if pending and n.op == "view" and n.inputs[0] is old:
             at = regions.view_key(n)
+            if key is None:
+                key = regions.region_key(new)
             if not (aligned and at == key or regions.disjoint(at, key)):
                 return None                     # reads elements of the region that other threads store
             if all(v is not n for v in prev):
