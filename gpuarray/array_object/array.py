@@ -316,7 +316,9 @@ class GpuArray(NumPyMethods):
         """Writes ``value`` into this array and every array that shares memory with it (one write
         at a time: ``_aliasing.WRITE_LOCK``, so that threads writing disjoint parts keep every write)."""
         with WRITE_LOCK:
-            assign(self, setitem(self._node, key, value))
+            new = setitem(self._node, key, value)
+            if new is not self._node:
+                assign(self, new)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> GpuArray:
         if stream is not None:

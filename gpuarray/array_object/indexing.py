@@ -176,6 +176,11 @@ def getitem(node: Node, key: Any) -> Node:
 
 def setitem(node: Node, key: Any, value: Any) -> Node:
     """The node ``x`` is rebound to by ``x[key] = value`` (``value`` cast to ``x.dtype``)."""
+    if isinstance(value, UP.array_type):
+        v = value._node
+        if v.op == "view" and v.data is None and v.inputs[0] is node and is_basic(key) \
+                and basic_index(node, key) is v:
+            return node             # ``x[key] = x[key]``: Python's last step of ``x[i] *= 2`` (hash-consed views)
     val = value_node(value, node.dtype, node.device)
     if is_basic(key):
         if one_element(key, len(node.shape)):

@@ -99,5 +99,14 @@ def host_regions(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
 
 def _write_strided(flat: np.ndarray, offset: int, strides: tuple[int, ...], value: np.ndarray) -> None:
     """``value`` into the strided view of ``flat`` (C-contiguous) at ``offset`` with element ``strides``."""
-    region = np.lib.stride_tricks.as_strided(flat[offset:], value.shape, tuple(s * flat.itemsize for s in strides))
-    region[...] = value
+    strided(flat, offset, value.shape, strides)[...] = value
+
+
+def strided(flat: np.ndarray, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """The view of the 1-d C-contiguous ``flat`` at element ``offset`` with element ``strides`` (writable
+    where ``flat`` is; NumPy checks that it lies inside ``flat``). A few times cheaper than ``as_strided``,
+    which matters for the one-region passes of ``regions`` kernels."""
+    if 0 in shape:
+        return np.empty(shape, flat.dtype)
+    item = flat.itemsize
+    return np.ndarray(shape, flat.dtype, flat, offset * item, tuple([s * item for s in strides]))

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ..compiler import regions
-from ..compiler.kernel import INDEX_OPS, Kernel
+from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import ALL_DTYPES
 from ..core.ops import OPS
 from .host_cast import cast
-from .host_index import host_index, host_regions, host_scatter
+from .host_index import host_index, host_regions, host_scatter, strided
 from .host_linalg import LINALG_HOST_KINDS
 from .host_random import host_random
 from .host_select import host_select
@@ -278,66 +277,69 @@ def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...
 def _regions_in_order(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """A ``regions`` kernel whose values read the array they write (``rprev``): each value computed after
     the writes before it, from the result as they left it."""
-    (cone, ks), *rest = regions.parts(kernel)
-    sub = regions.part_kernel(kernel, cone, ks)
-    first = _evaluate(sub, [inputs[k] for k in ks])[-1]
-    out = np.array(np.broadcast_to(first, kernel.out_shape), dtype=kernel.out_nodes[0].dtype, copy=True)
-    flat = out.reshape(-1)
-    now = out.view()
-    now.flags.writeable = False
-    for (cone, ks), (offset, strides) in zip(rest, kernel.attrs, strict=True):
-        sub = regions.part_kernel(kernel, cone, ks)
-        if sub.size == 0:
-            continue
-        region = as_strided(flat[offset:], sub.out_shape, tuple(s * flat.itemsize for s in strides))
-        value = _evaluate(sub, [inputs[k] for k in ks], now=now)[-1]
-        region[...] = np.broadcast_to(value, sub.out_shape)
+    instrs = kernel.instrs
+    (cone, _ks), *rest = kernel.memoized(("regions_parts",), lambda: regions.parts(kernel))
+    vals: dict[int, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for i in cone:
+            vals[i] = _value(instrs[i], vals, instrs, inputs, None)
+        out = np.array(np.broadcast_to(vals[cone[-1]], kernel.out_shape), dtype=kernel.out_nodes[0].dtype,
+                       copy=True)
+        flat = out.reshape(-1)
+        now = out.view()
+        now.flags.writeable = False
+        for (cone, _ks), (offset, strides) in zip(rest, kernel.attrs, strict=True):
+            shape = instrs[cone[-1]].shape
+            if 0 in shape:
+                continue
+            vals = {}
+            for i in cone:
+                vals[i] = _value(instrs[i], vals, instrs, inputs, now)
+            strided(flat, offset, shape, strides)[...] = vals[cone[-1]]
     out.flags.writeable = False
     return [out]
 
 
-def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None,
-              now: np.ndarray | None = None) -> list[np.ndarray]:
-    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given); ``rprev``
-    instructions read ``now`` (a ``regions`` pass's result as the passes before it left it)."""
+def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given)."""
     vals = [] if vals is None else vals
+    instrs = kernel.instrs
     with np.errstate(all="ignore"):
-        for ins in kernel.instrs[len(vals):]:
-            op = ins.op
-            if op == "input":
-                v = np.asarray(inputs[ins.params[0]]).reshape(ins.shape)
-            elif op == "const":
-                v = np.asarray(ins.params[0], dtype=ins.dtype)
-            elif op == "rprev":
-                assert now is not None, "rprev is read in a regions pass only"
-                v = now.reshape(ins.shape)
-            elif op == "iota":
-                v = np.arange(int(np.prod(ins.shape)), dtype=np.uint64).astype(ins.dtype).reshape(ins.shape)
-            elif op == "view":
-                strides, offset = ins.params
-                src = np.ascontiguousarray(vals[ins.args[0]]).reshape(-1)
-                item = src.itemsize
-                if 0 in ins.shape:
-                    v = np.empty(ins.shape, dtype=src.dtype)
-                else:
-                    v = as_strided(src[offset:], ins.shape, tuple(s * item for s in strides), writeable=False)
-            elif op == "reshape":
-                v = np.reshape(vals[ins.args[0]], ins.shape)
-            elif op == "astype":
-                v = cast(vals[ins.args[0]], ins.dtype)       # float -> int: host_cast.py's rule
-            elif op in INDEX_OPS:
-                v = host_index(ins, [np.broadcast_to(vals[a], kernel.instrs[a].shape) for a in ins.args])
-            elif op == "rowreduce":
-                x = np.broadcast_to(vals[ins.args[0]], kernel.instrs[ins.args[0]].shape)
-                v = _reduce_last(ins.params[0], x, ins.dtype) if len(ins.params) == 1 else \
-                    _reduce_axes(ins.params[0], x, ins.params[1], ins.dtype)     # (rop, 0): colfuse.py
-            else:
-                args = [vals[a] for a in ins.args]
-                v = np.asarray(OPS[op].host_impl()(*args))
-                if v.dtype != ins.dtype:
-                    v = v.astype(ins.dtype)
-            vals.append(v)
+        for ins in instrs[len(vals):]:
+            vals.append(_value(ins, vals, instrs, inputs, None))
     return vals
+
+
+def _value(ins: Instr, vals: Any, instrs: list[Instr], inputs: Sequence[np.ndarray],
+           now: np.ndarray | None) -> np.ndarray:
+    """One instruction's value as a whole array from those of its arguments (``vals[a]``; ``instrs[a]``
+    their instructions); ``rprev`` reads ``now`` (a ``regions`` pass's result as the passes before it left
+    it)."""
+    op = ins.op
+    if op == "input":
+        return np.asarray(inputs[ins.params[0]]).reshape(ins.shape)
+    if op == "const":
+        return np.asarray(ins.params[0], dtype=ins.dtype)
+    if op == "rprev":
+        assert now is not None, "rprev is read in a regions pass only"
+        return now.reshape(ins.shape)
+    if op == "iota":
+        return np.arange(int(np.prod(ins.shape)), dtype=np.uint64).astype(ins.dtype).reshape(ins.shape)
+    if op == "view":
+        strides, offset = ins.params
+        return strided(np.ascontiguousarray(vals[ins.args[0]]).reshape(-1), offset, ins.shape, strides)
+    if op == "reshape":
+        return np.reshape(vals[ins.args[0]], ins.shape)
+    if op == "astype":
+        return cast(vals[ins.args[0]], ins.dtype)       # float -> int: host_cast.py's rule
+    if op in INDEX_OPS:
+        return host_index(ins, [np.broadcast_to(vals[a], instrs[a].shape) for a in ins.args])
+    if op == "rowreduce":
+        x = np.broadcast_to(vals[ins.args[0]], instrs[ins.args[0]].shape)
+        return _reduce_last(ins.params[0], x, ins.dtype) if len(ins.params) == 1 else \
+            _reduce_axes(ins.params[0], x, ins.params[1], ins.dtype)     # (rop, 0): colfuse.py
+    v = np.asarray(OPS[op].host_impl()(*[vals[a] for a in ins.args]))
+    return v.astype(ins.dtype) if v.dtype != ins.dtype else v
 
 
 class InProcessProvider:
