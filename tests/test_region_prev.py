@@ -233,3 +233,54 @@ def test_a_source_read_by_views_in_a_loop_lists_only_live_members(device: xp.Dev
     assert any(r() is keep for r in members)
     assert np.array_equal(np.asarray(a), np.arange(3000.0 * 4).reshape(3000, 4) * 2)
     assert np.array_equal(np.asarray(keep), [20.0, 21.0, 22.0, 23.0])
+
+
+def test_gauss_seidel_sweep(device: xp.Device) -> None:
+    """Each interior row from the row above (already updated) and the row below (not yet): NumPy's order."""
+    rng = np.random.default_rng(8)
+    a, n = _pair(device, rng.uniform(-3, 3, (32, 20)).astype(np.float64))
+    for _sweep in range(2):
+        for i in range(1, 31):
+            a[i, 1:-1] = (a[i - 1, 1:-1] + a[i + 1, 1:-1] + a[i, :-2] * 0 + a[i, 1:-1]) / 3
+            n[i, 1:-1] = (n[i - 1, 1:-1] + n[i + 1, 1:-1] + n[i, :-2] * 0 + n[i, 1:-1]) / 3
+    np.testing.assert_allclose(np.asarray(a), n, rtol=1e-12)
+
+
+def test_gauss_seidel_without_the_shifted_read_is_one_kernel(device: xp.Device) -> None:
+    rng = np.random.default_rng(9)
+    a, n = _pair(device, rng.uniform(-3, 3, (32, 20)).astype(np.float32))
+    for i in range(1, 31):
+        a[i] = (a[i - 1] + a[i + 1] + a[i]) / 3
+        n[i] = (n[i - 1] + n[i + 1] + n[i]) / 3
+    assert _kinds(a) == ["regions"]
+    np.testing.assert_allclose(np.asarray(a), n, rtol=1e-5, atol=1e-6)
+
+
+def test_real_and_imaginary_parts_updated_in_a_loop(device: xp.Device) -> None:
+    if not device.supports("complex64"):
+        pytest.skip("no complex64 on this device")
+    rng = np.random.default_rng(10)
+    base = (rng.uniform(-3, 3, (12, 5)) + 1j * rng.uniform(-3, 3, (12, 5))).astype(np.complex64)
+    a, n = _pair(device, base)
+    re, im = a.real, a.imag
+    for i in range(12):
+        re[i] *= 2
+        im[i] += i
+        n.real[i] *= 2
+        n.imag[i] += i
+    assert np.array_equal(np.asarray(a), n)
+
+
+def test_transposed_view_rows(device: xp.Device) -> None:
+    """Rows of a transposed view are columns of the base: strided writes reading their own elements."""
+    rng = np.random.default_rng(11)
+    a, n = _pair(device, rng.integers(-50, 50, (6, 4, 9)).astype(np.int32))
+    t = a.transpose(2, 0, 1)
+    for k in range(9):
+        t[k] += k
+        t[k, 1:] -= t[k, :-1] * 0 + 1
+    nt = n.transpose(2, 0, 1)
+    for k in range(9):
+        nt[k] += k
+        nt[k, 1:] -= nt[k, :-1] * 0 + 1
+    assert np.array_equal(np.asarray(a), n)
