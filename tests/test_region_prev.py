@@ -284,3 +284,20 @@ def test_transposed_view_rows(device: xp.Device) -> None:
         nt[k] += k
         nt[k, 1:] -= nt[k, :-1] * 0 + 1
     assert np.array_equal(np.asarray(a), n)
+
+
+def test_array_past_one_binding_keeps_the_bounded_form(device: xp.Device) -> None:
+    """An array larger than one storage binding is not written by a regions kernel (it is bound whole):
+    its writes stay fused and bounded (before, a chain of up to CHAIN_MAX of them became one fused kernel,
+    which on the host held a copy of the array per write)."""
+    limit = getattr(getattr(device, "provider", None), "max_binding", None)
+    if limit is None or limit > (1 << 28):
+        pytest.skip("a device whose storage bindings are small enough to exceed here")
+    rows = limit // (8192 * 4) + 8
+    a = xp.zeros((rows, 8192), dtype=xp.float32, device=device)
+    for i in range(40):
+        a[i] = i
+        a[rows - 1 - i, ::2] = -i
+    assert regions.chain_length(a._node) == 0
+    assert float(a[39, 5]) == 39.0 and float(a[rows - 40, 2]) == -39.0 and float(a[rows - 40, 3]) == 0.0
+    assert float(a[40, 0]) == 0.0

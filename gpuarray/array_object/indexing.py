@@ -403,7 +403,8 @@ def chained(new: Node) -> Node:
         if v is w and regions.region_key(old) == regions.region_key(new):
             return old                          # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
     d = regions.chain_length(old)
-    prev = _clean(value, old, new)
+    # an array larger than one storage binding keeps the fused form (which splits), bounded as before
+    prev = _clean(value, old, new) if regions.fits(new) else None
     if prev is None:
         return bounded(new)
     if d:

@@ -152,7 +152,7 @@ def region_chains(order: list[Node], live: list[Node],
                 and b.serial not in stop and _internal(b, reads, as_base, own):
             chain.append(b)
             b = b.inputs[0]
-        if len(chain) >= REGIONS_MIN and _fits(n):
+        if len(chain) >= REGIONS_MIN and fits(n):
             chain.reverse()
             out[s] = (b, chain, frozenset(w.inputs[0].serial for w in chain[1:] if w.inputs[0].serial in own))
     return out
@@ -201,7 +201,7 @@ def _own_reads(w: Node, reads: dict[int, int], targets: set[int]) -> int:
     return len(views)
 
 
-def _fits(node: Node) -> bool:
+def fits(node: Node) -> bool:
     """Whether ``node``'s array fits one storage binding of its device (a regions kernel writes it
     through one; a larger array keeps the fused form, which splits)."""
     limit = getattr(getattr(node.device, "provider", None), "max_binding", None)

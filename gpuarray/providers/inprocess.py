@@ -234,7 +234,7 @@ HOST_KINDS["random"] = host_random     # Philox draws (gpuarray.random)
 def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
     if kernel.kind == "rowfuse":          # whole arrays, its ``rowreduce`` instructions included
-        return _outputs(kernel, _evaluate(kernel, inputs))
+        return _outputs(kernel, _evaluate(kernel, inputs, free=True))
     if kernel.kind == "regions" and any(i.op == "rprev" for i in kernel.instrs):
         return _regions_in_order(kernel, inputs)
     if kernel.kind != "elementwise":
@@ -256,7 +256,7 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
         return outs
     if kernel.size > CHUNK and _chunkable(kernel):
         return _run_chunked(kernel, inputs)
-    return _outputs(kernel, _evaluate(kernel, inputs))
+    return _outputs(kernel, _evaluate(kernel, inputs, free=True))
 
 
 def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...]] | None = None) -> list[np.ndarray]:
@@ -300,14 +300,34 @@ def _regions_in_order(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.n
     return [out]
 
 
-def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None) -> list[np.ndarray]:
-    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given)."""
+def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarray] | None = None,
+              free: bool = False) -> list[np.ndarray]:
+    """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given). ``free``:
+    values are dropped after their last reader, outputs excepted (a fused chain of ``k`` writes into an
+    array held ``k`` copies of it at once)."""
     vals = [] if vals is None else vals
     instrs = kernel.instrs
+    last = kernel.memoized(("host_last_use",), lambda: _last_use(kernel)) if free else None
     with np.errstate(all="ignore"):
-        for ins in instrs[len(vals):]:
+        for n in range(len(vals), len(instrs)):
+            ins = instrs[n]
             vals.append(_value(ins, vals, instrs, inputs, None))
+            if last is not None:
+                for a in ins.args:
+                    if last[a] == n:
+                        vals[a] = None      # type: ignore[call-overload]
     return vals
+
+
+def _last_use(kernel: Kernel) -> list[int]:
+    """Per instruction, the last instruction reading it (outputs: past the end)."""
+    last = list(range(len(kernel.instrs)))
+    for n, ins in enumerate(kernel.instrs):
+        for a in ins.args:
+            last[a] = n
+    for o in kernel.outputs:
+        last[o] = len(kernel.instrs)
+    return last
 
 
 def _value(ins: Instr, vals: Any, instrs: list[Instr], inputs: Sequence[np.ndarray],
