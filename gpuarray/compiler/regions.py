@@ -229,19 +229,31 @@ def _span(w: Node) -> tuple[int, tuple[int, ...]]:
 
 
 def parts(kernel: Kernel) -> list[tuple[list[int], list[int]]]:
-    """Per operand of a ``regions`` kernel: (its cone's instructions in order, the inputs they read);
-    the operand is the cone's last instruction."""
+    """Per operand of a ``regions`` kernel: (its cone's instructions, arguments first in a depth-first order
+    from the operand, which is last; the inputs they read, in the order they are first read). The order
+    depends on the cone's structure only, so that writes of one structure give one shader whatever
+    instructions they share with the writes before them (constants, views)."""
+    instrs = kernel.instrs
     out = []
     for root in kernel.operands:
-        need: set[int] = set()
-        stack = [root]
+        cone: list[int] = []
+        seen: set[int] = set()
+        stack: list[tuple[int, bool]] = [(root, False)]
         while stack:
-            i = stack.pop()
-            if i not in need:
-                need.add(i)
-                stack.extend(kernel.instrs[i].args)
-        cone = sorted(need)
-        out.append((cone, sorted({kernel.instrs[i].params[0] for i in cone if kernel.instrs[i].op == "input"})))
+            i, done = stack.pop()
+            if done:
+                cone.append(i)
+                continue
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.append((i, True))
+            stack += [(a, False) for a in reversed(instrs[i].args)]
+        ks: list[int] = []
+        for i in cone:
+            if instrs[i].op == "input" and instrs[i].params[0] not in ks:
+                ks.append(instrs[i].params[0])
+        out.append((cone, ks))
     return out
 
 
