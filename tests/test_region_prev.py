@@ -305,7 +305,7 @@ def test_array_past_one_binding_keeps_the_bounded_form(device: xp.Device) -> Non
 
 
 @pytest.mark.parametrize("case", ["rows", "reversed_rows", "blocks", "overlapping", "columns", "recurrence",
-                                  "two_sources"])
+                                  "two_sources", "columns_twice", "strided_columns", "overlapping_columns"])
 def test_writes_of_one_shader_share_a_dispatch(device: xp.Device, case: str) -> None:
     """Consecutive writes of one shader over one set of buffers whose regions do not overlap run as one
     dispatch on wgpu (``providers/wgpu_regions._Batch``); the others one by one, in order."""
@@ -315,8 +315,9 @@ def test_writes_of_one_shader_share_a_dispatch(device: xp.Device, case: str) -> 
     other = xp.asarray(src[::-1].copy(), device=device)
     a, n = _pair(device, rng.uniform(-3, 3, (48, 16)).astype(np.float32))
     # rows and blocks: the first write reads the evaluated array (an input), the others the result so far
-    expected = {"rows": 3, "reversed_rows": 2, "blocks": 3, "overlapping": 1 + 46, "columns": 17,
-                "recurrence": 48, "two_sources": 1 + 48}[case]
+    expected = {"rows": 3, "reversed_rows": 2, "blocks": 3, "overlapping": 1 + 46, "columns": 2,
+                "recurrence": 48, "two_sources": 1 + 48, "columns_twice": 3, "strided_columns": 2,
+                "overlapping_columns": 1 + 9}[case]
     if case == "rows":
         for i in range(48):
             a[i] *= 1.5
@@ -341,6 +342,20 @@ def test_writes_of_one_shader_share_a_dispatch(device: xp.Device, case: str) -> 
         for i in range(1, 48):
             a[i] = a[i - 1] * 0.5 + b[i]
             n[i] = n[i - 1] * np.float32(0.5) + src[i]
+    elif case == "columns_twice":         # the second round meets the first: a new run
+        for j in list(range(16)) * 2:
+            a[:, j] = b[:, j] - j
+            n[:, j] = src[:, j] - np.float32(j)
+    elif case == "strided_columns":       # even rows of a column, then its odd rows: other elements
+        for j in range(16):
+            a[j % 2::2, j // 2] = b[j % 2::2, j // 2] * 3
+            n[j % 2::2, j // 2] = src[j % 2::2, j // 2] * 3
+    elif case == "overlapping_columns":   # rows 12-23 of a column written twice: the second write ends a run
+        for j in range(8):
+            a[0:24, j] = b[0:24, j] * 3
+            a[12:36, j] = b[12:36, j] * 5
+            n[0:24, j] = src[0:24, j] * 3
+            n[12:36, j] = src[12:36, j] * 5
     else:
         for i in range(48):
             a[i] = (b if i % 2 else other)[i] * 2

@@ -44,7 +44,7 @@ def enqueue_regions(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
         r = provider.rendered_for(sub, render_region)
         bufs = [in_handles[k] for k in ks]
         if j and not r.wide and _own_reads_only(sub, offset, strides):
-            batch.add(sub, r, bufs, r.meta(sub, extra), _extent(sub.out_shape, offset, strides))
+            batch.add(sub, r, bufs, r.meta(sub, extra), offset, strides)
             continue
         batch.flush()
         provider.dispatch(r.source, r.meta(sub, extra), [*bufs, out, *wide_buffers(provider, r, sub)],
@@ -56,10 +56,13 @@ def enqueue_regions(provider: Any, kernel: Kernel, in_handles: list[Any]) -> lis
 class _Batch:
     """Consecutive writes of one shader over one set of buffers whose regions do not overlap, run as one
     dispatch (``render_regions_batched``): 4096 row writes took 4096 dispatches, each about 10 us of
-    encoding on the H200's host. A write that breaks the run (another shader or buffers, a region within
-    the run's span) dispatches what was gathered first, so writes still land in order."""
+    encoding on the H200's host. A region joins the run when it lies outside the run's span, or, for runs
+    of one-dimensional regions of one stride and length (columns: their spans interleave), when no region of
+    the run starts at its offset modulo the stride within its length. A write that breaks the run (another
+    shader or buffers, a region that may overlap) dispatches what was gathered first, so writes still land
+    in order."""
 
-    __slots__ = ("provider", "out", "sub", "r", "bufs", "metas", "lo", "hi")
+    __slots__ = ("provider", "out", "sub", "r", "bufs", "metas", "lo", "hi", "line", "starts")
 
     def __init__(self, provider: Any, out: Any) -> None:
         self.provider, self.out = provider, out
@@ -68,20 +71,39 @@ class _Batch:
         self.bufs: list[Any] = []
         self.metas: list[np.ndarray] = []
         self.lo = self.hi = 0
+        self.line: tuple[int, int] | None = None         # (length, stride) of the run's 1-d regions
+        self.starts: dict[int, list[int]] = {}          # their offsets by offset modulo the stride
 
-    def add(self, sub: Kernel, r: Any, bufs: list[Any], meta: np.ndarray, extent: tuple[int, int]) -> None:
-        lo, hi = extent
-        if self.metas and not self._joins(sub, r, bufs, lo, hi):
+    def add(self, sub: Kernel, r: Any, bufs: list[Any], meta: np.ndarray, offset: int,
+            strides: tuple[int, ...]) -> None:
+        lo, hi = _extent(sub.out_shape, offset, strides)
+        dims = [(d, st) for d, st in zip(sub.out_shape, strides) if d != 1]
+        line = dims[0] if len(dims) == 1 and dims[0][1] > 0 else None
+        if self.metas and not self._joins(sub, r, bufs, lo, hi, offset, line):
             self.flush()
         if not self.metas:
-            self.sub, self.r, self.bufs, self.lo, self.hi = sub, r, bufs, lo, hi
+            self.sub, self.r, self.bufs, self.lo, self.hi, self.line = sub, r, bufs, lo, hi, line
+            self.starts = {}
+        if line != self.line:
+            self.line = None
+        if self.line is not None:
+            self.starts.setdefault(offset % self.line[1], []).append(offset)
         self.metas.append(meta)
         self.lo, self.hi = min(self.lo, lo), max(self.hi, hi)
 
-    def _joins(self, sub: Kernel, r: Any, bufs: list[Any], lo: int, hi: int) -> bool:
-        """Whether a write joins the run: one shader, one size, the same buffers, outside the run's span."""
-        return r is self.r and self.sub is not None and sub.size == self.sub.size and len(bufs) == len(self.bufs) \
-            and all(a is b for a, b in zip(bufs, self.bufs)) and (lo > self.hi or hi < self.lo)
+    def _joins(self, sub: Kernel, r: Any, bufs: list[Any], lo: int, hi: int, offset: int,
+               line: tuple[int, int] | None) -> bool:
+        """Whether a write joins the run: one shader, one size, the same buffers, and a region that meets
+        none of the run's (see the class)."""
+        if not (r is self.r and self.sub is not None and sub.size == self.sub.size and len(bufs) == len(self.bufs)
+                and all(a is b for a, b in zip(bufs, self.bufs))):
+            return False
+        if lo > self.hi or hi < self.lo:
+            return True
+        if line is None or line != self.line:
+            return False
+        n, st = line
+        return all(abs(offset - o) >= n * st for o in self.starts.get(offset % st, ()))
 
     def flush(self) -> None:
         metas, sub, r = self.metas, self.sub, self.r
