@@ -121,50 +121,50 @@ def _normalize_key(key: Any, ndim: int) -> list[Any]:
 def basic_index(node: Node, key: Any) -> Node:
     """The view ``node[key]`` for a basic index."""
     base, shape, strides, offset = strided_parts(node)
-    items = _normalize_key(key, len(shape))
     new_shape: list[int] = []
     new_strides: list[int] = []
-    axis = 0
-    for k in items:
-        if k is None:
+    for axis, start, step, n in index_walk(_normalize_key(key, len(shape)), shape):
+        if axis < 0:                                    # None: a new axis of one element
             new_shape.append(1)
             new_strides.append(0)
             continue
-        size, stride = shape[axis], strides[axis]
-        if isinstance(k, slice):
-            start, stop, step = k.indices(size)
-            n = len(range(start, stop, step))
+        stride = strides[axis]
+        if n >= 0:                                      # a slice
             new_shape.append(n)
             new_strides.append(stride * step)
             if n:
                 offset += start * stride
-        else:
-            i = operator.index(k)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
-            offset += (i % size) * stride
-        axis += 1
+        else:                                           # an integer: its axis goes
+            offset += start * stride
     return strided_view(base, tuple(new_shape), tuple(new_strides), offset)
 
 
-def _region_shape(items: list[Any], shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape of ``x[key]`` for normalized basic ``items`` (``basic_index``'s, without its view);
-    IndexError for an integer out of bounds."""
-    out: list[int] = []
+def index_walk(items: list[Any], shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """Per item of a normalized basic index over ``shape``: (its axis, start, step, count), with axis -1
+    for None and count -1 for an integer (its start: the index, made non-negative); IndexError (NumPy's
+    message) for an integer out of bounds. ``basic_index``, ``_region_shape`` and ``write_region`` read it."""
+    out: list[tuple[int, int, int, int]] = []
     axis = 0
     for k in items:
         if k is None:
-            out.append(1)
+            out.append((-1, 0, 0, 1))
             continue
         size = shape[axis]
         if isinstance(k, slice):
-            out.append(len(range(*k.indices(size))))
+            start, stop, step = k.indices(size)
+            out.append((axis, start, step, len(range(start, stop, step))))
         else:
             i = operator.index(k)
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+            out.append((axis, i % size, 1, -1))
         axis += 1
-    return tuple(out)
+    return out
+
+
+def _region_shape(walk: list[tuple[int, int, int, int]]) -> tuple[int, ...]:
+    """The shape of ``x[key]`` from its ``index_walk`` (``basic_index``'s, without its view)."""
+    return tuple([1 if axis < 0 else n for axis, _s, _st, n in walk if axis < 0 or n >= 0])
 
 
 def getitem(node: Node, key: Any) -> Node:
@@ -192,8 +192,8 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
             point = point_write(node, key if isinstance(key, tuple) else (key,), val)
             if point is not None:
                 return finish(point)._node
-        items = _normalize_key(key, len(node.shape))
-        out = write_region(node, items, broadcast_value(val, _region_shape(items, node.shape)))
+        walk = index_walk(_normalize_key(key, len(node.shape)), node.shape)
+        out = write_region(node, walk, broadcast_value(val, _region_shape(walk)))
         if regions.chain_length(out):
             return out          # a chain of clean writes: bounded by CHAIN_MAX, not by its depth (``finish``)
     else:
@@ -344,25 +344,15 @@ def broadcast_value(val: Node, shape: tuple[int, ...]) -> Node:
     return views.broadcast_to(val, shape)
 
 
-def write_region(node: Node, items: list[Any], val: Node) -> Node:
-    """``node`` with the basic-index region ``items`` (normalized) replaced by ``val`` (region's shape)."""
+def write_region(node: Node, walk: list[tuple[int, int, int, int]], val: Node) -> Node:
+    """``node`` with the basic-index region of ``walk`` (``index_walk``'s) replaced by ``val`` (region's shape)."""
     shape = node.shape
     starts, steps, counts = [], [], []
-    axis = 0
-    for k in items:
-        if k is None:
-            continue
-        n = shape[axis]
-        if isinstance(k, slice):
-            start, stop, step = k.indices(n)
+    for axis, start, step, n in walk:
+        if axis >= 0:
             starts.append(start)
             steps.append(step)
-            counts.append(len(range(start, stop, step)))
-        else:
-            starts.append(operator.index(k) % n)
-            steps.append(1)
-            counts.append(1)
-        axis += 1
+            counts.append(n if n >= 0 else 1)   # an integer: one element
     if math.prod(counts) == 0:
         return node
     region = views.reshape(val, tuple(counts))

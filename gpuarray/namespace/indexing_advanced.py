@@ -38,7 +38,7 @@ import numpy as np
 from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, finish
 from ..array_object.hooks import register
-from ..array_object.indexing import basic_index, bounded, broadcast_value, write_region
+from ..array_object.indexing import basic_index, bounded, broadcast_value, index_walk, write_region
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
@@ -256,7 +256,7 @@ def advanced_setitem(node: Node, key: Any, val: Node) -> Node:
             mnode = mask._node if not isinstance(mask, np.ndarray) else leaf(mask, node.device)
             mb = views.reshape(mnode, (1,) * v + mask.shape + (1,) * (len(vshape) - v - k))
             new_view = bounded(make("where", (mb, vb, view), node.dtype, vshape, (), node.device))
-            return write_region(node, plan.items, new_view)
+            return write_region(node, index_walk(plan.items, node.shape), new_view)
     arrays = _expand_masks(plan)
     flat, p, idx = _linear(plan, arrays)
     out_shape = flat.shape[:p] + idx.shape + flat.shape[p + 1:]
@@ -270,7 +270,7 @@ def advanced_setitem(node: Node, key: Any, val: Node) -> Node:
         permuted = views.reshape(new_flat, tuple(vshape[d] for d in perm))
         inverse = tuple(int(i) for i in np.argsort(perm))
         new_view = views.permute(permuted, inverse)
-    return write_region(node, plan.items, new_view)
+    return write_region(node, index_walk(plan.items, node.shape), new_view)
 
 
 register(advanced_getitem=advanced_getitem, advanced_setitem=advanced_setitem)
