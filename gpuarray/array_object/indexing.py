@@ -383,15 +383,9 @@ def chained(new: Node) -> Node:
     if value.op == "view" and value.data is None and value.inputs[0] is old and \
             regions.view_key(value) == regions.region_key(new):
         return old
-    if old.data is None and old.op in regions.WRITES:
-        v = value
-        while v.op == "reshape" and v.data is None:
-            v = v.inputs[0]
-        w = old.inputs[1]
-        while w.op == "reshape" and w.data is None:
-            w = w.inputs[0]
-        if v is w and regions.region_key(old) == regions.region_key(new):
-            return old                          # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
+    if old.data is None and old.op in regions.WRITES and _unreshaped(value) is _unreshaped(old.inputs[1]) \
+            and regions.region_key(old) == regions.region_key(new):
+        return old                              # the value the write below put there (``t = a[i]; t *= 2; a[i] = t``)
     d = regions.chain_length(old)
     # an array larger than one storage binding keeps the fused form (which splits), bounded as before
     prev = _clean(value, old, new) if regions.fits(new) else None
@@ -412,7 +406,14 @@ def chained(new: Node) -> Node:
     return new
 
 
-_DIRTY = frozenset({"setslice", "setstrided", "setpart"})
+def _unreshaped(n: Node) -> Node:
+    """``n`` under its pending reshapes (which keep the elements' C order)."""
+    while n.op == "reshape" and n.data is None:
+        n = n.inputs[0]
+    return n
+
+
+_DIRTY = regions.WRITES | {"setpart"}           # pending writes into an array
 _ALIGNED = frozenset(OPS) | {"astype"}          # element i of the result reads element i of same-shape inputs
 CLEAN_CONE = 64
 

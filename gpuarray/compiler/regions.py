@@ -58,20 +58,37 @@ clean: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
 prevreads: weakref.WeakKeyDictionary[Node, tuple[Node, ...]] = weakref.WeakKeyDictionary()
 
 
-def region_key(write: Node) -> tuple[int, tuple[tuple[int, int], ...]]:
-    """A write's region as (offset, ((size, stride), ...)) in the array's C layout, axes of one
-    element dropped: two regions with one key hold the same elements in the same order."""
+Place = tuple[int, tuple[tuple[int, int], ...]]     # (offset, ((size, stride), ...)): see ``place``
+
+
+def place(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Place:
+    """A strided place as (offset, ((size, stride), ...)) in an array's C layout, axes of one element
+    dropped: two places with one key hold the same elements in the same order."""
+    return offset, tuple([(d, s) for d, s in zip(shape, strides) if d != 1])
+
+
+def region_key(write: Node) -> Place:
+    """A write's region as a ``place``."""
     offset, strides = _span(write)
-    return offset, tuple([(d, s) for d, s in zip(write.inputs[1].shape, strides) if d != 1])
+    return place(offset, write.inputs[1].shape, strides)
 
 
-def view_key(view: Node) -> tuple[int, tuple[tuple[int, int], ...]]:
-    """``region_key``'s form of a ``view`` node's place in its input."""
+def view_key(view: Node) -> Place:
+    """A ``view`` node's place in its input."""
     strides, offset = view.attrs
-    return offset, tuple([(d, s) for d, s in zip(view.shape, strides) if d != 1])
+    return place(offset, view.shape, strides)
 
 
-def disjoint(a: tuple[int, tuple[tuple[int, int], ...]], b: tuple[int, tuple[tuple[int, int], ...]]) -> bool:
+def extent(where: Place) -> tuple[int, int]:
+    """The first and last element a place touches (``lo > hi`` never: an empty place is (offset, offset))."""
+    offset, dims = where
+    lo = hi = offset
+    for d, st in dims:
+        lo, hi = (lo + (d - 1) * st, hi) if st < 0 else (lo, hi + (d - 1) * st)
+    return lo, hi
+
+
+def disjoint(a: Place, b: Place) -> bool:
     """Whether two places (``region_key`` form) have no element in common (False where that is too
     hard to decide: NumPy's ``shares_memory`` with a bounded effort).
 
@@ -80,15 +97,9 @@ def disjoint(a: tuple[int, tuple[tuple[int, int], ...]], b: tuple[int, tuple[tup
     >>> disjoint((0, ((4, 8),)), (16, ((2, 1),)))
     False
     """
-    spans = []
-    for offset, dims in (a, b):
-        if any(d == 0 for d, _s in dims):
-            return True
-        lo = hi = offset
-        for d, st in dims:
-            lo, hi = (lo + (d - 1) * st, hi) if st < 0 else (lo, hi + (d - 1) * st)
-        spans.append((lo, hi))
-    (lo_a, hi_a), (lo_b, hi_b) = spans
+    if any(d == 0 for d, _s in a[1] + b[1]):
+        return True
+    (lo_a, hi_a), (lo_b, hi_b) = extent(a), extent(b)
     if hi_a < lo_b or hi_b < lo_a:
         return True
     lo = min(lo_a, lo_b)

@@ -1,4 +1,5 @@
-"""Host (NumPy) versions of the fusable index instructions and of the ``scatter`` and ``regions`` kinds.
+"""Host (NumPy) versions of the fusable index instructions and of the ``scatter`` kind (and the strided views
+the host's ``regions`` passes store through: ``providers/inprocess._host_regions``).
 
 Out-of-range indices follow the kernels' rule: negative indices count from the
 end, then indices are clamped to the axis (NumPy would raise; the namespace
@@ -84,16 +85,6 @@ def host_scatter(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
     n = out.shape[axis]
     if n and idx.size:
         out[(slice(None),) * axis + (clamp_indices(idx, n),)] = value
-    return [out]
-
-
-def host_regions(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
-    """``regions`` (compiler/regions.py): a copy of operand 0 with each later operand written into its
-    region (``kernel.attrs``: each write's (offset, strides) in the C layout), in order."""
-    out = np.array(np.broadcast_to(operands[0], kernel.out_shape), dtype=kernel.out_nodes[0].dtype, copy=True)
-    flat = out.reshape(-1)
-    for (offset, strides), value in zip(kernel.attrs, operands[1:], strict=True):
-        _write_strided(flat, offset, strides, value)
     return [out]
 
 

@@ -24,7 +24,7 @@ from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import ALL_DTYPES
 from ..core.ops import OPS
 from .host_cast import cast
-from .host_index import host_index, host_regions, host_scatter, strided
+from .host_index import host_index, host_scatter, strided
 from .host_linalg import LINALG_HOST_KINDS
 from .host_random import host_random
 from .host_select import host_select
@@ -194,7 +194,6 @@ HOST_KINDS["scan"] = _host_scan              # cumulative_sum / cumulative_prod,
 HOST_KINDS["compact"] = _host_compact        # nonzero, x[mask] (namespace/searching_sorted.py)
 HOST_KINDS["argreduce"] = _host_argreduce    # argmax / argmin
 HOST_KINDS["scatter"] = host_scatter
-HOST_KINDS["regions"] = host_regions        # chains of writes into regions (compiler/regions.py)
 
 
 _SCATTER_UFUNC = {"max": np.maximum, "min": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
@@ -235,8 +234,8 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     """Evaluate ``kernel`` with NumPy; returns one C-contiguous array per output."""
     if kernel.kind == "rowfuse":          # whole arrays, its ``rowreduce`` instructions included
         return _outputs(kernel, _evaluate(kernel, inputs, free=True))
-    if kernel.kind == "regions" and any(i.op == "rprev" for i in kernel.instrs):
-        return _regions_in_order(kernel, inputs)
+    if kernel.kind == "regions":        # chains of writes into regions (compiler/regions.py)
+        return _host_regions(kernel, inputs)
     if kernel.kind != "elementwise":
         base = kernel.prologue_part()
         vals = _evaluate(base, inputs)
@@ -274,9 +273,9 @@ def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...
     return outs
 
 
-def _regions_in_order(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """A ``regions`` kernel whose values read the array they write (``rprev``): each value computed after
-    the writes before it, from the result as they left it."""
+def _host_regions(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """A ``regions`` kernel: a copy of the array under the chain, then each write's value computed over its
+    region after the writes before it (``rprev`` reads the result as they left it) and stored there."""
     instrs = kernel.instrs
     (cone, _ks), *rest = kernel.memoized(("regions_parts",), lambda: regions.parts(kernel))
     vals: dict[int, np.ndarray] = {}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from ..compiler.regions import part_kernel, parts
+from ..compiler.regions import extent, part_kernel, parts, place
 from ..core.dtypes import STORAGE_NP
 from ..graph.shapes import contiguous_strides
 from ..render.wgsl import WORKGROUP
@@ -76,7 +76,7 @@ class _Batch:
 
     def add(self, sub: Kernel, r: Any, bufs: list[Any], meta: np.ndarray, offset: int,
             strides: tuple[int, ...]) -> None:
-        lo, hi = _extent(sub.out_shape, offset, strides)
+        lo, hi = extent(place(offset, sub.out_shape, strides))
         dims = [(d, st) for d, st in zip(sub.out_shape, strides) if d != 1]
         line = dims[0] if len(dims) == 1 and dims[0][1] > 0 else None
         if self.metas and not self._joins(sub, r, bufs, lo, hi, offset, line):
@@ -121,11 +121,6 @@ class _Batch:
         self.provider.dispatch(rb.source, prm, bufs, -(-(n * len(metas)) // WORKGROUP))
 
 
-def _extent(shape: tuple[int, ...], offset: int, strides: tuple[int, ...]) -> tuple[int, int]:
-    """The first and last element of a region (strides not negative: ``regions.spans``)."""
-    return offset, offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
-
-
 def _own_reads_only(sub: Kernel, offset: int, strides: tuple[int, ...]) -> bool:
     """Whether a pass may run beside other writes of disjoint regions: its strides are not negative and
     it reads the result (``rprev``) only through views of its own region (each thread its own element:
@@ -135,12 +130,12 @@ def _own_reads_only(sub: Kernel, offset: int, strides: tuple[int, ...]) -> bool:
     prev = {i for i, ins in enumerate(sub.instrs) if ins.op == "rprev"}
     if not prev:
         return True
-    key = (offset, tuple([(d, s) for d, s in zip(sub.out_shape, strides) if d != 1]))
+    key = place(offset, sub.out_shape, strides)
     for ins in sub.instrs:
         if any(a in prev for a in ins.args):
             if ins.op != "view":
                 return False
             vstrides, voff = ins.params
-            if (voff, tuple([(d, s) for d, s in zip(ins.shape, vstrides) if d != 1])) != key:
+            if place(voff, ins.shape, vstrides) != key:
                 return False
     return True

@@ -420,6 +420,7 @@ def _f64_functions(kernel: Kernel) -> int:
     sin_args = {ins.args[0] for ins in calls if ins.op == "sin"}
     return len(calls) - sum(1 for ins in calls if ins.op == "cos" and ins.args[0] in sin_args)
 
+
 def thread_main(lines: Sequence[str], count: str = "prm[0]") -> str:
     """The entry point of a shader of one thread per element: ``gi`` over a 2-d grid of workgroups,
     threads past ``count`` return, then ``lines``."""
