@@ -37,7 +37,7 @@ from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import Shape, size_of, view_strides
 from .elementwise import finish
-from .indexing import chained
+from .indexing import basic_place, chained
 
 # A source read by views in a loop (``b[i]`` for every row) lists a member per view taken; writes drop the
 # dead ones, and so does ``derive`` once the list has grown past twice its live members plus this.
@@ -47,15 +47,23 @@ PRUNE_SLACK = 64
 class Storage:
     """The memory that a base array and its views share: the base's current node."""
 
-    __slots__ = ("node", "members", "prune_at", "probe", "__weakref__")
+    __slots__ = ("node", "members", "prune_at", "_probe", "__weakref__")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self.members: list[weakref.ref] = []
         self.prune_at = PRUNE_SLACK        # members listed before the dead ones are dropped (``derive``)
-        # a stand-in for the base that is never evaluated: views are recorded on it to read
-        # their place in the base off the resulting view node
-        self.probe = Node("probe", (), node.dtype, node.shape, (), node.device)
+        self._probe: Node | None = None
+
+    @property
+    def probe(self) -> Node:
+        """A stand-in for the base that is never evaluated: ``derive`` records views on it to read their
+        place in the base off the resulting view node (made on first use: basic indices need none)."""
+        probe = self._probe
+        if probe is None:
+            node = self.node
+            probe = self._probe = Node("probe", (), node.dtype, node.shape, (), node.device)
+        return probe
 
 
 class ViewInfo:
@@ -137,6 +145,28 @@ def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool 
     place = _place(src if fn is None else fn(src), probe)
     if place is None:                                 # NumPy copies here: a new value
         return finish(x._node if fn is None else fn(x._node))
+    return _member(x, info, place, part, writeable)
+
+
+def derive_index(x: Any, key: Any) -> Any:
+    """``x[key]`` for a basic index that is not one element: ``derive(x, lambda n: basic_index(n, key))``
+    by index arithmetic on ``x``'s place (``indexing.basic_place``), without recording the view on the
+    storage's probe (a node, a hash-consing entry and their collection per view taken).
+
+    >>> import gpuarray as xp
+    >>> a = xp.zeros((2, 3), device="cpu")
+    >>> row = derive_index(a, 1)
+    >>> row.base is a, row.shape
+    (True, (3,))
+    """
+    info = adopt(x)
+    return _member(x, info, basic_place(info.shape, info.strides, info.offset, key), None, True)
+
+
+def _member(x: Any, info: ViewInfo, place: tuple[Shape, tuple[int, ...], int], part: str | None,
+            writeable: bool) -> Any:
+    """The new member of ``x``'s storage at ``place`` (shape, strides, offset in the base's C layout)."""
+    st = info.storage
     shape, strides, offset = place
     where = ViewInfo(st, shape, tuple(strides), offset, part or info.part,
                      info.base if info.base is not None else x, info.writeable and writeable)

@@ -21,7 +21,7 @@ from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
 from ..runtime.residency import Data, element, host_view, read_ahead_pending, view_part
-from .aliasing import WRITE_LOCK, assign, derive, set_shape
+from .aliasing import WRITE_LOCK, assign, derive, derive_index, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
 from .indexing import basic_index, getitem, is_basic, one_element, point_read, setitem
@@ -308,7 +308,7 @@ class GpuArray(NumPyMethods):
         gives a scalar there)."""
         if is_basic(key):
             if not one_element(key, self.ndim):
-                return derive(self, lambda n: basic_index(n, key))
+                return derive_index(self, key)
             return GpuArray(basic_index(self._node, key))
         return GpuArray(getitem(self._node, key))
 

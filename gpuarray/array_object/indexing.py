@@ -121,6 +121,17 @@ def _normalize_key(key: Any, ndim: int) -> list[Any]:
 def basic_index(node: Node, key: Any) -> Node:
     """The view ``node[key]`` for a basic index."""
     base, shape, strides, offset = strided_parts(node)
+    return strided_view(base, *basic_place(shape, strides, offset, key))
+
+
+def basic_place(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
+                key: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """(shape, strides, offset) of ``x[key]`` for a basic index, ``x`` lying at (``shape``, ``strides``,
+    ``offset``) in a base's C layout; strides as a ``view`` node holds them (0 along axes of one element).
+
+    >>> basic_place((4, 6), (6, 1), 0, (1, slice(None, None, 2)))
+    ((3,), (2,), 6)
+    """
     new_shape: list[int] = []
     new_strides: list[int] = []
     for axis, start, step, n in index_walk(_normalize_key(key, len(shape)), shape):
@@ -131,12 +142,12 @@ def basic_index(node: Node, key: Any) -> Node:
         stride = strides[axis]
         if n >= 0:                                      # a slice
             new_shape.append(n)
-            new_strides.append(stride * step)
+            new_strides.append(0 if n == 1 else stride * step)
             if n:
                 offset += start * stride
         else:                                           # an integer: its axis goes
             offset += start * stride
-    return strided_view(base, tuple(new_shape), tuple(new_strides), offset)
+    return tuple(new_shape), tuple(new_strides), int(offset)
 
 
 def index_walk(items: list[Any], shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
@@ -348,26 +359,32 @@ def write_region(node: Node, walk: list[tuple[int, int, int, int]], val: Node) -
     """``node`` with the basic-index region of ``walk`` (``index_walk``'s) replaced by ``val`` (region's shape)."""
     shape = node.shape
     starts, steps, counts = [], [], []
+    flips = part = False                        # part: the region is not the whole array in order
     for axis, start, step, n in walk:
         if axis >= 0:
+            if n < 0:
+                n = 1                           # an integer: one element
+            elif step < 0 and n > 1:
+                flips = True
             starts.append(start)
             steps.append(step)
-            counts.append(n if n >= 0 else 1)   # an integer: one element
-    if math.prod(counts) == 0:
+            counts.append(n)
+            part = part or n != shape[axis] or (n != 1 and step != 1 and step != -1)
+    if 0 in counts:
         return node
     region = views.reshape(val, tuple(counts))
-    flips = [d for d, st in enumerate(steps) if st < 0 and counts[d] > 1]
     if flips:
         # walk negative steps forwards (the value flipped along those axes): the kernel then divides
         # by positive steps only (NVIDIA's compiler gave wrong quotients for negative divisors)
-        for d in flips:
+        flip = [d for d, st in enumerate(steps) if st < 0 and counts[d] > 1]
+        for d in flip:
             starts[d] += (counts[d] - 1) * steps[d]
             steps[d] = -steps[d]
-        region = basic_index(region, tuple(slice(None, None, -1) if d in flips else slice(None)
+        region = basic_index(region, tuple(slice(None, None, -1) if d in flip else slice(None)
                                            for d in range(len(counts))))
-    steps = [abs(st) for st in steps]         # a negative step over one element is any step
-    if all(c == n and (st == 1 or n == 1) for c, n, st in zip(counts, shape, steps, strict=True)):
+    if not part:                                # the whole array (reversed axes: the value flipped above)
         return region
+    steps = [abs(st) for st in steps]           # a negative step over one element is any step
     return chained(make("setslice", (node, region), node.dtype, shape, (tuple(starts), tuple(steps)), node.device))
 
 
@@ -396,11 +413,11 @@ def chained(new: Node) -> Node:
             evaluate_nodes([old])
             d = 0
             prev = ()                           # the previous version is evaluated: an input now
-        regions.clean[new] = d + 1
+        new.chain = d + 1
         new.depth = old.depth           # CHAIN_MAX bounds a chain, not its depth: reading it costs no evaluation
     else:
         new = bounded(new)
-        regions.clean[new] = 1
+        new.chain = 1
     if prev:
         regions.prevreads[new] = prev
     return new

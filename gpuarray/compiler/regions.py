@@ -15,7 +15,7 @@ there, in order (later writes win, as in NumPy). The chain's members below its t
 materialised: nothing but the next write reads them (``region_chains`` stops at a member that anything
 else reads). Correctness does not depend on how values were recorded; the writes that
 ``array_object/indexing.py`` records as *clean* (values that read no pending write: they never inline
-a chain) are the ones a chain takes, and their chain lengths live here (``clean``), so that the
+a chain) are the ones a chain takes, and their chain lengths live on them (``Node.chain``), so that the
 recorder evaluates a chain every CHAIN_MAX writes instead of every few dozen.
 
 A clean write's value may read the version of the array it writes (``prevreads``: views of it), where
@@ -49,10 +49,6 @@ WRITES = frozenset({"setslice", "setstrided"})     # a write into a region: (old
 REGIONS_MIN = 8          # writes in a chain before it runs as a ``regions`` kernel (fewer: one fused kernel)
 CHAIN_MAX = 4096         # pending clean writes on one array before the recorder evaluates them
 DISJOINT_WORK = 4096     # NumPy's effort deciding that a read of the previous version misses the region
-
-# clean writes (``WRITES`` nodes whose value reads no pending write) -> their chain's length so far
-clean: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
-
 
 # clean writes whose value reads the previous version (safely: see above) -> those views of it
 prevreads: weakref.WeakKeyDictionary[Node, tuple[Node, ...]] = weakref.WeakKeyDictionary()
@@ -119,7 +115,7 @@ def chain_length(node: Node) -> int:
     """Pending clean writes under and including ``node`` (0 when ``node`` is not one)."""
     if node.data is not None or node.op not in WRITES:
         return 0
-    return clean.get(node, 0)
+    return node.chain
 
 
 def region_chains(order: list[Node], live: list[Node],
@@ -130,7 +126,7 @@ def region_chains(order: list[Node], live: list[Node],
     other than the next write of its chain (its base and its ``prevreads``) reads; its chain goes down
     through clean writes that only the write above reads, past none in ``stop`` (computed by kernels of
     their own)."""
-    if not clean or not any(n.op in WRITES and n.data is None for n in order):
+    if not any(n.chain and n.data is None and n.op in WRITES for n in order):
         return {}
     reads: dict[int, int] = {}
     as_base: dict[int, int] = {}
@@ -139,7 +135,7 @@ def region_chains(order: list[Node], live: list[Node],
             continue
         for j, i in enumerate(n.inputs):
             reads[i.serial] = reads.get(i.serial, 0) + 1
-            if j == 0 and n.op in WRITES and n in clean:
+            if j == 0 and n.op in WRITES and n.chain:
                 as_base[i.serial] = as_base.get(i.serial, 0) + 1
     targets = {t.serial for t in live}
     own: dict[int, int] = {}                        # a write's base -> reads of it by its prevreads
@@ -152,14 +148,14 @@ def region_chains(order: list[Node], live: list[Node],
                     own[under] = own.get(under, 0) + got
     out: dict[int, tuple[Node, list[Node], frozenset[int]]] = {}
     for n in order:
-        if n.data is not None or n.op not in WRITES or n not in clean or n.serial in stop:
+        if n.data is not None or n.op not in WRITES or not n.chain or n.serial in stop:
             continue
         s = n.serial
         if s not in targets and _internal(n, reads, as_base, own):
             continue                # the next clean write's base only: inside a chain
         chain = [n]
         b = n.inputs[0]
-        while b.data is None and b.op in WRITES and b in clean and b.serial not in targets \
+        while b.data is None and b.op in WRITES and b.chain and b.serial not in targets \
                 and b.serial not in stop and _internal(b, reads, as_base, own):
             chain.append(b)
             b = b.inputs[0]

@@ -55,7 +55,7 @@ class Node:
     """One operation in the expression graph (or a leaf holding data)."""
 
     __slots__ = ("op", "inputs", "dtype", "shape", "attrs", "device", "serial",
-                 "data", "depth", "skey", "__weakref__")
+                 "data", "depth", "skey", "chain", "__weakref__")
 
     op: str
     inputs: tuple[Node, ...]
@@ -67,6 +67,7 @@ class Node:
     data: Any            # a residency.Data once realized, else None
     depth: int
     skey: tuple | None   # structure without the inputs (and a constant's value): compiler/plan_cache.py
+    chain: int           # a pending clean write into a region: its chain's length so far (compiler/regions.py)
 
     def __init__(self, op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
                  attrs: tuple, device: Any) -> None:
@@ -79,6 +80,7 @@ class Node:
         self.serial = next(_serial)
         self.data = None
         self.skey = None
+        self.chain = 0
         depth = 0
         for i in inputs:
             if i.depth > depth:

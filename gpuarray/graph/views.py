@@ -134,6 +134,8 @@ def write_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int, 
     sh = [int(shape[d]) for d in keep]
     st = [int(strides[d]) for d in keep]
     v = reshape(value, tuple(sh))
+    if len(st) == 1 and st[0] > 0:            # a row or a column: nothing to flip, order or check
+        return make("setstrided", (base, v), base.dtype, base.shape, ((int(offset),), tuple(st)), base.device)
     vbase, vshape, vstrides, voff = strided_parts(v)
     vst = list(vstrides)
     for k in range(len(sh)):

@@ -181,7 +181,7 @@ def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     d.shape = shape
     d.host = r
     d.handle = d.provider = d.recipe = d.owner = None
-    node.depth = 0
+    node.depth = node.chain = 0
     _log_append((name, device, shape))      # planner.decisions() shows it as planner.eager_entry()
     _COUNTERS["eager_host_ops"] += 1
     out = _new(_cls)
