@@ -86,34 +86,36 @@ def _is_advanced_item(k: Any) -> bool:
 
 
 def is_basic(key: Any) -> bool:
+    t = type(key)
+    if t is int or t is slice:                  # a loop's ``x[i]``, ``x[a:b]`` (not bool: a mask)
+        return True
     items = key if isinstance(key, tuple) else (key,)
     return not any(_is_advanced_item(k) for k in items)
 
 
 def _normalize_key(key: Any, ndim: int) -> list[Any]:
-    if not isinstance(key, tuple):
-        key = (key,)
-    items = list(key)
-    n_ell = sum(1 for k in items if k is Ellipsis)
+    items = list(key) if isinstance(key, tuple) else [key]
+    n_ell = consumed = 0
+    for k in items:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            n_ell += 1
+        elif isinstance(k, (slice, int)) or hasattr(k, "__index__"):
+            consumed += 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or boolean "
+                f"arrays are valid indices; got {type(k).__name__}"
+            )
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = 0
-    for k in items:
-        if k is None or k is Ellipsis:
-            continue
-        if isinstance(k, (slice, int)) or hasattr(k, "__index__"):
-            consumed += 1
-            continue
-        raise IndexError(
-            "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or boolean "
-            f"arrays are valid indices; got {type(k).__name__}"
-        )
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
     if n_ell:
         i = items.index(Ellipsis)
         items[i:i + 1] = [slice(None)] * (ndim - consumed)
-    else:
+    elif consumed < ndim:
         items += [slice(None)] * (ndim - consumed)
     return items
 
