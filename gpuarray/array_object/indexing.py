@@ -23,7 +23,7 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
-from ..graph.shapes import broadcast_shapes
+from ..graph.shapes import broadcast_shapes, contiguous_strides
 from ..graph.views import strided_parts, strided_view
 from ..runtime.planner import evaluate_nodes
 from ..runtime.residency import element
@@ -152,6 +152,12 @@ def basic_place(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
     return tuple(new_shape), tuple(new_strides), int(offset)
 
 
+def _is_place(view: Node, place: tuple[tuple[int, ...], tuple[int, ...], int]) -> bool:
+    """Whether the ``view`` node lies at ``place`` (``basic_place``'s) of its base: ``strided_view``'s node."""
+    shape, strides, offset = place
+    return view.shape == shape and view.attrs == (strides, offset)
+
+
 def index_walk(items: list[Any], shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
     """Per item of a normalized basic index over ``shape``: (its axis, start, step, count), with axis -1
     for None and count -1 for an integer (its start: the index, made non-negative); IndexError (NumPy's
@@ -192,8 +198,8 @@ def setitem(node: Node, key: Any, value: Any) -> Node:
     if isinstance(value, UP.array_type):
         v = value._node
         if v.op == "view" and v.data is None and v.inputs[0] is node and is_basic(key) \
-                and basic_index(node, key) is v:
-            return node             # ``x[key] = x[key]``: Python's last step of ``x[i] *= 2`` (hash-consed views)
+                and _is_place(v, basic_place(node.shape, contiguous_strides(node.shape), 0, key)):
+            return node             # ``x[key] = x[key]``: Python's last step of ``x[i] *= 2``
     val = value_node(value, node.dtype, node.device)
     if is_basic(key):
         if one_element(key, len(node.shape)):
