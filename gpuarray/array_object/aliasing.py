@@ -126,8 +126,8 @@ def _part(node: Node, part: str) -> Node:
 
 def derive(x: Any, fn: Callable[[Node], Node] | None = None, *, writeable: bool = True,
            part: str | None = None) -> Any:
-    """The array ``fn(x)``, where ``fn`` is a view function on nodes (basic indexing, a
-    permutation, a reshape ...; None: ``x`` itself, as ``x.view()``): a member of ``x``'s storage
+    """The array ``fn(x)``, where ``fn`` is a view function on nodes (a permutation, a reshape ...;
+    None: ``x`` itself, as ``x.view()``; basic indices take ``derive_index``): a member of ``x``'s storage
     when ``fn`` gives a view of it (as NumPy does), else a new array of its own (a reshape that
     needs a copy). ``part`` takes the real or imaginary part of a complex array (a view too);
     ``writeable=False`` makes the view read-only (``broadcast_to``, ``diagonal``).

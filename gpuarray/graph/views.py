@@ -134,8 +134,15 @@ def write_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int, 
     sh = [int(shape[d]) for d in keep]
     st = [int(strides[d]) for d in keep]
     v = reshape(value, tuple(sh))
-    if len(st) == 1 and st[0] > 0:            # a row or a column: nothing to flip, order or check
-        return make("setstrided", (base, v), base.dtype, base.shape, ((int(offset),), tuple(st)), base.device)
+    if not (len(st) == 1 and st[0] > 0):      # (a row or a column: nothing to flip, order or check)
+        v, offset, sh, st = _normalized(v, offset, sh, st, shape, strides)
+    return make("setstrided", (base, v), base.dtype, base.shape, ((int(offset),), tuple(st)), base.device)
+
+
+def _normalized(v: Node, offset: int, sh: list[int], st: list[int], shape: Shape,
+                strides: tuple[int, ...]) -> tuple[Node, int, list[int], list[int]]:
+    """``write_view``'s value, offset, shape and strides with negative strides flipped and axes in decreasing
+    stride; ValueError where the view's elements overlap."""
     vbase, vshape, vstrides, voff = strided_parts(v)
     vst = list(vstrides)
     for k in range(len(sh)):
@@ -155,4 +162,4 @@ def write_view(base: Node, shape: Shape, strides: tuple[int, ...], offset: int, 
             raise ValueError("cannot write through a view whose elements overlap (a broadcast or "
                              f"as_strided view: strides {tuple(strides)} for shape {tuple(shape)}); "
                              "write to a copy instead")
-    return make("setstrided", (base, v), base.dtype, base.shape, ((int(offset),), tuple(st)), base.device)
+    return v, offset, sh, st

@@ -61,7 +61,7 @@ def host_index(ins: Any, args: list[np.ndarray]) -> np.ndarray:
         (offset,), strides = ins.params
         old, value = args
         out = np.array(old, dtype=ins.dtype, copy=True, order="C")
-        _write_strided(out.reshape(-1), offset, strides, value)
+        strided(out.reshape(-1), offset, value.shape, strides)[...] = value
         return out
     if op == "setpart":
         old, value = args
@@ -86,11 +86,6 @@ def host_scatter(kernel: Any, operands: list[np.ndarray]) -> list[np.ndarray]:
     if n and idx.size:
         out[(slice(None),) * axis + (clamp_indices(idx, n),)] = value
     return [out]
-
-
-def _write_strided(flat: np.ndarray, offset: int, strides: tuple[int, ...], value: np.ndarray) -> None:
-    """``value`` into the strided view of ``flat`` (C-contiguous) at ``offset`` with element ``strides``."""
-    strided(flat, offset, value.shape, strides)[...] = value
 
 
 def strided(flat: np.ndarray, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
