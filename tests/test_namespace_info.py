@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -41,6 +44,31 @@ def test_devices():
     assert info.default_device() in devs
     for d in devs:
         assert xp.empty(1, device=d).device == d
+
+
+def test_device_objects_are_interned():
+    # one object per device, whatever the spelling: hot paths compare devices by identity
+    assert xp.Device("wgpu:0") is xp.Device("wgpu") is xp.Device("wgpu:0")
+    assert xp.Device("cpu") is xp.CPU
+    assert pickle.loads(pickle.dumps(xp.Device("wgpu:0"))) is xp.Device("wgpu:0")
+    assert copy.deepcopy(xp.CPU) is xp.CPU
+    for bad in ("gpu", "wgpu:x", "wgpu:-1", "cpu:a"):
+        with pytest.raises(ValueError, match="unknown device"):
+            xp.Device(bad)
+    with pytest.raises(TypeError, match="device spec must be a str"):
+        xp.Device(0)
+
+
+def test_arrays_made_with_a_device_string_share_signatures(device):
+    # two arrays each given the device by its name: a broadcast operation between them takes the
+    # cached-signature path (elementwise._SIG), not the full one, and is still correct
+    from gpuarray.array_object import elementwise as _ew
+    m = xp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), device=device.name)
+    v = xp.asarray(np.arange(3, dtype=np.float32).reshape(3, 1), device=device.name)
+    assert m.device is v.device
+    np.testing.assert_array_equal(np.asarray(m - v), np.arange(12, dtype=np.float32).reshape(3, 4)
+                                  - np.arange(3, dtype=np.float32).reshape(3, 1))
+    assert ("subtract", m.dtype, v.dtype, device.name) in _ew._SIG
 
 
 def test_default_device_follows_setting(device, monkeypatch):

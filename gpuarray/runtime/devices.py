@@ -6,8 +6,8 @@ N-th wgpu adapter, best first. The default device: ``GPUARRAY_PROVIDER``
 start is an error; otherwise a real GPU adapter is chosen if there is one,
 and the host if there is only a CPU adapter (lavapipe) or none.
 
->>> Device("cpu") == Device("cpu")
-True
+>>> Device("cpu") is Device("cpu"), Device("wgpu") is Device("wgpu:0")
+(True, True)
 """
 
 from __future__ import annotations
@@ -25,21 +25,44 @@ _lock = threading.RLock()
 _providers: dict[str, Any] = {}
 _default: Device | None = None
 _choice_reason = ""
+_interned: dict[str, Device] = {}      # spec -> the one Device of that name
 
 
 class Device:
     """A place where arrays live and kernels run: ``Device("cpu")`` or ``Device("wgpu:0")``."""
 
     __slots__ = ("kind", "index", "name", "_hash")
+    kind: str
+    index: int
+    name: str
+    _hash: int
 
-    def __init__(self, spec: str = "cpu") -> None:
+    def __new__(cls, spec: str = "cpu") -> Device:
+        # one object per device (interned by spec and by name): the hot paths compare devices with
+        # ``is``, and ``asarray(x, device="wgpu:0")`` made a new Device each call, so operations
+        # mixing two such arrays missed every cached signature (8.5 us a broadcast subtraction
+        # recorded, 2.7 with one Device object)
+        d = _interned.get(spec)
+        if d is not None:
+            return d
+        if not isinstance(spec, str):
+            raise TypeError(f"device spec must be a str such as 'cpu' or 'wgpu:0'; got {type(spec).__name__}")
         kind, _, idx = spec.partition(":")
-        if kind not in ("cpu", "wgpu"):
+        if kind not in ("cpu", "wgpu") or (idx and not idx.isdigit()):
             raise ValueError(f"unknown device {spec!r}; expected 'cpu' or 'wgpu[:N]'")
-        self.kind = kind
-        self.index = int(idx) if idx else 0
-        self.name = "cpu" if kind == "cpu" else f"wgpu:{self.index}"
-        self._hash = hash((self.kind, self.index))
+        index = int(idx) if idx else 0
+        name = "cpu" if kind == "cpu" else f"wgpu:{index}"
+        with _lock:
+            d = _interned.get(name)
+            if d is None:
+                d = object.__new__(cls)
+                d.kind = kind
+                d.index = index
+                d.name = name
+                d._hash = hash((kind, index))
+                _interned[name] = d
+            _interned[spec] = d
+        return d
 
     def __repr__(self) -> str:
         return f"Device('{self.name}')"
