@@ -17,7 +17,9 @@ from .conftest import assert_same
 
 F32 = np.dtype(np.float32)
 BLOCKED = [c for c in wgpu_matmul.CANDIDATES.values() if isinstance(c, BlockTiles)] + [
-    BlockTiles(64, 64, 8, 4, 4, 2, 4), BlockTiles(32, 64, 4, 4, 8, 1, 0)]
+    BlockTiles(64, 64, 8, 4, 4, 2, 4), BlockTiles(32, 64, 4, 4, 8, 1, 0),
+    # 16-wide per-thread tiles within lavapipe's 32 KiB of workgroup memory (BLOCK_LARGE16 needs 48)
+    BlockTiles(128, 256, 8, 8, 16, 1), BlockTiles(256, 128, 8, 16, 8, 2), BlockTiles(64, 128, 16, 4, 16, 1, 0)]
 
 
 def _rand(shape, seed):
@@ -159,12 +161,15 @@ def test_selection_rules(wgpu_device, monkeypatch):
     monkeypatch.setenv(wgpu_autotune.ENV, "off")
     p = wgpu_device.provider
     sel = wgpu_matmul.select
-    assert sel(p, 4096, 4096, 4096, 1, F32) == wgpu_matmul.BLOCK_LARGE
+    large16 = wgpu_matmul.fits(p, wgpu_matmul.BLOCK_LARGE16)     # 48 KiB of workgroup memory
+    large = wgpu_matmul.BLOCK_LARGE16 if large16 else wgpu_matmul.BLOCK_LARGE
+    assert sel(p, 4096, 4096, 4096, 1, F32) == large
+    assert sel(p, 2048, 2048, 2048, 1, F32) == large                        # 128 workgroups of 128 x 256
     assert sel(p, 2048, 1024, 256, 1, F32) == wgpu_matmul.BLOCK_WIDE
     assert sel(p, 2048, 1024, 64, 1, F32) == wgpu_matmul.BLOCK_MEDIUM       # short K: small tiles
     assert sel(p, 300, 300, 64, 64, F32) == wgpu_matmul.BLOCK_MEDIUM
     assert sel(p, 300, 300, 300, 1, F32) == wgpu_matmul.BLOCK_MEDIUM
-    assert sel(p, 300, 300, 300, 64, F32) == wgpu_matmul.BLOCK_LARGE        # batches fill the GPU
+    assert sel(p, 300, 300, 300, 64, F32) == large                          # batches fill the GPU
     assert sel(p, 40, 300, 300, 1, F32) == wgpu_matmul.choose_tiles(40, 300, 300, F32)
     assert sel(p, 300, 1, 300, 1, F32) == wgpu_matmul.MATVEC
     with wgpu_matmul.use_config("g64x64x16_4x4"):
@@ -179,8 +184,9 @@ def test_config_names_and_checks():
     assert wgpu_matmul.parse_config("g16x48x8_2x3_c") == Tiles(16, 48, 8, 2, 3, False)
     assert wgpu_matmul.parse_config("b128x128x8_8x8_2_r") == BlockTiles(128, 128, 8, 8, 8, 2, 0)
     assert wgpu_matmul.parse_config("b64x64x8_4x4_1_w4") == BlockTiles(64, 64, 8, 4, 4, 1, 4)
+    assert wgpu_matmul.parse_config("b128x256x32_8x16_1") == wgpu_matmul.BLOCK_LARGE16
     for bad in ("x", "b128x128_8x8_2", "b128x128x8_6x8_2", "b96x128x8_8x8_2", "q1x1x1_1x1", "b64x64x8_4x4_2_w3",
-                "b64x64x8_4x4_2_q", "b32x32x8_8x8_2"):
+                "b64x64x8_4x4_2_q", "b32x32x8_8x8_2", "b256x256x8_16x16_1", "b128x128x8_32x4_1"):
         with pytest.raises(ValueError):
             wgpu_matmul.parse_config(bad)
     with pytest.raises(ValueError):

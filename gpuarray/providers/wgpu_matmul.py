@@ -77,6 +77,12 @@ BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs ea
 BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
 BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
 BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long K (see LONG_K)
+# 8 x 16 outputs a thread (256 threads, 128 x 256 tiles, a K step of 32, one buffer: 48 KiB): 6 vec4 shared
+# reads per 128 multiply-adds where 8 x 8 takes 4 per 64. H200, float32 squares, ms a product (of cuBLAS's
+# speed, TF32 off): 2048^3 0.619 (56 %), 4096^3 4.07-4.09 (66 %), 8192^3 31.0-31.1 (69 %), against 0.70, 4.82,
+# 37.7 (49-57 %) for the best 8 x 8 tiles (128 x 128 x 16, two buffers) and 0.80, 5.89, 46.0 for BLOCK_LARGE
+# (probes/mm16_sweep.py; 2 buffers with the K step of 16 or 32 spill: 30-38 %)
+BLOCK_LARGE16 = BlockTiles(128, 256, 32, 8, 16, 1)
 # float64 (H200 sweeps of 35 tilings, GPU ms): 128 x 128 tiles with a K step of 16 and one buffer
 # for large products (2048^3 1.10, 4096^3 8.39; BLOCK_LARGE 1.23, 9.52), 64 x 64 tiles with a K
 # step of 16, one buffer and warps of 4 x 8 threads for the rest ((2^20 x 64)^T (2^20 x 64) 0.70,
@@ -108,9 +114,10 @@ NARROW32_F64 = BlockTiles(64, 32, 8, 4, 4, 1, 8)
 
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
 # The generic kernel's best H200 configuration is among them as a safety net.
-TUNE_LARGE: list[Config] = [BLOCK_LARGE, BlockTiles(128, 128, 16, 8, 8, 2), BlockTiles(128, 128, 8, 8, 8, 2, 0),
-                            BLOCK_WIDE, BlockTiles(128, 64, 8, 8, 4, 2), BlockTiles(128, 128, 16, 8, 8, 1), LARGE]
-TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BLOCK_LARGE, BlockTiles(128, 64, 8, 8, 4, 2),
+TUNE_LARGE: list[Config] = [BLOCK_LARGE16, BLOCK_LARGE, BlockTiles(128, 128, 16, 8, 8, 2),
+                            BlockTiles(128, 128, 8, 8, 8, 2, 0), BLOCK_WIDE, BlockTiles(128, 64, 8, 8, 4, 2),
+                            BlockTiles(128, 128, 16, 8, 8, 1), LARGE]
+TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BLOCK_LARGE16, BLOCK_LARGE, BlockTiles(128, 64, 8, 8, 4, 2),
                BlockTiles(64, 64, 16, 4, 4, 2), GENERAL]
 # A short K (<= SHORT_K) takes the 64 x 64 tiles untuned: the tuner times a long K, where large tiles
 # win, but with K = 32 or 64 they only cost occupancy (H200, GPU time: (2^20 x 32) @ (32 x 64) 0.40 ms
@@ -144,8 +151,11 @@ def choose_tiles(m: int, n: int, k: int, dtype: np.dtype) -> Tiles:
     return GENERAL
 
 
-def blocked_default(m: int, n: int, batch: int) -> BlockTiles:
-    """The blocked tiles without tuning: the largest tile that still gives >= 256 workgroups."""
+def blocked_default(m: int, n: int, batch: int, provider: Any = None) -> BlockTiles:
+    """The blocked tiles without tuning: the largest tile that still gives >= 256 workgroups (128 for
+    ``BLOCK_LARGE16``, where ``provider``'s workgroup memory holds it)."""
+    if provider is not None and batch * -(-m // 128) * -(-n // 256) >= 128 and fits(provider, BLOCK_LARGE16):
+        return BLOCK_LARGE16
     if batch * -(-m // 128) * -(-n // 128) >= 256:
         return BLOCK_LARGE
     if batch * -(-m // 64) * -(-n // 128) >= 256:
@@ -204,7 +214,7 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
         name = tune(provider, s, key)
     cfg = CANDIDATES.get(name) if name else None
     if cfg is None or not fits(provider, cfg):
-        cfg = blocked_default(m, n, batch)
+        cfg = blocked_default(m, n, batch, provider)
     return cfg
 
 

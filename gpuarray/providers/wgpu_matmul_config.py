@@ -12,6 +12,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from ..core import config as _config
 from ..render.wgsl_matmul import Tiles
 from ..render.wgsl_matmul_blocked import BlockTiles
 
@@ -58,14 +59,17 @@ _forced: list[Config] = []
 @contextlib.contextmanager
 def use_config(cfg: Config | str) -> Iterator[Config]:
     """Force one matmul configuration inside the block (a :class:`BlockTiles` applies to float32
-    and float64 only; other dtypes keep ``choose_tiles``)."""
+    and float64 only; other dtypes keep ``choose_tiles``). Entering and leaving it change the
+    settings' generation, so that no evaluation plan recorded with other tiles is replayed."""
     c = parse_config(cfg) if isinstance(cfg, str) else cfg
     c.check()
     _forced.append(c)
+    _config.bump()          # evaluation plans recorded before (runtime/replay.py) hold other tiles
     try:
         yield c
     finally:
         _forced.pop()
+        _config.bump()
 
 
 def forced() -> Config | None:

@@ -121,8 +121,9 @@ class BlockTiles:
         if self.gram and (self.bm != self.bn or self.tm != 4 or self.tn != 4 or self.wx):
             raise ValueError(f"gram tiles {self.bm}x{self.bn}, {self.tm}x{self.tn} per thread, warp layout "
                              f"{self.wx}: expected a square tile, 4x4 per thread, rows in order (wx 0)")
-        if self.tm not in (4, 8) or self.tn not in (4, 8):
-            raise ValueError(f"per-thread tile {self.tm}x{self.tn}: each must be 4 or 8")
+        if self.tm not in (4, 8, 16) or self.tn not in (4, 8, 16) or self.tm * self.tn > 128:
+            raise ValueError(f"per-thread tile {self.tm}x{self.tn}: each must be 4, 8 or 16, "
+                             "at most 128 outputs a thread")
         if not all(pow2(v) for v in (self.bm, self.bn, self.bk)) or self.bk < 4:
             raise ValueError(f"tile {self.bm}x{self.bn}x{self.bk}: sizes must be powers of two, bk >= 4")
         if self.bm % self.tm or self.bn % self.tn:
