@@ -155,7 +155,14 @@ class ParamArena:
     After a submit the buffer is reused from offset 0 (``reset``), after a ``submit_early`` from
     where it stopped; a pass that fills it continues in a fresh one, the full one written and kept
     alive until the submit (``keep``).
+
+    A replayed program's block never changes (``wgpu_replay.Program``), so ``static`` gives it a place
+    of its own, written once, in buffers of ``STATIC_BYTES`` that are never reset: a replay then
+    uploads nothing (with the arena, evaluations that alternate, such as a LogisticRegression
+    iteration's three reads, wrote their parameters again at every submit: H200, 30-50 us each).
     """
+
+    STATIC_BYTES = 1 << 20
 
     def __init__(self, device: Any, usage: Any, align: int, nbytes: int = 256 << 10) -> None:
         self.device, self.usage, self.align, self.nbytes = device, usage, max(4, int(align)), nbytes
@@ -165,6 +172,8 @@ class ParamArena:
         self.host = np.zeros(nbytes // 4, dtype=np.uint32)
         self.shadow = np.zeros(nbytes // 4, dtype=np.uint32)      # what the buffer holds ...
         self.valid = 0                                             # ... in its first bytes
+        self._sbuf: Any = None      # the static blocks' current buffer, and its first free byte
+        self._soff = 0
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
@@ -201,6 +210,21 @@ class ParamArena:
         self.shadow[lo >> 2:hi >> 2] = new
         if lo <= self.valid:
             self.valid = max(self.valid, hi)
+
+    def static(self, words: np.ndarray) -> tuple[Any, int] | None:
+        """(buffer, offset) of a place written with ``words`` (a block laid out in multiples of the
+        alignment) that stays as it is; None for a block larger than ``STATIC_BYTES``. A full buffer is
+        followed by a new one; the programs placed in it keep it alive."""
+        size = -(-max(words.nbytes, 4) // self.align) * self.align
+        if size > self.STATIC_BYTES:
+            return None
+        if self._sbuf is None or self._soff + size > self.STATIC_BYTES:
+            self._sbuf = self.device.create_buffer(size=self.STATIC_BYTES, usage=self.usage)
+            self._soff = 0
+        off = self._soff
+        self._soff = off + size
+        self.device.queue.write_buffer(self._sbuf, off, words)
+        return self._sbuf, off
 
     def reset(self, early: bool = False) -> None:
         """After a submit: later dispatches may start again from offset 0 (``early``: after a

@@ -25,6 +25,7 @@ recorded: ``Recorder.ok`` is then False and that evaluation is never replayed.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,15 +125,16 @@ class Recorder:
 class Program:
     """What one kernel's enqueue did, to do again over new input buffers (``run``).
 
-    Its dispatches' parameter words are one block (``_block``), put into the pass's parameter arena
-    at once, each dispatch's at a fixed distance from the block's start; and while a run binds the
-    same buffers as one of the last ``SLOTS`` runs (inputs, allocations from the pool, the arena's
+    Its dispatches' parameter words are one block (``_block``), written once to a place of its own
+    (``ParamArena.static``; the pass's arena for blocks too large for one), each dispatch's at a fixed
+    distance from the block's start; and while a run binds the
+    same buffers as one of the last ``SLOTS`` runs (inputs, allocations from the pool, the parameter
     buffer: the pool hands a program's buffers back in reverse order, so that runs alternate between
     two assignments), each dispatch binds the bind group it bound then, without building the bound
     ranges or looking them up in the bind-group cache: a long chain of dispatches (the linear
     algebra's) costs the three pass commands a dispatch."""
 
-    __slots__ = ("steps", "outs", "dispatches", "_layout", "_slots")
+    __slots__ = ("steps", "outs", "dispatches", "_layout", "_slots", "_static")
 
     SLOTS = 2
 
@@ -144,6 +146,8 @@ class Program:
         # the last runs that finished, newest first: (input buffers, arena buffer, allocated buffers,
         # the bind group of each dispatch, None where it bound a buffer made for that run)
         self._slots: list[tuple[list[Any], Any, list[Any], list[Any]]] = []
+        # the block's fixed place (``ParamArena.static``): (the arena, weakly; its buffer; the offset)
+        self._static: tuple[Any, Any, int] | None = None
 
     def _block(self, align: int) -> tuple[int, np.ndarray, list[tuple[int, int]]]:
         """(``align``, every dispatch's words at multiples of ``align`` bytes, (offset, size) of each)."""
@@ -175,11 +179,20 @@ class Program:
         if self.dispatches:
             if provider._pass is None:
                 provider._begin()
+            arena = provider.params
             lay = self._layout
-            if lay is None or lay[0] != provider.params.align:
-                lay = self._block(provider.params.align)
+            if lay is None or lay[0] != arena.align:
+                lay = self._block(arena.align)
+                self._static = None
             at = lay[2]
-            pbuf, base, _size = provider.params.put(lay[1], provider._keep)
+            st = self._static
+            if st is None or st[0]() is not arena:
+                placed = arena.static(lay[1])
+                st = self._static = None if placed is None else (weakref.ref(arena), *placed)
+            if st is not None:                  # written once, at the first replay
+                pbuf, base = st[1], st[2]
+            else:
+                pbuf, base, _size = arena.put(lay[1], provider._keep)
             for h in ins:
                 ibufs += (h.buffer,)
             for slot in self._slots:
