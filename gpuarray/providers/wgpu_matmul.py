@@ -76,7 +76,12 @@ VECMAT = Tiles(1, 128, 32, 1, 1)       # M == 1: one column per thread
 BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs each
 BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
 BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
-BLOCK_SPLIT = BlockTiles(64, 64, 16, 4, 4, 2)      # one output tile and a long K (see LONG_K)
+# one output tile and a long K (see LONG_K): 8 x 4 outputs a thread, a K step of 32, one buffer (H200, two
+# arrays, ms a product, probes/xtx_sweep.py: (2^20 x 64)^T (2^20 x 64) 0.359 against 0.403 with 64 x 64 x 16
+# tiles of 4 x 4, two buffers; (2^20 x 64)^T (2^20 x 32) 0.342 / 0.392, 48 features 0.343 / 0.393, 2^18 rows
+# 0.110 / 0.118, (2^22 x 16)^T (2^22 x 16) 1.22 / 1.46; PyTorch 0.243, 0.239, 0.245, 0.071, 0.381): 4 x 4 reads
+# 2 vec4 shared words per 16 multiply-adds, 8 x 4 3 per 32
+BLOCK_SPLIT = BlockTiles(64, 64, 32, 8, 4, 1)
 # 8 x 16 outputs a thread (256 threads, 128 x 256 tiles, a K step of 32, one buffer: 48 KiB): 6 vec4 shared
 # reads per 128 multiply-adds where 8 x 8 takes 4 per 64. H200, float32 squares, ms a product (of cuBLAS's
 # speed, TF32 off): 2048^3 0.619 (56 %), 4096^3 4.07-4.09 (66 %), 8192^3 31.0-31.1 (69 %), against 0.70, 4.82,
