@@ -75,7 +75,10 @@ VECMAT = Tiles(1, 128, 32, 1, 1)       # M == 1: one column per thread
 
 BLOCK_LARGE = BlockTiles(128, 128, 8, 8, 8, 2)     # 256 threads, 8x8 outputs each
 BLOCK_WIDE = BlockTiles(64, 128, 8, 4, 8, 2)       # 256 threads, 4x8
-BLOCK_MEDIUM = BlockTiles(64, 64, 8, 4, 4, 2)      # 256 threads, 4x4
+# 128 threads, 8x4, a K step of 16, one buffer (H200, float32, ms a product, probes/mm_classes_sweep.py, against
+# 64 x 64 x 8 tiles of 4 x 4 in two buffers, the tile before: (2^20 x 32) @ (32 x 64) 0.193 / 0.230, 4096 x
+# (64 x 64)^2 0.101 / 0.126, (2^18 x 128) @ (128 x 128) 0.291 / 0.375; PyTorch 0.200, 0.081, 0.234)
+BLOCK_MEDIUM = BlockTiles(64, 64, 16, 8, 4, 1)
 # one output tile and a long K (see LONG_K): 8 x 4 outputs a thread, a K step of 32, one buffer (H200, two
 # arrays, ms a product, probes/xtx_sweep.py: (2^20 x 64)^T (2^20 x 64) 0.359 against 0.403 with 64 x 64 x 16
 # tiles of 4 x 4, two buffers; (2^20 x 64)^T (2^20 x 32) 0.342 / 0.392, 48 features 0.343 / 0.393, 2^18 rows
@@ -122,8 +125,8 @@ NARROW32_F64 = BlockTiles(64, 32, 8, 4, 4, 1, 8)
 TUNE_LARGE: list[Config] = [BLOCK_LARGE16, BLOCK_LARGE, BlockTiles(128, 128, 16, 8, 8, 2),
                             BlockTiles(128, 128, 8, 8, 8, 2, 0), BLOCK_WIDE, BlockTiles(128, 64, 8, 8, 4, 2),
                             BlockTiles(128, 128, 16, 8, 8, 1), LARGE]
-TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BLOCK_LARGE16, BLOCK_LARGE, BlockTiles(128, 64, 8, 8, 4, 2),
-               BlockTiles(64, 64, 16, 4, 4, 2), GENERAL]
+TUNE_MEDIUM: list[Config] = [BLOCK_WIDE, BLOCK_MEDIUM, BlockTiles(64, 128, 16, 8, 8, 1), BLOCK_LARGE16, BLOCK_LARGE,
+               BlockTiles(128, 64, 8, 8, 4, 2), BlockTiles(64, 64, 16, 4, 4, 2), GENERAL]
 # A short K (<= SHORT_K) takes the 64 x 64 tiles untuned: the tuner times a long K, where large tiles
 # win, but with K = 32 or 64 they only cost occupancy (H200, GPU time: (2^20 x 32) @ (32 x 64) 0.40 ms
 # with the tuned tiles, 0.23 with 64 x 64; 4096 x (64 x 64) @ (64 x 64) 0.32 and 0.12 ms).
