@@ -157,11 +157,14 @@ class ParamArena:
     alive until the submit (``keep``).
 
     A replayed program's block never changes (``wgpu_replay.Program``), so ``static`` gives it a place
-    of its own, written once, in buffers of ``STATIC_BYTES`` that are never reset: a replay then
-    uploads nothing (with the arena, evaluations that alternate, such as a LogisticRegression
-    iteration's three reads, wrote their parameters again at every submit: H200, 30-50 us each).
+    of its own, written once and never reset: a replay then uploads nothing (with the arena, evaluations
+    that alternate, such as a LogisticRegression iteration's three reads, wrote their parameters again
+    at every submit: H200, 30-50 us each). The places are in a zone of ``ZONE_BYTES`` after the arena in
+    its buffer, so that a replay binds the buffer its recording bound and finds the recording's bind
+    groups; once that zone is full, in buffers of ``STATIC_BYTES`` of their own.
     """
 
+    ZONE_BYTES = 256 << 10
     STATIC_BYTES = 1 << 20
 
     def __init__(self, device: Any, usage: Any, align: int, nbytes: int = 256 << 10) -> None:
@@ -172,7 +175,8 @@ class ParamArena:
         self.host = np.zeros(nbytes // 4, dtype=np.uint32)
         self.shadow = np.zeros(nbytes // 4, dtype=np.uint32)      # what the buffer holds ...
         self.valid = 0                                             # ... in its first bytes
-        self._sbuf: Any = None      # the static blocks' current buffer, and its first free byte
+        self._zoff = 0              # the first free byte of the static zone in ``buffer``
+        self._sbuf: Any = None      # once the zone is full: the static blocks' current buffer, its first free byte
         self._soff = 0
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
@@ -186,8 +190,9 @@ class ParamArena:
             if self.host.nbytes < self.nbytes:
                 self.host = np.zeros(self.nbytes // 4, dtype=np.uint32)
                 self.shadow = np.zeros(self.nbytes // 4, dtype=np.uint32)
-            self.buffer = self.device.create_buffer(size=self.nbytes, usage=self.usage)
+            self.buffer = self.device.create_buffer(size=self.nbytes + self.ZONE_BYTES, usage=self.usage)
             self.offset = self.base = self.valid = 0
+            self._zoff = self.nbytes
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         end = off + -(-size // self.align) * self.align
@@ -213,9 +218,15 @@ class ParamArena:
 
     def static(self, words: np.ndarray) -> tuple[Any, int] | None:
         """(buffer, offset) of a place written with ``words`` (a block laid out in multiples of the
-        alignment) that stays as it is; None for a block larger than ``STATIC_BYTES``. A full buffer is
-        followed by a new one; the programs placed in it keep it alive."""
+        alignment) that stays as it is: in the arena buffer's zone, else in a buffer of static blocks
+        (a full one is followed by a new one; the programs placed in it keep it alive); None for a
+        block larger than ``STATIC_BYTES``."""
         size = -(-max(words.nbytes, 4) // self.align) * self.align
+        if self.buffer is not None and self._zoff + size <= self.nbytes + self.ZONE_BYTES:
+            off = self._zoff
+            self._zoff = off + size
+            self.device.queue.write_buffer(self.buffer, off, words)
+            return self.buffer, off
         if size > self.STATIC_BYTES:
             return None
         if self._sbuf is None or self._soff + size > self.STATIC_BYTES:
