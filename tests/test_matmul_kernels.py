@@ -165,6 +165,11 @@ def test_selection_rules(wgpu_device, monkeypatch):
     large = wgpu_matmul.BLOCK_LARGE16 if large16 else wgpu_matmul.BLOCK_LARGE
     assert sel(p, 4096, 4096, 4096, 1, F32) == large
     assert sel(p, 2048, 2048, 2048, 1, F32) == large                        # 128 workgroups of 128 x 256
+    if large16:                                                             # untuned from LARGE16_K on
+        monkeypatch.setenv(wgpu_autotune.ENV, "on")
+        monkeypatch.setattr(wgpu_matmul, "tune", lambda *a: pytest.fail("tuned"))
+        assert sel(p, 8192, 8192, 8192, 1, F32) == wgpu_matmul.BLOCK_LARGE16
+        monkeypatch.setenv(wgpu_autotune.ENV, "off")
     assert sel(p, 2048, 1024, 256, 1, F32) == wgpu_matmul.BLOCK_WIDE
     assert sel(p, 2048, 1024, 64, 1, F32) == wgpu_matmul.BLOCK_MEDIUM       # short K: small tiles
     assert sel(p, 300, 300, 64, 64, F32) == wgpu_matmul.BLOCK_MEDIUM

@@ -91,6 +91,9 @@ BLOCK_SPLIT = BlockTiles(64, 64, 32, 8, 4, 1)
 # 37.7 (49-57 %) for the best 8 x 8 tiles (128 x 128 x 16, two buffers) and 0.80, 5.89, 46.0 for BLOCK_LARGE
 # (probes/mm16_sweep.py; 2 buffers with the K step of 16 or 32 spill: 30-38 %)
 BLOCK_LARGE16 = BlockTiles(128, 256, 32, 8, 16, 1)
+# ... taken untuned from this K on, where blocked_default gives it: the tuner times a short K (256 at the 8192
+# class), where its 8 K steps do not show its speed (H200, 8192^3 36.6 ms with the tuner's pick, 31.1 with it)
+LARGE16_K = 1024
 # float64 (H200 sweeps of 35 tilings, GPU ms): 128 x 128 tiles with a K step of 16 and one buffer
 # for large products (2048^3 1.10, 4096^3 8.39; BLOCK_LARGE 1.23, 9.52), 64 x 64 tiles with a K
 # step of 16, one buffer and warps of 4 x 8 threads for the rest ((2^20 x 64)^T (2^20 x 64) 0.70,
@@ -215,6 +218,8 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
         return BLOCK_MEDIUM
     if few and fits(provider, BLOCK_SPLIT, item):
         return BLOCK_SPLIT
+    if k >= LARGE16_K and blocked_default(m, n, batch, provider) == BLOCK_LARGE16:
+        return BLOCK_LARGE16
     s = size_class(m, n, batch)
     key = f"matmul:f32:{s}"
     name = wgpu_autotune.lookup(provider, key)
