@@ -120,8 +120,11 @@ GRAM32_F64 = BlockTiles(32, 32, 16, 4, 4, 1, 0, True)
 # columns the 64-wide blocked tiles: N = 48 0.362-0.374 / 0.774 against 0.839 / 1.370 (0.283 / 0.257).
 NARROW_M = 1024
 NARROW16 = BlockTiles(128, 16, 8, 4, 4, 1, 4)
-NARROW32 = BlockTiles(128, 32, 8, 4, 4, 2, 8)
-NARROW32_F64 = BlockTiles(64, 32, 8, 4, 4, 1, 8)
+# 17 to 32 columns: 64 x 32 tiles of 4 x 8 outputs a thread, warps of 4 x 8 threads, one buffer (forty-second
+# session, probes/xct_sweep.py, H200, wall ms, (2^20 x 64) @ (64 x 32): float32 0.197 against 0.231 for 128 x 32
+# tiles of 4 x 4 in two buffers, float64 0.399 against 0.604 for 64 x 32 of 4 x 4; PyTorch 0.171 / 0.195)
+NARROW32 = BlockTiles(64, 32, 8, 4, 8, 1, 4)
+NARROW32_F64 = BlockTiles(64, 32, 8, 4, 8, 1, 4)
 
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
 # The generic kernel's best H200 configuration is among them as a safety net.
