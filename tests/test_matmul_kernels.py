@@ -120,7 +120,7 @@ def test_special_values(wgpu_device, shapes):
 
 
 @pytest.mark.parametrize("cfg", [wgpu_matmul.BLOCK_MEDIUM, wgpu_matmul.BLOCK_WIDE, BlockTiles(32, 64, 4, 4, 8, 1, 0),
-                                 wgpu_matmul.F64_MEDIUM, wgpu_matmul.F64_LARGE],
+                                 wgpu_matmul.F64_MEDIUM, wgpu_matmul.F64_SPLIT, wgpu_matmul.F64_LARGE],
                          ids=lambda c: c.name)
 def test_blocked_float64(wgpu_device, cfg):
     """The register-blocked kernel in float64: vector and scalar loads, epilogue, float64 accuracy."""
@@ -141,7 +141,8 @@ def test_blocked_float64(wgpu_device, cfg):
     medium = wgpu_matmul.F64_MEDIUM if wgpu_matmul.fits(p, wgpu_matmul.F64_MEDIUM, 8) else wgpu_matmul.BLOCK_MEDIUM
     large = wgpu_matmul.F64_LARGE if wgpu_matmul.fits(p, wgpu_matmul.F64_LARGE, 8) else medium
     assert sel(p, 300, 300, 300, 1, f64) == medium
-    assert sel(p, 64, 64, 1 << 20, 1, f64) == medium                      # X.T @ X: one tile, K split
+    split = wgpu_matmul.F64_SPLIT if wgpu_matmul.fits(p, wgpu_matmul.F64_SPLIT, 8) else wgpu_matmul.BLOCK_MEDIUM
+    assert sel(p, 64, 64, 1 << 20, 1, f64) == split                       # X.T @ X: one tile, K split
     assert sel(p, 1 << 20, 64, 32, 1, f64) == medium                      # short K
     assert sel(p, 64, 64, 64, 4096, f64) == medium                        # batches of short K
     assert sel(p, 2048, 2048, 2048, 1, f64) == large

@@ -99,7 +99,12 @@ LARGE16_K = 1024
 # step of 16, one buffer and warps of 4 x 8 threads for the rest ((2^20 x 64)^T (2^20 x 64) 0.70,
 # (2^20 x 32) @ (32 x 64) 0.50-0.61, 4096 x (64 x 64)^2 0.23-0.29; BLOCK_MEDIUM 0.89, 0.65, 0.31)
 F64_LARGE = BlockTiles(128, 128, 16, 8, 8, 1)
-F64_MEDIUM = BlockTiles(64, 64, 16, 4, 4, 1, 4)
+# forty-second session (probes/mm_classes_sweep.py, H200, float64 wall ms, against 4 x 4 outputs a thread, the
+# tile before): 4 x 8 outputs a thread, (2^20 x 32) @ (32 x 64) 0.388 / 0.513, 4096 x (64 x 64)^2 0.190 / 0.235,
+# (2^18 x 128) @ (128 x 128) 0.609 / 0.735 (PyTorch 0.214, 0.101, 0.204); one-tile products with a long K keep
+# 4 x 4 (F64_SPLIT: X.T @ Y of 2^20 x 64 0.68 ms, 4 x 8 with 8 x 4 warps 0.91)
+F64_MEDIUM = BlockTiles(64, 64, 16, 4, 8, 1, 4)
+F64_SPLIT = BlockTiles(64, 64, 16, 4, 4, 1, 4)
 
 # X^T X with one output tile (at most 64 features): the blocks on and above the diagonal only, from one
 # shared tile (``BlockTiles.gram``; ``gram_for``), K split into about GRAM_FILL chunks. H200, 2^20 rows,
@@ -194,7 +199,8 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
     """The configuration for a product: forced, else blocked (float32 and float64, M >= 64 and N > 32,
     or an output of at most 64 x 64 with a long K: ``LONG_K``; M >= ``NARROW_M`` and 4 < N <= 32: the
     ``NARROW`` tiles), else generic. float64 is not tuned:
-    ``F64_LARGE`` where ``blocked_default`` would take 128 x 128 tiles, else ``F64_MEDIUM``, else
+    ``F64_LARGE`` where ``blocked_default`` would take 128 x 128 tiles, else ``F64_MEDIUM`` (``F64_SPLIT``
+    for one output tile and a long K), else
     ``BLOCK_MEDIUM``, whichever first fits the adapter."""
     cfg = forced()
     item = np.dtype(dtype).itemsize
@@ -213,7 +219,7 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
         return choose_tiles(m, n, k, dtype)
     if dtype != np.float32:
         large = k > SHORT_K and not few and blocked_default(m, n, batch) == BLOCK_LARGE
-        for cfg in ((F64_LARGE,) if large else ()) + (F64_MEDIUM, BLOCK_MEDIUM):
+        for cfg in ((F64_LARGE,) if large else ()) + ((F64_SPLIT,) if few else (F64_MEDIUM,)) + (BLOCK_MEDIUM,):
             if fits(provider, cfg, item):
                 return cfg
         return choose_tiles(m, n, k, dtype)
