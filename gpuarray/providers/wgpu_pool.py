@@ -175,6 +175,7 @@ class ParamArena:
         self.host = np.zeros(nbytes // 4, dtype=np.uint32)
         self.shadow = np.zeros(nbytes // 4, dtype=np.uint32)      # what the buffer holds ...
         self.valid = 0                                             # ... in its first bytes
+        self._cap = 0               # the arena's bytes in ``buffer`` (its ``nbytes`` when it was made)
         self._zoff = 0              # the first free byte of the static zone in ``buffer``
         self._sbuf: Any = None      # once the zone is full: the static blocks' current buffer, its first free byte
         self._soff = 0
@@ -182,7 +183,7 @@ class ParamArena:
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
         size = prm.nbytes or 4          # a multiple of 4 (words of 4 or 8 bytes), at least 4
-        if self.buffer is None or self.offset + size > self.nbytes:
+        if self.buffer is None or self.offset + size > self._cap:
             if self.buffer is not None:
                 self.upload()
                 keep.append(self.buffer)
@@ -192,7 +193,7 @@ class ParamArena:
                 self.shadow = np.zeros(self.nbytes // 4, dtype=np.uint32)
             self.buffer = self.device.create_buffer(size=self.nbytes + self.ZONE_BYTES, usage=self.usage)
             self.offset = self.base = self.valid = 0
-            self._zoff = self.nbytes
+            self._cap = self._zoff = self.nbytes        # this buffer's arena ends where its zone starts
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         end = off + -(-size // self.align) * self.align
@@ -222,7 +223,7 @@ class ParamArena:
         (a full one is followed by a new one; the programs placed in it keep it alive); None for a
         block larger than ``STATIC_BYTES``."""
         size = -(-max(words.nbytes, 4) // self.align) * self.align
-        if self.buffer is not None and self._zoff + size <= self.nbytes + self.ZONE_BYTES:
+        if self.buffer is not None and self._zoff + size <= self._cap + self.ZONE_BYTES:
             off = self._zoff
             self._zoff = off + size
             self.device.queue.write_buffer(self.buffer, off, words)
