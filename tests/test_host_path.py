@@ -184,6 +184,38 @@ def test_parameters_rewritten_only_when_they_change(wgpu_device: xp.Device, monk
     assert len(placed) <= 2, placed            # the replayed programs of 2.0 and of 3.0, once each
 
 
+def test_alternating_evaluations_upload_no_parameters(wgpu_device: xp.Device, monkeypatch: Any) -> None:
+    """Three evaluations read back one after another, over and over (a LogisticRegression iteration's
+    loss, gradient and intercept): once each has been replayed, a round uploads no parameters (each
+    program's block has its fixed place), and the results stay right."""
+    prov: Any = wgpu_device.provider
+    h = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
+    m = xp.asarray(h, device=wgpu_device)
+    writes: list[int] = []
+    queue = prov.device.queue
+    real = queue.write_buffer
+
+    def counted(buf: Any, offset: int, *args: Any) -> Any:
+        if buf is prov.params.buffer or buf is prov.params._sbuf:
+            writes.append(offset)
+        return real(buf, offset, *args)
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            a = float(xp.sum(xp.exp(m * 0.5)))
+            b = np.asarray(xp.sum(m * 2.0, axis=0))
+            c = np.asarray(xp.max(m - 1.0, axis=1))
+            np.testing.assert_allclose(a, np.sum(np.exp(h * np.float32(0.5)), dtype=np.float64), rtol=1e-5)
+            assert_same(b, np.sum(h * np.float32(2), axis=0), rtol=1e-5, atol=1e-3)   # 64 terms of up to 6
+            assert_same(c, np.max(h - np.float32(1), axis=1))
+
+    with xp.config(offload="always"):
+        rounds(3)                               # recorded, then replayed (the blocks placed)
+        monkeypatch.setattr(queue, "write_buffer", counted)
+        rounds(3)
+    assert writes == [], writes
+
+
 def test_hash_cons_table_stays_bounded() -> None:
     """Entries of dead nodes are swept (graph/node.py: no weakref callback per node), so a long loop
     of temporary expressions keeps the table within a constant factor of the live nodes."""
