@@ -101,10 +101,11 @@ LARGE16_K = 1024
 F64_LARGE = BlockTiles(128, 128, 16, 8, 8, 1)
 # forty-second session (probes/mm_classes_sweep.py, H200, float64 wall ms, against 4 x 4 outputs a thread, the
 # tile before): 4 x 8 outputs a thread, (2^20 x 32) @ (32 x 64) 0.388 / 0.513, 4096 x (64 x 64)^2 0.190 / 0.235,
-# (2^18 x 128) @ (128 x 128) 0.609 / 0.735 (PyTorch 0.214, 0.101, 0.204); one-tile products with a long K keep
-# 4 x 4 (F64_SPLIT: X.T @ Y of 2^20 x 64 0.68 ms, 4 x 8 with 8 x 4 warps 0.91)
+# (2^18 x 128) @ (128 x 128) 0.609 / 0.735 (PyTorch 0.214, 0.101, 0.204); one-tile products with a long K take
+# 8 x 4 (F64_SPLIT, probes/xtx_sweep.py: X.T @ Y of 2^20 x 64 0.611 ms against 0.676 for 4 x 4 and 0.627 for 4 x 8,
+# 32 by 64 features 0.597 / 0.665; PyTorch 0.277, 0.199)
 F64_MEDIUM = BlockTiles(64, 64, 16, 4, 8, 1, 4)
-F64_SPLIT = BlockTiles(64, 64, 16, 4, 4, 1, 4)
+F64_SPLIT = BlockTiles(64, 64, 16, 8, 4, 1, 4)
 
 # X^T X with one output tile (at most 64 features): the blocks on and above the diagonal only, from one
 # shared tile (``BlockTiles.gram``; ``gram_for``), K split into about GRAM_FILL chunks. H200, 2^20 rows,
