@@ -17,7 +17,7 @@ def test_selection(wgpu_device: xp.Device) -> None:
     assert sel(prov, 1 << 20, 16, 64, 1, f32) == wgpu_matmul.NARROW16
     assert sel(prov, 1 << 20, 5, 64, 1, f64) == wgpu_matmul.NARROW16
     assert sel(prov, 1 << 20, 32, 64, 1, f32) == wgpu_matmul.NARROW32
-    assert sel(prov, 1 << 20, 17, 256, 1, f64) == wgpu_matmul.NARROW32_F64
+    assert sel(prov, 1 << 20, 17, 256, 1, f64) == wgpu_matmul.NARROW32
     assert sel(prov, 1 << 20, 48, 64, 1, f32) == wgpu_matmul.BLOCK_MEDIUM
     assert sel(prov, 1 << 20, 4, 64, 1, f32) == wgpu_matmul.THIN               # the generic thin tiles
     assert sel(prov, 512, 16, 64, 1, f32) == wgpu_matmul.choose_tiles(512, 16, 64, f32)   # few rows

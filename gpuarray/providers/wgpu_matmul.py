@@ -128,9 +128,9 @@ NARROW_M = 1024
 NARROW16 = BlockTiles(128, 16, 8, 4, 4, 1, 4)
 # 17 to 32 columns: 64 x 32 tiles of 4 x 8 outputs a thread, warps of 4 x 8 threads, one buffer (forty-second
 # session, probes/xct_sweep.py, H200, wall ms, (2^20 x 64) @ (64 x 32): float32 0.197 against 0.231 for 128 x 32
-# tiles of 4 x 4 in two buffers, float64 0.399 against 0.604 for 64 x 32 of 4 x 4; PyTorch 0.171 / 0.195)
+# tiles of 4 x 4 in two buffers, float64 0.399 against 0.604 for 64 x 32 of 4 x 4; PyTorch 0.171 / 0.195): one
+# tile for both dtypes
 NARROW32 = BlockTiles(64, 32, 8, 4, 8, 1, 4)
-NARROW32_F64 = BlockTiles(64, 32, 8, 4, 8, 1, 4)
 
 # Autotuning candidates, most promising first (the tuner stops after its time budget).
 # The generic kernel's best H200 configuration is among them as a safety net.
@@ -213,7 +213,7 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
         return cfg if ok else choose_tiles(m, n, k, dtype)
     few = m <= 64 and n <= 64 and k >= LONG_K        # one output tile, K split (X.T @ X of 64 features)
     if blocked and m >= NARROW_M and THIN.bn < n <= 32 and not few:
-        narrow = NARROW16 if n <= 16 else NARROW32 if dtype == np.float32 else NARROW32_F64
+        narrow = NARROW16 if n <= 16 else NARROW32
         if fits(provider, narrow, item):
             return narrow
     if not blocked or (m < 64 or n <= 32) and not few:
