@@ -227,3 +227,25 @@ def test_kernels_too_wide_for_the_adapter_are_cut_not_sent_to_the_host(wgpu_devi
     xp.reset_metrics()
     with xp.config(fallback="silent"):
         np.testing.assert_array_equal(np.asarray(xp.stack(arrs[:6])), np.stack(host[:6]))
+
+
+def test_many_outputs_too_wide_together_are_evaluated_in_parts(wgpu_device, monkeypatch):
+    """Results of one shape computed in a Python loop and evaluated together fuse sideways into one kernel of
+    many outputs; where that kernel binds more storage buffers than the adapter allows, its outputs are
+    evaluated a part at a time on the device (planner._first_outputs), not on the host: 37 row ranges read
+    together, stacked, and through ``np.apply_along_axis`` (which stacks them), with 24 storage buffers (a
+    join of 16 arrays binds 21)."""
+    rng = np.random.default_rng(5)
+    h = rng.uniform(-3, 3, (37, 29)).astype(np.float32)
+    a = xp.asarray(h, device=wgpu_device)
+    want = np.ptp(h, axis=1)
+    monkeypatch.setattr(wgpu_device.provider, "max_storage_buffers", 24)
+    xp.reset_metrics()
+    parts = [a[i].max() - a[i].min() for i in range(37)]
+    xp.evaluate(*parts)
+    np.testing.assert_array_equal([float(p) for p in parts], want)
+    np.testing.assert_array_equal(np.asarray(xp.stack([a[i].max() - a[i].min() for i in range(37)])), want)
+    got = np.apply_along_axis(lambda r: r.max() - r.min(), 1, a)
+    assert isinstance(got, xp.GpuArray)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert xp.metrics()["host_fallbacks"] == 0

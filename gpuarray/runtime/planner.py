@@ -287,8 +287,10 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
     """Nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter allows
     (``too_wide``) to evaluate first, so that each part reads at most about half the limit of inputs: a
     greedy bounded fan-in partition of the cone, in dependency order (a deep chain of gathers, each reading a
-    sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and ran on the host).
-    Empty where no kernel is too wide or none can be split (one node reading that many inputs itself)."""
+    sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and ran on the host). A
+    kernel of several outputs none of which is too wide alone evaluates its first outputs first
+    (``_first_outputs``). Empty where no kernel is too wide or none can be split (one node reading that
+    many inputs itself)."""
     out: list[Node] = []
     for k in kernels:
         prov = k.device.provider
@@ -326,8 +328,29 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
                     if j.serial not in cut:
                         mine |= reads[j.serial]
             reads[n.serial] = mine
+        if not cut and len(roots) > 1:      # a sideways fusion of several cones, none too wide itself
+            out += _first_outputs(roots, reads, prov.max_storage_buffers - 8)
+            continue
         out += cut.values()
     return out
+
+
+def _first_outputs(roots: list[Node], reads: dict[int, set[int]], room: int) -> list[Node]:
+    """Of the outputs ``roots`` of a kernel too wide for its adapter (independent results of one shape that
+    the schedule fused sideways: scalars computed in a Python loop and evaluated together), the first ones
+    whose inputs and outputs together bind at most ``room`` buffers, to evaluate first (at most half of them,
+    at least one): the rest follow in another kernel."""
+    acc: set[int] = set()
+    first: list[Node] = []
+    for r in roots:
+        if not r.inputs:
+            continue
+        mine = reads.get(r.serial, set())
+        if first and (len(acc | mine) + len(first) + 1 > room or 2 * len(first) >= len(roots)):
+            break
+        acc |= mine
+        first.append(r)
+    return first
 
 
 def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
