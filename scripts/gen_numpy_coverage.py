@@ -56,7 +56,8 @@ NOTES: dict[str, str] = {
                         "(see architecture.md)",
     "numpy.linalg.svd": "`compute_uv=True`, `hermitian=False`",
     "numpy.linalg.qr": "modes reduced, complete, r",
-    "numpy.linalg.lstsq": "real 2-D `a`, 1-D or 2-D `b`: from `linalg.svd` (tall and skinny `a` on the device)",
+    "numpy.linalg.lstsq": "real 2-D `a`, 1-D or 2-D `b`: from an svd on the device for tall and skinny `a` and "
+                          "small ones (Jacobi; their vectors' signs do not matter here)",
     "numpy.linalg.matrix_rank": "`tol=None`, `hermitian=False`, 2-D or more",
     "numpy.linalg.pinv": "`hermitian=False`",
     "numpy.linalg.eigh": "`UPLO='L'`",

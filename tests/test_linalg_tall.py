@@ -139,3 +139,24 @@ def test_numpy_lstsq(device: xp.Device, shape: tuple[int, int]) -> None:
                 np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-8)
                 assert int(got[2]) == int(want[2])
                 np.testing.assert_allclose(np.asarray(got[3]), want[3], rtol=1e-10, atol=1e-12 * want[3][0])
+
+
+@pytest.mark.parametrize("shape", [(37, 29), (29, 37)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_lstsq_of_one_small_matrix_on_the_device(wgpu_device: xp.Device, shape: tuple[int, int],
+                                                        dtype: Any) -> None:
+    """One small matrix's ``np.linalg.lstsq`` takes the device's Jacobi svd (``linalg.svd_any_signs``: the
+    solution does not depend on the vectors' signs, which keep ``svd`` on LAPACK for one matrix): no host
+    fallback, NumPy's solution, residuals, rank and singular values."""
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=shape).astype(dtype), rng.normal(size=(shape[0], 2)).astype(dtype)
+    xp.reset_metrics()
+    got = np.linalg.lstsq(xp.asarray(a, device=wgpu_device), xp.asarray(b, device=wgpu_device), rcond=None)
+    assert xp.metrics()["host_fallbacks"] == 0
+    want = np.linalg.lstsq(a.astype(np.float64), b.astype(np.float64), rcond=None)
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=tol, atol=tol * np.abs(want[0]).max())
+    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=tol)
+    assert int(got[2]) == int(want[2]) == min(shape)
+    np.testing.assert_allclose(np.asarray(got[3]), want[3], rtol=tol)
+    assert got[0].dtype == np.dtype(dtype)

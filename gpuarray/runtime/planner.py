@@ -303,6 +303,8 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
             and k.out_nodes[0].op == k.kind else list(k.out_nodes)
         reads: dict[int, set[int]] = {}
         cut: dict[int, Node] = {}
+        alone = prov.max_storage_buffers - 5      # inputs of a one-output kernel at most (elementwise's 4 more)
+        hopeless: set[int] = set()      # nodes reading more than that themselves, and the cones that hold one
         stack: list[tuple[Node, bool]] = [(r, False) for r in roots if r.serial not in leaf]
         while stack:
             n, done = stack.pop()
@@ -316,6 +318,8 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
             # (a node without inputs, a hash-consed constant, is never evaluated on its own: every expression with
             # that value shares it, and would read it as an array from then on)
             inner = [i for i in n.inputs if i.serial not in leaf and i.serial not in cut and i.inputs]
+            if len({i.serial for i in n.inputs}) > alone or any(i.serial in hopeless for i in inner):
+                hopeless.add(n.serial)
             mine = {i.serial for i in n.inputs if i.serial in leaf or i.serial in cut}
             for i in inner:
                 mine |= reads[i.serial]
@@ -329,23 +333,25 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
                         mine |= reads[j.serial]
             reads[n.serial] = mine
         if not cut and len(roots) > 1:      # a sideways fusion of several cones, none too wide itself
-            out += _first_outputs(roots, reads, prov.max_storage_buffers - 8)
+            out += _first_outputs(roots, reads, prov.max_storage_buffers - 8, hopeless)
             continue
         out += cut.values()
     return out
 
 
-def _first_outputs(roots: list[Node], reads: dict[int, set[int]], room: int) -> list[Node]:
+def _first_outputs(roots: list[Node], reads: dict[int, set[int]], room: int, hopeless: set[int]) -> list[Node]:
     """Of the outputs ``roots`` of a kernel too wide for its adapter (independent results of one shape that
     the schedule fused sideways: scalars computed in a Python loop and evaluated together), the first ones
     whose inputs and outputs together bind at most ``room`` buffers, to evaluate first (at most half of them,
-    at least one): the rest follow in another kernel."""
+    at least one): the rest follow in another kernel. Empty (the host, as before) where the first output's
+    cone holds a node that reads more inputs than a kernel can bind (``hopeless``): evaluated alone, it would
+    still run on the host, one evaluation per output instead of one for all."""
     acc: set[int] = set()
     first: list[Node] = []
     for r in roots:
-        if not r.inputs:
-            continue
         mine = reads.get(r.serial, set())
+        if not r.inputs or r.serial in hopeless:
+            break
         if first and (len(acc | mine) + len(first) + 1 > room or 2 * len(first) >= len(roots)):
             break
         acc |= mine
