@@ -161,7 +161,12 @@ class ParamArena:
     that alternate, such as a LogisticRegression iteration's three reads, wrote their parameters again
     at every submit: H200, 30-50 us each). The places are in a zone of ``ZONE_BYTES`` after the arena in
     its buffer, so that a replay binds the buffer its recording bound and finds the recording's bind
-    groups; once that zone is full, in buffers of ``STATIC_BYTES`` of their own.
+    groups. Once that zone is full, the next parameters start a new buffer (arena and zone; the programs
+    placed in the old one keep it alive), so that recordings after it find room for their replays next
+    to them again; a program recorded before and first replayed after goes to a buffer of
+    ``STATIC_BYTES`` of static blocks and makes its bind groups once more. (Without the new buffer, in a
+    long process every later program was placed away from its recording: its first replays created
+    bind groups for each buffer assignment the pool rotates through, warm calls included.)
     """
 
     ZONE_BYTES = 256 << 10
@@ -179,11 +184,12 @@ class ParamArena:
         self._zoff = 0              # the first free byte of the static zone in ``buffer``
         self._sbuf: Any = None      # once the zone is full: the static blocks' current buffer, its first free byte
         self._soff = 0
+        self._full = False          # the zone is full: the next pass takes a new buffer
 
     def put(self, prm: np.ndarray, keep: list[Any]) -> tuple[Any, int, int]:
         """``prm`` (u32 words) gathered for the open pass: (buffer, offset, size) to bind."""
         size = prm.nbytes or 4          # a multiple of 4 (words of 4 or 8 bytes), at least 4
-        if self.buffer is None or self.offset + size > self._cap:
+        if self.buffer is None or self.offset + size > self._cap or self._full:
             if self.buffer is not None:
                 self.upload()
                 keep.append(self.buffer)
@@ -194,6 +200,7 @@ class ParamArena:
             self.buffer = self.device.create_buffer(size=self.nbytes + self.ZONE_BYTES, usage=self.usage)
             self.offset = self.base = self.valid = 0
             self._cap = self._zoff = self.nbytes        # this buffer's arena ends where its zone starts
+            self._full = False
         off = self.offset
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         end = off + -(-size // self.align) * self.align
@@ -228,6 +235,7 @@ class ParamArena:
             self._zoff = off + size
             self.device.queue.write_buffer(self.buffer, off, words)
             return self.buffer, off
+        self._full = self.buffer is not None
         if size > self.STATIC_BYTES:
             return None
         if self._sbuf is None or self._soff + size > self.STATIC_BYTES:
