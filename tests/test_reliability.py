@@ -257,6 +257,38 @@ def test_segmented_arrays(small_limits: WgpuProvider, wgpu_device: xp.Device) ->
     assert xp.metrics()["host_fallbacks"] >= 1
 
 
+def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: WgpuProvider,
+                                                              wgpu_device: xp.Device) -> None:
+    """A kernel that reads an array past one binding only through views within a window that fits one
+    binding (a tail, a head, a reversed part, a block of rows, a strided run) binds that window, on the
+    device; a view spanning the array (a column) still runs on the host."""
+    p = small_limits
+    n = p.max_binding // 4 * 3 // 2 + 1234            # float32: 1.5 bindings, one buffer
+    h = np.random.default_rng(3).uniform(-3, 3, n).astype(np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    cols = 1000
+    hm, m = h[:n // cols * cols].reshape(-1, cols), xp.reshape(x[:n // cols * cols], (-1, cols))
+    cases = [
+        (lambda a: a[-1000:] + 1, lambda a: a[-1000:] + np.float32(1)),
+        (lambda a: a[:777] * 2, lambda a: a[:777] * np.float32(2)),
+        (lambda a: xp.flip(a)[:5000] - 1, lambda a: np.flip(a)[:5000] - np.float32(1)),
+        (lambda a: a[n // 2:n // 2 + 3001:3] * a[n // 2 + 1:n // 2 + 3002:3], lambda a: a[n // 2:n // 2 + 3001:3]
+         * a[n // 2 + 1:n // 2 + 3002:3]),
+    ]
+    for f, g in cases:
+        xp.reset_metrics()
+        got = np.asarray(f(x))
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        assert_same(got, g(h))
+    xp.reset_metrics()
+    assert_same(m[-3:, :5] + 1, hm[-3:, :5] + np.float32(1))         # a block of rows of a reshape
+    assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+    xp.reset_metrics()
+    assert_same(m[:, 7] * 2, hm[:, 7] * np.float32(2))               # a column spans the whole array
+    assert xp.metrics()["host_fallbacks"] == 1
+    assert "window" in planner.decisions()[-1]["why"]
+
+
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
                                                           wgpu_device: xp.Device) -> None:
     """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another

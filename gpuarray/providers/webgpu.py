@@ -59,6 +59,8 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
     _nbytes,
     enqueue_split,
     split_kernel,
+    window_handles,
+    window_kernel,
 )
 
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
@@ -530,7 +532,10 @@ class WgpuProvider(WgpuMemory):
             if kernel.kind != "elementwise":
                 return list(WGPU_KINDS[kernel.kind](self, kernel, list(in_handles)))
             if kernel.size and (self.needs_split(kernel) or any(isinstance(h, SegmentedHandle) for h in in_handles)):
-                return self._enqueue_split(kernel, in_handles)
+                win = None if split_kernel(kernel, 1) is not None else window_kernel(self, kernel)
+                if win is None:
+                    return enqueue_split(self, kernel, in_handles)
+                kernel, in_handles = win[0], window_handles(in_handles, kernel, win[1])
             outs = [self.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize)
                     for o in kernel.outputs]
             if kernel.size == 0:
@@ -555,10 +560,6 @@ class WgpuProvider(WgpuMemory):
         if r is None or (r.vec == 1) != (vec == 1):        # asked for vec4, rendered one element a thread
             r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
         return r
-
-    def _enqueue_split(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
-        """An elementwise kernel over arrays larger than one binding (``wgpu_split``)."""
-        return enqueue_split(self, kernel, in_handles)
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:
         """Run kernels in order in one compute pass and one submit; returns output handles."""

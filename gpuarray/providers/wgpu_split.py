@@ -63,10 +63,6 @@ def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[Gp
     return [(h, 0, h.nbytes // itemsize)]
 
 
-def _nbytes(node: Any) -> int:
-    return math.prod(node.shape) * STORAGE_NP[node.dtype].itemsize
-
-
 def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
     """(buffer, byte offset, bytes) of elements [start, start + count) of an array."""
     if isinstance(h, SegmentedHandle):
@@ -139,3 +135,64 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
         bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
         provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
     return outs
+
+
+def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int, int] | None]] | None:
+    """An elementwise kernel whose inputs past one binding are read only through views (a slice, a block
+    of rows, a reversed tail), each view within a window of its input that fits one binding: that kernel
+    with those views' offsets moved to their window's start, and per input its window (first element,
+    elements; None for an input bound whole). None when some input past one binding is read otherwise
+    (elementwise over all of it, by a gather), an output exceeds one binding, or an input is segmented.
+    The window starts at a multiple of the adapter's offset alignment; the offsets are parameters, so the
+    shader is the one of the whole-array kernel."""
+    if kernel.size >= 2**32 or any(_nbytes(n) > provider.max_binding for n in kernel.out_nodes):
+        return None
+    items = [STORAGE_NP[n.dtype].itemsize for n in kernel.inputs]
+    big = {j for j, n in enumerate(kernel.inputs) if _nbytes(n) > provider.max_binding}
+    if not big or any(_nbytes(kernel.inputs[j]) > provider.max_buffer for j in big):
+        return None
+    src: dict[int, int] = {}                # instruction -> the big input it reads flat (input, reshape)
+    lo = dict.fromkeys(big, math.inf)
+    hi = dict.fromkeys(big, -1)
+    for i, ins in enumerate(kernel.instrs):
+        if ins.op == "input" and ins.params[0] in big:
+            src[i] = ins.params[0]
+        elif ins.op == "reshape" and ins.args[0] in src:
+            src[i] = src[ins.args[0]]
+        elif ins.op == "view" and ins.args[0] in src:
+            strides, off = ins.params
+            j = src[ins.args[0]]
+            lo[j] = min(lo[j], off + sum(min(0, s * (n - 1)) for s, n in zip(strides, ins.shape, strict=True)))
+            hi[j] = max(hi[j], off + 1 + sum(max(0, s * (n - 1)) for s, n in zip(strides, ins.shape, strict=True)))
+        elif any(a in src for a in ins.args):
+            return None
+    if any(o in src for o in kernel.outputs):
+        return None
+    windows: list[tuple[int, int] | None] = [None] * len(kernel.inputs)
+    for j in big:
+        step = max(1, provider.offset_align // items[j])
+        start = int(lo[j]) // step * step
+        if hi[j] < 0 or (hi[j] - start) * items[j] > provider.max_binding:
+            return None
+        windows[j] = (start, int(hi[j]) - start)
+    starts = {j: w[0] for j, w in enumerate(windows) if w is not None}
+    instrs = [Instr("view", ins.args, ins.dtype, ins.shape, (ins.params[0], ins.params[1] - starts[src[ins.args[0]]]))
+              if ins.op == "view" and ins.args[0] in src else ins for ins in kernel.instrs]
+    return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), kernel.out_shape,
+                  kernel.device), windows
+
+
+def window_handles(in_handles: Sequence[Any], kernel: Kernel, windows: list[tuple[int, int] | None]) -> list[Any]:
+    """``in_handles`` with each windowed input's handle replaced by its (buffer, byte offset, bytes)."""
+    out: list[Any] = []
+    for h, node, w in zip(in_handles, kernel.inputs, windows, strict=True):
+        if w is None:
+            out.append(h)
+        else:
+            it = STORAGE_NP[node.dtype].itemsize
+            out.append((h.buffer, w[0] * it, w[1] * it))
+    return out
+
+
+def _nbytes(node: Any) -> int:
+    return math.prod(node.shape) * STORAGE_NP[node.dtype].itemsize
