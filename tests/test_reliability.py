@@ -209,12 +209,16 @@ def test_array_larger_than_one_binding_runs_on_device(wgpu_device: xp.Device) ->
     want = np.where(host > 1000.0, host * np.float32(0.5), -host) + np.float32(1.0)
     np.testing.assert_array_equal(got, want)
     del got, want, y
-    # a kernel that cannot be split (a strided view) still runs, on the host, and is counted
+    # a kernel that cannot be split (a strided view over all of it) still runs, on the host, and is counted
     xp.reset_metrics()
-    z = x[::3] + 1
-    assert float(z[-1]) == float(host[::3][-1] + 1)
+    z = np.asarray(x[::3] + 1)
+    assert z[-1] == host[::3][-1] + 1 and z.size == host[::3].size
     assert xp.metrics()["host_fallbacks"] == 1
     assert "split into chunks" in planner.decisions()[-1]["why"]
+    # its last element alone reads a window of x: on the device
+    xp.reset_metrics()
+    assert float((x[::3] + 2)[-1]) == float(host[::3][-1] + 2)
+    assert xp.metrics()["host_fallbacks"] == 0
 
 
 @pytest.fixture
@@ -260,8 +264,9 @@ def test_segmented_arrays(small_limits: WgpuProvider, wgpu_device: xp.Device) ->
 def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: WgpuProvider,
                                                               wgpu_device: xp.Device) -> None:
     """A kernel that reads an array past one binding only through views within a window that fits one
-    binding (a tail, a head, a reversed part, a block of rows, a strided run) binds that window, on the
-    device; a view spanning the array (a column) still runs on the host."""
+    binding (a tail, a head, a reversed part, a block of rows, a strided run, a view of an elementwise
+    value of the array, two slices in one expression, an element) binds that window, on the device; a view
+    spanning the array (a column) still runs on the host."""
     p = small_limits
     n = p.max_binding // 4 * 3 // 2 + 1234            # float32: 1.5 bindings, one buffer
     h = np.random.default_rng(3).uniform(-3, 3, n).astype(np.float32)
@@ -274,12 +279,16 @@ def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: Wgpu
         (lambda a: xp.flip(a)[:5000] - 1, lambda a: np.flip(a)[:5000] - np.float32(1)),
         (lambda a: a[n // 2:n // 2 + 3001:3] * a[n // 2 + 1:n // 2 + 3002:3], lambda a: a[n // 2:n // 2 + 3001:3]
          * a[n // 2 + 1:n // 2 + 3002:3]),
+        (lambda a: xp.where(a > 0, a, 0)[-100:], lambda a: np.where(a > 0, a, np.float32(0))[-100:]),
+        (lambda a: (a[:-5] * 2 + a[5:])[-20:-10], lambda a: (a[:-5] * np.float32(2) + a[5:])[-20:-10]),
+        (lambda a: xp.reshape(xp.exp(a[:4000]), (40, 100))[1:3].T + a[7],
+         lambda a: np.exp(a[:4000]).reshape(40, 100)[1:3].T + a[7]),
     ]
     for f, g in cases:
         xp.reset_metrics()
         got = np.asarray(f(x))
         assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
-        assert_same(got, g(h))
+        assert_same(got, g(h), rtol=1e-6)      # exp within an ULP of NumPy's
     xp.reset_metrics()
     assert_same(m[-3:, :5] + 1, hm[-3:, :5] + np.float32(1))         # a block of rows of a reshape
     assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]

@@ -138,48 +138,115 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
 
 
 def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int, int] | None]] | None:
-    """An elementwise kernel whose inputs past one binding are read only through views (a slice, a block
-    of rows, a reversed tail), each view within a window of its input that fits one binding: that kernel
-    with those views' offsets moved to their window's start, and per input its window (first element,
-    elements; None for an input bound whole). None when some input past one binding is read otherwise
-    (elementwise over all of it, by a gather), an output exceeds one binding, or an input is segmented.
-    The window starts at a multiple of the adapter's offset alignment; the offsets are parameters, so the
-    shader is the one of the whole-array kernel."""
+    """An elementwise kernel that reads its inputs past one binding only through views (a slice, a block
+    of rows, a reversed tail; also of an elementwise value of such inputs, ``where(x > 0, x, 0)[-100:]``),
+    each within a window of the input that fits one binding: that kernel with those views' offsets moved
+    to their window's start, and per input its window (first element, elements; None for an input bound
+    whole). None when some input past one binding is read otherwise (elementwise over all of it, a
+    broadcast, a gather), an output exceeds one binding, or an input is segmented. A window starts at a
+    multiple of the adapter's offset alignment; the offsets are parameters, so the shader is the one of
+    the whole-array kernel."""
     if kernel.size >= 2**32 or any(_nbytes(n) > provider.max_binding for n in kernel.out_nodes):
         return None
     items = [STORAGE_NP[n.dtype].itemsize for n in kernel.inputs]
     big = {j for j, n in enumerate(kernel.inputs) if _nbytes(n) > provider.max_binding}
     if not big or any(_nbytes(kernel.inputs[j]) > provider.max_buffer for j in big):
         return None
-    src: dict[int, int] = {}                # instruction -> the big input it reads flat (input, reshape)
-    lo = dict.fromkeys(big, math.inf)
-    hi = dict.fromkeys(big, -1)
-    for i, ins in enumerate(kernel.instrs):
-        if ins.op == "input" and ins.params[0] in big:
-            src[i] = ins.params[0]
-        elif ins.op == "reshape" and ins.args[0] in src:
-            src[i] = src[ins.args[0]]
-        elif ins.op == "view" and ins.args[0] in src:
-            strides, off = ins.params
-            j = src[ins.args[0]]
-            lo[j] = min(lo[j], off + sum(min(0, s * (n - 1)) for s, n in zip(strides, ins.shape, strict=True)))
-            hi[j] = max(hi[j], off + 1 + sum(max(0, s * (n - 1)) for s, n in zip(strides, ins.shape, strict=True)))
-        elif any(a in src for a in ins.args):
-            return None
-    if any(o in src for o in kernel.outputs):
+    reads = _window_reads(kernel, big)
+    if reads is None:
         return None
+    # views and the inputs they reach form groups that share one start (the views' one shift)
+    group: dict[Any, Any] = {}
+
+    def root(k: Any) -> Any:
+        while group.setdefault(k, k) != k:
+            k = group[k]
+        return k
+
+    for j, views in reads.items():
+        for v in views:
+            group[root(("v", v))] = root(("i", j))
+    bounds: dict[Any, list[Any]] = {}
+    for j, views in reads.items():
+        r = root(("i", j))
+        b = bounds.setdefault(r, [math.inf, -1, 1])         # first, end, alignment step in elements
+        for lo, hi in views.values():
+            b[0], b[1] = min(b[0], lo), max(b[1], hi)
+        b[2] = max(b[2], provider.offset_align // items[j])
     windows: list[tuple[int, int] | None] = [None] * len(kernel.inputs)
-    for j in big:
-        step = max(1, provider.offset_align // items[j])
-        start = int(lo[j]) // step * step
-        if hi[j] < 0 or (hi[j] - start) * items[j] > provider.max_binding:
+    for j in reads:
+        first, end, step = bounds[root(("i", j))]
+        start = int(first) // step * step
+        if (end - start) * items[j] > provider.max_binding:
             return None
-        windows[j] = (start, int(hi[j]) - start)
-    starts = {j: w[0] for j, w in enumerate(windows) if w is not None}
-    instrs = [Instr("view", ins.args, ins.dtype, ins.shape, (ins.params[0], ins.params[1] - starts[src[ins.args[0]]]))
-              if ins.op == "view" and ins.args[0] in src else ins for ins in kernel.instrs]
+        windows[j] = (start, int(end) - start)
+    shift = {v: bounds[root(("v", v))] for views in reads.values() for v in views}
+    instrs = [Instr("view", ins.args, ins.dtype, ins.shape,
+                    (ins.params[0], ins.params[1] - int(shift[i][0]) // shift[i][2] * shift[i][2]))
+              if i in shift else ins for i, ins in enumerate(kernel.instrs)]
     return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), kernel.out_shape,
                   kernel.device), windows
+
+
+def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[int, int]]] | None:
+    """Per input in ``big``: the views it is read through, each with the range of its flat elements that
+    view reads ([first, end)); None when it is read otherwise. Positions pass unchanged from a view's
+    source to its inputs through elementwise instructions of the source's shape and reshapes."""
+    OUT = -1                                   # positions not mapped from a view (all of an output's)
+    need: dict[int, dict[int, tuple[int, int]]] = {
+        o: {OUT: (0, math.prod(kernel.instrs[o].shape))} for o in kernel.outputs}
+    reads: dict[int, dict[int, tuple[int, int]]] = {}
+    for i in range(len(kernel.instrs) - 1, -1, -1):
+        origins = need.get(i)
+        if origins is None:
+            continue
+        ins = kernel.instrs[i]
+        if ins.op == "input":
+            if ins.params[0] in big:
+                if OUT in origins:
+                    return None
+                into = reads.setdefault(ins.params[0], {})
+                for v, (lo, hi) in origins.items():
+                    a, b = into.get(v, (lo, hi))
+                    into[v] = (min(a, lo), max(b, hi))
+            continue
+        if ins.op == "view":
+            strides, off = ins.params
+            box = _box(ins.shape, min(r[0] for r in origins.values()), max(r[1] for r in origins.values()))
+            ext = (off + sum(min(st * a, st * b) for st, (a, b) in zip(strides, box, strict=True)),
+                   off + 1 + sum(max(st * a, st * b) for st, (a, b) in zip(strides, box, strict=True)))
+            need.setdefault(ins.args[0], {})[i] = ext
+            continue
+        same = ins.op == "reshape" or (ins.op not in INDEX_OPS and ins.op != "iota")
+        for a in ins.args:
+            arg = kernel.instrs[a]
+            if math.prod(arg.shape) <= 1:
+                passed = {OUT: (0, 1)}          # one element: position 0 whatever the position
+            elif same and (arg.shape == ins.shape or ins.op == "reshape"):
+                passed = origins
+            else:
+                passed = {OUT: (0, math.prod(arg.shape))}      # broadcast or gathered: all positions
+            into = need.setdefault(a, {})
+            for v, (lo, hi) in passed.items():
+                c, d = into.get(v, (lo, hi))
+                into[v] = (min(c, lo), max(d, hi))
+    return reads if reads and all(reads.get(j) for j in big) else None
+
+
+def _box(shape: tuple[int, ...], lo: int, hi: int) -> list[tuple[int, int]]:
+    """Per dimension, the first and last index of the C-order positions [lo, hi) of ``shape``: the
+    box around them (whole trailing dimensions once the range spans more than one index of one)."""
+    box: list[tuple[int, int]] = []
+    last = max(lo, hi - 1)
+    for d in range(len(shape)):
+        inner = math.prod(shape[d + 1:])
+        a, b = lo // inner, last // inner
+        box.append((a, b))
+        if a != b:
+            box += [(0, m - 1) for m in shape[d + 1:]]
+            break
+        lo, last = lo - a * inner, last - a * inner
+    return box
 
 
 def window_handles(in_handles: Sequence[Any], kernel: Kernel, windows: list[tuple[int, int] | None]) -> list[Any]:
