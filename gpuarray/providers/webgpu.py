@@ -59,8 +59,7 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
     _nbytes,
     enqueue_split,
     split_kernel,
-    window_handles,
-    window_kernel,
+    windowed,
 )
 
 # end_evaluation submits the open pass at the end of an evaluation once it holds this many dispatches
@@ -532,10 +531,10 @@ class WgpuProvider(WgpuMemory):
             if kernel.kind != "elementwise":
                 return list(WGPU_KINDS[kernel.kind](self, kernel, list(in_handles)))
             if kernel.size and (self.needs_split(kernel) or any(isinstance(h, SegmentedHandle) for h in in_handles)):
-                win = None if split_kernel(kernel, 1) is not None else window_kernel(self, kernel)
+                win = windowed(self, kernel, in_handles)
                 if win is None:
                     return enqueue_split(self, kernel, in_handles)
-                kernel, in_handles = win[0], window_handles(in_handles, kernel, win[1])
+                kernel, in_handles = win
             outs = [self.alloc(kernel.size * STORAGE_NP[kernel.instrs[o].dtype].itemsize)
                     for o in kernel.outputs]
             if kernel.size == 0:

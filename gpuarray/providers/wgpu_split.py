@@ -249,6 +249,14 @@ def _box(shape: tuple[int, ...], lo: int, hi: int) -> list[tuple[int, int]]:
     return box
 
 
+def windowed(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> tuple[Kernel, list[Any]] | None:
+    """For a kernel over arrays past one binding that cannot be split into chunks: ``window_kernel``'s
+    kernel and ``in_handles`` with each windowed input's handle replaced by its (buffer, byte offset,
+    bytes); None when it has no windows (it is split, ``enqueue_split``)."""
+    win = None if split_kernel(kernel, 1) is not None else window_kernel(provider, kernel)
+    return None if win is None else (win[0], window_handles(in_handles, kernel, win[1]))
+
+
 def window_handles(in_handles: Sequence[Any], kernel: Kernel, windows: list[tuple[int, int] | None]) -> list[Any]:
     """``in_handles`` with each windowed input's handle replaced by its (buffer, byte offset, bytes)."""
     out: list[Any] = []
