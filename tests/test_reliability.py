@@ -298,6 +298,40 @@ def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: Wgpu
     assert "window" in planner.decisions()[-1]["why"]
 
 
+def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: WgpuProvider,
+                                                               wgpu_device: xp.Device) -> None:
+    """A reduction over an array past one binding is reduced by blocks that each fit (rows along the
+    first axis, or blocks of the flattened array), each kernel reading its block as a window: on the
+    device, and NumPy's result (sums within float32 rounding of a different order)."""
+    p = small_limits
+    n = p.max_binding // 4 * 5 // 2 + 1234            # float32: 2.5 bindings, one buffer
+    h = np.random.default_rng(4).uniform(-3, 3, n).astype(np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+    rows = n // 1000
+    hm, m = h[:rows * 1000].reshape(rows, 1000), xp.reshape(x[:rows * 1000], (rows, 1000))
+    hb = h > 2.9
+    cases = [
+        (lambda a: xp.sum(a), lambda a: np.sum(a, dtype=np.float64), x, h, 1e-5),
+        (lambda a: xp.max(a), np.max, x, h, 0),
+        (lambda a: xp.min(xp.exp(a)), lambda a: np.min(np.exp(a)), x, h, 1e-6),
+        (lambda a: xp.mean(a * 2), lambda a: np.mean(a.astype(np.float64) * 2), x, h, 1e-4),
+        (lambda a: xp.any(a > 2.99999), lambda a: np.any(a > np.float32(2.99999)), x, h, 0),
+        (lambda a: xp.sum(xp.astype(a > 2.9, xp.int32)), lambda a: np.sum(hb), x, h, 0),
+        (lambda a: xp.sum(a, axis=0), lambda a: np.sum(a.astype(np.float64), axis=0), m, hm, 1e-5),
+        (lambda a: xp.sum(a, axis=1), lambda a: np.sum(a.astype(np.float64), axis=1), m, hm, 1e-5),
+        (lambda a: xp.max(a, axis=0, keepdims=True), lambda a: np.max(a, axis=0, keepdims=True), m, hm, 0),
+        (lambda a: xp.std(a, axis=0), lambda a: np.std(a.astype(np.float64), axis=0), m, hm, 1e-5),
+        (lambda a: xp.sum(a, axis=(0, 1)), lambda a: np.sum(a.astype(np.float64)), m, hm, 1e-5),
+    ]
+    for f, g, a, ha, rtol in cases:
+        xp.reset_metrics()
+        got = np.asarray(f(a))
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        want = np.asarray(g(ha))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want.astype(got.dtype), rtol=rtol, atol=rtol * 10)
+
+
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
                                                           wgpu_device: xp.Device) -> None:
     """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another

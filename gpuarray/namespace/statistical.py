@@ -32,6 +32,7 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
+from .reduce_blocks import blocks_of, combine
 
 Axis = int | tuple[int, ...] | None
 
@@ -68,12 +69,23 @@ def _reduce(x: GpuArray, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepd
     return finish(_reduce_node(x._node, rop, axes, dtype, keepdims))
 
 
+BLOCK_MIN = 1 << 16     # elements below which no device's binding is exceeded: no query
+
+
 def _reduce_node(x: Node, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> Node:
     """The node of ``rop`` over ``axes`` of the node ``x`` in ``dtype`` (list comprehensions, not
     generators: this runs for every reduction recorded)."""
     shape = x.shape
-    r = make("reduce", (astype_node(x, dtype),), dtype, tuple([s for i, s in enumerate(shape) if i not in axes]),
-             (rop, axes), x.device)
+    out = tuple([s for i, s in enumerate(shape) if i not in axes])
+    parts = blocks_of(x, axes, x.device.binding_bytes()) if math.prod(shape) > BLOCK_MIN else None
+    if parts is None:
+        r = make("reduce", (astype_node(x, dtype),), dtype, out, (rop, axes), x.device)
+    else:           # past one binding: by blocks (reduce_blocks.py)
+        ax = (0,) if len(axes) == len(shape) else axes        # blocks of the flattened array: their one axis
+        parts = [make("reduce", (astype_node(p, dtype),), dtype, tuple([s for i, s in enumerate(p.shape)
+                                                                         if i not in ax]), (rop, ax), x.device)
+                 for p in parts]
+        r = combine(parts, rop, axes, len(shape), out)
     if keepdims:
         r = views.reshape(r, tuple([1 if i in axes else s for i, s in enumerate(shape)]))
     return r

@@ -171,7 +171,10 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
                     "array through views within a window that fits one binding")
         return None
     blocks = row_blocks(provider, kernel) is not None       # a product's output written by blocks of rows
-    for node in list(kernel.inputs) + ([] if blocks else list(kernel.out_nodes)):
+    # a reduction that reads its inputs past one binding through windows binds those (wgpu_split)
+    windowed = kernel.kind == "reduce" and any(_nbytes(n) > provider.max_binding for n in kernel.inputs) \
+        and window_kernel(provider, kernel) is not None
+    for node in ([] if windowed else list(kernel.inputs)) + ([] if blocks else list(kernel.out_nodes)):
         nbytes = _nbytes(node)
         if nbytes > provider.max_binding:
             return f"an array of {nbytes} bytes exceeds the adapter's storage binding limit {provider.max_binding}"

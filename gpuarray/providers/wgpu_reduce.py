@@ -25,6 +25,7 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
 from ..render.wgsl_reduce_flat import flat_inputs
 from .wgpu_bindings import wide_buffers
+from .wgpu_split import GpuHandle, window_handles, window_kernel
 
 TARGET_GROUPS = 2048    # workgroups a split reduction aims for (a few per SM)
 ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is split into chunks
@@ -91,6 +92,8 @@ def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[
     out = list(handles)
     for k in ins:
         h = handles[k]
+        if type(h) is tuple:            # a window (wgpu_split.window_kernel): bound as it is
+            return None
         vbytes = 4 * STORAGE_NP[kernel.inputs[k].dtype].itemsize
         need = max(1, -(-h.nbytes // vbytes)) * vbytes     # an empty array binds one vector
         buf = getattr(h, "buffer", None)
@@ -178,6 +181,10 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
 
 
 def enqueue_reduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    if any(type(h) is GpuHandle and h.nbytes > provider.max_binding for h in in_handles):
+        win = window_kernel(provider, kernel)        # cannot_run let it through: reads windows of them
+        assert win is not None, "cannot_run refuses reductions over inputs past one binding without windows"
+        kernel, in_handles = win[0], window_handles(in_handles, kernel, win[1])
     if kernel.result_index is None:
         outs = [provider.alloc(kernel.size * STORAGE_NP[kernel.result_dtype].itemsize)]
     else:

@@ -138,14 +138,14 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
 
 
 def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int, int] | None]] | None:
-    """An elementwise kernel that reads its inputs past one binding only through views (a slice, a block
-    of rows, a reversed tail; also of an elementwise value of such inputs, ``where(x > 0, x, 0)[-100:]``),
-    each within a window of the input that fits one binding: that kernel with those views' offsets moved
-    to their window's start, and per input its window (first element, elements; None for an input bound
-    whole). None when some input past one binding is read otherwise (elementwise over all of it, a
-    broadcast, a gather), an output exceeds one binding, or an input is segmented. A window starts at a
-    multiple of the adapter's offset alignment; the offsets are parameters, so the shader is the one of
-    the whole-array kernel."""
+    """An elementwise kernel (or a reduction, whose operand counts as read whole) that reads its inputs
+    past one binding only through views (a slice, a block of rows, a reversed tail; also of an elementwise
+    value of such inputs, ``where(x > 0, x, 0)[-100:]``), each within a window of the input that fits one
+    binding: that kernel with those views' offsets moved to their window's start, and per input its window
+    (first element, elements; None for an input bound whole). None when some input past one binding is
+    read otherwise (elementwise over all of it, a broadcast, a gather), an output exceeds one binding, or
+    an input is segmented. A window starts at a multiple of the adapter's offset alignment; the offsets
+    are parameters, so the shader is the one of the whole-array kernel."""
     if kernel.size >= 2**32 or any(_nbytes(n) > provider.max_binding for n in kernel.out_nodes):
         return None
     items = [STORAGE_NP[n.dtype].itemsize for n in kernel.inputs]
@@ -185,7 +185,7 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
                     (ins.params[0], ins.params[1] - int(shift[i][0]) // shift[i][2] * shift[i][2]))
               if i in shift else ins for i, ins in enumerate(kernel.instrs)]
     return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), kernel.out_shape,
-                  kernel.device), windows
+                  kernel.device, kernel.kind, kernel.attrs, list(kernel.operands)), windows
 
 
 def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[int, int]]] | None:
@@ -193,8 +193,8 @@ def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[in
     view reads ([first, end)); None when it is read otherwise. Positions pass unchanged from a view's
     source to its inputs through elementwise instructions of the source's shape and reshapes."""
     OUT = -1                                   # positions not mapped from a view (all of an output's)
-    need: dict[int, dict[int, tuple[int, int]]] = {
-        o: {OUT: (0, math.prod(kernel.instrs[o].shape))} for o in kernel.outputs}
+    need: dict[int, dict[int, tuple[int, int]]] = {      # a breaker (a reduction) reads its operands whole
+        o: {OUT: (0, math.prod(kernel.instrs[o].shape))} for o in [*kernel.outputs, *kernel.operands]}
     reads: dict[int, dict[int, tuple[int, int]]] = {}
     for i in range(len(kernel.instrs) - 1, -1, -1):
         origins = need.get(i)

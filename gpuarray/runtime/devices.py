@@ -83,6 +83,10 @@ class Device:
     def provider(self) -> Any:
         return provider_for(self)
 
+    def binding_bytes(self) -> int | None:
+        """The most bytes of one array a kernel binds on this device (None: no such limit, the host)."""
+        return getattr(self.provider, "max_binding", None)
+
     def supports(self, dtype: np.dtype) -> bool:
         return bool(self.provider.supports(dtype))
 

@@ -1,0 +1,62 @@
+"""Reductions of arrays past one storage binding, by blocks.
+
+A device binds at most ``Device.binding_bytes()`` of one array to a kernel (2 GiB on the H200, 128 MiB
+on lavapipe). A reduction over a larger array is recorded as reductions of blocks that each fit (blocks
+of rows along the first axis, or blocks of the flattened array when every axis is reduced), whose kernels
+read their block as a window of the array (``providers/wgpu_split.window_kernel``), and a reduction or a
+concatenation of the blocks' results. The operations reduced (sum, prod, max, min, any, all and the
+bitwise ones) are associative, so the result is the reduction's; sums add the blocks' partial sums as
+a tree adds its partial sums.
+
+>>> import numpy as np, gpuarray as xp
+>>> x = xp.asarray(np.arange(12, dtype=np.float32).reshape(4, 3))
+>>> float(xp.sum(x))
+66.0
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.dtypes import STORAGE_NP
+from ..graph import views
+from ..graph.node import Node, make
+
+SLACK = 4096        # bytes a block leaves for its window's alignment
+
+
+def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None) -> list[Node] | None:
+    """The blocks of ``x`` to reduce one by one over ``axes`` (then ``combine``), or None when ``x``
+    fits one binding (or a block of one row would not)."""
+    if limit is None or not x.shape:
+        return None
+    item = STORAGE_NP[x.dtype].itemsize
+    n = math.prod(x.shape)
+    if n * item <= limit:
+        return None
+    if len(axes) == len(x.shape):            # every axis: blocks of the flattened array
+        flat = views.reshape(x, (n,))
+        per = max(1, (limit - SLACK) // item)
+        return [_rows(flat, a, min(n, a + per)) for a in range(0, n, per)]
+    row = math.prod(x.shape[1:]) * item
+    if row > limit - SLACK:
+        return None
+    per = max(1, (limit - SLACK) // row)
+    return [_rows(x, a, min(x.shape[0], a + per)) for a in range(0, x.shape[0], per)]
+
+
+def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape: tuple[int, ...]) -> Node:
+    """The reduction's result from its blocks' results (each reduced over ``axes`` of an array of
+    ``ndim`` dimensions; ``shape`` the result's)."""
+    p0 = parts[0]
+    if len(axes) == ndim or 0 in axes:      # the blocks' results are partial reductions: reduce them
+        stacked = make("concat", tuple(views.reshape(p, (1, *p.shape)) for p in parts), p0.dtype,
+                       (len(parts), *p0.shape), (0,), p0.device)
+        return make("reduce", (stacked,), p0.dtype, p0.shape, (rop, (0,)), p0.device)
+    return make("concat", tuple(parts), p0.dtype, shape, (0,), p0.device)     # blocks of the result's rows
+
+
+def _rows(x: Node, a: int, b: int) -> Node:
+    """Rows ``a:b`` of ``x`` along its first axis, as a view."""
+    base, shape, strides, offset = views.strided_parts(x)
+    return views.compose(x, (b - a, *shape[1:]), strides, offset + a * strides[0])
