@@ -332,6 +332,31 @@ def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: Wgp
         np.testing.assert_allclose(got, want.astype(got.dtype), rtol=rtol, atol=rtol * 10)
 
 
+def test_sorts_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: WgpuProvider,
+                                                                   wgpu_device: xp.Device) -> None:
+    """A sort or argsort along an axis other than the first of an array past one binding sorts blocks of
+    rows, each reading its block as a window, and concatenates them: on the device, NumPy's order."""
+    p = small_limits
+    rows = p.max_binding // 4 * 6 // 5 // 1000 + 3          # float32: 1.2 bindings (argsort's int64: one buffer)
+    h = np.random.default_rng(5).uniform(-3, 3, (rows, 1000)).astype(np.float32)
+    h[::7, ::3] = 0.5                                       # ties: the order stays stable
+    m = xp.asarray(h, device=wgpu_device)
+    h3 = h[: rows // 2 * 2].reshape(rows // 2, 2, 1000)
+    m3 = xp.reshape(m[: rows // 2 * 2], (rows // 2, 2, 1000))
+    cases = [
+        (lambda a: xp.sort(a, axis=1), lambda a: np.sort(a, axis=1), m, h),
+        (lambda a: xp.argsort(a * 2, axis=-1), lambda a: np.argsort(a * 2, axis=-1, kind="stable"), m, h),
+        (lambda a: xp.sort(a, axis=1, descending=True), lambda a: -np.sort(-a, axis=1), m, h),
+        (lambda a: xp.sort(a, axis=2), lambda a: np.sort(a, axis=2), m3, h3),
+        (lambda a: xp.argsort(a, axis=1), lambda a: np.argsort(a, axis=1, kind="stable"), m3, h3),
+    ]
+    for f, g, a, ha in cases:
+        xp.reset_metrics()
+        got = np.asarray(f(a))
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        assert_same(got, g(ha).astype(got.dtype))
+
+
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
                                                           wgpu_device: xp.Device) -> None:
     """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another

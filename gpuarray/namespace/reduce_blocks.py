@@ -1,4 +1,4 @@
-"""Reductions of arrays past one storage binding, by blocks.
+"""Reductions (and sorts along a later axis) of arrays past one storage binding, by blocks.
 
 A device binds at most ``Device.binding_bytes()`` of one array to a kernel (2 GiB on the H200, 128 MiB
 on lavapipe). A reduction over a larger array is recorded as reductions of blocks that each fit (blocks
@@ -6,7 +6,8 @@ of rows along the first axis, or blocks of the flattened array when every axis i
 read their block as a window of the array (``providers/wgpu_split.window_kernel``), and a reduction or a
 concatenation of the blocks' results. The operations reduced (sum, prod, max, min, any, all and the
 bitwise ones) are associative, so the result is the reduction's; sums add the blocks' partial sums as
-a tree adds its partial sums.
+a tree adds its partial sums. A sort or argsort along an axis other than the first sorts blocks of rows
+and concatenates them (``namespace/sorting.py``).
 
 >>> import numpy as np, gpuarray as xp
 >>> x = xp.asarray(np.arange(12, dtype=np.float32).reshape(4, 3))
@@ -25,15 +26,17 @@ from ..graph.node import Node, make
 SLACK = 4096        # bytes a block leaves for its window's alignment
 
 
-def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None) -> list[Node] | None:
+def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1) -> list[Node] | None:
     """The blocks of ``x`` to reduce one by one over ``axes`` (then ``combine``), or None when ``x``
-    fits one binding (or a block of one row would not)."""
+    fits one binding (or a block of one row would not). A block takes at most ``1 / share`` of a binding
+    (a sort's scratch holds its padded keys and indices)."""
     if limit is None or not x.shape:
         return None
     item = STORAGE_NP[x.dtype].itemsize
     n = math.prod(x.shape)
     if n * item <= limit:
         return None
+    limit //= share
     if len(axes) == len(x.shape):            # every axis: blocks of the flattened array
         flat = views.reshape(x, (n,))
         per = max(1, (limit - SLACK) // item)

@@ -43,7 +43,7 @@ from .wgpu_scatter import enqueue_scatter
 from .wgpu_scatter_add import enqueue_scatter_add, scatter_add_cannot_run
 from .wgpu_select import enqueue_select, select_cannot_run
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
-from .wgpu_split import _nbytes, split_kernel, window_kernel
+from .wgpu_split import WINDOW_KINDS, _nbytes, row_concat, split_kernel, window_kernel
 from .wgpu_sytrd import syevb_cannot_run
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
@@ -164,7 +164,8 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     if n_bind > provider.max_storage_buffers:
         return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
     if kernel.kind == "elementwise" and provider.needs_split(kernel):
-        if split_kernel(kernel, 1) is None and window_kernel(provider, kernel) is None:
+        if split_kernel(kernel, 1) is None and window_kernel(provider, kernel) is None and \
+                not row_concat(provider, kernel):
             return ("an array exceeds the adapter's storage binding limit "
                     f"{provider.max_binding} (or 2**32 elements), and only elementwise kernels over "
                     "contiguous arrays of one size (and scalars) are split into chunks, or read such an "
@@ -172,7 +173,7 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
         return None
     blocks = row_blocks(provider, kernel) is not None       # a product's output written by blocks of rows
     # a reduction that reads its inputs past one binding through windows binds those (wgpu_split)
-    windowed = kernel.kind == "reduce" and any(_nbytes(n) > provider.max_binding for n in kernel.inputs) \
+    windowed = kernel.kind in WINDOW_KINDS and any(_nbytes(n) > provider.max_binding for n in kernel.inputs) \
         and window_kernel(provider, kernel) is not None
     for node in ([] if windowed else list(kernel.inputs)) + ([] if blocks else list(kernel.out_nodes)):
         nbytes = _nbytes(node)

@@ -25,7 +25,7 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_reduce import choose_variant, render_reduce
 from ..render.wgsl_reduce_flat import flat_inputs
 from .wgpu_bindings import wide_buffers
-from .wgpu_split import GpuHandle, window_handles, window_kernel
+from .wgpu_split import window_inputs
 
 TARGET_GROUPS = 2048    # workgroups a split reduction aims for (a few per SM)
 ROW_MIN_ELEMS = 4096    # row layout: elements per workgroup before an output is split into chunks
@@ -181,10 +181,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
 
 
 def enqueue_reduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    if any(type(h) is GpuHandle and h.nbytes > provider.max_binding for h in in_handles):
-        win = window_kernel(provider, kernel)        # cannot_run let it through: reads windows of them
-        assert win is not None, "cannot_run refuses reductions over inputs past one binding without windows"
-        kernel, in_handles = win[0], window_handles(in_handles, kernel, win[1])
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)     # arrays past one binding
     if kernel.result_index is None:
         outs = [provider.alloc(kernel.size * STORAGE_NP[kernel.result_dtype].itemsize)]
     else:

@@ -23,6 +23,7 @@ from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_sort import Shader, key_bytes, key_type, render_block, render_global, render_searchsorted
 from .wgpu_radix import cached_shader, enqueue_radix, plan, radix_cannot_run, shader_buffers
+from .wgpu_split import window_inputs
 
 MAX_BLOCK = 4096
 
@@ -74,6 +75,7 @@ def _shader(provider: Any, kernel: Kernel, variant: tuple, make: Any) -> Shader:
 
 def enqueue_sort(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
     """Record a ``sort`` or ``argsort`` kernel; returns its output handle."""
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)     # arrays past one binding
     out_dt = kernel.out_nodes[0].dtype
     out = provider.alloc(kernel.size * STORAGE_NP[out_dt].itemsize)
     if kernel.size == 0:

@@ -112,9 +112,42 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
                   kernel.device)
 
 
+def row_concat(provider: Any, kernel: Kernel) -> bool:
+    """Whether ``kernel`` only joins whole inputs along the first axis (their bytes one after another),
+    all in one buffer each: past one binding it is then copies, no binding (``enqueue_split``)."""
+    if len(kernel.outputs) != 1 or _nbytes(kernel.out_nodes[0]) > provider.max_buffer:
+        return False
+    out = kernel.instrs[kernel.outputs[0]]
+    return out.op == "concat" and out.params[0] == 0 and len(kernel.instrs) == len(out.args) + 1 and all(
+        kernel.instrs[a].op == "input" and kernel.instrs[a].dtype == out.dtype for a in out.args) and all(
+        _nbytes(n) <= provider.max_buffer for n in kernel.inputs)
+
+
+def _copy_rows(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
+    """``row_concat``'s kernel: each input's bytes copied into its rows of the output (one submit)."""
+    out = kernel.instrs[kernel.outputs[0]]
+    it = STORAGE_NP[out.dtype].itemsize
+    dst = provider.alloc(kernel.size * it)
+    parts = [(in_handles[kernel.instrs[a].params[0]], math.prod(kernel.instrs[a].shape) * it) for a in out.args]
+
+    def copies(enc: Any) -> None:
+        off = 0
+        for h, nb in parts:
+            if nb:
+                enc.copy_buffer_to_buffer(h.buffer, 0, dst.buffer, off, nb)
+            off += nb
+
+    provider.flush(copies)
+    return [dst]
+
+
 def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
     """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
-    ``chunk_elems()`` elements, each binding the matching byte range of every array."""
+    ``chunk_elems()`` elements, each binding the matching byte range of every array (a ``row_concat``:
+    copies)."""
+    if split_kernel(kernel, 1) is None and row_concat(provider, kernel) and all(
+            type(h) is GpuHandle for h in in_handles):
+        return _copy_rows(provider, kernel, in_handles)
     n = kernel.size
     chunk = provider.chunk_elems()
     items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
@@ -247,6 +280,20 @@ def _box(shape: tuple[int, ...], lo: int, hi: int) -> list[tuple[int, int]]:
             break
         lo, last = lo - a * inner, last - a * inner
     return box
+
+
+# kinds (besides elementwise) whose enqueue binds windows of their inputs: they only pass the handles on
+WINDOW_KINDS = frozenset({"reduce", "sort", "argsort"})
+
+
+def window_inputs(provider: Any, kernel: Kernel, in_handles: list[Any]) -> tuple[Kernel, list[Any]]:
+    """A ``WINDOW_KINDS`` kernel with inputs past one binding (which ``cannot_run`` let through, as
+    ``window_kernel`` finds their windows): the windowed kernel and handles; else as they are."""
+    if not any(type(h) is GpuHandle and h.nbytes > provider.max_binding for h in in_handles):
+        return kernel, in_handles
+    win = window_kernel(provider, kernel)
+    assert win is not None, "cannot_run refuses kernels over inputs past one binding without windows"
+    return win[0], window_handles(in_handles, kernel, win[1])
 
 
 def windowed(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> tuple[Kernel, list[Any]] | None:
