@@ -332,10 +332,11 @@ def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: Wgp
         np.testing.assert_allclose(got, want.astype(got.dtype), rtol=rtol, atol=rtol * 10)
 
 
-def test_sorts_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: WgpuProvider,
-                                                                   wgpu_device: xp.Device) -> None:
-    """A sort or argsort along an axis other than the first of an array past one binding sorts blocks of
-    rows, each reading its block as a window, and concatenates them: on the device, NumPy's order."""
+def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: WgpuProvider,
+                                                                             wgpu_device: xp.Device) -> None:
+    """A sort, argsort or cumulative sum / product along an axis other than the first of an array past one
+    binding works on blocks of rows, each reading its block as a window, and joins them: on the device,
+    NumPy's order (the scans within float32 rounding of another summation order)."""
     p = small_limits
     rows = p.max_binding // 4 * 6 // 5 // 1000 + 3          # float32: 1.2 bindings (argsort's int64: one buffer)
     h = np.random.default_rng(5).uniform(-3, 3, (rows, 1000)).astype(np.float32)
@@ -349,12 +350,17 @@ def test_sorts_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: 
         (lambda a: xp.sort(a, axis=1, descending=True), lambda a: -np.sort(-a, axis=1), m, h),
         (lambda a: xp.sort(a, axis=2), lambda a: np.sort(a, axis=2), m3, h3),
         (lambda a: xp.argsort(a, axis=1), lambda a: np.argsort(a, axis=1, kind="stable"), m3, h3),
+        (lambda a: xp.cumulative_sum(a, axis=1), lambda a: np.cumsum(a, axis=1), m, h),
+        (lambda a: xp.cumulative_sum(a, axis=2, include_initial=True),
+         lambda a: np.concatenate([np.zeros_like(a[:, :, :1]), np.cumsum(a, axis=2)], axis=2), m3, h3),
+        (lambda a: xp.cumulative_prod(a * 0.01 + 1, axis=1), lambda a: np.cumprod(a * np.float32(0.01) + 1, axis=1),
+         m3, h3),
     ]
     for f, g, a, ha in cases:
         xp.reset_metrics()
         got = np.asarray(f(a))
         assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
-        assert_same(got, g(ha).astype(got.dtype))
+        assert_same(got, g(ha).astype(got.dtype), rtol=1e-5, atol=1e-4)
 
 
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,

@@ -248,6 +248,10 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
     dt = _sum_dtype(x, dtype, name)
     init = bool(include_initial)
     shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
+    parts = blocks_of(x._node, (ax,), x.device.binding_bytes(), 2) if ax and x.size > BLOCK_MIN else None
+    if parts is not None:       # past one binding: blocks of rows (reduce_blocks.py), joined
+        return finish(combine([make("scan", (astype_node(p, dt),), dt, (p.shape[0], *shape[1:]), (op, ax, init),
+                                    x.device) for p in parts], op, (ax,), x.ndim, shape))
     node = astype_node(x._node, dt)
     return finish(make("scan", (node,), dt, shape, (op, ax, init), x.device))
 

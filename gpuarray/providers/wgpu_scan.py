@@ -36,6 +36,7 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_scan import BLOCK, render_scan, state_nbytes
 from . import wgpu_scan_lookback
 from .wgpu_bindings import wide_buffers
+from .wgpu_split import window_inputs
 
 MIN_CHUNK = 8 * BLOCK     # rows up to this long are scanned by one workgroup
 MANY_ROWS = 256           # with this many rows, one workgroup per row is enough
@@ -89,6 +90,7 @@ def _dispatch(provider: Any, kernel: Kernel, extra: dict[str, int], buffers: lis
 
 
 def enqueue_scan(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)     # arrays past one binding
     op, axis, init = kernel.attrs[:3]
     src = kernel.instrs[kernel.operands[0]]
     dt = kernel.out_nodes[0].dtype
