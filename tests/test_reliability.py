@@ -334,9 +334,9 @@ def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: Wgp
 
 def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: WgpuProvider,
                                                                              wgpu_device: xp.Device) -> None:
-    """A sort, argsort or cumulative sum / product along an axis other than the first of an array past one
-    binding works on blocks of rows, each reading its block as a window, and joins them: on the device,
-    NumPy's order (the scans within float32 rounding of another summation order)."""
+    """A sort, argsort, argmax / argmin or cumulative sum / product along an axis other than the first of
+    an array past one binding works on blocks of rows, each reading its block as a window, and joins them:
+    on the device, NumPy's order (the scans within float32 rounding of another summation order)."""
     p = small_limits
     rows = p.max_binding // 4 * 6 // 5 // 1000 + 3          # float32: 1.2 bindings (argsort's int64: one buffer)
     h = np.random.default_rng(5).uniform(-3, 3, (rows, 1000)).astype(np.float32)
@@ -351,6 +351,8 @@ def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(smal
         (lambda a: xp.sort(a, axis=2), lambda a: np.sort(a, axis=2), m3, h3),
         (lambda a: xp.argsort(a, axis=1), lambda a: np.argsort(a, axis=1, kind="stable"), m3, h3),
         (lambda a: xp.cumulative_sum(a, axis=1), lambda a: np.cumsum(a, axis=1), m, h),
+        (lambda a: xp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1), m, h),
+        (lambda a: xp.argmin(a, axis=2, keepdims=True), lambda a: np.argmin(a, axis=2, keepdims=True), m3, h3),
         (lambda a: xp.cumulative_sum(a, axis=2, include_initial=True),
          lambda a: np.concatenate([np.zeros_like(a[:, :, :1]), np.cumsum(a, axis=2)], axis=2), m3, h3),
         (lambda a: xp.cumulative_prod(a * 0.01 + 1, axis=1), lambda a: np.cumprod(a * np.float32(0.01) + 1, axis=1),

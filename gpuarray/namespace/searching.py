@@ -24,7 +24,8 @@ from ..array_object.elementwise import astype_node, finish
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import make
-from .statistical import Axis, _axes, _check, _reduce
+from .reduce_blocks import blocks_of, combine
+from .statistical import BLOCK_MIN, Axis, _axes, _check, _reduce
 
 
 def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArray:
@@ -42,7 +43,13 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
     if math.prod(x.shape[a] for a in axes) == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     out_shape = tuple(s for d, s in enumerate(x.shape) if d not in axes)
-    node = make("argreduce", (x._node,), x.device.default_int, out_shape, (op, axes), x.device)
+    parts = blocks_of(x._node, axes, x.device.binding_bytes()) if axes and 0 not in axes and x.size > BLOCK_MIN \
+        else None
+    if parts is not None:       # past one binding, along a later axis: blocks of rows (reduce_blocks.py)
+        node = combine([make("argreduce", (p,), x.device.default_int, (p.shape[0], *out_shape[1:]), (op, axes),
+                             x.device) for p in parts], op, axes, x.ndim, out_shape)
+    else:
+        node = make("argreduce", (x._node,), x.device.default_int, out_shape, (op, axes), x.device)
     if keepdims:
         node = views.reshape(node, tuple(1 if d in axes else s for d, s in enumerate(x.shape)))
     return finish(node)

@@ -16,6 +16,7 @@ from ..render.wgsl import WORKGROUP
 from ..render.wgsl_argreduce import render_argreduce
 from .wgpu_bindings import wide_buffers
 from .wgpu_reduce import chunks_for
+from .wgpu_split import window_inputs
 
 # rows of at most THREAD_ROW elements, at least THREAD_MIN_OUTPUTS of them: one thread per output
 THREAD_ROW = 256
@@ -23,6 +24,7 @@ THREAD_MIN_OUTPUTS = 4096
 
 
 def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)     # arrays past one binding
     op, axes = kernel.attrs[:2]
     src = kernel.instrs[kernel.operands[0]]
     out_dt = kernel.out_nodes[0].dtype
