@@ -365,6 +365,31 @@ def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(smal
         assert_same(got, g(ha).astype(got.dtype), rtol=1e-5, atol=1e-4)
 
 
+def test_argmax_over_the_first_axis_of_an_array_past_one_binding(small_limits: WgpuProvider,
+                                                                  wgpu_device: xp.Device) -> None:
+    """argmax / argmin of a whole array past one binding, or along its first axis: each block's index and
+    extreme, then the first block whose extreme wins, on the device. Ties across blocks give the first
+    index, and a NaN wins (the first NaN's index), as in NumPy."""
+    p = small_limits
+    n = p.max_binding // 4 * 5 // 2 + 1234            # float32: 2.5 bindings
+    h = np.random.default_rng(6).uniform(-3, 3, n).astype(np.float32)
+    h[[10, n - 10]] = 7.0                              # the maximum twice, in the first and last block
+    h[[20, n - 20]] = -7.0
+    rows = n // 1000
+    hm = h[:rows * 1000].reshape(rows, 1000).copy()
+    hm[rows - 3, 5] = np.nan
+    x = xp.asarray(h, device=wgpu_device)
+    m = xp.asarray(hm, device=wgpu_device)
+    cases = [(xp.argmax(x), np.argmax(h)), (xp.argmin(x), np.argmin(h)),
+             (xp.argmax(m, axis=0), np.argmax(hm, axis=0)), (xp.argmin(m, axis=0, keepdims=True),
+                                                             np.argmin(hm, axis=0, keepdims=True)),
+             (xp.argmax(m), np.argmax(hm)), (xp.argmin(m), np.argmin(hm))]
+    for got, want in cases:
+        xp.reset_metrics()
+        assert_same(got, want)
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+
+
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
                                                           wgpu_device: xp.Device) -> None:
     """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another

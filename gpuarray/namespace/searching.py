@@ -24,6 +24,9 @@ from ..array_object.elementwise import astype_node, finish
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import make
+from .creation import asarray
+from .indexing import take_along_axis
+from .manipulation import reshape, stack
 from .reduce_blocks import blocks_of, combine
 from .statistical import BLOCK_MIN, Axis, _axes, _check, _reduce
 
@@ -43,8 +46,10 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
     if math.prod(x.shape[a] for a in axes) == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     out_shape = tuple(s for d, s in enumerate(x.shape) if d not in axes)
-    parts = blocks_of(x._node, axes, x.device.binding_bytes()) if axes and 0 not in axes and x.size > BLOCK_MIN \
-        else None
+    parts = blocks_of(x._node, axes, x.device.binding_bytes()) if axes and x.size > BLOCK_MIN else None
+    if parts is not None and 0 in axes:     # past one binding, over the first axis or all: by blocks
+        r = _first_of_blocks(parts, op, out_shape)
+        return reshape(r, tuple(1 if d in axes else s for d, s in enumerate(x.shape))) if keepdims else r
     if parts is not None:       # past one binding, along a later axis: blocks of rows (reduce_blocks.py)
         node = combine([make("argreduce", (p,), x.device.default_int, (p.shape[0], *out_shape[1:]), (op, axes),
                              x.device) for p in parts], op, axes, x.ndim, out_shape)
@@ -53,6 +58,21 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
     if keepdims:
         node = views.reshape(node, tuple(1 if d in axes else s for d, s in enumerate(x.shape)))
     return finish(node)
+
+
+def _first_of_blocks(parts: list[Any], op: str, out_shape: tuple[int, ...]) -> GpuArray:
+    """arg``op`` (``op`` "max" or "min") over the first axis of the blocks of rows ``parts`` (or of the
+    flattened array's blocks) joined: each block's index and extreme, then the first block whose extreme
+    wins (NaN wins, as NumPy's first NaN does; ties go to the earlier block), its index moved by its first
+    row."""
+    name = f"arg{op}"
+    blocks = [finish(p) for p in parts]
+    dev = blocks[0].device
+    starts = np.cumsum([0] + [b.shape[0] for b in blocks[:-1]]).reshape((-1,) + (1,) * len(out_shape))
+    idx = stack([_arg(b, op, 0, False, name) for b in blocks]) + asarray(starts, dtype=dev.default_int, device=dev)
+    vals = stack([_reduce(b, op, (0,), b.dtype, False) for b in blocks])
+    j = _arg(vals, op, 0, True, name)
+    return reshape(take_along_axis(idx, j, axis=0), out_shape)
 
 
 def argmax(x: GpuArray, /, *, axis: int | None = None, keepdims: bool = False) -> GpuArray:
