@@ -390,6 +390,30 @@ def test_argmax_over_the_first_axis_of_an_array_past_one_binding(small_limits: W
         assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
 
 
+def test_masks_of_an_array_past_one_binding_compact_by_blocks(small_limits: WgpuProvider,
+                                                               wgpu_device: xp.Device) -> None:
+    """``x[mask]`` and 1-D ``nonzero`` of arrays past one binding compact blocks of the flattened mask, each
+    reading windows, and join them (indices moved by each block's start): on the device, NumPy's result,
+    also where a block selects nothing."""
+    p = small_limits
+    n = p.max_binding // 4 * 5 // 2 + 1234            # float32: 2.5 bindings
+    h = np.random.default_rng(7).uniform(-3, 3, n).astype(np.float32)
+    h[: n // 2] = np.minimum(h[: n // 2], 2.0)        # the first blocks select nothing for > 2.9
+    x = xp.asarray(h, device=wgpu_device)
+    rows = n // 1000
+    hm = h[:rows * 1000].reshape(rows, 1000)
+    m = xp.asarray(hm, device=wgpu_device)
+    cases = [(lambda: x[x > 2.9], lambda: h[h > 2.9]),
+             (lambda: xp.nonzero(x > 2.5)[0], lambda: np.nonzero(h > 2.5)[0]),
+             (lambda: m[m < -2.99], lambda: hm[hm < -2.99]),
+             (lambda: x[x > 5], lambda: h[h > 5])]
+    for f, g in cases:
+        xp.reset_metrics()
+        got = np.asarray(f())
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        assert_same(got, g())
+
+
 def test_split_and_segmented_kernels_read_a_device_scalar(small_limits: WgpuProvider,
                                                           wgpu_device: xp.Device) -> None:
     """A 0-d array already on the device (an evaluated ``x.sum()``, a hash-consed constant another

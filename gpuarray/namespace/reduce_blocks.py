@@ -40,12 +40,12 @@ def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1)
     if len(axes) == len(x.shape):            # every axis: blocks of the flattened array
         flat = views.reshape(x, (n,))
         per = max(1, (limit - SLACK) // item)
-        return [_rows(flat, a, min(n, a + per)) for a in range(0, n, per)]
+        return [rows_view(flat, a, min(n, a + per)) for a in range(0, n, per)]
     row = math.prod(x.shape[1:]) * item
     if row > limit - SLACK:
         return None
     per = max(1, (limit - SLACK) // row)
-    return [_rows(x, a, min(x.shape[0], a + per)) for a in range(0, x.shape[0], per)]
+    return [rows_view(x, a, min(x.shape[0], a + per)) for a in range(0, x.shape[0], per)]
 
 
 def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape: tuple[int, ...]) -> Node:
@@ -59,7 +59,7 @@ def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape
     return make("concat", tuple(parts), p0.dtype, shape, (0,), p0.device)     # blocks of the result's rows
 
 
-def _rows(x: Node, a: int, b: int) -> Node:
-    """Rows ``a:b`` of ``x`` along its first axis, as a view."""
+def rows_view(x: Node, a: int, b: int) -> Node:
+    """Rows ``a:b`` of ``x`` along its first axis, as a view (also ``searching_sorted``'s compaction blocks)."""
     base, shape, strides, offset = views.strided_parts(x)
     return views.compose(x, (b - a, *shape[1:]), strides, offset + a * strides[0])

@@ -27,9 +27,11 @@ import numpy as np
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import _coerce, astype_node, common_device, finish
 from ..core import dtypes as _dtypes
+from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..runtime.planner import evaluate_nodes
+from .reduce_blocks import SLACK, rows_view
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
@@ -90,6 +92,9 @@ def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     dt = values.dtype if values is not None else dev.default_int
     if values is not None and values.shape != mask.shape:
         raise ValueError(f"compact: values of shape {values.shape} for a mask of shape {mask.shape}")
+    lim = dev.binding_bytes() if mode != "coords" and n > COMPACT_CHUNK else None
+    if lim is not None and n * 4 > lim:     # the flags (u32) past one binding: by blocks, each a window
+        return _compact_blocks(mask, mode, values, (lim - SLACK) // max(4, STORAGE_NP[dt].itemsize))
     flags = astype_node(astype_node(mask, _dtypes.bool_), _dtypes.uint32)
     count = 0
     if n:
@@ -104,6 +109,27 @@ def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     if count == 0:
         return leaf(np.zeros(shape, dt), dev)
     return make("compact", (flags, offs) + ((values,) if values is not None else ()), dt, shape, (mode,), dev)
+
+
+def _compact_blocks(mask: Node, mode: str, values: Node | None, per: int) -> Node:
+    """``compact_node`` of a mask past one binding: of its flattened blocks of ``per`` elements one by one
+    (flat indices moved by each block's start), joined."""
+    dev, n = mask.device, math.prod(mask.shape)
+    fm = views.reshape(mask, (n,))
+    fv = views.reshape(values, (n,)) if values is not None else None
+    parts = []
+    for a in range(0, n, per):
+        b = min(n, a + per)
+        r = compact_node(rows_view(fm, a, b), mode, rows_view(fv, a, b) if fv is not None else None)
+        if mode == "flat" and a and r.shape[0]:
+            r = make("add", (r, const(a, r.dtype, dev)), r.dtype, r.shape, (), dev)
+        if r.shape[0]:
+            parts.append(r)
+    if not parts:
+        return leaf(np.zeros((0,), values.dtype if values is not None else dev.default_int), dev)
+    if len(parts) == 1:
+        return parts[0]
+    return make("concat", tuple(parts), parts[0].dtype, (sum(p.shape[0] for p in parts),), (0,), dev)
 
 
 def _coords(x: GpuArray) -> Node:

@@ -16,10 +16,12 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_compact import render_compact
 from .wgpu_bindings import wide_buffers
+from .wgpu_split import window_inputs
 
 
 def enqueue_compact(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
     """Record one ``compact`` kernel; returns its output handle."""
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)     # arrays past one binding
     mode = kernel.attrs[0]
     dt = kernel.out_nodes[0].dtype
     out = provider.alloc(kernel.size * STORAGE_NP[dt].itemsize)
