@@ -333,7 +333,8 @@ def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: Wgp
 
 
 def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(small_limits: WgpuProvider,
-                                                                             wgpu_device: xp.Device) -> None:
+                                                                             wgpu_device: xp.Device,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A sort, argsort, argmax / argmin or cumulative sum / product along an axis other than the first of
     an array past one binding works on blocks of rows, each reading its block as a window, and joins them:
     on the device, NumPy's order (the scans within float32 rounding of another summation order)."""
@@ -363,6 +364,11 @@ def test_sorts_and_scans_of_an_array_past_one_binding_run_by_blocks_of_rows(smal
         got = np.asarray(f(a))
         assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
         assert_same(got, g(ha).astype(got.dtype), rtol=1e-5, atol=1e-4)
+    # more blocks than a kernel may bind buffers: the join is copies, which bind none
+    monkeypatch.setattr(p, "max_storage_buffers", 8)
+    xp.reset_metrics()
+    assert_same(xp.sort(m * 3, axis=1), np.sort(h * np.float32(3), axis=1))
+    assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
 
 
 def test_argmax_over_the_first_axis_of_an_array_past_one_binding(small_limits: WgpuProvider,

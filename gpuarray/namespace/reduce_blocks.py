@@ -26,14 +26,15 @@ from ..graph.node import Node, make
 SLACK = 4096        # bytes a block leaves for its window's alignment
 
 
-def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1) -> list[Node] | None:
+def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1, out: int = 0) -> list[Node] | None:
     """The blocks of ``x`` to reduce one by one over ``axes`` (then ``combine``), or None when ``x``
-    fits one binding (or a block of one row would not). A block takes at most ``1 / share`` of a binding
-    (a sort's scratch holds its padded keys and indices)."""
-    if limit is None or not x.shape:
+    fits one binding (or a block of one row would not, or the result of ``out`` bytes, which a block
+    over the first axis writes whole, would not). A block takes at most ``1 / share`` of a binding (a
+    sort's scratch holds its padded keys and indices)."""
+    if limit is None or not x.shape or (0 in axes and out > limit):
         return None
-    item = STORAGE_NP[x.dtype].itemsize
     n = math.prod(x.shape)
+    item = _widest(x)
     if n * item <= limit:
         return None
     limit //= share
@@ -57,6 +58,24 @@ def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape
                        (len(parts), *p0.shape), (0,), p0.device)
         return make("reduce", (stacked,), p0.dtype, p0.shape, (rop, (0,)), p0.device)
     return make("concat", tuple(parts), p0.dtype, shape, (0,), p0.device)     # blocks of the result's rows
+
+
+def _widest(x: Node, most: int = 64) -> int:
+    """The largest storage item size among ``x`` and the nodes it is computed from (a block of ``x`` reads
+    that many bytes an element of them: ``count_nonzero(x > 0)`` of float64 data); 16 (complex128) when
+    more than ``most`` nodes would be visited."""
+    item, seen, todo = 0, set(), [x]
+    while todo:
+        nd = todo.pop()
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        if len(seen) > most:
+            return 16
+        item = max(item, STORAGE_NP[nd.dtype].itemsize)
+        if not nd.realized:
+            todo += list(nd.inputs)
+    return item
 
 
 def rows_view(x: Node, a: int, b: int) -> Node:

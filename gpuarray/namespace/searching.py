@@ -20,13 +20,13 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from ..array_object.array import GpuArray
-from ..array_object.elementwise import astype_node, finish
+from ..array_object.elementwise import apply, astype_node, finish
 from ..core import dtypes as _dtypes
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import make
 from .creation import asarray
-from .indexing import take_along_axis
-from .manipulation import reshape, stack
+from .manipulation import reshape
 from .reduce_blocks import blocks_of, combine
 from .statistical import BLOCK_MIN, Axis, _axes, _check, _reduce
 
@@ -46,7 +46,8 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
     if math.prod(x.shape[a] for a in axes) == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     out_shape = tuple(s for d, s in enumerate(x.shape) if d not in axes)
-    parts = blocks_of(x._node, axes, x.device.binding_bytes()) if axes and x.size > BLOCK_MIN else None
+    parts = blocks_of(x._node, axes, x.device.binding_bytes(), out=math.prod(out_shape) * 8) \
+        if axes and x.size > BLOCK_MIN else None
     if parts is not None and 0 in axes:     # past one binding, over the first axis or all: by blocks
         r = _first_of_blocks(parts, op, out_shape)
         return reshape(r, tuple(1 if d in axes else s for d, s in enumerate(x.shape))) if keepdims else r
@@ -62,17 +63,27 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
 
 def _first_of_blocks(parts: list[Any], op: str, out_shape: tuple[int, ...]) -> GpuArray:
     """arg``op`` (``op`` "max" or "min") over the first axis of the blocks of rows ``parts`` (or of the
-    flattened array's blocks) joined: each block's index and extreme, then the first block whose extreme
-    wins (NaN wins, as NumPy's first NaN does; ties go to the earlier block), its index moved by its first
-    row."""
+    flattened array's blocks) joined: each block's index and extreme, then, block after block, the later
+    one where its extreme wins strictly (ties stay with the earlier block) or is the first NaN (NaN wins,
+    as NumPy's first NaN does), its index moved by its first row. Elementwise work on the results only."""
     name = f"arg{op}"
-    blocks = [finish(p) for p in parts]
-    dev = blocks[0].device
-    starts = np.cumsum([0] + [b.shape[0] for b in blocks[:-1]]).reshape((-1,) + (1,) * len(out_shape))
-    idx = stack([_arg(b, op, 0, False, name) for b in blocks]) + asarray(starts, dtype=dev.default_int, device=dev)
-    vals = stack([_reduce(b, op, (0,), b.dtype, False) for b in blocks])
-    j = _arg(vals, op, 0, True, name)
-    return reshape(take_along_axis(idx, j, axis=0), out_shape)
+    dev = parts[0].device
+    best_v = best_i = None
+    start = 0
+    for p in parts:
+        b = finish(p)
+        i = _arg(b, op, 0, False, name)
+        v = _reduce(b, op, (0,), b.dtype, False)
+        if best_v is None:
+            best_v, best_i = v, i
+        else:
+            better = (v > best_v) if op == "max" else (v < best_v)
+            take = better | ((v != v) & (best_v == best_v))          # a NaN where the best is none
+            best_v = apply(OPS["where"], take, v, best_v)
+            best_i = apply(OPS["where"], take, i + asarray(start, dtype=dev.default_int, device=dev), best_i)
+        start += p.shape[0]
+    assert best_i is not None
+    return reshape(best_i, out_shape)
 
 
 def argmax(x: GpuArray, /, *, axis: int | None = None, keepdims: bool = False) -> GpuArray:

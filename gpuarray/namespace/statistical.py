@@ -29,6 +29,7 @@ from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
 from ..array_object.hooks import register
 from ..core import dtypes as _dtypes
+from ..core.dtypes import STORAGE_NP
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
@@ -77,7 +78,8 @@ def _reduce_node(x: Node, rop: str, axes: tuple[int, ...], dtype: np.dtype, keep
     generators: this runs for every reduction recorded)."""
     shape = x.shape
     out = tuple([s for i, s in enumerate(shape) if i not in axes])
-    parts = blocks_of(x, axes, x.device.binding_bytes()) if math.prod(shape) > BLOCK_MIN else None
+    parts = blocks_of(x, axes, x.device.binding_bytes(), out=math.prod(out) * STORAGE_NP[dtype].itemsize) \
+        if math.prod(shape) > BLOCK_MIN else None
     if parts is None:
         r = make("reduce", (astype_node(x, dtype),), dtype, out, (rop, axes), x.device)
     else:           # past one binding: by blocks (reduce_blocks.py)
