@@ -34,6 +34,8 @@ def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1,
     if limit is None or not x.shape or (0 in axes and out > limit):
         return None
     n = math.prod(x.shape)
+    if n * 16 <= limit:                     # fits whatever it is computed from: no walk (the common case)
+        return None
     item = _widest(x)
     if n * item <= limit:
         return None
