@@ -24,6 +24,17 @@ from ..graph import views
 from ..graph.node import Node, make
 
 SLACK = 4096        # bytes a block leaves for its window's alignment
+SMALL = 1 << 16     # elements below which no device's binding (1 MiB in tests) is exceeded: nothing to ask
+
+
+def past_binding(x: Node) -> int | None:
+    """``x``'s device's binding limit when ``x`` might exceed it (at 16 bytes an element), else None: the
+    cheap test every recorded reduction, scan and sort makes."""
+    n = math.prod(x.shape)
+    if n <= SMALL:
+        return None
+    limit = x.device.binding_bytes()
+    return limit if limit is not None and n * 16 > limit else None
 
 
 def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1, out: int = 0) -> list[Node] | None:

@@ -27,8 +27,8 @@ from ..graph import views
 from ..graph.node import make
 from .creation import asarray
 from .manipulation import reshape
-from .reduce_blocks import blocks_of, combine
-from .statistical import BLOCK_MIN, Axis, _axes, _check, _reduce
+from .reduce_blocks import blocks_of, combine, past_binding
+from .statistical import Axis, _axes, _check, _reduce
 
 
 def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArray:
@@ -46,8 +46,8 @@ def _arg(x: Any, op: str, axis: int | None, keepdims: bool, name: str) -> GpuArr
     if math.prod(x.shape[a] for a in axes) == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
     out_shape = tuple(s for d, s in enumerate(x.shape) if d not in axes)
-    parts = blocks_of(x._node, axes, x.device.binding_bytes(), out=math.prod(out_shape) * 8) \
-        if axes and x.size > BLOCK_MIN else None
+    lim = past_binding(x._node) if axes else None
+    parts = blocks_of(x._node, axes, lim, out=math.prod(out_shape) * 8) if lim else None
     if parts is not None and 0 in axes:     # past one binding, over the first axis or all: by blocks
         r = _first_of_blocks(parts, op, out_shape)
         return reshape(r, tuple(1 if d in axes else s for d, s in enumerate(x.shape))) if keepdims else r

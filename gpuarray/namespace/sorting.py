@@ -23,9 +23,8 @@ from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import finish
 from ..graph.node import make
 from ..graph.shapes import normalize_axis
-from .reduce_blocks import blocks_of, combine
+from .reduce_blocks import blocks_of, combine, past_binding
 
-BLOCK_MIN = 1 << 16     # elements below which no device's binding is exceeded: no query
 SORT_SHARE = 8          # a block's keys at most 1/8 of a binding: the sort's padded scratch fits
 
 
@@ -40,7 +39,8 @@ def _sort_node(x: Any, axis: int, descending: bool, kind: str) -> GpuArray:
         raise TypeError(f"{kind}: descending must be a bool; got {type(descending).__name__}")
     dtype = x.dtype if kind == "sort" else x.device.default_int
     n = x._node
-    parts = blocks_of(n, (ax,), x.device.binding_bytes(), SORT_SHARE) if ax and x.size > BLOCK_MIN else None
+    lim = past_binding(n) if ax else None
+    parts = blocks_of(n, (ax,), lim, SORT_SHARE) if lim else None
     if parts is not None:       # past one binding: blocks of rows, each sorted reading a window of x
         return finish(combine([make(kind, (p,), dtype, p.shape, (ax, descending), x.device) for p in parts],
                               kind, (ax,), x.ndim, x.shape))

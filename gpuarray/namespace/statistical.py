@@ -33,7 +33,7 @@ from ..core.dtypes import STORAGE_NP
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
-from .reduce_blocks import blocks_of, combine
+from .reduce_blocks import blocks_of, combine, past_binding
 
 Axis = int | tuple[int, ...] | None
 
@@ -70,16 +70,13 @@ def _reduce(x: GpuArray, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepd
     return finish(_reduce_node(x._node, rop, axes, dtype, keepdims))
 
 
-BLOCK_MIN = 1 << 16     # elements below which no device's binding is exceeded: no query
-
-
 def _reduce_node(x: Node, rop: str, axes: tuple[int, ...], dtype: np.dtype, keepdims: bool) -> Node:
     """The node of ``rop`` over ``axes`` of the node ``x`` in ``dtype`` (list comprehensions, not
     generators: this runs for every reduction recorded)."""
     shape = x.shape
     out = tuple([s for i, s in enumerate(shape) if i not in axes])
-    parts = blocks_of(x, axes, x.device.binding_bytes(), out=math.prod(out) * STORAGE_NP[dtype].itemsize) \
-        if math.prod(shape) > BLOCK_MIN else None
+    lim = past_binding(x)
+    parts = blocks_of(x, axes, lim, out=math.prod(out) * STORAGE_NP[dtype].itemsize) if lim else None
     if parts is None:
         r = make("reduce", (astype_node(x, dtype),), dtype, out, (rop, axes), x.device)
     else:           # past one binding: by blocks (reduce_blocks.py)
@@ -250,7 +247,8 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
     dt = _sum_dtype(x, dtype, name)
     init = bool(include_initial)
     shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
-    parts = blocks_of(x._node, (ax,), x.device.binding_bytes(), 2) if ax and x.size > BLOCK_MIN else None
+    lim = past_binding(x._node) if ax else None
+    parts = blocks_of(x._node, (ax,), lim, 2) if lim else None
     if parts is not None:       # past one binding: blocks of rows (reduce_blocks.py), joined
         return finish(combine([make("scan", (astype_node(p, dt),), dt, (p.shape[0], *shape[1:]), (op, ax, init),
                                     x.device) for p in parts], op, (ax,), x.ndim, shape))

@@ -84,8 +84,10 @@ class Device:
         return provider_for(self)
 
     def binding_bytes(self) -> int | None:
-        """The most bytes of one array a kernel binds on this device (None: no such limit, the host)."""
-        return getattr(self.provider, "max_binding", None)
+        """The most bytes of one array a kernel binds on this device (None: no such limit, the host).
+        Read for every reduction or sort of more than 2^16 elements recorded: the started provider first."""
+        p = _providers.get(self.name)
+        return getattr(p if p is not None else self.provider, "max_binding", None)
 
     def supports(self, dtype: np.dtype) -> bool:
         return bool(self.provider.supports(dtype))
