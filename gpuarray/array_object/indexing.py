@@ -81,6 +81,15 @@ def bounded(node: Node) -> Node:
     return node
 
 
+def concat_nodes(nodes: list[Node], ax: int) -> Node:
+    """The node joining ``nodes`` along axis ``ax`` (``concat``; the reductions and compactions by blocks)."""
+    if len(nodes) == 1:
+        return nodes[0]
+    n0 = nodes[0]
+    shape = n0.shape[:ax] + (sum(n.shape[ax] for n in nodes),) + n0.shape[ax + 1:]
+    return bounded(make("concat", tuple(nodes), n0.dtype, shape, (ax,), n0.device))
+
+
 def _is_advanced_item(k: Any) -> bool:
     return isinstance(k, (UP.array_type, np.ndarray, list, tuple, bool, np.bool_))
 

@@ -19,7 +19,7 @@ from ..array_object.aliasing import derive
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
 from ..array_object.hooks import register
-from ..array_object.indexing import basic_index, bounded
+from ..array_object.indexing import basic_index, bounded, concat_nodes
 from ..core import dtypes as _dtypes
 from ..graph import views
 from ..graph.node import Node, leaf, make
@@ -178,17 +178,9 @@ def concat(arrays: Sequence[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
     keep = [n for n in nodes if n.shape[ax] > 0] or nodes[:1]
     while len(keep) > MAX_CONCAT_INPUTS:
         groups = [keep[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(keep), MAX_CONCAT_INPUTS)]
-        keep = [_concat_nodes(g, ax) for g in groups]
+        keep = [concat_nodes(g, ax) for g in groups]
         evaluate_nodes(keep)
-    return finish(_concat_nodes(keep, ax))
-
-
-def _concat_nodes(nodes: list[Node], ax: int) -> Node:
-    if len(nodes) == 1:
-        return nodes[0]
-    n0 = nodes[0]
-    shape = n0.shape[:ax] + (sum(n.shape[ax] for n in nodes),) + n0.shape[ax + 1:]
-    return bounded(make("concat", tuple(nodes), n0.dtype, shape, (ax,), n0.device))
+    return finish(concat_nodes(keep, ax))
 
 
 def stack(arrays: Sequence[GpuArray], /, *, axis: int = 0) -> GpuArray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from ..array_object.indexing import concat_nodes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, make
@@ -67,10 +68,9 @@ def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape
     ``ndim`` dimensions; ``shape`` the result's)."""
     p0 = parts[0]
     if len(axes) == ndim or 0 in axes:      # the blocks' results are partial reductions: reduce them
-        stacked = make("concat", tuple(views.reshape(p, (1, *p.shape)) for p in parts), p0.dtype,
-                       (len(parts), *p0.shape), (0,), p0.device)
+        stacked = concat_nodes([views.reshape(p, (1, *p.shape)) for p in parts], 0)
         return make("reduce", (stacked,), p0.dtype, p0.shape, (rop, (0,)), p0.device)
-    return make("concat", tuple(parts), p0.dtype, shape, (0,), p0.device)     # blocks of the result's rows
+    return concat_nodes(parts, 0)          # blocks of the result's rows
 
 
 def _widest(x: Node, most: int = 64) -> int:
@@ -93,5 +93,5 @@ def _widest(x: Node, most: int = 64) -> int:
 
 def rows_view(x: Node, a: int, b: int) -> Node:
     """Rows ``a:b`` of ``x`` along its first axis, as a view (also ``searching_sorted``'s compaction blocks)."""
-    base, shape, strides, offset = views.strided_parts(x)
+    _base, shape, strides, offset = views.strided_parts(x)
     return views.compose(x, (b - a, *shape[1:]), strides, offset + a * strides[0])

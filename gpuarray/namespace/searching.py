@@ -25,7 +25,6 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import make
-from .creation import asarray
 from .manipulation import reshape
 from .reduce_blocks import blocks_of, combine, past_binding
 from .statistical import Axis, _axes, _check, _reduce
@@ -67,7 +66,6 @@ def _first_of_blocks(parts: list[Any], op: str, out_shape: tuple[int, ...]) -> G
     one where its extreme wins strictly (ties stay with the earlier block) or is the first NaN (NaN wins,
     as NumPy's first NaN does), its index moved by its first row. Elementwise work on the results only."""
     name = f"arg{op}"
-    dev = parts[0].device
     best_v = best_i = None
     start = 0
     for p in parts:
@@ -80,7 +78,7 @@ def _first_of_blocks(parts: list[Any], op: str, out_shape: tuple[int, ...]) -> G
             better = (v > best_v) if op == "max" else (v < best_v)
             take = better | ((v != v) & (best_v == best_v))          # a NaN where the best is none
             best_v = apply(OPS["where"], take, v, best_v)
-            best_i = apply(OPS["where"], take, i + asarray(start, dtype=dev.default_int, device=dev), best_i)
+            best_i = apply(OPS["where"], take, i + start, best_i)
         start += p.shape[0]
     assert best_i is not None
     return reshape(best_i, out_shape)

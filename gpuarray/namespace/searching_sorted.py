@@ -26,6 +26,7 @@ import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import _coerce, astype_node, common_device, finish
+from ..array_object.indexing import concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views
@@ -127,9 +128,7 @@ def _compact_blocks(mask: Node, mode: str, values: Node | None, per: int) -> Nod
             parts.append(r)
     if not parts:
         return leaf(np.zeros((0,), values.dtype if values is not None else dev.default_int), dev)
-    if len(parts) == 1:
-        return parts[0]
-    return make("concat", tuple(parts), parts[0].dtype, (sum(p.shape[0] for p in parts),), (0,), dev)
+    return concat_nodes(parts, 0)
 
 
 def _coords(x: GpuArray) -> Node:

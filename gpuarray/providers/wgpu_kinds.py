@@ -165,8 +165,7 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     if n_bind > provider.max_storage_buffers and not copies:        # a join by copies binds nothing
         return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
     if kernel.kind == "elementwise" and provider.needs_split(kernel):
-        if split_kernel(kernel, 1) is None and window_kernel(provider, kernel) is None and \
-                not row_concat(provider, kernel):
+        if split_kernel(kernel, 1) is None and not copies and window_kernel(provider, kernel) is None:
             return ("an array exceeds the adapter's storage binding limit "
                     f"{provider.max_binding} (or 2**32 elements), and only elementwise kernels over "
                     "contiguous arrays of one size (and scalars) are split into chunks, or read such an "
