@@ -32,6 +32,7 @@ from ..graph.node import Node, const, make
 from ..graph.shapes import Shape, broadcast_shapes, contiguous_strides
 from .creation import asarray
 from .manipulation import matrix_transpose
+from .matmul_blocks import blocked_matmul
 from .statistical import any as any_
 from .statistical import sum as sum_
 
@@ -67,7 +68,8 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
     full = batch + (a.shape[-2], b.shape[-1])
     shape = full if out_shape is None else tuple(out_shape)
     assert math.prod(shape) == math.prod(full)
-    node = make("matmul", (a, b), cdt, shape, (), a.device)
+    node = (blocked_matmul(a, b, cdt, shape) if not batch else None) or make("matmul", (a, b), cdt, shape, (),
+                                                                           a.device)
     if dtype == _dtypes.bool_:
         node = make("not_equal", (node, const(0, cdt, node.device)), _dtypes.bool_, shape)
     return node

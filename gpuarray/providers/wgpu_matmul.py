@@ -62,6 +62,7 @@ from . import wgpu_autotune
 from .wgpu_bindings import wide_buffers
 from .wgpu_matmul_classes import LONG_K, _vector_layout, gemv_for, gemv_rows, gemv_vec, skinny_for  # noqa: F401
 from .wgpu_matmul_config import CONFIG_ENV, Config, config_name, forced, parse_config, use_config  # noqa: F401
+from .wgpu_split import window_inputs
 
 # wgpu_matmul_classes picks the GEMV and skinny classes (GEMV_VEC4, GEMV_LONG, SKINNY_MAX live there);
 # wgpu_matmul_config names configurations (use_config, parse_config: re-exported for tests and benchmarks)
@@ -527,7 +528,9 @@ def enqueue_matmul(provider: Any, kernel: Kernel, in_handles: list[Any],
     """Dispatch the product of ``kernel`` into new output buffers (or ``outs``, large enough: a
     caller that repeats products of one shape keeps its buffers, and so its bind groups; or byte
     ranges ``(buffer, offset, size)`` of them). A plain product whose output exceeds one binding runs
-    by blocks of rows (``row_blocks``)."""
+    by blocks of rows (``row_blocks``); inputs past one binding bind the windows their views read
+    (``wgpu_split.window_inputs``: ``namespace/matmul_blocks.py`` records such products)."""
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)
     if outs is None and tiles is None and kernel.size:
         rows = row_blocks(provider, kernel)
         if rows is not None:

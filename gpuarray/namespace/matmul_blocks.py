@@ -1,0 +1,140 @@
+"""Matrix products with an operand past one storage binding, by blocks.
+
+A kernel binds at most ``Device.binding_bytes()`` of one array (2 GiB on the H200, 128 MiB on lavapipe).
+A product ``a @ b`` (2-D after NumPy's promotion of 1-D operands, no batch) whose operand reads an
+array past that is recorded as products of blocks that each read a window of it
+(``providers/wgpu_split.window_kernel``, as the reductions by blocks do): blocks of rows of ``a``
+(``X @ w``: the blocks' results joined along the rows), of columns of ``b`` (``w @ X.T``: joined along
+the columns), or of the contracted dimension of both (``X.T @ r``, ``X.T @ X``: the blocks' products
+added). The split is the one whose blocks are longest: along the dimension that is outermost in the
+big array's memory, so that a block is a contiguous run of it.
+
+>>> import numpy as np, gpuarray as xp
+>>> x = xp.asarray(np.ones((4, 3), dtype=np.float32))
+>>> (x.T @ x).tolist()[0]
+[4.0, 4.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..array_object.indexing import concat_nodes
+from ..core.dtypes import STORAGE_NP
+from ..core.ops import OPS
+from ..graph import views
+from ..graph.node import Node, make
+from ..graph.shapes import contiguous_strides
+from .reduce_blocks import SLACK, SMALL, _widest
+
+
+def _big_leaf(x: Node, limit: int, most: int = 64) -> bool:
+    """Whether ``x`` reads an array (a realized node) past ``limit`` bytes, looking at most ``most``
+    nodes up (True past that: the split is then tried, and the provider decides)."""
+    seen: set[int] = set()
+    todo = [x]
+    while todo:
+        nd = todo.pop()
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        if len(seen) > most:
+            return True
+        if nd.realized:
+            if math.prod(nd.shape) * STORAGE_NP[nd.dtype].itemsize > limit:
+                return True
+        else:
+            todo += list(nd.inputs)
+    return False
+
+
+def _layout(t: Node, depth: int = 16) -> tuple[int, ...]:
+    """The strides at which ``t``'s elements lie in the largest array it reads: a view's own, else those of
+    the operand of its shape that reads the most (``exp(x.T)`` reads ``x`` as ``x.T`` does)."""
+    nd = t
+    for _ in range(depth):
+        if nd.op == "view" and not nd.realized:
+            return tuple(nd.attrs[0])
+        same = [] if nd.realized else [i for i in nd.inputs if i.shape == nd.shape]
+        if not same:
+            break
+        nd = max(same, key=lambda i: math.prod(i.inputs[0].shape if i.op == "view" else i.shape))
+    return contiguous_strides(t.shape)
+
+
+def _block_len(t: Node, axis: int, limit: int) -> int:
+    """The longest block of ``t`` (2-D) along ``axis`` whose elements span at most ``limit`` bytes of
+    the array it reads (0 when not even one index fits)."""
+    shape, strides = t.shape, _layout(t)
+    item = _widest(t)
+    other = 1 - axis
+    rest = (shape[other] - 1) * abs(strides[other]) + 1
+    room = (limit - SLACK) // item - rest
+    if room < 0:
+        return 0
+    step = abs(strides[axis])
+    return shape[axis] if step == 0 else min(shape[axis], room // step + 1)
+
+
+def _block(t: Node, axis: int, i0: int, i1: int, depth: int = 8) -> Node:
+    """Indices ``i0:i1`` of ``t`` (2-D) along ``axis``: elementwise work on the blocks of its operands of
+    its shape (so that each block reads views of the arrays themselves, whose windows are tight), a view
+    of anything else."""
+    new = tuple(i1 - i0 if d == axis else s for d, s in enumerate(t.shape))
+    if depth and not t.realized and (t.op in OPS or t.op == "astype") and all(
+            i.shape in (t.shape, ()) for i in t.inputs):
+        args = tuple(i if i.shape == () else _block(i, axis, i0, i1, depth - 1) for i in t.inputs)
+        return make(t.op, args, t.dtype, new, t.attrs, t.device)
+    _base, shape, strides, off = views.strided_parts(t)
+    return views.compose(t, new, strides, off + i0 * strides[axis])
+
+
+def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
+    """``a @ b`` by blocks when ``a`` (M, K) or ``b`` (K, N) reads an array past one binding of its
+    device, with the result's ``shape`` (M, N, or either dropped for a 1-D operand); None when neither
+    does, or no split gives blocks that fit (the provider then says why it cannot run the product)."""
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        return None
+    most = max(math.prod(t.inputs[0].shape if t.op == "view" else t.shape) for t in (a, b))
+    most = max(most, math.prod(a.shape), math.prod(b.shape))
+    if most <= SMALL:                        # no device binds less than 16 bytes an element of this
+        return None
+    limit = a.device.binding_bytes()
+    if limit is None or most * 16 <= limit:
+        return None
+    big = [_big_leaf(t, limit) for t in (a, b)]
+    if not any(big):
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    # (which split, block length): rows of a, columns of b, or the contracted dimension of both
+    options: list[tuple[str, int, int]] = []
+    if not big[1]:
+        options.append(("m", m, _block_len(a, 0, limit)))
+    if not big[0]:
+        options.append(("n", n, _block_len(b, 1, limit)))
+    ks = [_block_len(t, ax, limit) for t, ax, bg in ((a, 1, big[0]), (b, 0, big[1])) if bg]
+    options.append(("k", k, min(ks)))
+    how, dim, per = min(options, key=lambda o: (-(o[2] / max(1, o[1])), o[0] == "k"))
+    if per < 1 or per >= dim:
+        return None
+    dev = a.device
+    parts: list[Node] = []
+    for i0 in range(0, dim, per):
+        i1 = min(dim, i0 + per)
+        if how == "m":
+            pa, pb = _block(a, 0, i0, i1), b
+        elif how == "n":
+            pa, pb = a, _block(b, 1, i0, i1)
+        else:
+            pa, pb = _block(a, 1, i0, i1), _block(b, 0, i0, i1)
+        parts.append(make("matmul", (pa, pb), dtype, (pa.shape[0], pb.shape[1]), (), dev))
+    if how == "k":
+        out = parts[0]
+        for p in parts[1:]:
+            out = make("add", (out, p), dtype, (m, n), (), dev)
+    else:
+        out = concat_nodes(parts, 0 if how == "m" else 1)
+    return views.reshape(out, tuple(shape))
