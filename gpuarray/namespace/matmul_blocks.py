@@ -78,15 +78,26 @@ def _block_len(t: Node, axis: int, limit: int) -> int:
     return shape[axis] if step == 0 else min(shape[axis], room // step + 1)
 
 
+def _transposed(t: Node) -> bool:
+    """Whether the view ``t`` is the transpose of its whole (2-D) base."""
+    base = t.inputs[0]
+    return len(base.shape) == 2 and t.shape == base.shape[::-1] and t.attrs == (
+        tuple(contiguous_strides(base.shape)[::-1]), 0)
+
+
 def _block(t: Node, axis: int, i0: int, i1: int, depth: int = 8) -> Node:
-    """Indices ``i0:i1`` of ``t`` (2-D) along ``axis``: elementwise work on the blocks of its operands of
+    """Indices ``i0:i1`` of ``t`` along ``axis``: elementwise work on the blocks of its operands of
     its shape (so that each block reads views of the arrays themselves, whose windows are tight), a view
     of anything else."""
     new = tuple(i1 - i0 if d == axis else s for d, s in enumerate(t.shape))
-    if depth and not t.realized and (t.op in OPS or t.op == "astype") and all(
-            i.shape in (t.shape, ()) for i in t.inputs):
-        args = tuple(i if i.shape == () else _block(i, axis, i0, i1, depth - 1) for i in t.inputs)
-        return make(t.op, args, t.dtype, new, t.attrs, t.device)
+    if depth and t.op == "view" and not t.realized and _transposed(t):      # (X - mu).T: a block of X - mu
+        return views.permute(_block(t.inputs[0], 1 - axis, i0, i1, depth - 1), (1, 0))
+    if depth and not t.realized and (t.op in OPS or t.op == "astype"):
+        args = []
+        for i in t.inputs:                   # operands broadcast from the right (``x - mu``'s ``mu``)
+            ax = axis - (len(t.shape) - len(i.shape))
+            args.append(i if ax < 0 or i.shape[ax] == 1 else _block(i, ax, i0, i1, depth - 1))
+        return make(t.op, tuple(args), t.dtype, new, t.attrs, t.device)
     _base, shape, strides, off = views.strided_parts(t)
     return views.compose(t, new, strides, off + i0 * strides[axis])
 
