@@ -3,8 +3,9 @@ arg-reductions and masks by blocks, gpuarray against PyTorch and CuPy in one pro
 
     python -m bench.big_arrays [--runs 5] [--libs torch,cupy] [--out FILE]
 
-Data: ``X`` of 12 x 10^6 x 64 float32 (3.07 GB) and 6 x 10^6 x 64 float64 (3.07 GB), uniform in [-3, 3]
-for the first half of the rows and [-30, 30] for the rest; a 40000 x 16385 float32 matrix (2.6 GB);
+Data: ``X`` of 12 x 10^6 x 64 float32 (3.07 GB), 6 x 10^6 x 64 float64 (3.07 GB) and 24 x 10^6 x 64
+float32 (6.1 GB: past one 4 GiB buffer, stored in two), uniform in [-3, 3] for the first half of the
+rows and [-30, 30] for the rest; a 40000 x 16385 float32 matrix (2.6 GB);
 device-only arrays (no host copy). Each result is checked against PyTorch in float64 on the same GPU
 (largest error relative to the largest magnitude of the result); ``host_fallbacks`` is gpuarray's count
 per call (0: all on the device). Wall figures are ``_timing.wall_per_call`` medians (half a second of
@@ -70,7 +71,7 @@ def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
         rows_out.append(rec)
         print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    for dt, rows in (("float32", 12_000_000), ("float64", 6_000_000)):
+    for dt, rows in (("float32", 12_000_000), ("float64", 6_000_000), ("float32", 24_000_000)):
         h = _data(rows, 64, dt, 0)
         x = xp.asarray(h) * 1                   # device-only: no host copy to fall back on
         xp.evaluate(x)
@@ -80,6 +81,15 @@ def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
             gsmall = [xp.asarray(s) for s in small]
             one({"workload": name, "dtype": dt, "shape": [rows, 64]}, f, (x, *gsmall), (h, *small),
                 lambda mod, f=f: (lambda *a: f(mod, *a)))
+        if rows == 24_000_000:                  # past one buffer: reductions and masks of its parts too
+            flat = xp.reshape(x, (-1,))
+            for name in ("sum(x)", "argmax(x)", "x[x > 29.5]"):
+                one({"workload": name, "dtype": dt, "shape": [h.size]},
+                    lambda p, a, name=name: _other(p, name)(a), (flat,), (h.reshape(-1),),
+                    lambda mod, name=name: _other(mod, name))
+            one({"workload": "sum(X, axis=0)", "dtype": dt, "shape": [rows, 64]}, lambda p, a: p.sum(a, axis=0),
+                (x,), (h,), lambda mod: (lambda a: mod.sum(a, axis=0)))
+            del flat
         del x, h
     h = _data(40000, 16385, "float32", 2)
     x = xp.asarray(h) * 1

@@ -84,14 +84,29 @@ def test_fused_operands_vectors_and_bools(small_limits: WgpuProvider, wgpu_devic
     _check(lambda: gb.T @ gb, hb.T @ hb, 0.0)
 
 
-def test_past_one_buffer_falls_back_with_its_reason(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
-    """An operand stored in several buffers (past ``max_buffer``) has no windows yet: the product runs on
-    the host, NumPy's result, and the planner says why."""
-    n = 3 * MIB // 4 * 3 // 2 // 16                      # 1.5 buffers
+def test_operands_past_one_buffer_read_their_parts(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
+    """An operand stored in several buffers (past ``max_buffer``): each block lies in one part and binds
+    its window there (blocks are cut at the parts' starts); rows that straddle two parts leave the product
+    to the host, which says why. Reductions and masks of such arrays take the same parts."""
+    seg = small_limits.segment_elems(4)
+    n = seg * 3 // 2 // 16                               # 1.5 buffers of rows of 16: no row straddles
     h = np.random.default_rng(9).uniform(-1, 1, (n, 16)).astype(np.float32)
     x = xp.asarray(h, device=wgpu_device)
+    r = np.random.default_rng(10).uniform(-1, 1, n).astype(np.float32)
+    gr = xp.asarray(r, device=wgpu_device)
+    w = np.ones((16, 3), np.float32)
+    _check(lambda: x.T @ x, h.T @ h, 2e-5)
+    _check(lambda: x.T @ gr, h.T @ r, 2e-5)
+    _check(lambda: x @ xp.asarray(w, device=wgpu_device), h @ w, 2e-5)
+    _check(lambda: xp.sum(x, axis=0), np.sum(h.astype(np.float64), axis=0).astype(np.float32), 2e-5)
+    _check(lambda: xp.max(x), np.max(h), 0.0)
+    _check(lambda: xp.argmax(xp.reshape(x, (-1,))), np.argmax(h), 0.0)
+    _check(lambda: x[x > 0.999], h[h > 0.999], 0.0)
+    odd = seg * 3 // 2 // 7                              # rows of 7: one straddles the parts' boundary
+    ho = np.random.default_rng(11).uniform(-1, 1, (odd, 7)).astype(np.float32)
+    xo = xp.asarray(ho, device=wgpu_device)
     xp.reset_metrics()
-    got = np.asarray(x.T @ x)
+    got = np.asarray(xo.T @ xo)
     assert xp.metrics()["host_fallbacks"] >= 1
     assert "exceeds" in planner.decisions()[-1]["why"]
-    np.testing.assert_allclose(got, h.T @ h, rtol=2e-5, atol=2e-5 * np.abs(h.T @ h).max())
+    np.testing.assert_allclose(got, ho.T @ ho, rtol=2e-5, atol=2e-5 * np.abs(ho.T @ ho).max())

@@ -27,7 +27,7 @@ from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides
-from .reduce_blocks import SLACK, SMALL, _widest
+from .reduce_blocks import SLACK, SMALL, _widest, cut_spans, segments
 
 
 def _big_leaf(x: Node, limit: int, most: int = 64) -> bool:
@@ -50,24 +50,33 @@ def _big_leaf(x: Node, limit: int, most: int = 64) -> bool:
     return False
 
 
-def _layout(t: Node, depth: int = 16) -> tuple[int, ...]:
-    """The strides at which ``t``'s elements lie in the largest array it reads: a view's own, else those of
-    the operand of its shape that reads the most (``exp(x.T)`` reads ``x`` as ``x.T`` does)."""
+def _layout(t: Node, depth: int = 16) -> tuple[tuple[int, ...], int]:
+    """The strides and offset at which ``t``'s elements lie in the largest array it reads: a view's own,
+    else those of the operand of its shape that reads the most (``exp(x.T)`` reads ``x`` as ``x.T``)."""
     nd = t
     for _ in range(depth):
         if nd.op == "view" and not nd.realized:
-            return tuple(nd.attrs[0])
+            return tuple(nd.attrs[0]), int(nd.attrs[1])
         same = [] if nd.realized else [i for i in nd.inputs if i.shape == nd.shape]
         if not same:
             break
         nd = max(same, key=lambda i: math.prod(i.inputs[0].shape if i.op == "view" else i.shape))
-    return contiguous_strides(t.shape)
+    return contiguous_strides(t.shape), 0
+
+
+def _spans(t: Node, axis: int, per: int) -> list[tuple[int, int]] | None:
+    """Blocks of ``t`` along ``axis`` of at most ``per`` indices, none reading two parts of an array stored
+    in several buffers (``reduce_blocks.cut_spans``)."""
+    strides, off = _layout(t)
+    other = 1 - axis
+    rest = (t.shape[other] - 1) * abs(strides[other]) + 1
+    return cut_spans(t.shape[axis], per, max(1, abs(strides[axis])), off, rest, segments(t))
 
 
 def _block_len(t: Node, axis: int, limit: int) -> int:
     """The longest block of ``t`` (2-D) along ``axis`` whose elements span at most ``limit`` bytes of
     the array it reads (0 when not even one index fits)."""
-    shape, strides = t.shape, _layout(t)
+    shape, strides = t.shape, _layout(t)[0]
     item = _widest(t)
     other = 1 - axis
     rest = (shape[other] - 1) * abs(strides[other]) + 1
@@ -131,10 +140,18 @@ def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) ->
     how, dim, per = min(options, key=lambda o: (-(o[2] / max(1, o[1])), o[0] == "k"))
     if per < 1 or per >= dim:
         return None
+    split = [(t, ax) for t, ax, bg in ((a, 0 if how == "m" else 1, big[0]), (b, 1 if how == "n" else 0, big[1]))
+             if bg and (how == "k" or (how == "m") == (t is a))]
+    ends: set[int] = set()
+    for t, ax in split:
+        spans = _spans(t, ax, per)
+        if spans is None:
+            return None
+        ends.update(e for _s, e in spans)
     dev = a.device
     parts: list[Node] = []
-    for i0 in range(0, dim, per):
-        i1 = min(dim, i0 + per)
+    i0 = 0
+    for i1 in sorted(ends):
         if how == "m":
             pa, pb = _block(a, 0, i0, i1), b
         elif how == "n":
@@ -142,6 +159,7 @@ def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) ->
         else:
             pa, pb = _block(a, 1, i0, i1), _block(b, 0, i0, i1)
         parts.append(make("matmul", (pa, pb), dtype, (pa.shape[0], pb.shape[1]), (), dev))
+        i0 = i1
     if how == "k":
         out = parts[0]
         for p in parts[1:]:

@@ -52,15 +52,60 @@ def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1,
     if n * item <= limit:
         return None
     limit //= share
+    segs = segments(x)
     if len(axes) == len(x.shape):            # every axis: blocks of the flattened array
         flat = views.reshape(x, (n,))
-        per = max(1, (limit - SLACK) // item)
-        return [rows_view(flat, a, min(n, a + per)) for a in range(0, n, per)]
+        spans = cut_spans(n, max(1, (limit - SLACK) // item), 1, 0, 1, segs)
+        return None if spans is None else [rows_view(flat, a, b) for a, b in spans]
     row = math.prod(x.shape[1:]) * item
     if row > limit - SLACK:
         return None
-    per = max(1, (limit - SLACK) // row)
-    return [rows_view(x, a, min(x.shape[0], a + per)) for a in range(0, x.shape[0], per)]
+    rl = math.prod(x.shape[1:])
+    spans = cut_spans(x.shape[0], max(1, (limit - SLACK) // row), rl, 0, rl, segs)
+    return None if spans is None else [rows_view(x, a, b) for a, b in spans]
+
+
+def segments(x: Node, most: int = 64) -> set[int]:
+    """The part lengths (elements) of the arrays ``x`` reads that are stored in several buffers (past the
+    device's largest buffer), looking at most ``most`` nodes up."""
+    out: set[int] = set()
+    seen: set[int] = set()
+    todo = [x]
+    while todo and len(seen) <= most:
+        nd = todo.pop()
+        if id(nd) in seen:
+            continue
+        seen.add(id(nd))
+        if nd.realized:
+            it = STORAGE_NP[nd.dtype].itemsize
+            seg = nd.device.segment_elems(it, math.prod(nd.shape) * it)
+            if seg is not None:
+                out.add(seg)
+        else:
+            todo += list(nd.inputs)
+    return out
+
+
+def cut_spans(count: int, per: int, step: int, off: int, rest: int, segs: set[int]) -> list[tuple[int, int]] | None:
+    """Ranges ``[a, b)`` of ``count`` units, at most ``per`` each, where unit ``i`` reads elements
+    ``[off + i * step, off + i * step + rest)`` of an array stored in parts of each length in ``segs``: no
+    range reads two parts (each is then bound as one window). None when a unit itself does."""
+    cuts = {count}
+    end = off + max(0, count - 1) * step + rest
+    for s in segs:
+        for bound in range((off // s + 1) * s, end, s):
+            c = -(-(bound - off) // step)
+            if c > 0 and (c - 1) * step + off + rest > bound:
+                return None
+            cuts.add(min(count, c))
+    spans: list[tuple[int, int]] = []
+    a = 0
+    for c in sorted(cuts):
+        while a < c:
+            b = min(c, a + per)
+            spans.append((a, b))
+            a = b
+    return spans
 
 
 def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape: tuple[int, ...]) -> Node:

@@ -32,7 +32,7 @@ from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..runtime.planner import evaluate_nodes
-from .reduce_blocks import SLACK, rows_view
+from .reduce_blocks import SLACK, cut_spans, rows_view, segments
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
@@ -119,8 +119,8 @@ def _compact_blocks(mask: Node, mode: str, values: Node | None, per: int) -> Nod
     fm = views.reshape(mask, (n,))
     fv = views.reshape(values, (n,)) if values is not None else None
     parts = []
-    for a in range(0, n, per):
-        b = min(n, a + per)
+    spans = cut_spans(n, per, 1, 0, 1, segments(mask) | (segments(values) if values is not None else set()))
+    for a, b in spans or [(a, min(n, a + per)) for a in range(0, n, per)]:
         r = compact_node(rows_view(fm, a, b), mode, rows_view(fv, a, b) if fv is not None else None)
         if mode == "flat" and a and r.shape[0]:
             r = make("add", (r, const(a, r.dtype, dev)), r.dtype, r.shape, (), dev)

@@ -97,14 +97,19 @@ class WgpuMemory:
         buf = self.pool.take(cls)
         return GpuHandle(self._get(self.pool, nbytes) if buf is None else buf, nbytes)
 
+    def segment_elems(self, itemsize: int) -> int:
+        """Elements per part of an array of ``itemsize``-byte elements stored in several buffers (whole
+        chunks: a part starts at a multiple of ``chunk_elems()``)."""
+        chunk = self.chunk_elems()
+        return max(1, self.max_buffer // (itemsize * chunk)) * chunk
+
     def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
         """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
         is larger than the adapter's largest buffer (``reuse``: as for ``alloc``)."""
         nbytes = n * itemsize
         if nbytes <= self.max_buffer:
             return self.alloc(nbytes, reuse)
-        chunk = self.chunk_elems()
-        seg = max(1, self.max_buffer // (itemsize * chunk)) * chunk
+        seg = self.segment_elems(itemsize)
         parts: list[GpuHandle] = []
         try:
             for start in range(0, n, seg):

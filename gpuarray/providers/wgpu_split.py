@@ -177,13 +177,14 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
     binding: that kernel with those views' offsets moved to their window's start, and per input its window
     (first element, elements; None for an input bound whole). None when some input past one binding is
     read otherwise (elementwise over all of it, a broadcast, a gather), an output exceeds one binding, or
-    an input is segmented. A window starts at a multiple of the adapter's offset alignment; the offsets
+    the window of an input stored in parts (past one buffer) spans two of them. A window starts at a
+    multiple of the adapter's offset alignment; the offsets
     are parameters, so the shader is the one of the whole-array kernel."""
     if kernel.size >= 2**32 or any(_nbytes(n) > provider.max_binding for n in kernel.out_nodes):
         return None
     items = [STORAGE_NP[n.dtype].itemsize for n in kernel.inputs]
     big = {j for j, n in enumerate(kernel.inputs) if _nbytes(n) > provider.max_binding}
-    if not big or any(_nbytes(kernel.inputs[j]) > provider.max_buffer for j in big):
+    if not big:
         return None
     reads = _window_reads(kernel, big)
     if reads is None:
@@ -212,6 +213,10 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
         start = int(first) // step * step
         if (end - start) * items[j] > provider.max_binding:
             return None
+        if _nbytes(kernel.inputs[j]) > provider.max_buffer:         # stored in parts: the window in one
+            seg = provider.segment_elems(STORAGE_NP[kernel.inputs[j].dtype].itemsize)
+            if start // seg != (int(end) - 1) // seg:
+                return None
         windows[j] = (start, int(end) - start)
     shift = {v: bounds[root(("v", v))] for views in reads.values() for v in views}
     instrs = [Instr("view", ins.args, ins.dtype, ins.shape,
@@ -289,7 +294,8 @@ WINDOW_KINDS = frozenset({"reduce", "argreduce", "sort", "argsort", "scan", "com
 def window_inputs(provider: Any, kernel: Kernel, in_handles: list[Any]) -> tuple[Kernel, list[Any]]:
     """A ``WINDOW_KINDS`` kernel with inputs past one binding (which ``cannot_run`` let through, as
     ``window_kernel`` finds their windows): the windowed kernel and handles; else as they are."""
-    if not any(type(h) is GpuHandle and h.nbytes > provider.max_binding for h in in_handles):
+    if not any(type(h) is SegmentedHandle or type(h) is GpuHandle and h.nbytes > provider.max_binding
+               for h in in_handles):
         return kernel, in_handles
     win = window_kernel(provider, kernel)
     assert win is not None, "cannot_run refuses kernels over inputs past one binding without windows"
@@ -305,15 +311,10 @@ def windowed(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> tuple[
 
 
 def window_handles(in_handles: Sequence[Any], kernel: Kernel, windows: list[tuple[int, int] | None]) -> list[Any]:
-    """``in_handles`` with each windowed input's handle replaced by its (buffer, byte offset, bytes)."""
-    out: list[Any] = []
-    for h, node, w in zip(in_handles, kernel.inputs, windows, strict=True):
-        if w is None:
-            out.append(h)
-        else:
-            it = STORAGE_NP[node.dtype].itemsize
-            out.append((h.buffer, w[0] * it, w[1] * it))
-    return out
+    """``in_handles`` with each windowed input's handle replaced by its (buffer, byte offset, bytes): of the
+    part holding the window, for an array stored in parts."""
+    return [h if w is None else _sub_range(h, w[0], w[1], STORAGE_NP[node.dtype].itemsize)
+            for h, node, w in zip(in_handles, kernel.inputs, windows, strict=True)]
 
 
 def _nbytes(node: Any) -> int:
