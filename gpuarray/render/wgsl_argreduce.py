@@ -18,7 +18,10 @@ The kernel's ``attrs`` are ``(op, axes[, mode])``:
 - ``partial`` the prologue feeds the pairs, ``out0``/``out1`` get value and index per chunk;
 - ``pairs``   the inputs are those (value, index) partials, laid out (M, G); ``out0`` gets the index;
 - ``thread``  one thread per output walks its ``L`` elements (many short rows: ``argmin(d, axis=1)``
-  of 2^20 x 64 took 2.9 ms of H200 time with a workgroup per row, three quarters of it idle).
+  of 2^20 x 64 took 2.9 ms of H200 time with a workgroup per row, three quarters of it idle);
+- ``cols_partial`` / ``cols_final``  over leading axes (``argmax(x, axis=0)``): thread ``w`` takes output
+  ``w % M`` and chunk ``w / M`` of ``G`` (consecutive threads read consecutive columns), writing a pair per
+  chunk for the ``pairs`` pass, or, with one chunk, the index.
 """
 
 from __future__ import annotations
@@ -92,12 +95,14 @@ def render_argreduce(kernel: Kernel) -> Rendered:
     out_dt = kernel.out_nodes[0].dtype
     g = _Gen(kernel)
     thread = mode == "thread"
+    cols = mode.startswith("cols")
     wg = "(wid.y * nwg.x + wid.x)"
-    head = [f"  let w = {wg} * {WORKGROUP}u + lid;" if thread else f"  let w = {wg};",
+    head = [f"  let w = {wg} * {WORKGROUP}u + lid;" if thread or cols else f"  let w = {wg};",
             f"  let G = {g.slot(('extra', 'G'))};",
-            f"  if (w >= {g.slot(('extra', 'MG'))}) {{ return; }}",
-            "  let m = w / G;",
-            "  let chunk = w % G;",
+            f"  let MG = {g.slot(('extra', 'MG'))};",
+            "  if (w >= MG) { return; }",
+            *(["  let m = w % (MG / G);", "  let chunk = w / (MG / G);"] if cols else
+              ["  let m = w / G;", "  let chunk = w % G;"]),
             f"  let L = {g.slot(('extra', 'L'))};"]
     unrolled: list[str] = []
     if mode == "pairs":
@@ -110,11 +115,11 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         head += split
         body.append(f"    let v = {'select(0u, 1u, ' + v + ')' if vdt == np.bool_ else v};")
         body.append("    let i = k;")
-        if not thread and UNROLL > 1:      # the body's lines first: values it memoized (scalars) are declared there
+        if not thread and not cols and UNROLL > 1:      # the body first: it declares the values it memoized
             unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt)
     t = val_type(vdt)
     in_types = [WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs" else input_types(kernel)
-    if mode == "partial":
+    if mode in ("partial", "cols_partial"):
         decls = declare_bindings(in_types, [WGSL_STORAGE_TYPE[vdt], "u32"], g.wide)
         store = ["  if (lid == 0u) { out0[w] = shv[0]; out1[w] = shi[0]; }"]
     else:
@@ -126,6 +131,9 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         start, step = "lid", f"{WORKGROUP}u"     # G is 1: one workgroup reads the L pairs of output m
     elif thread:
         start, step = "0u", "1u"                 # G is 1: this thread reads the L elements of output m
+    elif cols:
+        start, step = "chunk * ((L + G - 1u) / G)", "1u"      # chunk ``chunk`` of output m's elements
+        head.append("  let kend = min(L, (chunk + 1u) * ((L + G - 1u) / G));")
     else:
         start, step = f"chunk * {WORKGROUP}u + lid", f"G * {WORKGROUP}u"
     walk = [*head,
@@ -133,15 +141,18 @@ def render_argreduce(kernel: Kernel) -> Rendered:
             f"  var bi: u32 = {EMPTY};",
             f"  var k = {start};",
             "  loop {",
-            "    if (k >= L) { break; }",
+            f"    if (k >= {'kend' if cols else 'L'}) {{ break; }}",
             *(unrolled or [*body, "    if (arg_better(bv, bi, v, i)) { bv = v; bi = i; }"]),
             f"    k = k + {UNROLL if unrolled else 1}u * {step};",
             "  }"]
     entry = [f"@compute @workgroup_size({WORKGROUP})",
              "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
              "        @builtin(local_invocation_index) lid: u32) {"]
-    if thread:
+    if thread or mode == "cols_final":
         main = "\n".join([*entry, *walk, f"  out0[w] = {WGSL_TYPE[out_dt]}(bi);", "}"])
+        decls = decls[:-2]
+    elif cols:
+        main = "\n".join([*entry, *walk, "  out0[m * G + chunk] = bv;", "  out1[m * G + chunk] = bi;", "}"])
         decls = decls[:-2]
     else:
         main = "\n".join([
@@ -166,4 +177,4 @@ def render_argreduce(kernel: Kernel) -> Rendered:
     fn = better_fn(op, vdt)
     source = "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + fn + "\n\n" + main + "\n"
     return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
-                    2 if mode == "partial" else 1)
+                    2 if mode in ("partial", "cols_partial") else 1)
