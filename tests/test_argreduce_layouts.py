@@ -11,7 +11,8 @@ import pytest
 import gpuarray as xp
 
 
-@pytest.mark.parametrize("shape", [(300, 7000), (70000, 300), (5, 3000), (2, 700), (64, 257), (40, 30, 500)])
+@pytest.mark.parametrize("shape", [(300, 7000), (70000, 300), (5, 3000), (2, 700), (64, 257), (40, 30, 500),
+                                   (20000, 64), (3000, 33)])
 @pytest.mark.parametrize("dt", ["float32", "float64", "int32", "bool"])
 def test_argmax_over_the_first_axis(device: xp.Device, shape: tuple[int, ...], dt: str) -> None:
     if dt == "float64" and not device.supports("float64"):

@@ -23,7 +23,7 @@ THREAD_ROW = 256
 THREAD_MIN_OUTPUTS = 4096
 # over leading axes with at least COLS_MIN_OUTPUTS outputs: a thread per output and chunk of at least
 # COLS_MIN_ROWS rows, about COLS_THREADS threads in all (``_enqueue_cols``)
-COLS_MIN_OUTPUTS = 256
+COLS_MIN_OUTPUTS = 32
 COLS_MIN_ROWS = 64
 COLS_THREADS = 1 << 18
 
