@@ -133,7 +133,7 @@ def test_special_values_across_tiles(device, dtype):
         assert_same(xp.cumulative_prod(gb[t:]), np.cumulative_prod(b[t:]))
 
 
-@pytest.mark.parametrize("rows", [1, 2, 5])
+@pytest.mark.parametrize("rows", [1, 2, 5, 300])
 def test_few_rows_last_axis_and_prologues(device, rows):
     t = _tile("sum", "float32")
     rng = np.random.default_rng(rows)

@@ -49,6 +49,10 @@ SERIAL_CPU = 16           # on a CPU adapter, at least this many rows: serial
 # is split into dispatches that each continue from the value the previous one wrote.
 SERIAL_SEGMENT = 32768
 STRATEGY = "auto"         # "auto", or force "serial" / "parallel" / "lookback" (tests use this)
+# Rows at least this long take the look-back scan (a tile of vec4 loads and subgroup scans per 4096
+# elements, the look-back within each row) however many there are, not a workgroup per row
+# (``single``: H200, cumsum of 16384 x 16384 float32 along axis 1 2.58 ms, PyTorch 1.14)
+LOOKBACK_ROW_MIN = 2048
 
 
 def serial(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
@@ -62,10 +66,12 @@ def serial(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
 
 def lookback(rows: int, length: int, inner: int, cpu_adapter: bool) -> bool:
     """Whether to scan with the single-pass decoupled look-back (``wgpu_scan_lookback``): rows
-    along the last axis, too few and too long for a workgroup per row, on a GPU adapter (or forced)."""
+    along the last axis, too few and too long for a workgroup per row, or at least
+    ``LOOKBACK_ROW_MIN`` long however many, on a GPU adapter (or forced)."""
     if STRATEGY != "auto":
         return STRATEGY == "lookback" and inner == 1
-    return wgpu_scan_lookback.LOOKBACK and inner == 1 and not cpu_adapter and chunking(rows, length)[0] > 1
+    return wgpu_scan_lookback.LOOKBACK and inner == 1 and not cpu_adapter and (
+        chunking(rows, length)[0] > 1 or length >= LOOKBACK_ROW_MIN)
 
 
 def chunking(rows: int, length: int) -> tuple[int, int]:
