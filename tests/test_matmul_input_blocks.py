@@ -86,8 +86,9 @@ def test_fused_operands_vectors_and_bools(small_limits: WgpuProvider, wgpu_devic
 
 def test_operands_past_one_buffer_read_their_parts(small_limits: WgpuProvider, wgpu_device: xp.Device) -> None:
     """An operand stored in several buffers (past ``max_buffer``): each block lies in one part and binds
-    its window there (blocks are cut at the parts' starts); rows that straddle two parts leave the product
-    to the host, which says why. Reductions and masks of such arrays take the same parts."""
+    its window there (blocks are cut at the parts' starts, and parts hold whole rows where a unit of rows
+    fits a buffer); rows that straddle two parts leave the product to the host, which says why.
+    Reductions and masks of such arrays take the same parts."""
     seg = small_limits.segment_elems(4)
     n = seg * 3 // 2 // 16                               # 1.5 buffers of rows of 16: no row straddles
     h = np.random.default_rng(9).uniform(-1, 1, (n, 16)).astype(np.float32)
@@ -102,11 +103,24 @@ def test_operands_past_one_buffer_read_their_parts(small_limits: WgpuProvider, w
     _check(lambda: xp.max(x), np.max(h), 0.0)
     _check(lambda: xp.argmax(xp.reshape(x, (-1,))), np.argmax(h), 0.0)
     _check(lambda: x[x > 0.999], h[h > 0.999], 0.0)
-    odd = seg * 3 // 2 // 7                              # rows of 7: one straddles the parts' boundary
+    # rows of 7: the parts are whole rows (a multiple of 7 x 1024 elements), so no row straddles two
+    odd = seg * 3 // 2 // 7
     ho = np.random.default_rng(11).uniform(-1, 1, (odd, 7)).astype(np.float32)
     xo = xp.asarray(ho, device=wgpu_device)
+    _check(lambda: xo.T @ xo, ho.T @ ho, 2e-5)
+    assert xo._node.data.handle.seg_elems % 7 == 0         # uploaded by the product
+    _check(lambda: xp.sum(xo * 2, axis=0), np.sum(ho.astype(np.float64) * 2, axis=0).astype(np.float32), 2e-5)
+    _check(lambda: xp.max(xo, axis=1), np.max(ho, axis=1), 0.0)
+    # rows of 1001: 1001 x 1024 elements exceed a buffer, the parts are not whole rows and one row
+    # straddles two: its products run on the host, which says why
+    wide = small_limits.max_buffer // 4 * 3 // 2 // 1001
+    hw = np.random.default_rng(12).uniform(-1, 1, (wide, 1001)).astype(np.float32)
+    xw = xp.asarray(hw, device=wgpu_device)
+    xp.evaluate(xw * 1)                                     # uploads it
+    assert xw._node.data.handle.seg_elems % 1001 != 0
     xp.reset_metrics()
-    got = np.asarray(xo.T @ xo)
+    got = np.asarray(xw.T @ xw[:, :3])
     assert xp.metrics()["host_fallbacks"] >= 1
     assert "exceeds" in planner.decisions()[-1]["why"]
-    np.testing.assert_allclose(got, ho.T @ ho, rtol=2e-5, atol=2e-5 * np.abs(ho.T @ ho).max())
+    want = hw.T @ hw[:, :3]
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())

@@ -77,8 +77,7 @@ def segments(x: Node, most: int = 64) -> set[int]:
             continue
         seen.add(id(nd))
         if nd.realized:
-            it = STORAGE_NP[nd.dtype].itemsize
-            seg = nd.device.segment_elems(it, math.prod(nd.shape) * it)
+            seg = nd.device.segment_elems(nd)
             if seg is not None:
                 out.add(seg)
         else:

@@ -19,6 +19,7 @@ and a transfer makes the recording unusable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..core.dtypes import STORAGE_NP
 from . import wgpu_pool
 from .wgpu_encode import RAW, SmallReader
 from .wgpu_pool import staged_download, staged_upload
-from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges
+from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges, segment_of
 
 # downloads of at most this many bytes take the provider's read_small (one kept buffer, C entry points,
 # spinning before it blocks); H200, eigh float64 2048 (7 reads of ~32 KB in its divide and conquer):
@@ -44,6 +45,7 @@ class WgpuMemory:
     staging: Any
     staging_w: Any
     max_buffer: int
+    offset_align: int
     timer: Any
     lost: str | None
     device: Any
@@ -97,19 +99,35 @@ class WgpuMemory:
         buf = self.pool.take(cls)
         return GpuHandle(self._get(self.pool, nbytes) if buf is None else buf, nbytes)
 
-    def segment_elems(self, itemsize: int) -> int:
-        """Elements per part of an array of ``itemsize``-byte elements stored in several buffers (whole
-        chunks: a part starts at a multiple of ``chunk_elems()``)."""
-        chunk = self.chunk_elems()
-        return max(1, self.max_buffer // (itemsize * chunk)) * chunk
+    def segment_elems(self, itemsize: int, row: int = 1) -> int:
+        """Elements per part of an array of ``itemsize``-byte elements and rows of ``row`` elements
+        stored in several buffers: a multiple of the alignment unit (1024 elements, at least the offset
+        alignment, so that every part starts aligned for every element size) and of the row where one
+        such unit of rows fits a buffer, so that no row straddles two parts (blocks of rows then bind
+        one window of one part: ``wgpu_split.window_kernel``).
 
-    def alloc_array(self, n: int, itemsize: int, reuse: bool = True) -> GpuHandle | SegmentedHandle:
-        """Room for ``n`` elements: one buffer, or segments of whole chunks when the array
-        is larger than the adapter's largest buffer (``reuse``: as for ``alloc``)."""
+        >>> math.lcm(1024, 100)        # rows of 100: parts of a multiple of 25600 elements
+        25600
+        """
+        unit = max(1024, self.offset_align)
+        whole = math.lcm(unit, max(1, row))
+        if whole * itemsize <= self.max_buffer:
+            unit = whole
+        return max(1, self.max_buffer // (itemsize * unit)) * unit
+
+    def segment_of(self, node: Any) -> int | None:
+        """Elements per part of ``node``'s array where it is stored in several buffers, else None
+        (``wgpu_split.segment_of``: ``Device.segment_elems`` asks this)."""
+        return segment_of(self, node)
+
+    def alloc_array(self, n: int, itemsize: int, reuse: bool = True, row: int = 1) -> GpuHandle | SegmentedHandle:
+        """Room for ``n`` elements: one buffer, or parts of ``segment_elems(itemsize, row)`` elements
+        when the array is larger than the adapter's largest buffer (``reuse``: as for ``alloc``;
+        ``row``: elements per row along the first axis)."""
         nbytes = n * itemsize
         if nbytes <= self.max_buffer:
             return self.alloc(nbytes, reuse)
-        seg = self.segment_elems(itemsize)
+        seg = self.segment_elems(itemsize, row)
         parts: list[GpuHandle] = []
         try:
             for start in range(0, n, seg):
@@ -128,7 +146,7 @@ class WgpuMemory:
         with self.lock, self._guard():
             if self._recorder is not None:
                 self._recorder.ok = False
-            h = self.alloc_array(flat.size, sdt.itemsize, reuse=False)
+            h = self.alloc_array(flat.size, sdt.itemsize, reuse=False, row=math.prod(host.shape[1:]))
             try:
                 step = wgpu_pool.STAGE_BYTES // sdt.itemsize
                 pieces = [(part.buffer, (start - base) * sdt.itemsize, flat[start:min(start + step, base + n)])

@@ -39,8 +39,9 @@ class GpuHandle:
 
 class SegmentedHandle:
     """An array larger than the adapter's largest buffer: consecutive ``parts`` of
-    ``seg_elems`` elements each (the last one shorter). Only chunked elementwise kernels,
-    uploads and downloads read these; every other kernel kind refuses such arrays."""
+    ``seg_elems`` elements each (the last one shorter; ``WgpuMemory.segment_elems``). Chunked
+    elementwise kernels, uploads and downloads read them whole; other kernels bind windows within one
+    part (``window_kernel``)."""
 
     __slots__ = ("parts", "seg_elems", "itemsize", "nbytes")
 
@@ -152,10 +153,18 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
     chunk = provider.chunk_elems()
     items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
     out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
-    outs = [provider.alloc_array(n, it) for it in out_items]
+    outs = [provider.alloc_array(n, it, row=math.prod(node.shape[1:]))
+            for it, node in zip(out_items, kernel.out_nodes, strict=True)]
+    # chunks of at most ``chunk`` elements, cut where any array's next part starts (parts are of whole
+    # alignment units, so every cut is aligned for every array)
+    cuts = set(range(chunk, n, chunk)) | {n}
+    for h in [*in_handles, *outs]:
+        if isinstance(h, SegmentedHandle):
+            cuts.update(range(h.seg_elems, n, h.seg_elems))
     flat: dict[int, Kernel] = {}
-    for start in range(0, n, chunk):
-        c = min(chunk, n - start)
+    start = 0
+    for end in sorted(cuts):
+        c = end - start
         k = flat.get(c)
         if k is None:
             k = split_kernel(kernel, c)
@@ -167,7 +176,21 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
                  for h, it, node in zip(in_handles, items, kernel.inputs)]
         bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
         provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
+        start = end
     return outs
+
+
+def segment_of(provider: Any, node: Any) -> int | None:
+    """Elements per part of the array ``node`` (its stored shape) where it is stored in several buffers:
+    its handle's, once realized on ``provider``, else what ``alloc_array`` will give it; None when it
+    fits one buffer."""
+    data = node.data if node.realized else None
+    h = getattr(data, "handle", None) if data is not None and getattr(data, "provider", None) is provider else None
+    if isinstance(h, SegmentedHandle):
+        return int(h.seg_elems)
+    if h is not None or _nbytes(node) <= provider.max_buffer:
+        return None
+    return int(provider.segment_elems(STORAGE_NP[node.dtype].itemsize, math.prod(node.shape[1:])))
 
 
 def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int, int] | None]] | None:
@@ -213,10 +236,9 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
         start = int(first) // step * step
         if (end - start) * items[j] > provider.max_binding:
             return None
-        if _nbytes(kernel.inputs[j]) > provider.max_buffer:         # stored in parts: the window in one
-            seg = provider.segment_elems(STORAGE_NP[kernel.inputs[j].dtype].itemsize)
-            if start // seg != (int(end) - 1) // seg:
-                return None
+        seg = segment_of(provider, kernel.inputs[j])      # stored in parts: the window in one of them
+        if seg is not None and start // seg != (int(end) - 1) // seg:
+            return None
         windows[j] = (start, int(end) - start)
     shift = {v: bounds[root(("v", v))] for views in reads.values() for v in views}
     instrs = [Instr("view", ins.args, ins.dtype, ins.shape,

@@ -89,13 +89,12 @@ class Device:
         p = _providers.get(self.name)
         return getattr(p if p is not None else self.provider, "max_binding", None)
 
-    def segment_elems(self, itemsize: int, nbytes: int) -> int | None:
-        """Elements per part of an array of ``nbytes`` bytes of ``itemsize``-byte (storage) elements when
-        this device stores it in several buffers (past its largest buffer), else None."""
+    def segment_elems(self, node: Any) -> int | None:
+        """Elements per part of the array ``node`` where this device stores it in several buffers (past
+        its largest buffer), else None (``providers/wgpu_split.segment_of``)."""
         p = self.provider
-        if nbytes <= getattr(p, "max_buffer", nbytes):
-            return None
-        return int(p.segment_elems(itemsize))
+        of = getattr(p, "segment_of", None)
+        return None if of is None else of(node)
 
     def supports(self, dtype: np.dtype) -> bool:
         return bool(self.provider.supports(dtype))
