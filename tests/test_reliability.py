@@ -298,6 +298,34 @@ def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: Wgpu
     assert "window" in planner.decisions()[-1]["why"]
 
 
+@pytest.mark.parametrize("align", [32, 256])
+def test_windows_keep_broadcast_operands_in_place(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                                  monkeypatch: pytest.MonkeyPatch, align: int) -> None:
+    """A view of elementwise work over an array past one binding that also reads a broadcast operand, a
+    view or an ``iota`` at the view's positions: the window moves the view only by whole periods of
+    those reads (a row broadcast over the rows: the row's length), or not at all (a column), else it
+    runs on the host. Before, ``(X * col)[2000:2002]`` read rows 0 and 1 of ``col``, and with the
+    H200's 256-byte offset alignment ``(X - mu)[1500:1503]`` read ``mu`` shifted by 32 columns."""
+    monkeypatch.setattr(small_limits, "offset_align", align)
+    rng = np.random.default_rng(21)
+    h = rng.uniform(-3, 3, (2623, 1000)).astype(np.float32)        # 2.5 bindings
+    mu, col = rng.uniform(-3, 3, 1000).astype(np.float32), rng.uniform(-3, 3, (2623, 1)).astype(np.float32)
+    x, gmu, gcol = (xp.asarray(a, device=wgpu_device) for a in (h, mu, col))
+    cases = [
+        (lambda: (x - gmu)[1500:1503], (h - mu)[1500:1503], 0),
+        (lambda: (x - gmu)[1501:1502, 3:9], (h - mu)[1501:1502, 3:9], 0),
+        (lambda: (x * gcol)[2000:2002], (h * col)[2000:2002], None),
+        (lambda: (x * gcol)[3:5], (h * col)[3:5], 0),                   # at the start: nothing moves
+        (lambda: (x + xp.arange(1000, dtype=xp.float32, device=wgpu_device))[1700],
+         (h + np.arange(1000, dtype=np.float32))[1700], 0),
+    ]
+    for f, want, fallbacks in cases:
+        xp.reset_metrics()
+        assert_same(f(), want)
+        if fallbacks is not None:
+            assert xp.metrics()["host_fallbacks"] == fallbacks, planner.decisions()[-1:]
+
+
 def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: WgpuProvider,
                                                                wgpu_device: xp.Device) -> None:
     """A reduction over an array past one binding is reduced by blocks that each fit (rows along the

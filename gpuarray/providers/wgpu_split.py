@@ -209,9 +209,10 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
     big = {j for j, n in enumerate(kernel.inputs) if _nbytes(n) > provider.max_binding}
     if not big:
         return None
-    reads = _window_reads(kernel, big)
-    if reads is None:
+    found = _window_reads(kernel, big)
+    if found is None:
         return None
+    reads, tainted = found
     # views and the inputs they reach form groups that share one start (the views' one shift)
     group: dict[Any, Any] = {}
 
@@ -230,6 +231,14 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
         for lo, hi in views.values():
             b[0], b[1] = min(b[0], lo), max(b[1], hi)
         b[2] = max(b[2], provider.offset_align // items[j])
+    for j, views in reads.items():           # a view whose positions place other reads moves by whole periods
+        b = bounds[root(("i", j))]
+        for v in views:
+            if v in tainted:
+                b[2] = math.lcm(b[2], tainted[v]) if tainted[v] else 0
+    for b in bounds.values():
+        if b[2] == 0:                        # not moved at all: the window starts at the array's start
+            b[0], b[2] = 0, 1
     windows: list[tuple[int, int] | None] = [None] * len(kernel.inputs)
     for j in reads:
         first, end, step = bounds[root(("i", j))]
@@ -240,22 +249,32 @@ def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int
         if seg is not None and start // seg != (int(end) - 1) // seg:
             return None
         windows[j] = (start, int(end) - start)
-    shift = {v: bounds[root(("v", v))] for views in reads.values() for v in views}
-    instrs = [Instr("view", ins.args, ins.dtype, ins.shape,
-                    (ins.params[0], ins.params[1] - int(shift[i][0]) // shift[i][2] * shift[i][2]))
-              if i in shift else ins for i, ins in enumerate(kernel.instrs)]
+    moved = {v: int(b[0]) // b[2] * b[2] for views in reads.values() for v in views
+             for b in [bounds[root(("v", v))]]}
+    instrs = [Instr("view", ins.args, ins.dtype, ins.shape, (ins.params[0], ins.params[1] - moved[i]))
+              if i in moved else ins for i, ins in enumerate(kernel.instrs)]
     return Kernel(instrs, list(kernel.inputs), list(kernel.outputs), list(kernel.out_nodes), kernel.out_shape,
                   kernel.device, kernel.kind, kernel.attrs, list(kernel.operands)), windows
 
 
-def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[int, int]]] | None:
+def _window_reads(kernel: Kernel, big: set[int]) -> tuple[dict[int, dict[int, tuple[int, int]]], dict[int, int]] | None:
     """Per input in ``big``: the views it is read through, each with the range of its flat elements that
     view reads ([first, end)); None when it is read otherwise. Positions pass unchanged from a view's
-    source to its inputs through elementwise instructions of the source's shape and reshapes."""
+    source to its inputs through elementwise instructions of the source's shape and reshapes. Also the
+    views whose positions place other reads (a broadcast operand, another view, an ``iota``, an index
+    op), with the period by whose multiples it may still move (a row ``mu`` broadcast over ``X``: the
+    row's length; 0: not at all): moving its offset moves those reads too (``(X * col)[2000:2002]`` read
+    rows 0 and 1 of ``col`` with any move, ``(X - mu)[1500:1503]`` the wrong columns of ``mu`` on the H200)."""
     OUT = -1                                   # positions not mapped from a view (all of an output's)
     need: dict[int, dict[int, tuple[int, int]]] = {      # a breaker (a reduction) reads its operands whole
         o: {OUT: (0, math.prod(kernel.instrs[o].shape))} for o in [*kernel.outputs, *kernel.operands]}
     reads: dict[int, dict[int, tuple[int, int]]] = {}
+    tainted: dict[int, int] = {}                   # view -> period its moves must keep (0: none)
+
+    def taint(origins: dict[int, tuple[int, int]], period: int) -> None:
+        for o in origins:
+            if o != OUT:
+                tainted[o] = math.lcm(tainted.get(o, 1), period) if period and tainted.get(o, 1) else 0
     for i in range(len(kernel.instrs) - 1, -1, -1):
         origins = need.get(i)
         if origins is None:
@@ -271,6 +290,7 @@ def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[in
                     into[v] = (min(a, lo), max(b, hi))
             continue
         if ins.op == "view":
+            taint(origins, 0)
             strides, off = ins.params
             box = _box(ins.shape, min(r[0] for r in origins.values()), max(r[1] for r in origins.values()))
             ext = (off + sum(min(st * a, st * b) for st, (a, b) in zip(strides, box, strict=True)),
@@ -278,6 +298,8 @@ def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[in
             need.setdefault(ins.args[0], {})[i] = ext
             continue
         same = ins.op == "reshape" or (ins.op not in INDEX_OPS and ins.op != "iota")
+        if not same:
+            taint(origins, 0)
         for a in ins.args:
             arg = kernel.instrs[a]
             if math.prod(arg.shape) <= 1:
@@ -285,12 +307,24 @@ def _window_reads(kernel: Kernel, big: set[int]) -> dict[int, dict[int, tuple[in
             elif same and (arg.shape == ins.shape or ins.op == "reshape"):
                 passed = origins
             else:
+                taint(origins, _period(arg.shape, ins.shape) if same else 0)
                 passed = {OUT: (0, math.prod(arg.shape))}      # broadcast or gathered: all positions
             into = need.setdefault(a, {})
             for v, (lo, hi) in passed.items():
                 c, d = into.get(v, (lo, hi))
                 into[v] = (min(c, lo), max(d, hi))
-    return reads if reads and all(reads.get(j) for j in big) else None
+    return (reads, tainted) if reads and all(reads.get(j) for j in big) else None
+
+
+def _period(arg: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """The period in the C-order positions of ``shape`` of the elements read of an operand of shape ``arg``
+    broadcast to it (from the right): the size of the trailing dimensions it has whole, when it has
+    none before them (a row ``(C,)`` of ``(R, C)``: ``C``); 0 where its index depends on more (``(R, 1)``)."""
+    full = (1,) * (len(shape) - len(arg)) + tuple(arg)
+    d = len(shape)
+    while d > 0 and full[d - 1] == shape[d - 1]:
+        d -= 1
+    return math.prod(shape[d:]) if all(a == 1 for a in full[:d]) else 0
 
 
 def _box(shape: tuple[int, ...], lo: int, hi: int) -> list[tuple[int, int]]:
