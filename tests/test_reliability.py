@@ -326,6 +326,41 @@ def test_windows_keep_broadcast_operands_in_place(small_limits: WgpuProvider, wg
             assert xp.metrics()["host_fallbacks"] == fallbacks, planner.decisions()[-1:]
 
 
+def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: WgpuProvider,
+                                                               wgpu_device: xp.Device) -> None:
+    """Elementwise work of a result past one binding that cannot be split into flat chunks (operands
+    broadcast along the rows or the columns, strided views) runs as kernels of blocks of its rows, each
+    reading windows (``wgpu_split.elementwise_row_blocks``); row reductions of such work push their
+    blocks through it to the arrays (``reduce_blocks.block_of``). Row softmax, centring, standardising, a
+    strided view, and a result past one buffer: no host fallback, NumPy's values (all of these ran on
+    the host before)."""
+    rng = np.random.default_rng(22)
+    h = rng.uniform(-3, 3, (2623, 1000)).astype(np.float32)        # 2.5 bindings, one buffer
+    hb = rng.uniform(-3, 3, (1200, 1000)).astype(np.float32)       # 4.8 MB: past one 3 MiB buffer
+    x, xb = xp.asarray(h, device=wgpu_device), xp.asarray(hb, device=wgpu_device)
+    mu, sd = h.mean(axis=0), h.std(axis=0)
+    cases = [
+        (lambda: x - xp.mean(x, axis=0), lambda: h - mu),
+        (lambda: (x - xp.mean(x, axis=0)) / xp.std(x, axis=0), lambda: (h - mu) / sd),
+        (lambda: x * xp.max(x, axis=1, keepdims=True), lambda: h * h.max(axis=1, keepdims=True)),
+        (lambda: xp.exp(x - xp.max(x, axis=1, keepdims=True))
+         / xp.sum(xp.exp(x - xp.max(x, axis=1, keepdims=True)), axis=1, keepdims=True),
+         lambda: np.exp(h - h.max(1, keepdims=True)) / np.exp(h - h.max(1, keepdims=True)).sum(1, keepdims=True)),
+        (lambda: x[:, ::2] * 2, lambda: h[:, ::2] * 2),
+        (lambda: xb - xp.mean(xb, axis=1, keepdims=True), lambda: hb - hb.mean(axis=1, keepdims=True)),
+        (lambda: xp.astype(xb, xp.float64) * xp.asarray(np.arange(1000.0), device=wgpu_device),
+         lambda: hb.astype(np.float64) * np.arange(1000.0)),
+    ]
+    for f, g in cases:
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = np.asarray(f())
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        want = g()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want.astype(got.dtype), rtol=2e-5, atol=2e-5)
+
+
 def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: WgpuProvider,
                                                                wgpu_device: xp.Device) -> None:
     """A reduction over an array past one binding is reduced by blocks that each fit (rows along the

@@ -23,11 +23,10 @@ import numpy as np
 
 from ..array_object.indexing import concat_nodes
 from ..core.dtypes import STORAGE_NP
-from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides
-from .reduce_blocks import SLACK, SMALL, _widest, cut_spans, segments
+from .reduce_blocks import SLACK, SMALL, _widest, block_of, cut_spans, segments
 
 
 def _big_leaf(x: Node, limit: int, most: int = 64) -> bool:
@@ -87,30 +86,6 @@ def _block_len(t: Node, axis: int, limit: int) -> int:
     return shape[axis] if step == 0 else min(shape[axis], room // step + 1)
 
 
-def _transposed(t: Node) -> bool:
-    """Whether the view ``t`` is the transpose of its whole (2-D) base."""
-    base = t.inputs[0]
-    return len(base.shape) == 2 and t.shape == base.shape[::-1] and t.attrs == (
-        tuple(contiguous_strides(base.shape)[::-1]), 0)
-
-
-def _block(t: Node, axis: int, i0: int, i1: int, depth: int = 8) -> Node:
-    """Indices ``i0:i1`` of ``t`` along ``axis``: elementwise work on the blocks of its operands of
-    its shape (so that each block reads views of the arrays themselves, whose windows are tight), a view
-    of anything else."""
-    new = tuple(i1 - i0 if d == axis else s for d, s in enumerate(t.shape))
-    if depth and t.op == "view" and not t.realized and _transposed(t):      # (X - mu).T: a block of X - mu
-        return views.permute(_block(t.inputs[0], 1 - axis, i0, i1, depth - 1), (1, 0))
-    if depth and not t.realized and (t.op in OPS or t.op == "astype"):
-        args = []
-        for i in t.inputs:                   # operands broadcast from the right (``x - mu``'s ``mu``)
-            ax = axis - (len(t.shape) - len(i.shape))
-            args.append(i if ax < 0 or i.shape[ax] == 1 else _block(i, ax, i0, i1, depth - 1))
-        return make(t.op, tuple(args), t.dtype, new, t.attrs, t.device)
-    _base, shape, strides, off = views.strided_parts(t)
-    return views.compose(t, new, strides, off + i0 * strides[axis])
-
-
 def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
     """``a @ b`` by blocks when ``a`` (M, K) or ``b`` (K, N) reads an array past one binding of its
     device, with the result's ``shape`` (M, N, or either dropped for a 1-D operand); None when neither
@@ -153,11 +128,11 @@ def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) ->
     i0 = 0
     for i1 in sorted(ends):
         if how == "m":
-            pa, pb = _block(a, 0, i0, i1), b
+            pa, pb = block_of(a, 0, i0, i1), b
         elif how == "n":
-            pa, pb = a, _block(b, 1, i0, i1)
+            pa, pb = a, block_of(b, 1, i0, i1)
         else:
-            pa, pb = _block(a, 1, i0, i1), _block(b, 0, i0, i1)
+            pa, pb = block_of(a, 1, i0, i1), block_of(b, 0, i0, i1)
         parts.append(make("matmul", (pa, pb), dtype, (pa.shape[0], pb.shape[1]), (), dev))
         i0 = i1
     if how == "k":

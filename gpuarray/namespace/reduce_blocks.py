@@ -21,8 +21,10 @@ import math
 
 from ..array_object.indexing import concat_nodes
 from ..core.dtypes import STORAGE_NP
+from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, make
+from ..graph.shapes import contiguous_strides
 
 SLACK = 4096        # bytes a block leaves for its window's alignment
 SMALL = 1 << 16     # elements below which no device's binding (1 MiB in tests) is exceeded: nothing to ask
@@ -62,7 +64,7 @@ def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1,
         return None
     rl = math.prod(x.shape[1:])
     spans = cut_spans(x.shape[0], max(1, (limit - SLACK) // row), rl, 0, rl, segs)
-    return None if spans is None else [rows_view(x, a, b) for a, b in spans]
+    return None if spans is None else [block_of(x, 0, a, b) for a, b in spans]
 
 
 def segments(x: Node, most: int = 64) -> set[int]:
@@ -133,6 +135,30 @@ def _widest(x: Node, most: int = 64) -> int:
         if not nd.realized:
             todo += list(nd.inputs)
     return item
+
+
+def _transposed(t: Node) -> bool:
+    """Whether the view ``t`` is the transpose of its whole (2-D) base."""
+    base = t.inputs[0]
+    return len(base.shape) == 2 and t.shape == base.shape[::-1] and t.attrs == (
+        tuple(contiguous_strides(base.shape)[::-1]), 0)
+
+
+def block_of(t: Node, axis: int, i0: int, i1: int, depth: int = 8) -> Node:
+    """Indices ``i0:i1`` of ``t`` along ``axis``: elementwise work on the blocks of its operands of
+    its shape (so that each block reads views of the arrays themselves, whose windows are tight), a view
+    of anything else."""
+    new = tuple(i1 - i0 if d == axis else s for d, s in enumerate(t.shape))
+    if depth and t.op == "view" and not t.realized and _transposed(t):      # (X - mu).T: a block of X - mu
+        return views.permute(block_of(t.inputs[0], 1 - axis, i0, i1, depth - 1), (1, 0))
+    if depth and not t.realized and (t.op in OPS or t.op == "astype"):
+        args = []
+        for i in t.inputs:                   # operands broadcast from the right (``x - mu``'s ``mu``)
+            ax = axis - (len(t.shape) - len(i.shape))
+            args.append(i if ax < 0 or i.shape[ax] == 1 else block_of(i, ax, i0, i1, depth - 1))
+        return make(t.op, tuple(args), t.dtype, new, t.attrs, t.device)
+    _base, shape, strides, off = views.strided_parts(t)
+    return views.compose(t, new, strides, off + i0 * strides[axis])
 
 
 def rows_view(x: Node, a: int, b: int) -> Node:

@@ -43,7 +43,7 @@ from .wgpu_scatter import enqueue_scatter
 from .wgpu_scatter_add import enqueue_scatter_add, scatter_add_cannot_run
 from .wgpu_select import enqueue_select, select_cannot_run
 from .wgpu_sort import enqueue_searchsorted, enqueue_sort, searchsorted_cannot_run, sort_cannot_run
-from .wgpu_split import WINDOW_KINDS, _nbytes, row_concat, split_kernel, window_kernel
+from .wgpu_split import WINDOW_KINDS, _nbytes, elementwise_row_blocks, row_concat, split_kernel, window_kernel
 from .wgpu_sytrd import syevb_cannot_run
 
 # Kernel kinds other than elementwise that have WGSL implementations here.
@@ -165,7 +165,8 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
     if n_bind > provider.max_storage_buffers and not copies:        # a join by copies binds nothing
         return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
     if kernel.kind == "elementwise" and provider.needs_split(kernel):
-        if split_kernel(kernel, 1) is None and not copies and window_kernel(provider, kernel) is None:
+        if split_kernel(kernel, 1) is None and not copies and window_kernel(provider, kernel) is None and \
+                elementwise_row_blocks(provider, kernel) is None:
             return ("an array exceeds the adapter's storage binding limit "
                     f"{provider.max_binding} (or 2**32 elements), and only elementwise kernels over "
                     "contiguous arrays of one size (and scalars) are split into chunks, or read such an "

@@ -7,7 +7,7 @@ elementwise kernel over them (or over arrays above one binding) runs as one
 dispatch per chunk, each binding the matching byte range of every array
 (``split_kernel`` rewrites the kernel for a flat chunk, ``enqueue_split``
 records the dispatches). A plain matrix product writes an output above one binding by blocks of
-rows (``wgpu_matmul.row_blocks``); every other kernel kind refuses such arrays
+rows (``wgpu_matmul.elementwise_row_blocks``); every other kernel kind refuses such arrays
 (``WgpuProvider.cannot_run``).
 
 Example::
@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import STORAGE_NP
+from ..graph.shapes import view_strides
 from ..render.wgsl import WORKGROUP
 from .wgpu_bindings import wide_buffers
 
@@ -142,13 +143,140 @@ def _copy_rows(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list
     return [dst]
 
 
+def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int, Kernel, list[Any]]] | None:
+    """An elementwise kernel of outputs past one binding that cannot be split into flat chunks (a
+    broadcast operand, ``X - mean(X, axis=0)``; a strided view, ``X[:, ::2] * 2``) as kernels of blocks of
+    its output rows, each reading windows of its inputs (``window_kernel`` of the kernel with a view of
+    those rows as its output; an operand broadcast along the rows keeps its positions, as the window
+    moves by whole rows): ``(first row, end row, block kernel, windows)`` per block, cut where an
+    output's next part starts, or None when some block has no windows (or a row is past one binding)."""
+    shape = kernel.out_shape
+    if kernel.kind != "elementwise" or len(shape) < 2 or kernel.size == 0 or kernel.size >= 2**40:
+        return None
+    row = math.prod(shape[1:])
+    widest = max(STORAGE_NP[n.dtype].itemsize for n in [*kernel.inputs, *kernel.out_nodes])
+    per = (provider.max_binding - 4096) // (row * widest)
+    parts: set[int] = set()
+    for node in kernel.out_nodes:
+        if _nbytes(node) > provider.max_buffer:
+            seg = provider.segment_elems(STORAGE_NP[node.dtype].itemsize, row)
+            if seg % row:
+                return None
+            parts.update(range(seg // row, shape[0], seg // row))
+    big = any(_nbytes(n) > provider.max_binding for n in kernel.inputs)
+    while per >= 1:          # fewer rows a block where an input's window is wider than its output rows
+        blocks: list[tuple[int, int, Kernel, list[Any]]] = []
+        r0 = 0
+        for r1 in sorted(parts | set(range(per, shape[0], per)) | {shape[0]}):
+            bk = _rows_of(kernel, r0, r1)
+            win = window_kernel(provider, bk) if big else (bk, [None] * len(kernel.inputs))
+            if win is None:
+                break
+            blocks.append((r0, r1, win[0], win[1]))
+            r0 = r1
+        else:
+            return blocks
+        per //= 4
+    return None
+
+
+class _Out(NamedTuple):       # a block kernel's output node: its dtype and shape
+    dtype: Any
+    shape: tuple[int, ...]
+
+
+def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
+    """``kernel`` computing rows ``r0:r1`` of its outputs, in the block's own positions: every array of
+    the output's rows is read through a view of those rows (an input, a view's offset moved by ``r0``
+    rows), elementwise work takes the block's shape, and operands broadcast along the rows (``mu`` of
+    ``X - mu``) stay as they are; a reshape, an ``iota``, an index op or a view of computed work is
+    computed where it lies and read through a view of its rows, where it does not read the block's own
+    work (else a view of the outputs' rows over the whole kernel, ``_rows_view``). View offsets are
+    parameters: one shader for every block of that many rows."""
+    rows = kernel.out_shape[0]
+    nd = len(kernel.out_shape)
+    src = kernel.instrs
+    instrs: list[Instr] = []
+    at: dict[int, int] = {}                        # old index -> new index
+    row_view: dict[int, int] = {}                  # a blocked input -> the view of its rows
+
+    def blocked(ins: Instr) -> bool:
+        return len(ins.shape) == nd and ins.shape[0] == rows
+
+    def use(a: int) -> int:                        # an operand of elementwise work on the block
+        if src[a].op != "input" or not blocked(src[a]):
+            return at[a]
+        if a not in row_view:
+            sh = src[a].shape
+            instrs.append(Instr("view", (at[a],), src[a].dtype, (r1 - r0, *sh[1:]),
+                                (view_strides(sh), r0 * math.prod(sh[1:]))))
+            row_view[a] = len(instrs) - 1
+        return row_view[a]
+
+    for i, ins in enumerate(src):
+        if ins.op == "input" or not blocked(ins):
+            instrs.append(Instr(ins.op, tuple(at[a] for a in ins.args), ins.dtype, ins.shape, ins.params))
+        elif ins.op == "view" and src[ins.args[0]].op == "input":    # it reads its input where it lies
+            strides, off = ins.params
+            instrs.append(Instr("view", (at[ins.args[0]],), ins.dtype, (r1 - r0, *ins.shape[1:]),
+                                (strides, off + r0 * strides[0])))
+        elif ins.op in INDEX_OPS or ins.op in ("iota", "reshape", "view"):
+            # computed where it lies (a concatenation of column blocks, a reshaped input), read through a
+            # view of its rows; not where it reads the block's own work
+            if any(blocked(src[a]) and src[a].op != "input" for a in ins.args):
+                return _rows_view(kernel, r0, r1)
+            instrs.append(Instr(ins.op, tuple(at[a] for a in ins.args), ins.dtype, ins.shape, ins.params))
+            instrs.append(Instr("view", (len(instrs) - 1,), ins.dtype, (r1 - r0, *ins.shape[1:]),
+                                (view_strides(ins.shape), r0 * math.prod(ins.shape[1:]))))
+        else:
+            args = tuple(use(a) for a in ins.args)
+            instrs.append(Instr(ins.op, args, ins.dtype, (r1 - r0, *ins.shape[1:]), ins.params))
+        at[i] = len(instrs) - 1
+    shape = (r1 - r0, *kernel.out_shape[1:])
+    outs = [at[o] for o in kernel.outputs]
+    return Kernel(instrs, list(kernel.inputs), outs, [_Out(instrs[o].dtype, shape) for o in outs], shape,
+                  kernel.device, kernel.kind, kernel.attrs, [at[o] for o in kernel.operands])
+
+
+def _rows_view(kernel: Kernel, r0: int, r1: int) -> Kernel:
+    """``_rows_of`` by a view of rows ``r0:r1`` of each output over the whole kernel."""
+    instrs = list(kernel.instrs)
+    shape = (r1 - r0, *kernel.out_shape[1:])
+    row = math.prod(kernel.out_shape[1:])
+    outs = []
+    for o in kernel.outputs:
+        ins = instrs[o]
+        instrs.append(Instr("view", (o,), ins.dtype, shape, (view_strides(shape), r0 * row)))
+        outs.append(len(instrs) - 1)
+    return Kernel(instrs, list(kernel.inputs), outs, [_Out(instrs[o].dtype, shape) for o in outs], shape,
+                  kernel.device, kernel.kind, kernel.attrs, list(kernel.operands))
+
+
+def _enqueue_row_blocks(provider: Any, kernel: Kernel, in_handles: Sequence[Any],
+                        blocks: list[tuple[int, int, Kernel, list[Any]]]) -> list[Any]:
+    row = math.prod(kernel.out_shape[1:])
+    out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
+    outs = [provider.alloc_array(kernel.size, it, row=row) for it in out_items]
+    for r0, r1, bk, windows in blocks:
+        r = provider.rendered_for(bk)
+        wide = wide_buffers(provider, r, bk)
+        bound = window_handles(in_handles, bk, windows)
+        bound += [_sub_range(h, r0 * row, (r1 - r0) * row, it) for h, it in zip(outs, out_items, strict=True)]
+        provider.dispatch(r.source, r.meta(bk), [*bound, *wide], -(-(r1 - r0) * row // WORKGROUP))
+    return outs
+
+
 def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
     """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
     ``chunk_elems()`` elements, each binding the matching byte range of every array (a ``row_concat``:
-    copies)."""
+    copies; a kernel that cannot be split flat: ``elementwise_row_blocks``)."""
     if split_kernel(kernel, 1) is None and row_concat(provider, kernel) and all(
             type(h) is GpuHandle for h in in_handles):
         return _copy_rows(provider, kernel, in_handles)
+    if split_kernel(kernel, 1) is None:
+        blocks = elementwise_row_blocks(provider, kernel)
+        assert blocks is not None, "cannot_run refuses kernels that cannot be split"
+        return _enqueue_row_blocks(provider, kernel, in_handles, blocks)
     n = kernel.size
     chunk = provider.chunk_elems()
     items = [STORAGE_NP[node.dtype].itemsize for node in kernel.inputs]
