@@ -26,27 +26,15 @@ from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides
-from .reduce_blocks import SLACK, SMALL, _widest, block_of, cut_spans, segments
+from .reduce_blocks import SLACK, SMALL, _widest, block_of, cone, cut_spans, segments
 
 
-def _big_leaf(x: Node, limit: int, most: int = 64) -> bool:
-    """Whether ``x`` reads an array (a realized node) past ``limit`` bytes, looking at most ``most``
-    nodes up (True past that: the split is then tried, and the provider decides)."""
-    seen: set[int] = set()
-    todo = [x]
-    while todo:
-        nd = todo.pop()
-        if id(nd) in seen:
-            continue
-        seen.add(id(nd))
-        if len(seen) > most:
-            return True
-        if nd.realized:
-            if math.prod(nd.shape) * STORAGE_NP[nd.dtype].itemsize > limit:
-                return True
-        else:
-            todo += list(nd.inputs)
-    return False
+def _big_leaf(x: Node, limit: int) -> bool:
+    """Whether ``x`` reads an array (a realized node) past ``limit`` bytes (True for a cone too large to
+    look at: the split is then tried, and the provider decides)."""
+    nodes = cone(x)
+    return nodes is None or any(nd.realized and math.prod(nd.shape) * STORAGE_NP[nd.dtype].itemsize > limit
+                                for nd in nodes)
 
 
 def _layout(t: Node, depth: int = 16) -> tuple[tuple[int, ...], int]:

@@ -67,23 +67,14 @@ def blocks_of(x: Node, axes: tuple[int, ...], limit: int | None, share: int = 1,
     return None if spans is None else [block_of(x, 0, a, b) for a, b in spans]
 
 
-def segments(x: Node, most: int = 64) -> set[int]:
+def segments(x: Node) -> set[int]:
     """The part lengths (elements) of the arrays ``x`` reads that are stored in several buffers (past the
-    device's largest buffer), looking at most ``most`` nodes up."""
+    device's largest buffer); none known for a cone too large to look at."""
     out: set[int] = set()
-    seen: set[int] = set()
-    todo = [x]
-    while todo and len(seen) <= most:
-        nd = todo.pop()
-        if id(nd) in seen:
-            continue
-        seen.add(id(nd))
-        if nd.realized:
-            seg = nd.device.segment_elems(nd)
-            if seg is not None:
-                out.add(seg)
-        else:
-            todo += list(nd.inputs)
+    for nd in cone(x) or []:
+        seg = nd.device.segment_elems(nd) if nd.realized else None
+        if seg is not None:
+            out.add(seg)
     return out
 
 
@@ -119,22 +110,29 @@ def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape
     return concat_nodes(parts, 0)          # blocks of the result's rows
 
 
-def _widest(x: Node, most: int = 64) -> int:
-    """The largest storage item size among ``x`` and the nodes it is computed from (a block of ``x`` reads
-    that many bytes an element of them: ``count_nonzero(x > 0)`` of float64 data); 16 (complex128) when
-    more than ``most`` nodes would be visited."""
-    item, seen, todo = 0, set(), [x]
+def cone(x: Node, most: int = 64) -> list[Node] | None:
+    """``x`` and the nodes it is computed from, up to the realized ones it reads; None when that is more
+    than ``most`` nodes (callers then assume the worst)."""
+    seen: dict[int, Node] = {}
+    todo = [x]
     while todo:
         nd = todo.pop()
         if id(nd) in seen:
             continue
-        seen.add(id(nd))
+        seen[id(nd)] = nd
         if len(seen) > most:
-            return 16
-        item = max(item, STORAGE_NP[nd.dtype].itemsize)
+            return None
         if not nd.realized:
             todo += list(nd.inputs)
-    return item
+    return list(seen.values())
+
+
+def _widest(x: Node) -> int:
+    """The largest storage item size among ``x`` and the nodes it is computed from (a block of ``x`` reads
+    that many bytes an element of them: ``count_nonzero(x > 0)`` of float64 data); 16 (complex128) for
+    a cone too large to look at."""
+    nodes = cone(x)
+    return 16 if nodes is None else max(STORAGE_NP[nd.dtype].itemsize for nd in nodes)
 
 
 def _transposed(t: Node) -> bool:
