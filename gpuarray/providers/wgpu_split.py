@@ -151,7 +151,7 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
     moves by whole rows): ``(first row, end row, block kernel, windows)`` per block, cut where an
     output's next part starts, or None when some block has no windows (or a row is past one binding)."""
     shape = kernel.out_shape
-    if kernel.kind != "elementwise" or len(shape) < 2 or kernel.size == 0 or kernel.size >= 2**40:
+    if kernel.kind != "elementwise" or len(shape) < 2 or kernel.size == 0:
         return None
     row = math.prod(shape[1:])
     widest = max(STORAGE_NP[n.dtype].itemsize for n in [*kernel.inputs, *kernel.out_nodes])
