@@ -326,18 +326,21 @@ def test_windows_keep_broadcast_operands_in_place(small_limits: WgpuProvider, wg
             assert xp.metrics()["host_fallbacks"] == fallbacks, planner.decisions()[-1:]
 
 
-def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: WgpuProvider,
-                                                               wgpu_device: xp.Device) -> None:
+@pytest.mark.parametrize("align", [32, 256])
+def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                                               monkeypatch: pytest.MonkeyPatch, align: int) -> None:
     """Elementwise work of a result past one binding that cannot be split into flat chunks (operands
     broadcast along the rows or the columns, strided views) runs as kernels of blocks of its rows, each
     reading windows (``wgpu_split.elementwise_row_blocks``); row reductions of such work push their
     blocks through it to the arrays (``reduce_blocks.block_of``). Row softmax, centring, standardising, a
     strided view, and a result past one buffer: no host fallback, NumPy's values (all of these ran on
     the host before)."""
+    monkeypatch.setattr(small_limits, "offset_align", align)      # blocks start at aligned rows (7 x 4 bytes)
     rng = np.random.default_rng(22)
     h = rng.uniform(-3, 3, (2623, 1000)).astype(np.float32)        # 2.5 bindings, one buffer
     hb = rng.uniform(-3, 3, (1200, 1000)).astype(np.float32)       # 4.8 MB: past one 3 MiB buffer
-    x, xb = xp.asarray(h, device=wgpu_device), xp.asarray(hb, device=wgpu_device)
+    h7 = rng.uniform(-3, 3, (150001, 7)).astype(np.float32)        # rows of 28 bytes, past one buffer
+    x, xb, x7 = (xp.asarray(a, device=wgpu_device) for a in (h, hb, h7))
     mu, sd = h.mean(axis=0), h.std(axis=0)
     cases = [
         (lambda: x - xp.mean(x, axis=0), lambda: h - mu),
@@ -350,6 +353,8 @@ def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: Wg
         (lambda: xb - xp.mean(xb, axis=1, keepdims=True), lambda: hb - hb.mean(axis=1, keepdims=True)),
         (lambda: xp.astype(xb, xp.float64) * xp.asarray(np.arange(1000.0), device=wgpu_device),
          lambda: hb.astype(np.float64) * np.arange(1000.0)),
+        (lambda: x7 / xp.sum(xp.abs(x7), axis=1, keepdims=True), lambda: h7 / np.abs(h7).sum(axis=1, keepdims=True)),
+        (lambda: x7 - xp.mean(x7, axis=0), lambda: h7 - h7.mean(axis=0)),
     ]
     for f, g in cases:
         xp.reset_metrics()

@@ -155,7 +155,10 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
         return None
     row = math.prod(shape[1:])
     widest = max(STORAGE_NP[n.dtype].itemsize for n in [*kernel.inputs, *kernel.out_nodes])
-    per = (provider.max_binding - 4096) // (row * widest)
+    # blocks start at rows whose byte offset in every output is a multiple of the offset alignment
+    step = math.lcm(*(provider.offset_align // math.gcd(provider.offset_align, row * STORAGE_NP[n.dtype].itemsize)
+                      for n in kernel.out_nodes))
+    per = (provider.max_binding - 4096) // (row * widest) // step * step
     parts: set[int] = set()
     for node in kernel.out_nodes:
         if _nbytes(node) > provider.max_buffer:
@@ -163,21 +166,28 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
             if seg % row:
                 return None
             parts.update(range(seg // row, shape[0], seg // row))
+    if per < 1:
+        return None
     big = any(_nbytes(n) > provider.max_binding for n in kernel.inputs)
-    while per >= 1:          # fewer rows a block where an input's window is wider than its output rows
-        blocks: list[tuple[int, int, Kernel, list[Any]]] = []
-        r0 = 0
-        for r1 in sorted(parts | set(range(per, shape[0], per)) | {shape[0]}):
-            bk = _rows_of(kernel, r0, r1)
-            win = window_kernel(provider, bk) if big else (bk, [None] * len(kernel.inputs))
-            if win is None:
-                break
+    blocks: list[tuple[int, int, Kernel, list[Any]]] = []
+    todo = []
+    r0 = 0
+    for r1 in sorted(parts | set(range(per, shape[0], per)) | {shape[0]}):
+        todo.append((r0, r1))
+        r0 = r1
+    todo.reverse()
+    while todo:              # a block whose windows do not fit (an input's rows wider than the output's, a
+        r0, r1 = todo.pop()  # window across two parts of an input) is halved, at aligned rows
+        bk = _rows_of(kernel, r0, r1)
+        win = window_kernel(provider, bk) if big else (bk, [None] * len(kernel.inputs))
+        if win is not None:
             blocks.append((r0, r1, win[0], win[1]))
-            r0 = r1
-        else:
-            return blocks
-        per //= 4
-    return None
+            continue
+        mid = (r0 + r1) // 2 // step * step
+        if not r0 < mid < r1:
+            return None
+        todo += [(mid, r1), (r0, mid)]
+    return blocks
 
 
 class _Out(NamedTuple):       # a block kernel's output node: its dtype and shape
