@@ -1,7 +1,7 @@
 """Arrays past one storage binding (2 GiB on the H200): matrix products by blocks and the reductions,
 arg-reductions and masks by blocks, gpuarray against PyTorch and CuPy in one process, by wall clock.
 
-    python -m bench.big_arrays [--runs 5] [--libs torch,cupy] [--out FILE]
+    python -m bench.big_arrays [--runs 5] [--libs torch,cupy] [--scale 1] [--out FILE]
 
 Data: ``X`` of 12 x 10^6 x 64 float32 (3.07 GB), 6 x 10^6 x 64 float64 (3.07 GB) and 24 x 10^6 x 64
 float32 (6.1 GB: past one 4 GiB buffer, stored in two), uniform in [-3, 3] for the first half of the
@@ -41,7 +41,24 @@ def _work(rows: int, cols: int) -> dict[str, tuple[Callable[..., Any], list[tupl
         "X.T @ r": (lambda p, x, r: x.T @ r, [(rows,)]),
         "X.T @ X": (lambda p, x: x.T @ x, []),
         "(X - mu).T @ (X - mu)": (lambda p, x, mu: (x - mu).T @ (x - mu), [(cols,)]),
+        # elementwise results past one binding by blocks of rows (wgpu_split.elementwise_row_blocks)
+        "X - mean(X, axis=0)": (lambda p, x: x - _ax(p, "mean", x, 0), []),
+        "(X - mean) / std, axis=0": (lambda p, x: (x - _ax(p, "mean", x, 0)) / _ax(p, "std", x, 0), []),
+        "softmax over rows": (lambda p, x: _softmax(p, x), []),
     }
+
+
+def _ax(p: Any, fn: str, x: Any, axis: int) -> Any:
+    """``fn`` (mean, std: NumPy's ddof=0) of ``x`` along ``axis`` in library ``p``."""
+    if p.__name__ == "torch":
+        return p.std(x, dim=axis, correction=0) if fn == "std" else getattr(p, fn)(x, dim=axis)
+    return getattr(p, fn)(x, axis=axis)
+
+
+def _softmax(p: Any, x: Any) -> Any:
+    kw = {"dim": 1, "keepdim": True} if p.__name__ == "torch" else {"axis": 1, "keepdims": True}
+    e = p.exp(x - (p.amax(x, **kw) if p.__name__ == "torch" else p.max(x, **kw)))
+    return e / p.sum(e, **kw)
 
 
 def _other(p: Any, name: str) -> Callable[..., Any]:
@@ -52,8 +69,11 @@ def _other(p: Any, name: str) -> Callable[..., Any]:
     return lambda x: x[x > 29.5]
 
 
-def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
-    import torch
+def run(runs: int, libs: list[str], scale: float = 1.0) -> list[dict[str, Any]]:
+    try:
+        import torch
+    except ImportError:
+        torch = None
 
     import gpuarray as xp
     rows_out: list[dict[str, Any]] = []
@@ -63,15 +83,18 @@ def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
         fb0 = xp.metrics()["host_fallbacks"]
         got = np.asarray(f(xp, *args))
         rec["host_fallbacks"] = xp.metrics()["host_fallbacks"] - fb0
-        ref = peer(torch)(*(torch.from_numpy(a).cuda().double() for a in hargs)).cpu().numpy()
+        if torch is not None:
+            ref = peer(torch)(*(torch.from_numpy(a).cuda().double() for a in hargs)).cpu().numpy()
+            torch.cuda.empty_cache()
+        else:                                   # no PyTorch (a development machine): NumPy in float64
+            ref = np.asarray(peer(np)(*(a.astype(np.float64) for a in hargs)))
         rec["err"] = float(np.max(np.abs(got - ref)) / max(1.0, float(np.max(np.abs(ref))))) if ref.size else 0.0
-        torch.cuda.empty_cache()
         rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda: xp.evaluate(f(xp, *args)), xp.synchronize, runs)
         rec.update(time_peers(libs, lambda _lib, mod: peer(mod), hargs, runs))
         rows_out.append(rec)
         print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    for dt, rows in (("float32", 12_000_000), ("float64", 6_000_000), ("float32", 24_000_000)):
+    for dt, rows in (("float32", int(12e6 * scale)), ("float64", int(6e6 * scale)), ("float32", int(24e6 * scale))):
         h = _data(rows, 64, dt, 0)
         x = xp.asarray(h) * 1                   # device-only: no host copy to fall back on
         xp.evaluate(x)
@@ -81,7 +104,7 @@ def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
             gsmall = [xp.asarray(s) for s in small]
             one({"workload": name, "dtype": dt, "shape": [rows, 64]}, f, (x, *gsmall), (h, *small),
                 lambda mod, f=f: (lambda *a: f(mod, *a)))
-        if rows == 24_000_000:                  # past one buffer: reductions and masks of its parts too
+        if rows == int(24e6 * scale):           # past one buffer: reductions and masks of its parts too
             flat = xp.reshape(x, (-1,))
             for name in ("sum(x)", "argmax(x)", "x[x > 29.5]"):
                 one({"workload": name, "dtype": dt, "shape": [h.size]},
@@ -91,14 +114,15 @@ def run(runs: int, libs: list[str]) -> list[dict[str, Any]]:
                 (x,), (h,), lambda mod: (lambda a: mod.sum(a, axis=0)))
             del flat
         del x, h
-    h = _data(40000, 16385, "float32", 2)
+    tall = max(8, int(40000 * scale))
+    h = _data(tall, 16385, "float32", 2)
     x = xp.asarray(h) * 1
     xp.evaluate(x)
     rng = np.random.default_rng(3)
-    for name, s in (("X @ w", (16385,)), ("X.T @ r", (40000,))):
+    for name, s in (("X @ w", (16385,)), ("X.T @ r", (tall,))):
         v = rng.uniform(-1, 1, s).astype(np.float32)
         fn = (lambda p, a, b: a @ b) if name == "X @ w" else (lambda p, a, b: a.T @ b)
-        one({"workload": name, "dtype": "float32", "shape": [40000, 16385]}, fn, (x, xp.asarray(v)), (h, v),
+        one({"workload": name, "dtype": "float32", "shape": [tall, 16385]}, fn, (x, xp.asarray(v)), (h, v),
             lambda mod, fn=fn: (lambda *a: fn(mod, *a)))
     flat = xp.reshape(x, (-1,))
     hf = h.reshape(-1)
@@ -112,9 +136,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--libs", default="torch,cupy")
+    ap.add_argument("--scale", type=float, default=1.0, help="rows times this (a quick check: 0.001)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    rows = run(max(3, args.runs), [v for v in args.libs.split(",") if v])
+    rows = run(max(3, args.runs), [v for v in args.libs.split(",") if v], args.scale)
     write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
               args.out)
 
