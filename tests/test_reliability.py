@@ -366,6 +366,41 @@ def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: Wg
         np.testing.assert_allclose(got, want.astype(got.dtype), rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "bool"])
+def test_gathers_from_an_array_past_one_binding_by_blocks(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                                          dt: str) -> None:
+    """``take`` and integer-array indexing of an array past one binding gather from each block of its rows
+    (indices clamped into the block, taken where they fall in it; along a later axis, the blocks' gathers
+    joined), each block's gather a kernel of its own binding its window (``indexing._gather_blocks``):
+    no host fallback, NumPy's values with -0.0, NaN, negative and repeated indices (host before)."""
+    rng = np.random.default_rng(23)
+    item = 8 if dt == "float64" else 4
+    n = small_limits.max_binding // item * 5 // 2 + 123
+    if dt == "bool":
+        h = rng.uniform(-1, 1, n) > 0
+    elif dt == "int32":
+        h = rng.integers(-9, 9, n).astype(dt)
+    else:
+        h = rng.uniform(-3, 3, n).astype(dt)
+        h[7], h[n - 5] = -0.0, np.nan
+    hm = h[: n // 100 * 100].reshape(-1, 100)
+    x, m = xp.asarray(h, device=wgpu_device), xp.asarray(hm, device=wgpu_device)
+    idx = np.concatenate([rng.integers(0, n, 500), [7, n - 5, 0, n - 1, 7]])
+    ridx = rng.integers(-hm.shape[0], hm.shape[0], 300)
+    cidx = rng.integers(0, 100, 40)
+    cases = [(lambda: xp.take(x, xp.asarray(idx, device=wgpu_device)), np.take(h, idx)),
+             (lambda: x[idx], h[idx]),
+             (lambda: m[xp.asarray(ridx, device=wgpu_device)], hm[ridx]),
+             (lambda: xp.take(m, xp.asarray(cidx, device=wgpu_device), axis=1), np.take(hm, cidx, axis=1)),
+             (lambda: x[np.zeros(0, dtype=np.int64)], h[np.zeros(0, dtype=np.int64)])]
+    for f, want in cases:
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = np.asarray(f())
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        assert_same(got, want)
+
+
 def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: WgpuProvider,
                                                                wgpu_device: xp.Device) -> None:
     """A reduction over an array past one binding is reduced by blocks that each fit (rows along the

@@ -32,11 +32,13 @@ import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import finish
-from ..array_object.indexing import bounded
+from ..array_object.indexing import bounded, concat_nodes
+from ..core.dtypes import bool_
 from ..graph import views
-from ..graph.node import Node, leaf, make
+from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
 from ..runtime.devices import Device
+from .reduce_blocks import blocks_of, past_binding
 from .statistical import extremes_array
 
 
@@ -308,9 +310,46 @@ def index_node(indices: Any, device: Device, n: int, axis: int, what: str) -> No
 
 
 def gather(x: Node, idx: Node, axis: int) -> Node:
-    """``take`` on nodes: ``x`` read at ``idx`` along ``axis`` (indices already checked)."""
+    """``take`` on nodes: ``x`` read at ``idx`` along ``axis`` (indices already checked); by blocks of
+    ``x``'s rows where ``x`` is past one binding (``_gather_blocks``)."""
     shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    lim = past_binding(x) if x.dtype.kind != "c" else None
+    parts = blocks_of(x, (0,), lim) if lim else None
+    if parts is not None:
+        return _gather_blocks(parts, idx, axis, shape)
     return bounded(make("gather", (x, idx), x.dtype, shape, (axis, "take"), x.device))
+
+
+def _alone(g: Node) -> Node:
+    """``g`` as a kernel of its own: reduced by ``max`` over a unit axis (the value itself, -0.0 and NaN
+    included), so that no later kernel fuses it with another block's gather."""
+    return make("reduce", (views.reshape(g, (1, *g.shape)),), g.dtype, g.shape, ("max", (0,)), g.device)
+
+
+def _gather_blocks(parts: list[Node], idx: Node, axis: int, shape: tuple[int, ...]) -> Node:
+    """``gather`` of an array past one binding from its blocks of rows ``parts``: along a later axis, each
+    block's gather, joined; along the first, each block's gather at its indices clamped into it, taken
+    where the index falls in the block (each block's gather a kernel of its own, ``_alone``, binding its
+    block's window: fused, the gathers bound the whole array)."""
+    if axis:
+        return concat_nodes([_alone(gather(p, idx, axis)) for p in parts], 0)
+    dev, it = parts[0].device, idx.dtype
+    out: Node | None = None
+    ones = (1,) * (len(shape) - len(idx.shape))
+    start = 0
+    for p in parts:
+        n = p.shape[0]
+        lo, hi = const(start, it, dev), const(start + n, it, dev)
+        local = make("minimum", (make("maximum", (make("subtract", (idx, lo), it, idx.shape), const(0, it, dev)),
+                                       it, idx.shape), const(n - 1, it, dev)), it, idx.shape)
+        g = _alone(make("gather", (p, local), p.dtype, shape, (0, "take"), dev))
+        inside = make("logical_and", (make("greater_equal", (idx, lo), bool_, idx.shape),
+                                      make("less", (idx, hi), bool_, idx.shape)), bool_, idx.shape)
+        inside = views.broadcast_to(views.reshape(inside, idx.shape + ones), shape)
+        out = g if out is None else make("where", (inside, g, out), p.dtype, shape)
+        start += n
+    assert out is not None
+    return out
 
 
 def take(x: GpuArray, indices: Any, /, *, axis: int | None = None) -> GpuArray:
