@@ -1,0 +1,109 @@
+"""A differential fuzz of the paths for arrays past one storage binding and past one buffer (windows, blocks of
+rows, parts of whole rows, products and gathers by blocks), with the wgpu provider's limits lowered to 1 MiB a
+binding and 3 MiB a buffer and the H200's 256-byte offset alignment: random shapes (rows of 7 to 1001 elements,
+1.6 to 4.7 MiB), dtypes and workloads, every result against NumPy. A workload may still run on the host (the
+planner says why); it may never give another result or fail."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.providers.webgpu import WgpuProvider
+
+MIB = 1 << 20
+WORKLOADS = ["center0", "divrow", "softmax", "strided", "flip_mu", "col", "where", "sum1", "max1", "argmax0",
+             "argmax_flat", "mask", "gram", "mv", "tr", "slice_mu", "take_rows"]
+
+
+@pytest.fixture
+def small_limits(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> Iterator[WgpuProvider]:
+    p = wgpu_device.provider
+    monkeypatch.setattr(p, "max_binding", 1 * MIB)
+    monkeypatch.setattr(p, "max_buffer", 3 * MIB)
+    monkeypatch.setattr(p.pool, "max_bytes", 3 * MIB)
+    monkeypatch.setattr(p, "offset_align", 256)
+    yield p
+
+
+def _data(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
+    if dt == "bool":
+        return rng.uniform(-1, 1, shape) > 0.3
+    if dt.startswith("int"):
+        return rng.integers(-50, 50, shape).astype(dt)
+    a = rng.uniform(-3, 3, shape)
+    return (a + 1j * rng.uniform(-3, 3, shape)).astype(dt) if dt.startswith("complex") else a.astype(dt)
+
+
+def _work(name: str, m: Any, v: Any, c: Any, idx: Any, at: int, lib: Any) -> Any:
+    kind = m.dtype.kind
+    if name == "center0":
+        return m - lib.mean(m, axis=0) if kind in "fc" else m + 1
+    if name == "divrow":
+        return m / (lib.sum(lib.abs(m), axis=1, keepdims=True) + 1) if kind in "fc" else m * 2
+    if name == "softmax" and kind == "f":
+        e = lib.exp(m - lib.max(m, axis=1, keepdims=True))
+        return e / lib.sum(e, axis=1, keepdims=True)
+    if name == "strided":
+        return m[:, ::3] * 2 if kind != "b" else m[:, ::3]
+    if name == "flip_mu":
+        return m[::-1] + v if kind != "b" else m[::-1]
+    if name == "col":
+        return m * c if kind != "b" else m
+    if name == "where" and kind in "fi":
+        return lib.where(m > 0, m, v)
+    if name == "sum1":
+        return lib.sum(m * 2 if kind != "b" else m, axis=1)
+    if name == "max1" and kind in "fi":
+        return lib.max(m, axis=1)
+    if name == "argmax0" and kind in "fi":
+        return lib.argmax(m, axis=0)
+    if name == "argmax_flat" and kind in "fi":
+        return lib.argmax(lib.reshape(m, (-1,)))
+    if name == "mask" and kind in "fi":
+        return m[m > 0.9]
+    if name == "gram" and kind in "fi":
+        return m.T @ m
+    if name == "mv" and kind in "fi":
+        return m @ v
+    if name == "tr" and kind in "fi":
+        return m.T @ lib.ones_like(m[:, 0])
+    if name == "slice_mu":
+        return (m - v)[at:at + 3] if kind != "b" else m[at:at + 3]
+    if name == "take_rows":
+        return m[idx]
+    return lib.sum(m, axis=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_paths_past_one_binding_against_numpy(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                             seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(16):
+        dt = str(rng.choice(["float32", "float64", "int32", "bool", "complex64"]))
+        item = 8 if dt in ("float64", "complex64") else 4
+        cols = int(rng.choice([7, 16, 64, 100, 333, 1001]))
+        rows = max(4, int(MIB * float(rng.choice([1.6, 2.6, 3.4, 4.7]))) // item // cols)
+        hm = _data(rng, (rows, cols), dt)
+        hv = _data(rng, (cols,), dt if dt != "bool" else "float32")
+        hc = _data(rng, (rows, 1), dt if dt != "bool" else "float32")
+        idx = rng.integers(-rows, rows, 37)
+        at = int(rng.integers(0, rows - 3))
+        name = str(rng.choice(WORKLOADS))
+        gm, gv, gc = (xp.asarray(a, device=wgpu_device) for a in (hm, hv, hc))
+        gi = xp.asarray(idx, device=wgpu_device)
+        with xp.config(offload="always"), np.errstate(all="ignore"):
+            got = np.asarray(_work(name, gm, gv, gc, gi, at, xp))
+            want = np.asarray(_work(name, hm, hv, hc, idx, at, np))
+        what = f"{name} {dt} {hm.shape}"
+        assert got.shape == want.shape, what
+        if got.dtype.kind in "biu":
+            np.testing.assert_array_equal(got, want, err_msg=what)
+        else:
+            tol = 1e-4 if dt in ("float32", "complex64") else 1e-10
+            scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
