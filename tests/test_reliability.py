@@ -401,6 +401,30 @@ def test_gathers_from_an_array_past_one_binding_by_blocks(small_limits: WgpuProv
         assert_same(got, want)
 
 
+@pytest.mark.parametrize("dt,shape", [("float32", (2623, 1000)), ("float64", (1311, 1000)), ("int32", (2623, 1000)),
+                                      ("float32", (1200, 7, 100))])
+def test_scans_along_the_first_axis_of_an_array_past_one_binding(small_limits: WgpuProvider,
+                                                                 wgpu_device: xp.Device, dt: str,
+                                                                 shape: tuple[int, ...]) -> None:
+    """``cumulative_sum`` / ``cumulative_prod`` along the first axis of an array past one binding: blocks of
+    rows scanned, each combined with the last row of the blocks before it, joined by copies (into the
+    parts of a result past one buffer too: a prologue of int64 made 41 blocks here, more than a kernel
+    binds). No host fallback, NumPy's values (exact on small integers); on the host before."""
+    h = np.random.default_rng(24).integers(-3, 4, shape).astype(dt)
+    x = xp.asarray(h, device=wgpu_device)
+    cases = [(lambda: xp.cumulative_sum(x, axis=0), np.cumulative_sum(h, axis=0)),
+             (lambda: xp.cumulative_sum(x, axis=0, include_initial=True),
+              np.cumulative_sum(h, axis=0, include_initial=True)),
+             (lambda: xp.cumulative_prod(xp.astype(xp.where(x > 2, -1, 1), x.dtype), axis=0),
+              np.cumulative_prod(np.where(h > 2, -1, 1).astype(dt), axis=0))]
+    for f, want in cases:
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = np.asarray(f())
+        assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+        assert_same(got, want)
+
+
 def test_reductions_of_an_array_past_one_binding_run_by_blocks(small_limits: WgpuProvider,
                                                                wgpu_device: xp.Device) -> None:
     """A reduction over an array past one binding is reduced by blocks that each fit (rows along the

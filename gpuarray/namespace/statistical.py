@@ -28,11 +28,13 @@ from numpy.exceptions import AxisError
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
 from ..array_object.hooks import register
+from ..array_object.indexing import concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
+from ..graph.shapes import view_strides
 from .reduce_blocks import blocks_of, combine, past_binding
 
 Axis = int | tuple[int, ...] | None
@@ -247,13 +249,38 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
     dt = _sum_dtype(x, dtype, name)
     init = bool(include_initial)
     shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
-    lim = past_binding(x._node) if ax else None
+    lim = past_binding(x._node) if ax or x.ndim > 1 else None
     parts = blocks_of(x._node, (ax,), lim, 2) if lim else None
+    if parts is not None and ax == 0:       # past one binding, along the first axis: carried blocks
+        return finish(_first_axis_scan(parts, op, dt, init, shape))
     if parts is not None:       # past one binding: blocks of rows (reduce_blocks.py), joined
         return finish(combine([make("scan", (astype_node(p, dt),), dt, (p.shape[0], *shape[1:]), (op, ax, init),
                                     x.device) for p in parts], op, (ax,), x.ndim, shape))
     node = astype_node(x._node, dt)
     return finish(make("scan", (node,), dt, shape, (op, ax, init), x.device))
+
+
+def _first_axis_scan(parts: list[Node], op: str, dt: np.dtype, init: bool, shape: tuple[int, ...]) -> Node:
+    """The scan along the first axis of an array past one binding from its blocks of rows: each block
+    scanned, then combined with the last row of the blocks before it (its carry: the sum or product of
+    everything above), each block's result a kernel of its own (a ``max`` over a unit axis: the values
+    themselves) so that the blocks join by copies; with ``include_initial`` an identity row first."""
+    dev = parts[0].device
+    binop = "add" if op == "sum" else "multiply"
+    rest = shape[1:]
+    blocks: list[Node] = []
+    if init:
+        blocks.append(views.broadcast_to(const(0 if op == "sum" else 1, dt, dev), (1, *rest)))
+    carry: Node | None = None
+    for p in parts:
+        sh = (p.shape[0], *rest)
+        b = make("scan", (astype_node(p, dt),), dt, sh, (op, 0, False), dev)
+        if carry is not None:
+            b = make(binop, (b, views.broadcast_to(carry, sh)), dt, sh, (), dev)
+        b = make("reduce", (views.reshape(b, (1, *sh)),), dt, sh, ("max", (0,)), dev)
+        carry = views.compose(b, (1, *rest), view_strides((1, *rest)), (sh[0] - 1) * math.prod(rest))
+        blocks.append(b)
+    return concat_nodes(blocks, 0)
 
 
 def cumulative_sum(x: GpuArray, /, *, axis: int | None = None, dtype: Any = None,

@@ -116,8 +116,9 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
 
 def row_concat(provider: Any, kernel: Kernel) -> bool:
     """Whether ``kernel`` only joins whole inputs along the first axis (their bytes one after another),
-    all in one buffer each: past one binding it is then copies, no binding (``enqueue_split``)."""
-    if len(kernel.outputs) != 1 or _nbytes(kernel.out_nodes[0]) > provider.max_buffer:
+    all in one buffer each: past one binding it is then copies, no binding (``enqueue_split``; into the
+    parts of a result past one buffer too)."""
+    if len(kernel.outputs) != 1:
         return False
     out = kernel.instrs[kernel.outputs[0]]
     return out.op == "concat" and out.params[0] == 0 and len(kernel.instrs) == len(out.args) + 1 and all(
@@ -129,14 +130,17 @@ def _copy_rows(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list
     """``row_concat``'s kernel: each input's bytes copied into its rows of the output (one submit)."""
     out = kernel.instrs[kernel.outputs[0]]
     it = STORAGE_NP[out.dtype].itemsize
-    dst = provider.alloc(kernel.size * it)
+    dst = provider.alloc_array(kernel.size, it, row=math.prod(out.shape[1:]))
     parts = [(in_handles[kernel.instrs[a].params[0]], math.prod(kernel.instrs[a].shape) * it) for a in out.args]
+    ranges = [(p.buffer, start * it, n * it) for p, start, n in _elem_ranges(dst, it)]
 
     def copies(enc: Any) -> None:
         off = 0
         for h, nb in parts:
-            if nb:
-                enc.copy_buffer_to_buffer(h.buffer, 0, dst.buffer, off, nb)
+            for buf, lo, size in ranges:           # the output's parts this input's bytes fall in
+                a, b = max(off, lo), min(off + nb, lo + size)
+                if a < b:
+                    enc.copy_buffer_to_buffer(h.buffer, a - off, buf, a - lo, b - a)
             off += nb
 
     provider.flush(copies)
