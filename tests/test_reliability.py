@@ -402,14 +402,14 @@ def test_gathers_from_an_array_past_one_binding_by_blocks(small_limits: WgpuProv
 
 
 @pytest.mark.parametrize("dt,shape", [("float32", (2623, 1000)), ("float64", (1311, 1000)), ("int32", (2623, 1000)),
-                                      ("float32", (1200, 7, 100))])
+                                      ("float32", (1200, 7, 100)), ("float32", (655483,)), ("int32", (1179651,))])
 def test_scans_along_the_first_axis_of_an_array_past_one_binding(small_limits: WgpuProvider,
                                                                  wgpu_device: xp.Device, dt: str,
                                                                  shape: tuple[int, ...]) -> None:
-    """``cumulative_sum`` / ``cumulative_prod`` along the first axis of an array past one binding: blocks of
-    rows scanned, each combined with the last row of the blocks before it, joined by copies (into the
-    parts of a result past one buffer too: a prologue of int64 made 41 blocks here, more than a kernel
-    binds). No host fallback, NumPy's values (exact on small integers); on the host before."""
+    """``cumulative_sum`` / ``cumulative_prod`` along the first axis of an array past one binding (1-D ones
+    included): blocks of rows scanned, each combined with the last row of the blocks before it, joined by
+    copies (into the parts of a result past one buffer too: a prologue of int64 made 41 blocks here, more
+    than a kernel binds). No host fallback, NumPy's values (exact on small integers); on the host before."""
     h = np.random.default_rng(24).integers(-3, 4, shape).astype(dt)
     x = xp.asarray(h, device=wgpu_device)
     cases = [(lambda: xp.cumulative_sum(x, axis=0), np.cumulative_sum(h, axis=0)),

@@ -249,7 +249,7 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
     dt = _sum_dtype(x, dtype, name)
     init = bool(include_initial)
     shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
-    lim = past_binding(x._node) if ax or x.ndim > 1 else None
+    lim = past_binding(x._node)
     parts = blocks_of(x._node, (ax,), lim, 2) if lim else None
     if parts is not None and ax == 0:       # past one binding, along the first axis: carried blocks
         return finish(_first_axis_scan(parts, op, dt, init, shape))
@@ -261,7 +261,8 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
 
 
 def _first_axis_scan(parts: list[Node], op: str, dt: np.dtype, init: bool, shape: tuple[int, ...]) -> Node:
-    """The scan along the first axis of an array past one binding from its blocks of rows: each block
+    """The scan along the first axis of an array past one binding (or of a 1-D one) from its blocks of rows
+    (of the flattened array): each block
     scanned, then combined with the last row of the blocks before it (its carry: the sum or product of
     everything above), each block's result a kernel of its own (a ``max`` over a unit axis: the values
     themselves) so that the blocks join by copies; with ``include_initial`` an identity row first."""
@@ -269,8 +270,9 @@ def _first_axis_scan(parts: list[Node], op: str, dt: np.dtype, init: bool, shape
     binop = "add" if op == "sum" else "multiply"
     rest = shape[1:]
     blocks: list[Node] = []
-    if init:
-        blocks.append(views.broadcast_to(const(0 if op == "sum" else 1, dt, dev), (1, *rest)))
+    if init:                    # the identity row, a kernel's output too: every block joins by a copy
+        first = views.broadcast_to(const(0 if op == "sum" else 1, dt, dev), (1, 1, *rest))
+        blocks.append(make("reduce", (first,), dt, (1, *rest), ("max", (0,)), dev))
     carry: Node | None = None
     for p in parts:
         sh = (p.shape[0], *rest)
