@@ -355,6 +355,9 @@ def test_elementwise_results_past_one_binding_by_blocks_of_rows(small_limits: Wg
          lambda: hb.astype(np.float64) * np.arange(1000.0)),
         (lambda: x7 / xp.sum(xp.abs(x7), axis=1, keepdims=True), lambda: h7 / np.abs(h7).sum(axis=1, keepdims=True)),
         (lambda: x7 - xp.mean(x7, axis=0), lambda: h7 - h7.mean(axis=0)),
+        (lambda: xp.concat([x, x * 2], axis=1), lambda: np.concatenate([h, h * 2], axis=1)),    # joins along a
+        (lambda: xp.concat([x7, xp.ones((150001, 3), dtype=xp.float32, device=wgpu_device)], axis=1),  # later axis
+         lambda: np.concatenate([h7, np.ones((150001, 3), np.float32)], axis=1)),
     ]
     for f, g in cases:
         xp.reset_metrics()

@@ -234,6 +234,10 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
             strides, off = ins.params
             instrs.append(Instr("view", (at[ins.args[0]],), ins.dtype, (r1 - r0, *ins.shape[1:]),
                                 (strides, off + r0 * strides[0])))
+        elif ins.op == "concat" and ins.params[0] > 0 and all(blocked(src[a]) for a in ins.args):
+            # a join along a later axis: the block's rows of each part, joined
+            instrs.append(Instr("concat", tuple(use(a) for a in ins.args), ins.dtype, (r1 - r0, *ins.shape[1:]),
+                                ins.params))
         elif ins.op in INDEX_OPS or ins.op in ("iota", "reshape", "view"):
             # computed where it lies (a concatenation of column blocks, a reshaped input), read through a
             # view of its rows; not where it reads the block's own work
