@@ -99,7 +99,9 @@ _SUMMARIES: dict[tuple, str] = {}       # (signature, out_shape) -> Kernel.summa
 
 
 class Result(NamedTuple):
-    """A stand-in out node of a breaker kernel without its epilogue: the breaker's dtype and shape."""
+    """A stand-in graph node, its dtype and shape: the out node of a breaker kernel without its epilogue,
+    and the inputs and out nodes of kernels the providers build themselves (blocks, tuning, linear
+    algebra)."""
 
     dtype: np.dtype
     shape: Shape

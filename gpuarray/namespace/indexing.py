@@ -38,7 +38,7 @@ from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
 from ..runtime.devices import Device
-from .reduce_blocks import blocks_of, past_binding
+from .reduce_blocks import alone, blocks_of, past_binding
 from .statistical import extremes_array
 
 
@@ -320,19 +320,13 @@ def gather(x: Node, idx: Node, axis: int) -> Node:
     return bounded(make("gather", (x, idx), x.dtype, shape, (axis, "take"), x.device))
 
 
-def _alone(g: Node) -> Node:
-    """``g`` as a kernel of its own: reduced by ``max`` over a unit axis (the value itself, -0.0 and NaN
-    included), so that no later kernel fuses it with another block's gather."""
-    return make("reduce", (views.reshape(g, (1, *g.shape)),), g.dtype, g.shape, ("max", (0,)), g.device)
-
-
 def _gather_blocks(parts: list[Node], idx: Node, axis: int, shape: tuple[int, ...]) -> Node:
     """``gather`` of an array past one binding from its blocks of rows ``parts``: along a later axis, each
     block's gather, joined; along the first, each block's gather at its indices clamped into it, taken
-    where the index falls in the block (each block's gather a kernel of its own, ``_alone``, binding its
+    where the index falls in the block (each block's gather a kernel of its own, ``reduce_blocks.alone``, binding its
     block's window: fused, the gathers bound the whole array)."""
     if axis:
-        return concat_nodes([_alone(gather(p, idx, axis)) for p in parts], 0)
+        return concat_nodes([alone(gather(p, idx, axis)) for p in parts], 0)
     dev, it = parts[0].device, idx.dtype
     out: Node | None = None
     ones = (1,) * (len(shape) - len(idx.shape))
@@ -342,7 +336,7 @@ def _gather_blocks(parts: list[Node], idx: Node, axis: int, shape: tuple[int, ..
         lo, hi = const(start, it, dev), const(start + n, it, dev)
         local = make("minimum", (make("maximum", (make("subtract", (idx, lo), it, idx.shape), const(0, it, dev)),
                                        it, idx.shape), const(n - 1, it, dev)), it, idx.shape)
-        g = _alone(make("gather", (p, local), p.dtype, shape, (0, "take"), dev))
+        g = alone(make("gather", (p, local), p.dtype, shape, (0, "take"), dev))
         inside = make("logical_and", (make("greater_equal", (idx, lo), bool_, idx.shape),
                                       make("less", (idx, hi), bool_, idx.shape)), bool_, idx.shape)
         inside = views.broadcast_to(views.reshape(inside, idx.shape + ones), shape)

@@ -159,6 +159,13 @@ def block_of(t: Node, axis: int, i0: int, i1: int, depth: int = 8) -> Node:
     return views.compose(t, new, strides, off + i0 * strides[axis])
 
 
+def alone(g: Node) -> Node:
+    """``g`` as a kernel of its own: reduced by ``max`` over a unit axis (the values themselves, -0.0 and
+    NaN included), so that no later kernel fuses it with another block's work (fused, the blocks' kernels
+    would bind their windows together: the whole array; an output of its own also joins by a copy)."""
+    return make("reduce", (views.reshape(g, (1, *g.shape)),), g.dtype, g.shape, ("max", (0,)), g.device)
+
+
 def rows_view(x: Node, a: int, b: int) -> Node:
     """Rows ``a:b`` of ``x`` along its first axis, as a view (also ``searching_sorted``'s compaction blocks)."""
     _base, shape, strides, offset = views.strided_parts(x)

@@ -27,7 +27,7 @@ from ..graph import views
 from ..graph.node import make
 from .indexing import take_along_axis
 from .manipulation import expand_dims, reshape
-from .reduce_blocks import blocks_of, combine, past_binding
+from .reduce_blocks import alone, blocks_of, combine, past_binding
 from .statistical import Axis, _axes, _check, _reduce
 
 
@@ -74,9 +74,8 @@ def _first_of_blocks(parts: list[Any], op: str, out_shape: tuple[int, ...]) -> G
         i = _arg(b, op, 0, False, name)
         # the extreme at its index (a gather of one element per output: argmax's indices are in range by
         # construction, so no bounds read), not a second reduction over the block (2.6 GB on the H200:
-        # argmax 1.65 ms with the reduction); reduced over its one row so that each block's gather is a
-        # kernel of its own, binding its block's window (fused sideways, they bound the whole array)
-        v = _reduce(take_along_axis(b, expand_dims(i, axis=0), axis=0), op, (0,), b.dtype, False)
+        # argmax 1.65 ms with the reduction); a kernel of its own, binding its block's window
+        v = finish(alone(reshape(take_along_axis(b, expand_dims(i, axis=0), axis=0), i.shape)._node))
         if best_v is None:
             best_v, best_i = v, i
         else:

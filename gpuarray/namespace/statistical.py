@@ -35,7 +35,7 @@ from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import view_strides
-from .reduce_blocks import blocks_of, combine, past_binding
+from .reduce_blocks import alone, blocks_of, combine, past_binding
 
 Axis = int | tuple[int, ...] | None
 
@@ -261,25 +261,23 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
 
 
 def _first_axis_scan(parts: list[Node], op: str, dt: np.dtype, init: bool, shape: tuple[int, ...]) -> Node:
-    """The scan along the first axis of an array past one binding (or of a 1-D one) from its blocks of rows
-    (of the flattened array): each block
-    scanned, then combined with the last row of the blocks before it (its carry: the sum or product of
-    everything above), each block's result a kernel of its own (a ``max`` over a unit axis: the values
-    themselves) so that the blocks join by copies; with ``include_initial`` an identity row first."""
+    """The scan along the first axis of an array past one binding (a 1-D one included) from its blocks of
+    rows: each block scanned, then combined with the last row of the blocks before it (its carry: the sum
+    or product of everything above), each block's result a kernel of its own (``reduce_blocks.alone``) so
+    that the blocks join by copies; with ``include_initial`` an identity row first."""
     dev = parts[0].device
     binop = "add" if op == "sum" else "multiply"
     rest = shape[1:]
     blocks: list[Node] = []
     if init:                    # the identity row, a kernel's output too: every block joins by a copy
-        first = views.broadcast_to(const(0 if op == "sum" else 1, dt, dev), (1, 1, *rest))
-        blocks.append(make("reduce", (first,), dt, (1, *rest), ("max", (0,)), dev))
+        blocks.append(alone(views.broadcast_to(const(0 if op == "sum" else 1, dt, dev), (1, *rest))))
     carry: Node | None = None
     for p in parts:
         sh = (p.shape[0], *rest)
         b = make("scan", (astype_node(p, dt),), dt, sh, (op, 0, False), dev)
         if carry is not None:
             b = make(binop, (b, views.broadcast_to(carry, sh)), dt, sh, (), dev)
-        b = make("reduce", (views.reshape(b, (1, *sh)),), dt, sh, ("max", (0,)), dev)
+        b = alone(b)
         carry = views.compose(b, (1, *rest), view_strides((1, *rest)), (sh[0] - 1) * math.prod(rest))
         blocks.append(b)
     return concat_nodes(blocks, 0)

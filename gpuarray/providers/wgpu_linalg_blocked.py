@@ -21,11 +21,11 @@ now; products 3.4 / 1.3 on whole squares, 2.2 / 0.9 on the lower tiles.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ..compiler.kernel import Instr, Kernel
+from ..compiler.kernel import Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..render import wgsl_lu_panel
 from ..render.wgsl import WORKGROUP
@@ -58,11 +58,6 @@ LU_PANEL_THREADS = 1024     # threads of lu_panel_source where the adapter allow
 REG_LU_PANEL = True         # False: LU panels by lu_panel_source (its rows in a private array)
 LU_MAX_RPT = {"f32": 4, "f64": 4}   # rows a thread of the subgroup register panel, at most
 LU_MIN_THREADS = 256
-
-
-class _Stub(NamedTuple):    # a stand-in graph node (dtype and shape) for the synthetic kernels
-    dtype: np.dtype
-    shape: tuple[int, ...]
 
 
 def _u32(*vals: int) -> np.ndarray:
@@ -172,7 +167,7 @@ def syrk_kernel(dt: np.dtype, batch: int, m: int, w: int, lsize: int, ld: int, b
               Instr("input", (), dt, (ssize,), (1,)),
               Instr("view", (4,), dt, shp, ((sbs, sld, 1), soff)),
               Instr("subtract", (5, 3), dt, shp, ())]
-    return Kernel(instrs, [_Stub(dt, (lsize,)), _Stub(dt, (ssize,))], [6], [_Stub(dt, shp)], shp,
+    return Kernel(instrs, [Result(dt, (lsize,)), Result(dt, (ssize,))], [6], [Result(dt, shp)], shp,
                   kind="matmul", attrs=("lower",), operands=[1, 2])
 
 

@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.kernel import Instr, Kernel
+from ..compiler.kernel import Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import Rendered
 from ..render.wgsl_matmul import SUM_THREADS, Tiles, render_matmul, render_splitk_sum
@@ -242,11 +242,6 @@ def select(provider: Any, m: int, n: int, k: int, batch: int, dtype: np.dtype) -
     return cfg
 
 
-class _Stub(NamedTuple):            # a stand-in graph node for synthetic kernels (dtype and shape)
-    dtype: np.dtype
-    shape: tuple[int, ...]
-
-
 def synthetic_kernel(m: int, n: int, k: int, b_transposed: bool = False) -> Kernel:
     """A float32 ``(m, k) @ (k, n)`` matmul kernel over two plain inputs (``b`` stored ``(n, k)``
     and read through a transposed view when ``b_transposed``); used for tuning."""
@@ -256,7 +251,7 @@ def synthetic_kernel(m: int, n: int, k: int, b_transposed: bool = False) -> Kern
         instrs += [Instr("input", (), f32, (n, k), (1,)), Instr("view", (1,), f32, (k, n), ((1, k), 0))]
     else:
         instrs.append(Instr("input", (), f32, (k, n), (1,)))
-    return Kernel(instrs, [_Stub(f32, (m, k)), _Stub(f32, instrs[1].shape)], [], [_Stub(f32, (m, n))], (m, n),
+    return Kernel(instrs, [Result(f32, (m, k)), Result(f32, instrs[1].shape)], [], [Result(f32, (m, n))], (m, n),
                   kind="matmul", operands=[0, len(instrs) - 1])
 
 
@@ -503,7 +498,7 @@ def _row_block_kernel(kernel: Kernel, r0: int, rows: int) -> Kernel:
     view = Instr("view", (ai,), a.dtype, (rows, k), (strides, r0 * k))
     n = kernel.instrs[bi].shape[1]
     return dataclasses.replace(kernel, instrs=[*kernel.instrs, view], operands=[len(kernel.instrs), bi],
-                               out_nodes=[_Stub(kernel.result_dtype, (rows, n))], out_shape=(rows, n),
+                               out_nodes=[Result(kernel.result_dtype, (rows, n))], out_shape=(rows, n),
                                _sig=None, _res=None, _size=-1)
 
 

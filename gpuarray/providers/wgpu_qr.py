@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.kernel import Instr, Kernel
+from ..compiler.kernel import Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_qr import (
@@ -40,7 +40,7 @@ from ..render.wgsl_qr import (
     qr_panel_source,
 )
 from . import wgpu_matmul
-from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
+from .wgpu_linalg_blocked import _cdiv, _pad4, _u32, binding_overflow, cpu_adapter
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 PANEL_THREADS = 1024    # threads of qr_panel_source where the adapter allows them
@@ -79,7 +79,7 @@ def product_kernel(dt: np.dtype, batch: int, a: View, b: View) -> Kernel:
               Instr("view", (0,), dt, (batch, a.rows, a.cols), (a.strides, a.offset)),
               Instr("input", (), dt, (b.size,), (1,)),
               Instr("view", (2,), dt, (batch, b.rows, b.cols), (b.strides, b.offset))]
-    return Kernel(instrs, [_Stub(dt, (a.size,)), _Stub(dt, (b.size,))], [], [_Stub(dt, shp)], shp,
+    return Kernel(instrs, [Result(dt, (a.size,)), Result(dt, (b.size,))], [], [Result(dt, shp)], shp,
                   kind="matmul", operands=[1, 3])
 
 

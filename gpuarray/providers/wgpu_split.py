@@ -7,7 +7,8 @@ elementwise kernel over them (or over arrays above one binding) runs as one
 dispatch per chunk, each binding the matching byte range of every array
 (``split_kernel`` rewrites the kernel for a flat chunk, ``enqueue_split``
 records the dispatches). A plain matrix product writes an output above one binding by blocks of
-rows (``wgpu_matmul.elementwise_row_blocks``); every other kernel kind refuses such arrays
+rows (``wgpu_matmul.row_blocks``); elementwise results that cannot be split flat run by blocks of
+rows (``elementwise_row_blocks``); other kinds bind windows (``window_kernel``) or refuse such arrays
 (``WgpuProvider.cannot_run``).
 
 Example::
@@ -21,9 +22,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..compiler.kernel import INDEX_OPS, Instr, Kernel
+from ..compiler.kernel import INDEX_OPS, Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..graph.shapes import view_strides
 from ..render.wgsl import WORKGROUP
@@ -194,11 +195,6 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
     return blocks
 
 
-class _Out(NamedTuple):       # a block kernel's output node: its dtype and shape
-    dtype: Any
-    shape: tuple[int, ...]
-
-
 def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
     """``kernel`` computing rows ``r0:r1`` of its outputs, in the block's own positions: every array of
     the output's rows is read through a view of those rows (an input, a view's offset moved by ``r0``
@@ -221,9 +217,7 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
         if src[a].op != "input" or not blocked(src[a]):
             return at[a]
         if a not in row_view:
-            sh = src[a].shape
-            instrs.append(Instr("view", (at[a],), src[a].dtype, (r1 - r0, *sh[1:]),
-                                (view_strides(sh), r0 * math.prod(sh[1:]))))
+            instrs.append(_row_view(at[a], src[a], r0, r1))
             row_view[a] = len(instrs) - 1
         return row_view[a]
 
@@ -244,29 +238,32 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
             if any(blocked(src[a]) and src[a].op != "input" for a in ins.args):
                 return _rows_view(kernel, r0, r1)
             instrs.append(Instr(ins.op, tuple(at[a] for a in ins.args), ins.dtype, ins.shape, ins.params))
-            instrs.append(Instr("view", (len(instrs) - 1,), ins.dtype, (r1 - r0, *ins.shape[1:]),
-                                (view_strides(ins.shape), r0 * math.prod(ins.shape[1:]))))
+            instrs.append(_row_view(len(instrs) - 1, ins, r0, r1))
         else:
             args = tuple(use(a) for a in ins.args)
             instrs.append(Instr(ins.op, args, ins.dtype, (r1 - r0, *ins.shape[1:]), ins.params))
         at[i] = len(instrs) - 1
     shape = (r1 - r0, *kernel.out_shape[1:])
     outs = [at[o] for o in kernel.outputs]
-    return Kernel(instrs, list(kernel.inputs), outs, [_Out(instrs[o].dtype, shape) for o in outs], shape,
+    return Kernel(instrs, list(kernel.inputs), outs, [Result(instrs[o].dtype, shape) for o in outs], shape,
                   kernel.device, kernel.kind, kernel.attrs, [at[o] for o in kernel.operands])
+
+
+def _row_view(i: int, ins: Instr, r0: int, r1: int) -> Instr:
+    """A view of rows ``r0:r1`` of instruction ``i`` (``ins``, C-contiguous)."""
+    shape = (r1 - r0, *ins.shape[1:])
+    return Instr("view", (i,), ins.dtype, shape, (view_strides(shape), r0 * math.prod(ins.shape[1:])))
 
 
 def _rows_view(kernel: Kernel, r0: int, r1: int) -> Kernel:
     """``_rows_of`` by a view of rows ``r0:r1`` of each output over the whole kernel."""
     instrs = list(kernel.instrs)
     shape = (r1 - r0, *kernel.out_shape[1:])
-    row = math.prod(kernel.out_shape[1:])
     outs = []
     for o in kernel.outputs:
-        ins = instrs[o]
-        instrs.append(Instr("view", (o,), ins.dtype, shape, (view_strides(shape), r0 * row)))
+        instrs.append(_row_view(o, instrs[o], r0, r1))
         outs.append(len(instrs) - 1)
-    return Kernel(instrs, list(kernel.inputs), outs, [_Out(instrs[o].dtype, shape) for o in outs], shape,
+    return Kernel(instrs, list(kernel.inputs), outs, [Result(instrs[o].dtype, shape) for o in outs], shape,
                   kernel.device, kernel.kind, kernel.attrs, list(kernel.operands))
 
 
@@ -288,10 +285,10 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
     """An elementwise kernel over arrays larger than one binding: one dispatch per chunk of
     ``chunk_elems()`` elements, each binding the matching byte range of every array (a ``row_concat``:
     copies; a kernel that cannot be split flat: ``elementwise_row_blocks``)."""
-    if split_kernel(kernel, 1) is None and row_concat(provider, kernel) and all(
-            type(h) is GpuHandle for h in in_handles):
+    flat_ok = split_kernel(kernel, 1) is not None
+    if not flat_ok and row_concat(provider, kernel) and all(type(h) is GpuHandle for h in in_handles):
         return _copy_rows(provider, kernel, in_handles)
-    if split_kernel(kernel, 1) is None:
+    if not flat_ok:
         blocks = elementwise_row_blocks(provider, kernel)
         assert blocks is not None, "cannot_run refuses kernels that cannot be split"
         return _enqueue_row_blocks(provider, kernel, in_handles, blocks)

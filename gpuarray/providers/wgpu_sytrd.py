@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.kernel import Instr, Kernel
+from ..compiler.kernel import Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl import WORKGROUP
 from ..render.wgsl_stebz import stebz_source
 from ..render.wgsl_sytrd import NB, PR, PS, RW, VS, prep_source, sym_source, symvw_source, vcopy_source
 from . import wgpu_matmul
-from .wgpu_linalg_blocked import _cdiv, _pad4, _Stub, _u32, binding_overflow, cpu_adapter
+from .wgpu_linalg_blocked import _cdiv, _pad4, _u32, binding_overflow, cpu_adapter
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 # lavapipe ends an invocation's loops after 65535 iterations in all: stebz_source counts n a point for
@@ -65,7 +65,7 @@ def syr2k_kernel(dt: np.dtype, batch: int, m: int, vsize: int, vbs: int, voff: i
               Instr("input", (), dt, (ssize,), (1,)),
               Instr("view", (4,), dt, shp, ((sbs, sld, 1), soff)),
               Instr("subtract", (5, 3), dt, shp, ())]
-    return Kernel(instrs, [_Stub(dt, (vsize,)), _Stub(dt, (ssize,))], [6], [_Stub(dt, shp)], shp,
+    return Kernel(instrs, [Result(dt, (vsize,)), Result(dt, (ssize,))], [6], [Result(dt, shp)], shp,
                   kind="matmul", operands=[1, 2])
 
 
