@@ -60,6 +60,7 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...], str]] = {
     "scan serial": (lambda p, m: p.cumulative_sum(m * 2.5, axis=1), (M,), "wgpu_scan.py"),
     "scan int64": (lambda p, k: p.cumulative_sum(k * 3 + 1), (K,), "wgpu_scan.py"),
     "scan lookback": (lambda p, x: p.cumulative_sum(x * 2.5), (X,), "wgpu_scan_lookback.py"),
+    "scan lookback int64": (lambda p, k: p.cumulative_sum(k * 5 - 2), (K,), "wgpu_scan_lookback.py"),
     "reduce": (lambda p, x: p.sum(x * 3.0), (X,), "wgpu_reduce.py"),
     "reduce axis 0": (lambda p, m: p.sum(m * 3.0, axis=0), (M,), "wgpu_reduce.py"),
     "rowfuse": (lambda p, m: m * 1.5 - p.mean(m, axis=1, keepdims=True), (M,), "wgpu_reduce.py"),
@@ -96,9 +97,9 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...], str]] = {
 def paths(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     """The strategy a case names where the defaults would take another on this adapter."""
     case = request.node.callspec.params["case"]
-    if case == "scan lookback":
+    if case.startswith("scan lookback"):
         monkeypatch.setattr(wgpu_scan, "STRATEGY", "lookback")
-    elif case == "scan chunked":        # a GPU adapter's default is the look-back scan
+    elif case in ("scan chunked", "scan int64"):        # a GPU adapter's default is the look-back scan
         monkeypatch.setattr(wgpu_scan, "STRATEGY", "parallel")
 
 
