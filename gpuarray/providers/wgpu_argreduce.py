@@ -13,9 +13,9 @@ from typing import Any
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP, uint32
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_argreduce import render_argreduce
+from ..render.wgsl_argreduce import render_argreduce, render_argreduce_seg, vec_inputs
 from .wgpu_bindings import wide_buffers
-from .wgpu_reduce import chunks_for
+from .wgpu_reduce import chunks_for, vector_bindings
 from .wgpu_split import window_inputs
 
 # rows of at most THREAD_ROW elements, at least THREAD_MIN_OUTPUTS of them: one thread per output
@@ -26,6 +26,11 @@ THREAD_MIN_OUTPUTS = 4096
 COLS_MIN_OUTPUTS = 32
 COLS_MIN_ROWS = 64
 COLS_THREADS = 1 << 18
+# rows of more than THREAD_ROW and at most SEG_ROW elements, at least SEG_MIN_OUTPUTS of them, along the last
+# axes: SEG threads a row (``render_argreduce_seg``), about SEG_ELEMS elements a thread, 8 to 256 threads
+SEG_ROW = 8192
+SEG_MIN_OUTPUTS = 1024
+SEG_ELEMS = 32
 
 
 def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
@@ -47,20 +52,26 @@ def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> l
         return [out]
     if m >= COLS_MIN_OUTPUTS and tuple(axes) == tuple(range(len(axes))) and length > 1:
         return _enqueue_cols(provider, kernel, in_handles, out, m, length)
+    if m >= SEG_MIN_OUTPUTS and length <= SEG_ROW:
+        return _enqueue_seg(provider, kernel, in_handles, out, m, length)
     g = chunks_for(m, length)
     mode = "final" if g == 1 else "partial"
-    k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode), _sig=None)
+    bound = in_handles
+    if vec_inputs(kernel, kernel.operands[0], tuple(axes), mode):       # vec4 words, where they can be bound
+        vb = vector_bindings(provider, kernel, in_handles)
+        bound = vb if vb is not None else in_handles
+    k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode, bound is not in_handles), _sig=None)
     r = provider.rendered_for(k1, render_argreduce)
     wide = wide_buffers(provider, r, k1)
     prm = r.meta(k1, {"G": g, "MG": m * g, "L": length})
     if g == 1:
-        provider.dispatch(r.source, prm, [*in_handles, out, *wide], m)
+        provider.dispatch(r.source, prm, [*bound, out, *wide], m)
         return [out]
     # scratch from the pool (every chunk writes its pair before the second pass reads it)
     vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
     idxs = provider.alloc(m * g * 4)
     try:
-        provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], m * g)
+        provider.dispatch(r.source, prm, [*bound, vals, idxs, *wide], m * g)
         _combine_pairs(provider, kernel, vals, idxs, out, m, g)
     finally:
         provider.free(vals)             # back to the pool once the pass is submitted
@@ -93,6 +104,22 @@ def _enqueue_cols(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any
     finally:
         provider.free(vals)
         provider.free(idxs)
+    return [out]
+
+
+def _enqueue_seg(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, m: int, length: int) -> list[Any]:
+    """argmax / argmin of many rows of a few hundred to a few thousand elements: ``seg`` threads a row (a power
+    of two from 8 to 256, about ``SEG_ELEMS`` elements each), ``256 / seg`` rows a workgroup."""
+    op, axes = kernel.attrs[:2]
+    seg = max(8, min(WORKGROUP, 1 << max(0, (length // SEG_ELEMS).bit_length() - 1)))
+    bound = in_handles
+    if vec_inputs(kernel, kernel.operands[0], tuple(axes), "final"):
+        vb = vector_bindings(provider, kernel, in_handles)
+        bound = vb if vb is not None else in_handles
+    k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "seg", bound is not in_handles, seg), _sig=None)
+    r = provider.rendered_for(k1, render_argreduce_seg)
+    wide = wide_buffers(provider, r, k1)
+    provider.dispatch(r.source, r.meta(k1, {"M": m, "L": length}), [*bound, out, *wide], -(-m * seg // WORKGROUP))
     return [out]
 
 

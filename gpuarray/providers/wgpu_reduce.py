@@ -85,7 +85,7 @@ def dispatch_subgroups(provider: Any, kernel: Kernel, rendered: Callable[[bool],
         provider.dispatch(r.source, r.meta(kernel, extra), buffers, groups)
 
 
-def _vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[Any] | None:
+def vector_bindings(provider: Any, kernel: Kernel, handles: list[Any]) -> list[Any] | None:
     """The input bindings with every ``vec4`` input bound to a whole number of vectors
     (its buffer is allocated in size classes, so the padding is there), or None."""
     ins = flat_inputs(kernel, kernel.operands[0], kernel.attrs[1]) or frozenset()
@@ -148,7 +148,7 @@ def _run(provider: Any, kernel: Kernel, in_handles: list[Any], outs: list[Any]) 
         v = dataclasses.replace(v, vec=1)
     bound: list[Any] = list(in_handles)
     if v.vec == 4:
-        vb = _vector_bindings(provider, kernel, in_handles)
+        vb = vector_bindings(provider, kernel, in_handles)
         if vb is None:
             v = dataclasses.replace(v, vec=1)
         else:
