@@ -1,5 +1,6 @@
 """argmax / argmin over the leading axes (``argmax(x, axis=0)``) take a thread per output and chunk of rows
-on the wgpu provider (``wgpu_argreduce._enqueue_cols``); and a chunk thread of a flat or later-axis walk
+on the wgpu provider (``wgpu_argreduce._enqueue_cols``; four outputs a thread as ``vec4`` words where the
+operand allows, ``_enqueue_cols4``); and a chunk thread of a flat or later-axis walk
 loads several elements before comparing them (``wgsl_argreduce._unrolled_walk``), as ``vec4`` words where the
 reduced axes are the last ones and the prologue reads its inputs at their flat index
 (``wgsl_argreduce._vec_walk``: rows of any length, their unaligned heads and tails by lanes of their own).
@@ -31,6 +32,8 @@ def test_argmax_over_the_first_axis(device: xp.Device, shape: tuple[int, ...], d
             np.testing.assert_array_equal(np.asarray(getattr(xp, op)(x, axis=0)), getattr(np, op)(h, axis=0))
         if dt != "bool":
             np.testing.assert_array_equal(np.asarray(xp.argmax(x * 2 - 1, axis=0)), np.argmax(h * 2 - 1, axis=0))
+            mu = rng.integers(-2, 2, shape[1:]).astype(dt)       # a value per output, hoisted out of the walk
+            np.testing.assert_array_equal(np.asarray(xp.argmin(x * mu, axis=0)), np.argmin(h * mu, axis=0))
 
 
 @pytest.mark.parametrize("n", [1, 3, 1000, 70001, 1 << 20])
@@ -73,8 +76,8 @@ def test_vec4_walk_over_the_last_axis(device: xp.Device, shape: tuple[int, ...],
 
 
 def test_vec4_walk_is_taken_where_it_applies(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The last axes over plain inputs and elementwise work of them read ``vec4`` words; a leading axis, a view
-    and a bool operand do not."""
+    """Plain inputs and elementwise work of them read as ``vec4`` words along the last axes and, four outputs a
+    thread, along the first; a view, a bool operand and a number of outputs that is not a multiple of 4 do not."""
     prov = wgpu_device.provider
     sources: list[str] = []
     real = prov.dispatch
@@ -87,8 +90,8 @@ def test_vec4_walk_is_taken_where_it_applies(wgpu_device: xp.Device, monkeypatch
     x = xp.asarray(h, device=wgpu_device)
     monkeypatch.setattr(prov, "dispatch", spy)
     cases = [(lambda a: xp.argmax(a, axis=1), True), (lambda a: xp.argmin(a * 2 + 1), True),
-             (lambda a: xp.argmax(a, axis=0), False), (lambda a: xp.argmax(a[:, ::2], axis=1), False),
-             (lambda a: xp.argmax(a > 0, axis=1), False)]
+             (lambda a: xp.argmax(a, axis=0), True), (lambda a: xp.argmax(a[:, ::2], axis=1), False),
+             (lambda a: xp.argmax(a > 0, axis=1), False), (lambda a: xp.argmax(a[:, :999], axis=0), False)]
     with xp.config(offload="always"):
         for fn, vec in cases:
             sources.clear()

@@ -13,7 +13,13 @@ from typing import Any
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP, uint32
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_argreduce import render_argreduce, render_argreduce_seg, vec_inputs
+from ..render.wgsl_argreduce import (
+    cols4_inputs,
+    render_argreduce,
+    render_argreduce_cols4,
+    render_argreduce_seg,
+    vec_inputs,
+)
 from .wgpu_bindings import wide_buffers
 from .wgpu_reduce import chunks_for, vector_bindings
 from .wgpu_split import window_inputs
@@ -85,6 +91,10 @@ def _enqueue_cols(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any
     workgroup-per-output walk read one element per column at a stride of the row: 4.1 ms for 16384^2
     float32 on the H200, PyTorch 0.34), the chunks' pairs combined by the ``pairs`` pass."""
     op, axes = kernel.attrs[:2]
+    if cols4_inputs(kernel, kernel.operands[0], tuple(axes)):
+        vb = vector_bindings(provider, kernel, in_handles)
+        if vb is not None:
+            return _enqueue_cols4(provider, kernel, vb, out, m, length)
     g = max(1, min(-(-COLS_THREADS // m), length // COLS_MIN_ROWS))
     mode = "cols_final" if g == 1 else "cols_partial"
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode), _sig=None)
@@ -100,6 +110,31 @@ def _enqueue_cols(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any
     idxs = provider.alloc(m * g * 4)
     try:
         provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], groups)
+        _combine_pairs(provider, kernel, vals, idxs, out, m, g)
+    finally:
+        provider.free(vals)
+        provider.free(idxs)
+    return [out]
+
+
+def _enqueue_cols4(provider: Any, kernel: Kernel, bound: list[Any], out: Any, m: int, length: int) -> list[Any]:
+    """``_enqueue_cols`` with four outputs a thread read as ``vec4`` words (``render_argreduce_cols4``)."""
+    op, axes = kernel.attrs[:2]
+    m4 = m // 4
+    g = max(1, min(-(-COLS_THREADS // m4), length // COLS_MIN_ROWS))
+    k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "cols4", g == 1), _sig=None)
+    r = provider.rendered_for(k1, render_argreduce_cols4)
+    wide = wide_buffers(provider, r, k1)
+    prm = r.meta(k1, {"G": g, "MG": m4 * g, "L": length, "M4": m4})
+    groups = -(-m4 * g // WORKGROUP)
+    if g == 1:
+        provider.dispatch(r.source, prm, [*bound, out, *wide], groups)
+        return [out]
+    src = kernel.instrs[kernel.operands[0]]
+    vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
+    idxs = provider.alloc(m * g * 4)
+    try:
+        provider.dispatch(r.source, prm, [*bound, vals, idxs, *wide], groups)
         _combine_pairs(provider, kernel, vals, idxs, out, m, g)
     finally:
         provider.free(vals)

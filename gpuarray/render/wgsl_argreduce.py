@@ -42,6 +42,8 @@ EMPTY = "0xffffffffu"
 # elements a chunk thread loads before comparing them (``_unrolled_walk``); 0: one at a time, as before
 UNROLL = int(os.environ.get("GPUARRAY_ARGREDUCE_UNROLL", "4"))
 # "0": no vec4 walk (``_vec_walk``), for A/B timing
+# "0": the one-output-a-thread walks (``thread``, ``cols_*``) compare one element at a time, for A/B timing
+WALK_UNROLL = os.environ.get("GPUARRAY_ARGREDUCE_WALK_UNROLL", "1") != "0"
 VEC = os.environ.get("GPUARRAY_ARGREDUCE_VEC", "1") != "0"
 
 
@@ -65,7 +67,7 @@ def better_fn(op: str, dtype: np.dtype) -> str:
 
 
 def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.dtype,
-                   step: str = f"G * {WORKGROUP}u", n: int = UNROLL) -> list[str]:
+                   step: str = f"G * {WORKGROUP}u", n: int = UNROLL, end: str = "L") -> list[str]:
     """A chunk thread's loop body for ``UNROLL`` of its elements, ``k``, ``k + step``, ...: every value is
     loaded (and its prologue evaluated) before any is compared, so that the loads are in flight together,
     and indices past ``L`` read element ``L - 1`` and are not taken. A thread walks its elements in
@@ -78,8 +80,8 @@ def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.d
     vals: list[str] = []
     for j in range(n):
         lines += [f"    let ka{j} = k + {j}u * {step};",
-                  f"    let ok{j} = ka{j} < L && ka{j} >= k;",
-                  f"    let kq{j} = select(L - 1u, ka{j}, ok{j});"]
+                  f"    let ok{j} = ka{j} < {end} && ka{j} >= k;",
+                  f"    let kq{j} = select({end} - 1u, ka{j}, ok{j});"]
         _head, body, v = reduction_index(g, op_i, axes, k=f"kq{j}", sfx=f"_{j}")
         lines += body
         vals.append(f"select(0u, 1u, {v})" if vdt == np.bool_ else v)
@@ -217,7 +219,10 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         head += split
         body.append(f"    let v = {'select(0u, 1u, ' + v + ')' if vdt == np.bool_ else v};")
         body.append("    let i = k;")
-        if not thread and not cols and UNROLL > 1:      # the body first: it declares the values it memoized
+        if UNROLL > 1 and WALK_UNROLL:       # the body first: it declares the values it memoized
+            step1 = "1u" if thread or cols else f"G * {WORKGROUP}u"
+            unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt, step=step1, end="kend" if cols else "L")
+        elif UNROLL > 1 and not thread and not cols:
             unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt)
     t = val_type(vdt)
     in_types = [WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs" else input_types(kernel)
@@ -341,3 +346,97 @@ def render_argreduce_seg(kernel: Kernel) -> Rendered:
     fn = better_fn(op, vdt)
     source = "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + fn + "\n\n" + main + "\n"
     return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+
+
+def cols4_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> frozenset[int] | None:
+    """The inputs a ``cols4`` walk reads as ``vec4`` words (``render_argreduce_cols4``), or None: the reduced axes
+    are the operand's leading ones, the kept elements a multiple of 4, the operand 4-byte values evaluated by
+    flat index over 4-byte inputs."""
+    src = kernel.instrs[op_i]
+    vdt = src.dtype
+    if not VEC or vdt == np.bool_ or vdt.kind == "c" or vdt.itemsize > 4:
+        return None
+    block = axes_block(len(src.shape), axes)
+    if block is None or block[0] != 0 or kernel.size % 4:
+        return None
+    fi = flat_inputs(kernel, op_i, axes)
+    if not fi or not vector_ok(kernel, fi) or any(STORAGE_NP[kernel.inputs[k].dtype].itemsize != 4 for k in fi):
+        return None
+    return fi
+
+
+def render_argreduce_cols4(kernel: Kernel) -> Rendered:
+    """WGSL for an ``argreduce`` kernel of mode ``cols4`` (attrs ``(op, axes, "cols4", final)``) over leading
+    axes: thread ``w`` takes the four outputs ``4 (w % M4)`` .. ``+ 3`` and chunk ``w / M4`` of ``G`` of the
+    rows, reading one ``vec4`` word a row, four rows a trip, so that a warp reads 512 consecutive bytes a row
+    and four loads are in flight (``cols_partial``'s thread read one element a row). Writes the four indices
+    (``final``, one chunk) or their (value, index) pairs for the ``pairs`` pass. ``prm`` extras: G, MG (threads:
+    M4 x G), L (rows), M4 (outputs / 4)."""
+    op, axes, _mode, final = kernel.attrs
+    op_i = kernel.operands[0]
+    vdt = kernel.instrs[op_i].dtype
+    out_dt = kernel.out_nodes[0].dtype
+    vin = cols4_inputs(kernel, op_i, tuple(axes))
+    assert vin is not None
+    g = FlatGen(kernel, op_i, tuple(axes), set(vin))
+    t = val_type(vdt)
+    cmp = ">" if op == "max" else "<"
+    s = _suffix(vdt) if vdt.kind == "f" else ""
+    rows = 4
+    g.lines = []
+    for j in range(rows):
+        g.preload(f"q{j}")
+    body: list[str] = []
+    vals: list[list[str]] = []
+    for j in range(rows):
+        vals.append([])
+        for c in range(4):
+            f = g.fresh("fx")
+            g.lines.append(f"let {f} = q{j} * 4u + {c}u;")
+            vals[j].append(g.value(op_i, g.flat(f, f"(4u * m4 + {c}u)", (f"q{j}", c))))
+    body += g.lines
+    for j in range(rows):
+        for c in range(4):
+            nan = f" || (ga_isnan_{s}(vv{j}_{c}) && !ga_isnan_{s}(bv{c}))" if s else ""
+            body += [f"let vv{j}_{c} = {vals[j][c]};",
+                     f"let bt{j}_{c} = ok{j} && (bi{c} == {EMPTY} || vv{j}_{c} {cmp} bv{c}{nan});",
+                     f"bv{c} = select(bv{c}, vv{j}_{c}, bt{j}_{c});",
+                     f"bi{c} = select(bi{c}, k{j}, bt{j}_{c});"]
+    head = [f"  let G = {g.slot(('extra', 'G'))};",
+            f"  let MG = {g.slot(('extra', 'MG'))};",
+            f"  let L = {g.slot(('extra', 'L'))};",
+            f"  let M4 = {g.slot(('extra', 'M4'))};",
+            f"  let w = (wid.y * nwg.x + wid.x) * {WORKGROUP}u + lid;",
+            "  if (w >= MG) { return; }",
+            "  let m4 = w % M4;",
+            "  let chunk = w / M4;",
+            "  let per = (L + G - 1u) / G;",
+            "  let kend = min(L, (chunk + 1u) * per);"]
+    loop = [*[f"  var bv{c}: {t} = {t}(0);" for c in range(4)],
+            *[f"  var bi{c}: u32 = {EMPTY};" for c in range(4)],
+            "  var k = chunk * per;",
+            "  loop {",
+            "    if (k >= kend) { break; }",
+            *[ln for j in range(rows) for ln in (f"    let ok{j} = k + {j}u < kend;",
+                                                  f"    let k{j} = select(kend - 1u, k + {j}u, ok{j});",
+                                                  f"    let q{j} = k{j} * M4 + m4;")],
+            *["    " + ln for ln in body],
+            f"    k = k + {rows}u;",
+            "  }"]
+    if final:
+        ot = WGSL_TYPE[out_dt]
+        store = [f"  out0[4u * m4 + {c}u] = {ot}(bi{c});" for c in range(4)]
+        outs = [WGSL_STORAGE_TYPE[out_dt]]
+    else:
+        store = [ln for c in range(4) for ln in (f"  out0[(4u * m4 + {c}u) * G + chunk] = bv{c};",
+                                                 f"  out1[(4u * m4 + {c}u) * G + chunk] = bi{c};")]
+        outs = [WGSL_STORAGE_TYPE[vdt], "u32"]
+    decls = declare_bindings(vector_types(kernel, set(vin), input_types(kernel)), outs, g.wide)
+    main = "\n".join([
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *head, *g.hoisted, *loop, *store, "}"])
+    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
+    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+                    1 if final else 2)
