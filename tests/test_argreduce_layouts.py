@@ -76,8 +76,8 @@ def test_vec4_walk_over_the_last_axis(device: xp.Device, shape: tuple[int, ...],
 
 
 def test_vec4_walk_is_taken_where_it_applies(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plain inputs and elementwise work of them read as ``vec4`` words along the last axes and, four outputs a
-    thread, along the first; a view, a bool operand and a number of outputs that is not a multiple of 4 do not."""
+    """Plain inputs and elementwise work of them (a mask too) read as ``vec4`` words along the last axes and, four
+    outputs a thread, along the first; a view does not."""
     prov = wgpu_device.provider
     sources: list[str] = []
     real = prov.dispatch
@@ -91,7 +91,7 @@ def test_vec4_walk_is_taken_where_it_applies(wgpu_device: xp.Device, monkeypatch
     monkeypatch.setattr(prov, "dispatch", spy)
     cases = [(lambda a: xp.argmax(a, axis=1), True), (lambda a: xp.argmin(a * 2 + 1), True),
              (lambda a: xp.argmax(a, axis=0), True), (lambda a: xp.argmax(a[:, ::2], axis=1), False),
-             (lambda a: xp.argmax(a > 0, axis=1), False), (lambda a: xp.argmax(a[:, :999], axis=0), False)]
+             (lambda a: xp.argmax(a > 0, axis=1), True), (lambda a: xp.argmax(a[:, :999], axis=0), False)]
     with xp.config(offload="always"):
         for fn, vec in cases:
             sources.clear()
@@ -124,3 +124,18 @@ def test_many_rows_share_a_workgroup(device: xp.Device, shape: tuple[int, ...], 
             np.testing.assert_array_equal(np.asarray(xp.argmax(x * 3 - 1, axis=axis)), np.argmax(h * 3 - 1, axis=axis))
             np.testing.assert_array_equal(np.asarray(xp.argmin(x[..., ::2], axis=axis)),
                                           np.argmin(h[..., ::2], axis=axis))
+
+
+@pytest.mark.parametrize("n", [1, 5, 4099, 1 << 20])
+def test_first_true_of_a_mask(device: xp.Device, n: int) -> None:
+    """``argmax(x > t)``, NumPy's idiom for the first element past a threshold: the first True wherever it is
+    (an unaligned head or tail, a later word, a later chunk), 0 where there is none."""
+    x = np.zeros(n, np.float32)
+    g = xp.asarray(x, device=device)
+    with xp.config(offload="always"):
+        assert int(xp.argmax(g > 0)) == 0
+        for at in sorted({a for a in (0, 1, 2, n // 2, n - 2, n - 1) if 0 <= a < n}):
+            h = x.copy()
+            h[at:] = 1.0
+            assert int(xp.argmax(xp.asarray(h, device=device) > 0.5)) == at
+            assert int(xp.argmin(xp.asarray(h, device=device) < 0.5)) == at

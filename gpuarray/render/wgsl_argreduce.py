@@ -51,6 +51,11 @@ def val_type(dtype: np.dtype) -> str:
     return "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
 
 
+def _u32(v: str, dtype: np.dtype) -> str:
+    """A bool operand's value as the u32 the pairs hold (false 0, true 1)."""
+    return f"select(0u, 1u, {v})" if dtype == np.bool_ else v
+
+
 def better_fn(op: str, dtype: np.dtype) -> str:
     t = val_type(dtype)
     cmp = ">" if op == "max" else "<"
@@ -99,7 +104,7 @@ def vec_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...], mode: str) -> f
     are the operand's last ones and its fused prologue reads its inputs at its own flat index (a plain
     array, elementwise work of such arrays and of values broadcast along the reduced axes)."""
     vdt = kernel.instrs[op_i].dtype
-    if not VEC or mode not in ("final", "partial") or vdt == np.bool_ or vdt.kind == "c" or vdt.itemsize > 4:
+    if not VEC or mode not in ("final", "partial") or vdt.kind == "c" or vdt.itemsize > 4:
         return None
     block = axes_block(len(kernel.instrs[op_i].shape), axes)
     if block is None or block[1] != len(kernel.instrs[op_i].shape):
@@ -135,7 +140,7 @@ def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
             for c in range(4):
                 f = g.fresh("fx")
                 g.lines.append(f"let {f} = {q} * 4u + {c}u;")
-                vals.append((g.value(op_i, g.flat(f, "m", (q, c))), f))
+                vals.append((_u32(g.value(op_i, g.flat(f, "m", (q, c))), vdt), f))
         lines = list(g.lines)
         for j, (v, f) in enumerate(vals):
             nan = f" || (ga_isnan_{s}(vv{j}) && !ga_isnan_{s}(bv))" if s else ""
@@ -150,7 +155,7 @@ def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
     g.lines = []
     f = g.fresh("fx")
     g.lines.append(f"let {f} = fs;")
-    v = g.value(op_i, g.flat(f, "m"))
+    v = _u32(g.value(op_i, g.flat(f, "m")), vdt)
     edge = [*g.lines, f"let ve = {v};", "if (arg_better(bv, bi, ve, fs - s0)) { bv = ve; bi = fs - s0; }"]
     return ["  let s0 = m * L;",
             "  let e0 = s0 + L;",
@@ -354,7 +359,7 @@ def cols4_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> frozenset[
     flat index over 4-byte inputs."""
     src = kernel.instrs[op_i]
     vdt = src.dtype
-    if not VEC or vdt == np.bool_ or vdt.kind == "c" or vdt.itemsize > 4:
+    if not VEC or vdt.kind == "c" or vdt.itemsize > 4:
         return None
     block = axes_block(len(src.shape), axes)
     if block is None or block[0] != 0 or kernel.size % 4:
@@ -393,7 +398,7 @@ def render_argreduce_cols4(kernel: Kernel) -> Rendered:
         for c in range(4):
             f = g.fresh("fx")
             g.lines.append(f"let {f} = q{j} * 4u + {c}u;")
-            vals[j].append(g.value(op_i, g.flat(f, f"(4u * m4 + {c}u)", (f"q{j}", c))))
+            vals[j].append(_u32(g.value(op_i, g.flat(f, f"(4u * m4 + {c}u)", (f"q{j}", c))), vdt))
     body += g.lines
     for j in range(rows):
         for c in range(4):
