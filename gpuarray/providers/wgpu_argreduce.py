@@ -51,33 +51,43 @@ def enqueue_argreduce(provider: Any, kernel: Kernel, in_handles: list[Any]) -> l
         return [out]
     if length <= THREAD_ROW and m >= THREAD_MIN_OUTPUTS:      # many short rows: a thread each
         k0 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "thread"), _sig=None)
-        r0 = provider.rendered_for(k0, render_argreduce)
-        wide0 = wide_buffers(provider, r0, k0)
-        provider.dispatch(r0.source, r0.meta(k0, {"G": 1, "MG": m, "L": length}), [*in_handles, out, *wide0],
-                          -(-m // WORKGROUP))
-        return [out]
+        return _dispatch(provider, kernel, k0, render_argreduce, {"G": 1, "MG": m, "L": length}, in_handles, out, 1,
+                         -(-m // WORKGROUP))
     if m >= COLS_MIN_OUTPUTS and tuple(axes) == tuple(range(len(axes))) and length > 1:
         return _enqueue_cols(provider, kernel, in_handles, out, m, length)
     if m >= SEG_MIN_OUTPUTS and length <= SEG_ROW:
         return _enqueue_seg(provider, kernel, in_handles, out, m, length)
     g = chunks_for(m, length)
     mode = "final" if g == 1 else "partial"
-    bound = in_handles
-    if vec_inputs(kernel, kernel.operands[0], tuple(axes), mode):       # vec4 words, where they can be bound
-        vb = vector_bindings(provider, kernel, in_handles)
-        bound = vb if vb is not None else in_handles
+    bound = _vec_bound(provider, kernel, in_handles, vec_inputs(kernel, kernel.operands[0], tuple(axes), mode))
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode, bound is not in_handles), _sig=None)
-    r = provider.rendered_for(k1, render_argreduce)
+    return _dispatch(provider, kernel, k1, render_argreduce, {"G": g, "MG": m * g, "L": length}, bound, out, g, m * g)
+
+
+def _vec_bound(provider: Any, kernel: Kernel, in_handles: list[Any], vec: frozenset[int] | None) -> list[Any]:
+    """The inputs bound as whole ``vec4`` words (``wgpu_reduce.vector_bindings``) where the layout reads ``vec``
+    as words and they can be so bound; else ``in_handles`` itself (the element walk)."""
+    vb = vector_bindings(provider, kernel, in_handles) if vec else None
+    return in_handles if vb is None else vb
+
+
+def _dispatch(provider: Any, kernel: Kernel, k1: Kernel, renderer: Any, extra: dict[str, int], bound: list[Any],
+              out: Any, g: int, groups: int) -> list[Any]:
+    """Record ``k1`` (``kernel`` in one of the layouts, rendered by ``renderer``) over ``groups`` workgroups:
+    writing ``out`` where each output is one chunk (``g`` 1), else a (value, index) pair per output and chunk
+    into pool scratch that the ``pairs`` pass combines."""
+    r = provider.rendered_for(k1, renderer)
     wide = wide_buffers(provider, r, k1)
-    prm = r.meta(k1, {"G": g, "MG": m * g, "L": length})
+    prm = r.meta(k1, extra)
     if g == 1:
-        provider.dispatch(r.source, prm, [*bound, out, *wide], m)
+        provider.dispatch(r.source, prm, [*bound, out, *wide], groups)
         return [out]
+    m = kernel.size
     # scratch from the pool (every chunk writes its pair before the second pass reads it)
-    vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
+    vals = provider.alloc(m * g * STORAGE_NP[kernel.instrs[kernel.operands[0]].dtype].itemsize)
     idxs = provider.alloc(m * g * 4)
     try:
-        provider.dispatch(r.source, prm, [*bound, vals, idxs, *wide], m * g)
+        provider.dispatch(r.source, prm, [*bound, vals, idxs, *wide], groups)
         _combine_pairs(provider, kernel, vals, idxs, out, m, g)
     finally:
         provider.free(vals)             # back to the pool once the pass is submitted
@@ -91,30 +101,14 @@ def _enqueue_cols(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any
     workgroup-per-output walk read one element per column at a stride of the row: 4.1 ms for 16384^2
     float32 on the H200, PyTorch 0.34), the chunks' pairs combined by the ``pairs`` pass."""
     op, axes = kernel.attrs[:2]
-    if cols4_inputs(kernel, kernel.operands[0], tuple(axes)):
-        vb = vector_bindings(provider, kernel, in_handles)
-        if vb is not None:
-            return _enqueue_cols4(provider, kernel, vb, out, m, length)
+    bound = _vec_bound(provider, kernel, in_handles, cols4_inputs(kernel, kernel.operands[0], tuple(axes)))
+    if bound is not in_handles:
+        return _enqueue_cols4(provider, kernel, bound, out, m, length)
     g = max(1, min(-(-COLS_THREADS // m), length // COLS_MIN_ROWS))
     mode = "cols_final" if g == 1 else "cols_partial"
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), mode), _sig=None)
-    r = provider.rendered_for(k1, render_argreduce)
-    wide = wide_buffers(provider, r, k1)
-    prm = r.meta(k1, {"G": g, "MG": m * g, "L": length})
-    groups = -(-m * g // WORKGROUP)
-    if g == 1:
-        provider.dispatch(r.source, prm, [*in_handles, out, *wide], groups)
-        return [out]
-    src = kernel.instrs[kernel.operands[0]]
-    vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
-    idxs = provider.alloc(m * g * 4)
-    try:
-        provider.dispatch(r.source, prm, [*in_handles, vals, idxs, *wide], groups)
-        _combine_pairs(provider, kernel, vals, idxs, out, m, g)
-    finally:
-        provider.free(vals)
-        provider.free(idxs)
-    return [out]
+    return _dispatch(provider, kernel, k1, render_argreduce, {"G": g, "MG": m * g, "L": length}, in_handles, out,
+                     g, -(-m * g // WORKGROUP))
 
 
 def _enqueue_cols4(provider: Any, kernel: Kernel, bound: list[Any], out: Any, m: int, length: int) -> list[Any]:
@@ -123,23 +117,8 @@ def _enqueue_cols4(provider: Any, kernel: Kernel, bound: list[Any], out: Any, m:
     m4 = m // 4
     g = max(1, min(-(-COLS_THREADS // m4), length // COLS_MIN_ROWS))
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "cols4", g == 1), _sig=None)
-    r = provider.rendered_for(k1, render_argreduce_cols4)
-    wide = wide_buffers(provider, r, k1)
-    prm = r.meta(k1, {"G": g, "MG": m4 * g, "L": length, "M4": m4})
-    groups = -(-m4 * g // WORKGROUP)
-    if g == 1:
-        provider.dispatch(r.source, prm, [*bound, out, *wide], groups)
-        return [out]
-    src = kernel.instrs[kernel.operands[0]]
-    vals = provider.alloc(m * g * STORAGE_NP[src.dtype].itemsize)
-    idxs = provider.alloc(m * g * 4)
-    try:
-        provider.dispatch(r.source, prm, [*bound, vals, idxs, *wide], groups)
-        _combine_pairs(provider, kernel, vals, idxs, out, m, g)
-    finally:
-        provider.free(vals)
-        provider.free(idxs)
-    return [out]
+    return _dispatch(provider, kernel, k1, render_argreduce_cols4, {"G": g, "MG": m4 * g, "L": length, "M4": m4},
+                     bound, out, g, -(-m4 * g // WORKGROUP))
 
 
 def _enqueue_seg(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any, m: int, length: int) -> list[Any]:
@@ -147,15 +126,10 @@ def _enqueue_seg(provider: Any, kernel: Kernel, in_handles: list[Any], out: Any,
     of two from 8 to 256, about ``SEG_ELEMS`` elements each), ``256 / seg`` rows a workgroup."""
     op, axes = kernel.attrs[:2]
     seg = max(8, min(WORKGROUP, 1 << max(0, (length // SEG_ELEMS).bit_length() - 1)))
-    bound = in_handles
-    if vec_inputs(kernel, kernel.operands[0], tuple(axes), "final"):
-        vb = vector_bindings(provider, kernel, in_handles)
-        bound = vb if vb is not None else in_handles
+    bound = _vec_bound(provider, kernel, in_handles, vec_inputs(kernel, kernel.operands[0], tuple(axes), "final"))
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "seg", bound is not in_handles, seg), _sig=None)
-    r = provider.rendered_for(k1, render_argreduce_seg)
-    wide = wide_buffers(provider, r, k1)
-    provider.dispatch(r.source, r.meta(k1, {"M": m, "L": length}), [*bound, out, *wide], -(-m * seg // WORKGROUP))
-    return [out]
+    return _dispatch(provider, kernel, k1, render_argreduce_seg, {"M": m, "L": length}, bound, out, 1,
+                     -(-m * seg // WORKGROUP))
 
 
 def _combine_pairs(provider: Any, kernel: Kernel, vals: Any, idxs: Any, out: Any, m: int, g: int) -> None:

@@ -36,7 +36,7 @@ from ..core.dtypes import STORAGE_NP, WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, input_types, reduction_index
-from .wgsl_reduce_flat import FlatGen, axes_block, flat_inputs, vector_ok, vector_types
+from .wgsl_reduce_flat import FlatGen, axes_block, flat_inputs, vector_ok, vector_types, word_walk
 
 EMPTY = "0xffffffffu"
 # elements a chunk thread loads before comparing them (``_unrolled_walk``); 0: one at a time, as before
@@ -159,34 +159,10 @@ def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
     edge = [*g.lines, f"let ve = {v};", "if (arg_better(bv, bi, ve, fs - s0)) { bv = ve; bi = fs - s0; }"]
     return ["  let s0 = m * L;",
             "  let e0 = s0 + L;",
-            "  let qs = (s0 + 3u) / 4u;",
-            "  let qe = max(e0 / 4u, qs);",
-            "  let he = min(e0, qs * 4u);          // head: [s0, he)",
-            "  let ts = max(qe * 4u, he);          // tail: [ts, e0)",
             f"  let step = {step};",
             f"  var bv: {t} = {t}(0);",
             f"  var bi: u32 = {EMPTY};",
-            f"  var q = qs + {first};",
-            "  loop {",
-            "    if (q + step >= qe) { break; }",
-            "    let qa = q;",
-            "    let qb = q + step;",
-            *["    " + ln for ln in two],
-            "    q = q + 2u * step;",
-            "  }",
-            "  if (q < qe) {",
-            "    let qa = q;",
-            *["    " + ln for ln in one],
-            "  }",
-            f"  if ({edges}) {{",
-            "    var fs = 0u;",
-            "    var has = false;",
-            f"    if ({lane} < he - s0) {{ fs = s0 + {lane}; has = true; }}",
-            f"    else if ({lane} >= 4u && {lane} - 4u < e0 - ts) {{ fs = ts + {lane} - 4u; has = true; }}",
-            "    if (has) {",
-            *["      " + ln for ln in edge],
-            "    }",
-            "  }"]
+            *word_walk(first, two, one, edge, edges, lane)]
 
 
 def render_argreduce(kernel: Kernel) -> Rendered:

@@ -49,7 +49,7 @@ from ..core.ops import OPS
 from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, reduction_index, store_value
-from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types
+from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types, word_walk
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
            "any": "maximum", "all": "minimum", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
@@ -346,31 +346,7 @@ def _row(p: _Parts) -> Rendered:
         loop = [*p.acc_decl(accs),
                 "  let s0 = m * L;",
                 "  let e0 = s0 + L;",
-                "  let qs = (s0 + 3u) / 4u;",
-                "  let qe = max(e0 / 4u, qs);",
-                "  let he = min(e0, qs * 4u);          // head: [s0, he)",
-                "  let ts = max(qe * 4u, he);          // tail: [ts, e0)",
-                f"  var q = qs + chunk * {WORKGROUP}u + lid;",
-                "  loop {",
-                "    if (q + step >= qe) { break; }",
-                "    let qa = q;",
-                "    let qb = q + step;",
-                *_indent(unrolled, 2),
-                "    q = q + 2u * step;",
-                "  }",
-                "  if (q < qe) {",
-                "    let qa = q;",
-                *_indent(single, 2),
-                "  }",
-                "  if (chunk == 0u) {",
-                "    var fs = 0u;",
-                "    var has = false;",
-                "    if (lid < he - s0) { fs = s0 + lid; has = true; }",
-                "    else if (lid >= 4u && lid - 4u < e0 - ts) { fs = ts + lid - 4u; has = true; }",
-                "    if (has) {",
-                *_indent(tail, 4),
-                "    }",
-                "  }",
+                *word_walk(f"chunk * {WORKGROUP}u + lid", unrolled, single, tail),
                 f"  var acc = {p.fold(accs)};"]
     else:
         two = p.elem("acc0", "s0 + k", "m") + p.elem("acc1", "s0 + k + step", "m")
