@@ -71,6 +71,20 @@ def better_fn(op: str, dtype: np.dtype) -> str:
     return "\n".join(lines)
 
 
+def _take_later(op: str, vdt: np.dtype, v: str, idx: str, tag: str, ok: str = "", acc: str = "") -> list[str]:
+    """Lines that make the element ``v`` at index ``idx``, met after every element the pair ``(bv<acc>,
+    bi<acc>)`` has seen, the pair where it is strictly better, or the first NaN (no index test: a later
+    element never wins a tie); only where ``ok`` holds, if given."""
+    cmp = ">" if op == "max" else "<"
+    bv, bi, vv, bt = f"bv{acc}", f"bi{acc}", f"vv{tag}", f"bt{tag}"
+    nan = f" || (ga_isnan_{_suffix(vdt)}({vv}) && !ga_isnan_{_suffix(vdt)}({bv}))" if vdt.kind == "f" else ""
+    better = f"{bi} == {EMPTY} || {vv} {cmp} {bv}{nan}"
+    return [f"let {vv} = {v};",
+            f"let {bt} = {ok + ' && (' + better + ')' if ok else better};",
+            f"{bv} = select({bv}, {vv}, {bt});",
+            f"{bi} = select({bi}, {idx}, {bt});"]
+
+
 def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.dtype,
                    step: str = f"G * {WORKGROUP}u", n: int = UNROLL, end: str = "L") -> list[str]:
     """A chunk thread's loop body for ``UNROLL`` of its elements, ``k``, ``k + step``, ...: every value is
@@ -79,8 +93,6 @@ def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.d
     increasing order, so a later one replaces the pair only when strictly better (or the first NaN),
     without ``arg_better``'s index test (H200, argmax of 2^28 float32: the loop of one load and one
     compare at a time read 1.2 TB/s)."""
-    cmp = ">" if op == "max" else "<"
-    s = _suffix(vdt) if vdt.kind == "f" else ""
     lines: list[str] = []
     vals: list[str] = []
     for j in range(n):
@@ -91,11 +103,7 @@ def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.d
         lines += body
         vals.append(f"select(0u, 1u, {v})" if vdt == np.bool_ else v)
     for j, v in enumerate(vals):
-        nan = f" || (ga_isnan_{s}(vv{j}) && !ga_isnan_{s}(bv))" if s else ""
-        lines += [f"    let vv{j} = {v};",
-                  f"    let bt{j} = ok{j} && (bi == {EMPTY} || vv{j} {cmp} bv{nan});",
-                  f"    bv = select(bv, vv{j}, bt{j});",
-                  f"    bi = select(bi, kq{j}, bt{j});"]
+        lines += ["    " + ln for ln in _take_later(op, vdt, v, f"kq{j}", str(j), f"ok{j}")]
     return lines
 
 
@@ -127,8 +135,6 @@ def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
     ``arg_better``. The thread's first word is ``qs + first``, its next ``step`` words on; ``lane`` and
     ``edges`` pick the threads of the head and tail. H200, argmax of 2^28 float32: 0.275 ms (3.9 TB/s); the
     scalar walk (``_unrolled_walk``) 0.349."""
-    cmp = ">" if op == "max" else "<"
-    s = _suffix(vdt) if vdt.kind == "f" else ""
     t = val_type(vdt)
 
     def words(qs: list[str]) -> list[str]:
@@ -143,11 +149,7 @@ def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
                 vals.append((_u32(g.value(op_i, g.flat(f, "m", (q, c))), vdt), f))
         lines = list(g.lines)
         for j, (v, f) in enumerate(vals):
-            nan = f" || (ga_isnan_{s}(vv{j}) && !ga_isnan_{s}(bv))" if s else ""
-            lines += [f"let vv{j} = {v};",
-                      f"let bt{j} = bi == {EMPTY} || vv{j} {cmp} bv{nan};",
-                      f"bv = select(bv, vv{j}, bt{j});",
-                      f"bi = select(bi, {f} - s0, bt{j});"]
+            lines += _take_later(op, vdt, v, f"{f} - s0", str(j))
         return lines
 
     two = words(["qa", "qb"])
@@ -361,8 +363,6 @@ def render_argreduce_cols4(kernel: Kernel) -> Rendered:
     assert vin is not None
     g = FlatGen(kernel, op_i, tuple(axes), set(vin))
     t = val_type(vdt)
-    cmp = ">" if op == "max" else "<"
-    s = _suffix(vdt) if vdt.kind == "f" else ""
     rows = 4
     g.lines = []
     for j in range(rows):
@@ -378,11 +378,7 @@ def render_argreduce_cols4(kernel: Kernel) -> Rendered:
     body += g.lines
     for j in range(rows):
         for c in range(4):
-            nan = f" || (ga_isnan_{s}(vv{j}_{c}) && !ga_isnan_{s}(bv{c}))" if s else ""
-            body += [f"let vv{j}_{c} = {vals[j][c]};",
-                     f"let bt{j}_{c} = ok{j} && (bi{c} == {EMPTY} || vv{j}_{c} {cmp} bv{c}{nan});",
-                     f"bv{c} = select(bv{c}, vv{j}_{c}, bt{j}_{c});",
-                     f"bi{c} = select(bi{c}, k{j}, bt{j}_{c});"]
+            body += _take_later(op, vdt, vals[j][c], f"k{j}", f"{j}_{c}", f"ok{j}", str(c))
     head = [f"  let G = {g.slot(('extra', 'G'))};",
             f"  let MG = {g.slot(('extra', 'MG'))};",
             f"  let L = {g.slot(('extra', 'L'))};",
