@@ -32,6 +32,11 @@ THREAD_MIN_OUTPUTS = 4096
 COLS_MIN_OUTPUTS = 32
 COLS_MIN_ROWS = 64
 COLS_THREADS = 1 << 18
+# the same for the four-outputs-a-thread walk (``_enqueue_cols4``). H200, float32, wall ms with 2^16 / 2^17 / 2^18
+# threads (the one-output walk's best, 2^18 or 2^19): argmax(axis=0) 16384^2 0.401 / 0.324 / 0.379 (0.384),
+# argmin(axis=0) 4096 x 65536 0.539 / 0.467 / 0.530 (0.531), 2^20 x 64 0.107 / 0.093 / 0.129 (0.103),
+# 1000 x 100000 0.368 / 0.352 / 0.403 (0.376)
+COLS4_THREADS = 1 << 17
 # rows of more than THREAD_ROW and at most SEG_ROW elements, at least SEG_MIN_OUTPUTS of them, along the last
 # axes: SEG threads a row (``render_argreduce_seg``), about SEG_ELEMS elements a thread, 8 to 256 threads
 SEG_ROW = 8192
@@ -115,7 +120,7 @@ def _enqueue_cols4(provider: Any, kernel: Kernel, bound: list[Any], out: Any, m:
     """``_enqueue_cols`` with four outputs a thread read as ``vec4`` words (``render_argreduce_cols4``)."""
     op, axes = kernel.attrs[:2]
     m4 = m // 4
-    g = max(1, min(-(-COLS_THREADS // m4), length // COLS_MIN_ROWS))
+    g = max(1, min(-(-COLS4_THREADS // m4), length // COLS_MIN_ROWS))
     k1 = dataclasses.replace(kernel, attrs=(op, tuple(axes), "cols4", g == 1), _sig=None)
     return _dispatch(provider, kernel, k1, render_argreduce_cols4, {"G": g, "MG": m4 * g, "L": length, "M4": m4},
                      bound, out, g, -(-m4 * g // WORKGROUP))
