@@ -1015,9 +1015,13 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     gc.collect()
     m1, r1 = xp.metrics(), _rss()
     assert v[0] == 103_000.0
-    assert m1["device_bytes_live"] == m0["device_bytes_live"]
-    assert m1["device_bytes_pooled"] <= m0["device_bytes_pooled"] + 64 * 1024
-    assert r1 - r0 < 8 * MIB, f"RSS grew by {(r1 - r0) / MIB:.1f} MiB"
+    # every figure in each message: this test failed twice in full H200 runs with eight workers (2026-11-27)
+    # and passed alone and beside seven other files, so a failure must say which figure moved and by how much
+    seen = (f"live {m0['device_bytes_live']} -> {m1['device_bytes_live']}, pooled {m0['device_bytes_pooled']} -> "
+            f"{m1['device_bytes_pooled']}, RSS +{(r1 - r0) / MIB:.1f} MiB")
+    assert m1["device_bytes_live"] == m0["device_bytes_live"], seen
+    assert m1["device_bytes_pooled"] <= m0["device_bytes_pooled"] + 64 * 1024, seen
+    assert r1 - r0 < 8 * MIB, seen
 
 
 # ---------------------------------------------------------------- bad input
