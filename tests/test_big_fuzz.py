@@ -107,3 +107,46 @@ def test_paths_past_one_binding_against_numpy(small_limits: WgpuProvider, wgpu_d
             tol = 1e-4 if dt in ("float32", "complex64") else 1e-10
             scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
+
+
+# one write each: (key, value or None for ``x[key] * 2 + 1``); on the device however the region lies
+ONE_WRITES = [(5, 7), (slice(100, 900), 1), ((slice(None, None, 7), slice(1, None, 3)), -1), ((slice(None), 3), None),
+              ((slice(2282, 3096, 4), 155), None), (-1, 2), ((slice(3, 4), slice(None)), 0),
+              ((slice(3080, 2164, -5), slice(None, None, 2)), -3), ((slice(None, None, -1), 4), 5)]
+
+
+@pytest.mark.parametrize("dt", ["float32", "int64", "complex64"])
+def test_writes_through_views_past_one_binding(small_limits: WgpuProvider, wgpu_device: xp.Device, dt: str) -> None:
+    """A write through a view of an array past one binding (``x[5] = 7``, ``m[::7, 1::3] = -1``, ``m[:, 3] *= 2``)
+    runs by blocks of rows, each writing the region's rows that fall in it (``wgpu_split._setslice_rows``): no
+    host fallback (a download and an upload of the whole array before), NumPy's values; also in parts, and in
+    sequences of writes (a value read from an earlier write's result may take the host: never another value)."""
+    rng = np.random.default_rng(7)
+    h = (rng.uniform(-3, 3, (3700, 216)) * 10).astype(dt)        # 3.2 / 6.4 MB: past a binding and a buffer
+    for key, val in ONE_WRITES:
+        g, hh = xp.asarray(h, device=wgpu_device), h.copy()
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            if val is None:
+                g[key] = g[key] * 2 + 1
+                hh[key] = hh[key] * 2 + 1
+            else:
+                g[key] = val
+                hh[key] = val
+            got = np.asarray(g)
+        assert xp.metrics()["host_fallbacks"] == 0, key
+        np.testing.assert_array_equal(got, hh, err_msg=str(key))
+    g, hh = xp.asarray(h, device=wgpu_device), h.copy()
+    with xp.config(offload="always"):
+        for _ in range(12):
+            a = int(rng.integers(0, 3700))
+            key = rng.choice([0, 1, 2])
+            k = (slice(a, None, int(rng.integers(1, 9))), int(rng.integers(0, 216))) if key == 0 else \
+                slice(a, a + int(rng.integers(0, 400))) if key == 1 else (slice(None, a, -3), slice(None, None, 5))
+            if rng.uniform() < 0.5:
+                g[k] = g[k] * 2 + 1
+                hh[k] = hh[k] * 2 + 1
+            else:
+                g[k] = 3
+                hh[k] = 3
+        np.testing.assert_array_equal(np.asarray(g), hh)

@@ -221,7 +221,15 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
             row_view[a] = len(instrs) - 1
         return row_view[a]
 
+    def setslice_rows(ins: Instr) -> bool:         # rows of a write whose value is its own or the block's rows
+        starts, steps = ins.params
+        val = src[ins.args[1]]
+        return blocked(src[ins.args[0]]) and len(val.shape) == nd and steps[0] != 0 and (
+            not blocked(val) or (starts[0] == 0 and steps[0] == 1))
+
     for i, ins in enumerate(src):
+        if ins.op != "input" and not blocked(ins) and any(blocked(src[a]) and src[a].op != "input" for a in ins.args):
+            return _rows_view(kernel, r0, r1)      # the block's work read at the whole array's positions
         if ins.op == "input" or not blocked(ins):
             instrs.append(Instr(ins.op, tuple(at[a] for a in ins.args), ins.dtype, ins.shape, ins.params))
         elif ins.op == "view" and src[ins.args[0]].op == "input":    # it reads its input where it lies
@@ -232,6 +240,10 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
             # a join along a later axis: the block's rows of each part, joined
             instrs.append(Instr("concat", tuple(use(a) for a in ins.args), ins.dtype, (r1 - r0, *ins.shape[1:]),
                                 ins.params))
+        elif ins.op == "setslice" and setslice_rows(ins):
+            b = use(ins.args[0])
+            blk = use(ins.args[1]) if blocked(src[ins.args[1]]) else None
+            instrs.extend(_setslice_rows(ins, src[ins.args[1]], b, at[ins.args[1]], blk, rows, r0, r1, len(instrs)))
         elif ins.op in INDEX_OPS or ins.op in ("iota", "reshape", "view"):
             # computed where it lies (a concatenation of column blocks, a reshaped input), read through a
             # view of its rows; not where it reads the block's own work
@@ -247,6 +259,32 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
     outs = [at[o] for o in kernel.outputs]
     return Kernel(instrs, list(kernel.inputs), outs, [Result(instrs[o].dtype, shape) for o in outs], shape,
                   kernel.device, kernel.kind, kernel.attrs, [at[o] for o in kernel.operands])
+
+
+def _setslice_rows(ins: Instr, val: Instr, base: int, whole: int, block: int | None, rows: int, r0: int,
+                   r1: int, at: int) -> list[Instr]:
+    """Rows ``r0:r1`` of ``base[starts::steps] = value`` (``ins``, a write through a view: ``x[5] = 7``,
+    ``x[100:900] = 1``, ``m[::7, 1::3] = -1``): the block's rows of the base (instruction ``base``) with the
+    rows of the region that fall in the block written, their start moved into the block's positions. The
+    value's rows are read through a view of instruction ``whole`` (the value computed where it lies), or are
+    the block's own (``block``: a region of every row, ``m[:, 3] = m[:, 3] * 2``); no region row in the block:
+    the base's rows alone (an identity view). ``at``: the index the first instruction returned will have."""
+    starts, steps = ins.params
+    s0, st0, cnt = starts[0], steps[0], val.shape[0]
+    if st0 > 0:             # region row i is s0 + i st0: those in [r0, r1)
+        i0, i1 = max(0, -(-(r0 - s0) // st0)), min(cnt, max(0, -(-(r1 - s0) // st0)))
+    else:                   # a reversed step (m[::-1] = v): the block's rows from its last down
+        i0, i1 = max(0, -(-(s0 - r1 + 1) // -st0)), min(cnt, max(0, (s0 - r0) // -st0 + 1))
+    shape = (r1 - r0, *ins.shape[1:])
+    if i1 <= i0:
+        return [Instr("view", (base,), ins.dtype, shape, (view_strides(shape), 0))]
+    out: list[Instr] = []
+    if block is not None and s0 == 0 and st0 == 1 and cnt == rows:
+        v = block
+    else:
+        out.append(_row_view(whole, val, i0, i1))
+        v = at
+    return [*out, Instr("setslice", (base, v), ins.dtype, shape, ((s0 + i0 * st0 - r0, *starts[1:]), steps))]
 
 
 def _row_view(i: int, ins: Instr, r0: int, r1: int) -> Instr:
