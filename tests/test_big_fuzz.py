@@ -150,3 +150,21 @@ def test_writes_through_views_past_one_binding(small_limits: WgpuProvider, wgpu_
                 g[k] = 3
                 hh[k] = 3
         np.testing.assert_array_equal(np.asarray(g), hh)
+
+
+def test_views_of_computed_rows_read_at_the_arrays_positions(small_limits: WgpuProvider,
+                                                            wgpu_device: xp.Device) -> None:
+    """Elementwise work past one binding that also reads its own computed work through a view of another shape
+    (``(X - v) + (X - v)[0]``: row 0 broadcast over every row) must read that work at the whole array's
+    positions, not the block's: before the forty-sixth session each block of rows added its own first row,
+    silently; such a kernel now runs whole (here: on the host), NumPy's values."""
+    rng = np.random.default_rng(3)
+    for rows, cols in [(3000, 200), (5000, 64)]:
+        h = rng.uniform(-3, 3, (rows, cols)).astype(np.float32)
+        hv = rng.uniform(-3, 3, (cols,)).astype(np.float32)
+        g, gv = xp.asarray(h, device=wgpu_device), xp.asarray(hv, device=wgpu_device)
+        with xp.config(offload="always"):
+            got = np.asarray((g - gv) + (g - gv)[0])
+            got2 = np.asarray((g * gv) * xp.reshape((g * gv)[:, 1], (-1, 1)))
+        np.testing.assert_allclose(got, (h - hv) + (h - hv)[0], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got2, (h * hv) * (h * hv)[:, 1:2], rtol=1e-6, atol=1e-6)
