@@ -41,9 +41,9 @@ from .wgsl_reduce_flat import FlatGen, axes_block, flat_inputs, vector_ok, vecto
 EMPTY = "0xffffffffu"
 # elements a chunk thread loads before comparing them (``_unrolled_walk``); 0: one at a time, as before
 UNROLL = int(os.environ.get("GPUARRAY_ARGREDUCE_UNROLL", "4"))
-# "0": no vec4 walk (``_vec_walk``), for A/B timing
 # "0": the one-output-a-thread walks (``thread``, ``cols_*``) compare one element at a time, for A/B timing
 WALK_UNROLL = os.environ.get("GPUARRAY_ARGREDUCE_WALK_UNROLL", "1") != "0"
+# "0": no vec4 walks (``_vec_walk``, ``cols4``), for A/B timing
 VEC = os.environ.get("GPUARRAY_ARGREDUCE_VEC", "1") != "0"
 
 
@@ -101,7 +101,7 @@ def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.d
                   f"    let kq{j} = select({end} - 1u, ka{j}, ok{j});"]
         _head, body, v = reduction_index(g, op_i, axes, k=f"kq{j}", sfx=f"_{j}")
         lines += body
-        vals.append(f"select(0u, 1u, {v})" if vdt == np.bool_ else v)
+        vals.append(_u32(v, vdt))
     for j, v in enumerate(vals):
         lines += ["    " + ln for ln in _take_later(op, vdt, v, f"kq{j}", str(j), f"ok{j}")]
     return lines
@@ -200,7 +200,7 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         vdt = kernel.instrs[op_i].dtype
         split, body, v = reduction_index(g, op_i, axes)
         head += split
-        body.append(f"    let v = {'select(0u, 1u, ' + v + ')' if vdt == np.bool_ else v};")
+        body.append(f"    let v = {_u32(v, vdt)};")
         body.append("    let i = k;")
         if UNROLL > 1 and WALK_UNROLL:       # the body first: it declares the values it memoized
             step1 = "1u" if thread or cols else f"G * {WORKGROUP}u"
