@@ -168,3 +168,23 @@ def test_views_of_computed_rows_read_at_the_arrays_positions(small_limits: WgpuP
             got2 = np.asarray((g * gv) * xp.reshape((g * gv)[:, 1], (-1, 1)))
         np.testing.assert_allclose(got, (h - hv) + (h - hv)[0], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got2, (h * hv) * (h * hv)[:, 1:2], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(3000, 200), (40, 75, 100), (2500, 301)])
+def test_nonzero_of_masks_past_one_binding(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                          shape: tuple[int, ...]) -> None:
+    """``nonzero`` / ``argwhere`` of an N-D mask past one binding: the flat indices by blocks, then each
+    dimension's coordinate ``(flat // stride) % dim`` on the device (the host before); none, few and every
+    element non-zero (then the coordinates themselves are past one binding)."""
+    rng = np.random.default_rng(len(shape))
+    h = rng.uniform(-3, 3, shape).astype(np.float32)
+    g = xp.asarray(h, device=wgpu_device)
+    for t in (10.0, 2.9, -10.0):
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = [np.asarray(a) for a in xp.nonzero(g > t)]
+            got_w = np.asarray(np.argwhere(g > t))       # through __array_function__
+        assert xp.metrics()["host_fallbacks"] == 0, t
+        for a, b in zip(got, np.nonzero(h > t), strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(got_w, np.argwhere(h > t))

@@ -46,7 +46,7 @@ from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes
 from .creation import asarray
 from .indexing import check_array_bounds, check_bounds, gather, host_copy, index_dtype
-from .searching_sorted import compact_node
+from .searching_sorted import compact_node, coord_nodes
 
 
 @dataclass
@@ -158,9 +158,7 @@ def _expand_masks(plan: _Plan) -> list[tuple[int, int, Any]]:
         if _on_gpu(k) and k.ndim == 1:
             arrays.append((v, -1, finish(compact_node(k._node, "flat"))))
         elif _on_gpu(k):
-            r = compact_node(k._node, "coords")
-            count = r.shape[1]
-            arrays += [(v + j, -1, finish(views.strided_view(r, (count,), (1,), j * count))) for j in range(k.ndim)]
+            arrays += [(v + j, -1, finish(c)) for j, c in enumerate(coord_nodes(k._node))]
         else:
             host = k if isinstance(k, np.ndarray) else k._host()
             for j, nz in enumerate(np.nonzero(host)):

@@ -128,15 +128,43 @@ def _compact_blocks(mask: Node, mode: str, values: Node | None, per: int) -> Nod
             parts.append(r)
     if not parts:
         return leaf(np.zeros((0,), values.dtype if values is not None else dev.default_int), dev)
+    if sum(r.shape[0] for r in parts) * STORAGE_NP[parts[0].dtype].itemsize > dev.binding_bytes():
+        evaluate_nodes(parts)       # joined by copies: one kernel of the moved indices would be past one binding
     return concat_nodes(parts, 0)
 
 
-def _coords(x: GpuArray) -> Node:
-    """``x``'s non-zero coordinates as one ``(ndim, count)`` node (computed on the host on ``cpu``)."""
+def coord_nodes(mask: Node) -> list[Node]:
+    """The coordinates of ``mask``'s non-zero elements (on a GPU device), one 1-D node per dimension, in C order:
+    one compaction kernel's ``(ndim, count)`` rows; for a mask past one binding, the flat indices (by blocks)
+    and each dimension's ``(flat // stride) % dim`` (elementwise on the device: the host before).
+
+    >>> import numpy as np, gpuarray as xp
+    >>> m = xp.asarray(np.array([[0.0, 2.0], [3.0, 0.0]]), device="cpu")
+    >>> [xp.GpuArray(c).tolist() for c in coord_nodes(m._node)]
+    [[0, 1], [1, 0]]
+    """
+    n = math.prod(mask.shape)
+    if n > COMPACT_CHUNK and n * 4 > mask.device.binding_bytes():
+        flat = compact_node(mask, "flat")
+        evaluate_nodes([flat])      # its join by copies on its own: fused into the coordinates, one 1-D kernel
+        dev, dt, count = flat.device, flat.dtype, flat.shape[0]      # past one binding would take the host
+        out = []
+        for d in range(len(mask.shape)):
+            stride = math.prod(mask.shape[d + 1:])
+            q = flat if stride == 1 else make("floor_divide", (flat, const(stride, dt, dev)), dt, (count,), (), dev)
+            out.append(q if d == 0 else make("remainder", (q, const(mask.shape[d], dt, dev)), dt, (count,), (), dev))
+        return out
+    r = compact_node(mask, "coords")
+    count = r.shape[1]
+    return [views.strided_view(r, (count,), (1,), d * count) for d in range(len(mask.shape))]
+
+
+def _coords(x: GpuArray) -> list[Node]:
+    """``x``'s non-zero coordinates, one 1-D node per dimension (computed on the host on ``cpu``)."""
     if x.device.provider.host_memory:
         host = np.asarray(x)
-        return leaf(np.array(np.nonzero(host), dtype=x.device.default_int).reshape(host.ndim, -1), x.device)
-    return compact_node(x._node, "coords")
+        return [leaf(np.asarray(c, dtype=x.device.default_int), x.device) for c in np.nonzero(host)]
+    return coord_nodes(x._node)
 
 
 def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
@@ -151,9 +179,7 @@ def nonzero(x: GpuArray, /) -> tuple[GpuArray, ...]:
         raise ValueError("nonzero: x must have at least one dimension; got a 0-d array")
     if x.ndim == 1 and not x.device.provider.host_memory:
         return (finish(compact_node(x._node, "flat")),)
-    r = _coords(x)
-    count = r.shape[1]
-    return tuple(finish(views.strided_view(r, (count,), (1,), d * count)) for d in range(x.ndim))
+    return tuple(finish(c) for c in _coords(x))
 
 
 def argwhere(x: GpuArray, /) -> GpuArray:
@@ -166,7 +192,9 @@ def argwhere(x: GpuArray, /) -> GpuArray:
     expect_array(x, "argwhere")
     if x.ndim == 0:
         raise ValueError("argwhere: x must have at least one dimension; got a 0-d array")
-    return finish(views.permute(_coords(x), (1, 0)))
+    cs = _coords(x)
+    count = cs[0].shape[0]
+    return finish(concat_nodes([views.reshape(c, (count, 1)) for c in cs], 1))
 
 
 def masked_values(x: GpuArray, mask: GpuArray, /) -> GpuArray:
