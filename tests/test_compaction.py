@@ -368,3 +368,18 @@ def test_accumulate_dtype_out_and_errors(device):
     assert_same(out, np.minimum.accumulate(a, axis=0))
     with pytest.raises(np.exceptions.AxisError):
         np.maximum.accumulate(g, axis=2)
+
+
+@pytest.mark.parametrize("shape,at,k", [((6, 7, 3), 0, 2), ((6, 7, 3), 1, 2), ((4, 5, 6, 2), 1, 2), ((4, 5, 6), 0, 3)])
+@pytest.mark.parametrize("fill", ["some", "none", "all"])
+def test_a_mask_over_several_dims_gathers_by_flat_index(device: xp.Device, shape: tuple[int, ...], at: int, k: int,
+                                                        fill: str) -> None:
+    """``a[:, mask]`` with a mask over k > 1 dims: the mask's flat indices gather along those dims merged
+    (``indexing_advanced.advanced_getitem``); NumPy's result, the mask anywhere, none or every element set."""
+    rng = np.random.default_rng(sum(shape) + at)
+    h = rng.uniform(-3, 3, shape).astype(np.float32)
+    m = rng.uniform(0, 1, shape[at:at + k]) > 0.5 if fill == "some" else np.full(shape[at:at + k], fill == "all")
+    g, gm = xp.asarray(h, device=device), xp.asarray(m, device=device)
+    with xp.config(offload="always"):
+        got = np.asarray(g[(slice(None),) * at + (gm,)])
+    np.testing.assert_array_equal(got, h[(slice(None),) * at + (m,)])
