@@ -77,6 +77,12 @@ def searchsorted(x1: GpuArray, x2: Any, /, *, side: str = "left", sorter: GpuArr
                        (side, sorter is not None), device))
 
 
+def _flags_past_binding(mask: Node) -> bool:
+    """Whether ``mask``'s flags (u32 a position) exceed one storage binding of its device: compaction by blocks."""
+    n = math.prod(mask.shape)
+    return n > COMPACT_CHUNK and n * 4 > mask.device.binding_bytes()
+
+
 def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     """The compaction of ``mask``'s non-zero positions on its GPU device (see the module docstring):
     ``mode`` ``flat`` (their flat indices), ``coords`` (their coordinates, one row per dimension:
@@ -93,9 +99,9 @@ def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     dt = values.dtype if values is not None else dev.default_int
     if values is not None and values.shape != mask.shape:
         raise ValueError(f"compact: values of shape {values.shape} for a mask of shape {mask.shape}")
-    lim = dev.binding_bytes() if mode != "coords" and n > COMPACT_CHUNK else None
-    if lim is not None and n * 4 > lim:     # the flags (u32) past one binding: by blocks, each a window
-        return _compact_blocks(mask, mode, values, (lim - SLACK) // max(4, STORAGE_NP[dt].itemsize))
+    if mode != "coords" and _flags_past_binding(mask):     # by blocks, each a window
+        per = (dev.binding_bytes() - SLACK) // max(4, STORAGE_NP[dt].itemsize)
+        return _compact_blocks(mask, mode, values, per)
     flags = astype_node(astype_node(mask, _dtypes.bool_), _dtypes.uint32)
     count = 0
     if n:
@@ -143,8 +149,7 @@ def coord_nodes(mask: Node) -> list[Node]:
     >>> [xp.GpuArray(c).tolist() for c in coord_nodes(m._node)]
     [[0, 1], [1, 0]]
     """
-    n = math.prod(mask.shape)
-    if n > COMPACT_CHUNK and n * 4 > mask.device.binding_bytes():
+    if _flags_past_binding(mask):
         flat = compact_node(mask, "flat")
         evaluate_nodes([flat])      # its join by copies on its own: fused into the coordinates, one 1-D kernel
         dev, dt, count = flat.device, flat.dtype, flat.shape[0]      # past one binding would take the host
@@ -192,7 +197,11 @@ def argwhere(x: GpuArray, /) -> GpuArray:
     expect_array(x, "argwhere")
     if x.ndim == 0:
         raise ValueError("argwhere: x must have at least one dimension; got a 0-d array")
-    cs = _coords(x)
+    if x.device.provider.host_memory or not _flags_past_binding(x._node):
+        r = (leaf(np.array(np.nonzero(np.asarray(x)), dtype=x.device.default_int).reshape(x.ndim, -1), x.device)
+             if x.device.provider.host_memory else compact_node(x._node, "coords"))
+        return finish(views.permute(r, (1, 0)))      # a view of the (ndim, count) rows: no copy
+    cs = coord_nodes(x._node)                        # one array per dimension, joined as columns
     count = cs[0].shape[0]
     return finish(concat_nodes([views.reshape(c, (count, 1)) for c in cs], 1))
 

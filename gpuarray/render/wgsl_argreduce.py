@@ -107,22 +107,51 @@ def _unrolled_walk(g: _Gen, op_i: int, axes: tuple[int, ...], op: str, vdt: np.d
     return lines
 
 
+def _word_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> frozenset[int] | None:
+    """The inputs of a real 4-byte operand evaluated by flat index over 4-byte inputs (``vec4`` words of
+    ``vec_inputs`` and ``cols4_inputs``), or None. 4-byte words only: float64 read as vec4<f64> was slower on
+    the H200 (argmax of 2^26: 0.169 against the element walk's 0.141 ms)."""
+    vdt = kernel.instrs[op_i].dtype
+    if not VEC or vdt.kind == "c" or vdt.itemsize > 4:
+        return None
+    fi = flat_inputs(kernel, op_i, axes)
+    if not fi or not vector_ok(kernel, fi) or any(STORAGE_NP[kernel.inputs[k].dtype].itemsize != 4 for k in fi):
+        return None
+    return fi
+
+
+def _pair_tree(width: int, lane: str) -> list[str]:
+    """Lines combining each group of ``width`` threads' pairs (``bv``, ``bi``) in workgroup memory into its
+    first thread's slot (``lane``: the thread's place in its group), a halving tree with ``arg_better``."""
+    return ["  shv[lid] = bv;",
+            "  shi[lid] = bi;",
+            "  workgroupBarrier();",
+            f"  var s = {width // 2}u;",
+            "  loop {",
+            "    if (s == 0u) { break; }",
+            f"    if ({lane} < s && arg_better(shv[lid], shi[lid], shv[lid + s], shi[lid + s])) {{",
+            "      shv[lid] = shv[lid + s];",
+            "      shi[lid] = shi[lid + s];",
+            "    }",
+            "    workgroupBarrier();",
+            "    s = s >> 1u;",
+            "  }"]
+
+
+def _source(decls: list[str], fn: str, main: str) -> str:
+    """A shader's text: its bindings, the library helpers it calls, ``fn`` (``arg_better``, or none) and ``main``."""
+    body = (fn + "\n\n" if fn else "") + main
+    return "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + body + "\n"
+
+
 def vec_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...], mode: str) -> frozenset[int] | None:
     """The inputs a chunk walk of ``mode`` reads as ``vec4`` (``_vec_walk``), or None: the reduced axes
     are the operand's last ones and its fused prologue reads its inputs at its own flat index (a plain
     array, elementwise work of such arrays and of values broadcast along the reduced axes)."""
-    vdt = kernel.instrs[op_i].dtype
-    if not VEC or mode not in ("final", "partial") or vdt.kind == "c" or vdt.itemsize > 4:
-        return None
     block = axes_block(len(kernel.instrs[op_i].shape), axes)
-    if block is None or block[1] != len(kernel.instrs[op_i].shape):
+    if mode not in ("final", "partial") or block is None or block[1] != len(kernel.instrs[op_i].shape):
         return None
-    fi = flat_inputs(kernel, op_i, axes)
-    # 4-byte words only: float64 read as vec4<f64> was slower on the H200 (argmax of 2^26: 0.169 against
-    # the scalar walk's 0.141 ms)
-    if not fi or not vector_ok(kernel, fi) or any(STORAGE_NP[kernel.inputs[k].dtype].itemsize != 4 for k in fi):
-        return None
-    return fi
+    return _word_inputs(kernel, op_i, axes)
 
 
 def _vec_walk(g: FlatGen, op_i: int, op: str, vdt: np.dtype, lane: str = "lid",
@@ -202,11 +231,9 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         head += split
         body.append(f"    let v = {_u32(v, vdt)};")
         body.append("    let i = k;")
-        if UNROLL > 1 and WALK_UNROLL:       # the body first: it declares the values it memoized
+        if UNROLL > 1 and (WALK_UNROLL or not (thread or cols)):  # the body first: it declares its memoized values
             step1 = "1u" if thread or cols else f"G * {WORKGROUP}u"
             unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt, step=step1, end="kend" if cols else "L")
-        elif UNROLL > 1 and not thread and not cols:
-            unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt)
     t = val_type(vdt)
     in_types = [WGSL_STORAGE_TYPE[vdt], "u32"] if mode == "pairs" else input_types(kernel)
     if vin:
@@ -250,26 +277,12 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         main = "\n".join([
             *entry,
             *walk,
-            "  shv[lid] = bv;",
-            "  shi[lid] = bi;",
-            "  workgroupBarrier();",
-            f"  var s = {WORKGROUP // 2}u;",
-            "  loop {",
-            "    if (s == 0u) { break; }",
-            "    if (lid < s && arg_better(shv[lid], shi[lid], shv[lid + s], shi[lid + s])) {",
-            "      shv[lid] = shv[lid + s];",
-            "      shi[lid] = shi[lid + s];",
-            "    }",
-            "    workgroupBarrier();",
-            "    s = s >> 1u;",
-            "  }",
+            *_pair_tree(WORKGROUP, "lid"),
             *store,
             "}",
         ])
-    fn = better_fn(op, vdt)
-    source = "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + fn + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
-                    2 if mode in ("partial", "cols_partial") else 1)
+    return Rendered(_source(decls, better_fn(op, vdt), main), sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide,
+                    len(kernel.inputs), 2 if mode in ("partial", "cols_partial") else 1)
 
 
 def render_argreduce_seg(kernel: Kernel) -> Rendered:
@@ -311,41 +324,21 @@ def render_argreduce_seg(kernel: Kernel) -> Rendered:
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
         *walk,
-        "  shv[lid] = bv;",
-        "  shi[lid] = bi;",
-        "  workgroupBarrier();",
-        f"  var s = {seg // 2}u;",
-        "  loop {",
-        "    if (s == 0u) { break; }",
-        "    if (lane < s && arg_better(shv[lid], shi[lid], shv[lid + s], shi[lid + s])) {",
-        "      shv[lid] = shv[lid + s];",
-        "      shi[lid] = shi[lid + s];",
-        "    }",
-        "    workgroupBarrier();",
-        "    s = s >> 1u;",
-        "  }",
+        *_pair_tree(seg, "lane"),
         f"  if (lane == 0u && mr < M) {{ out0[m] = {WGSL_TYPE[out_dt]}(shi[lid]); }}",
         "}"])
-    fn = better_fn(op, vdt)
-    source = "\n".join(decls) + "\n\n" + helpers_for(fn + "\n" + main) + "\n\n" + fn + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs), 1)
+    return Rendered(_source(decls, better_fn(op, vdt), main), sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide,
+                    len(kernel.inputs), 1)
 
 
 def cols4_inputs(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> frozenset[int] | None:
     """The inputs a ``cols4`` walk reads as ``vec4`` words (``render_argreduce_cols4``), or None: the reduced axes
     are the operand's leading ones, the kept elements a multiple of 4, the operand 4-byte values evaluated by
     flat index over 4-byte inputs."""
-    src = kernel.instrs[op_i]
-    vdt = src.dtype
-    if not VEC or vdt.kind == "c" or vdt.itemsize > 4:
-        return None
-    block = axes_block(len(src.shape), axes)
+    block = axes_block(len(kernel.instrs[op_i].shape), axes)
     if block is None or block[0] != 0 or kernel.size % 4:
         return None
-    fi = flat_inputs(kernel, op_i, axes)
-    if not fi or not vector_ok(kernel, fi) or any(STORAGE_NP[kernel.inputs[k].dtype].itemsize != 4 for k in fi):
-        return None
-    return fi
+    return _word_inputs(kernel, op_i, axes)
 
 
 def render_argreduce_cols4(kernel: Kernel) -> Rendered:
@@ -414,6 +407,5 @@ def render_argreduce_cols4(kernel: Kernel) -> Rendered:
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
         *head, *g.hoisted, *loop, *store, "}"])
-    source = "\n".join(decls) + "\n\n" + helpers_for(main) + "\n\n" + main + "\n"
-    return Rendered(source, sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
+    return Rendered(_source(decls, "", main), sorted(g.slots, key=lambda sp: g.slots[sp]), g.wide, len(kernel.inputs),
                     1 if final else 2)
