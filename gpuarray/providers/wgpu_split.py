@@ -243,7 +243,7 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
         elif ins.op == "setslice" and setslice_rows(ins):
             b = use(ins.args[0])
             blk = use(ins.args[1]) if blocked(src[ins.args[1]]) else None
-            instrs.extend(_setslice_rows(ins, src[ins.args[1]], b, at[ins.args[1]], blk, rows, r0, r1, len(instrs)))
+            instrs.extend(_setslice_rows(ins, src[ins.args[1]], b, at[ins.args[1]], blk, r0, r1, len(instrs)))
         elif ins.op in INDEX_OPS or ins.op in ("iota", "reshape", "view"):
             # computed where it lies (a concatenation of column blocks, a reshaped input), read through a
             # view of its rows; not where it reads the block's own work
@@ -261,8 +261,8 @@ def _rows_of(kernel: Kernel, r0: int, r1: int) -> Kernel:
                   kernel.device, kernel.kind, kernel.attrs, [at[o] for o in kernel.operands])
 
 
-def _setslice_rows(ins: Instr, val: Instr, base: int, whole: int, block: int | None, rows: int, r0: int,
-                   r1: int, at: int) -> list[Instr]:
+def _setslice_rows(ins: Instr, val: Instr, base: int, whole: int, block: int | None, r0: int, r1: int,
+                   at: int) -> list[Instr]:
     """Rows ``r0:r1`` of ``base[starts::steps] = value`` (``ins``, a write through a view: ``x[5] = 7``,
     ``x[100:900] = 1``, ``m[::7, 1::3] = -1``): the block's rows of the base (instruction ``base``) with the
     rows of the region that fall in the block written, their start moved into the block's positions. The
@@ -279,7 +279,7 @@ def _setslice_rows(ins: Instr, val: Instr, base: int, whole: int, block: int | N
     if i1 <= i0:
         return [Instr("view", (base,), ins.dtype, shape, (view_strides(shape), 0))]
     out: list[Instr] = []
-    if block is not None and s0 == 0 and st0 == 1 and cnt == rows:
+    if block is not None:       # a region of every row (setslice_rows: start 0, step 1): the block's own rows
         v = block
     else:
         out.append(_row_view(whole, val, i0, i1))
