@@ -142,7 +142,29 @@ def time_peers(libs: list[str], fn_for: Callable[[str, Any], Callable[..., Any]]
             out[f"{lib}_ms"] = _peer_ms(lib, fn_for, arrays, runs)
         except Exception as e:  # noqa: BLE001 - a library that is absent or fails is reported
             out[f"{lib}_error"] = f"{type(e).__name__}: {str(e)[:160]}"
+        _release(lib)
     return out
+
+
+def _release(lib: str) -> None:
+    """Give the device memory that ``lib``'s allocator keeps cached back to the driver, so that the
+    libraries timed after it in this process (gpuarray's pool among them) are not short of memory
+    (``bench.big_arrays``'s 6 GB arrays took 160-200 ms a call in gpuarray after the peers' timings and
+    9-12 ms in a process of its own: a new buffer costs about 70 ms a GiB on the H200)."""
+    import gc
+    gc.collect()
+    try:
+        if lib in ("torch", "torch_compile"):
+            import torch
+            torch.cuda.empty_cache()
+        elif lib == "cupy":
+            import cupy as cp
+            cp.get_default_memory_pool().free_all_blocks()
+        elif lib == "jax":
+            import jax
+            jax.clear_caches()
+    except Exception:  # noqa: BLE001, S110 - a library that is absent has nothing to release
+        pass
 
 
 def _peer_ms(lib: str, fn_for: Callable[[str, Any], Callable[..., Any]], arrays: tuple[Any, ...], runs: int) -> float:

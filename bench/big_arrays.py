@@ -1,7 +1,7 @@
 """Arrays past one storage binding (2 GiB on the H200): matrix products by blocks and the reductions,
 arg-reductions and masks by blocks, gpuarray against PyTorch and CuPy in one process, by wall clock.
 
-    python -m bench.big_arrays [--runs 5] [--libs torch,cupy] [--scale 1] [--out FILE]
+    python -m bench.big_arrays [--runs 5] [--libs torch,cupy] [--scale 1] [--sets f32,f64,f32parts,tall] [--out FILE]
 
 Data: ``X`` of 12 x 10^6 x 64 float32 (3.07 GB), 6 x 10^6 x 64 float64 (3.07 GB) and 24 x 10^6 x 64
 float32 (6.1 GB: past one 4 GiB buffer, stored in two), uniform in [-3, 3] for the first half of the
@@ -69,7 +69,10 @@ def _other(p: Any, name: str) -> Callable[..., Any]:
     return lambda x: x[x > 29.5]
 
 
-def run(runs: int, libs: list[str], scale: float = 1.0) -> list[dict[str, Any]]:
+SETS = ("f32", "f64", "f32parts", "tall")      # the data sets below, in order
+
+
+def run(runs: int, libs: list[str], scale: float = 1.0, sets: tuple[str, ...] = SETS) -> list[dict[str, Any]]:
     try:
         import torch
     except ImportError:
@@ -89,12 +92,17 @@ def run(runs: int, libs: list[str], scale: float = 1.0) -> list[dict[str, Any]]:
         else:                                   # no PyTorch (a development machine): NumPy in float64
             ref = np.asarray(peer(np)(*(a.astype(np.float64) for a in hargs)))
         rec["err"] = float(np.max(np.abs(got - ref)) / max(1.0, float(np.max(np.abs(ref))))) if ref.size else 0.0
+        made = xp.metrics()["device_buffers_created"]
         rec["gpuarray_ms"] = 1e3 * wall_per_call(lambda: xp.evaluate(f(xp, *args)), xp.synchronize, runs)
+        # buffers the timed calls (and their warm-up) had to create: none when the pool serves them
+        rec["buffers_created"] = xp.metrics()["device_buffers_created"] - made
         rec.update(time_peers(libs, lambda _lib, mod: peer(mod), hargs, runs))
         rows_out.append(rec)
         print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()), flush=True)
 
-    for dt, rows in (("float32", int(12e6 * scale)), ("float64", int(6e6 * scale)), ("float32", int(24e6 * scale))):
+    stages = {"f32": ("float32", int(12e6 * scale)), "f64": ("float64", int(6e6 * scale)),
+              "f32parts": ("float32", int(24e6 * scale))}
+    for dt, rows in (v for k, v in stages.items() if k in sets):
         h = _data(rows, 64, dt, 0)
         x = xp.asarray(h) * 1                   # device-only: no host copy to fall back on
         xp.evaluate(x)
@@ -114,6 +122,8 @@ def run(runs: int, libs: list[str], scale: float = 1.0) -> list[dict[str, Any]]:
                 (x,), (h,), lambda mod: (lambda a: mod.sum(a, axis=0)))
             del flat
         del x, h
+    if "tall" not in sets:
+        return rows_out
     tall = max(8, int(40000 * scale))
     h = _data(tall, 16385, "float32", 2)
     x = xp.asarray(h) * 1
@@ -137,9 +147,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--libs", default="torch,cupy")
     ap.add_argument("--scale", type=float, default=1.0, help="rows times this (a quick check: 0.001)")
+    ap.add_argument("--sets", default=",".join(SETS), help=f"data sets to run, of {','.join(SETS)}")
     ap.add_argument("--out")
     args = ap.parse_args()
-    rows = run(max(3, args.runs), [v for v in args.libs.split(",") if v], args.scale)
+    sets = tuple(v for v in args.sets.split(",") if v)
+    if not set(sets) <= set(SETS):
+        ap.error(f"--sets takes some of {', '.join(SETS)}, not {args.sets!r}")
+    rows = run(max(3, args.runs), [v for v in args.libs.split(",") if v], args.scale, sets)
     write_out(json.dumps({"host": platform.node(), "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1),
               args.out)
 

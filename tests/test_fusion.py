@@ -80,17 +80,18 @@ def test_changed_size_reuses_pipeline(wgpu_device, first, second):
 
 
 def test_vec4_form_is_used_where_it_applies(wgpu_device):
-    """Contiguous 32-bit and float64 operands whose size is a multiple of 4: one vec4 per thread
-    (float64 with several float64 functions: a vec2, the sin and cos of one value counting once);
-    views, broadcasting and 64-bit integers: one element per thread; all give NumPy's values."""
+    """32-bit and float64 operands whose size is a multiple of 4: one vec4 per thread (float64 with
+    several float64 functions: a vec2, the sin and cos of one value counting once), operands read
+    through views or broadcast read lane by lane; 64-bit integers: one element per thread; all give
+    NumPy's values."""
     from gpuarray.compiler import schedule
     from gpuarray.render.wgsl import render
     h = np.arange(24, dtype=np.float32).reshape(4, 6) - 7.5
     x = xp.asarray(h, device=wgpu_device)
     row = xp.asarray(h[0], device=wgpu_device)
     cases = [(xp.exp(x) * 2 + x, np.exp(h) * 2 + h, 4), ((x > 0) & (x < 9), (h > 0) & (h < 9), 4),
-             (xp.astype(x, xp.int32) + 1, h.astype(np.int32) + 1, 4), (x + row, h + h[0], 1),
-             (x.T * 2, h.T * 2, 1)]
+             (xp.astype(x, xp.int32) + 1, h.astype(np.int32) + 1, 4), (x + row, h + h[0], 4),
+             (x.T * 2, h.T * 2, 4)]
     if wgpu_device.supports(np.float64):
         d, hd = xp.astype(x, xp.float64), h.astype(np.float64)
         # no scalar constants: one already evaluated elsewhere in the session is an input read at a
@@ -106,6 +107,47 @@ def test_vec4_form_is_used_where_it_applies(wgpu_device):
         assert render(kernel, 4).vec == vec, (want.dtype, vec)
         # exp: within 4 ULP in float32; float64: 1 ULP each function, and a little cancellation
         assert_same(got, want, rtol=4e-7 if want.dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("mixed", [0, 1, 2])
+def test_vec4_lanes_read_broadcast_and_view_operands(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch,
+                                                      mixed: int) -> None:
+    """vec4 kernels whose operands are not all read at the thread's own elements (a row or a column
+    broadcast, a 0-d array, a reversed or strided view, a gather, an int32 and a bool operand) bind
+    those as arrays of scalars, read lane by lane (``GPUARRAY_VEC4_MIXED`` 1: where another operand is
+    read as words, 2: also where none is; 0: one element a thread): NumPy's values with NaN, infinities
+    and -0.0, in each setting, rows that are not a multiple of 4 long included."""
+    from gpuarray.compiler import schedule
+    from gpuarray.render import wgsl
+    monkeypatch.setattr(wgsl, "MIXED_LANES", mixed)
+    rng = np.random.default_rng(5)
+    h = rng.uniform(-30, 30, (12, 10)).astype(np.float32)
+    h[1, 2], h[3, 4], h[5, 6], h[7, 8] = np.nan, np.inf, -np.inf, -0.0
+    hw = np.concatenate([h, h[:, :2]], axis=1)          # 12 x 12: views of it are 12 x 10
+    row, col = rng.uniform(-3, 3, 10).astype(np.float32), rng.uniform(1, 3, (12, 1)).astype(np.float32)
+    k = rng.integers(-50, 50, (12, 10)).astype(np.int32)
+    idx = rng.integers(0, 12, 12)
+    x, xw, r, c, ki = (xp.asarray(a, device=wgpu_device) for a in (h, hw, row, col, k))
+    s0 = xp.asarray(np.float32(2.5), device=wgpu_device)
+    ix = xp.asarray(idx, device=wgpu_device)
+    lazy = xp.config(offload="always", eager_host=False)      # recorded, not computed at once on the host
+    lazy.__enter__()
+    cases = [  # (got, want, an operand read as words); no two share work (an evaluated one is an input)
+        (x - r, h - row, True), (x * r + c, h * row + col, True), (x / c, h / col, True),
+        (x * s0 - 1, h * np.float32(2.5) - 1, True), (xp.where(x > r, k, -k), np.where(h > row, k, -k), True),
+        (xw[:, 2:] * 2, hw[:, 2:] * 2, False), (xw[::-1, 1:11] + x, hw[::-1, 1:11] + h, True),
+        (x[ix] * 2, h[idx] * 2, False),
+        (xp.exp(x + r) + xp.astype(ki, xp.float32), np.exp(h + row) + k.astype(np.float32), True),
+        (ki * 3 - xp.astype(x < r, xp.int32), k * 3 - (h < row).astype(np.int32), True)]
+    try:
+        with np.errstate(all="ignore"):
+            for n, (got, want, words) in enumerate(cases):
+                kernel = schedule([got._node])[-1]
+                vec = wgsl.render(kernel, 4).vec
+                assert vec == (4 if mixed == 2 or (mixed == 1 and words) else 1), (n, mixed, words)
+                assert_same(got, want, rtol=4e-7)
+    finally:
+        lazy.__exit__(None, None, None)
 
 
 @pytest.mark.parametrize("heavy", [False, True], ids=["arith", "exp"])

@@ -19,7 +19,7 @@ from typing import Any
 _KEYS = (
     "kernels_compiled", "pipeline_cache_hits", "dispatches", "submits", "evaluations",
     "bytes_uploaded", "bytes_downloaded", "host_fallbacks", "host_kernels",
-    "eager_host_ops",
+    "eager_host_ops", "device_buffers_created",
 )
 GAUGES = ("device_bytes_live", "device_bytes_pooled")
 _counters: dict[str, int] = dict.fromkeys(_KEYS, 0)

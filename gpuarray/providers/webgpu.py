@@ -30,15 +30,14 @@ from typing import Any
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from ..core import config as _config
 from ..core import metrics as _metrics
 from ..core.dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from ..core.errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
-from ..render import wgsl_tiled
-from ..render.wgsl import WORKGROUP, Rendered, render, render_variant
+from ..render.wgsl import Rendered, render
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
-from .wgpu_bindings import BindGroupCache, KeptBuffers, bind_layout, wide_buffers
+from .wgpu_bindings import BindGroupCache, KeptBuffers, bind_layout
+from .wgpu_elementwise import dispatch_elementwise
 from .wgpu_encode import RAW, PassRecorder, RawPass
 from .wgpu_kinds import (  # noqa: F401 - the op lists: imported from here by tests and docs
     C128_HOST_OPS,
@@ -68,7 +67,6 @@ from .wgpu_split import (  # noqa: F401 - SegmentedHandle, split_kernel: used by
 # a 2^22 chain 0.069 -> 0.047 ms a call; 256 -> 1024: X.T @ r 0.122 -> 0.109, chain8 2^26 0.251 -> 0.244;
 # 16 -> 64 dispatches (GPUARRAY_SUBMIT_DISPATCHES): host time of a cached 2^16 FFT 45-52 -> 42-43 us, `sum`
 # 48-54 -> 43-45; a burst of medium work starts the GPU up to 64 dispatches' recording later)
-TILED = os.environ.get("GPUARRAY_TILED", "1") != "0"      # transposed operands through tiles (wgsl_tiled)
 SUBMIT_DISPATCHES = int(os.environ.get("GPUARRAY_SUBMIT_DISPATCHES", "64"))
 FIRST_SUBMIT = 16   # submit_early: dispatches worth starting the GPU on, then every LONG_SUBMIT (H200,
 LONG_SUBMIT = 256   # a submit while the GPU runs costs 0.1-0.4 ms of host time: docs/benchmarks.md)
@@ -539,26 +537,8 @@ class WgpuProvider(WgpuMemory):
                     for o in kernel.outputs]
             if kernel.size == 0:
                 return outs
-            fast = bool(_config.get("fast_math"))
-            vec = 4 if self.vec4 and kernel.size % 4 == 0 else 1
-            r = kernel.memoized(("wgsl", vec, fast, TILED),
-                                lambda: self._elementwise_shader(kernel, vec, fast))
-            wide = wide_buffers(self, r, kernel) if r.wide else []
-            groups = wgsl_tiled.groups_for(kernel.out_shape, r.tile) if r.tile else \
-                -(-kernel.size // (WORKGROUP * r.vec * r.per_thread))
-            self.dispatch(r.source, r.meta(kernel), [*in_handles, *outs, *wide], groups)
+            dispatch_elementwise(self, kernel, [*in_handles, *outs])
             return outs
-
-    def _elementwise_shader(self, kernel: Kernel, vec: int, fast: bool) -> Rendered:
-        """The shader of an elementwise kernel: through shared-memory tiles where it reads an operand
-        transposed (``render/wgsl_tiled.py``), vec4 where asked and rendered so, else scalar."""
-        views = wgsl_tiled.transposed_views(kernel) if TILED and not fast else ()
-        if views:
-            return self.rendered_for(kernel, wgsl_tiled.render_tiled, (views, wgsl_tiled.tile_for(kernel, views)))
-        r = self.rendered_for(kernel, render_variant, (vec, fast)) if vec == 4 or fast else None
-        if r is None or (r.vec == 1) != (vec == 1):        # asked for vec4, rendered one element a thread
-            r = self.rendered_for(kernel, render_variant, (1, fast)) if fast else self.rendered_for(kernel)
-        return r
 
     def run(self, batch: Sequence[tuple[Kernel, list[Any]]]) -> list[list[Any]]:
         """Run kernels in order in one compute pass and one submit; returns output handles."""

@@ -72,6 +72,7 @@ class BufferPool:
             return buf
         buf = self.device.create_buffer(size=cls, usage=self.usage)
         self.created += 1
+        _metrics.add("device_buffers_created")
         self.live += cls
         return buf
 

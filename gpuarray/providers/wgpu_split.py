@@ -27,8 +27,7 @@ from typing import Any
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel, Result
 from ..core.dtypes import STORAGE_NP
 from ..graph.shapes import view_strides
-from ..render.wgsl import WORKGROUP
-from .wgpu_bindings import wide_buffers
+from .wgpu_elementwise import dispatch_elementwise
 
 
 class GpuHandle:
@@ -311,11 +310,9 @@ def _enqueue_row_blocks(provider: Any, kernel: Kernel, in_handles: Sequence[Any]
     out_items = [STORAGE_NP[kernel.instrs[o].dtype].itemsize for o in kernel.outputs]
     outs = [provider.alloc_array(kernel.size, it, row=row) for it in out_items]
     for r0, r1, bk, windows in blocks:
-        r = provider.rendered_for(bk)
-        wide = wide_buffers(provider, r, bk)
         bound = window_handles(in_handles, bk, windows)
         bound += [_sub_range(h, r0 * row, (r1 - r0) * row, it) for h, it in zip(outs, out_items, strict=True)]
-        provider.dispatch(r.source, r.meta(bk), [*bound, *wide], -(-(r1 - r0) * row // WORKGROUP))
+        dispatch_elementwise(provider, bk, bound)
     return outs
 
 
@@ -351,12 +348,10 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
             k = split_kernel(kernel, c)
             assert k is not None, "cannot_run refuses kernels that cannot be split"
             flat[c] = k
-        r = provider.rendered_for(k)
-        wide = wide_buffers(provider, r, k)
         bound = [(h.buffer, 0, it) if node.shape == () else _sub_range(h, start, c, it)
                  for h, it, node in zip(in_handles, items, kernel.inputs)]
         bound += [_sub_range(h, start, c, it) for h, it in zip(outs, out_items)]
-        provider.dispatch(r.source, r.meta(k), [*bound, *wide], -(-c // WORKGROUP))
+        dispatch_elementwise(provider, k, bound)
         start = end
     return outs
 

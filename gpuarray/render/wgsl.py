@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +166,9 @@ class _Gen:
         self.fast = False                  # config(fast_math=True): the op table's "fast" templates
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
         self.lane_miss = False             # an input was read at another index: no vec4 form
+        # vec4 rendering with inputs read elsewhere (a broadcast row, a view, a gather): those inputs, bound
+        # as arrays of scalars and read lane by lane (None: no such inputs, such a read is a ``lane_miss``)
+        self.scalar_in: set[int] | None = None
         self.result: str | None = None     # a fused epilogue's ``result``: the breaker's value (WGSL)
         self.named: dict[int, str] = {}    # instructions whose value is a WGSL name (rowfuse's rowreduce)
         # float32 and float64 values whose sin and cos are both taken: one shared range reduction (ga_sincos)
@@ -241,9 +245,14 @@ class _Gen:
             k = ins.params[0]
             expr = f"in{k}[{self.lin(idx, i)}]"
             if self.lane is not None:
-                if idx != ("lin", f"e{self.lane}"):
-                    self.lane_miss = True
-                expr = f"x{k}[{self.lane}]"
+                own = idx == ("lin", f"e{self.lane}")
+                if self.scalar_in is None:
+                    self.lane_miss = self.lane_miss or not own
+                    expr = f"x{k}[{self.lane}]"
+                elif own and k not in self.scalar_in:
+                    expr = f"x{k}[{self.lane}]"
+                else:
+                    self.scalar_in.add(k)
             return self.emit(f"{expr} != 0u" if dt == np.bool_ else expr)
         if op == "const":
             if dt.kind == "c":
@@ -411,6 +420,10 @@ VEC_TYPES = frozenset({"f32", "i32", "u32"})   # 16-byte vec4 words (the scans u
 ELEMENTWISE_VEC_TYPES = VEC_TYPES | {"f64"}
 F64_VEC4_MAX_FUNCTIONS = 1
 F64_MULTI_LANES = 2      # lanes (vec2, 16 bytes) of the float64 kernels with more functions; 1: one element
+# vec4 kernels whose inputs are not all read at the thread's own elements (a broadcast row such as
+# ``x - mean(x, axis=0)``, a view, a gather) read those inputs element by element, lane by lane: 0 never
+# (one element a thread), 1 where at least one input is read as words, 2 also where none is
+MIXED_LANES = int(os.environ.get("GPUARRAY_VEC4_MIXED", "2"))
 
 
 def _f64_functions(kernel: Kernel) -> int:
@@ -480,6 +493,25 @@ def _before_four_lane_calls(kernel: Kernel, fast: bool) -> list[int]:
     return list(out)
 
 
+def _lanes(g: _Gen, kernel: Kernel, fast: bool, n_lanes: int) -> list[list[str]]:
+    """Render each lane's outputs into ``g`` (vec4 form): per lane, the outputs' stored values."""
+    g.fast = fast
+    g.lines += [f"  let e{lane} = gi * {n_lanes}u + {lane}u;" for lane in range(n_lanes)]
+    # Values that a four-lane helper's call does not depend on come first, lane by lane, and the
+    # call after them: its branch then does not split the lanes' other work (H200, chain8 with
+    # the tanh call after lane 0's work: 0.665 ms; after all four lanes' work: 0.645)
+    first = _before_four_lane_calls(kernel, fast)
+    for lane in range(n_lanes if first else 0):
+        g.lane = lane
+        for a in first:
+            g.value(a, ("lin", f"e{lane}"))
+    lanes = []
+    for lane in range(n_lanes):
+        g.lane = lane
+        lanes.append([store_value(kernel.instrs[o].dtype, g.value(o, ("lin", f"e{lane}"))) for o in kernel.outputs])
+    return lanes
+
+
 def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     """The ``vec=4`` form of ``render`` (two lanes, ``vec2``, for float64 kernels with several float64
     functions), or None where it does not apply."""
@@ -495,38 +527,32 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
         n_lanes = F64_MULTI_LANES
         if n_lanes == 1:
             return None
-    g = _Gen(kernel)
-    g.fast = fast
-    lanes: list[list[str]] = []
-    g.lines += [f"  let e{lane} = gi * {n_lanes}u + {lane}u;" for lane in range(n_lanes)]
-    # Values that a four-lane helper's call does not depend on come first, lane by lane, and the
-    # call after them: its branch then does not split the lanes' other work (H200, chain8 with
-    # the tanh call after lane 0's work: 0.665 ms; after all four lanes' work: 0.645)
-    first = _before_four_lane_calls(kernel, fast)
-    for lane in range(n_lanes if first else 0):
-        g.lane = lane
-        for a in first:
-            g.value(a, ("lin", f"e{lane}"))
-    for lane in range(n_lanes):
-        g.lane = lane
-        vals = []
-        for o in kernel.outputs:
-            v = g.value(o, ("lin", f"e{lane}"))
-            vals.append(store_value(ins[o].dtype, v))
-        lanes.append(vals)
-    if g.lane_miss:
-        return None
+    scalar: set[int] = set()
+    while True:                 # again while an input is found read elsewhere than at its lane's index
+        g = _Gen(kernel)
+        g.scalar_in = set(scalar) if MIXED_LANES else None
+        lanes = _lanes(g, kernel, fast, n_lanes)
+        if g.lane_miss:
+            return None
+        if g.scalar_in is None or g.scalar_in == scalar:
+            break
+        scalar = g.scalar_in
+    if scalar and len(scalar) == len(types) and MIXED_LANES < 2:
+        return None             # no input read as words: the one-element-a-thread form
+    words = [k for k in range(len(types)) if k not in scalar]
     stores = [f"  out{j}[gi] = vec{n_lanes}<{t}>({', '.join(lanes[lane][j] for lane in range(n_lanes))});"
               for j, t in enumerate(out_types)]
-    decls = declare_bindings([f"vec{n_lanes}<{t}>" for t in types], [f"vec{n_lanes}<{t}>" for t in out_types], g.wide)
+    decls = declare_bindings([t if k in scalar else f"vec{n_lanes}<{t}>" for k, t in enumerate(types)],
+                             [f"vec{n_lanes}<{t}>" for t in out_types], g.wide)
     # A grid-stride loop: thread t takes vec4 number t, t + (threads in the grid), ...; the next
     # vec4 of each input is read before the current one is computed, so that loads are in flight
     # while the thread computes (H200: chain8 0.758 -> 0.683 ms at 8 per thread, x*2+1 0.548 ->
-    # 0.507 at 2). The number of threads is the dispatch's choice (``per_thread``).
-    prefetch = [f"  var n{k} = in{k}[i];" for k in range(len(types))]
-    nxt = " ".join(f"n{k} = in{k}[i];" for k in range(len(types)))
-    body = [f"  let x{k} = n{k};" for k in range(len(types))] + [
-        "  i = i + stride;", f"  if (i < nv) {{ {nxt} }}" if types else ""] + g.lines + stores
+    # 0.507 at 2). The number of threads is the dispatch's choice (``per_thread``). Inputs read
+    # elsewhere (``scalar``) are read where used, lane by lane.
+    prefetch = [f"  var n{k} = in{k}[i];" for k in words]
+    nxt = " ".join(f"n{k} = in{k}[i];" for k in words)
+    body = [f"  let x{k} = n{k};" for k in words] + [
+        "  i = i + stride;", f"  if (i < nv) {{ {nxt} }}" if words else ""] + g.lines + stores
     main = (
         f"@compute @workgroup_size({WORKGROUP})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"

@@ -66,7 +66,7 @@ def _concat(g: Any, i: int, idx: tuple) -> str:
         start = off
         cond = None
         if k < last:
-            off = g.emit(f"{start} + {g.slot(('dim', g.rep[a], axis))}", "e")
+            off = g.emit(f"{start} + {g.slot(('dim', g.rep[a], axis))}", "ei")
             cond = f"{j} < {off}"
         sub = m[:axis] + (f"({j} - {start})",) + m[axis + 1:]
         cases.append((cond, _reader(g, a, sub)))
