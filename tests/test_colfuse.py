@@ -254,3 +254,24 @@ def test_many_rows_fused(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch
                 _check(got, fn(np, x), dt)
     finally:
         plan_cache.clear()
+
+
+def test_large_operands_fuse_where_it_pays(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``MAX_BYTES`` (lowered here to 64 KiB): ``std`` stays one kernel where there are
+    ``TARGET_TILES`` column tiles (4096 float32 columns) and is split where there are fewer (1024);
+    centring and ``x / sum`` are separate kernels; standardising is one kernel up to twice ``MAX_BYTES``
+    (two levels of reductions saved) and separate past it. NumPy's values either way."""
+    monkeypatch.setattr(colfuse, "MAX_BYTES", 1 << 16)
+    plan_cache.clear()          # its templates hold the plans made under the default
+    try:
+        cases = [((8, 4096), "std", True), ((32, 1024), "std", False), ((8, 4096), "center", False),
+                 ((8, 4096), "share", False), ((6, 4096), "standardize", True),
+                 ((16, 4096), "standardize", False), ((2, 4096), "center", True)]   # 32 KiB: below
+        for shape, name, fused in cases:
+            x = _x(shape, seed=3)
+            fn = WORKLOADS[name]
+            got, n = _dispatches(lambda fn=fn, x=x: fn(xp, xp.asarray(x, device=wgpu_device)))
+            assert (n == 1) == fused, (shape, name, n)
+            _check(got, fn(np, x), "float32")
+    finally:
+        plan_cache.clear()

@@ -125,3 +125,32 @@ def test_destroyed_buffers_take_their_bind_groups(wgpu_device: xp.Device) -> Non
         x = xp.asarray(h, device=wgpu_device)   # new buffers, maybe at the ids of destroyed ones
         assert_same(x + 1, h + 1)
         assert_same(x * 2 - 1, h * 2 - 1)
+
+
+def test_pool_evicts_the_buffers_released_longest_ago() -> None:
+    """Past its cap the pool evicts the buffer released longest ago, whatever its size: an array of two
+    parts released after a stale larger buffer keeps both parts (largest-first eviction dropped the
+    larger part each time, and a repeated call made it again); ``device_buffers_created`` counts makes."""
+    from types import SimpleNamespace
+
+    from gpuarray.providers.wgpu_pool import BufferPool
+    made: list[int] = []
+    destroyed: list[int] = []
+
+    class Buf(SimpleNamespace):
+        def destroy(self) -> None:
+            destroyed.append(self.size)
+
+    dev = SimpleNamespace(create_buffer=lambda size, usage: made.append(size) or Buf(size=size))
+    pool = BufferPool(dev, 0, keep_bytes=10 << 20, max_bytes=8 << 20)
+    before = xp.metrics()["device_buffers_created"]
+    stale = pool.get(6 << 20)
+    pool.put(stale)                                 # an earlier array's buffer, never asked for again
+    for _ in range(3):                              # a repeated call's result: parts of 4 MiB and 2 MiB
+        a, b = pool.get(4 << 20), pool.get(2 << 20)
+        pool.put(a)
+        pool.put(b)
+    assert made == [6 << 20, 4 << 20, 2 << 20]      # the parts made once, reused twice
+    assert destroyed == [6 << 20]                   # the stale buffer went, not the larger part
+    assert pool.free_bytes == 6 << 20 and pool.live == 0
+    assert xp.metrics()["device_buffers_created"] - before == 3

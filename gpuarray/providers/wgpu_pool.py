@@ -58,6 +58,7 @@ class BufferPool:
         self.live = 0          # bytes handed out by get() and not yet put() back
         self.created = 0
         self.reused = 0
+        self.released = 0      # buffers put back so far: each one's number orders evictions
         self.dead = False      # the device is lost: forget everything, hand nothing out
         self.on_destroy: Any = None     # called with each buffer before it is destroyed
         _metrics.register_gauges(self)
@@ -90,7 +91,11 @@ class BufferPool:
         return None
 
     def put(self, buf: Any) -> None:
-        """Keep ``buf`` for reuse; evict other size classes (largest first) to stay under the cap."""
+        """Keep ``buf`` for reuse; evict the buffers released longest ago to stay under the cap. (Largest
+        first, as before, evicted the buffer just released where a stale larger one was kept: on the
+        H200 an array stored in two parts (4 GiB and 1.9 GB) evicted its 4 GiB part at every release
+        while a 3 GB buffer of an earlier array stayed, and each call made a new 4 GiB buffer, about
+        200 ms.)"""
         if self.dead:
             return
         cls = buf.size
@@ -102,11 +107,15 @@ class BufferPool:
         if cls > self.keep_bytes:
             self._destroy(buf)
             return
+        self.released += 1
+        buf._ga_released = self.released        # an attribute, no call: put runs at every free
         while self.free_bytes + cls > self.keep_bytes:
-            victim = max((c for c, lst in self.free.items() if lst), default=None)
+            # each size class's list is in release order (taken from its end): the oldest heads one
+            victim = min((c for c, lst in self.free.items() if lst),
+                         key=lambda c: getattr(self.free[c][0], "_ga_released", 0), default=None)
             if victim is None:
                 break
-            self._destroy(self.free[victim].pop())
+            self._destroy(self.free[victim].pop(0))
             self.free_bytes -= victim
         lst = self.free.get(cls)
         if lst is None:
