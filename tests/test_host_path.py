@@ -398,3 +398,46 @@ def test_small_reads_spin_then_block(wgpu_device: xp.Device, monkeypatch: pytest
     for k in range(3):
         assert float((x * (k + 1)).sum()) == float((a * (k + 1)).sum())
         assert int(xp.argmax(x * (k - 1))) == int(np.argmax(a * (k - 1)))
+
+
+def test_host_kernels_keep_their_scratch_blocks() -> None:
+    """The cpu device's fused kernels take their scratch blocks from the ones this thread kept from the
+    last run of the same layout (new memory costs a page fault per 4 KiB): a second run makes none, its
+    results are new arrays (an earlier result keeps its values), and threads running the same kernel at
+    once each use blocks of their own (NumPy's values in every thread)."""
+    import threading
+
+    from gpuarray.providers import inprocess
+    made: list[int] = []
+    real_empty = np.empty
+
+    def chain(v: Any) -> Any:
+        return v * v * 0.5 + v - 1.5
+
+    h = np.random.default_rng(3).uniform(-3, 3, inprocess.MIN_CHUNK * 5 + 7).astype(np.float32)
+    want = chain(h)
+    x = xp.asarray(h, device="cpu")
+    first = np.asarray(chain(x))
+    try:
+        inprocess.np.empty = lambda *a, **k: made.append(1) or real_empty(*a, **k)    # type: ignore[attr-defined]
+        second = np.asarray(chain(x))
+    finally:
+        inprocess.np.empty = real_empty           # type: ignore[attr-defined]
+    assert len(made) == 1                         # the output alone
+    assert_same(first, want)
+    assert_same(second, want)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            v = np.random.default_rng(seed).uniform(-3, 3, h.size).astype(np.float32)
+            for _ in range(20):
+                assert_same(chain(xp.asarray(v, device="cpu")), chain(v))
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
