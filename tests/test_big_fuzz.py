@@ -15,6 +15,8 @@ import pytest
 import gpuarray as xp
 from gpuarray.providers.webgpu import WgpuProvider
 
+from .conftest import assert_same
+
 MIB = 1 << 20
 WORKLOADS = ["center0", "divrow", "softmax", "strided", "flip_mu", "col", "where", "sum1", "max1", "argmax0",
              "argmax_flat", "mask", "gram", "mv", "tr", "slice_mu", "take_rows"]
@@ -188,3 +190,29 @@ def test_nonzero_of_masks_past_one_binding(small_limits: WgpuProvider, wgpu_devi
         for a, b in zip(got, np.nonzero(h > t), strict=True):
             np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(got_w, np.argwhere(h > t))
+
+
+@pytest.mark.parametrize("rows", [2400, 3000])          # 2.9 MB: one buffer past one binding; 3.6 MB: two parts
+def test_joins_and_products_of_arrays_past_one_binding(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                                       rows: int) -> None:
+    """``concat`` along the first axis of parts that are computed (``x + 1``), views or whole arrays, stored in
+    one buffer or in parts, joins them by copies after computing the parts (a part computed inside the join
+    took the host); ``x @ x[:k].T`` computes its small operand first and splits the product by rows of ``x``
+    (both operands read the whole array before: the host). NumPy's values, no host fallback. (A view whose
+    rows cross from one part to the next where no aligned block can start (``a[::-1][:500]`` of the 3000 rows,
+    ``a[1000:].ravel()``), still takes the host.)"""
+    rng = np.random.default_rng(rows)
+    h = rng.uniform(-3, 3, (rows, 300)).astype(np.float32)
+    x = xp.asarray(h, device=wgpu_device) * 1              # device-only: no host copy to fall back on
+    xp.evaluate(x)
+    cases = [(lambda p, a: p.concat([a, a + 1]), 0), (lambda p, a: p.concat([a[::-1][:400] * 2, a, a[7:9]]), 0),
+             (lambda p, a: p.concat([a[:1024], a[1024:] - 1], axis=None), 0),
+             (lambda p, a: a @ a[:300].T, 1e-4), (lambda p, a: a[:200] @ a.T, 1e-4)]
+    for n, (fn, tol) in enumerate(cases):
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = np.asarray(fn(xp, x))
+        assert xp.metrics()["host_fallbacks"] == 0, n
+        want = fn(np, h) if n < 2 else np.concatenate([h[:1024].ravel(), (h[1024:] - 1).ravel()]) if n == 2 \
+            else fn(np, h.astype(np.float64)).astype(np.float32)
+        assert_same(got, want, rtol=tol, atol=tol * 30)

@@ -21,6 +21,7 @@ from ..array_object.elementwise import astype_node, common_device, finish, scala
 from ..array_object.hooks import register
 from ..array_object.indexing import basic_index, bounded, concat_nodes
 from ..core import dtypes as _dtypes
+from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
@@ -180,6 +181,13 @@ def concat(arrays: Sequence[GpuArray], /, *, axis: int | None = 0) -> GpuArray:
         groups = [keep[i:i + MAX_CONCAT_INPUTS] for i in range(0, len(keep), MAX_CONCAT_INPUTS)]
         keep = [concat_nodes(g, ax) for g in groups]
         evaluate_nodes(keep)
+    limit = keep[0].device.binding_bytes() if ax == 0 and len(keep) > 1 else None
+    if limit is not None and sum(math.prod(n.shape) for n in keep) * STORAGE_NP[dt].itemsize > limit:
+        # past one binding: the parts computed first, so that the join is copies of whole arrays
+        # (providers/wgpu_split.row_concat; a part computed inside the join took the host)
+        todo = [n for n in keep if not n.realized]
+        if todo:
+            evaluate_nodes(todo)
     return finish(concat_nodes(keep, ax))
 
 

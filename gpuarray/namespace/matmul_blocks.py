@@ -26,6 +26,7 @@ from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides
+from ..runtime.planner import evaluate_nodes
 from .reduce_blocks import SLACK, SMALL, _widest, block_of, cone, cut_spans, segments
 
 
@@ -90,6 +91,14 @@ def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) ->
     big = [_big_leaf(t, limit) for t in (a, b)]
     if not any(big):
         return None
+    if all(big):
+        # one operand small but read from the big array (``x @ x[:300].T``): computed first, so that the
+        # product splits along the other's rows or columns (both read the whole array else: the host)
+        for j, t in enumerate((a, b)):
+            if not t.realized and math.prod(t.shape) * _widest(t) * 2 <= limit:
+                evaluate_nodes([t])
+                big[j] = False
+                break
     m, k = a.shape
     n = b.shape[1]
     # (which split, block length): rows of a, columns of b, or the contracted dimension of both

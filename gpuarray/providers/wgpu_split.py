@@ -115,15 +115,14 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
 
 
 def row_concat(provider: Any, kernel: Kernel) -> bool:
-    """Whether ``kernel`` only joins whole inputs along the first axis (their bytes one after another),
-    all in one buffer each: past one binding it is then copies, no binding (``enqueue_split``; into the
-    parts of a result past one buffer too)."""
+    """Whether ``kernel`` only joins whole inputs along the first axis (their bytes one after another):
+    past one binding it is then copies, no binding (``enqueue_split``; from and into the parts of arrays
+    past one buffer too)."""
     if len(kernel.outputs) != 1:
         return False
     out = kernel.instrs[kernel.outputs[0]]
     return out.op == "concat" and out.params[0] == 0 and len(kernel.instrs) == len(out.args) + 1 and all(
-        kernel.instrs[a].op == "input" and kernel.instrs[a].dtype == out.dtype for a in out.args) and all(
-        _nbytes(n) <= provider.max_buffer for n in kernel.inputs)
+        kernel.instrs[a].op == "input" and kernel.instrs[a].dtype == out.dtype for a in out.args)
 
 
 def _copy_rows(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
@@ -131,17 +130,23 @@ def _copy_rows(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> list
     out = kernel.instrs[kernel.outputs[0]]
     it = STORAGE_NP[out.dtype].itemsize
     dst = provider.alloc_array(kernel.size, it, row=math.prod(out.shape[1:]))
-    parts = [(in_handles[kernel.instrs[a].params[0]], math.prod(kernel.instrs[a].shape) * it) for a in out.args]
+    # each input's buffers (an array past one buffer: its parts) with their byte offsets in the output
+    srcs = []
+    off = 0
+    for a in out.args:
+        h = in_handles[kernel.instrs[a].params[0]]
+        n = math.prod(kernel.instrs[a].shape)
+        srcs += [(p.buffer, off + start * it, min(m, n - start) * it) for p, start, m in _elem_ranges(h, it)
+                 if start < n]
+        off += n * it
     ranges = [(p.buffer, start * it, n * it) for p, start, n in _elem_ranges(dst, it)]
 
     def copies(enc: Any) -> None:
-        off = 0
-        for h, nb in parts:
-            for buf, lo, size in ranges:           # the output's parts this input's bytes fall in
-                a, b = max(off, lo), min(off + nb, lo + size)
+        for src, at, nb in srcs:
+            for buf, lo, size in ranges:           # the output's parts this source's bytes fall in
+                a, b = max(at, lo), min(at + nb, lo + size)
                 if a < b:
-                    enc.copy_buffer_to_buffer(h.buffer, a - off, buf, a - lo, b - a)
-            off += nb
+                    enc.copy_buffer_to_buffer(src, a - at, buf, a - lo, b - a)
 
     provider.flush(copies)
     return [dst]
@@ -155,7 +160,7 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
     moves by whole rows): ``(first row, end row, block kernel, windows)`` per block, cut where an
     output's next part starts, or None when some block has no windows (or a row is past one binding)."""
     shape = kernel.out_shape
-    if kernel.kind != "elementwise" or len(shape) < 2 or kernel.size == 0:
+    if kernel.kind != "elementwise" or not shape or kernel.size == 0:
         return None
     row = math.prod(shape[1:])
     widest = max(STORAGE_NP[n.dtype].itemsize for n in [*kernel.inputs, *kernel.out_nodes])
@@ -321,7 +326,8 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
     ``chunk_elems()`` elements, each binding the matching byte range of every array (a ``row_concat``:
     copies; a kernel that cannot be split flat: ``elementwise_row_blocks``)."""
     flat_ok = split_kernel(kernel, 1) is not None
-    if not flat_ok and row_concat(provider, kernel) and all(type(h) is GpuHandle for h in in_handles):
+    if not flat_ok and row_concat(provider, kernel) and all(type(h) in (GpuHandle, SegmentedHandle)
+                                                            for h in in_handles):
         return _copy_rows(provider, kernel, in_handles)
     if not flat_ok:
         blocks = elementwise_row_blocks(provider, kernel)
