@@ -209,10 +209,16 @@ def test_array_larger_than_one_binding_runs_on_device(wgpu_device: xp.Device) ->
     want = np.where(host > 1000.0, host * np.float32(0.5), -host) + np.float32(1.0)
     np.testing.assert_array_equal(got, want)
     del got, want, y
-    # a kernel that cannot be split (a strided view over all of it) still runs, on the host, and is counted
+    # a kernel that cannot be split flat (a strided view over all of it) runs by blocks of its elements
     xp.reset_metrics()
     z = np.asarray(x[::3] + 1)
     assert z[-1] == host[::3][-1] + 1 and z.size == host[::3].size
+    assert xp.metrics()["host_fallbacks"] == 0
+    del z
+    # one that reads both ends of the array in each element still runs, on the host, and is counted
+    xp.reset_metrics()
+    z = np.asarray(x + xp.flip(x))
+    assert z[0] == host[0] + host[-1] and z.size == host.size
     assert xp.metrics()["host_fallbacks"] == 1
     assert "split into chunks" in planner.decisions()[-1]["why"]
     # its last element alone reads a window of x: on the device
@@ -266,7 +272,8 @@ def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: Wgpu
     """A kernel that reads an array past one binding only through views within a window that fits one
     binding (a tail, a head, a reversed part, a block of rows, a strided run, a view of an elementwise
     value of the array, two slices in one expression, an element) binds that window, on the device; a view
-    spanning the array (a column) still runs on the host."""
+    spanning the array (a column) runs by blocks of its elements, each reading a window; reads of both ends
+    of the array in each element (``x + x[::-1]``) still run on the host."""
     p = small_limits
     n = p.max_binding // 4 * 3 // 2 + 1234            # float32: 1.5 bindings, one buffer
     h = np.random.default_rng(3).uniform(-3, 3, n).astype(np.float32)
@@ -293,7 +300,10 @@ def test_views_of_an_array_past_one_binding_bind_their_window(small_limits: Wgpu
     assert_same(m[-3:, :5] + 1, hm[-3:, :5] + np.float32(1))         # a block of rows of a reshape
     assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
     xp.reset_metrics()
-    assert_same(m[:, 7] * 2, hm[:, 7] * np.float32(2))               # a column spans the whole array
+    assert_same(m[:, 7] * 2, hm[:, 7] * np.float32(2))               # a column spans the whole array: blocks
+    assert xp.metrics()["host_fallbacks"] == 0, planner.decisions()[-1:]
+    xp.reset_metrics()
+    assert_same(x + xp.flip(x), h + np.flip(h))                       # both ends in every block
     assert xp.metrics()["host_fallbacks"] == 1
     assert "window" in planner.decisions()[-1]["why"]
 
@@ -578,7 +588,7 @@ def test_split_kernel_rules(small_limits: WgpuProvider, wgpu_device: xp.Device) 
     n = small_limits.max_binding // 4 * 2 + 5          # float32: two bindings' worth
     x = xp.asarray(np.ones(n, dtype=np.float32), device=wgpu_device)
     k_ok = schedule([(xp.sin(x) * 2 + 1)._node])[0]
-    k_view = schedule([(x[::-1] + 1)._node])[0]
+    k_view = schedule([(x[::-1] + x)._node])[0]         # both ends of x in every element: no blocks
     k_iota = schedule([(xp.arange(n, dtype=xp.float32, device=wgpu_device) + x)._node])[0]
     assert split_kernel(k_ok, 100) is not None
     assert split_kernel(k_view, 100) is None and split_kernel(k_iota, 100) is None

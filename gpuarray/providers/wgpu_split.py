@@ -66,10 +66,16 @@ def _elem_ranges(h: GpuHandle | SegmentedHandle, itemsize: int) -> list[tuple[Gp
 
 
 def _sub_range(h: GpuHandle | SegmentedHandle, start: int, count: int, itemsize: int) -> tuple[Any, int, int]:
-    """(buffer, byte offset, bytes) of elements [start, start + count) of an array."""
+    """(buffer, byte offset, bytes) of elements [start, start + count) of an array. A range that a kernel
+    was planned to read in one part but that crosses into the next is an error, never a read of the
+    part's buffer past its elements (a pooled buffer is larger than its part: stale values)."""
     if isinstance(h, SegmentedHandle):
         seg = start // h.seg_elems
-        return (h.parts[seg].buffer, (start - seg * h.seg_elems) * itemsize, count * itemsize)
+        off = (start - seg * h.seg_elems) * itemsize
+        if count and off + count * itemsize > h.parts[seg].nbytes:
+            raise RuntimeError(f"internal error: elements [{start}, {start + count}) of an array stored in parts of "
+                               f"{h.seg_elems} elements cross from part {seg} into the next (please report it)")
+        return (h.parts[seg].buffer, off, count * itemsize)
     return (h.buffer, start * itemsize, count * itemsize)
 
 
