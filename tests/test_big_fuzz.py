@@ -216,3 +216,28 @@ def test_joins_and_products_of_arrays_past_one_binding(small_limits: WgpuProvide
         want = fn(np, h) if n < 2 else np.concatenate([h[:1024].ravel(), (h[1024:] - 1).ravel()]) if n == 2 \
             else fn(np, h.astype(np.float64)).astype(np.float32)
         assert_same(got, want, rtol=tol, atol=tol * 30)
+
+
+@pytest.mark.parametrize("shape", [(3000, 300), (2400, 300), (1500, 200, 3), (200, 50, 80)])
+def test_masks_of_leading_dims_past_one_binding(small_limits: WgpuProvider, wgpu_device: xp.Device,
+                                                shape: tuple[int, ...]) -> None:
+    """``x[mask]`` with a mask of the leading dims of an array past one binding (in one buffer or in parts;
+    uploaded as it is indexed, or computed on the device) gathers by blocks of rows, each block its own run
+    of the mask's increasing indices (the result past one binding too: each block's gather wrote the whole
+    result before, and took the host; a reshape sharing the array's upload cut its blocks at its own rows,
+    across the upload's parts). No host fallback; NumPy's values for no, few, most and all rows."""
+    rng = np.random.default_rng(sum(shape))
+    h = rng.uniform(-3, 3, shape).astype(np.float32)
+    lead = shape[:-1] if len(shape) == 3 else shape[:1]
+    for frac in (0.0, 0.05, 0.7, 1.0):
+        m = rng.uniform(0, 1, lead) < frac
+        for device_only in (False, True):
+            x = xp.asarray(h, device=wgpu_device)
+            if device_only:
+                x = x * 1
+                xp.evaluate(x)
+            xp.reset_metrics()
+            with xp.config(offload="always"):
+                got = np.asarray(x[xp.asarray(m, device=wgpu_device)])
+            assert xp.metrics()["host_fallbacks"] == 0, (frac, device_only)
+            np.testing.assert_array_equal(got, h[m], err_msg=str((frac, device_only)))

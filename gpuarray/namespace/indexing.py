@@ -38,7 +38,7 @@ from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..graph.shapes import broadcast_shapes, normalize_axis
 from ..runtime.devices import Device
-from .reduce_blocks import alone, blocks_of, past_binding
+from .reduce_blocks import alone, blocks_of, past_binding, rows_view
 from .statistical import extremes_array
 
 
@@ -309,15 +309,50 @@ def index_node(indices: Any, device: Device, n: int, axis: int, what: str) -> No
     return leaf(np.asarray(a, dtype=index_dtype(n)), device)
 
 
-def gather(x: Node, idx: Node, axis: int) -> Node:
+def gather(x: Node, idx: Node, axis: int, ordered: bool = False) -> Node:
     """``take`` on nodes: ``x`` read at ``idx`` along ``axis`` (indices already checked); by blocks of
-    ``x``'s rows where ``x`` is past one binding (``_gather_blocks``)."""
+    ``x``'s rows where ``x`` is past one binding (``_gather_blocks``; ``ordered``: ``idx`` is 1-D,
+    non-negative and increasing, a mask's indices, so that each block's indices are one run of them)."""
     shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
     lim = past_binding(x) if x.dtype.kind != "c" else None
     parts = blocks_of(x, (0,), lim) if lim else None
     if parts is not None:
+        if ordered and axis == 0 and len(idx.shape) == 1:
+            return _gather_ordered_blocks(parts, idx, shape)
         return _gather_blocks(parts, idx, axis, shape)
     return bounded(make("gather", (x, idx), x.dtype, shape, (axis, "take"), x.device))
+
+
+def _gather_ordered_blocks(parts: list[Node], idx: Node, shape: tuple[int, ...]) -> Node:
+    """``gather`` along the first axis of an array past one binding, from its blocks of rows ``parts``, at
+    increasing indices ``idx``: the indices that fall in each block are one run of ``idx`` (where each
+    run starts: one kernel counting the indices below each block's start, read back), and each block
+    gathers its run alone, so that its result is its own rows (with any indices, every block gathers at
+    all of them: a result past one binding could not be written, and took the host)."""
+    dev, it = parts[0].device, idx.dtype
+    starts = np.cumsum([0] + [p.shape[0] for p in parts])
+    inner = np.asarray(starts[1:-1], dtype=it)
+    n = idx.shape[0]
+    if len(inner):
+        below = make("less", (views.reshape(idx, (n, 1)), leaf(inner.reshape(1, -1), dev)),
+                     bool_, (n, len(inner)), (), dev)
+        counts = make("reduce", (make("astype", (below,), it, below.shape, (), dev),), it, (len(inner),),
+                      ("sum", (0,)), dev)
+        ends = [int(v) for v in np.asarray(GpuArray(counts))] + [n]
+    else:
+        ends = [n]
+    out: list[Node] = []
+    lo = 0
+    for p, s, hi in zip(parts, starts[:-1], ends, strict=True):
+        if hi > lo:
+            local = rows_view(idx, lo, hi)
+            if s:
+                local = make("subtract", (local, const(int(s), it, dev)), it, local.shape, (), dev)
+            out.append(alone(make("gather", (p, local), p.dtype, (hi - lo, *shape[1:]), (0, "take"), dev)))
+        lo = hi
+    if not out:
+        return leaf(np.zeros(shape, dtype=parts[0].dtype), dev)
+    return concat_nodes(out, 0)
 
 
 def _gather_blocks(parts: list[Node], idx: Node, axis: int, shape: tuple[int, ...]) -> Node:

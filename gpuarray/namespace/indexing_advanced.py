@@ -230,13 +230,14 @@ def advanced_getitem(node: Node, key: Any) -> Node:
             and plan.masks[0][1].shape == plan.view.shape:
         # x[mask] with a mask of x's shape: x's selected values compacted directly
         return compact_node(plan.masks[0][1]._node, "values", plan.view)
-    if len(plan.masks) == 1 and not plan.arrays and _on_gpu(plan.masks[0][1]) and plan.masks[0][1].ndim > 1:
-        # one mask over k > 1 dims: its flat indices gather along those dims merged (not its k coordinates
-        # linearized again), so a mask of the leading dims is a gather of rows (also by blocks, past one binding)
+    if len(plan.masks) == 1 and not plan.arrays and _on_gpu(plan.masks[0][1]) and plan.masks[0][1].ndim:
+        # one mask over k dims: its flat indices gather along those dims merged (not its k coordinates
+        # linearized again), so a mask of the leading dims is a gather of rows (also by blocks, past one
+        # binding: the indices increase, so each block gathers its own run of them)
         v, mask = plan.masks[0]
         vs, k = plan.view.shape, mask.ndim
-        merged = views.reshape(plan.view, vs[:v] + (math.prod(vs[v:v + k]),) + vs[v + k:])
-        return gather(merged, compact_node(mask._node, "flat"), v)
+        merged = views.reshape(plan.view, vs[:v] + (math.prod(vs[v:v + k]),) + vs[v + k:]) if k > 1 else plan.view
+        return gather(merged, compact_node(mask._node, "flat"), v, ordered=True)
     flat, p, idx = _linear(plan, _expand_masks(plan))
     return gather(flat, idx, p)
 

@@ -378,7 +378,12 @@ def segment_of(provider: Any, node: Any) -> int | None:
         return int(h.seg_elems)
     if h is not None or _nbytes(node) <= provider.max_buffer:
         return None
-    return int(provider.segment_elems(STORAGE_NP[node.dtype].itemsize, math.prod(node.shape[1:])))
+    # data not on the device yet is uploaded in the rows of its own shape, which a reshape sharing it
+    # (``x.reshape(-1, 3)`` of a (1500, 200, 3) array) does not have: blocks cut at the reshape's rows
+    # crossed the parts the upload made (a window across two parts: the host)
+    shape = data.shape if data is not None and math.prod(getattr(data, "shape", ())) == math.prod(node.shape) \
+        else node.shape
+    return int(provider.segment_elems(STORAGE_NP[node.dtype].itemsize, math.prod(shape[1:])))
 
 
 def window_kernel(provider: Any, kernel: Kernel) -> tuple[Kernel, list[tuple[int, int] | None]] | None:
