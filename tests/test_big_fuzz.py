@@ -241,3 +241,26 @@ def test_masks_of_leading_dims_past_one_binding(small_limits: WgpuProvider, wgpu
                 got = np.asarray(x[xp.asarray(m, device=wgpu_device)])
             assert xp.metrics()["host_fallbacks"] == 0, (frac, device_only)
             np.testing.assert_array_equal(got, h[m], err_msg=str((frac, device_only)))
+
+
+@pytest.mark.parametrize("n", [700_000, 900_000])          # 2.8 MB: past one binding; 3.6 MB: two parts
+@pytest.mark.parametrize("dt", ["float32", "int32"])
+def test_searchsorted_in_arrays_past_one_binding(small_limits: WgpuProvider, wgpu_device: xp.Device, n: int,
+                                                 dt: str) -> None:
+    """``searchsorted`` into a sorted array past one binding sums the value's index in each block of the
+    array (each a kernel binding its block; the host before): NumPy's indices on both sides, with ties,
+    values outside the range and, in float32, NaN in the array and among the values."""
+    rng = np.random.default_rng(n)
+    h = np.sort(rng.integers(-1000, 1000, n)).astype(dt)
+    v = np.concatenate([rng.integers(-1100, 1100, 3000).astype(dt), h[::997]])
+    if dt == "float32":
+        h[-50:] = np.nan
+        v = np.concatenate([v, np.array([np.nan, -np.inf, np.inf, -0.0], dtype=dt)])
+    x = xp.asarray(h, device=wgpu_device) * 1
+    xp.evaluate(x)
+    for side in ("left", "right"):
+        xp.reset_metrics()
+        with xp.config(offload="always"):
+            got = np.asarray(xp.searchsorted(x, xp.asarray(v, device=wgpu_device), side=side))
+        assert xp.metrics()["host_fallbacks"] == 0, side
+        np.testing.assert_array_equal(got, np.searchsorted(h, v, side=side), err_msg=side)

@@ -32,7 +32,7 @@ from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..runtime.planner import evaluate_nodes
-from .reduce_blocks import SLACK, cut_spans, rows_view, segments
+from .reduce_blocks import SLACK, blocks_of, cut_spans, past_binding, rows_view, segments
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
@@ -72,7 +72,19 @@ def searchsorted(x1: GpuArray, x2: Any, /, *, side: str = "left", sorter: GpuArr
         raise TypeError(f"Only real-valued dtypes are allowed in searchsorted; got {dt}.")
     device.check_dtype(dt)
     n2 = astype_node(x2._node, dt) if isinstance(x2, GpuArray) else const(x2, dt, device)
-    inputs = (astype_node(x1._node, dt), n2) + ((sorter._node,) if sorter is not None else ())
+    n1 = astype_node(x1._node, dt)
+    lim = past_binding(n1) if sorter is None else None
+    blocks = blocks_of(n1, (0,), lim) if lim else None
+    if blocks is not None:
+        # x1 past one binding: the elements below (or not above) a value are those below it in each block
+        # of x1, so the index is the sum of its indices in the blocks, each a kernel binding its block
+        out: Node | None = None
+        for b in blocks:
+            part = make("searchsorted", (b, n2), device.default_int, n2.shape, (side, False), device)
+            out = part if out is None else make("add", (out, part), device.default_int, n2.shape, (), device)
+        assert out is not None
+        return finish(out)
+    inputs = (n1, n2) + ((sorter._node,) if sorter is not None else ())
     return finish(make("searchsorted", inputs, device.default_int, n2.shape,
                        (side, sorter is not None), device))
 

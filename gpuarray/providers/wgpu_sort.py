@@ -119,7 +119,9 @@ def enqueue_sort(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
 
 
 def enqueue_searchsorted(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[Any]:
-    """Record a ``searchsorted`` kernel: one thread per element of ``x2``."""
+    """Record a ``searchsorted`` kernel: one thread per element of ``x2`` (``x1`` past one binding: the
+    block of it that the kernel reads, bound as a window; ``namespace/searching_sorted.searchsorted``)."""
+    kernel, in_handles = window_inputs(provider, kernel, in_handles)
     out_dt = kernel.out_nodes[0].dtype
     out = provider.alloc(kernel.size * STORAGE_NP[out_dt].itemsize)
     if kernel.size == 0:

@@ -537,7 +537,7 @@ def _box(shape: tuple[int, ...], lo: int, hi: int) -> list[tuple[int, int]]:
 
 
 # kinds (besides elementwise) whose enqueue binds windows of their inputs: they only pass the handles on
-WINDOW_KINDS = frozenset({"reduce", "argreduce", "sort", "argsort", "scan", "compact", "matmul"})
+WINDOW_KINDS = frozenset({"reduce", "argreduce", "sort", "argsort", "scan", "compact", "matmul", "searchsorted"})
 
 
 def window_inputs(provider: Any, kernel: Kernel, in_handles: list[Any]) -> tuple[Kernel, list[Any]]:
