@@ -19,7 +19,7 @@ from .conftest import assert_same
 
 MIB = 1 << 20
 WORKLOADS = ["center0", "divrow", "softmax", "strided", "flip_mu", "col", "where", "sum1", "max1", "argmax0",
-             "argmax_flat", "mask", "gram", "mv", "tr", "slice_mu", "take_rows"]
+             "argmax_flat", "mask", "gram", "mv", "tr", "slice_mu", "take_rows", "concat0", "rowmask", "column"]
 
 
 @pytest.fixture
@@ -78,6 +78,12 @@ def _work(name: str, m: Any, v: Any, c: Any, idx: Any, at: int, lib: Any) -> Any
         return (m - v)[at:at + 3] if kind != "b" else m[at:at + 3]
     if name == "take_rows":
         return m[idx]
+    if name == "concat0":
+        return lib.concat([m, m[::-1][:7] if kind == "b" else m[:7] * 2])
+    if name == "rowmask" and kind in "fi":
+        return m[m[:, 0] > 0]
+    if name == "column":
+        return m[:, 3] if kind == "b" else m[:, 3] * 2
     return lib.sum(m, axis=0)
 
 
@@ -241,6 +247,14 @@ def test_masks_of_leading_dims_past_one_binding(small_limits: WgpuProvider, wgpu
                 got = np.asarray(x[xp.asarray(m, device=wgpu_device)])
             assert xp.metrics()["host_fallbacks"] == 0, (frac, device_only)
             np.testing.assert_array_equal(got, h[m], err_msg=str((frac, device_only)))
+    # a mask computed from a column of the array itself (evaluated first: its kernels read it, not the array)
+    x = xp.asarray(h, device=wgpu_device)
+    col = (slice(None),) * (len(shape) - 1) + (0,)
+    xp.reset_metrics()
+    with xp.config(offload="always"):
+        got = np.asarray(x[x[col] > 0.5])
+    assert xp.metrics()["host_fallbacks"] == 0
+    np.testing.assert_array_equal(got, h[h[col] > 0.5])
 
 
 @pytest.mark.parametrize("n", [700_000, 900_000])          # 2.8 MB: past one binding; 3.6 MB: two parts

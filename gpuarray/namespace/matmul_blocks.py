@@ -22,20 +22,11 @@ import math
 import numpy as np
 
 from ..array_object.indexing import concat_nodes
-from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides
 from ..runtime.planner import evaluate_nodes
-from .reduce_blocks import SLACK, SMALL, _widest, block_of, cone, cut_spans, segments
-
-
-def _big_leaf(x: Node, limit: int) -> bool:
-    """Whether ``x`` reads an array (a realized node) past ``limit`` bytes (True for a cone too large to
-    look at: the split is then tried, and the provider decides)."""
-    nodes = cone(x)
-    return nodes is None or any(nd.realized and math.prod(nd.shape) * STORAGE_NP[nd.dtype].itemsize > limit
-                                for nd in nodes)
+from .reduce_blocks import SLACK, SMALL, _widest, block_of, cut_spans, reads_past, segments
 
 
 def _layout(t: Node, depth: int = 16) -> tuple[tuple[int, ...], int]:
@@ -88,7 +79,7 @@ def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) ->
     limit = a.device.binding_bytes()
     if limit is None or most * 16 <= limit:
         return None
-    big = [_big_leaf(t, limit) for t in (a, b)]
+    big = [reads_past(t, limit) for t in (a, b)]
     if not any(big):
         return None
     if all(big):

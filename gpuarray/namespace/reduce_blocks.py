@@ -110,6 +110,14 @@ def combine(parts: list[Node], rop: str, axes: tuple[int, ...], ndim: int, shape
     return concat_nodes(parts, 0)          # blocks of the result's rows
 
 
+def reads_past(x: Node, limit: int) -> bool:
+    """Whether ``x`` reads an array (a realized node) past ``limit`` bytes (True for a cone too large to
+    look at)."""
+    nodes = cone(x)
+    return nodes is None or any(nd.realized and math.prod(nd.shape) * STORAGE_NP[nd.dtype].itemsize > limit
+                                for nd in nodes)
+
+
 def cone(x: Node, most: int = 64) -> list[Node] | None:
     """``x`` and the nodes it is computed from, up to the realized ones it reads; None when that is more
     than ``most`` nodes (callers then assume the worst)."""

@@ -32,7 +32,7 @@ from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, const, leaf, make
 from ..runtime.planner import evaluate_nodes
-from .reduce_blocks import SLACK, blocks_of, cut_spans, past_binding, rows_view, segments
+from .reduce_blocks import SLACK, blocks_of, cut_spans, past_binding, reads_past, rows_view, segments
 
 # Flat positions per workgroup of a compaction's count and write kernels (4 blocks of 2048):
 # 2^24 elements are 2048 workgroups, and the scan of their counts one workgroup.
@@ -114,6 +114,11 @@ def compact_node(mask: Node, mode: str, values: Node | None = None) -> Node:
     if mode != "coords" and _flags_past_binding(mask):     # by blocks, each a window
         per = (dev.binding_bytes() - SLACK) // max(4, STORAGE_NP[dt].itemsize)
         return _compact_blocks(mask, mode, values, per)
+    limit = dev.binding_bytes()
+    if limit is not None and not mask.realized and reads_past(mask, limit):
+        # a small mask computed from an array past one binding (``m[m[:, 0] > 0]``): computed first, by the
+        # elementwise blocks, so that the counting and writing kernels read the mask, not that array
+        evaluate_nodes([mask])
     flags = astype_node(astype_node(mask, _dtypes.bool_), _dtypes.uint32)
     count = 0
     if n:

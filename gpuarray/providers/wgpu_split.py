@@ -181,6 +181,11 @@ def elementwise_row_blocks(provider: Any, kernel: Kernel) -> list[tuple[int, int
             if seg % row:
                 return None
             parts.update(range(seg // row, shape[0], seg // row))
+    for node in kernel.inputs:       # an input of the output's rows stored in parts: cut where its parts start too
+        seg = segment_of(provider, node) if node.shape[:1] == shape[:1] and len(node.shape) > 1 else None
+        r_in = math.prod(node.shape[1:])
+        if seg is not None and seg % r_in == 0:
+            parts.update(r for r in range(seg // r_in, shape[0], seg // r_in) if r % step == 0)
     if per < 1:
         return None
     big = any(_nbytes(n) > provider.max_binding for n in kernel.inputs)
