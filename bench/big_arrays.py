@@ -45,7 +45,16 @@ def _work(rows: int, cols: int) -> dict[str, tuple[Callable[..., Any], list[tupl
         "X - mean(X, axis=0)": (lambda p, x: x - _ax(p, "mean", x, 0), []),
         "(X - mean) / std, axis=0": (lambda p, x: (x - _ax(p, "mean", x, 0)) / _ax(p, "std", x, 0), []),
         "softmax over rows": (lambda p, x: _softmax(p, x), []),
+        # rows selected by a mask computed from the array (each block gathers its own run of the indices)
+        "X[X[:, 0] > 0]": (lambda p, x: x[x[:, 0] > 0], []),
+        # a join of a computed part (computed first, then copies)
+        "concat([X, X[:1000] * 2])": (lambda p, x: _join(p)([x, x[:1000] * 2]), []),
     }
+
+
+def _join(p: Any) -> Callable[..., Any]:
+    """``concat`` in library ``p`` (PyTorch's ``cat``, CuPy's and NumPy's ``concatenate``)."""
+    return p.cat if p.__name__ == "torch" else p.concat if p.__name__ == "gpuarray" else p.concatenate
 
 
 def _ax(p: Any, fn: str, x: Any, axis: int) -> Any:

@@ -278,3 +278,14 @@ def test_searchsorted_in_arrays_past_one_binding(small_limits: WgpuProvider, wgp
             got = np.asarray(xp.searchsorted(x, xp.asarray(v, device=wgpu_device), side=side))
         assert xp.metrics()["host_fallbacks"] == 0, side
         np.testing.assert_array_equal(got, np.searchsorted(h, v, side=side), err_msg=side)
+
+
+def test_a_range_across_two_parts_is_an_error() -> None:
+    """A range of an array stored in parts that was planned in one part but crosses into the next raises
+    (an internal error) rather than binding the part's buffer past its elements (stale pooled bytes)."""
+    from gpuarray.providers.wgpu_split import GpuHandle, SegmentedHandle, _sub_range
+    h = SegmentedHandle([GpuHandle("a", 1024 * 4), GpuHandle("b", 500 * 4)], 1024, 4, 1524 * 4)
+    assert _sub_range(h, 1000, 24, 4) == ("a", 4000, 96)
+    assert _sub_range(h, 1024, 500, 4) == ("b", 0, 2000)
+    with pytest.raises(RuntimeError, match="cross from part 0 into the next"):
+        _sub_range(h, 1000, 25, 4)
