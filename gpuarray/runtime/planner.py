@@ -25,7 +25,8 @@ of a dispatch and a device round trip per row. ``offload="auto"`` only.
 Thresholds come from ``config(...)``, else the environment
 (``GPUARRAY_ELEMENTWISE_THRESHOLD``, ``GPUARRAY_REDUCTION_THRESHOLD``,
 ``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
-``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS``.
+``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS`` (the cpu device's
+elementwise one: ``CPU_ELEMENTWISE``).
 A host-run kernel's result keeps its array's device; it is uploaded when a
 later device kernel needs it, or at once for a fallback's result of at most
 ``FALLBACK_UPLOAD`` bytes (rule 4 then keeps the work after it on the device).
@@ -71,6 +72,12 @@ _log: collections.deque[dict[str, Any] | tuple] = collections.deque(maxlen=256)
 _lock = threading.RLock()
 
 DEFAULT_THRESHOLDS: dict[str, int] = {"elementwise": 1 << 16, "reduction": 1 << 16, "matmul": 1 << 22}
+# The cpu device's elementwise threshold (no GPU to offload to: it sets how large an operation on
+# evaluated host arrays is computed at once with NumPy, unfused): on the 2-core development machine,
+# wall ms lazy (fused, blocked) -> at once, float32, NumPy in brackets: x + y 2^16 0.044 -> 0.011 (0.005),
+# 2^20 0.197 -> 0.157 (0.106); chain8 2^16 0.306 -> 0.204 (0.176), 2^20 3.75 -> 3.22 (2.85); from 2^21 the
+# fused kernel wins for memory-bound chains (x * 2 + 1: 0.569 against 0.611), so below 2^21.
+CPU_ELEMENTWISE = 1 << 21
 ENV_THRESHOLDS: dict[str, str] = {
     "elementwise": "GPUARRAY_ELEMENTWISE_THRESHOLD", "reduction": "GPUARRAY_REDUCTION_THRESHOLD",
     "matmul": "GPUARRAY_MATMUL_THRESHOLD",
@@ -95,6 +102,8 @@ def decisions() -> list[dict[str, Any]]:
 def _base_thresholds(device: Any) -> dict[str, int]:
     """The thresholds for ``device`` from the defaults, its calibration and the environment."""
     out = dict(DEFAULT_THRESHOLDS)
+    if getattr(device, "kind", None) == "cpu":
+        out["elementwise"] = CPU_ELEMENTWISE
     out.update(_calibration.load(device))
     for kind, var in ENV_THRESHOLDS.items():
         if os.environ.get(var, "").strip():
