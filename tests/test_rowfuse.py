@@ -320,3 +320,26 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
         y = x.astype(np.float64)
         got, n = _dispatches(lambda: softmax(xp, xp.asarray(y, device=wgpu_device)))
         _check(got, softmax(np, y), "float64")
+
+
+@pytest.mark.parametrize("dev", ["cpu", "wgpu:0"])
+def test_a_target_derived_from_an_absorbed_reduction(dev: str) -> None:
+    """A value computed from a row reduction that is itself a target of the evaluation (``r`` in
+    ``xp.evaluate(x & r, r)`` with ``r = any(x, keepdims=True)``; ``m`` of a centring) keeps the reduction
+    out of the fused kernel: its own kernel read the reduction, never written (an AttributeError; found
+    by a 2500-example fuzz run)."""
+    h = np.array([[True, False, True], [False, False, False]])
+    f = np.random.default_rng(4).uniform(-3, 3, (5, 300)).astype(np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(h, device=dev)
+        r = xp.any(x, axis=1, keepdims=True)
+        y = xp.bitwise_and(x, r)
+        xp.evaluate(y, r)
+        np.testing.assert_array_equal(np.asarray(y), h & h.any(axis=1, keepdims=True))
+        np.testing.assert_array_equal(np.asarray(r), h.any(axis=1, keepdims=True))
+        a = xp.asarray(f, device=dev)
+        m = xp.mean(a, axis=1, keepdims=True) * 2
+        c = a - m
+        xp.evaluate(c, m)
+        assert_same(m, f.mean(axis=1, keepdims=True) * 2, rtol=1e-5, atol=1e-6)   # sums in another order
+        assert_same(c, f - f.mean(axis=1, keepdims=True) * 2, rtol=1e-5, atol=1e-5)

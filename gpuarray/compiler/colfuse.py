@@ -19,7 +19,8 @@ What may be fused (anything else keeps the separate kernels), as for row fusion:
   ``rowfuse`` kernels (not the host);
 - every reduction absorbed is a ``reduce`` over axis 0 only of an operand of shape ``S``, of a
   real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
-  only inside the fused cone;
+  only inside the fused cone (as is every value derived from it, none of which is a target but the
+  group's own);
 - a value derived from a reduction reaches the elements only through elementwise ops and casts
   at a column shape (without broadcasting there), reshapes and unit-axis views between the column
   shapes (keepdims), and elementwise ops of shape ``S`` that broadcast it along the rows;
@@ -159,8 +160,11 @@ def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     if not reds or any(r in held or r in live for r in reds):
         return None
     inside = {n.serial for n in cone}
+    # (so does one that is itself a target or held, but not one of the group's outputs: ``xp.evaluate(x & r,
+    # r)`` with ``r = any(x, keepdims=True)`` read the reduction, never written, as the input of r's kernel)
+    outs = {g.serial for g in group}
     for d in _derived(cone, reds):
-        if any(c.serial not in inside for c in consumers.get(d, ())):
+        if any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs:
             return None
     if not _aligned(cone, reds, shape):
         return None

@@ -20,7 +20,8 @@ What may be fused (anything else keeps the separate kernels):
   device whose provider runs ``rowfuse`` kernels (not the host);
 - every reduction absorbed is a ``reduce`` over the last axis of an operand of shape ``S``, of a
   real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
-  only inside the fused cone;
+  only inside the fused cone (as is every value derived from it, none of which is a target but the
+  group's own);
 - a value derived from a reduction reaches the row's elements only through elementwise ops and
   casts at the row shape ``S[:-1]`` or ``S[:-1] + (1,)``, the reshape or view that appends the
   unit axis (keepdims), and elementwise ops of shape ``S`` that broadcast it along the row. Then
@@ -189,8 +190,11 @@ def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
         return None
     # a value computed from a reduction that something outside this kernel reads (another kernel
     # would evaluate it again, and read the reduction, which is never written) keeps them apart
+    # (so does one that is itself a target or held, but not one of the group's outputs: ``xp.evaluate(x & r,
+    # r)`` with ``r = any(x, keepdims=True)`` read the reduction, never written, as the input of r's kernel)
+    outs = {g.serial for g in group}
     for d in _derived(cone, reds):
-        if any(c.serial not in inside for c in consumers.get(d, ())):
+        if any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs:
             return None
     if not _aligned(cone, reds, shape):
         return None
