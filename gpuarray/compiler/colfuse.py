@@ -47,7 +47,7 @@ from typing import Any
 from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from .kernel import Kernel
-from .rowfuse import ROW_OPS, _build, _cone, _derived, aligned, reduced_shape
+from .rowfuse import ROW_OPS, _build, _cone, aligned, kept_apart, reduced_shape
 
 WORKGROUP = 256         # threads per workgroup (render.wgsl.WORKGROUP)
 # rows per thread and trip of a walk, their loads in flight together: more where few tiles run (each
@@ -157,15 +157,8 @@ def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
         return None
     cone = _cone(group, shape, fusable, _col_reduce)
     reds = {n.serial for n in cone if not n.realized and _col_reduce(n, shape)}
-    if not reds or any(r in held or r in live for r in reds):
+    if not reds or kept_apart(group, cone, reds, consumers, held, live):
         return None
-    inside = {n.serial for n in cone}
-    # (so does one that is itself a target or held, but not one of the group's outputs: ``xp.evaluate(x & r,
-    # r)`` with ``r = any(x, keepdims=True)`` read the reduction, never written, as the input of r's kernel)
-    outs = {g.serial for g in group}
-    for d in _derived(cone, reds):
-        if any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs:
-            return None
     if not _aligned(cone, reds, shape):
         return None
     k = _build(group, cone, reds, fusable, axis=0)

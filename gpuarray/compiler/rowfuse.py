@@ -106,6 +106,21 @@ def reduced_shape(group: list[Node], fusable: Any, first: bool = False) -> tuple
     return found
 
 
+def kept_apart(group: list[Node], cone: list[Node], reds: set[int], consumers: dict[int, list[Node]],
+               held: set[int], live: set[int]) -> bool:
+    """Whether the reductions ``reds`` stay out of a kernel fusing ``group`` (row and column fusion): one
+    of them is held or a target, or a value computed from one is read outside the ``cone`` (another
+    kernel would evaluate it again, and read the reduction, which is never written) or is itself a target
+    or held other than the group's own (``xp.evaluate(x & r, r)`` with ``r = any(x, keepdims=True)``:
+    r's kernel read the never-written reduction)."""
+    if any(r in held or r in live for r in reds):
+        return True
+    inside = {n.serial for n in cone}
+    outs = {g.serial for g in group}
+    return any(any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs
+               for d in _derived(cone, reds))
+
+
 def _derived(cone: list[Node], reds: set[int]) -> set[int]:
     """Serials of the cone's nodes computed from a row reduction (the reductions included)."""
     out = set(reds)
@@ -185,17 +200,8 @@ def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     reds = {n.serial for n in cone if not n.realized and _row_reduce(n, shape)}
     if not reds:
         return None
-    inside = {n.serial for n in cone}
-    if any(r in held or r in live for r in reds):
+    if kept_apart(group, cone, reds, consumers, held, live):
         return None
-    # a value computed from a reduction that something outside this kernel reads (another kernel
-    # would evaluate it again, and read the reduction, which is never written) keeps them apart
-    # (so does one that is itself a target or held, but not one of the group's outputs: ``xp.evaluate(x & r,
-    # r)`` with ``r = any(x, keepdims=True)`` read the reduction, never written, as the input of r's kernel)
-    outs = {g.serial for g in group}
-    for d in _derived(cone, reds):
-        if any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs:
-            return None
     if not _aligned(cone, reds, shape):
         return None
     k = _build(group, cone, reds, fusable)

@@ -161,7 +161,7 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
             n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
         return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
     n_bind = bindings(kernel)
-    copies = kernel.kind == "elementwise" and provider.needs_split(kernel) and row_concat(provider, kernel)
+    copies = kernel.kind == "elementwise" and provider.needs_split(kernel) and row_concat(kernel)
     if n_bind > provider.max_storage_buffers and not copies:        # a join by copies binds nothing
         return f"kernel needs {n_bind} storage buffers; the adapter allows {provider.max_storage_buffers}"
     if kernel.kind == "elementwise" and provider.needs_split(kernel):

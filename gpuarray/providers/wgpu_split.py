@@ -120,7 +120,7 @@ def split_kernel(kernel: Kernel, count: int) -> Kernel | None:
                   kernel.device)
 
 
-def row_concat(provider: Any, kernel: Kernel) -> bool:
+def row_concat(kernel: Kernel) -> bool:
     """Whether ``kernel`` only joins whole inputs along the first axis (their bytes one after another):
     past one binding it is then copies, no binding (``enqueue_split``; from and into the parts of arrays
     past one buffer too)."""
@@ -337,7 +337,7 @@ def enqueue_split(provider: Any, kernel: Kernel, in_handles: Sequence[Any]) -> l
     ``chunk_elems()`` elements, each binding the matching byte range of every array (a ``row_concat``:
     copies; a kernel that cannot be split flat: ``elementwise_row_blocks``)."""
     flat_ok = split_kernel(kernel, 1) is not None
-    if not flat_ok and row_concat(provider, kernel) and all(type(h) in (GpuHandle, SegmentedHandle)
+    if not flat_ok and row_concat(kernel) and all(type(h) in (GpuHandle, SegmentedHandle)
                                                             for h in in_handles):
         return _copy_rows(provider, kernel, in_handles)
     if not flat_ok:
