@@ -115,13 +115,17 @@ def test_dispatches_on_wgpu(wgpu_device: xp.Device, shape: tuple[int, ...]) -> N
 
 
 def test_kernel_structure(wgpu_device: xp.Device) -> None:
-    """One column-fused ``rowfuse`` kernel: reductions in dependency order, ``var`` one walk after
-    ``mean``; independent reductions share a walk."""
+    """One column-fused ``rowfuse`` kernel: reductions in dependency order, ``var`` about ``mean``
+    computed in the same walk (``moments``; one walk after ``mean`` without it); independent reductions
+    share a walk."""
     x = xp.asarray(_x((64, 48)), device=wgpu_device)
     (k,) = schedule([xp.std(x, axis=0)._node])
     assert (k.kind, k.attrs, k.out_shape) == ("rowfuse", (0,), (48,))
     assert [k.instrs[q].params for q in k.operands] == [("sum", 0), ("sum", 0)]
-    assert colfuse.levels(k) == [[0], [1]]
+    assert colfuse.levels(k, merged=False) == [[0], [1]]
+    assert colfuse.levels(k) == [[0, 1]] and list(colfuse.moments(k)) == [1]
+    src = render_colfuse(k).source
+    assert src.count("for (var cf_t") == 1 and src.count("workgroupBarrier") == 1
     del k
     (k,) = schedule([spread(xp, x)._node])
     assert colfuse.levels(k) == [[0, 1]]
@@ -257,14 +261,16 @@ def test_many_rows_fused(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch
 
 
 def test_large_operands_fuse_where_it_pays(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past ``MAX_BYTES`` (lowered here to 64 KiB): ``std`` stays one kernel where there are
-    ``TARGET_TILES`` column tiles (4096 float32 columns) and is split where there are fewer (1024);
+    """Past ``MAX_BYTES`` (lowered here to 64 KiB): column-shaped targets stay one kernel where there are
+    ``TARGET_TILES`` column tiles (4096 float32 columns), or a quarter of that (1024 columns) where one walk
+    computes them (``std`` with ``moments``, ``max - min``), and are split where there are fewer (512);
     centring and ``x / sum`` are separate kernels; standardising is one kernel up to twice ``MAX_BYTES``
     (two levels of reductions saved) and separate past it. NumPy's values either way."""
     monkeypatch.setattr(colfuse, "MAX_BYTES", 1 << 16)
     plan_cache.clear()          # its templates hold the plans made under the default
     try:
-        cases = [((8, 4096), "std", True), ((32, 1024), "std", False), ((8, 4096), "center", False),
+        cases = [((8, 4096), "std", True), ((32, 1024), "std", True), ((64, 512), "std", False),
+                 ((32, 1024), "spread", True), ((64, 512), "spread", False), ((8, 4096), "center", False),
                  ((8, 4096), "share", False), ((6, 4096), "standardize", True),
                  ((16, 4096), "standardize", False), ((2, 4096), "center", True)]   # 32 KiB: below
         for shape, name, fused in cases:
@@ -275,3 +281,56 @@ def test_large_operands_fuse_where_it_pays(wgpu_device: xp.Device, monkeypatch: 
             _check(got, fn(np, x), "float32")
     finally:
         plan_cache.clear()
+
+
+MOMENT_FORMS: dict[str, Callable[[Any, Any], Any]] = {
+    "std": std, "var": var,
+    "square": lambda p, x: p.mean((x - p.mean(x, axis=0, keepdims=True)) ** 2, axis=0),
+    "reversed": lambda p, x: p.sum((p.mean(x, axis=0) - x) * (p.mean(x, axis=0) - x), axis=0) * 0.5,
+    "expression": lambda p, x: p.std(p.abs(x) * 2 - 1, axis=0),
+    "about another mean": lambda p, x: p.sum((x - p.mean(x[::-1] * 3, axis=0)) ** 2, axis=0) / 3,
+    "about the std": lambda p, x: p.sum((x - p.std(x, axis=0)) ** 2, axis=0) + 1}    # its std's var only
+# (column fusion takes elementwise targets: a bare ``sum`` keeps its reduction kernels)
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom")
+@pytest.mark.parametrize("shape", [(256, 256), (1, 70), (5, 300), (129, 9), (1031, 40), (300, 4, 3)], ids=str)
+def test_moments_in_one_walk(device: xp.Device, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...]) -> None:
+    """Sums of squared deviations from a column value (``var``, ``std``, written as ``**2``, as a product,
+    reversed, of an expression, about another array's mean) are computed in the first walk (Welford's
+    method, shifted by the column's first value): NumPy's results to float32 rounding for data whose
+    mean is 10^4 standard deviations from 0, constant columns, NaN and infinities, rows that leave the
+    last trip partly empty; the same as the two walks without it."""
+    seen: set[str] = set()
+    rng = np.random.default_rng(shape[0])
+    base = rng.uniform(-3, 3, shape) + 1e4 * (rng.uniform(size=shape[1:]) > 0.5)
+    base[:, 0] = 0.1                            # constant column
+    if shape[0] > 2:
+        base[1, 1] = np.nan
+        base[2, 2 % base.shape[1]] = np.inf
+    for dt in ("float32", "float64"):
+        if not device.supports(np.dtype(dt)):
+            continue
+        x = base.astype(dt)
+        for name, fn in MOMENT_FORMS.items():
+            want = fn(np, x.astype(np.float64)).astype(dt)
+            results = []
+            for on in (True, False):
+                monkeypatch.setattr(colfuse, "MOMENTS", on)
+                plan_cache.clear()
+                with np.errstate(all="ignore"), xp.config(offload="always"):
+                    g = xp.asarray(x, device=device)
+                    got = fn(xp, g)
+                    if device.kind != "cpu" and x.size > 256:
+                        ks = schedule([got._node])
+                        if len(ks) == 1 and ks[0].kind == "rowfuse":
+                            k = ks[0]
+                            assert len(colfuse.moments(k)) == on, name
+                            assert len(colfuse.levels(k)) == (3 if name == "about the std" else 2) - on, name
+                            seen.add(name)
+                    results.append(np.asarray(got))
+            for r in results:
+                _check(r, want, dt)
+    if device.kind != "cpu" and _fused(shape) and base.size > 256:
+        assert seen == set(MOMENT_FORMS), seen
+    plan_cache.clear()

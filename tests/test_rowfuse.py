@@ -12,6 +12,7 @@ import pytest
 import gpuarray as xp
 from gpuarray.compiler import plan_cache, rowfuse
 from gpuarray.compiler.schedule import schedule
+from gpuarray.runtime import replay
 
 from .conftest import assert_same
 
@@ -307,9 +308,11 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
     with np.errstate(all="ignore"):
         for flag in (True, False):
             monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
-            # a plan recorded under the other setting would be replayed (its dispatches not through
-            # ``dispatch``: nothing seen; failed once on the H200 with an IndexError below)
+            # a plan or an evaluation recorded under the other setting (or by an earlier test of the
+            # same shapes) would be replayed, its dispatches not through ``dispatch``: nothing seen
+            # (an IndexError below on the H200)
             plan_cache.clear()
+            replay.clear()
             for name, fn in cases.items():
                 seen.clear()
                 got, n = _dispatches(lambda fn=fn: fn(xp, xp.asarray(x, device=wgpu_device)))

@@ -29,7 +29,8 @@ What may be fused (anything else keeps the separate kernels), as for row fusion:
   them over many workgroups); each thread makes at most ``MAX_TRIPS`` trips in all (lavapipe
   ends an invocation's loops after 65535 iterations);
 - operands past ``MAX_BYTES`` (64 MiB) are fused only where that is faster on the H200: column-shaped
-  targets with ``TARGET_TILES`` tiles or more, targets of shape ``S`` with two levels of reductions
+  targets with ``TARGET_TILES`` tiles or more, or a quarter of that where one walk computes them all
+  (``std``, ``var``: ``moments``), targets of shape ``S`` with two levels of reductions
   (standardising) up to twice ``MAX_BYTES``; else the reduction kernels and one elementwise kernel
   (which reads the columns' results lane by lane in its vec4 form) move the data faster than the
   walks of one workgroup per tile.
@@ -68,8 +69,12 @@ MAX_TRIPS = 16384       # walk trips per thread, all walks together
 # 16384 x 4096 float32 centring 0.423 -> 0.232, (x - mean) / std 0.527 -> 0.407, x / sum 0.429 -> 0.234,
 # std 0.183 -> 0.197 (kept); 65536 x 1024 centring 1.112 -> 0.239, standardising 1.257 -> 0.427, std
 # (128 tiles) 0.297 -> 0.243; 4096 x 8192 centring 0.191 -> 0.142, standardising 0.240 -> 0.320 (kept),
-# std 0.112 -> 0.196 (kept); 4096 x 1024 (16 MiB) centring 0.089 -> 0.136 (below this: kept)
+# std 0.112 -> 0.196 (kept); 4096 x 1024 (16 MiB) centring 0.089 -> 0.136 (below this: kept). With
+# ``moments`` (one walk for std): 16384 x 4096 std 0.123-0.138, 65536 x 1024 std 0.136 fused against
+# 0.203-0.264 separate (PyTorch 0.113 and 0.149); standardising 65536 x 1024 still 1.164 against 0.420
 MAX_BYTES = int(os.environ.get("GPUARRAY_COLFUSE_MAX_BYTES", str(64 << 20)))
+# sums of squared deviations computed in the first walk (``moments``)
+MOMENTS = os.environ.get("GPUARRAY_COLFUSE_MOMENTS", "1") != "0"
 
 
 def tile_width(cols: int, itemsize: int) -> int:
@@ -99,11 +104,57 @@ def geometry(kernel: Kernel) -> tuple[int, int, int, int]:
     return shape[0], cols, w, unroll_for(-(-cols // w))
 
 
-def levels(kernel: Kernel) -> list[list[int]]:
+def _reads(kernel: Kernel) -> list[frozenset[int]]:
+    """Per instruction, the reductions (indices into ``operands``) its value depends on."""
+    pos = {q: j for j, q in enumerate(kernel.operands)}
+    out: list[frozenset[int]] = []
+    for i, ins in enumerate(kernel.instrs):
+        out.append(frozenset({pos[i]}) if i in pos else frozenset().union(*(out[a] for a in ins.args)))
+    return out
+
+
+def moments(kernel: Kernel) -> dict[int, tuple[int, int]]:
+    """Sums of squared deviations from a column value, ``sum((a - m)**2)`` (``var``'s second reduction,
+    ``m`` the column mean), where ``a`` reads no reduction and ``m`` only first-walk reductions:
+    {operand index: (instruction of ``a``, of ``m``)}. The first walk computes them together with the
+    other first-walk reductions by Welford's method (``render/wgsl_colfuse.py``): with ``n``, ``mean_a`` and
+    ``M2`` of ``a``'s column, ``sum((a - m)**2) = M2 + n (mean_a - m)**2``, a sum of two terms that are
+    never negative (no cancellation) and one walk over the rows less (``GPUARRAY_COLFUSE_MOMENTS=0``: off)."""
+    if not MOMENTS:
+        return {}
+    reads = _reads(kernel)
+    shape = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape
+    first = {j for j, q in enumerate(kernel.operands) if not reads[kernel.instrs[q].args[0]]}
+    out: dict[int, tuple[int, int]] = {}
+    for j, q in enumerate(kernel.operands):
+        ins = kernel.instrs[q]
+        if ins.params[0] != "sum" or ins.dtype.kind != "f":
+            continue
+        sq = kernel.instrs[ins.args[0]]
+        if not (sq.op == "square" or sq.op == "multiply" and sq.args[0] == sq.args[1]):
+            continue
+        d = kernel.instrs[sq.args[0]]
+        if d.op != "subtract":
+            continue
+        a, m = d.args if kernel.instrs[d.args[0]].shape == shape else d.args[::-1]
+        if (kernel.instrs[a].shape != shape or reads[a] or not reads[m] or not reads[m] <= first
+                or kernel.instrs[m].shape == shape
+                or {kernel.instrs[i].dtype for i in (a, m, d.args[0], sq.args[0])} != {ins.dtype}):
+            continue
+        out[j] = (a, m)
+    return out
+
+
+def levels(kernel: Kernel, merged: bool = True) -> list[list[int]]:
     """The kernel's reductions (indices into ``operands``) by walk: each reads only reductions of
-    earlier walks (``var`` after ``mean``; ``max`` and ``min`` of one input share a walk)."""
+    earlier walks (``var`` after ``mean``; ``max`` and ``min`` of one input share a walk); ``merged``:
+    the ``moments`` in the first walk (else by what they read)."""
     level: dict[int, int] = {}
+    merge = {kernel.operands[j] for j in moments(kernel)} if merged else set()
     for q in kernel.operands:
+        if q in merge:
+            level[q] = 0
+            continue
         deep, stack, seen = 0, [kernel.instrs[q].args[0]], set()
         while stack:
             i = stack.pop()
@@ -167,8 +218,10 @@ def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     if -(-c // w) < MIN_TILES and r > SHORT_COL or trips * (len(levels(k)) + 1) > MAX_TRIPS:
         return None
     nbytes = r * c * max(k.instrs[k.instrs[q].args[0]].dtype.itemsize for q in k.operands)
-    if nbytes > MAX_BYTES and (-(-c // w) < TARGET_TILES if group[0].shape != shape else
-                               len(levels(k)) < 2 or nbytes > 2 * MAX_BYTES):
+    tiles = -(-c // w)
+    if nbytes > MAX_BYTES and (tiles < (TARGET_TILES // 4 if len(levels(k)) == 1 else TARGET_TILES)
+                               if group[0].shape != shape else
+                               len(levels(k, merged=False)) < 2 or nbytes > 2 * MAX_BYTES):
         return None
     if provider.cannot_run(k) is not None:
         return None

@@ -9,7 +9,11 @@ one accumulator each (their loads in flight together, float32 sums in shorter ch
 evaluating the reductions' operands through the fused cone (column values that depend only on
 earlier walks' results, ``mean = sum / n``, are computed once before the walk); then the slices'
 results are combined through workgroup memory in a fixed order, so every thread of a column
-holds the same column result in a register (``rv<j>``). Walks alternate direction, so that a
+holds the same column result in a register (``rv<j>``). A sum of squared deviations from a column
+value, ``sum((a - m)**2)`` (``colfuse.moments``: ``var`` about the mean), is computed in the first walk:
+each thread keeps the count, mean and M2 of ``a - k`` (``k`` the column's first value), merging each
+trip's ``U`` values into them (Chan et al.), the slices are merged the same way, and
+``M2 + n (mean - (m - k))**2`` gives the sum once ``m`` is known. Walks alternate direction, so that a
 walk starts on the rows the previous one read last (still in cache). Outputs of shape ``S`` are
 stored by a last walk; outputs of one value per column (``std(axis=0)``) by slice 0. ``prm``
 extras: COLS (``C``).
@@ -24,13 +28,54 @@ extras: COLS (``C``).
 
 from __future__ import annotations
 
-from ..compiler.colfuse import geometry, levels
+from typing import Any
+
+from ..compiler.colfuse import geometry, levels, moments
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import WORKGROUP, Rendered, _Gen
+from ..core.ops import OPS
+from .wgsl import WORKGROUP, Rendered, _Gen, fill
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, input_types, split_index, store_value
 from .wgsl_reduce import acc_type, combine, compute_main, identity
+
+
+def _welford(j: int, t: str, dtype: Any, v: str, unroll: int, w: int,
+             slices: int) -> tuple[list[str], tuple[list[str], list[str]], list[str], list[str], list[str]]:
+    """Lines of moment ``j`` (``colfuse.moments``) over a walk whose rows give ``v``: (declarations at
+    function scope, (per row, after the rows) of a full trip, per row of the last trip, the tail storing
+    the thread's n, mean and M2 to workgroup memory, workgroup declarations). A full trip takes the
+    mean and M2 of its ``unroll`` values and merges them into the thread's (Chan et al.'s pairwise
+    update, one division a trip); the last trip adds its rows one by one (Welford)."""
+    div = OPS["divide"].template("f")
+    n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
+    head = [f"  var rv{j}: {t};", *[f"  var {a}: {t} = {t}(0);" for a in (n, mn, q)],
+            *[f"  var cw_v{j}_{u}: {t};" for u in range(unroll)]]
+    per_row = [f"        cw_v{j}_{{u}} = {v};"]
+    s = " + ".join(f"cw_v{j}_{u}" for u in range(unroll))
+    after = [f"      {{ let cw_b = ({s}) * {t}({1.0 / unroll!r});", f"      var cw_s = {t}(0);",
+             *[f"      let cw_e{u} = cw_v{j}_{u} - cw_b; cw_s = cw_s + cw_e{u} * cw_e{u};" for u in range(unroll)],
+             f"      let cw_nn = {n} + {t}({unroll}); let cw_d = cw_b - {mn};",
+             f"      let cw_f = {fill(div, dtype, (f'{t}({unroll})', 'cw_nn'))};",
+             f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + cw_s + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}"]
+    checked = [f"        {n} = {n} + {t}(1); let cw_d = {v} - {mn};",
+               f"        {mn} = {mn} + {fill(div, dtype, ('cw_d', n))}; {q} = {q} + cw_d * ({v} - {mn});"]
+    tail = [f"  shn{j}[lid] = {n};", f"  shm{j}[lid] = {mn};", f"  shq{j}[lid] = {q};"]
+    decls = [f"var<workgroup> sh{c}{j}: array<{t}, {WORKGROUP}>;" for c in "nmq"]
+    return head, (per_row, after), checked, tail, decls
+
+
+def _welford_combine(j: int, dtype: Any, w: int, slices: int) -> list[str]:
+    """Tail lines combining the slices' n, mean and M2 of moment ``j`` into ``cw_n``, ``cw_m``, ``cw_q``."""
+    div = OPS["divide"].template("f")
+    n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
+    return [f"  {n} = shn{j}[lid % {w}u]; {mn} = shm{j}[lid % {w}u]; {q} = shq{j}[lid % {w}u];",
+            f"  for (var cf_q = 1u; cf_q < {slices}u; cf_q = cf_q + 1u) {{",
+            f"    let cw_i = lid % {w}u + cf_q * {w}u; let cw_b = shn{j}[cw_i];",
+            f"    if (cw_b > 0.0) {{ let cw_nn = {n} + cw_b; let cw_d = shm{j}[cw_i] - {mn};",
+            f"      let cw_f = {fill(div, dtype, ('cw_b', 'cw_nn'))};",
+            f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + shq{j}[cw_i] + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}",
+            "  }"]
 
 
 def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Rendered:
@@ -56,13 +101,15 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
     body += ["  " + ln for ln in lines]
     at = ("multi", ("cf_r", *coords[1:]))
 
-    def walk(inner: list[str], reverse: bool, per_u: bool) -> list[str]:
+    def walk(inner: list[str], reverse: bool, per_u: bool, full: tuple[list[str], list[str]] = ([], []),
+             checked: list[str] = ()) -> list[str]:  # type: ignore[assignment]
         """Trips over this thread's rows (``cf_r``), ``unroll`` rows each; ``inner`` uses ``{u}``
-        for the row's accumulator where ``per_u``."""
+        for the row's accumulator where ``per_u``; ``full`` = (lines per row, lines after the rows) of
+        trips whose rows all exist, ``checked`` lines per existing row of the last trip."""
         def rows(check: bool) -> list[str]:
             out: list[str] = []
             for u in range(unroll):
-                lines = [ln.replace("{u}", str(u)) for ln in inner] if per_u else inner
+                lines = [ln.replace("{u}", str(u)) for ln in [*inner, *(checked if check else full[0])]]
                 row = [f"      let cf_r = cf_rb + {u * slices}u;"]
                 out += ["      {", *row, *(["      if (cf_r < cf_R) {"] if check else []), *lines,
                         *(["      }"] if check else []), "      }"]
@@ -70,7 +117,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
         trip = "cf_T - 1u - cf_t" if reverse else "cf_t"
         return ["  for (var cf_t = 0u; cf_t < cf_T; cf_t = cf_t + 1u) {", f"    let cf_tt = {trip};",
                 f"    let cf_rb = cf_tt * {span}u + cf_s;",
-                "    if (cf_tt < cf_TF) {", *rows(False), "    } else {", *rows(True), "    }", "  }"]
+                "    if (cf_tt < cf_TF) {", *rows(False), *full[1], "    } else {", *rows(True), "    }", "  }"]
 
     col_shapes = {shape[1:], (1,) + shape[1:]} - {shape}
 
@@ -103,20 +150,40 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
 
     decls: list[str] = []
     walks = 0
+    merged = moments(kernel)
     for level in levels(kernel):
-        body += hoist([kernel.instrs[kernel.operands[j]].args[0] for j in level])
+        plain = [j for j in level if j not in merged]
+        moms = [j for j in level if j in merged]
+        body += hoist([kernel.instrs[kernel.operands[j]].args[0] for j in plain] + [merged[j][0] for j in moms])
         g.memo, g.lines = {}, []
         adds: list[str] = []
-        for j in level:
+        for j in plain:
             ins = kernel.instrs[kernel.operands[j]]
             v = g.value(ins.args[0], at)
             if ins.dtype.kind == "b":
                 v = f"select(0u, 1u, {v})"
             adds.append(f"        acc{j}_{{u}} = {combine(ins.params[0], ins.dtype, f'acc{j}_{{u}}', v)};")
+        mvals = {j: f"({g.value(merged[j][0], at)} - cw_k{j})" for j in moms}
         inner = ["        " + ln.strip() for ln in g.lines] + adds
+        if moms:        # the moments' values shifted by the column's first: no error from a large mean
+            g.memo, g.lines = {}, []
+            first = {j: g.value(merged[j][0], at) for j in moms}
+            body += [f"  var cw_k{j}: {acc_type(kernel.instrs[kernel.operands[j]].dtype)};" for j in moms]
+            body += ["  {", "  let cf_r = 0u;", *g.lines, *[f"  cw_k{j} = {first[j]};" for j in moms], "  }"]
         head: list[str] = []
         tail: list[str] = []
-        for j in level:
+        full: tuple[list[str], list[str]] = ([], [])
+        checked: list[str] = []
+        for j in moms:
+            t = acc_type(kernel.instrs[kernel.operands[j]].dtype)
+            h, f, c, tl, decl = _welford(j, t, kernel.instrs[kernel.operands[j]].dtype, mvals[j], unroll, w, slices)
+            head += h
+            full[0].extend(f[0])
+            full[1].extend(f[1])
+            checked += c
+            tail += tl
+            decls += decl
+        for j in plain:
             ins = kernel.instrs[kernel.operands[j]]
             rop, dt, at_t = ins.params[0], ins.dtype, acc_type(ins.dtype)
             decls.append(f"var<workgroup> sh{j}: array<{at_t}, {WORKGROUP}>;")
@@ -127,7 +194,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
                 part = combine(rop, dt, part, f"acc{j}_{u}")
             tail += [f"  sh{j}[lid] = {part};"]
         tail.append("  workgroupBarrier();")
-        for j in level:
+        for j in plain:
             ins = kernel.instrs[kernel.operands[j]]
             rop, dt = ins.params[0], ins.dtype
             tail += [f"  rv{j} = sh{j}[lid % {w}u];",
@@ -135,7 +202,16 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
                      f"    rv{j} = {combine(rop, dt, f'rv{j}', f'sh{j}[lid % {w}u + cf_q * {w}u]')};", "  }"]
             q = kernel.operands[j]
             g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
-        body += head + walk(inner, walks % 2 == 1, True) + tail
+        for j in moms:      # the column's n, mean and M2 combined over the slices, in slice order
+            tail += _welford_combine(j, kernel.instrs[kernel.operands[j]].dtype, w, slices)
+        body += head + walk(inner, walks % 2 == 1, True, full, checked) + tail
+        if moms:            # sum((a - m)**2) = M2 + n (mean - m)**2 (all shifted by k), m from this walk's results
+            body += hoist([merged[j][1] for j in moms])
+            for j in moms:
+                m = g.named[merged[j][1]]
+                d = f"(cw_m{j} - ({m} - cw_k{j}))"
+                body.append(f"  rv{j} = cw_q{j} + cw_n{j} * ({d} * {d});")
+                g.named[kernel.operands[j]] = f"rv{j}"
         walks += 1
     outs = kernel.outputs
     if kernel.out_shape == shape:
