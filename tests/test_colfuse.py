@@ -13,6 +13,7 @@ import gpuarray as xp
 from gpuarray.compiler import colfuse, plan_cache
 from gpuarray.compiler.schedule import schedule
 from gpuarray.render.wgsl_colfuse import render_colfuse
+from gpuarray.runtime import replay
 
 from .conftest import assert_same
 
@@ -75,6 +76,18 @@ def _dispatches(fn: Callable[[], Any]) -> tuple[Any, int]:
         r = fn()
         xp.evaluate(r)
         return r, xp.metrics()["dispatches"]
+
+
+def moments_setting(monkeypatch: pytest.MonkeyPatch, device: xp.Device, on: bool) -> None:
+    """``colfuse.MOMENTS`` set to ``on`` with nothing planned, replayed or rendered under the other
+    setting kept (the rendered shaders are cached by kernel signature, which does not name it)."""
+    monkeypatch.setattr(colfuse, "MOMENTS", on)
+    plan_cache.clear()
+    replay.clear()
+    prov = getattr(device, "provider", None)
+    if hasattr(prov, "rendered"):
+        prov.rendered.clear()
+        monkeypatch.setattr(prov, "kcache", None)
 
 
 def _fused(shape: tuple[int, ...], dt: str = "float32") -> bool:
@@ -316,8 +329,7 @@ def test_moments_in_one_walk(device: xp.Device, monkeypatch: pytest.MonkeyPatch,
             want = fn(np, x.astype(np.float64)).astype(dt)
             results = []
             for on in (True, False):
-                monkeypatch.setattr(colfuse, "MOMENTS", on)
-                plan_cache.clear()
+                moments_setting(monkeypatch, device, on)
                 with np.errstate(all="ignore"), xp.config(offload="always"):
                     g = xp.asarray(x, device=device)
                     got = fn(xp, g)

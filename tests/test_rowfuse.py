@@ -346,3 +346,53 @@ def test_a_target_derived_from_an_absorbed_reduction(dev: str) -> None:
         xp.evaluate(c, m)
         assert_same(m, f.mean(axis=1, keepdims=True) * 2, rtol=1e-5, atol=1e-6)   # sums in another order
         assert_same(c, f - f.mean(axis=1, keepdims=True) * 2, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("length", [33000, 65536])
+def test_long_rows_moments_in_one_walk(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
+    """Rows too long to keep in registers are walked once per reduction, except a sum of squared
+    deviations from the row's mean (``var``, ``std``, standardising), computed in the mean's walk
+    (Welford's method shifted by the row's first element, the threads merged by a tree): one kernel,
+    NumPy's results for rows whose mean is 10^3 standard deviations from 0, a constant row, NaN and
+    infinities, rows that leave the last trip partly empty; the same with two walks."""
+    from gpuarray.providers import webgpu
+
+    from .test_colfuse import moments_setting
+    seen: list[str] = []
+    orig = webgpu.WgpuProvider.dispatch
+
+    def spy(self: Any, src: str, *a: Any, **k: Any) -> Any:
+        seen.append(src)
+        return orig(self, src, *a, **k)
+    monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    rng = np.random.default_rng(length)
+    base = rng.uniform(-3, 3, (64, length)) + 1e3
+    base[0] = 0.1
+    base[1, 5] = np.nan
+    base[2, 7] = np.inf
+    forms = {"std": lambda p, a: p.std(a, axis=1),
+             "var": lambda p, a: p.var(a, axis=-1, keepdims=True) + 1,
+             "standardize": lambda p, a: (a - p.mean(a, axis=1, keepdims=True)) / p.std(a, axis=1, keepdims=True)}
+    for dt in ("float32", "float64"):
+        if not wgpu_device.supports(np.dtype(dt)):
+            continue
+        x = base.astype(dt)
+        for name, fn in forms.items():
+            with np.errstate(all="ignore"):
+                want = fn(np, x.astype(np.float64))
+            for on in (True, False):
+                moments_setting(monkeypatch, wgpu_device, on)
+                seen.clear()
+                with np.errstate(all="ignore"):
+                    got, n = _dispatches(lambda fn=fn, x=x: fn(xp, xp.asarray(x, device=wgpu_device)))
+                if n == 1:
+                    assert ("cw_q" in seen[-1]) == on, (name, dt)
+                else:
+                    assert dt == "float64", (name, dt, n)
+                g = np.asarray(got).astype(np.float64)
+                assert np.array_equal(np.isnan(g[1:]), np.isnan(want[1:])), (name, dt)
+                fin = np.isfinite(want[1:])
+                scale = np.max(np.abs(want[1:][fin]))
+                tol = 2e-4 if dt == "float32" else 1e-11
+                np.testing.assert_allclose(g[1:][fin], want[1:][fin], rtol=tol, atol=tol * scale)
+    moments_setting(monkeypatch, wgpu_device, True)

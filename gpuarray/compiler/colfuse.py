@@ -104,7 +104,7 @@ def geometry(kernel: Kernel) -> tuple[int, int, int, int]:
     return shape[0], cols, w, unroll_for(-(-cols // w))
 
 
-def _reads(kernel: Kernel) -> list[frozenset[int]]:
+def reads_of(kernel: Kernel) -> list[frozenset[int]]:
     """Per instruction, the reductions (indices into ``operands``) its value depends on."""
     pos = {q: j for j, q in enumerate(kernel.operands)}
     out: list[frozenset[int]] = []
@@ -122,7 +122,7 @@ def moments(kernel: Kernel) -> dict[int, tuple[int, int]]:
     never negative (no cancellation) and one walk over the rows less (``GPUARRAY_COLFUSE_MOMENTS=0``: off)."""
     if not MOMENTS:
         return {}
-    reads = _reads(kernel)
+    reads = reads_of(kernel)
     shape = kernel.instrs[kernel.instrs[kernel.operands[0]].args[0]].shape
     first = {j for j, q in enumerate(kernel.operands) if not reads[kernel.instrs[q].args[0]]}
     out: dict[int, tuple[int, int]] = {}

@@ -28,54 +28,14 @@ extras: COLS (``C``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..compiler.colfuse import geometry, levels, moments
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from ..core.ops import OPS
-from .wgsl import WORKGROUP, Rendered, _Gen, fill
+from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
+from .wgsl_moments import slice_combine, welford
 from .wgsl_parts import declare_bindings, input_types, split_index, store_value
 from .wgsl_reduce import acc_type, combine, compute_main, identity
-
-
-def _welford(j: int, t: str, dtype: Any, v: str, unroll: int, w: int,
-             slices: int) -> tuple[list[str], tuple[list[str], list[str]], list[str], list[str], list[str]]:
-    """Lines of moment ``j`` (``colfuse.moments``) over a walk whose rows give ``v``: (declarations at
-    function scope, (per row, after the rows) of a full trip, per row of the last trip, the tail storing
-    the thread's n, mean and M2 to workgroup memory, workgroup declarations). A full trip takes the
-    mean and M2 of its ``unroll`` values and merges them into the thread's (Chan et al.'s pairwise
-    update, one division a trip); the last trip adds its rows one by one (Welford)."""
-    div = OPS["divide"].template("f")
-    n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
-    head = [f"  var rv{j}: {t};", *[f"  var {a}: {t} = {t}(0);" for a in (n, mn, q)],
-            *[f"  var cw_v{j}_{u}: {t};" for u in range(unroll)]]
-    per_row = [f"        cw_v{j}_{{u}} = {v};"]
-    s = " + ".join(f"cw_v{j}_{u}" for u in range(unroll))
-    after = [f"      {{ let cw_b = ({s}) * {t}({1.0 / unroll!r});", f"      var cw_s = {t}(0);",
-             *[f"      let cw_e{u} = cw_v{j}_{u} - cw_b; cw_s = cw_s + cw_e{u} * cw_e{u};" for u in range(unroll)],
-             f"      let cw_nn = {n} + {t}({unroll}); let cw_d = cw_b - {mn};",
-             f"      let cw_f = {fill(div, dtype, (f'{t}({unroll})', 'cw_nn'))};",
-             f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + cw_s + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}"]
-    checked = [f"        {n} = {n} + {t}(1); let cw_d = {v} - {mn};",
-               f"        {mn} = {mn} + {fill(div, dtype, ('cw_d', n))}; {q} = {q} + cw_d * ({v} - {mn});"]
-    tail = [f"  shn{j}[lid] = {n};", f"  shm{j}[lid] = {mn};", f"  shq{j}[lid] = {q};"]
-    decls = [f"var<workgroup> sh{c}{j}: array<{t}, {WORKGROUP}>;" for c in "nmq"]
-    return head, (per_row, after), checked, tail, decls
-
-
-def _welford_combine(j: int, dtype: Any, w: int, slices: int) -> list[str]:
-    """Tail lines combining the slices' n, mean and M2 of moment ``j`` into ``cw_n``, ``cw_m``, ``cw_q``."""
-    div = OPS["divide"].template("f")
-    n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
-    return [f"  {n} = shn{j}[lid % {w}u]; {mn} = shm{j}[lid % {w}u]; {q} = shq{j}[lid % {w}u];",
-            f"  for (var cf_q = 1u; cf_q < {slices}u; cf_q = cf_q + 1u) {{",
-            f"    let cw_i = lid % {w}u + cf_q * {w}u; let cw_b = shn{j}[cw_i];",
-            f"    if (cw_b > 0.0) {{ let cw_nn = {n} + cw_b; let cw_d = shm{j}[cw_i] - {mn};",
-            f"      let cw_f = {fill(div, dtype, ('cw_b', 'cw_nn'))};",
-            f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + shq{j}[cw_i] + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}",
-            "  }"]
 
 
 def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Rendered:
@@ -176,7 +136,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
         checked: list[str] = []
         for j in moms:
             t = acc_type(kernel.instrs[kernel.operands[j]].dtype)
-            h, f, c, tl, decl = _welford(j, t, kernel.instrs[kernel.operands[j]].dtype, mvals[j], unroll, w, slices)
+            h, f, c, tl, decl = welford(j, t, kernel.instrs[kernel.operands[j]].dtype, mvals[j], unroll)
             head += h
             full[0].extend(f[0])
             full[1].extend(f[1])
@@ -203,7 +163,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
             q = kernel.operands[j]
             g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
         for j in moms:      # the column's n, mean and M2 combined over the slices, in slice order
-            tail += _welford_combine(j, kernel.instrs[kernel.operands[j]].dtype, w, slices)
+            tail += slice_combine(j, kernel.instrs[kernel.operands[j]].dtype, w, slices)
         body += head + walk(inner, walks % 2 == 1, True, full, checked) + tail
         if moms:            # sum((a - m)**2) = M2 + n (mean - m)**2 (all shifted by k), m from this walk's results
             body += hoist([merged[j][1] for j in moms])

@@ -9,8 +9,11 @@ element, combine their partial results (subgroup shuffles where the adapter has 
 shared-memory tree), and every thread keeps the row's result in a register (``rv<j>``); later
 instructions that read the reduction use that register at any element of the row. Then the
 threads walk the row once more and store the outputs (outputs of one value per row: the row's
-first thread stores them). The row index splits into the leading coordinates of the row shape,
-so broadcast inputs and views are read by multi-index as in any kernel. ``prm`` extras: ROWS (rows of the output).
+first thread stores them). A sum of squared deviations from a value that an earlier reduction gives
+(``colfuse.moments``: ``var`` about the mean) is computed in that reduction's walk instead of a walk
+of its own (``render/wgsl_moments.py``; rows walked, not kept). The row index splits into the
+leading coordinates of the row shape, so broadcast inputs and views are read by multi-index as in
+any kernel. ``prm`` extras: ROWS (rows of the output).
 
 >>> import numpy as np, gpuarray as xp
 >>> from gpuarray.compiler.schedule import schedule
@@ -26,11 +29,13 @@ import re
 
 import numpy as np
 
+from ..compiler.colfuse import moments, reads_of
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_colfuse import render_colfuse
 from .wgsl_lib import helpers_for
+from .wgsl_moments import tree_combine, welford
 from .wgsl_parts import declare_bindings, input_types, split_index, store_value
 from .wgsl_reduce import KEYED_IDENTITY, SUBGROUP_TYPES, acc_type, combine, compute_main, identity
 
@@ -131,30 +136,67 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
         return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp, bool(exact)),
                        wg=max(grp, WORKGROUP))
 
-    def walk(inner: list[str]) -> list[str]:
-        # UNROLL elements per thread and trip, so that their loads are in flight together
+    def walk(inner: list[str], more: tuple[list[str], list[str]] = ([], []), last: list[str] = ()) -> list[str]:  # type: ignore[assignment]
+        # UNROLL elements per thread and trip, so that their loads are in flight together; ``more`` =
+        # (lines per element, lines after the elements) of full trips, ``last`` per element of the last
+        # (``{u}``: the element of the trip)
         span = WORKGROUP * UNROLL
         full: list[str] = []
         tail: list[str] = []
         for u in range(UNROLL):
-            full += ["    {", f"    let c = cb + {u * WORKGROUP}u;", *inner, "    }"]
-            tail += ["    {", f"    let c = cb + {u * WORKGROUP}u;", "    if (c < L) {", *inner, "    }", "    }"]
+            sub = [ln.replace("{u}", str(u)) for ln in [*inner, *more[0]]]
+            full += ["    {", f"    let c = cb + {u * WORKGROUP}u;", *sub, "    }"]
+            sub = [ln.replace("{u}", str(u)) for ln in [*inner, *last]]
+            tail += ["    {", f"    let c = cb + {u * WORKGROUP}u;", "    if (c < L) {", *sub, "    }", "    }"]
         return ["  var cb = lid;", "  loop {", "    if (cb >= L) { break; }",
-                f"    if (cb + {span - WORKGROUP}u < L) {{", *full, "    } else {", *tail, "    }",
+                f"    if (cb + {span - WORKGROUP}u < L) {{", *full, *more[1], "    } else {", *tail, "    }",
                 f"    cb = cb + {span}u;", "  }"]
 
+    merged = moments(kernel)            # sums of squared deviations: in the walk their value is known after
+    reads = reads_of(kernel)
+    host = {i: max(reads[m]) for i, (_, m) in merged.items()}
     for j, q in enumerate(kernel.operands):
+        if j in merged:
+            continue
         ins = kernel.instrs[q]
         ac = _Acc(ins.params[0], ins.dtype, j)
+        moms = [i for i in merged if host[i] == j]
+        mom: tuple[list[str], list[str], list[str], list[str]] = ([], [], [], [])   # head, per element, after, last
+        if moms:            # each moment's shift: its value at the row's first element
+            g.memo, g.lines = {}, []
+            shift = {i: g.value(merged[i][0], ("multi", (*coords, "0u"))) for i in moms}
+            mom[0].extend(["  {", "  let c = 0u;", *g.lines])
+            mom[0].extend(f"  cw_k{i} = {shift[i]};" for i in moms)
+            mom[0].append("  }")
         g.memo, g.lines = {}, []
         v = g.value(ins.args[0], at)
         if ins.dtype.kind == "b":
             v = f"select(0u, 1u, {v})"
+        mvals = {i: f"({g.value(merged[i][0], at)} - cw_k{i})" for i in moms}
         inner = ["    " + ln.strip() for ln in g.lines] + [f"    {ac.step(v)}"]
+        tails: list[str] = []
+        for i in moms:
+            t = acc_type(kernel.instrs[kernel.operands[i]].dtype)
+            h, (per, aft), last, tl, decl = welford(i, t, kernel.instrs[kernel.operands[i]].dtype, mvals[i], UNROLL)
+            mom[0][:0] = [*h, f"  var cw_k{i}: {t};"]
+            mom[1].extend(per)
+            mom[2].extend(aft)
+            mom[3].extend(last)
+            tails += tl + tree_combine(i, kernel.instrs[kernel.operands[i]].dtype)
+            decls += decl
         decls.append(f"var<workgroup> sh{j}: array<{ac.t}, {WORKGROUP}>;")
         after, g.named[q] = ac.named()
-        body += [f"  var rv{j}: {ac.t};", "  {", f"  var acc{j}: {ac.t} = {ac.ident};", *walk(inner),
-                 *_row_combine(ac.rop, ac.cdt, j, sg and ac.t in SUBGROUP_TYPES), "  }", *after]
+        body += [*mom[0], f"  var rv{j}: {ac.t};", "  {", f"  var acc{j}: {ac.t} = {ac.ident};",
+                 *walk(inner, (mom[1], mom[2]), mom[3]),
+                 *_row_combine(ac.rop, ac.cdt, j, sg and ac.t in SUBGROUP_TYPES), "  }", *after, *tails]
+        for i in moms:      # sum((a - m)**2) = M2 + n (mean - (m - k))**2
+            m = merged[i][1]
+            g.memo, g.lines = {}, []
+            pat = ("multi", (*coords, "0u")) if len(kernel.instrs[m].shape) == nd else ("multi", tuple(coords))
+            mv = g.value(m, pat)
+            d = f"(cw_m{i} - ({mv} - cw_k{i}))"
+            body += [*g.lines, f"  rv{i} = cw_q{i} + cw_n{i} * ({d} * {d});"]
+            g.named[kernel.operands[i]] = f"rv{i}"
     g.memo, g.lines = {}, []
     per_row = kernel.out_shape != shape          # one value per row (logsumexp)
     if per_row:
