@@ -186,9 +186,9 @@ def test_vec4_grid_stride_loop(wgpu_device, monkeypatch, heavy, extra):
 
 
 def test_vec4_four_lane_helper_matches_per_lane(wgpu_device):
-    """float32 tanh in the vec4 form is one ``ga_tanhx4`` call per thread: its polynomial when all
-    four lanes are below 1 in magnitude, lane by lane otherwise (NaN, +-inf, -0.0 and large values
-    mixed into one vec4). Same bits as the one-element-per-thread form, and NumPy's values."""
+    """float32 tanh in the vec4 form is one ``ga_tanhx4`` call per thread: its polynomial for the four
+    lanes, and the exp form of the four where one is 1 or more in magnitude (NaN, +-inf, -0.0 and large
+    values mixed into one vec4). Same bits as the one-element-per-thread form, and NumPy's values."""
     from gpuarray.compiler import schedule
     from gpuarray.render.wgsl import render
     fours = [[0.5, -0.25, 0.1, 0.9], [0.5, 2.0, -0.0, np.nan], [np.inf, -np.inf, 1e-30, -1.0],
