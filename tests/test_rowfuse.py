@@ -285,6 +285,7 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
         seen.append(src)
         return orig(self, src, *a, **k)
     monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    monkeypatch.setattr(replay, "ENABLED", False)       # every evaluation enqueued (through ``dispatch``)
     x = _x((65, length), scale=3.0, seed=length)
     x[3, 7] = np.nan
     x[5, :] = -np.inf
@@ -319,6 +320,7 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
                 assert n == 1, name
                 _check(got, fn(np, x), "float32")
                 if name in vec4_bindings:
+                    assert seen, (name, "no dispatch seen")
                     assert seen[-1].count("array<vec4<f32>>") == vec4_bindings[name], name
         y = x.astype(np.float64)
         got, n = _dispatches(lambda: softmax(xp, xp.asarray(y, device=wgpu_device)))
