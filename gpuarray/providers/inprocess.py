@@ -14,8 +14,10 @@ array([0., 1., 4.])
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,32 @@ CHUNK = MIN_CHUNK       # kernels larger than this take the blocked path (run_ke
 # once the blocks are kept; the output is new memory every call, as NumPy's is).
 SCRATCH_KEPT = 8
 _local = threading.local()
+# Fused kernels of PARALLEL_MIN elements or more are split over THREADS threads (the caller and a pool;
+# NumPy's loops release the GIL): GPUARRAY_CPU_THREADS, default the machine's cores up to 8; 1: none.
+THREADS = max(1, int(os.environ.get("GPUARRAY_CPU_THREADS", "0") or 0) or min(os.cpu_count() or 1, 8))
+PARALLEL_MIN = 1 << 20
+_workers: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The worker threads of fused host kernels (``THREADS - 1``; the calling thread is the other)."""
+    global _workers
+    if _workers is None:
+        _workers = ThreadPoolExecutor(max_workers=THREADS - 1, thread_name_prefix="gpuarray-host")
+    return _workers
+
+
+def _parts(n: int, chunk: int) -> list[tuple[int, int]]:
+    """Element ranges of ``n`` for the threads: one range below ``PARALLEL_MIN`` elements (or with one
+    thread), else ``THREADS`` ranges of whole blocks (of ``chunk``, or of ``n / THREADS``
+    where that is less: a kernel of one operation is one block)."""
+    if THREADS < 2 or n < PARALLEL_MIN:
+        return [(0, n)]
+    per = -(-n // THREADS)
+    if per > chunk:
+        per = -(-per // chunk) * chunk
+    per = -(-per // 64) * 64            # whole cache lines for every dtype
+    return [(lo, min(n, lo + per)) for lo in range(0, n, per)]
 
 
 def _scratch(specs: tuple[tuple[np.dtype, int], ...]) -> list[np.ndarray]:
@@ -92,7 +120,7 @@ def _apply(op: str, fn: Any, ins: Any, args: list[Any], out: np.ndarray) -> None
 def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Fused evaluation on the host: each block runs the whole kernel in cache-sized scratch, and an
     output instruction writes its block straight into the output. A kernel of one operation (``x + y``,
-    ``exp(x)``) runs as one NumPy call over the whole arrays: NumPy's own speed."""
+    ``exp(x)``) runs as one NumPy call over the whole arrays (over each thread's part: ``_parts``)."""
     n = kernel.size
     flat = [np.asarray(a).reshape(-1) for a in inputs]
     outs = [np.empty(n, dtype=kernel.instrs[o].dtype) for o in kernel.outputs]
@@ -107,28 +135,45 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     # scratch only for instructions that are not outputs (an output's block is its slice of the output)
     item = sum(kernel.instrs[i].dtype.itemsize for i in computed if i not in out_of)
     chunk = n if len(computed) <= 1 else max(MIN_CHUNK, SCRATCH_BYTES // max(item, 1))
+    parts = _parts(n, chunk)
+    chunk = max(1, min(chunk, parts[0][1]))
     held = [i for i in computed if i not in out_of]
     specs = tuple((kernel.instrs[i].dtype, min(chunk, n)) for i in held)
-    blocks = _scratch(specs)
-    scratch = dict(zip(held, blocks, strict=True))
     funcs = [OPS[ins.op].host_impl() if ins.op in OPS else None for ins in kernel.instrs]
-    with np.errstate(all="ignore"):
-        for start in range(0, n, chunk):
-            stop = min(n, start + chunk)
-            m = stop - start
-            vals: list[Any] = []
-            for i, ins in enumerate(kernel.instrs):
-                op = ins.op
-                if op == "input":
-                    v = flat[ins.params[0]][start:stop]
-                elif op == "const":
-                    v = consts[i]
-                else:
-                    j = out_of.get(i)
-                    v = outs[j][start:stop] if j is not None else scratch[i][:m]
-                    _apply(op, funcs[i], ins, [vals[a] for a in ins.args], v)
-                vals.append(v)
-    _keep(specs, blocks)
+
+    def blocks_of(lo: int, hi: int, scratch: dict[int, np.ndarray]) -> None:
+        """Evaluate elements ``lo .. hi`` block by block into ``scratch`` and the outputs."""
+        with np.errstate(all="ignore"):
+            for start in range(lo, hi, chunk):
+                stop = min(hi, start + chunk)
+                m = stop - start
+                vals: list[Any] = []
+                for i, ins in enumerate(kernel.instrs):
+                    op = ins.op
+                    if op == "input":
+                        v = flat[ins.params[0]][start:stop]
+                    elif op == "const":
+                        v = consts[i]
+                    else:
+                        j = out_of.get(i)
+                        v = outs[j][start:stop] if j is not None else scratch[i][:m]
+                        _apply(op, funcs[i], ins, [vals[a] for a in ins.args], v)
+                    vals.append(v)
+
+    def part(lo: int, hi: int) -> None:
+        blocks = _scratch(specs)        # this thread's
+        blocks_of(lo, hi, dict(zip(held, blocks, strict=True)))
+        _keep(specs, blocks)
+
+    # the other threads take the later parts (each with its own scratch); the first errors raise
+    futures = [_pool().submit(part, lo, hi) for lo, hi in parts[1:]]
+    try:
+        part(*parts[0])
+    finally:
+        errors = [f.exception() for f in futures]
+    for e in errors:
+        if e is not None:
+            raise e
     result = []
     for j, o in enumerate(kernel.outputs):
         if n == 0 or kernel.instrs[o].op in ("input", "const"):
