@@ -71,6 +71,19 @@ def _check(got: Any, want: np.ndarray, dt: str) -> None:
                 check_signed_zero=False)
 
 
+def dispatched_sources(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The WGSL of every ``WgpuProvider.dispatch`` from now on (in order), for the test's duration."""
+    from gpuarray.providers import webgpu
+    seen: list[str] = []
+    orig = webgpu.WgpuProvider.dispatch
+
+    def spy(self: Any, src: str, *a: Any, **k: Any) -> Any:
+        seen.append(src)
+        return orig(self, src, *a, **k)
+    monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    return seen
+
+
 def _dispatches(fn: Callable[[], Any]) -> tuple[Any, int]:
     with xp.config(offload="always"):
         xp.reset_metrics()
@@ -277,14 +290,8 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
     biases) broadcast over the rows, 1-D or (1, L), read as vec4 words too (also inside a reduction),
     an input also read through a view (then element by element), float64 rows (not vec4), NaN and
     infinities; the same results as the element form."""
-    from gpuarray.providers import webgpu, wgpu_reduce
-    seen: list[str] = []
-    orig = webgpu.WgpuProvider.dispatch
-
-    def spy(self: Any, src: str, *a: Any, **k: Any) -> Any:
-        seen.append(src)
-        return orig(self, src, *a, **k)
-    monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    from gpuarray.providers import wgpu_reduce
+    seen = dispatched_sources(monkeypatch)
     monkeypatch.setattr(replay, "ENABLED", False)       # every evaluation enqueued (through ``dispatch``)
     x = _x((65, length), scale=3.0, seed=length)
     x[3, 7] = np.nan
@@ -357,16 +364,8 @@ def test_long_rows_moments_in_one_walk(wgpu_device: xp.Device, monkeypatch: pyte
     (Welford's method shifted by the row's first element, the threads merged by a tree): one kernel,
     NumPy's results for rows whose mean is 10^3 standard deviations from 0, a constant row, NaN and
     infinities, rows that leave the last trip partly empty; the same with two walks."""
-    from gpuarray.providers import webgpu
-
     from .test_colfuse import moments_setting
-    seen: list[str] = []
-    orig = webgpu.WgpuProvider.dispatch
-
-    def spy(self: Any, src: str, *a: Any, **k: Any) -> Any:
-        seen.append(src)
-        return orig(self, src, *a, **k)
-    monkeypatch.setattr(webgpu.WgpuProvider, "dispatch", spy)
+    seen = dispatched_sources(monkeypatch)
     rng = np.random.default_rng(length)
     base = rng.uniform(-3, 3, (64, length)) + 1e3
     base[0] = 0.1
