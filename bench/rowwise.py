@@ -4,14 +4,15 @@ against PyTorch eager, ``torch.compile``, JAX ``jit`` and CuPy in one process.
     python -m bench.rowwise [--shapes 4096x8192,16384x1024] [--runs 5] [--libs ...] [--out FILE]
 
 Workloads: ``softmax``, ``log_softmax``, ``logsumexp`` and ``layernorm`` (with weight and bias)
-over the last axis of float32 data uniform in [-30, 30], and ``std`` along the last axis in
-float32 and float64. Each figure is the median wall time per call (``_timing.wall_per_call``:
-half a second of warm-up calls, then trials of repeated calls and one synchronize); gpuarray's
-results are dropped between calls. ``gpuarray_jit_ms`` is the same function under ``gpuarray.jit``
-(calls replay the first call's evaluation; ``jit_err``: its largest difference from the plain
-call's result). gpuarray's dispatches per call, its GPU time (timestamp
-queries: the median of several evaluations right after the wall-clock trials, while the GPU is
-warm) and its largest error against NumPy in float64 are reported too.
+over the last axis of float32 data uniform in [-30, 30], ``std`` along the last axis in float32 and
+float64, and ``std_cols`` / ``std_cols64`` along the first axis (column fusion's one walk). Each
+figure is the median wall time per call (``_timing.wall_per_call``: half a second of warm-up calls,
+then trials of repeated calls and one synchronize); gpuarray's results are dropped between calls.
+``gpuarray_jit_ms`` is the same function under ``gpuarray.jit`` (calls replay the first call's
+evaluation; ``jit_err``: its largest difference from the plain call's result). gpuarray's dispatches
+per call, its GPU time (timestamp queries: the median of several evaluations right after the wall-
+clock trials, while the GPU is warm) and its largest error against NumPy in float64 are reported
+too.
 """
 
 # mypy: disable-error-code="misc"
@@ -28,7 +29,7 @@ import numpy as np
 
 from ._timing import gpu_ms, jit_ms, time_peers, wall_per_call, write_out
 
-WORKLOADS = ("softmax", "log_softmax", "logsumexp", "layernorm", "std", "std64")
+WORKLOADS = ("softmax", "log_softmax", "logsumexp", "layernorm", "std", "std64", "std_cols", "std_cols64")
 
 
 def _fn(p: Any, name: str) -> Callable[..., Any]:
@@ -52,8 +53,11 @@ def _fn(p: Any, name: str) -> Callable[..., Any]:
 
     def std(x: Any, w: Any, b: Any) -> Any:
         return p.std(x, axis=-1)
+
+    def std_cols(x: Any, w: Any, b: Any) -> Any:
+        return p.std(x, axis=0)
     return {"softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp, "layernorm": layernorm,
-            "std": std, "std64": std}[name]
+            "std": std, "std64": std, "std_cols": std_cols, "std_cols64": std_cols}[name]
 
 
 def _torch_fn(name: str) -> Callable[..., Any]:
@@ -63,7 +67,9 @@ def _torch_fn(name: str) -> Callable[..., Any]:
             "logsumexp": lambda x, w, b: torch.logsumexp(x, -1, keepdim=True),
             "layernorm": lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5),
             "std": lambda x, w, b: torch.std(x, -1, correction=0),
-            "std64": lambda x, w, b: torch.std(x, -1, correction=0)}[name]
+            "std64": lambda x, w, b: torch.std(x, -1, correction=0),
+            "std_cols": lambda x, w, b: torch.std(x, 0, correction=0),
+            "std_cols64": lambda x, w, b: torch.std(x, 0, correction=0)}[name]
 
 
 def _peer_fn(lib: str, mod: Any, name: str) -> Callable[..., Any]:
@@ -77,7 +83,7 @@ def run(shapes: list[tuple[int, int]], runs: int, libs: list[str], names: list[s
     rng = np.random.default_rng(0)
     for shape in shapes:
         for name in names:
-            dt = "float64" if name == "std64" else "float32"
+            dt = "float64" if name.endswith("64") else "float32"
             x = rng.uniform(-30, 30, shape).astype(dt)
             w = rng.uniform(0.5, 1.5, shape[-1]).astype(dt)
             b = rng.uniform(-1, 1, shape[-1]).astype(dt)
