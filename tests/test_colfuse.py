@@ -302,7 +302,12 @@ MOMENT_FORMS: dict[str, Callable[[Any, Any], Any]] = {
     "reversed": lambda p, x: p.sum((p.mean(x, axis=0) - x) * (p.mean(x, axis=0) - x), axis=0) * 0.5,
     "expression": lambda p, x: p.std(p.abs(x) * 2 - 1, axis=0),
     "about another mean": lambda p, x: p.sum((x - p.mean(x[::-1] * 3, axis=0)) ** 2, axis=0) / 3,
-    "about the std": lambda p, x: p.sum((x - p.std(x, axis=0)) ** 2, axis=0) + 1}    # its std's var only
+    "about the std": lambda p, x: p.sum((x - p.std(x, axis=0)) ** 2, axis=0) + 1,    # its std's var only
+    "two in one walk": lambda p, x: p.std(x, axis=0) + p.var(x * 2, axis=0),
+    "about the extremes": lambda p, x: p.sum((x - p.max(x, axis=0, keepdims=True)) ** 2, axis=0) + p.sqrt(
+        p.sum((x - p.min(x, axis=0, keepdims=True)) ** 2, axis=0))}
+# per form: (moments in one walk, walks without them)
+MOMENT_COUNTS = {"about the std": (1, 3), "two in one walk": (2, 2), "about the extremes": (2, 2)}
 # (column fusion takes elementwise targets: a bare ``sum`` keeps its reduction kernels)
 
 
@@ -337,8 +342,9 @@ def test_moments_in_one_walk(device: xp.Device, monkeypatch: pytest.MonkeyPatch,
                         ks = schedule([got._node])
                         if len(ks) == 1 and ks[0].kind == "rowfuse":
                             k = ks[0]
-                            assert len(colfuse.moments(k)) == on, name
-                            assert len(colfuse.levels(k)) == (3 if name == "about the std" else 2) - on, name
+                            moms, walks = MOMENT_COUNTS.get(name, (1, 2))
+                            assert len(colfuse.moments(k)) == moms * on, name
+                            assert len(colfuse.levels(k)) == walks - on, name
                             seen.add(name)
                     results.append(np.asarray(got))
             for r in results:

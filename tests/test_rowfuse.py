@@ -373,7 +373,8 @@ def test_long_rows_moments_in_one_walk(wgpu_device: xp.Device, monkeypatch: pyte
     base[2, 7] = np.inf
     forms = {"std": lambda p, a: p.std(a, axis=1),
              "var": lambda p, a: p.var(a, axis=-1, keepdims=True) + 1,
-             "standardize": lambda p, a: (a - p.mean(a, axis=1, keepdims=True)) / p.std(a, axis=1, keepdims=True)}
+             "standardize": lambda p, a: (a - p.mean(a, axis=1, keepdims=True)) / p.std(a, axis=1, keepdims=True),
+             "two in one walk": lambda p, a: p.std(a, axis=1) + p.var(a * 2, axis=1)}
     for dt in ("float32", "float64"):
         if not wgpu_device.supports(np.dtype(dt)):
             continue

@@ -43,8 +43,8 @@ def welford(j: int, t: str, dtype: Any, v: str,
              f"      let cw_nn = {n} + {t}({unroll}); let cw_d = cw_b - {mn};",
              f"      let cw_f = {fill(div, dtype, (f'{t}({unroll})', 'cw_nn'))};",
              f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + cw_s + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}"]
-    checked = [f"        {n} = {n} + {t}(1); let cw_d = {v} - {mn};",
-               f"        {mn} = {mn} + {fill(div, dtype, ('cw_d', n))}; {q} = {q} + cw_d * ({v} - {mn});"]
+    checked = [f"        {n} = {n} + {t}(1); let cw_d{j} = {v} - {mn};",
+               f"        {mn} = {mn} + {fill(div, dtype, (f'cw_d{j}', n))}; {q} = {q} + cw_d{j} * ({v} - {mn});"]
     tail = [f"  shn{j}[lid] = {n};", f"  shm{j}[lid] = {mn};", f"  shq{j}[lid] = {q};"]
     decls = [f"var<workgroup> sh{c}{j}: array<{t}, {WORKGROUP}>;" for c in "nmq"]
     return head, (per_row, after), checked, tail, decls
