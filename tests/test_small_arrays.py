@@ -354,3 +354,82 @@ def test_signed_zero_and_nan_scalars_are_not_confused(device: xp.Device, auto: N
         same_bits(x * s, want[0])
         same_bits(x + s, want[1])
         same_bits(s / x, want[2])
+
+
+NUMPY_OPERANDS = [("float32", "float32"), ("float32", "float64"), ("int32", "float32"), ("uint8", "int64"),
+                  ("bool", "float64"), ("complex64", "float64"), ("int64", "uint64")]
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.mul, operator.truediv, operator.sub, operator.lt,
+                                operator.pow, operator.and_], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dts", NUMPY_OPERANDS, ids=lambda d: "-".join(d))
+def test_numpy_array_operands_match_the_lazy_path(op: Callable[[Any, Any], Any], dts: tuple[str, str],
+                                                  device: xp.Device, auto: None) -> None:
+    """A GpuArray with a NumPy array operand (a window, weights: ``x * np.hanning(n)``), either side,
+    same or other dtype, broadcasting: computed at once without an upload where the GpuArray is small
+    and on the host only; NumPy's dtype and bits (the lazy path's), NumPy's errors."""
+    a, b = np.dtype(dts[0]), np.dtype(dts[1])
+    if not (device.supports(a) and device.supports(b)):
+        pytest.skip("a dtype the device does not take")
+    va, vb = values(a), values(b)
+    cases = [(np.repeat(va, len(vb)), np.tile(vb, len(va))), (va[:, None], vb[None, :4]), (va[:3], vb)]
+    for ha, hb in cases:
+        for flip in (False, True):
+            def fn(x: Any, hb: np.ndarray = hb, flip: bool = flip) -> Any:
+                return op(hb, x) if flip else op(x, hb)
+            with xp.config(eager_host=False):
+                want = outcome(lambda fn=fn, ha=ha: fn(xp.asarray(ha, device="cpu")))
+            for _ in range(2):          # the second call takes the cached signature
+                got = outcome(lambda fn=fn, ha=ha: fn(xp.asarray(ha, device=device)))
+                assert got[0] == want[0], (got, want)
+                if got[0] == "ok":
+                    same_bits(got[1], want[1])
+                else:
+                    assert got[1] is want[1]
+
+
+def test_a_numpy_operand_is_not_uploaded(device: xp.Device, auto: None) -> None:
+    x = xp.asarray(np.linspace(-1, 1, 1024, dtype=np.float32), device=device)
+    win = np.hanning(1024)                                   # float64, as SciPy's windows are
+    for _ in range(3):
+        xp.reset_metrics()
+        y = x * win
+        m = xp.metrics()
+        assert y.dtype == xp.float64 and m["bytes_uploaded"] == 0 and m["evaluations"] == 0, m
+        np.testing.assert_array_equal(np.asarray(y), np.linspace(-1, 1, 1024, dtype=np.float32) * win)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
+def test_small_transforms_at_once(dt: str, device: xp.Device, auto: None) -> None:
+    """``fft``, ``ifft``, ``rfft`` (cut or padded by ``n``, along an axis, every ``norm``) of small arrays
+    on the host only are computed at once with ``numpy.fft`` (no evaluation planned: a Python loop over
+    segments, as SciPy's ``welch``, pays none); NumPy's dtypes (complex of the input's precision) and
+    values to the transform's rounding."""
+    if not device.supports(np.dtype(dt)):
+        pytest.skip("a dtype the device does not take")
+    rng = np.random.default_rng(5)
+    h = rng.standard_normal((6, 1000)).astype(dt)
+    if h.dtype.kind == "c":
+        h = (h + 1j * rng.standard_normal((6, 1000))).astype(dt)
+    real = h.dtype.kind == "f"
+    ctype = np.dtype("complex64" if h.dtype.itemsize == (4 if real else 8) else "complex128")
+    tol = 2e-5 if ctype == np.complex64 else 1e-12
+    fns = [("fft", {}), ("ifft", {"norm": "ortho"}), ("fft", {"n": 700, "axis": -1}),
+           ("fft", {"n": 1300, "norm": "forward"}), ("fft", {"axis": 0})]
+    if real:
+        fns += [("rfft", {}), ("rfft", {"n": 999, "axis": -1}), ("rfft", {"axis": 0, "norm": "ortho"})]
+    for name, kw in fns:
+        x = xp.asarray(h, device=device)
+        np.asarray(x)
+        xp.reset_metrics()
+        got = getattr(xp.fft, name)(x, **kw)
+        m = xp.metrics()
+        assert m["evaluations"] == 0 and m["eager_host_ops"] >= 1, (name, kw, m)
+        want = getattr(np.fft, name)(h.astype(ctype) if name != "rfft" else h.astype(ctype.type(0).real.dtype),
+                                     **kw)
+        assert got.dtype == ctype and got.shape == want.shape, (name, kw, got.dtype, got.shape)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol * np.max(np.abs(want)))
+    with xp.config(eager_host=False):           # the planned path: the same values
+        x = xp.asarray(h, device=device)
+        lazy = np.asarray(xp.fft.fft(x, n=700))
+    np.testing.assert_allclose(lazy, np.fft.fft(h.astype(ctype), n=700), rtol=tol, atol=tol * 40)

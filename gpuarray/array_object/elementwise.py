@@ -240,6 +240,29 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                         return _leaf_array(name, r, na.shape, f[2])
         return general(x, other)
 
+    def _host_operand(x: Any, other: np.ndarray, key: tuple) -> Any:
+        """``x`` op ``other`` (a NumPy array) computed at once where the signature ``key`` is known, ``x`` is
+        evaluated on the host only and the result is below the eager threshold (``_eager.allowed``), else
+        None."""
+        na = x._node
+        hit = _SIG.get(key)
+        if hit is None:
+            return None
+        try:
+            shape = broadcast_pair(na.shape, other.shape)
+        except ValueError:
+            return None             # _apply raises NumPy's error
+        if not _eager.allowed((na,), na.device, shape):
+            return None
+        dt = hit[0]
+        ha = na.data.host
+        if ha.shape != na.shape:            # a reshape shares its Data
+            ha = ha.reshape(na.shape)
+        if ha.dtype != dt:
+            ha = ha.astype(dt)
+        hb = other if other.dtype == dt else other.astype(dt)
+        return _eager.run(name, hit[1], shape, na.device, *((hb, ha) if reflected else (ha, hb)))
+
     def general(x: Any, other: Any) -> Any:
         nonlocal fast
         na = x._node
@@ -257,6 +280,12 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                 lo, hi = _INT_BOUNDS[na.dtype]
                 if not lo <= other <= hi:           # out of the dtype's range: NumPy's rules (_apply)
                     return _apply(opdef, (other, x) if reflected else (x, other), None)
+        elif t is _ndarray and other.ndim and other.dtype.kind in "biufc":
+            # a NumPy array (a window, weights) with small host-only x: at once, no upload; its signature
+            # is that of two arrays of these dtypes (cached by _apply under that key)
+            key = (name, na.dtype, other.dtype, device.name)
+            now = _host_operand(x, other, key)
+            return now if now is not None else _apply(opdef, (other, x) if reflected else (x, other), key)
         elif isinstance(other, _OPERAND_TYPES) or isinstance(other, _cls):
             return _apply(opdef, (other, x) if reflected else (x, other), None)
         elif name in ("equal", "not_equal") and isinstance(other, (list, tuple)) and (

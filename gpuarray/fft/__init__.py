@@ -47,6 +47,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import apply, astype_node, finish
 from ..core import dtypes as _dtypes
@@ -57,6 +59,7 @@ from ..namespace.creation import zeros
 from ..namespace.linear_algebra import roll_node
 from ..namespace.manipulation import concat, flip
 from ..providers.wgpu_fft import fft_scale
+from ..runtime import eager as _eager
 from ..runtime.devices import as_device
 from . import chirp as fft_chirp
 
@@ -105,9 +108,31 @@ def _resize(x: GpuArray, axis: int, n: int) -> GpuArray:
     return concat([x, pad], axis=axis)
 
 
+def _eager_c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool, half: bool = False) -> GpuArray | None:
+    """The transform computed at once with ``numpy.fft`` where ``x`` is small and evaluated on the host
+    only (``runtime/eager.py``'s rule for elementwise operations: a Python loop over segments, as
+    SciPy's ``welch``, then pays no planned evaluation per segment), else None. ``half``: ``rfft`` of
+    real ``x`` (its ``n // 2 + 1`` terms); results in the complex dtype of ``x``'s precision."""
+    node = x._node
+    shape = node.shape[:axis] + ((n // 2 + 1) if half else n,) + node.shape[axis + 1:]
+    if not _eager.allowed((node,), node.device, node.shape) or not _eager.allowed((node,), node.device, shape):
+        return None
+    host = node.data.host
+    if host.shape != node.shape:        # a reshape shares its Data
+        host = host.reshape(node.shape)
+    dt = node.dtype if node.dtype.kind == "c" else _dtypes.complex_dtype(node.dtype)
+    fn: Any = np.fft.rfft if half else np.fft.ifft if inverse else np.fft.fft
+    r = fn(host if half else host.astype(dt, copy=False), n=n, axis=axis, norm=norm)
+    return _eager.leaf_array("fft", np.ascontiguousarray(r, dtype=dt), shape, node.device)
+
+
 def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
-    """The complex transform of ``x`` (resized to ``n``) along ``axis``: one ``fft`` node, or on a
-    GPU for a length with a prime factor above 13, Bluestein's algorithm over two (``fft_chirp``)."""
+    """The complex transform of ``x`` (resized to ``n``) along ``axis``: computed at once for small
+    host data (``_eager_c2c``), else one ``fft`` node, or on a GPU for a length with a prime factor
+    above 13, Bluestein's algorithm over two (``fft_chirp``)."""
+    now = _eager_c2c(x, n, axis, norm, inverse)
+    if now is not None:
+        return now
     x = _resize(x, axis, n)
     if fft_chirp.wanted(n, x.device, x.dtype):
         return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm))
@@ -162,16 +187,27 @@ def fft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     >>> xp.fft.fft(xp.asarray([1j, 0j], device="cpu")).tolist()
     [1j, 1j]
     """
-    x = _as_complex(_arr(x, "fft", norm), "fft")
-    ax = _axis(axis, x)
-    return _c2c(x, _length(n, x.shape[ax], "fft"), ax, norm, inverse=False)
+    return _c2c_of(x, n, axis, norm, "fft", inverse=False)
 
 
 def ifft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> GpuArray:
     """Inverse of ``fft``."""
-    x = _as_complex(_arr(x, "ifft", norm), "ifft")
+    return _c2c_of(x, n, axis, norm, "ifft", inverse=True)
+
+
+def _c2c_of(x: Any, n: int | None, axis: int, norm: str, name: str, inverse: bool) -> GpuArray:
+    """``fft``/``ifft`` of any floating ``x``: real data of small host arrays goes to ``_eager_c2c`` as it
+    is (converted there), anything else through ``_as_complex`` and ``_c2c``."""
+    x = _arr(x, name, norm)
+    if x.dtype.kind not in "fc":
+        _as_complex(x, name)            # raises TypeError, naming the dtype
     ax = _axis(axis, x)
-    return _c2c(x, _length(n, x.shape[ax], "ifft"), ax, norm, inverse=True)
+    size = _length(n, x.shape[ax], name)
+    if x.dtype.kind == "f":
+        now = _eager_c2c(x, size, ax, norm, inverse)
+        if now is not None:
+            return now
+    return _c2c(_as_complex(x, name), size, ax, norm, inverse)
 
 
 def _nd(name: str, x: GpuArray, s: Any, axes: Any, norm: str, inverse: bool) -> GpuArray:
@@ -203,6 +239,9 @@ def rfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "b
     x = _real_input(_arr(x, "rfft", norm), "rfft")
     ax = _axis(axis, x)
     size = _length(n, x.shape[ax], "rfft")
+    now = _eager_c2c(x, size, ax, norm, inverse=False, half=True)
+    if now is not None:
+        return now
     full = _c2c(_as_complex(x, "rfft"), size, ax, norm, inverse=False)
     return full[(slice(None),) * ax + (slice(0, size // 2 + 1),)]
 
