@@ -34,9 +34,12 @@ from .host_select import host_select
 from .host_sort import HOST_SORT_KINDS
 
 # Elements per block of a fused kernel: its scratch (one block per instruction) stays near
-# SCRATCH_BYTES, about a core's L2 cache, and blocks are never shorter than MIN_CHUNK (each block
-# costs a few Python calls per instruction).
-SCRATCH_BYTES = 1 << 20
+# SCRATCH_BYTES, and blocks are never shorter than MIN_CHUNK (each block costs a few Python calls per
+# instruction, taken under the GIL while the other threads' NumPy loops run). 4 MiB, not a core's L2 (1
+# MiB before): on the 2-core development machine (1 MiB L2 a core, 32 MiB L3), chain8 of 2^22 float32 with
+# two threads took 12-17.5 ms with 1 MiB, 8.4-9.3 with 4, 8.2-8.3 with 8, 11.7 with 16 (NumPy 22.4); 2^24
+# 51-68 -> 32-34 (112); x * 2 + 1 of 2^22 0.87 -> 0.75
+SCRATCH_BYTES = 1 << 22
 MIN_CHUNK = 1 << 14
 CHUNK = MIN_CHUNK       # kernels larger than this take the blocked path (run_kernel)
 # Scratch blocks are kept per thread for the next kernel of the same block layout (the SCRATCH_KEPT
