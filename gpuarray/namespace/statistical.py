@@ -171,7 +171,9 @@ def _mean(x: GpuArray, axes: tuple[int, ...], keepdims: bool) -> GpuArray:
 
 def var(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
         keepdims: bool = False) -> GpuArray:
-    """Variance over ``axis`` with ``correction`` degrees of freedom removed (two passes).
+    """Variance over ``axis`` with ``correction`` degrees of freedom removed: the mean of squared
+    deviations from the mean (recorded as two reductions; column fusion and long rows compute both in
+    one walk over the data, ``compiler/colfuse.moments``).
 
     For complex ``x`` it is the mean of ``|x - mean(x)|**2``: a real result, as NumPy gives.
     """
