@@ -617,7 +617,14 @@ def test_more_than_2_31_elements(wgpu_device: xp.Device) -> None:
     xp.reset_metrics()
     y = (x * 3) ^ 5
     z = xp.full((n,), 1.5, dtype=xp.float32, device=wgpu_device) + xp.astype(x, xp.float32)
-    xp.evaluate(y, z)
+    try:
+        xp.evaluate(y, z)
+    except xp.OutOfMemoryError as exc:
+        # this test needs about 21 GiB of device memory; an allocation that fails while this process holds
+        # less than 32 GiB failed because other processes hold the rest (the H200's eight-worker suite once)
+        if exc.live + exc.requested >= 32 << 30:
+            raise
+        pytest.skip(f"the device's memory is held by other processes: {exc}")
     m = xp.metrics()
     assert m["host_fallbacks"] == 0, planner.decisions()[-4:]
     assert isinstance(y._node.data.handle, SegmentedHandle) or n * 4 <= p.max_buffer
