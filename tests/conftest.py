@@ -182,6 +182,20 @@ def _fresh_signature_cache() -> object:
     _elementwise._SIG.clear()
     plan_cache.clear()
     replay.clear()
+    _drop_method_residue()
+
+
+def _drop_method_residue() -> None:
+    """Remove the bound methods that ``monkeypatch.setattr(provider, "dispatch", ...)`` leaves on a shared
+    provider: its undo sets the instance attribute to the method it read (``getattr``), which then
+    shadows the class's for the rest of the process, so a later test's spy on ``WgpuProvider.dispatch``
+    saw nothing (``test_rowfuse::test_vec4_words`` in the H200's eight-worker suite)."""
+    from gpuarray.runtime import devices as _devices
+    for p in list(_devices._providers.values()):
+        own = getattr(p, "__dict__", {})
+        for name in [n for n, v in own.items() if getattr(v, "__self__", None) is p
+                     and getattr(v, "__func__", None) is getattr(type(p), n, None)]:
+            del own[name]
 
 
 def zero_tie_first(fn: Any) -> Any:

@@ -292,7 +292,6 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
     infinities; the same results as the element form."""
     from gpuarray.providers import wgpu_reduce
     seen = dispatched_sources(monkeypatch)
-    monkeypatch.setattr(replay, "ENABLED", False)       # every evaluation enqueued (through ``dispatch``)
     x = _x((65, length), scale=3.0, seed=length)
     x[3, 7] = np.nan
     x[5, :] = -np.inf
@@ -316,9 +315,8 @@ def test_vec4_words(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, len
     with np.errstate(all="ignore"):
         for flag in (True, False):
             monkeypatch.setattr(wgpu_reduce, "USE_SUBGROUPS", flag)
-            # a plan or an evaluation recorded under the other setting (or by an earlier test of the
-            # same shapes) would be replayed, its dispatches not through ``dispatch``: nothing seen
-            # (an IndexError below on the H200)
+            # a plan or an evaluation recorded under the other setting would be replayed, its
+            # dispatches not through ``dispatch``: nothing seen
             plan_cache.clear()
             replay.clear()
             for name, fn in cases.items():
