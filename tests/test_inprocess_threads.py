@@ -87,3 +87,29 @@ def test_an_error_in_a_worker_reaches_the_caller(monkeypatch: pytest.MonkeyPatch
     with xp.config(offload="always"):
         y = xp.exp(x) * 2 + xp.sin(x)
         np.testing.assert_allclose(np.asarray(y), np.exp(h) * 2 + np.sin(h), rtol=1e-6)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_a_forked_child_gets_its_own_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the pool has run in the parent, a forked child's fused kernels still finish (its copy of the
+    parent's pool has no threads: it makes a new one)."""
+    import multiprocessing as mp
+    monkeypatch.setattr(inprocess, "THREADS", 2)
+    monkeypatch.setattr(inprocess, "PARALLEL_MIN", 1 << 15)
+    h = np.random.default_rng(2).uniform(-3, 3, 1 << 17).astype(np.float32)
+    want = _run(monkeypatch, 2, lambda a: chain8(xp, a), h)[0]
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_child_chain8, (h,)).get(timeout=120)
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def _child_chain8(h: np.ndarray) -> np.ndarray:
+    inprocess.THREADS = 2
+    inprocess.PARALLEL_MIN = 1 << 15
+    plan_cache.clear()
+    with xp.config(offload="always"):
+        y = chain8(xp, xp.asarray(h, device="cpu"))
+        xp.evaluate(y)
+        return np.asarray(y).copy()

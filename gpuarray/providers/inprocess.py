@@ -53,13 +53,16 @@ _local = threading.local()
 THREADS = max(1, int(os.environ.get("GPUARRAY_CPU_THREADS", "0") or 0) or min(os.cpu_count() or 1, 8))
 PARALLEL_MIN = 1 << 20
 _workers: ThreadPoolExecutor | None = None
+_workers_pid = 0
 
 
 def _pool() -> ThreadPoolExecutor:
-    """The worker threads of fused host kernels (``THREADS - 1``; the calling thread is the other)."""
-    global _workers
-    if _workers is None:
+    """The worker threads of fused host kernels (``THREADS - 1``; the calling thread is the other); a new
+    pool in a forked child, whose copy of the parent's has no threads."""
+    global _workers, _workers_pid
+    if _workers is None or _workers_pid != os.getpid():
         _workers = ThreadPoolExecutor(max_workers=THREADS - 1, thread_name_prefix="gpuarray-host")
+        _workers_pid = os.getpid()
     return _workers
 
 
