@@ -49,8 +49,10 @@ CHUNK = MIN_CHUNK       # kernels larger than this take the blocked path (run_ke
 SCRATCH_KEPT = 8
 _local = threading.local()
 # Fused kernels of PARALLEL_MIN elements or more are split over THREADS threads (the caller and a pool;
-# NumPy's loops release the GIL): GPUARRAY_CPU_THREADS, default the machine's cores up to 8; 1: none.
-THREADS = max(1, int(os.environ.get("GPUARRAY_CPU_THREADS", "0") or 0) or min(os.cpu_count() or 1, 8))
+# NumPy's loops release the GIL): GPUARRAY_CPU_THREADS, default the cores this process may run on, up to 8;
+# 1: none.
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+THREADS = max(1, int(os.environ.get("GPUARRAY_CPU_THREADS", "0") or 0) or min(_CORES, 8))
 PARALLEL_MIN = 1 << 20
 _workers: ThreadPoolExecutor | None = None
 _workers_pid = 0
