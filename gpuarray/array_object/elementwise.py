@@ -255,11 +255,7 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
         if not _eager.allowed((na,), na.device, shape):
             return None
         dt = hit[0]
-        ha = na.data.host
-        if ha.shape != na.shape:            # a reshape shares its Data
-            ha = ha.reshape(na.shape)
-        if ha.dtype != dt:
-            ha = ha.astype(dt)
+        ha = _host_of(na, dt)
         hb = other if other.dtype == dt else other.astype(dt)
         return _eager.run(name, hit[1], shape, na.device, *((hb, ha) if reflected else (ha, hb)))
 
@@ -561,8 +557,6 @@ def _host_of(node: Node, dt: np.dtype) -> np.ndarray:
     """An evaluated node's host copy, converted to the compute dtype as an ``astype`` node would be."""
     h = node.data.host.reshape(node.shape)
     return h if node.dtype == dt else h.astype(dt)
-
-
 
 
 _SWAP = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
-from ..array_object.elementwise import apply, astype_node, finish
+from ..array_object.elementwise import _host_of, apply, astype_node, finish
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph.node import make
@@ -117,23 +117,21 @@ def _eager_c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool, half: b
     shape = node.shape[:axis] + ((n // 2 + 1) if half else n,) + node.shape[axis + 1:]
     if not _eager.allowed((node,), node.device, node.shape) or not _eager.allowed((node,), node.device, shape):
         return None
-    host = node.data.host
-    if host.shape != node.shape:        # a reshape shares its Data
-        host = host.reshape(node.shape)
     dt = node.dtype if node.dtype.kind == "c" else _dtypes.complex_dtype(node.dtype)
     fn: Any = np.fft.rfft if half else np.fft.ifft if inverse else np.fft.fft
-    r = fn(host if half else host.astype(dt, copy=False), n=n, axis=axis, norm=norm)
+    r = fn(_host_of(node, node.dtype if half else dt), n=n, axis=axis, norm=norm)
     return _eager.leaf_array("fft", np.ascontiguousarray(r, dtype=dt), shape, node.device)
 
 
-def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool) -> GpuArray:
-    """The complex transform of ``x`` (resized to ``n``) along ``axis``: computed at once for small
-    host data (``_eager_c2c``), else one ``fft`` node, or on a GPU for a length with a prime factor
-    above 13, Bluestein's algorithm over two (``fft_chirp``)."""
+def _c2c(x: GpuArray, n: int, axis: int, norm: str, inverse: bool, name: str = "fft") -> GpuArray:
+    """The complex transform of ``x`` (complex, or real floating-point: converted to the complex dtype of
+    its precision) resized to ``n`` along ``axis``: computed at once for small host data
+    (``_eager_c2c``), else one ``fft`` node, or on a GPU for a length with a prime factor above 13,
+    Bluestein's algorithm over two (``fft_chirp``)."""
     now = _eager_c2c(x, n, axis, norm, inverse)
     if now is not None:
         return now
-    x = _resize(x, axis, n)
+    x = _resize(_as_complex(x, name), axis, n)
     if fft_chirp.wanted(n, x.device, x.dtype):
         return fft_chirp.transform(x, axis, inverse, fft_scale(n, inverse, norm))
     return finish(make("fft", (x._node,), x.dtype, x.shape, (axis, bool(inverse), norm), x.device))
@@ -196,18 +194,12 @@ def ifft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "b
 
 
 def _c2c_of(x: Any, n: int | None, axis: int, norm: str, name: str, inverse: bool) -> GpuArray:
-    """``fft``/``ifft`` of any floating ``x``: real data of small host arrays goes to ``_eager_c2c`` as it
-    is (converted there), anything else through ``_as_complex`` and ``_c2c``."""
+    """``fft``/``ifft`` of a complex or real floating-point ``x``."""
     x = _arr(x, name, norm)
     if x.dtype.kind not in "fc":
         _as_complex(x, name)            # raises TypeError, naming the dtype
     ax = _axis(axis, x)
-    size = _length(n, x.shape[ax], name)
-    if x.dtype.kind == "f":
-        now = _eager_c2c(x, size, ax, norm, inverse)
-        if now is not None:
-            return now
-    return _c2c(_as_complex(x, name), size, ax, norm, inverse)
+    return _c2c(x, _length(n, x.shape[ax], name), ax, norm, inverse, name)
 
 
 def _nd(name: str, x: GpuArray, s: Any, axes: Any, norm: str, inverse: bool) -> GpuArray:
@@ -242,7 +234,7 @@ def rfft(x: GpuArray, /, *, n: int | None = None, axis: int = -1, norm: str = "b
     now = _eager_c2c(x, size, ax, norm, inverse=False, half=True)
     if now is not None:
         return now
-    full = _c2c(_as_complex(x, "rfft"), size, ax, norm, inverse=False)
+    full = _c2c(x, size, ax, norm, inverse=False, name="rfft")
     return full[(slice(None),) * ax + (slice(0, size // 2 + 1),)]
 
 

@@ -28,6 +28,8 @@ extras: COLS (``C``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..compiler.colfuse import geometry, levels, moments
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
@@ -61,10 +63,10 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
     body += ["  " + ln for ln in lines]
     at = ("multi", ("cf_r", *coords[1:]))
 
-    def walk(inner: list[str], reverse: bool, per_u: bool, full: tuple[list[str], list[str]] = ([], []),
-             checked: list[str] = ()) -> list[str]:  # type: ignore[assignment]
+    def walk(inner: list[str], reverse: bool,
+             full: tuple[Sequence[str], Sequence[str]] = ((), ()), checked: Sequence[str] = ()) -> list[str]:
         """Trips over this thread's rows (``cf_r``), ``unroll`` rows each; ``inner`` uses ``{u}``
-        for the row's accumulator where ``per_u``; ``full`` = (lines per row, lines after the rows) of
+        for the row's accumulator; ``full`` = (lines per row, lines after the rows) of
         trips whose rows all exist, ``checked`` lines per existing row of the last trip."""
         def rows(check: bool) -> list[str]:
             out: list[str] = []
@@ -164,7 +166,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
             g.named[q] = f"(rv{j} != 0u)" if dt.kind == "b" else f"rv{j}"
         for j in moms:      # the column's n, mean and M2 combined over the slices, in slice order
             tail += slice_combine(j, kernel.instrs[kernel.operands[j]].dtype, w, slices)
-        body += head + walk(inner, walks % 2 == 1, True, full, checked) + tail
+        body += head + walk(inner, walks % 2 == 1, full, checked) + tail
         if moms:            # sum((a - m)**2) = M2 + n (mean - m)**2 (all shifted by k), m from this walk's results
             body += hoist([merged[j][1] for j in moms])
             for j in moms:
@@ -182,7 +184,7 @@ def render_colfuse(kernel: Kernel, variant: tuple[int, int] | None = None) -> Re
         stores = [f"        out{n}[cf_r * cf_c + cf_col] = {store_value(kernel.instrs[o].dtype, v)};"
                   for n, (o, v) in enumerate(zip(outs, vals, strict=True))]
         inner = ["        " + ln.strip() for ln in g.lines] + ["        if (cf_col < cf_c) {", *stores, "        }"]
-        body += walk(inner, walks % 2 == 1, False)
+        body += walk(inner, walks % 2 == 1)
     else:               # one value per column (std(axis=0)): slice 0 stores it
         pat = ("multi", ("0u", *coords[1:])) if len(kernel.out_shape) == nd else ("multi", tuple(coords[1:]))
         vals = [g.value(o, pat) for o in outs]

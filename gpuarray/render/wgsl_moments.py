@@ -24,6 +24,16 @@ from ..core.ops import OPS
 from .wgsl import WORKGROUP, fill
 
 
+def merge(a: tuple[str, str, str], b: tuple[str, str, str], dtype: Any) -> list[str]:
+    """Lines merging the count, mean and M2 ``b`` (expressions, count not 0) into ``a`` (lvalues, read
+    before they are written) by Chan, Golub and LeVeque's pairwise update; ``cw_nn``, ``cw_d``, ``cw_f``
+    are declared in the caller's block."""
+    (na, ma, qa), (nb, mb, qb) = a, b
+    return [f"let cw_nn = {na} + {nb}; let cw_d = {mb} - {ma};",
+            f"let cw_f = {fill(OPS['divide'].template('f'), dtype, (nb, 'cw_nn'))};",
+            f"{ma} = {ma} + cw_d * cw_f; {qa} = {qa} + {qb} + cw_d * ({na} * cw_f) * cw_d; {na} = cw_nn;"]
+
+
 def welford(j: int, t: str, dtype: Any, v: str,
             unroll: int) -> tuple[list[str], tuple[list[str], list[str]], list[str], list[str], list[str]]:
     """Lines of moment ``j`` (``colfuse.moments``) over a walk whose elements give ``v`` (``{u}`` in
@@ -40,9 +50,7 @@ def welford(j: int, t: str, dtype: Any, v: str,
     s = " + ".join(f"cw_v{j}_{u}" for u in range(unroll))
     after = [f"      {{ let cw_b = ({s}) * {t}({1.0 / unroll!r});", f"      var cw_s = {t}(0);",
              *[f"      let cw_e{u} = cw_v{j}_{u} - cw_b; cw_s = cw_s + cw_e{u} * cw_e{u};" for u in range(unroll)],
-             f"      let cw_nn = {n} + {t}({unroll}); let cw_d = cw_b - {mn};",
-             f"      let cw_f = {fill(div, dtype, (f'{t}({unroll})', 'cw_nn'))};",
-             f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + cw_s + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}"]
+             *["      " + ln for ln in merge((n, mn, q), (f"{t}({unroll})", "cw_b", "cw_s"), dtype)], "      }"]
     checked = [f"        {n} = {n} + {t}(1); let cw_d{j} = {v} - {mn};",
                f"        {mn} = {mn} + {fill(div, dtype, (f'cw_d{j}', n))}; {q} = {q} + cw_d{j} * ({v} - {mn});"]
     tail = [f"  shn{j}[lid] = {n};", f"  shm{j}[lid] = {mn};", f"  shq{j}[lid] = {q};"]
@@ -52,28 +60,24 @@ def welford(j: int, t: str, dtype: Any, v: str,
 
 def slice_combine(j: int, dtype: Any, w: int, slices: int) -> list[str]:
     """Tail lines combining the slices' n, mean and M2 of moment ``j`` into ``cw_n``, ``cw_m``, ``cw_q``."""
-    div = OPS["divide"].template("f")
     n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
     return [f"  {n} = shn{j}[lid % {w}u]; {mn} = shm{j}[lid % {w}u]; {q} = shq{j}[lid % {w}u];",
             f"  for (var cf_q = 1u; cf_q < {slices}u; cf_q = cf_q + 1u) {{",
             f"    let cw_i = lid % {w}u + cf_q * {w}u; let cw_b = shn{j}[cw_i];",
-            f"    if (cw_b > 0.0) {{ let cw_nn = {n} + cw_b; let cw_d = shm{j}[cw_i] - {mn};",
-            f"      let cw_f = {fill(div, dtype, ('cw_b', 'cw_nn'))};",
-            f"      {mn} = {mn} + cw_d * cw_f; {q} = {q} + shq{j}[cw_i] + cw_d * ({n} * cw_f) * cw_d; {n} = cw_nn; }}",
-            "  }"]
+            "    if (cw_b > 0.0) {",
+            *["      " + ln for ln in merge((n, mn, q), ("cw_b", f"shm{j}[cw_i]", f"shq{j}[cw_i]"), dtype)],
+            "    }", "  }"]
 
 
 def tree_combine(j: int, dtype: Any, wg: int = WORKGROUP) -> list[str]:
     """Lines merging the ``wg`` threads' n, mean and M2 of moment ``j`` (stored by ``welford``'s tail)
     by a tree in workgroup memory into ``cw_n``, ``cw_m``, ``cw_q`` of every thread."""
-    div = OPS["divide"].template("f")
     n, mn, q = f"cw_n{j}", f"cw_m{j}", f"cw_q{j}"
     return ["  workgroupBarrier();", f"  var cw_s{j} = {wg // 2}u;", "  loop {", f"    if (cw_s{j} == 0u) {{ break; }}",
             f"    if (lid < cw_s{j}) {{ let cw_i = lid + cw_s{j}; let cw_b = shn{j}[cw_i];",
-            f"      if (cw_b > 0.0) {{ let cw_a = shn{j}[lid]; let cw_nn = cw_a + cw_b;",
-            f"        let cw_d = shm{j}[cw_i] - shm{j}[lid]; let cw_f = {fill(div, dtype, ('cw_b', 'cw_nn'))};",
-            f"        shm{j}[lid] = shm{j}[lid] + cw_d * cw_f;",
-            f"        shq{j}[lid] = shq{j}[lid] + shq{j}[cw_i] + cw_d * (cw_a * cw_f) * cw_d;",
-            f"        shn{j}[lid] = cw_nn; }} }}",
+            "      if (cw_b > 0.0) {",
+            *["        " + ln for ln in merge((f"shn{j}[lid]", f"shm{j}[lid]", f"shq{j}[lid]"),
+                                            ("cw_b", f"shm{j}[cw_i]", f"shq{j}[cw_i]"), dtype)],
+            "      } }",
             "    workgroupBarrier();", f"    cw_s{j} = cw_s{j} >> 1u;", "  }",
             f"  {n} = shn{j}[0]; {mn} = shm{j}[0]; {q} = shq{j}[0];"]

@@ -26,6 +26,7 @@ any kernel. ``prm`` extras: ROWS (rows of the output).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -136,7 +137,8 @@ def render_rowfuse(kernel: Kernel, variant: bool | tuple[bool, int] | tuple[bool
         return _finish(kernel, g, sg, *_cached_body(kernel, g, sg, cached, body, coords, shape, grp, bool(exact)),
                        wg=max(grp, WORKGROUP))
 
-    def walk(inner: list[str], more: tuple[list[str], list[str]] = ([], []), last: list[str] = ()) -> list[str]:  # type: ignore[assignment]
+    def walk(inner: list[str], more: tuple[Sequence[str], Sequence[str]] = ((), ()),
+             last: Sequence[str] = ()) -> list[str]:
         # UNROLL elements per thread and trip, so that their loads are in flight together; ``more`` =
         # (lines per element, lines after the elements) of full trips, ``last`` per element of the last
         # (``{u}``: the element of the trip)
