@@ -19,7 +19,9 @@ F32 = np.dtype(np.float32)
 BLOCKED = [c for c in wgpu_matmul.CANDIDATES.values() if isinstance(c, BlockTiles)] + [
     BlockTiles(64, 64, 8, 4, 4, 2, 4), BlockTiles(32, 64, 4, 4, 8, 1, 0),
     # 16-wide per-thread tiles within lavapipe's 32 KiB of workgroup memory (BLOCK_LARGE16 needs 48)
-    BlockTiles(128, 256, 8, 8, 16, 1), BlockTiles(256, 128, 8, 16, 8, 2), BlockTiles(64, 128, 16, 4, 16, 1, 0)]
+    BlockTiles(128, 256, 8, 8, 16, 1), BlockTiles(256, 128, 8, 16, 8, 2), BlockTiles(64, 128, 16, 4, 16, 1, 0),
+    # A's vk tiles stored as transposed 4 x 4 quads (wgsl_matmul_blocked ``quad``): one and two quads a thread
+    BlockTiles(32, 64, 32, 4, 8, 1, 0), BlockTiles(64, 64, 32, 8, 8, 1)]
 
 
 def _rand(shape, seed):

@@ -512,6 +512,13 @@ def _lanes(g: _Gen, kernel: Kernel, fast: bool, n_lanes: int) -> list[list[str]]
     return lanes
 
 
+# vec4 words a thread takes in the grid-stride loop: 2 for plain arithmetic (memory-bound), 8 where
+# helpers (exp, sin, ...) make the thread compute long enough to hide a load behind it (H200, bench/
+# chain8 and x*2+1)
+PER_PLAIN = 2
+PER_HELPERS = 8
+
+
 def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
     """The ``vec=4`` form of ``render`` (two lanes, ``vec2``, for float64 kernels with several float64
     functions), or None where it does not apply."""
@@ -564,9 +571,7 @@ def _render_vec4(kernel: Kernel, fast: bool = False) -> Rendered | None:
         + "\n".join("  " + line for line in body if line) + "\n    if (i >= nv) { break; }\n  }\n}\n"
     )
     helpers = helpers_for(main)
-    # 2 vec4 per thread for plain arithmetic (memory-bound), 8 where helpers (exp, sin, ...) make
-    # the thread compute long enough to hide a load behind it (H200, bench/ chain8 and x*2+1)
-    per = 8 if helpers else 2
+    per = PER_HELPERS if helpers else PER_PLAIN
     src = "\n".join(decls) + "\n\n" + helpers + "\n\n" + main
     return Rendered(src, sorted(g.slots, key=lambda s: g.slots[s]), g.wide, len(kernel.inputs),
                     len(kernel.outputs), vec=n_lanes, per_thread=per)

@@ -49,6 +49,7 @@ elements, so they carry over).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,7 @@ from .wgsl_matmul import epilogue_lines, epilogue_multi, tile_grid, touch_unused
 from .wgsl_parts import declare_bindings, epilogue_values, input_types, output_types
 
 MODES = ("vk", "vo", "s")
+QUAD_STORES = os.environ.get("GPUARRAY_MM_QUAD", "1") != "0"
 BLOCKED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -151,6 +153,11 @@ class _Operand:
         self.groups = t.bk * self.bo // 4                 # vec4 groups per tile
         self.nl = -(-self.groups // t.threads)            # groups per thread
         self.partial = self.groups % t.threads != 0
+        # vk tiles stored as vec4 words: each thread loads the same 4 k values of 4 consecutive rows and
+        # stores their 4 x 4 transpose (``quad``); otherwise 4 scalar stores a load, which 8 threads of
+        # a warp make into one bank (8-way conflicts, on the path between the K loop's two barriers)
+        self.quad = (QUAD_STORES and mode == "vk" and self.nl % 4 == 0 and not self.partial
+                     and (self.bo // 4) % 8 == 0 and t.threads % 8 == 0)
         self.buf = ""                                      # the vec4 binding read by the vector modes
         if mode != "s":
             ins = g.ins[op_i]
@@ -181,6 +188,15 @@ class _Operand:
                 out.append(f"let {w}_kr{li} = {gi} / {self.bo // 4}u;")
                 o = f"{self.o0} + 4u * ({gi} % {self.bo // 4}u)"
                 out.append(f"let {w}_x{li} = {w}_base + min({o}, {self.O} - 4u) / 4u;")
+            elif self.quad:     # register li = 4 q + i: row 4 j + i of quad slot q, k values kc .. kc + 3
+                q, i = divmod(li, 4)
+                if i == 0:      # in a group of 8 threads consecutive row quads, so their stores take no bank twice
+                    sq = f"({q * t.threads}u + lid)"
+                    out.append(f"let {w}_kc{li} = 4u * (({sq} / 8u) % {t.bk // 4}u);")
+                    out.append(f"let {w}_j{q} = {sq} % 8u + 8u * ({sq} / {2 * t.bk}u);")
+                else:
+                    out.append(f"let {w}_kc{li} = {w}_kc{4 * q};")
+                out.append(f"let {w}_x{li} = {w}_base + min({self.o0} + 4u * {w}_j{q} + {i}u, {self.O} - 1u) * {w}_st;")
             else:    # vk: the group is 4 k values of one row
                 out.append(f"let {w}_kc{li} = 4u * ({gi} % {t.bk // 4}u);")
                 out.append(f"let {w}_r{li} = {gi} / {t.bk // 4}u;")
@@ -231,6 +247,12 @@ class _Operand:
         t, w = self.t, self.which
         base = buf * t.bk * self.bo // 4
         out: list[str] = []
+        if self.quad:
+            for q in range(self.nl // 4):
+                regs = [self.reg(4 * q + i) for i in range(4)]
+                out += [f"{self.S}[{base}u + ({w}_kc{4 * q} + {i}u) * {self.bo // 4}u + {w}_j{q}] = "
+                        f"vec4<{self.T}>({', '.join(f'{r}[{i}]' for r in regs)});" for i in range(4)]
+            return out
         for li in range(self.nl):
             r = self.reg(li)
             if self.mode == "vk":
