@@ -25,6 +25,7 @@ from numpy.exceptions import AxisError
 from ..array_object.array import GpuArray
 from ..array_object.elementwise import apply, astype_node, common_device, finish
 from ..array_object.hooks import register
+from ..array_object.indexing import concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
@@ -68,11 +69,39 @@ def matmul_node(a: Node, b: Node, dtype: np.dtype, out_shape: Shape | None = Non
     full = batch + (a.shape[-2], b.shape[-1])
     shape = full if out_shape is None else tuple(out_shape)
     assert math.prod(shape) == math.prod(full)
+    if cdt.kind == "c" and not a.device.provider.host_memory:
+        if 0 in full or not a.shape[-1]:        # nothing to multiply: zeros (or no elements)
+            return views.broadcast_to(const(0, cdt, a.device), shape)
+        return views.reshape(_complex_product(a, b, cdt), shape)
     node = (blocked_matmul(a, b, cdt, shape) if not batch else None) or make("matmul", (a, b), cdt, shape, (),
                                                                            a.device)
     if dtype == _dtypes.bool_:
         node = make("not_equal", (node, const(0, cdt, node.device)), _dtypes.bool_, shape)
     return node
+
+
+def _complex_product(a: Node, b: Node, dtype: np.dtype) -> Node:
+    """``a @ b`` of complex ``a`` (..., M, K) and ``b`` (..., K, N) as one real product, for devices
+    without a complex matmul kernel (the GPUs: WGSL has no complex type):
+
+        [Ar, Ai] @ [[Br, Bi], [-Bi, Br]] = [Ar Br - Ai Bi, Ar Bi + Ai Br] = [Cr, Ci]   (..., M, 2N)
+
+    four real multiply-adds for each complex one, as complex arithmetic takes, in the real kernels (the
+    parts are read through their prologues); the halves joined as ``Cr + i Ci`` by ``setpart`` (no
+    arithmetic on them, so infinities and signed zeros come out as each sum gives them)."""
+    rdt = _dtypes.real_dtype(dtype)
+    ax = len(a.shape) - 1
+    ar, ai = make("real", (a,), rdt, a.shape), make("imag", (a,), rdt, a.shape)
+    br, bi = make("real", (b,), rdt, b.shape), make("imag", (b,), rdt, b.shape)
+    lhs = concat_nodes([ar, ai], ax)
+    rhs = concat_nodes([concat_nodes([br, bi], ax), concat_nodes([make("negative", (bi,), rdt, b.shape), br], ax)],
+                       ax - 1)
+    parts = matmul_node(lhs, rhs, rdt)                  # (..., M, 2N)
+    shape = parts.shape[:-1] + (b.shape[-1],)
+    strides = contiguous_strides(parts.shape)
+    cr = views.strided_view(parts, shape, strides, 0)
+    ci = views.strided_view(parts, shape, strides, b.shape[-1])
+    return make("setpart", (astype_node(cr, dtype), ci), dtype, shape, (1,))
 
 
 def matmul(x1: GpuArray, x2: GpuArray, /) -> GpuArray:
