@@ -83,7 +83,7 @@ WGPU_KIND_CHECKS["linalg_laed4"] = laed4_cannot_run
 WGPU_KINDS["random"] = enqueue_random                        # Philox draws (gpuarray.random, wgpu_random.py)
 WGPU_KIND_CHECKS["random"] = random_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
-COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact", "regions"})
+COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact", "regions", "scatter"})
 
 # ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver

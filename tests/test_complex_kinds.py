@@ -1,0 +1,119 @@
+"""Complex arrays in the kernel kinds beyond elementwise and reductions: ``cumulative_sum`` (on wgpu the
+parts' real scans joined by ``setpart``), writes at integer indices (``scatter``: a complex element is one
+``vec2`` store), ``np.add.at``. Against NumPy on both devices, with no host fallback on wgpu; complex
+``cumulative_prod`` stays on the host there and says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+CDT = ["complex64", "complex128"]
+
+
+def _c(shape: tuple[int, ...], seed: int, dt: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-3, 3, shape) + 1j * rng.uniform(-3, 3, shape)).astype(dt)
+
+
+def _on_device(device: xp.Device, fn: Any, *args: Any) -> np.ndarray:
+    """``fn(*args)`` read back; on wgpu (offload "always") with no host fallback."""
+    xp.reset_metrics()
+    with xp.config(offload="always"):
+        out = np.asarray(fn(*args))
+    if device.kind == "wgpu":
+        assert xp.metrics()["host_fallbacks"] == 0
+    return out
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("init", [False, True])
+def test_cumulative_sum(device: xp.Device, dt: str, axis: int, init: bool) -> None:
+    h = _c((300, 7), 1, dt)
+    h[3, 2] = complex(np.inf, np.nan)
+    h[5, 1] = complex(-0.0, -0.0)
+    h[7, 4] = complex(1.0, -np.inf)
+    got = _on_device(device, lambda a: xp.cumulative_sum(a, axis=axis, include_initial=init),
+                     xp.asarray(h, device=device))
+    want = np.cumsum(h, axis=axis)
+    if init:
+        want = np.concatenate([np.zeros_like(np.take(want, [0], axis=axis)), want], axis=axis)
+    tol = {"rtol": 1e-5, "atol": 1e-4} if dt == "complex64" else {"rtol": 1e-12, "atol": 1e-11}
+    assert got.dtype == want.dtype
+    for part in (np.real, np.imag):     # each part's sums (an infinite part beside a finite one, rounded)
+        assert_same(part(got), part(want), check_signed_zero=False, **tol)
+
+
+def test_cumulative_sum_dtypes(device: xp.Device) -> None:
+    """A complex ``dtype`` for real input, and complex64 input summed in complex128."""
+    x = np.arange(1, 11, dtype=np.int32)
+    got = _on_device(device, lambda a: xp.cumulative_sum(a, dtype=xp.complex64), xp.asarray(x, device=device))
+    assert_same(got, np.cumsum(x, dtype=np.complex64))
+    h = _c((1000,), 2, "complex64")
+    got = _on_device(device, lambda a: xp.cumulative_sum(a, dtype=xp.complex128), xp.asarray(h, device=device))
+    assert_same(got, np.cumsum(h, dtype=np.complex128), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dt", CDT)
+def test_integer_index_writes(device: xp.Device, dt: str) -> None:
+    """Rows, points, a broadcast scalar and negative indices written at once (a ``scatter``)."""
+    h = _c((300, 7), 3, dt)
+    rng = np.random.default_rng(4)
+    idx = rng.permutation(300)[:50]
+    v = _c((50, 7), 5, dt)
+
+    def write(key: Any, value: Any) -> np.ndarray:
+        g = xp.asarray(h, device=device)
+        gkey = tuple(xp.asarray(k, device=device) if isinstance(k, np.ndarray) else k for k in key)
+        gval = xp.asarray(value, device=device) if isinstance(value, np.ndarray) else value
+        return _on_device(device, lambda: (g.__setitem__(gkey, gval), g)[1])
+
+    for key, value in [((idx,), v), ((idx, 3), v[:, 0] * 2), ((idx, slice(None)), 1 + 2j), ((idx - 300,), v[:, ::-1])]:
+        want = h.copy()
+        want[key] = value
+        assert_same(write(key, value), want)
+
+
+@pytest.mark.parametrize("dt", CDT)
+def test_repeated_index_writes_keep_pairs(device: xp.Device, dt: str) -> None:
+    """With repeated indices one of the writes wins (NumPy: the last), both parts of that one."""
+    h = np.zeros(4, dt)
+    vals = np.array([1 + 10j, 2 + 20j, 3 + 30j, 4 + 40j, 5 + 50j, 6 + 60j], dt)
+    idx = np.array([1, 1, 1, 2, 2, 3])
+    g = xp.asarray(h, device=device)
+    gi, gv = xp.asarray(idx, device=device), xp.asarray(vals, device=device)
+    got = _on_device(device, lambda: (g.__setitem__(gi, gv), g)[1])
+    assert got[0] == 0
+    for pos, choices in [(1, vals[:3]), (2, vals[3:5]), (3, vals[5:])]:
+        assert got[pos] in choices
+
+
+@pytest.mark.parametrize("dt", CDT)
+def test_add_at(device: xp.Device, dt: str) -> None:
+    h = _c((300,), 6, dt)
+    idx = np.random.default_rng(7).integers(-300, 300, 2000)
+    v = _c((2000,), 8, dt)
+    g = xp.asarray(h, device=device)
+    gi, gv = xp.asarray(idx, device=device), xp.asarray(v, device=device)
+    got = _on_device(device, lambda: (np.add.at(g, gi, gv), g)[1])
+    want = h.copy()
+    np.add.at(want, idx, v)
+    assert_same(got, want, rtol=1e-5 if dt == "complex64" else 1e-12, atol=1e-4 if dt == "complex64" else 1e-11)
+
+
+def test_cumulative_prod_says_it_runs_on_the_host(wgpu_device: xp.Device) -> None:
+    h = _c((50,), 9, "complex64")
+    xp.reset_metrics()
+    with xp.config(offload="always"):
+        got = xp.cumulative_prod(xp.asarray(h, device=wgpu_device))
+        assert_same(got, np.cumprod(h), rtol=1e-5)
+    assert xp.metrics()["host_fallbacks"] == 1
+    why = [d["why"] for d in xp.planner.decisions() if d.get("placed") == "fallback"]
+    assert why and "no WGSL scan kernel for complex dtypes" in why[-1]
