@@ -252,9 +252,9 @@ def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_init
     if dt.kind == "c" and op == "sum" and not x.device.provider.host_memory:
         # no complex scan kernel on the GPUs: the sums of the parts, each a real scan (the same additions)
         xc = finish(astype_node(x._node, dt))
-        parts = [_cumulative(apply(OPS[p], xc), op, ax, _dtypes.real_dtype(dt), include_initial, name)._node
-                 for p in ("real", "imag")]
-        return finish(make("setpart", (astype_node(parts[0], dt), parts[1]), dt, parts[0].shape, (1,)))
+        re, im = (_cumulative(apply(OPS[p], xc), op, ax, _dtypes.real_dtype(dt), include_initial, name)._node
+                  for p in ("real", "imag"))
+        return finish(make("setpart", (astype_node(re, dt), im), dt, re.shape, (1,)))
     init = bool(include_initial)
     shape = tuple(s + int(init) if d == ax else s for d, s in enumerate(x.shape))
     lim = past_binding(x._node)
