@@ -13,6 +13,10 @@ computes the cone in the timed call); ``xwt`` the logits ``X @ W.T`` (W 3 x 64 s
 and ``gram1024``: ``X.T @ X`` of one array (2^20 x 64, 2^16 x 1024), the same array on both sides (``xtx``
 multiplies two copies of it).
 
+``--dtypes`` takes complex64 and complex128 too (values with both parts uniform in [-3, 3]; every class but
+the softmax cone): on a GPU gpuarray computes a complex product as one real product of the parts
+(``namespace/linear_algebra._complex_product``), cuBLAS by ``cgemm``/``zgemm``.
+
 Each figure is the median over ``--runs`` trials of the **wall time per call**: ``reps`` calls and
 one device synchronize, after half a second of warm-up calls of the same library (the GPU lowers
 its clocks while the host works alone). gpuarray's result is dropped after each call (the graph is
@@ -86,9 +90,18 @@ def _maker(lib: Any, name: str, trans: bool, extras: tuple[Any, ...]) -> Callabl
     return lambda a, b: _product(lib, a, b, trans)
 
 
+def _data(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
+    """Uniform in [-3, 3] (both parts of a complex dtype)."""
+    x = rng.uniform(-3, 3, shape)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * rng.uniform(-3, 3, shape)
+    return x.astype(dt)
+
+
 def _error(got: np.ndarray, a: np.ndarray, b: np.ndarray, trans: bool) -> float:
-    a64 = (a.T if trans else a).astype(np.float64)
-    b64 = b.astype(np.float64)
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    a64 = (a.T if trans else a).astype(wide)
+    b64 = b.astype(wide)
     if a64.ndim == 3:
         a64, b64, got = a64[:4], b64[:4], got[:4]
     rows = sorted({0, 1, a64.shape[-2] - 2, a64.shape[-2] - 1} & set(range(a64.shape[-2])))
@@ -119,9 +132,11 @@ def run(device: str, runs: int, dtypes: list[str], classes: list[str]) -> list[d
     rng = np.random.default_rng(0)
     for dt in dtypes:
         for name in classes:
+            if name in CONES and np.dtype(dt).kind == "c":
+                continue                # softmax is real
             sa, sb, trans = CLASSES[name]
-            a = rng.uniform(-3, 3, sa).astype(dt)
-            b = rng.uniform(-3, 3, sb).astype(dt)
+            a = _data(rng, sa, dt)
+            b = _data(rng, sb, dt)
             if trans:
                 b = a if sb == sa else b
             ex: tuple[np.ndarray, ...] = ()

@@ -81,6 +81,15 @@ def test_empty_and_mixed_dtypes(device: xp.Device, dt: str) -> None:
         _close(_no_host(device, operator.matmul, gb.T, ga.T), b.T, a.T)
 
 
+@pytest.mark.parametrize("dt", CDT)
+def test_large_product(device: xp.Device, dt: str) -> None:
+    """M, K and N from ``COMPLEX_APART`` on: the real operands computed apart, then a plain real product."""
+    a, b = _c((520, 513), 15, dt), _c((513, 530), 16, dt)
+    ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    _close(_no_host(device, operator.matmul, ga, gb), a, b)
+    _close(_no_host(device, operator.matmul, ga.T, xp.conj(ga)), a.T, np.conj(a))
+
+
 def test_many_rows(device: xp.Device) -> None:
     """More rows than a dispatch has workgroups along one dimension (65535)."""
     a, b = _c((70000, 3), 9, "complex64"), _c((3, 2), 10, "complex64")
