@@ -87,6 +87,7 @@ CASES: list[tuple[str, Any, tuple, dict, bool]] = [
     ("round complex", np.round, (SPECIAL_F - 1.25j,), {"decimals": 1}, False),
     ("gradient", np.gradient, (SPECIAL_I,), {}, True),
     ("gradient bool", np.gradient, (BOOLS,), {}, False),        # NumPy's TypeError, from the host
+    ("gradient complex", np.gradient, (np.array([0.5, -2.5, 1.25, 3.0, -0.0]) * (1 - 2j),), {"edge_order": 2}, True),
     ("median", np.median, (SPECIAL_I,), {}, True),
     ("median bool", np.median, (BOOLS,), {}, False),
     ("isposinf", np.isposinf, (SPECIAL_F,), {}, True),

@@ -105,7 +105,7 @@ def _gradient(f: GpuArray, p: dict) -> Any:
         return _FALLBACK
     if edge_order > 2:
         raise ValueError("'edge_order' greater than 2 not supported")
-    otype = f.dtype if f.dtype.kind == "f" else _map_dtype(_dtypes.float64, f.device)
+    otype = f.dtype if f.dtype.kind in "fc" else _map_dtype(_dtypes.float64, f.device)
     if otype is None:
         return _FALLBACK
     f = _cast(f, otype)
