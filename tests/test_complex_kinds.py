@@ -117,3 +117,28 @@ def test_cumulative_prod_says_it_runs_on_the_host(wgpu_device: xp.Device) -> Non
     assert xp.metrics()["host_fallbacks"] == 1
     why = [d["why"] for d in xp.planner.decisions() if d.get("placed") == "fallback"]
     assert why and "no WGSL scan kernel for complex dtypes" in why[-1]
+
+
+_ORDER_VALUES = np.array([1 + 2j, complex(1, np.nan), complex(np.nan, 1), complex(np.nan, np.nan), complex(-0.0, 0),
+                          0j, 1 + 1j, complex(np.inf, 0), complex(-np.inf, 3), 2 - 1j, complex(0, -0.0),
+                          complex(-3, np.nan), complex(np.nan, -5), complex(1, -np.inf)])
+
+
+def _same_parts(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for part in (np.real, np.imag):
+        assert np.array_equal(part(got), part(want), equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_numpy_sort_order(device: xp.Device, dt: str, axis: Any) -> None:
+    """``np.sort``, stable ``np.argsort`` and ``np.sort_complex`` of complex arrays: NumPy's order (by real
+    part, then imaginary part; values with a NaN imaginary part, then a NaN real part, then both, last),
+    on the device (the namespace's ``sort`` takes real values only, as the standard)."""
+    h = np.random.default_rng(10).choice(_ORDER_VALUES, (40, 30)).astype(dt)
+    g = xp.asarray(h, device=device)
+    _same_parts(_on_device(device, lambda a: np.sort(a, axis=axis), g), np.sort(h, axis=axis))
+    got = _on_device(device, lambda a: np.argsort(a, axis=axis, kind="stable"), g)
+    assert np.array_equal(got, np.argsort(h, axis=axis, kind="stable"))
+    _same_parts(_on_device(device, np.sort_complex, g[0]), np.sort_complex(h[0]))
