@@ -142,3 +142,30 @@ def test_numpy_sort_order(device: xp.Device, dt: str, axis: Any) -> None:
     got = _on_device(device, lambda a: np.argsort(a, axis=axis, kind="stable"), g)
     assert np.array_equal(got, np.argsort(h, axis=axis, kind="stable"))
     _same_parts(_on_device(device, np.sort_complex, g[0]), np.sort_complex(h[0]))
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply], ids=["add", "multiply"])
+def test_reduceat(device: xp.Device, dt: str, ufunc: np.ufunc) -> None:
+    """``np.add.reduceat`` and ``np.multiply.reduceat`` of complex arrays (repeated, decreasing and last
+    indices; an infinite and a NaN part), on the device."""
+    h = _c((40, 5), 11, dt) * 0.4
+    h[7, 1] = complex(np.inf, 1)
+    h[9, 2] = complex(np.nan, 0)
+    idx = [0, 4, 1, 5, 20, 20, 39, 37]
+    got = _on_device(device, lambda a: ufunc.reduceat(a, idx, axis=0), xp.asarray(h, device=device))
+    with np.errstate(all="ignore"):
+        want = ufunc.reduceat(h, idx, axis=0)
+    assert got.dtype == want.dtype
+    for part in (np.real, np.imag):
+        assert_same(part(got), part(want), rtol=1e-5 if dt == "complex64" else 1e-12, check_signed_zero=False)
+
+
+def test_isin_complex_names_its_fallback(wgpu_device: xp.Device) -> None:
+    h = np.array([1 + 2j, 3j, complex(np.nan, 1), -0.0 + 0j], np.complex64)
+    t = np.array([0j, 1 + 2j, complex(np.nan, 1)], np.complex64)
+    ga, gt = xp.asarray(h, device=wgpu_device), xp.asarray(t, device=wgpu_device)
+    with xp.config(fallback="raise"), pytest.raises(xp.HostFallbackError, match="numpy.isin"):
+        np.isin(ga, gt)
+    with xp.config(fallback="silent"):
+        assert_same(np.isin(ga, gt), np.isin(h, t))

@@ -149,7 +149,7 @@ def _reduceat(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     if len(inputs) != 2 or set(kwargs) - {"axis", "dtype", "out"}:
         return _FALLBACK
     a, indices = inputs
-    if not isinstance(a, GpuArray) or a.dtype.kind == "c":
+    if not isinstance(a, GpuArray) or a.dtype.kind == "c" and ufunc.__name__ not in ("add", "multiply"):
         return _FALLBACK
     axis, dtype, out = kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out")
     out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
@@ -164,7 +164,7 @@ def _reduceat(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
             ufunc.reduceat(probe, idx, axis=axis, dtype=dtype)
         want = ufunc.reduceat(probe, np.zeros(1, np.intp), axis=axis, dtype=dtype).dtype
     mw = _map_dtype(want, a.device)
-    if mw is None or mw.kind == "c":
+    if mw is None or mw.kind == "c" and ufunc.__name__ not in ("add", "multiply"):
         return _FALLBACK
     ax = normalize_axis_index(int(axis), a.ndim)
     n = a.shape[ax]

@@ -196,8 +196,9 @@ def _isin(p: dict) -> Any:
     """Sort the test values on the device, binary-search each element, compare (NaN is never found)."""
     dev = _device(p["element"], p["test_elements"])
     e, t = _as_array(p["element"], dev), _as_array(p["test_elements"], dev)
-    if e.dtype not in _dtypes.ALL_DTYPES or t.dtype not in _dtypes.ALL_DTYPES or p["kind"] not in (None, "sort"):
-        return _FALLBACK
+    if e.dtype not in _dtypes.ALL_DTYPES or t.dtype not in _dtypes.ALL_DTYPES or p["kind"] not in (None, "sort") \
+            or e.dtype.kind == "c" or t.dtype.kind == "c":
+        return _FALLBACK                # (complex values: the sort kernels order real keys only)
     dt = _map_dtype(np.result_type(e.dtype, t.dtype), dev)
     if dt is None:
         return _FALLBACK
