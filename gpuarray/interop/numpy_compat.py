@@ -194,8 +194,9 @@ def _nan_reduction(np_func: Callable[..., Any], kind: str) -> Callable[[dict], A
     def impl(p: dict) -> Any:
         a = p["a"]
         if (not isinstance(a, GpuArray) or a.size == 0 or operands._given(p.get("out"), p.get("initial"),
-                                                                          p.get("where"), p.get("mean"))):
-            return _FALLBACK
+                                                                          p.get("where"), p.get("mean"))
+                or a.dtype.kind == "c" or a.dtype.kind == "b" and kind in ("max", "min")):
+            return _FALLBACK            # (complex values: NumPy's NaN rules and order; bools: its max / min)
         kd = operands._flag(p.get("keepdims", False))
         ax = _axis(p["axis"])
         probe: dict[str, Any] = {"axis": p["axis"], "keepdims": kd}
@@ -248,8 +249,8 @@ def _squeeze(r: GpuArray, axis: Any, ndim: int) -> GpuArray:
 def _nan_arg(kind: str) -> Callable[[dict], Any]:
     def impl(p: dict) -> Any:
         a, axis = p["a"], p["axis"]
-        if not isinstance(a, GpuArray) or p["out"] is not None or a.size == 0:
-            return _FALLBACK
+        if not isinstance(a, GpuArray) or p["out"] is not None or a.size == 0 or a.dtype.kind == "c":
+            return _FALLBACK            # (complex values: NumPy's order, on the host)
         kd = operands._flag(p.get("keepdims", False))
         fn = argmax if kind == "max" else argmin
         if a.dtype.kind != "f":

@@ -87,6 +87,8 @@ def _vdot(p: dict) -> Any:
     a, b = (_m.reshape(_as_array(x, dev), (-1,)) for x in (a, b))
     if a.shape != b.shape:
         raise ValueError("cannot reshape array: vdot needs inputs of the same size")
+    if a.dtype.kind == "c":         # NumPy conjugates the first argument
+        a = _np.conjugate(a)
     return _np.dot(a, b)
 
 
@@ -218,8 +220,9 @@ def _einsum_path(p: dict) -> Any:
 
 # ============================================================ numpy.linalg
 def _linalg_float(x: GpuArray) -> np.dtype | None:
-    """NumPy linalg's dtype for ``x``: floats keep theirs, the rest become float64 (as the device has it)."""
-    return _map_dtype(x.dtype if x.dtype.kind == "f" else _dtypes.float64, x.device)
+    """NumPy linalg's dtype for ``x``: floating and complex dtypes keep theirs, the rest become float64 (as
+    the device has it)."""
+    return _map_dtype(x.dtype if x.dtype.kind in "fc" else _dtypes.float64, x.device)
 
 
 def _linalg(np_func: Any, xp_name: str, arg: str = "a", extra: Callable[[dict], dict | None] | None = None) -> None:

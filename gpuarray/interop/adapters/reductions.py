@@ -75,6 +75,12 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
             return _FALLBACK
         axis, keepdims = p["axis"], _flag(p.get("keepdims", False))
         masked = where is not True and where is not _NOVALUE
+        if xp_name in ("max", "min") and a.dtype.kind in "cb":
+            if a.dtype.kind == "c" or masked or _given(initial) or a.size == 0:
+                return _FALLBACK        # NumPy's order of complex values; its errors and identities for bools
+            xp_name_b = "any" if xp_name == "max" else "all"        # the largest / smallest of bools
+            r = _xp(xp_name_b)(a, axis=axis, keepdims=keepdims)
+            return r if out is None else _into_out(r, out, ufunc_name)
         probe_kw = {k: p[k] for k in ("dtype", "ddof", "correction") if _given(p.get(k))}
         if _given(initial):
             probe_kw["initial"] = initial
@@ -98,7 +104,8 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
         m = _where_mask(where, a) if masked else None
         if mw is None or (masked and m is None):
             return _FALLBACK
-        x = a.astype(mw) if cast_input and a.dtype != mw else a
+        # (complex input keeps its dtype: var and std of it are real, and the namespace takes it as it is)
+        x = a.astype(mw) if cast_input and a.dtype != mw and a.dtype.kind != "c" else a
         ax = None if axis is None else tuple(v for v in _axes(axis, max(a.ndim, 1)) if v < a.ndim)  # 0-d: 0, -1
         kw: dict[str, Any] = {"axis": ax, "keepdims": keepdims}
         init = _py_scalar(initial, mw) if _given(initial) else None
@@ -156,6 +163,8 @@ def _arg_reduction(np_name: str) -> None:
     @register_array(np_name, arg="a")
     def impl(a: GpuArray, p: dict) -> Any:
         axis, keepdims, out = p["axis"], _flag(p.get("keepdims", False)), p["out"]
+        if a.dtype.kind == "c":
+            return _FALLBACK            # NumPy's order of complex values (real part, then imaginary part)
         r = _via(np_name, a, lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
         return r if r is _FALLBACK or out is None else _into_out(r, out, np_name)
 
@@ -231,8 +240,8 @@ def _median(a: GpuArray, p: dict) -> Any:
     """Sort along the reduced axes (on the device; the whole array: radix selection), average the middle one or
     two, NaN if a NaN sorted last."""
     axis, keepdims = p["axis"], bool(p["keepdims"])
-    if a.size == 0:
-        return _FALLBACK
+    if a.size == 0 or a.dtype.kind == "c":
+        return _FALLBACK                # (complex: NumPy's order of complex values, on the host)
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
     if len(axes) == a.ndim and can_select(a, 2):        # the whole array: radix selection, no sort
         r = median_selected(a)

@@ -77,8 +77,8 @@ def _searchsorted_fn(p: dict) -> Any:
         return _FALLBACK               # NumPy accepts prefixes ('l', 'r') and raises its own errors
     dev = _device(a, v, sorter)
     a = _as_array(a, dev)
-    if a.ndim != 1:
-        return _FALLBACK
+    if a.ndim != 1 or a.dtype.kind == "c" or np.iscomplexobj(v):
+        return _FALLBACK                # (complex: NumPy's order of complex values, on the host)
     if isinstance(v, (list, tuple)):
         v = np.asarray(v)
     if isinstance(v, np.ndarray):
@@ -114,8 +114,8 @@ def _unique(ar: GpuArray, p: dict) -> Any:
     """``numpy.unique`` with ``axis=None``: on a GPU (real values) all on the device, as the set functions
     (``namespace/sets.py``: a stable sort, the flags where runs start, one read of their count), with NumPy's
     ``equal_nan`` (one NaN for all of them); elsewhere the step after the sort on the host."""
-    if p["axis"] is not None:
-        return _FALLBACK
+    if p["axis"] is not None or ar.dtype.kind == "c":
+        return _FALLBACK                # (complex: NumPy's order and its one NaN, on the host)
     dev = ar.device
     ip = _map_dtype(np.dtype(np.intp), dev) or dev.default_int
     want_perm = p["return_index"] or p["return_inverse"]

@@ -1,0 +1,94 @@
+"""NumPy's functions called on complex (and bool) GpuArrays through the NumPy protocols give NumPy's results:
+on the device where gpuarray computes them, on the host (a named fallback) where NumPy's order of complex
+values is needed. Each case against NumPy on both devices; the ones found wrong or raising before are
+marked: ``vdot`` did not conjugate its first argument (a silent wrong result), ``std``/``var``, ``nanstd``,
+``linalg.norm``/``matrix_rank`` raised ``TypeError`` (a cast to the real result dtype), ``max``/``argmax``/
+``median``/``unique``/``searchsorted`` and the ``nan`` forms raised the standard's ``TypeError``, and ``max``/
+``min`` of bools too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+CDT = ["complex64", "complex128"]
+
+
+def _c(dt: str) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    h = (rng.uniform(-3, 3, (6, 5)) + 1j * rng.uniform(-3, 3, (6, 5))).astype(dt)
+    h[1, 2] = complex(np.nan, 1)
+    h[4, 0] = complex(-0.0, 0.0)
+    return h
+
+
+CASES: dict[str, Any] = {
+    "vdot": lambda m, a: m.vdot(a, a[::-1]),
+    "vdot 2-D": lambda m, a: m.vdot(a[2:], a[:4]),
+    "std": lambda m, a: m.std(a, axis=1, ddof=1),
+    "var": lambda m, a: m.var(a),
+    "mean": lambda m, a: m.mean(a, axis=0),
+    "nanstd": lambda m, a: m.nanstd(a, axis=0),
+    "nanvar": lambda m, a: m.nanvar(a),
+    "linalg.norm": lambda m, a: m.linalg.norm(a),
+    "linalg.norm axis": lambda m, a: m.linalg.norm(a, axis=1),
+    "linalg.norm ord": lambda m, a: m.linalg.norm(a[2:], ord=1),
+    "matrix_rank": lambda m, a: m.linalg.matrix_rank(a[2:]),
+    "max": lambda m, a: m.max(a, axis=1),
+    "amin": lambda m, a: m.amin(a),
+    "ptp": lambda m, a: m.ptp(a, axis=0),
+    "argmax": lambda m, a: m.argmax(a, axis=1),
+    "argmin": lambda m, a: m.argmin(a),
+    "nanmax": lambda m, a: m.nanmax(a, axis=0),
+    "nanargmin": lambda m, a: m.nanargmin(a[2:], axis=1),
+    "median": lambda m, a: m.median(a, axis=0),
+    "unique": lambda m, a: m.unique(a),
+    "searchsorted": lambda m, a: m.searchsorted(m.sort(a.ravel()), a[0]),
+}
+
+
+def _same(got: Any, want: Any, dt: str) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    tol = 2e-5 if want.dtype in (np.float32, np.complex64) else 1e-12
+    for part in (np.real, np.imag):
+        assert np.allclose(part(got), part(want), rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_complex_through_numpy(device: xp.Device, dt: str, name: str) -> None:
+    h = _c(dt)
+    fn = CASES[name]
+    with np.errstate(all="ignore"):
+        want = fn(np, h)
+    with xp.config(fallback="silent"):
+        got = fn(np, xp.asarray(h, device=device))
+    _same(got, want, dt)
+
+
+def test_vdot_conjugates_on_the_device(device: xp.Device) -> None:
+    a = np.array([1 + 2j, 3 - 1j, -0.5j], np.complex64)
+    b = np.array([2 - 1j, 1j, 4 + 0j], np.complex64)
+    with xp.config(fallback="raise"):
+        got = np.vdot(xp.asarray(a, device=device), xp.asarray(b, device=device))
+    _same(got, np.vdot(a, b), "complex64")
+    _same(np.vdot(xp.asarray(a, device=device), xp.asarray(a, device=device)), np.vdot(a, a), "complex64")
+
+
+@pytest.mark.parametrize("fn", [np.max, np.min, np.amax, np.amin], ids=lambda f: f.__name__)
+def test_max_min_of_bools(device: xp.Device, fn: Any) -> None:
+    """The largest / smallest of bools (``any`` / ``all``), on the device; NumPy's error for an empty one."""
+    h = np.array([[True, False, False], [False, False, False]])
+    g = xp.asarray(h, device=device)
+    with xp.config(fallback="raise"):
+        for kw in ({}, {"axis": 0}, {"axis": 1, "keepdims": True}):
+            got = np.asarray(fn(g, **kw))
+            want = fn(h, **kw)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(ValueError), xp.config(fallback="silent"):
+        fn(xp.asarray(np.zeros(0, bool), device=device))
