@@ -87,6 +87,10 @@ CASES: list[tuple[str, Any, tuple, dict, bool]] = [
     ("round complex", np.round, (SPECIAL_F - 1.25j,), {"decimals": 1}, False),
     ("gradient", np.gradient, (SPECIAL_I,), {}, True),
     ("gradient bool", np.gradient, (BOOLS,), {}, False),        # NumPy's TypeError, from the host
+    ("concatenate 0-d, axis None", np.concatenate, ([np.array(1.5), np.array(-2.0)],), {"axis": None}, True),
+    ("concatenate 0-d", np.concatenate, ([np.array(1.5), np.array(-2.0)],), {}, True),   # NumPy's ValueError
+    ("nanstd 0-d", np.nanstd, (np.array(2.5),), {}, False),
+    ("polyval 0-d p", np.polyval, (np.array(2.0), SPECIAL_F), {}, False),             # NumPy's TypeError
     ("gradient complex", np.gradient, (np.array([0.5, -2.5, 1.25, 3.0, -0.0]) * (1 - 2j),), {"edge_order": 2}, True),
     ("median", np.median, (SPECIAL_I,), {}, True),
     ("median bool", np.median, (BOOLS,), {}, False),

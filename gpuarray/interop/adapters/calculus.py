@@ -80,6 +80,8 @@ def _polyval(p: dict) -> Any:
         return _FALLBACK
     dev = _device(pc, x)
     pa = pc if isinstance(pc, GpuArray) else np.asarray(pc)
+    if pa.ndim != 1:
+        return _FALLBACK                # NumPy's error (or its reading of a 2-D p)
     xa = _as_array(x, dev)
     y = _np.zeros_like(xa)
     for i in range(pa.shape[0]):

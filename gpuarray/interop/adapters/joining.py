@@ -30,8 +30,11 @@ def _joining(np_name: str, xp_name: str) -> None:
             return _FALLBACK
         arrays = [x if isinstance(x, (GpuArray, np.ndarray)) else np.asarray(x) for x in arrays]
         device = _device_from(tuple(arrays), None)
+        # the result dtype from one-element stand-ins (1-D for 0-d arrays, which concatenate joins flattened
+        # with axis=None and refuses otherwise: fn raises NumPy's error then)
+        least = 1 if np_name == "concatenate" else 0
         with np.errstate(all="ignore"):
-            want = npf([np.zeros((1,) * x.ndim, x.dtype) for x in arrays],
+            want = npf([np.zeros((1,) * max(x.ndim, least), x.dtype) for x in arrays],
                        dtype=p["dtype"], casting=p["casting"]).dtype
         mw = _map_dtype(want, device)
         if mw is None:
