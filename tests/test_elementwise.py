@@ -42,7 +42,14 @@ from gpuarray.core.dtypes import ALL_DTYPES, CATEGORIES
 from gpuarray.core.ops import INTERNAL, OPS, SCIPY_DEVICE, SCIPY_DEVICE_N, OpDef
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
-from .conftest import device_numerics, flush_subnormals, incomplete_f64_scale, scipy_f64_scale, zero_tie_first
+from .conftest import (
+    assert_same,
+    device_numerics,
+    flush_subnormals,
+    incomplete_f64_scale,
+    scipy_f64_scale,
+    zero_tie_first,
+)
 
 # ---------------------------------------------------------------- tolerances
 # Allowed error, in units in the last place of the result, for the inexact float
@@ -530,6 +537,26 @@ def test_python_int_out_of_range(name: str, device: xp.Device) -> None:
                     # the SciPy functions' float64 error scales need the operands (ERROR_SCALE)
                     check(fn(*gargs), want, opdef, f"{name}{tuple(map(str, args))}",
                           args if name in SCIPY_DEVICE_N else ())
+
+
+@pytest.mark.parametrize("ufunc", [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+                                   np.add, np.maximum], ids=lambda u: u.__name__)
+def test_python_int_out_of_range_through_numpy_ufuncs(ufunc: np.ufunc, device: xp.Device) -> None:
+    """The same through NumPy's ufuncs on a GpuArray (``np.less(uint8_array, -1)``): comparisons exact (they
+    wrapped the int to the dtype, a silent wrong result), arithmetic NumPy's OverflowError."""
+    for dt in ("uint8", "int8", "uint32", "int32", "uint64", "int64"):
+        info = np.iinfo(dt)
+        x = np.array([0, 1, 100, info.max], dt)
+        xa = xp.asarray(x, device=device)
+        for s in (info.max + 1, info.min - 1, -1, 2**64):
+            for args, gargs in (((x, s), (xa, s)), ((s, x), (s, xa))):
+                try:
+                    want = ufunc(*args)
+                except OverflowError:
+                    with pytest.raises(OverflowError):
+                        ufunc(*gargs)
+                    continue
+                assert_same(ufunc(*gargs), want)
 
 
 # ---------------------------------------------------------------- where (three operands)

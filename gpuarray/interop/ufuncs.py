@@ -213,6 +213,8 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
         detail = "" if impl is None else " for these operand dtypes"
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device, detail)
     category, fn = impl
+    if name in _COMPARISONS and _int_out_of_range(inputs) and "out" not in kwargs and "where" not in kwargs:
+        return fn(*inputs)[0]   # NumPy 2 compares such an int exactly: the operators' path does (a constant)
     mapped = [_map_dtype(d, device) for d in loop]
     opdef = OPS.get(UFUNC_TO_OP.get(name, ""))
     if opdef is not None and opdef.result == "first" and all(m is not None for m in mapped):
@@ -232,6 +234,20 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
         if results[i].dtype != want:
             results[i] = results[i].astype(want)
     return _store(results, outs, where, device, name)
+
+
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+
+
+def _int_out_of_range(inputs: tuple) -> bool:
+    """An integer GpuArray with a Python int outside its dtype's range (``np.less(uint8_array, -1)``)."""
+    if len(inputs) != 2:
+        return False
+    for x, s in (inputs, inputs[::-1]):
+        if isinstance(x, GpuArray) and x.dtype.kind in "iu" and type(s) is int:
+            info = np.iinfo(x.dtype)
+            return not info.min <= s <= info.max
+    return False
 
 
 def _gufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict, device: Device) -> Any:
