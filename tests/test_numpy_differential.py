@@ -680,3 +680,36 @@ def test_methods_are_lazy(device: xp.Device) -> None:
     assert [x.dtype for x in r[:3]] == [np.int64, np.float64, np.float64]
     xp.evaluate(*r)
     assert xp.metrics()["host_fallbacks"] == 0 or device.kind == "wgpu"   # float64 functions may run on the host
+
+
+def test_more_ndarray_methods(device: xp.Device) -> None:
+    """``partition`` (in place), ``argpartition``, ``compress``, ``choose``, ``put``, ``tofile`` and ``conj`` of a
+    real array (the array itself, as NumPy's method returns it), against NumPy's ndarray methods."""
+    h = np.array([[5, 1, 4, 9, 0], [3, 3, 7, -2, 8]], dtype=np.int32)
+    g = xp.asarray(h, device=device)
+    p = h.copy()
+    p.partition(2, axis=1)
+    gp = xp.asarray(h, device=device)
+    gp.partition(2, axis=1)
+    assert np.array_equal(np.asarray(gp)[:, 2], p[:, 2])
+    assert np.array_equal(np.sort(np.asarray(gp), axis=1), np.sort(h, axis=1))
+    ap = np.asarray(g.argpartition(1, axis=0))
+    assert np.array_equal(np.take_along_axis(h, ap, axis=0)[1], np.sort(h, axis=0)[1])
+    assert np.array_equal(np.asarray(g.compress([True, False, True], axis=1)), h.compress([True, False, True], axis=1))
+    sel = xp.asarray(np.array([0, 1, 1, 0, 1]), device=device)
+    assert np.array_equal(np.asarray(sel.choose([g[0], g[1]])), np.array([0, 1, 1, 0, 1]).choose([h[0], h[1]]))
+    row = g[1]
+    row.put([0, -1], [10, 20])                 # writes through the view to its base
+    q = h.copy()
+    q[1].put([0, -1], [10, 20])
+    assert np.array_equal(np.asarray(g), q)
+    b = xp.asarray(np.array([True, False]), device=device)
+    assert b.conj() is b and b.conjugate().dtype == np.bool_
+    f = xp.asarray(np.array([1.5, -2.0]), device=device)
+    assert f.conj() is f
+
+
+def test_tofile(device: xp.Device, tmp_path: Any) -> None:
+    h = np.arange(6, dtype=np.float32).reshape(2, 3)
+    xp.asarray(h, device=device).tofile(tmp_path / "a.bin")
+    assert np.array_equal(np.fromfile(tmp_path / "a.bin", dtype=np.float32), h.ravel())

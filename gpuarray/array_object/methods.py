@@ -409,10 +409,11 @@ class NumPyMethods:
         self.imag[...] = value
 
     def conj(self) -> GpuArray:
-        return _np.conjugate(self)
+        """The complex conjugate; a real array itself (NumPy's method returns the same array then)."""
+        return _np.conjugate(self) if self.dtype.kind == "c" else self     # type: ignore[return-value]
 
     def conjugate(self) -> GpuArray:
-        return _np.conjugate(self)
+        return self.conj()
 
     # ---- reductions (numpy.<name> and its device adapter)
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
@@ -513,6 +514,27 @@ class NumPyMethods:
     def sort(self, axis: int = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> None:
         """Sort in place: this array is rebound to its sorted value."""
         assign(self, _np.sort(self, axis=axis, kind=kind, order=order, stable=stable)._node)
+
+    def argpartition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> GpuArray:
+        return _np.argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def partition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> None:
+        """Partition in place: this array is rebound to its partitioned value."""
+        assign(self, _np.partition(self, kth, axis=axis, kind=kind, order=order)._node)
+
+    def compress(self, condition: Any, axis: Any = None, out: Any = None) -> GpuArray:
+        return _np.compress(condition, self, axis=axis, out=out)
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> GpuArray:
+        return _np.choose(self, choices, out=out, mode=mode)
+
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        """``numpy.put``: writes ``values`` at the flat ``indices`` (through to the arrays sharing memory)."""
+        _np.put(self, indices, values, mode=mode)
+
+    def tofile(self, fid: Any, sep: str = "", format: str = "%s") -> None:  # noqa: A002 - NumPy's name
+        """Writes a host copy (``numpy.ndarray.tofile``)."""
+        np.asarray(self).tofile(fid, sep=sep, format=format)
 
     def __contains__(self, value: Any) -> bool:
         """``value in x``: ``(x == value).any()``, as in NumPy (evaluates now)."""
