@@ -193,8 +193,8 @@ def _axis(axis: Any) -> Any:
 def _nan_reduction(np_func: Callable[..., Any], kind: str) -> Callable[[dict], Any]:
     def impl(p: dict) -> Any:
         a = p["a"]
-        if (not isinstance(a, GpuArray) or a.size == 0 or a.ndim == 0 or operands._given(p.get("out"), p.get("initial"),
-                                                                          p.get("where"), p.get("mean"))
+        if (not isinstance(a, GpuArray) or a.size == 0 or a.ndim == 0 and kind in ("mean", "var", "std")
+                or operands._given(p.get("out"), p.get("initial"), p.get("where"), p.get("mean"))
                 or a.dtype.kind == "c" or a.dtype.kind == "b" and kind in ("max", "min")):
             return _FALLBACK            # (complex values: NumPy's NaN rules and order; bools: its max / min)
         kd = operands._flag(p.get("keepdims", False))
