@@ -298,8 +298,10 @@ def _poly(p: dict) -> Any:
         return 1.0
     a = _m.concat([_as_array(np.ones(1, mt), z.device), -z[0:1]])
     for k in range(1, n):
-        shifted = _m.concat([a[:1] * 0, a])           # the coefficients times x
-        a = _m.concat([a, a[:1] * 0]) - z[k] * shifted
+        # NumPy's convolve(a, [1, -z[k]]): each output the sum of the products that overlap there (no
+        # padding zero multiplies a NaN or infinite root)
+        nz = -z[k]
+        a = _m.concat([a[:1], a[1:] + a[:-1] * nz, a[-1:] * nz])
         if k % POLY_EVAL_EVERY == 0:
             evaluate_nodes([a._node])
     if mt.kind == "c":

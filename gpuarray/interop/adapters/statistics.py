@@ -14,7 +14,9 @@ convolve, correlate, lexsort.
 - ``convolve`` / ``correlate``: for a shorter operand of up to ``DIRECT_MAX`` values, a sum of
   shifted slices in one fused kernel; longer ones through ``gpuarray.fft`` (float and complex:
   float32 rounding then grows like that of an FFT), in exact chunks of ``DIRECT_MAX`` shifts for
-  integers and booleans (NumPy's wrap-around included).
+  integers and booleans (NumPy's wrap-around included), and for float operands that hold a NaN or an
+  infinity (one read of a flag; the FFT would spread them to every output). Each slice's products
+  cover only the outputs it reaches, as NumPy sums only overlapping elements.
 - ``lexsort``: stable argsorts from the least significant key (the first) to the primary one (the
   last), each of the key gathered through the permutation so far.
 
@@ -356,13 +358,26 @@ def _corrcoef(p: dict) -> Any:
 
 
 # ============================================================ convolve, correlate
-def _shifted_sum(a: GpuArray, v: GpuArray, length: int, dt: np.dtype) -> GpuArray:
-    """``out[k] = sum_j a[k + j] * v[j]`` for k < ``length`` as sums of shifted slices: one fused kernel
-    per ``DIRECT_MAX`` shifts (a balanced sum, so the graph stays shallow)."""
+def _shifted_sum(a: GpuArray, v: GpuArray, n_left: int, length: int, dt: np.dtype) -> GpuArray:
+    """``out[k] = sum_j a[k + j - n_left] * v[j]`` for k < ``length``, over the j where ``a`` has that
+    element, as sums of shifted slices: one fused kernel per ``DIRECT_MAX`` shifts (a balanced sum, so the
+    graph stays shallow). Each product covers only the outputs its slice of ``a`` reaches, zeros added
+    around it: as NumPy, no element meets a padding zero (``0 * nan`` would make every output NaN)."""
     evaluate(a, v)                            # each slice then reads a buffer, not a recomputed cone
+    n1 = a.shape[0]
     acc: GpuArray | None = None
     for start in range(0, v.shape[0], DIRECT_MAX):
-        terms = [_np.multiply(a[j:j + length], v[j]) for j in range(start, min(start + DIRECT_MAX, v.shape[0]))]
+        terms = []
+        for j in range(start, min(start + DIRECT_MAX, v.shape[0])):
+            lo, hi = max(0, n_left - j), min(length, n_left - j + n1)     # the outputs this shift reaches
+            if hi <= lo:
+                continue
+            prod = _np.multiply(a[lo + j - n_left:hi + j - n_left], v[j])
+            parts = [zeros((lo,), dtype=prod.dtype, device=a.device)] if lo else []
+            parts += [prod] + ([zeros((length - hi,), dtype=prod.dtype, device=a.device)] if hi < length else [])
+            terms.append(_m.concat(parts) if len(parts) > 1 else prod)
+        if not terms:
+            continue
         while len(terms) > 1:
             terms = [_np.add(terms[i], terms[i + 1]) if i + 1 < len(terms) else terms[i]
                      for i in range(0, len(terms), 2)]
@@ -370,8 +385,7 @@ def _shifted_sum(a: GpuArray, v: GpuArray, length: int, dt: np.dtype) -> GpuArra
         if acc is not None:
             evaluate(part)
         acc = part if acc is None else _cast(_np.add(acc, part), dt)
-    assert acc is not None
-    return acc
+    return acc if acc is not None else zeros((length,), dtype=dt, device=a.device)
 
 
 def _fft_correlate(a: GpuArray, v: GpuArray, dt: np.dtype) -> GpuArray:
@@ -395,14 +409,14 @@ def _correlate_core(a: GpuArray, v: GpuArray, mode: int, dt: np.dtype) -> GpuArr
     if dt.kind == "b":                          # NumPy's boolean dot: any(a & v), counted exactly
         work = _dtypes.int32
     a, v = _cast(a, work), _cast(v, work)
-    if n2 > DIRECT_MAX and dt.kind in "fc":
+    # the FFT spreads a NaN or an infinity to every output: operands that hold one take the direct sums (one
+    # read of a flag)
+    if n2 > DIRECT_MAX and dt.kind in "fc" and bool(_np.logical_and(_np.all(_np.isfinite(a)),
+                                                                    _np.all(_np.isfinite(v)))):
         start = n2 - 1 - n_left
         r = _fft_correlate(a, v, dt)[start:start + length]
     else:
-        n_right = length + n2 - 1 - n1 - n_left
-        pad = [zeros((k,), dtype=work, device=a.device) for k in (n_left, n_right)]
-        a_pad = _m.concat([pad[0], a, pad[1]]) if n_left or n_right else a
-        r = _shifted_sum(a_pad, v, length, work)
+        r = _shifted_sum(a, v, n_left, length, work)
     return _np.not_equal(r, 0) if dt.kind == "b" else r
 
 
