@@ -48,6 +48,11 @@ CASES: dict[str, Any] = {
     "median": lambda m, a: m.median(a, axis=0),
     "unique": lambda m, a: m.unique(a),
     "searchsorted": lambda m, a: m.searchsorted(m.sort(a.ravel()), a[0]),
+    "lstsq": lambda m, a: m.linalg.lstsq(a[2:], a[2:, 0] * (1 - 2j), rcond=None)[0],
+    "solve": lambda m, a: m.linalg.solve(a[2:, :4] + 4 * m.eye(4, dtype=a.dtype), a[2:, 4]),
+    "intersect1d": lambda m, a: m.intersect1d(a[:3].ravel(), a[2:4].ravel()),
+    "setxor1d": lambda m, a: m.setxor1d(a[:3].ravel(), a[2:4].ravel()),
+    "union1d": lambda m, a: m.union1d(a[:3].ravel(), a[2:4].ravel()),
 }
 
 

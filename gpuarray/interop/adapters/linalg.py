@@ -290,7 +290,7 @@ def _lstsq(p: dict) -> Any:
     a, b = _as_array(p["a"], dev), _as_array(p["b"], dev)
     if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0] or 0 in a.shape or 0 in b.shape:
         return _FALLBACK             # NumPy's errors and empty cases
-    dt = _map_dtype(np.result_type(*(x.dtype if x.dtype.kind == "f" else _dtypes.float64 for x in (a, b))), dev)
+    dt = _map_dtype(np.result_type(*(x.dtype if x.dtype.kind in "fc" else _dtypes.float64 for x in (a, b))), dev)
     if dt is None or dt.kind != "f":
         return _FALLBACK
     a, b = _cast(a, dt), _cast(b, dt)
@@ -316,7 +316,7 @@ def _lstsq(p: dict) -> Any:
 def _solve(p: dict) -> Any:
     dev = _device(p["a"], p["b"])
     a, b = _as_array(p["a"], dev), _as_array(p["b"], dev)
-    dt = _map_dtype(np.result_type(*(x.dtype if x.dtype.kind == "f" else _dtypes.float64 for x in (a, b))), dev)
+    dt = _map_dtype(np.result_type(*(x.dtype if x.dtype.kind in "fc" else _dtypes.float64 for x in (a, b))), dev)
     if dt is None or dt.kind != "f":
         return _FALLBACK
     return linalg.solve(_cast(a, dt), _cast(b, dt))

@@ -249,8 +249,8 @@ def _union1d(p: dict) -> Any:
 
 @register(np.intersect1d)
 def _intersect1d(p: dict) -> Any:
-    if p["return_indices"]:
-        return _FALLBACK
+    if p["return_indices"] or np.iscomplexobj(p["ar1"]) or np.iscomplexobj(p["ar2"]):
+        return _FALLBACK                # (complex: NumPy's order of complex values, on the host)
     dev = _device(p["ar1"], p["ar2"])
     a, b = (_as_array(v, dev) for v in (p["ar1"], p["ar2"]))
     if not p["assume_unique"]:
@@ -267,6 +267,8 @@ def _intersect1d(p: dict) -> Any:
 @register(np.setxor1d)
 def _setxor1d(p: dict) -> Any:
     """The sorted values in exactly one of the inputs: NumPy's runs of the sorted union, on the device."""
+    if np.iscomplexobj(p["ar1"]) or np.iscomplexobj(p["ar2"]):
+        return _FALLBACK                # (complex: NumPy's order of complex values, on the host)
     dev = _device(p["ar1"], p["ar2"])
     a, b = (_as_array(v, dev) for v in (p["ar1"], p["ar2"]))
     if not p["assume_unique"]:
