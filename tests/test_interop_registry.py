@@ -87,6 +87,8 @@ CASES: list[tuple[str, Any, tuple, dict, bool]] = [
     ("round complex", np.round, (SPECIAL_F - 1.25j,), {"decimals": 1}, False),
     ("gradient", np.gradient, (SPECIAL_I,), {}, True),
     ("gradient bool", np.gradient, (BOOLS,), {}, False),        # NumPy's TypeError, from the host
+    ("repeat bool repeats", np.repeat, (A, np.array([True, False, True])), {"axis": 1}, True),
+    ("take bool indices", np.take, (A, np.array([True, False])), {"axis": 0}, True),
     ("concatenate 0-d, axis None", np.concatenate, ([np.array(1.5), np.array(-2.0)],), {"axis": None}, True),
     ("concatenate 0-d", np.concatenate, ([np.array(1.5), np.array(-2.0)],), {}, True),   # NumPy's ValueError
     ("nanstd 0-d", np.nanstd, (np.array(2.5),), {}, False),

@@ -165,8 +165,12 @@ def _sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: 
 def _take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
     if not isinstance(a, GpuArray) or out is not None or mode != "raise":
         return _FALLBACK
+    if isinstance(indices, GpuArray) and indices.dtype.kind == "b":
+        indices = indices.astype(a.device.default_int)      # NumPy casts bools to positions 0 and 1
     if not isinstance(indices, GpuArray):
         host = np.asarray(indices)
+        if host.dtype.kind == "b":
+            host = indices = host.astype(np.intp)
         if host.dtype.kind not in "iu":
             return _FALLBACK
         if host.ndim == 0:

@@ -173,8 +173,12 @@ def _take_along_axis(arr: Any, p: dict) -> Any:
 @register_array(np.repeat, arg="a")
 def _repeat(a: GpuArray, p: dict) -> Any:
     repeats, axis = p["repeats"], p["axis"]
+    if isinstance(repeats, GpuArray) and repeats.dtype.kind == "b":
+        repeats = repeats.astype(a.device.default_int)      # NumPy casts bools to counts (a safe cast)
     if not isinstance(repeats, (int, np.integer, GpuArray)):
         repeats = np.asarray(repeats)
+        if repeats.dtype.kind == "b":
+            repeats = repeats.astype(np.intp)
         if repeats.dtype.kind not in "iu":
             return _FALLBACK
         if repeats.ndim == 0:
