@@ -131,13 +131,13 @@ _OTHERS = [2, 2.5, 2j, -3, np.arange(4, dtype=np.int32), np.arange(4, dtype=np.u
 
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "maximum",
-                                "minimum"])
+                                "minimum", "less", "less_equal", "greater", "greater_equal"])
 @pytest.mark.parametrize("k", range(len(_OTHERS)))
 def test_bool_array_with_numbers_as_numpy(device: xp.Device, op: str, k: int) -> None:
     """A bool array with a number converts to that number's type, as in NumPy (SciPy's tanhsinh:
     ``negative * xp.pi``)."""
     other = _OTHERS[k]
-    if op in ("maximum", "minimum") and isinstance(other, complex):
+    if op in ("maximum", "minimum", "less", "less_equal", "greater", "greater_equal") and isinstance(other, complex):
         with pytest.raises(TypeError):          # gpuarray orders no complex numbers, bool or not
             getattr(xp, op)(xp.asarray(_B, device=device), other)
         return
@@ -174,6 +174,10 @@ def test_bool_with_bool_as_numpy(device: xp.Device) -> None:
         -g  # noqa: B018
     with pytest.raises(TypeError):      # NumPy's ``b ** 2`` is int8 (square); not taken
         g ** 2
+    for op in ("less", "less_equal", "greater", "greater_equal"):     # False < True, as NumPy's
+        assert_same(getattr(xp, op)(g, h), getattr(np, op)(b, c))
+        assert_same(getattr(xp, op)(g, True), getattr(np, op)(b, True))
+        assert_same(getattr(xp, op)(False, h), getattr(np, op)(False, c))
 
 
 def test_bool_in_place_as_numpy(device: xp.Device) -> None:

@@ -487,7 +487,8 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
 # complex: the device's default int, float or complex, as NumPy's int64, float64, complex128).
 # (not ``**``: NumPy's operator squares a bool array into int8 for ``b ** 2``, where ``np.power`` gives int64)
 _BOOL_ARITHMETIC = frozenset(("add", "subtract", "multiply", "divide", "floor_divide", "remainder",
-                              "maximum", "minimum"))
+                              "maximum", "minimum", "less", "less_equal", "greater", "greater_equal"))
+_BOOL_ORDER = frozenset(("less", "less_equal", "greater", "greater_equal"))     # bool with bool: False < True
 _BOOL_CLOSED = frozenset(("add", "multiply"))
 
 
@@ -502,6 +503,9 @@ def _numpy_bool_operands(opdef: OpDef, args: tuple, members: Any, device: Device
         if opdef.name == "subtract":
             raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
                             "the `^` operator, or the logical_xor function instead.")
+        if opdef.name in _BOOL_ORDER:       # compared as 0 and 1
+            return tuple(_bool_as(a, _dtypes.uint8, device) if isinstance(a, cls) else int(a) for a in args), \
+                members
         return args, members
     arrays = [a for a in others if isinstance(a, cls)]
     if arrays:
