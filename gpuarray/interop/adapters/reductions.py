@@ -78,8 +78,7 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
         if xp_name in ("max", "min") and a.dtype.kind in "cb":
             if a.dtype.kind == "c" or masked or _given(initial) or a.size == 0:
                 return _FALLBACK        # NumPy's order of complex values; its errors and identities for bools
-            xp_name_b = "any" if xp_name == "max" else "all"        # the largest / smallest of bools
-            r = _xp(xp_name_b)(a, axis=axis, keepdims=keepdims)
+            r = _xp("any" if xp_name == "max" else "all")(a, axis=axis, keepdims=keepdims)    # of bools
             return r if out is None else _into_out(r, out, ufunc_name)
         probe_kw = {k: p[k] for k in ("dtype", "ddof", "correction") if _given(p.get(k))}
         if _given(initial):
@@ -160,11 +159,9 @@ for _np_name, _xp_name, _cast_input in (
 def _arg_reduction(np_name: str) -> None:
     npf = getattr(np, np_name)
 
-    @register_array(np_name, arg="a")
+    @register_array(np_name, arg="a", real=True)         # (complex: NumPy's order of complex values, on the host)
     def impl(a: GpuArray, p: dict) -> Any:
         axis, keepdims, out = p["axis"], _flag(p.get("keepdims", False)), p["out"]
-        if a.dtype.kind == "c":
-            return _FALLBACK            # NumPy's order of complex values (real part, then imaginary part)
         r = _via(np_name, a, lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
         return r if r is _FALLBACK or out is None else _into_out(r, out, np_name)
 
@@ -235,13 +232,13 @@ def _ptp(a: GpuArray, p: dict) -> Any:
     return r
 
 
-@register_array(np.median, arg="a", dtypes=_dtypes.NUMERIC, no_out=True)
+@register_array(np.median, arg="a", dtypes=_dtypes.REAL_NUMERIC, no_out=True)    # complex: NumPy's order, host
 def _median(a: GpuArray, p: dict) -> Any:
     """Sort along the reduced axes (on the device; the whole array: radix selection), average the middle one or
     two, NaN if a NaN sorted last."""
     axis, keepdims = p["axis"], bool(p["keepdims"])
-    if a.size == 0 or a.dtype.kind == "c":
-        return _FALLBACK                # (complex: NumPy's order of complex values, on the host)
+    if a.size == 0:
+        return _FALLBACK
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
     if len(axes) == a.ndim and can_select(a, 2):        # the whole array: radix selection, no sort
         r = median_selected(a)

@@ -109,13 +109,13 @@ def _unique_host(sv: np.ndarray, equal_nan: bool) -> np.ndarray:
     return mask
 
 
-@register_array(np.unique, arg="ar")
+@register_array(np.unique, arg="ar", real=True)      # (complex: NumPy's order and its one NaN, on the host)
 def _unique(ar: GpuArray, p: dict) -> Any:
     """``numpy.unique`` with ``axis=None``: on a GPU (real values) all on the device, as the set functions
     (``namespace/sets.py``: a stable sort, the flags where runs start, one read of their count), with NumPy's
     ``equal_nan`` (one NaN for all of them); elsewhere the step after the sort on the host."""
-    if p["axis"] is not None or ar.dtype.kind == "c":
-        return _FALLBACK                # (complex: NumPy's order and its one NaN, on the host)
+    if p["axis"] is not None:
+        return _FALLBACK
     dev = ar.device
     ip = _map_dtype(np.dtype(np.intp), dev) or dev.default_int
     want_perm = p["return_index"] or p["return_inverse"]
