@@ -62,9 +62,11 @@ def _check(a: np.ndarray, w: np.ndarray, v: np.ndarray, wv: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 31, 32, 33, 48])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 31, 32, 33, 48, 53, 54, 62, 63, 64])
 def test_eigh_orders(device: xp.Device, dtype: Any, n: int) -> None:
-    """Orders past the adapter's workgroup memory (lavapipe: 43 in float64) go to LAPACK, counted."""
+    """Stacks; ``V`` beside ``A`` in workgroup memory where both fit, else in the output (float64 from
+    54 rows on a 48 KiB adapter); orders past the adapter's workgroup memory for ``A`` alone (lavapipe:
+    63 in float64) go to LAPACK, counted once for ``eigh`` and once for ``eigvalsh``."""
     _skip_f64(device, dtype)
     a = _sym((2, n, n), dtype)
     fits = device.kind != "wgpu" or n <= wgpu_eigh.max_order(_devices.provider_for(device),

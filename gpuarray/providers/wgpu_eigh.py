@@ -7,35 +7,46 @@ The result per matrix is LAPACK's layout (the ``n`` eigenvalues ascending, then 
 ``n x n`` eigenvector matrix), the flag after the last matrix.
 
 >>> class _P: limits = {"max-compute-workgroup-storage-size": 49152}
->>> max_order(_P(), "f32"), max_order(_P(), "f64")
-(64, 53)
+>>> max_order(_P(), "f32"), max_order(_P(), "f64"), v_shared(_P(), "f64", 53), v_shared(_P(), "f64", 64)
+(64, 64, True, False)
 """
 
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
-from ..render.wgsl_jacobi import jacobi_smem, jacobi_source
+from ..render.wgsl_jacobi import jacobi_smem, jacobi_source, threads_for
 from ..render.wgsl_linalg_blocked import prep_source
 from ..render.wgsl_svdj import svdj_smem, svdj_source
 
 _WGSL = {"float32": "f32", "float64": "f64"}
-MAX_N = 64              # larger matrices go to LAPACK (a sweep is n - 1 steps of three barriers)
+MAX_N = 64              # larger matrices go to LAPACK (a sweep is n - 1 steps of two barriers)
+THREAD_CAP = int(os.environ.get("GPUARRAY_JACOBI_THREADS", "1024"))    # threads a workgroup at most
+
+
+def _smem(provider: Any) -> int:
+    return int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
 
 
 def max_order(provider: Any, t: str) -> int:
-    """The largest ``n`` (at most ``MAX_N``) whose ``A`` and ``V`` fit in the adapter's workgroup memory."""
+    """The largest ``n`` (at most ``MAX_N``) whose ``A`` fits in the adapter's workgroup memory (``V``
+    goes to the output where it does not fit beside ``A``: ``v_shared``)."""
     item = 4 if t == "f32" else 8
-    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
     n = MAX_N
-    while n > 1 and jacobi_smem(n, item) > smem:
+    while n > 1 and jacobi_smem(n, item, False) > _smem(provider):
         n -= 1
     return n
+
+
+def v_shared(provider: Any, t: str, n: int) -> bool:
+    """Whether ``V`` fits in workgroup memory beside ``A`` for ``n x n`` matrices of WGSL type ``t``."""
+    return jacobi_smem(n, 4 if t == "f32" else 8, True) <= _smem(provider)
 
 
 def syevj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
@@ -77,7 +88,9 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     """``linalg_syevj`` of ``kernel`` (``load(work, **extras)`` copies the operand, contiguous)."""
     n = kernel.instrs[kernel.operands[0]].shape[-1]
     (vectors,) = kernel.attrs
-    source = jacobi_source(_WGSL[kernel.out_nodes[0].dtype.name], n, bool(vectors))
+    t = _WGSL[kernel.out_nodes[0].dtype.name]
+    limit = min(int(provider.limits.get("max-compute-invocations-per-workgroup", 256)), THREAD_CAP)
+    source = jacobi_source(t, n, bool(vectors), v_shared(provider, t, n), threads_for(n, limit))
     return _stack(provider, kernel, load, source, (n + 1) * n if vectors else n)
 
 
@@ -90,8 +103,7 @@ def svd_fits(provider: Any, t: str, m: int, n: int) -> bool:
     memory, at most ``MAX_N`` columns of the working matrix)."""
     mm, nn = max(m, n), min(m, n)
     item = 4 if t == "f32" else 8
-    smem = int(provider.limits.get("max-compute-workgroup-storage-size", 16384))
-    return 0 < nn <= MAX_N and svdj_smem(mm, nn, item) <= smem
+    return 0 < nn <= MAX_N and svdj_smem(mm, nn, item) <= _smem(provider)
 
 
 def gesvj_cannot_run(provider: Any, kernel: Kernel) -> str | None:

@@ -2,11 +2,11 @@
 workgroup a matrix (``providers/wgpu_eigh.py`` runs it).
 
 The matrix (its lower triangle, as LAPACK reads it) and the eigenvector matrix ``V = I`` sit in
-workgroup memory. A sweep visits every pair ``(p, q)`` once, in ``N - 1`` steps of ``N / 2``
+workgroup memory (``V`` in the output where both do not fit, ``jacobi_source``). A sweep visits every pair ``(p, q)`` once, in ``N - 1`` steps of ``N / 2``
 disjoint pairs (the round-robin order: player 0 stays, the others rotate; ``N``: ``n`` rounded up
-to even, the extra player sits out); per step each pair's rotation ``J`` (Golub and Van Loan's
-symmetric Schur decomposition, 8.5.2) zeroes ``A[p, q]``, the rows take ``J^T``, then the columns of
-``A`` and ``V`` take ``J``: three barriers a step. A rotation is skipped where ``|A[p, q]|`` is
+to even, the extra player a zero row and column); per step each pair's rotation ``J`` (Golub and
+Van Loan's symmetric Schur decomposition, 8.5.2) zeroes ``A[p, q]``, and ``A`` takes ``J^T A J`` by
+2 x 2 blocks while the columns of ``V`` take ``J``: two barriers a step. A rotation is skipped where ``|A[p, q]|`` is
 below ``eps`` relative to ``sqrt(|A[p, p] A[q, q]|)`` or to ``||A|| / 64``; a sweep without a rotation
 ends the iteration (at most ``MAX_SWEEPS``). The eigenvalues (the diagonal) are sorted ascending
 with their vectors (rank by comparisons: ``n`` is small) and written as LAPACK's layout: the ``n``
@@ -24,13 +24,29 @@ import functools
 from .wgsl_linalg import _shader
 
 MAX_SWEEPS = 30
-THREADS = 256
+THREADS = 256           # the most threads a workgroup (``threads_for``)
 
 
-def jacobi_smem(n: int, item: int) -> int:
-    """Bytes of workgroup memory ``jacobi_source(t, n, ...)`` declares."""
+def threads_for(n: int, limit: int = THREADS) -> int:
+    """Threads of the workgroup for ``n x n`` matrices: one a 2 x 2 block of a step (``(N / 2)^2``,
+    a power of two from 64) up to ``limit`` (the adapter's invocations per workgroup).
+
+    >>> threads_for(3), threads_for(16), threads_for(64), threads_for(64, 1024)
+    (64, 64, 256, 1024)
+    """
+    half = (n + (n & 1)) // 2
+    t = 64
+    while t < half * half and t < limit:
+        t *= 2
+    return t
+
+
+def jacobi_smem(n: int, item: int, v_shared: bool = True) -> int:
+    """Bytes of workgroup memory ``jacobi_source(t, n, vectors, v_shared)`` declares (``V`` in it
+    with ``v_shared``)."""
     npad = n + (n & 1)
-    return (2 * n * (n + 1) + 4 * (npad // 2) + n + 2) * item + 4 * (npad // 2 + n + 2)
+    mats = 2 if v_shared else 1
+    return (mats * npad * (npad + 1) + 2 * (npad // 2) + n + 2) * item + 4 * (2 * (npad // 2) + n + 2)
 
 
 def rotation(theta: str, pad: str) -> str:
@@ -48,16 +64,31 @@ def rotation(theta: str, pad: str) -> str:
 
 
 @functools.cache
-def jacobi_source(t: str, n: int, vectors: bool) -> str:
+def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads: int = THREADS) -> str:
     """``prm``: [batch, P, FLAG]: each ``n x n`` matrix of ``A`` (contiguous) to ``O[b * P ..]``:
     ``n`` eigenvalues ascending, then (``vectors``) the ``n x n`` eigenvector matrix (columns);
-    ``O[FLAG]`` raised where a matrix is not finite or did not converge."""
+    ``O[FLAG]`` raised where a matrix is not finite or did not converge. Without ``v_shared`` (``A``
+    and ``V`` together exceed the workgroup memory: float64 from 54 rows) ``V`` is kept transposed in
+    the matrix's own output (``O[vb + p * n + i]`` = ``V[i, p]``, consecutive threads on consecutive
+    words), ordered by storage barriers, and goes through ``A``'s workgroup memory at the end to
+    take its LAPACK layout; without ``vectors`` there is no ``V``.
+
+    An odd ``n`` is padded to ``N = n + 1`` with a zero row and column (its pairs never rotate). A
+    step computes its ``N / 2`` rotations, then each thread takes whole 2 x 2 blocks ``(k, l)`` of
+    ``A`` (the rows of pair ``k``, the columns of pair ``l``: ``J_k^T B J_l`` at once) and the rows
+    of ``V``'s pair columns: two barriers a step, every element of ``A`` read and written once."""
     npad = n + (n & 1)
     half = npad // 2
-    ld = n + 1                              # padded row stride of A and V in workgroup memory
+    ld = npad + 1                           # padded row stride of A and V in workgroup memory
     eps = "5.960464477539063e-08" if t == "f32" else "1.1102230246251565e-16"
-    shared = (f"var<workgroup> A: array<T, {n * ld}>;\n"
-              f"var<workgroup> V: array<T, {n * ld}>;\n"
+    vsh = vectors and v_shared
+    vgl = vectors and not v_shared
+    th = threads
+
+    def vat(i: str, j: str) -> str:         # V[i, j]
+        return f"V[({i}) * {ld}u + {j}]" if vsh else f"O[vb + ({j}) * {n}u + {i}]"
+    shared = (f"var<workgroup> A: array<T, {npad * ld}>;\n"
+              + (f"var<workgroup> V: array<T, {npad * ld}>;\n" if vsh else "") +
               f"var<workgroup> cs: array<T, {half}>;\n"
               f"var<workgroup> sn: array<T, {half}>;\n"
               f"var<workgroup> pp: array<u32, {half}>;\n"
@@ -67,26 +98,59 @@ def jacobi_source(t: str, n: int, vectors: bool) -> str:
               "var<workgroup> rot: u32;\n"
               "var<workgroup> anorm: T;\n"
               "var<workgroup> bad: u32;\n")
-    store_v = f"""  if (VEC) {{
-    for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
-      let i = e / {n}u;
-      let j = e % {n}u;
-      O[ob + {n}u + i * {n}u + rank[j]] = V[i * {ld}u + j];
-    }}
+    store_v = "" if not vectors else f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
+    let j = e / {n}u;
+    let i = e % {n}u;
+    A[j * {ld}u + i] = O[vb + e];
   }}
-""".replace("VEC", "true" if vectors else "false")
+  storageBarrier();
+  workgroupBarrier();
+  for (var e = lid; e < {n * n}u; e += {th}u) {{
+    let i = e / {n}u;
+    let j = e % {n}u;
+    O[vb + i * {n}u + rank[j]] = A[j * {ld}u + i];
+  }}
+""" if vgl else f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
+    let i = e / {n}u;
+    let j = e % {n}u;
+    O[vb + i * {n}u + rank[j]] = V[i * {ld}u + j];
+  }}
+"""
+    vinit = f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
+    let i = e / {n}u;
+    let j = e % {n}u;
+    {vat('i', 'j')} = select(T(0), T(1), i == j);
+  }}
+""" if vectors else ""
+    vrot = "" if not vectors else f"""      for (var e = lid; e < {half * n}u; e += {th}u) {{
+        let l = e / {n}u;
+        let i = e % {n}u;
+        let s = sn[l];
+        if (s != T(0)) {{
+          let c = cs[l];
+          let vx = {vat('i', 'pp[l]')};
+          let vy = {vat('i', 'pq[l]')};
+          {vat('i', 'pp[l]')} = c * vx - s * vy;
+          {vat('i', 'pq[l]')} = s * vx + c * vy;
+        }}
+      }}
+"""
+    sbar = "  storageBarrier();\n" if vgl else ""
     body = f"""  if (id >= prm[0]) {{ return; }}
   let ab = id * {n * n}u;
   let ob = id * prm[1];
+  let vb = ob + {n}u;
   if (lid == 0u) {{ bad = 0u; }}
-  for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
-    let i = e / {n}u;
-    let j = e % {n}u;
-    let v = A0[ab + select(j * {n}u + i, e, j <= i)];     // the lower triangle, mirrored
+  for (var e = lid; e < {npad * npad}u; e += {th}u) {{
+    let i = e / {npad}u;
+    let j = e % {npad}u;
+    var v = T(0);
+    if (i < {n}u && j < {n}u) {{
+      v = A0[ab + select(j * {n}u + i, i * {n}u + j, j <= i)];     // the lower triangle, mirrored
+    }}
     A[i * {ld}u + j] = v;
-    V[i * {ld}u + j] = select(T(0), T(1), i == j);
   }}
-  workgroupBarrier();
+{vinit}{sbar}  workgroupBarrier();
   if (lid < {n}u) {{
     var s = T(0);
     for (var j = 0u; j < {n}u; j++) {{ let v = A[lid * {ld}u + j]; s = s + v * v; }}
@@ -115,53 +179,44 @@ def jacobi_source(t: str, n: int, vectors: bool) -> str:
         let q = max(a, b);
         var c = T(1);
         var s = T(0);
-        if (q < {n}u) {{
-          let apq = A[p * {ld}u + q];
-          let app = A[p * {ld}u + p];
-          let aqq = A[q * {ld}u + q];
-          if (abs(apq) > max(T({eps}) * sqrt(abs(app * aqq)), small)) {{
-{rotation("(aqq - app) / (T(2) * apq)", "            ")}          }}
-        }}
+        let apq = A[p * {ld}u + q];
+        let app = A[p * {ld}u + p];
+        let aqq = A[q * {ld}u + q];
+        if (abs(apq) > max(T({eps}) * sqrt(abs(app * aqq)), small)) {{
+{rotation("(aqq - app) / (T(2) * apq)", "          ")}        }}
         pp[lid] = p;
-        pq[lid] = min(q, {n - 1}u);
+        pq[lid] = q;
         cs[lid] = c;
         sn[lid] = s;
       }}
       workgroupBarrier();
-      for (var e = lid; e < {half * n}u; e += {THREADS}u) {{
-        let k = e / {n}u;
-        let j = e % {n}u;
-        let s = sn[k];
-        if (s != T(0)) {{
-          let c = cs[k];
-          let p = pp[k];
-          let q = pq[k];
-          let x = A[p * {ld}u + j];
-          let y = A[q * {ld}u + j];
-          A[p * {ld}u + j] = c * x - s * y;
-          A[q * {ld}u + j] = s * x + c * y;
+      for (var e = lid; e < {half * half}u; e += {th}u) {{
+        let k = e / {half}u;
+        let l = e % {half}u;
+        let sk = sn[k];
+        let sl = sn[l];
+        if (sk != T(0) || sl != T(0)) {{
+          let ck = cs[k];
+          let cl = cs[l];
+          let p = pp[k] * {ld}u;
+          let q = pq[k] * {ld}u;
+          let r = pp[l];
+          let u = pq[l];
+          let a = A[p + r];
+          let b = A[p + u];
+          let c = A[q + r];
+          let d = A[q + u];
+          let a1 = ck * a - sk * c;
+          let b1 = ck * b - sk * d;
+          let c1 = sk * a + ck * c;
+          let d1 = sk * b + ck * d;
+          A[p + r] = cl * a1 - sl * b1;
+          A[p + u] = sl * a1 + cl * b1;
+          A[q + r] = cl * c1 - sl * d1;
+          A[q + u] = sl * c1 + cl * d1;
         }}
       }}
-      workgroupBarrier();
-      for (var e = lid; e < {half * n}u; e += {THREADS}u) {{
-        let k = e / {n}u;
-        let i = e % {n}u;
-        let s = sn[k];
-        if (s != T(0)) {{
-          let c = cs[k];
-          let p = pp[k];
-          let q = pq[k];
-          let x = A[i * {ld}u + p];
-          let y = A[i * {ld}u + q];
-          A[i * {ld}u + p] = c * x - s * y;
-          A[i * {ld}u + q] = s * x + c * y;
-          let vx = V[i * {ld}u + p];
-          let vy = V[i * {ld}u + q];
-          V[i * {ld}u + p] = c * vx - s * vy;
-          V[i * {ld}u + q] = s * vx + c * vy;
-        }}
-      }}
-      workgroupBarrier();
+{vrot}{sbar.replace("  ", "      ", 1)}      workgroupBarrier();
     }}
     sweep = sweep + 1u;
     let more = workgroupUniformLoad(&rot);
@@ -181,7 +236,7 @@ def jacobi_source(t: str, n: int, vectors: bool) -> str:
     rank[lid] = r;
     O[ob + r] = d;
   }}
-  workgroupBarrier();
+{sbar}  workgroupBarrier();
 {store_v}  if (lid == 0u && bad != 0u) {{ O[prm[2]] = T(1); }}
 """
-    return _shader(t, ["A0:read:T", "O:read_write:T"], body, shared, wg=THREADS)
+    return _shader(t, ["A0:read:T", "O:read_write:T"], body, shared, wg=th)
