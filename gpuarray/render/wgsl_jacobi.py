@@ -2,16 +2,17 @@
 workgroup a matrix (``providers/wgpu_eigh.py`` runs it).
 
 The matrix (its lower triangle, as LAPACK reads it) and the eigenvector matrix ``V = I`` sit in
-workgroup memory (``V`` in the output where both do not fit, ``jacobi_source``). A sweep visits every pair ``(p, q)`` once, in ``N - 1`` steps of ``N / 2``
-disjoint pairs (the round-robin order: player 0 stays, the others rotate; ``N``: ``n`` rounded up
-to even, the extra player a zero row and column); per step each pair's rotation ``J`` (Golub and
-Van Loan's symmetric Schur decomposition, 8.5.2) zeroes ``A[p, q]``, and ``A`` takes ``J^T A J`` by
-2 x 2 blocks while the columns of ``V`` take ``J``: two barriers a step. A rotation is skipped where ``|A[p, q]|`` is
-below ``eps`` relative to ``sqrt(|A[p, p] A[q, q]|)`` or to ``||A|| / 64``; a sweep without a rotation
-ends the iteration (at most ``MAX_SWEEPS``). The eigenvalues (the diagonal) are sorted ascending
-with their vectors (rank by comparisons: ``n`` is small) and written as LAPACK's layout: the ``n``
-eigenvalues, then (``vectors``) ``V`` row by row; the flag is raised for input that is not finite or
-a matrix that did not converge (the caller then asks LAPACK).
+workgroup memory (``V`` in the output where both do not fit, ``jacobi_source``). A sweep visits
+every pair ``(p, q)`` once, in ``N - 1`` steps of ``N / 2`` disjoint pairs (the round-robin order:
+player 0 stays, the others rotate; ``N``: ``n`` rounded up to even, the extra player a zero row and
+column); per step each pair's rotation ``J`` (Golub and Van Loan's symmetric Schur decomposition,
+8.5.2) zeroes ``A[p, q]``, and ``A`` takes ``J^T A J`` by 2 x 2 blocks while the columns of ``V``
+take ``J``: two barriers a step. A rotation is skipped where ``|A[p, q]|`` is below ``eps`` relative
+to ``sqrt(|A[p, p] A[q, q]|)`` or to ``||A|| / 64``; a sweep without a rotation ends the iteration
+(at most ``MAX_SWEEPS``). The eigenvalues (the diagonal) are sorted ascending with their vectors
+(rank by comparisons: ``n`` is small) and written as LAPACK's layout: the ``n`` eigenvalues, then
+(``vectors``) ``V`` row by row; the flag is raised for input that is not finite or a matrix that did
+not converge (the caller then asks LAPACK).
 
 >>> "workgroupBarrier" in jacobi_source("f32", 32, True)
 True
