@@ -25,7 +25,7 @@ import functools
 from .wgsl_linalg import _shader
 
 MAX_SWEEPS = 30
-THREADS = 256           # the most threads a workgroup (``threads_for``)
+THREADS = 256           # threads_for's default limit (the invocations WebGPU guarantees); the H200 takes 1024
 
 
 def threads_for(n: int, limit: int = THREADS) -> int:
