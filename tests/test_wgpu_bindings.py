@@ -92,14 +92,16 @@ def test_repeated_evaluation_reuses_bind_groups(wgpu_device: xp.Device) -> None:
             xp.synchronize(wgpu_device)     # small evaluations share a pass (end_evaluation); each below starts one
             hits, misses = prov.bindings.hits, prov.bindings.misses
             for i in range(5):
-                y = x * 3 + float(i)                 # a new constant: same kernel and bindings
+                y = x * 3 + float(i)                 # a new constant: the plan replayed with its words
                 # x * 3 + i: one fused multiply-add where the driver contracts it (the H200), within one ULP
                 assert_within_one_ulp(y, h * 3 + np.float32(i), h * 3, np.float32(i))
                 del y
             counts.append((prov.bindings.hits - hits, prov.bindings.misses - misses))
-            if counts[-1][1] <= 1 and counts[-1][0] >= 4:
+            if counts[-1][1] <= 1:
                 break
-        assert counts[-1][1] <= 1 and counts[-1][0] >= 4, f"(hits, misses) of each round: {counts}"
+        # no new bind group (misses); the replayed program binds those of its last runs without a
+        # lookup while the pool hands it the same buffers, else finds them in the cache (hits)
+        assert counts[-1][1] <= 1, f"(hits, misses) of each round: {counts}"
         # new data in reused buffers: each result is computed from its own inputs
         for i in range(4):
             z = xp.asarray(h + i, device=wgpu_device)

@@ -33,6 +33,7 @@ from ..compiler.kernel import Kernel
 from ..core import metrics as _metrics
 from ..core.dtypes import STORAGE_NP, complex128, float64, int64, uint64
 from ..core.errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
+from ..render import const_tags
 from ..render.wgsl import Rendered, render
 from . import wgpu_cache, wgpu_pool, wgpu_timing
 from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
@@ -512,16 +513,19 @@ class WgpuProvider(WgpuMemory):
         (None where the enqueue did something a program cannot repeat)."""
         with self.lock:
             rec = self._recorder = Recorder(in_handles)
+            const_tags.sink.tags = rec.tags     # where the kernel's constants go (render/const_tags.py)
             try:
                 outs = self.enqueue(kernel, in_handles)
             finally:
                 self._recorder = None
+                const_tags.sink.tags = None
         return outs, rec.program(outs)
 
-    def replay(self, program: Program, in_handles: Sequence[Any]) -> list[Any]:
-        """Run a recorded ``program`` over ``in_handles`` into the open pass; its output handles."""
+    def replay(self, program: Program, in_handles: Sequence[Any], new: dict[int, tuple] | None = None) -> list[Any]:
+        """Run a recorded ``program`` over ``in_handles`` into the open pass (with the constants
+        ``new``, ``Program.run``'s); its output handles."""
         with self.lock, self._guard():
-            return program.run(self, in_handles)
+            return program.run(self, in_handles, new)
 
     def enqueue(self, kernel: Kernel, in_handles: Sequence[Any]) -> list[Any]:
         """Record ``kernel`` into the open pass; returns its output handles (valid once flushed)."""

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..render import const_tags
+
 _BINDING = re.compile(r"@group\(0\)\s*@binding\((\d+)\)\s*var<(\w+)(?:\s*,\s*(\w+))?>")
 
 
@@ -156,5 +158,12 @@ def wide_buffers(provider: Any, r: Any, kernel: Any) -> list[Any]:
     """The 64-bit constants of the rendered kernel ``r`` (``r.wide_values(kernel)``) as read-only
     buffers kept by value (``provider.static_buffer``): a repeated dispatch creates no buffer, and
     its bind group comes from the cache (``provider.data_buffer``'s would be new each time)."""
-    return [provider.static_buffer(("wide", v.dtype.str, v.tobytes()), lambda v=v: v)
-            for _t, v in sorted(r.wide_values(kernel).items())]
+    if not r.wide:
+        return []
+    tags: list[list[tuple]] | None = [] if const_tags.sink.tags is not None else None   # recorded for replay
+    out = [provider.static_buffer(("wide", v.dtype.str, v.tobytes()), lambda v=v: v)
+           for v in r.wide_values(kernel, tags).values()]
+    if tags is not None:
+        for hit, tl in zip(out, tags, strict=True):
+            const_tags.note(hit[0], tl)
+    return out

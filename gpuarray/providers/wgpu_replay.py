@@ -1,9 +1,10 @@
 """Programs: the commands one kernel's ``enqueue`` recorded, replayed without the enqueue.
 
 Enqueueing a kernel works out its layout, renders or looks up its shader, fills its parameters and
-binds its buffers: tens of Python calls per kernel. For a kernel of the same structure, shapes and
-constants (``replay.py`` decides that, by the graph's structural key and the constant nodes' identity)
-all of that comes out the same except the buffers. So while the planner enqueues a kernel it may
+binds its buffers: tens of Python calls per kernel. For a kernel of the same structure and shapes
+(``replay.py`` decides that, by the graph's structural key) all of that comes out the same except the
+buffers and the values of scalar constants, whose places the recording notes (``ConstUses``, from
+``render/const_tags.py``) so that a replay can write new ones there. So while the planner enqueues a kernel it may
 record it (``Recorder``: the provider's ``alloc``, ``free``, ``data_buffer`` and ``dispatch`` report to
 it), and a later evaluation runs the ``Program`` with new input buffers: the same allocations from
 the pool, the same parameter words, pipelines and workgroup counts, bind groups over the new
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..render import const_tags
 from .wgpu_split import GpuHandle
 
 # step kinds
@@ -42,7 +44,7 @@ IN, OWN, RAW, STATIC = 0, 1, 2, 3
 class Recorder:
     """Collects what one ``enqueue`` does (the provider calls these while ``provider._recorder`` is set)."""
 
-    __slots__ = ("inputs", "allocs", "datas", "statics", "steps", "ok")
+    __slots__ = ("inputs", "allocs", "datas", "statics", "steps", "ok", "tags", "matched", "consts")
 
     def __init__(self, inputs: Sequence[Any]) -> None:
         self.inputs = list(inputs)
@@ -52,6 +54,9 @@ class Recorder:
         self.steps: list[tuple] = []
         self.ok = all(type(h) is GpuHandle for h in inputs) and \
             len({id(h.buffer) for h in inputs}) == len(inputs)     # one buffer per input
+        self.tags: list[tuple[Any, list[tuple]]] = []   # const_tags.sink.tags during the enqueue
+        self.matched: set[int] = set()      # the tags' entries found in a dispatch (by position)
+        self.consts = ConstUses()
 
     def alloc(self, handle: Any, nbytes: int, reuse: bool, cls: int) -> None:
         self.allocs.append(handle)
@@ -90,9 +95,27 @@ class Recorder:
                 self.ok = False
                 return
             refs.append(ref)
+        if self.tags:
+            self._places(prm, refs)
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         self.steps.append((DISPATCH, pipeline, layout, np.array(words, copy=True).ravel(), tuple(refs),
                            gx, gy, nbytes))
+
+    def _places(self, prm: np.ndarray, refs: list[tuple]) -> None:
+        """Note where this dispatch (the next) holds constants: words of ``prm``, 64-bit arrays."""
+        d = sum(1 for s in self.steps if s[0] == DISPATCH)
+        for e, (obj, tags) in enumerate(self.tags):
+            if obj is prm:
+                self.matched.add(e)
+                for w, params, dtype, part in tags:
+                    self.consts.words.append((d, w, self.consts.index(params), dtype, part))
+                continue
+            for k, r in enumerate(refs):
+                if r[0] == STATIC and r[1] is obj:
+                    self.matched.add(e)
+                    arr = np.dtype(np.float64) if tags[0][3] is not None else tags[0][2]
+                    self.consts.wides.append((d, k, arr, [(self.consts.index(params), part)
+                                                          for _j, params, _dt, part in tags]))
 
     def _ref(self, buffer: Any, offset: int, size: int | None) -> tuple | None:
         for i, h in enumerate(self.inputs):
@@ -119,7 +142,33 @@ class Recorder:
             if j is None:
                 return None
             ids.append(j)
-        return Program(self.steps, tuple(ids))
+        for e, (_obj, tags) in enumerate(self.tags):
+            if e not in self.matched:       # went elsewhere than a dispatch's prm or bindings
+                self.consts.unsafe.update(self.consts.index(t[1]) for t in tags)
+        return Program(self.steps, tuple(ids), self.consts)
+
+
+class ConstUses:
+    """Where a program's dispatches hold the kernel's scalar constants (``render/const_tags.py``), so
+    that a replay can give them new values: ``params`` of each constant (its instruction's, as
+    recorded); ``words``: (dispatch, word of its prm, constant, dtype, part); ``wides``: (dispatch,
+    binding among its buffers, the array's dtype, [(constant, part) of each element]); ``unsafe``: the
+    constants that went somewhere else too (those programs replay only with the recorded values)."""
+
+    __slots__ = ("params", "words", "wides", "unsafe")
+
+    def __init__(self) -> None:
+        self.params: list[tuple] = []
+        self.words: list[tuple[int, int, int, np.dtype, int | None]] = []
+        self.wides: list[tuple[int, int, np.dtype, list[tuple[int, int | None]]]] = []
+        self.unsafe: set[int] = set()
+
+    def index(self, params: tuple) -> int:
+        for i, p in enumerate(self.params):
+            if p is params:
+                return i
+        self.params.append(params)
+        return len(self.params) - 1
 
 
 class Program:
@@ -134,13 +183,14 @@ class Program:
     ranges or looking them up in the bind-group cache: a long chain of dispatches (the linear
     algebra's) costs the three pass commands a dispatch."""
 
-    __slots__ = ("steps", "outs", "dispatches", "_layout", "_slots", "_static")
+    __slots__ = ("steps", "outs", "dispatches", "consts", "_layout", "_slots", "_static")
 
     SLOTS = 2
 
-    def __init__(self, steps: list[tuple], outs: tuple[int, ...]) -> None:
+    def __init__(self, steps: list[tuple], outs: tuple[int, ...], consts: ConstUses | None = None) -> None:
         self.steps = tuple(steps)
         self.outs = outs
+        self.consts = consts or ConstUses()
         self.dispatches = sum(1 for s in steps if s[0] == DISPATCH)
         self._layout: tuple[int, np.ndarray, list[tuple[int, int]]] | None = None
         # the last runs that finished, newest first: (input buffers, arena buffer, allocated buffers,
@@ -166,9 +216,27 @@ class Program:
         self._layout = (align, block, at)
         return self._layout
 
-    def run(self, provider: Any, ins: Sequence[Any]) -> list[Any]:
-        """Record the program into ``provider``'s open pass reading ``ins``; returns the output
-        handles. The caller holds the provider's lock and guard."""
+    def _patched(self, provider: Any, block: np.ndarray, at: list[tuple[int, int]],
+                 new: dict[int, tuple]) -> tuple[np.ndarray, dict[tuple[int, int], Any]]:
+        """The parameter block and the 64-bit constant buffers (by dispatch and binding) with the
+        constants ``new`` (constant -> its new params) in place of the recorded ones."""
+        block = block.copy()
+        for d, w, c, dtype, part in self.consts.words:
+            p = new.get(c)
+            if p is not None:
+                block[at[d][0] // 4 + w] = const_tags.word(p, dtype, part)
+        wides: dict[tuple[int, int], Any] = {}
+        params = self.consts.params
+        for d, k, dtype, elems in self.consts.wides:
+            if any(c in new for c, _part in elems):
+                v = np.array([const_tags.wide(new.get(c, params[c]), part) for c, part in elems], dtype=dtype)
+                wides[(d, k)] = provider.static_buffer(("wide", v.dtype.str, v.tobytes()), lambda v=v: v)
+        return block, wides
+
+    def run(self, provider: Any, ins: Sequence[Any], new: dict[int, tuple] | None = None) -> list[Any]:
+        """Record the program into ``provider``'s open pass reading ``ins`` (with the constants
+        ``new``: constant -> its params, where they differ from the recorded ones); returns the
+        output handles. The caller holds the provider's lock and guard."""
         own: list[Any] = []
         raw: list[Any] = []
         pbuf = None
@@ -176,6 +244,7 @@ class Program:
         at: list[tuple[int, int]] = []
         live: list[Any] = []                # the slots whose buffers this run has bound so far
         ibufs: list[Any] = []
+        wides: dict[tuple[int, int], Any] = {}
         if self.dispatches:
             if provider._pass is None:
                 provider._begin()
@@ -186,13 +255,17 @@ class Program:
                 self._static = None
             at = lay[2]
             st = self._static
-            if st is None or st[0]() is not arena:
-                placed = arena.static(lay[1])
-                st = self._static = None if placed is None else (weakref.ref(arena), *placed)
-            if st is not None:                  # written once, at the first replay
-                pbuf, base = st[1], st[2]
+            if new:                             # new constants: this run's own words
+                block, wides = self._patched(provider, lay[1], at, new)
+                pbuf, base, _size = arena.put(block, provider._keep)
             else:
-                pbuf, base, _size = arena.put(lay[1], provider._keep)
+                if st is None or st[0]() is not arena:
+                    placed = arena.static(lay[1])
+                    st = self._static = None if placed is None else (weakref.ref(arena), *placed)
+                if st is not None:                  # written once, at the first replay
+                    pbuf, base = st[1], st[2]
+                else:
+                    pbuf, base, _size = arena.put(lay[1], provider._keep)
             for h in ins:
                 ibufs += (h.buffer,)
             for slot in self._slots:
@@ -206,21 +279,23 @@ class Program:
             if kind == DISPATCH:
                 _, pipeline, layout, words, refs, gx, gy, nbytes = s
                 bind = live[0][3][d] if live else None
-                if bind is None:
+                if bind is None or wides:
                     bound: list[Any] = [(pbuf, 0, at[d][1])]
                     whole = False
+                    k = 0
                     for r, i, off, size in refs:
                         if r == IN:
                             bound += ((ins[i].buffer, off, size),)
                         elif r == OWN:
                             bound += ((own[i].buffer, off, size),)
                         elif r == STATIC:
-                            bound += ((i, off, size),)
+                            bound += (wides.get((d, k)) or (i, off, size),)
                         else:
                             bound += ((raw[i], off, size) if size is not None else raw[i],)
                             whole = True
+                        k += 1
                     bind = provider.group_for(layout, bound, not whole)     # whole: a new buffer each run
-                    if not whole:
+                    if not whole and not wides:     # (new 64-bit constants: not this slot's bind group)
                         binds[d] = bind
                 else:
                     binds[d] = bind

@@ -28,6 +28,7 @@ from ..compiler.kernel import INDEX_OPS, Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from ..core.ops import OPS
 from ..graph.shapes import contiguous_strides
+from . import const_tags as _tags
 from .wgsl_cast import float_to_int
 from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
@@ -66,6 +67,7 @@ class Rendered:
         """The ``prm`` array: [size, slot values...]; ``("extra", name)`` slots come from ``extra``."""
         vals = [kernel.size]
         ins = kernel.instrs
+        tags: list[tuple] | None = [] if _tags.sink.tags is not None else None    # recorded for replay
         for spec in self.slots:
             kind = spec[0]
             if kind == "dim":
@@ -82,34 +84,33 @@ class Rendered:
                 vals.append((extra or {})[spec[1]])
             elif kind == "zero":           # a +0.0 the compiler cannot see (bits of f32 and u32 0)
                 vals.append(0)
-            elif kind == "c32":
-                c = np.asarray(ins[spec[1]].params[0], dtype=ins[spec[1]].dtype)
-                if c.dtype.kind == "c":     # ("c32", i, part): the real or imaginary part of a complex64
-                    c = c.imag if spec[2] else c.real
-                vals.append(int(c.astype(_bits32(c.dtype)).view(np.uint32)))
-        return np.array([v & 0xFFFFFFFF for v in vals], dtype=np.uint32)
-
-    def wide_values(self, kernel: Kernel) -> dict[str, np.ndarray]:
-        out = {}
-        for t, idxs in self.wide.items():
-            dt = {"f64": np.float64, "i64": np.int64, "u64": np.uint64}[t]
-            out[t] = np.array([_wide_value(kernel, i) for i in idxs], dtype=dt)
+            elif kind == "c32":         # ("c32", i[, part]): part 0 / 1 of a complex64 is its real / imaginary
+                c = ins[spec[1]]
+                part = spec[2] if len(spec) > 2 else None
+                if tags is not None:
+                    tags.append((len(vals), c.params, c.dtype, part))
+                vals.append(_tags.word(c.params, c.dtype, part))
+        out = np.array([v & 0xFFFFFFFF for v in vals], dtype=np.uint32)
+        if tags:
+            _tags.note(out, tags)
         return out
 
-
-def _wide_value(kernel: Kernel, i: Any) -> Any:
-    if isinstance(i, tuple):              # (instr, part) of a complex128 const
-        c = complex(kernel.instrs[i[0]].params[0])
-        return c.imag if i[1] else c.real
-    return kernel.instrs[i].params[0]
-
-
-def _bits32(dtype: np.dtype) -> np.dtype:
-    if dtype == np.bool_ or dtype.kind == "u":
-        return np.dtype(np.uint32)
-    if dtype.kind == "i":
-        return np.dtype(np.int32)
-    return np.dtype(np.float32)
+    def wide_values(self, kernel: Kernel, tags: list[list[tuple]] | None = None) -> dict[str, np.ndarray]:
+        """The 64-bit constant arrays by WGSL type; with ``tags``, each array's tags
+        (``render/const_tags.py``) appended to it in the same (sorted) order."""
+        out = {}
+        for t in sorted(self.wide):
+            dt = {"f64": np.float64, "i64": np.int64, "u64": np.uint64}[t]
+            vals = []
+            tl = []
+            for j, i in enumerate(self.wide[t]):
+                c, part = (kernel.instrs[i[0]], i[1]) if isinstance(i, tuple) else (kernel.instrs[i], None)
+                vals.append(_tags.wide(c.params, part))
+                tl.append((j, c.params, c.dtype, part))
+            out[t] = np.array(vals, dtype=dt)
+            if tags is not None:
+                tags.append(tl)
+        return out
 
 
 def _suffix(dtype: np.dtype) -> str:

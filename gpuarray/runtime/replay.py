@@ -12,8 +12,10 @@ and logs the same decisions, without placing, instantiating, rendering or laying
 
 A plan is used only where it would do what a fresh evaluation does:
 
-- the same constant nodes, by serial (constants are hash-consed by value, so the same values; a new
-  value takes the full path and records the plan again);
+- the same constant nodes, by serial (constants are hash-consed by value, so the same values), or
+  constants whose every place in the programs is known (``providers/wgpu_replay.ConstUses``): their
+  new values are written there (new words of the parameter block, new 64-bit constant buffers) and
+  into the recipes; a new value of any other constant takes the full path and records the plan again;
 - the same settings (``_config.token``: offload, thresholds, fast math) and the same live provider
   with the same capabilities (tests change these on a live provider);
 - under ``offload="auto"``, each kernel that planner rule 4 may have placed on the device (every
@@ -41,6 +43,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from ..compiler.kernel import Instr
 from ..core import config as _config
 from . import profile as _profile
 from .devices import _providers
@@ -51,9 +54,10 @@ ENABLED = True          # False: every evaluation takes the full path (tests com
 
 
 class _Step:
-    __slots__ = ("inputs", "outputs", "program", "kind", "fields", "specs", "log")
+    __slots__ = ("inputs", "outputs", "program", "kind", "fields", "specs", "log", "consts", "cinstrs")
 
-    def __init__(self, inputs: list[int], outputs: list[int], program: Any, recipe: Recipe, log: dict) -> None:
+    def __init__(self, inputs: list[int], outputs: list[int], program: Any, recipe: Recipe, log: dict,
+                 consts: tuple = (), cinstrs: tuple = ()) -> None:
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self.program = program
@@ -61,15 +65,28 @@ class _Step:
         self.fields = recipe.fields
         self.specs = recipe.specs
         self.log = log
+        self.consts = consts            # ((the program's constant, walk position, its params as recorded), ...)
+        self.cinstrs = cinstrs          # ((instruction, walk position) of each constant of the kernel)
+
+    def fields_for(self, order: Sequence[Any]) -> dict:
+        """The recipe's fields with the constants of the walk ``order`` (new values replayed)."""
+        fields = dict(self.fields)
+        instrs = list(fields["instrs"])
+        for i, p in self.cinstrs:
+            c = instrs[i]
+            instrs[i] = Instr("const", c.args, c.dtype, c.shape, order[p].attrs)
+        fields["instrs"] = instrs
+        return fields
 
 
 class EvalPlan:
     """The recorded kernels of one evaluation (see the module docstring)."""
 
-    __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches")
+    __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches",
+                 "patchable")
 
     def __init__(self, provider: Any, name: str, token: tuple, consts: tuple, resident: tuple,
-                 steps: list[_Step]) -> None:
+                 steps: list[_Step], patchable: frozenset[int] = frozenset()) -> None:
         self.provider = weakref.ref(provider)       # a plan keeps neither its provider nor any data alive
         self.name = name
         self.state = provider.capabilities()
@@ -79,6 +96,7 @@ class EvalPlan:
         self.steps = steps
         self.logs = [s.log for s in steps]
         self.dispatches = sum(s.program.dispatches for s in steps)
+        self.patchable = patchable      # walk positions of the constants a replay may give new values
 
     def usable(self, order: Sequence[Any]) -> Any:
         """The provider to run this plan on for the walk ``order``, where that does what a fresh
@@ -93,7 +111,8 @@ class EvalPlan:
             n = order[p]
             # the same node, or one of the same value made anew (graph.node's cache of recent constants
             # forgets them after 512: a plan was re-recorded then, at random for a test)
-            if n.serial != c and (n.op != "const" or _const_key(n) != key):
+            if n.serial != c and (n.op != "const" or _const_key(n) != key) and \
+                    (p not in self.patchable or n.op != "const"):
                 return None
         for group in self.resident:
             for p in group:
@@ -115,7 +134,14 @@ class EvalPlan:
                 nodes += (node,)
                 d = node.data
                 ins += (d.handle if d.provider is prov and d.handle is not None else d.get_handle(prov),)
-            outs = prov.replay(st.program, ins)
+            new: dict[int, tuple] | None = None
+            for c, p, params in st.consts:
+                a = order[p].attrs
+                if a is not params:         # another constant node: its value, maybe new
+                    if new is None:
+                        new = {}
+                    new[c] = a
+            outs = prov.replay(st.program, ins, new) if new else prov.replay(st.program, ins)
             datas: list[DeviceData] = []
             i = 0
             for p in st.outputs:
@@ -125,7 +151,7 @@ class EvalPlan:
                 undo += ((node, node.inputs, node.depth),)
                 node.data, node.inputs, node.depth = d, (), 0       # node.realize(d), without the call
                 i += 1
-            recipe = Recipe.again(st.kind, st.fields, st.specs, nodes, datas)
+            recipe = Recipe.again(st.kind, st.fields_for(order) if new else st.fields, st.specs, nodes, datas)
             for d in datas:
                 d.recipe = recipe
 
@@ -175,7 +201,8 @@ def clear() -> None:
 class Recording:
     """Collects the steps of an evaluation as the planner runs it (``add``), then the plan (``plan``)."""
 
-    __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts", "held")
+    __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts", "held", "cpos",
+                 "patched", "fixed")
 
     def __init__(self, order: Sequence[Any]) -> None:
         self.order = order
@@ -191,6 +218,15 @@ class Recording:
         self.resident: set[tuple[int, ...]] = set()
         # the leaves on a device before the evaluation (a kernel's get_handle uploads the others)
         self.held = {p: order[p].data.provider for p in self.leaves if order[p].data.handle is not None}
+        # the constants by their params (the nodes' attrs; two sharing one are not told apart: fixed)
+        self.cpos: dict[int, int] = {}
+        self.fixed: set[int] = set()        # walk positions of constants a replay keeps as recorded
+        for p, _s, _k in self.consts:
+            a = id(order[p].attrs)
+            if a in self.cpos:
+                self.fixed.update((p, self.cpos[a]))
+            self.cpos[a] = p
+        self.patched: set[int] = set()      # walk positions of constants whose every place is known
 
     def wants(self, provider: Any) -> bool:
         """Whether a kernel on ``provider`` can be recorded (one wgpu provider per evaluation)."""
@@ -215,11 +251,38 @@ class Recording:
                 if group:
                     self.resident.add(group)
         self.steps.append(_Step([pos[id(n)] for n in kernel.inputs], [pos[id(n)] for n in kernel.out_nodes],
-                                program, datas[0].recipe, log))
+                                program, datas[0].recipe, log, *self._constants(kernel, program)))
+
+    def _constants(self, kernel: Any, program: Any) -> tuple[tuple, tuple]:
+        """``_Step``'s ``consts`` and ``cinstrs`` of ``kernel`` recorded as ``program``; the constants
+        whose places in it are not all known (``providers/wgpu_replay.ConstUses``) become fixed."""
+        uses = program.consts
+        cpos = self.cpos
+        consts = []
+        for c, params in enumerate(uses.params):
+            p = cpos.get(id(params))
+            if p is None:                   # not a constant node of the walk: no new values for any
+                self.fixed.update(cpos.values())
+                continue
+            if c in uses.unsafe:
+                self.fixed.add(p)
+            else:
+                self.patched.add(p)
+            consts.append((c, p, params))
+        cinstrs = []
+        tagged = {id(params) for params in uses.params}
+        for i, ins in enumerate(kernel.instrs):
+            if ins.op == "const":
+                p = cpos.get(id(ins.params))
+                if p is None or id(ins.params) not in tagged:      # its value went we do not know where
+                    self.fixed.update(cpos.values() if p is None else (p,))
+                else:
+                    cinstrs.append((i, p))
+        return tuple(consts), tuple(cinstrs)
 
     def plan(self) -> EvalPlan | None:
         if not self.ok or not self.steps:
             return None
         return EvalPlan(self.provider, self.provider.device_name, _config.token(), self.consts,
-                        tuple(sorted(self.resident)), self.steps)
+                        tuple(sorted(self.resident)), self.steps, frozenset(self.patched - self.fixed))
 
