@@ -189,11 +189,14 @@ def test_kept_buffers_least_recently_used_per_table() -> None:
     assert len(kept) == 0
 
 
-def test_kept_constants_do_not_evict_twiddles(wgpu_device: xp.Device) -> None:
+def test_kept_constants_do_not_evict_twiddles(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """A loop over ever new float64 constants keeps at most ``WIDE_KEEP`` of them, the oldest
     dropped first, and leaves the FFT twiddle table alone; results stay right throughout, those of
-    programs replayed with a constant no longer in the table included (the program holds its buffer)."""
+    programs replayed with a constant no longer in the table included (the program holds its buffer).
+    (Evaluated afresh each time: a replayed plan puts new values into the parameter arena, below.)"""
+    from gpuarray.runtime import replay
     prov: Any = wgpu_device.provider
+    monkeypatch.setattr(replay, "ENABLED", False)
     h = XS[:256].astype(np.complex64)
     with xp.config(offload="always"):
         g = xp.asarray(h, device=wgpu_device)
@@ -217,3 +220,12 @@ def test_kept_constants_do_not_evict_twiddles(wgpu_device: xp.Device) -> None:
         assert {k: v[0] for k, v in prov._static.tables[0].items()} == twiddles
         _check(x * 0.5 + 0.25, XS * 0.5 + 0.25)
         _check(xp.fft.fft(g), np.fft.fft(h))
+        monkeypatch.setattr(replay, "ENABLED", True)
+        kept = dict(wide)
+        for i in range(100):                # replayed: new values in the arena, no buffer kept for them
+            c = 3.0 + i / 1024
+            if i % 16 == 0:
+                _check(x * c, XS * c)
+            else:
+                xp.evaluate(x * c)
+        assert len([k for k in wide if k not in kept]) <= 3      # (the recordings' values)

@@ -183,9 +183,10 @@ class Program:
     ranges or looking them up in the bind-group cache: a long chain of dispatches (the linear
     algebra's) costs the three pass commands a dispatch."""
 
-    __slots__ = ("steps", "outs", "dispatches", "consts", "_layout", "_slots", "_static")
+    __slots__ = ("steps", "outs", "dispatches", "consts", "_layout", "_slots", "_static", "_seen")
 
     SLOTS = 2
+    SEEN = 64           # 64-bit constant arrays remembered by value (``_patched``)
 
     def __init__(self, steps: list[tuple], outs: tuple[int, ...], consts: ConstUses | None = None) -> None:
         self.steps = tuple(steps)
@@ -198,6 +199,7 @@ class Program:
         self._slots: list[tuple[list[Any], Any, list[Any], list[Any]]] = []
         # the block's fixed place (``ParamArena.static``): (the arena, weakly; its buffer; the offset)
         self._static: tuple[Any, Any, int] | None = None
+        self._seen: set[tuple] = set()
 
     def _block(self, align: int) -> tuple[int, np.ndarray, list[tuple[int, int]]]:
         """(``align``, every dispatch's words at multiples of ``align`` bytes, (offset, size) of each)."""
@@ -217,21 +219,36 @@ class Program:
         return self._layout
 
     def _patched(self, provider: Any, block: np.ndarray, at: list[tuple[int, int]],
-                 new: dict[int, tuple]) -> tuple[np.ndarray, dict[tuple[int, int], Any]]:
-        """The parameter block and the 64-bit constant buffers (by dispatch and binding) with the
-        constants ``new`` (constant -> its new params) in place of the recorded ones."""
+                 new: dict[int, tuple]) -> tuple[Any, int, dict[tuple[int, int], Any]]:
+        """The parameter block with the constants ``new`` (constant -> its new params) in place of the
+        recorded ones, put into the pass's arena: (buffer, offset, the ranges holding the 64-bit
+        constant arrays with new values, by dispatch and binding). Such an array of values met before
+        (``_seen``: a loop over a few values) is the provider's buffer kept for them (``static_buffer``,
+        made at the second meeting), else it goes into the arena too, with the parameters' one upload a
+        submit (a ``static_buffer`` of each new value would create a buffer and a bind group a call; the
+        arena's range makes a bind group only where its offset is new)."""
+        arena, keep = provider.params, provider._keep
+        seen = self._seen
         block = block.copy()
         for d, w, c, dtype, part in self.consts.words:
             p = new.get(c)
             if p is not None:
                 block[at[d][0] // 4 + w] = const_tags.word(p, dtype, part)
+        pbuf, base, _size = arena.put(block, keep)
         wides: dict[tuple[int, int], Any] = {}
         params = self.consts.params
         for d, k, dtype, elems in self.consts.wides:
             if any(c in new for c, _part in elems):
                 v = np.array([const_tags.wide(new.get(c, params[c]), part) for c, part in elems], dtype=dtype)
-                wides[(d, k)] = provider.static_buffer(("wide", v.dtype.str, v.tobytes()), lambda v=v: v)
-        return block, wides
+                key = ("wide", v.dtype.str, v.tobytes())
+                if key in seen:
+                    wides[(d, k)] = provider.static_buffer(key, lambda v=v: v)
+                else:
+                    if len(seen) >= self.SEEN:
+                        seen.clear()
+                    seen.add(key)
+                    wides[(d, k)] = arena.put(v.view(np.uint32), keep)
+        return pbuf, base, wides
 
     def run(self, provider: Any, ins: Sequence[Any], new: dict[int, tuple] | None = None) -> list[Any]:
         """Record the program into ``provider``'s open pass reading ``ins`` (with the constants
@@ -256,8 +273,7 @@ class Program:
             at = lay[2]
             st = self._static
             if new:                             # new constants: this run's own words
-                block, wides = self._patched(provider, lay[1], at, new)
-                pbuf, base, _size = arena.put(block, provider._keep)
+                pbuf, base, wides = self._patched(provider, lay[1], at, new)
             else:
                 if st is None or st[0]() is not arena:
                     placed = arena.static(lay[1])
