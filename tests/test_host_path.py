@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import cProfile
+import itertools
 import pstats
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,19 @@ BUDGETS: dict[str, tuple[int, Callable[[Any, Any], Any]]] = {
     "x.std(axis=0)": (158, lambda v, m: m.std(axis=0)),
     "float(sum)": (166, lambda v, m: float(xp.sum(v))),
     "float(x.sum())": (168, lambda v, m: float(v.sum())),
+    # a new scalar every call: the plan replayed with the constant's new words (fifty-first session:
+    # 121 and 216 calls; 306 and 432 before, the planner's full path)
+    "x*s+1, new s": (135, lambda v, m: v * _fresh() + 1),
+    "softmax(m*s), new s": (240, lambda v, m: _softmax(m * _fresh())),
 }
+
+
+_COUNT: Iterator[int] = itertools.count()
+
+
+def _fresh() -> float:
+    """A scalar not used before in this process."""
+    return 1.0 + next(_COUNT) / 8192
 
 
 @pytest.mark.parametrize("case", list(BUDGETS))
