@@ -362,13 +362,19 @@ def test_sum_pass_renders_per_lane_count(wgpu_device: xp.Device) -> None:
 @pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
 @pytest.mark.parametrize("m, k, c", [(300, 64, 4), (257, 100, 3), (1000, 7, 2), (65, 513, 8), (33, 3000, 5),
                                      ((1 << 17) + 3, 64, 4)])
-def test_few_vector_columns(device: xp.Device, dt: str, m: int, k: int, c: int) -> None:
+@pytest.mark.parametrize("stage", [True, False])
+def test_few_vector_columns(device: xp.Device, dt: str, m: int, k: int, c: int, stage: bool,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
     """``X @ W.T`` and ``W @ X.T`` with ``W`` of 2 to 8 rows (the classes of a linear model): the row
     dot against several vector columns, short and long rows (split K), K not a multiple of 4, rows
-    past one dispatch dimension; ``X @ W`` with ``W`` C-ordered (K x c) too."""
+    past one dispatch dimension; ``X @ W`` with ``W`` C-ordered (K x c) too; the vector columns
+    staged in workgroup memory a step at a time (``Gemv.staged``) and read by each thread."""
     _skip_f64(device, dt)
-    if m > 1 << 16 and dt != "float32":
-        pytest.skip("one dtype for the long case")
+    if m > 1 << 16 and (dt != "float32" or not stage):
+        pytest.skip("one dtype and form for the long case")
+    if not stage and device.kind != "wgpu":
+        pytest.skip("a wgpu kernel form")
+    monkeypatch.setattr(wgpu_matmul_classes, "GEMV_STAGE", stage)
     x, w = _rand((m, k), 1, dt), _rand((c, k), 2, dt)
     gx, gw = xp.asarray(x, device=device), xp.asarray(w, device=device)
     _close(gx @ gw.T, x, w.T)
@@ -377,9 +383,14 @@ def test_few_vector_columns(device: xp.Device, dt: str, m: int, k: int, c: int) 
     _close(gx @ xp.asarray(wt, device=device), x, wt)
 
 
-def test_few_columns_batches_views_and_fusion(device: xp.Device) -> None:
+@pytest.mark.parametrize("stage", [True, False])
+def test_few_columns_batches_views_and_fusion(device: xp.Device, stage: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batched and broadcast few-column products, strided and offset matrices, a fused prologue on
-    either operand and an epilogue (a linear model's ``X @ W.T + b`` and ``softmax``'s input)."""
+    either operand and an epilogue (a linear model's ``X @ W.T + b`` and ``softmax``'s input), the
+    vector columns staged and not."""
+    if not stage and device.kind != "wgpu":
+        pytest.skip("a wgpu kernel form")
+    monkeypatch.setattr(wgpu_matmul_classes, "GEMV_STAGE", stage)
     a, w = _rand((3, 50, 70), 1), _rand((70, 4), 2)
     wb = _rand((2, 1, 70, 3), 3)
     ga, gw, gwb = (xp.asarray(t, device=device) for t in (a, w, wb))

@@ -109,6 +109,8 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
     return cfg
 
 
+GEMV_STAGE = True          # against several vector columns: their K step staged in workgroup memory
+GEMV_COLS_ROWS = 2         # rows a thread against several vector columns
 GEMV_LONG = 512            # rows (of the matrix along K) longer than this share a workgroup's threads
 GEMV_VEC4 = True           # the row dot reads plain float32 / float64 matrices as vec4 words (gemv_vec)
 
@@ -121,16 +123,16 @@ def gemv_rows(rows: int, k: int, item: int, side: str, vec: bool = False, cols: 
     dot product). Rows per thread: at most 8 (4 for 8-byte types); against several columns 2."""
     cap, loads = (8 if item <= 4 else 4), (8 if vec else 16)
     if cols > 1:                     # H200: 2 rows a thread against several columns
-        cap = 2
+        cap = GEMV_COLS_ROWS
     want = 1 << max(0, rows - 1).bit_length()                  # rows, to a power of two
     if k > GEMV_LONG:
         lanes = 256 // min(8, want)
         rt = max(1, min(cap, loads, want * lanes // 256))
-        return Gemv(side, lanes, rt, max(1, loads // rt), vec, cols)
+        return Gemv(side, lanes, rt, max(1, loads // rt), vec, cols, GEMV_STAGE)
     lanes = min(32, 1 << max(0, -(-k // 4) - 1).bit_length())
     unroll = max(1, -(-k // lanes))
     rt = max(1, min(cap, loads // unroll, -(-want * lanes // 256), lanes if lanes > 1 else cap))
-    return Gemv(side, lanes, rt, unroll, vec, cols)
+    return Gemv(side, lanes, rt, unroll, vec, cols, GEMV_STAGE)
 
 
 def gemv_vec(kernel: Kernel, mat: int, side: str, mode: str = "vk") -> dict[str, int] | None:

@@ -56,6 +56,7 @@ class Gemv:
     unroll: int = 4
     vec: bool = False        # vec4 matrix reads (``K`` steps of ``4 * lanes * unroll``)
     cols: int = 1            # the vector operand's columns (``X @ W`` of a few classes: ``N`` = 2 .. 8)
+    stage: bool = True       # with cols > 1: the vector operand's step staged in workgroup memory
 
     @property
     def threads(self) -> int:
@@ -83,8 +84,14 @@ class Gemv:
         return self.cols if self.side == "a" else self.tile
 
     @property
+    def staged(self) -> int:
+        """Elements of the vector operand's ``K`` step kept in workgroup memory (``cols`` > 1): each
+        read once per workgroup and step, through its prologue, instead of by every thread."""
+        return self.cols * self.bk if self.cols > 1 and self.stage else 0
+
+    @property
     def smem_elems(self) -> int:
-        return self.cols * self.lanes * (self.tile + 1) if self.lanes > 1 else 0
+        return (self.cols * self.lanes * (self.tile + 1) if self.lanes > 1 else 0) + self.staged
 
     def check(self) -> None:
         if self.side not in ("a", "b") or self.lanes < 1 or THREADS % self.lanes:
@@ -126,14 +133,18 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         return (*batch, k, f"{row}u") if t.side == "a" else (*batch, f"{row}u", k)
 
     types = input_types(kernel)
-    step: list[str] = []
+    step: list[str] = _stage(g, t, vec, batch) if t.staged else []
     if t.vec:
-        step, buf = _vec_step(g, t, mat, vec, batch, at)
+        lines, buf = _vec_step(g, t, mat, vec, batch, at)
+        step += lines
         types[int(buf[2:])] = f"vec4<{reg}>"
         head += [f"  var accv{i}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows) for c in range(cols)]
     for j in range(0 if t.vec else unroll):          # the vector's elements of this step, in registers
         step += [f"    let gk{j} = k0 + lane + {j * lanes}u;"]
         for c in range(cols):
+            if t.staged:
+                step += [f"    let x{j}_{c} = Ws[{c * t.bk + j * lanes}u + lane];"]
+                continue
             g.memo, g.lines = {}, []
             v = g.value(vec, ("multi", at(False, str(c), f"gk{j}")))
             step += [f"    var x{j}_{c}: {reg} = {reg}(0);", f"    if (gk{j} < K) {{",
@@ -184,7 +195,10 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         tail += ["  }"]
     decls = declare_bindings(types, [reg] if split else output_types(kernel), g.wide)
     if lanes > 1:
-        decls.append(f"var<workgroup> Rs: array<{reg}, {t.smem_elems}>;")
+        decls.append(f"var<workgroup> Rs: array<{reg}, {t.smem_elems - t.staged}>;")
+    if t.staged:
+        w = f"vec4<{reg}>" if t.vec else reg
+        decls.append(f"var<workgroup> Ws: array<{w}, {t.staged // (4 if t.vec else 1)}>;")
     body = [*head, *step, *tail]
     head = ["  " + x for x in touch_unused(decls, body)] + head
     return k_loop_shader(kernel, g, decls, THREADS, head, step, t.bk, tail, split)
@@ -199,6 +213,9 @@ def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
     lines = [f"    let wbase = {base};", "    let qb = k0 / 4u + lane;"]
     for j in range(t.unroll):
         lines += [f"    let q{j} = qb + {j * t.lanes}u;"]
+        if t.staged:            # word q of column c at Ws[c * bk / 4 + q - k0 / 4] (_stage)
+            lines += [f"    let x{j}_{c} = Ws[{c * t.bk // 4 + j * t.lanes}u + lane];" for c in range(t.cols)]
+            continue
         lines += [f"    var x{j}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for c in range(t.cols)]
         lines += [f"    if (q{j} * 4u < K) {{"]
         lines += [f"      let gk{j}_{e} = q{j} * 4u + {e}u;" for e in range(4)]
@@ -218,6 +235,35 @@ def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
     lines += [f"    accv{i}_{c} = accv{i}_{c} + y{i}_{j} * x{j}_{c};"
               for i in range(t.rows) for c in range(t.cols) for j in range(t.unroll)]
     return lines, buf
+
+
+def _stage(g: _Gen, t: Gemv, vec: int, batch: list[str]) -> list[str]:
+    """The ``K`` step's elements of the vector operand's ``cols`` columns, through its prologue, into
+    ``Ws`` (column ``c``'s at ``c * bk``; ``vec4`` words of four along ``K`` in the ``vec`` form, ``K``
+    then a multiple of 4), zero past ``K``; between two barriers (the step before has read them)."""
+    reg = WGSL_TYPE[g.k.result_dtype]
+    per = t.bk // 4 if t.vec else t.bk          # Ws entries per column
+
+    def at(k: str) -> tuple[str, ...]:
+        return (*batch, k, "sc") if t.side == "a" else (*batch, "sc", k)
+
+    lines = ["    workgroupBarrier();",
+             f"    for (var w = lid; w < {t.cols * per}u; w = w + {THREADS}u) {{",
+             f"      let sc = w / {per}u;",
+             f"      let sk = k0 + (w % {per}u) * {4 if t.vec else 1}u;"]
+    parts = []
+    for e in range(4 if t.vec else 1):
+        g.memo, g.lines = {}, []
+        lines += [f"      let sk{e} = sk + {e}u;"]
+        v = g.value(vec, ("multi", at(f"sk{e}")))
+        parts.append((list(g.lines), v))
+    lines += [f"      var sv: {'vec4<' + reg + '>' if t.vec else reg} = {'vec4<' + reg + '>' if t.vec else reg}(0);",
+              "      if (sk < K) {"]
+    for e, (pre, v) in enumerate(parts):
+        lines += ["        " + ln.strip() for ln in pre]
+        lines += [f"        sv{'[' + str(e) + ']' if t.vec else ''} = {v};"]
+    lines += ["      }", "      Ws[w] = sv;", "    }", "    workgroupBarrier();"]
+    return lines
 
 
 def sum_lanes(chunks: int) -> int:
