@@ -1,7 +1,7 @@
 """Complex arrays in the kernel kinds beyond elementwise and reductions: ``cumulative_sum`` (on wgpu the
 parts' real scans joined by ``setpart``), writes at integer indices (``scatter``: a complex element is one
-``vec2`` store), ``np.add.at``. Against NumPy on both devices, with no host fallback on wgpu; complex
-``cumulative_prod`` stays on the host there and says why."""
+``vec2`` store), ``np.add.at``, ``cumulative_prod`` (a complex scan state). Against NumPy on both devices,
+with no host fallback on wgpu."""
 
 from __future__ import annotations
 
@@ -108,15 +108,57 @@ def test_add_at(device: xp.Device, dt: str) -> None:
     assert_same(got, want, rtol=1e-5 if dt == "complex64" else 1e-12, atol=1e-4 if dt == "complex64" else 1e-11)
 
 
-def test_cumulative_prod_says_it_runs_on_the_host(wgpu_device: xp.Device) -> None:
-    h = _c((50,), 9, "complex64")
-    xp.reset_metrics()
-    with xp.config(offload="always"):
-        got = xp.cumulative_prod(xp.asarray(h, device=wgpu_device))
-        assert_same(got, np.cumprod(h), rtol=1e-5)
-    assert xp.metrics()["host_fallbacks"] == 1
-    why = [d["why"] for d in xp.planner.decisions() if d.get("placed") == "fallback"]
-    assert why and "no WGSL scan kernel for complex dtypes" in why[-1]
+def _unit(shape: tuple[int, ...], seed: int, dt: str) -> np.ndarray:
+    """Factors near the unit circle: long products stay in range."""
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(0.9, 1.1, shape) * np.exp(1j * rng.uniform(-3, 3, shape))).astype(dt)
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("shape, axis", [((300,), 0), ((3, 70_000), 1), ((37, 500), 1), ((500, 37), 0),
+                                         ((2, 3, 40), 1)])
+@pytest.mark.parametrize("init", [False, True])
+@pytest.mark.parametrize("strategy", ["auto", "serial", "parallel"])
+def test_cumulative_prod(device: xp.Device, dt: str, shape: tuple[int, ...], axis: int, init: bool, strategy: str,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Complex products along an axis on the device (a ``vec2`` scan state combined by NumPy's complex
+    product): one thread per row in NumPy's order (``serial``), chunked scans of long rows and a
+    workgroup a row (``parallel``), against NumPy's left-to-right products in complex128."""
+    from gpuarray.providers import wgpu_scan
+    if strategy != "auto" and device.kind != "wgpu":
+        pytest.skip("a wgpu strategy")
+    monkeypatch.setattr(wgpu_scan, "STRATEGY", strategy)
+    h = _unit(shape, 3, dt)
+    got = _on_device(device, lambda a: xp.cumulative_prod(a, axis=axis, include_initial=init),
+                     xp.asarray(h, device=device))
+    want = np.cumprod(h.astype(np.complex128), axis=axis)
+    if init:
+        want = np.concatenate([np.ones_like(np.take(want, [0], axis=axis)), want], axis=axis)
+    assert got.dtype == np.dtype(dt) and got.shape == want.shape
+    # float32 products of up to 70000 factors: relative error grows with the count (NumPy's own too)
+    rtol = (2e-7 * shape[axis] ** 0.5 * 8) if dt == "complex64" else 1e-13
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dt", CDT)
+def test_cumulative_prod_special_values(device: xp.Device, dt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zeros, signed zeros, NaN and infinities in complex products: in NumPy's order (one thread a row)
+    the same values as NumPy's, NaN patterns included; a row of zeros and small factors stays exact."""
+    from gpuarray.providers import wgpu_scan
+    if device.kind == "wgpu":
+        monkeypatch.setattr(wgpu_scan, "STRATEGY", "serial")
+    rows = [[1 + 1j, 2j, complex(-0.0, 1), 0j, 3 - 1j, 1 + 0j],
+            [1 + 1j, complex(np.inf, 0), 2 + 0j, 1j, 1 + 0j, 1 + 0j],
+            [complex(np.nan, 1), 1 + 0j, 1j, 2 + 0j, 1 + 0j, 1 + 0j],
+            [0.5 + 0.5j, 0.5 - 0.5j, -1 + 0j, complex(0, -0.0), 1j, -1j]]
+    h = np.array(rows, dtype=dt)
+    got = _on_device(device, lambda a: xp.cumulative_prod(a, axis=1), xp.asarray(h, device=device))
+    with np.errstate(all="ignore"):
+        want = np.cumprod(h, axis=1)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.isnan(part(got)), np.isnan(part(want)))
+        ok = ~np.isnan(part(want))
+        np.testing.assert_allclose(part(got)[ok], part(want)[ok], rtol=1e-6 if dt == "complex64" else 1e-14)
 
 
 _ORDER_VALUES = np.array([1 + 2j, complex(1, np.nan), complex(np.nan, 1), complex(np.nan, np.nan), complex(-0.0, 0),

@@ -84,6 +84,7 @@ WGPU_KINDS["random"] = enqueue_random                        # Philox draws (gpu
 WGPU_KIND_CHECKS["random"] = random_cannot_run
 # Kinds whose WGSL handles complex operands and results (the others run complex data on the host).
 COMPLEX_KINDS = frozenset({"elementwise", "reduce", "fft", "compact", "regions", "scatter"})
+COMPLEX_SCANS = frozenset({"sum", "prod"})      # the scans (kind "scan") that take complex values too
 
 # ops whose generic WGSL uses a transcendental built-in. SPIR-V's GLSL.std.450 transcendentals are
 # 32-bit only: naga still emits them for f64, lavapipe then returns garbage and the NVIDIA driver
@@ -157,7 +158,7 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
                 ins.dtype == complex128 and ins.op in provider.host_only_c128:
             return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
                     "it runs on the host")
-    if kernel.kind not in COMPLEX_KINDS and any(
+    if kernel.kind not in COMPLEX_KINDS and not (kernel.kind == "scan" and kernel.attrs[0] in COMPLEX_SCANS) and any(
             n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
         return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"
     n_bind = bindings(kernel)

@@ -25,6 +25,15 @@ The float sum starts from -0.0, the exact identity of ``+``, so a leading
 -0.0 stays -0.0 as in NumPy. Narrow integers wrap after every step, so the
 stored values are the ones NumPy gives.
 
+A complex product (``cumulative_prod`` of complex64 or complex128) is scanned as a pair (the
+``vec2`` value, whether it holds one): the identity holds none, so that no element is multiplied
+by 1 + 0i (which turns the partner of an infinite or NaN part into NaN, and -0.0 into 0.0), and
+two values combine by NumPy's product ``(ac - bd) + (ad + bc)i``. One thread a row (``serial``)
+multiplies in NumPy's order, starting from the row's first element; the other modes regroup, so
+equal to NumPy's left-to-right products within rounding, and where an intermediate product leaves
+the float range or meets inf or NaN a part may differ (NumPy's own ``prod`` groups pairwise too).
+A complex sum stays a plain ``vec2`` (the namespace scans its parts as two real sums on a GPU).
+
 A float product is scanned as a pair (product, flags): whether a 0, an inf
 or a NaN was met, and the parity of the signs. The pair is combined
 associatively, and the output follows NumPy's left-to-right product where
@@ -42,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.kernel import Kernel
-from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
+from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE, real_dtype
 from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
 from .wgsl_parts import store_value
@@ -74,6 +83,13 @@ def identity(op: str, dtype: np.dtype) -> str:
     if dtype == np.bool_:
         return "0u" if op in ("sum", "max") else "1u"
     t = WGSL_TYPE[dtype]
+    if dtype.kind == "c":               # sums and products only: -0.0 in both parts, or 1 + 0i
+        assert op in ("sum", "prod"), f"no complex {op} scan"
+        ft = WGSL_TYPE[real_dtype(dtype)]
+        if op == "prod":
+            return f"{t}({ft}(1), {ft}(0))"
+        neg0 = f"bitcast<{ft}>({FLOAT_CONSTS[ft]['SIGN']})"
+        return f"{t}({neg0}, {neg0})"
     if op in ("max", "min"):
         return (_LOWEST if op == "max" else _HIGHEST)[t]
     if op == "prod":
@@ -88,6 +104,9 @@ def initial(op: str, dtype: np.dtype) -> str:
     assert op in ("sum", "prod"), f"include_initial has no value for {op}"
     if dtype == np.bool_:
         return "0u" if op == "sum" else "1u"
+    if dtype.kind == "c":
+        ft = WGSL_TYPE[real_dtype(dtype)]
+        return f"{WGSL_TYPE[dtype]}({ft}({0 if op == 'sum' else 1}), {ft}(0))"
     return f"{WGSL_TYPE[dtype]}({0 if op == 'sum' else 1})"
 
 
@@ -105,6 +124,8 @@ def combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
                 f"ga_key_{s}({b}) {cmp} ga_key_{s}({a})))")
     if dtype == np.bool_:
         return f"{'max' if op == 'sum' else 'min'}({a}, {b})"
+    if dtype.kind == "c" and op == "prod":      # NumPy's complex product, (ac - bd) + (ad + bc)i
+        return f"ga_cmul_{_suffix(dtype)}({a}, {b})"
     expr = f"({a} {'+' if op == 'sum' else '*'} {b})"
     if dtype in _SMALL_WRAP:
         expr = _SMALL_WRAP[dtype].replace("{x}", expr)
@@ -116,10 +137,17 @@ def is_pair(op: str, dtype: np.dtype) -> bool:
     return op == "prod" and dtype.kind == "f"
 
 
+def is_cpair(op: str, dtype: np.dtype) -> bool:
+    """True where the scan state is a (complex product, whether it holds a value) pair."""
+    return op == "prod" and dtype.kind == "c"
+
+
 def state_nbytes(op: str, dtype: np.dtype) -> int:
     """Bytes of one scan state in a storage buffer (chunk totals)."""
     if is_pair(op, dtype):
         return 16 if dtype.itemsize == 8 else 8       # struct {value, u32}, aligned to the value
+    if is_cpair(op, dtype):
+        return 32 if dtype.itemsize == 16 else 16     # struct {vec2 value, u32}, aligned to the vec2
     return 4 if dtype.itemsize < 4 else dtype.itemsize
 
 
@@ -139,6 +167,19 @@ class _Monoid:
 
 
 def monoid(op: str, dtype: np.dtype) -> _Monoid:
+    if is_cpair(op, dtype):
+        # the identity is a state without a value, so that no element is multiplied by 1 + 0i (which
+        # would turn an infinite or NaN part's partner into NaN, and -0.0 into 0.0)
+        t, s = WGSL_TYPE[dtype], _suffix(dtype)
+        decls = "\n".join([
+            f"struct CP {{ v: {t}, f: u32 }}",
+            "fn cp_comb(a: CP, b: CP) -> CP {",
+            "  if (a.f == 0u) { return b; }",
+            "  if (b.f == 0u) { return a; }",
+            f"  return CP(ga_cmul_{s}(a.v, b.v), 1u);",
+            "}",
+        ])
+        return _Monoid("CP", f"CP({t}(0), 0u)", decls, "cp_comb({a}, {b})", "CP({x}, 1u)", "{x}.v")
     if not is_pair(op, dtype):
         t = "u32" if dtype == np.bool_ else WGSL_TYPE[dtype]
         return _Monoid(t, identity(op, dtype), "", combine(op, dtype, "{a}", "{b}"), "{x}", "{x}")
@@ -190,7 +231,7 @@ def render_scan(kernel: Kernel) -> Rendered:
             "  let start = min(c * CH, L);",
             "  let stop = min(start + CH, L);",
             f"  let obase = (r / INNER) * {g.slot(('extra', 'LI'))} + r % INNER;"]
-    st = t if mo.t == "SP" else WGSL_STORAGE_TYPE[dt]
+    st = t if mo.t in ("SP", "CP") else WGSL_STORAGE_TYPE[dt]
     decls = ["@group(0) @binding(0) var<storage, read> prm: array<u32>;"]
     if mode == "spine":
         read = ["        x = in0[r * L + k];"]
@@ -349,7 +390,8 @@ def _render_serial(kernel: Kernel, g: _Gen, op: str, axis: int, init: bool) -> R
         f"  if (START > 0u) {{ acc = out0[obase + (START - 1u + {one}u) * INNER]; }}",
         "  for (var k = START; k < STOP; k = k + 1u) {",
         *["  " + ln for ln in g.lines],
-        f"    acc = {combine(op, dt, 'acc', val)};",
+        f"    acc = {combine(op, dt, 'acc', val)};" if not is_cpair(op, dt) else
+        f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {combine(op, dt, 'acc', val)}; }}",
         f"    out0[obase + (k + {one}u) * INNER] = acc;",
         "  }",
     ]
