@@ -99,7 +99,7 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
     w = "b" if side == "a" else "a"
     if SKINNY_VEC4 and gemv_vec(kernel, kernel.operands["ab".index(w)], w, "vo") is not None:
         lanes = min(16, 256 // (bw // 4))            # four wide columns a thread, vec4 words
-        reads = COLSUM_VEC_READS if item <= 4 else SKINNY_VEC_READS_8B
+        reads = COLSUM_VEC_READS if item <= 4 else VEC_READS_8B
         cfg = Skinny(s, side, bw, reads * lanes, lanes, vec=True)
     else:
         cfg = Skinny(s, side, bw, 64, min(16, 256 // bw))
@@ -165,8 +165,9 @@ def _row_major(kernel: Kernel, op_i: int, k_axis: int, o_axis: int) -> bool:
 
 
 COLSUM_VEC_READS = 8      # vec4 words a thread of the column sum reads per K step
-SKINNY_VEC_READS_8B = 4   # the same for the narrow split-K kernel of 8-byte types (H200, float64 (2^20 x 4)^T
-                          # (2^20 x 64): 0.18 ms of GPU time at 4 words, 0.42-0.48 at 8 and 16)
+VEC_READS_8B = 4          # the same for 8-byte types, there and in the narrow split-K kernel (H200, float64 2^20 x
+                          # 64, GPU ms at 4 / 8 / 16 words: (2^20 x 4)^T @ X 0.18 / 0.42-0.48 / 0.43-0.47, r @ X
+                          # 0.144 / 0.145-0.40 / 0.26-0.29; float32 alike at any of them)
 GEMV_COLS = 8             # the row dot takes up to this many vector columns (X @ W.T of a few classes) ...
 GEMV_COL_BYTES = 32       # ... whose sums for a row fit in 32 bytes (8 float32, 4 float64; past that the tiles win)
 
@@ -204,7 +205,8 @@ def gemv_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.dt
         bw = min(64, max(16, 1 << (rows - 1).bit_length()))
         if gemv_vec(kernel, mat, side, "vo") is not None:     # 4 columns a thread, COLSUM_VEC_READS words a step
             lanes = 256 // (bw // 4)
-            cfg = Skinny(1, "b" if side == "a" else "a", bw, COLSUM_VEC_READS * lanes, lanes, one_pass=True, vec=True)
+            reads = COLSUM_VEC_READS if item <= 4 else VEC_READS_8B
+            cfg = Skinny(1, "b" if side == "a" else "a", bw, reads * lanes, lanes, one_pass=True, vec=True)
         else:
             cfg = Skinny(1, "b" if side == "a" else "a", bw, 16 * (256 // bw), 256 // bw, one_pass=True)
         smem = cfg.smem_elems
