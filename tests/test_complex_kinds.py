@@ -211,3 +211,31 @@ def test_isin_complex_names_its_fallback(wgpu_device: xp.Device) -> None:
         np.isin(ga, gt)
     with xp.config(fallback="silent"):
         assert_same(np.isin(ga, gt), np.isin(h, t))
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("shape", [(100,), (7, 9), (3, 4, 5), (1,)])
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin, np.max, np.min])
+def test_numpy_complex_extremes(device: xp.Device, dt: str, shape: tuple[int, ...], fn: Any) -> None:
+    """``np.argmax``/``argmin``/``max``/``min`` of complex arrays in NumPy's order (real part, then imaginary;
+    the first NaN wins; -0.0 ties 0.0) along every axis and with ``keepdims``, on the device (the namespace's
+    own ``argmax`` takes real arrays only, as the Array API says)."""
+    rng = np.random.default_rng(5)
+    h = (rng.integers(-2, 3, shape) + 1j * rng.integers(-2, 3, shape)).astype(dt)     # many ties
+    clean = h.copy()
+    flat = h.reshape(-1)
+    if flat.size > 3:
+        flat[3] = complex(np.nan, 1)
+        flat[-2] = complex(1, np.nan)
+        flat[1] = complex(np.inf, -np.inf)
+        clean.reshape(-1)[0] = complex(-0.0, 2)
+    for arr in (h, clean):
+        g = xp.asarray(arr, device=device)
+        for axis in [None, *range(arr.ndim)]:
+            for kd in (False, True):
+                got = _on_device(device, lambda a, axis=axis, kd=kd: fn(a, axis=axis, keepdims=kd), g)
+                want = np.asarray(fn(arr, axis=axis, keepdims=kd))
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert np.array_equal(got, want, equal_nan=True), (axis, kd, got, want)
+    with pytest.raises(TypeError):
+        xp.argmax(xp.asarray(h, device=device))

@@ -76,8 +76,14 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
         axis, keepdims = p["axis"], _flag(p.get("keepdims", False))
         masked = where is not True and where is not _NOVALUE
         if xp_name in ("max", "min") and a.dtype.kind in "cb":
-            if a.dtype.kind == "c" or masked or _given(initial) or a.size == 0:
-                return _FALLBACK        # NumPy's order of complex values; its errors and identities for bools
+            if masked or _given(initial) or a.size == 0:
+                return _FALLBACK        # its errors and identities
+            if a.dtype.kind == "c":     # the element at NumPy's complex argmax / argmin
+                i = complex_arg(a, xp_name, axis, True)
+                r = _take_at(a, i, axis)
+                if not keepdims:
+                    r = _m.reshape(r, _kept_shape(a, axis))
+                return r if out is None else _into_out(r, out, ufunc_name)
             r = _xp("any" if xp_name == "max" else "all")(a, axis=axis, keepdims=keepdims)    # of bools
             return r if out is None else _into_out(r, out, ufunc_name)
         probe_kw = {k: p[k] for k in ("dtype", "ddof", "correction") if _given(p.get(k))}
@@ -156,13 +162,69 @@ for _np_name, _xp_name, _cast_input in (
     _reduction(_np_name, _xp_name, _cast_input)
 
 
+def complex_arg(a: GpuArray, kind: str, axis: Any, keepdims: bool) -> GpuArray:
+    """NumPy's ``arg<kind>`` (``kind`` "max" or "min") of complex ``a`` along ``axis`` (None: the flattened
+    array) on the device: the first element with a NaN part where there is one (NumPy's order puts NaNs
+    last and ``argmax``/``argmin`` return the first), else the first of the extremes by real part, then by
+    imaginary part (``-0.0`` ties ``0.0``, as NumPy's comparisons).
+
+    >>> import numpy as np, gpuarray as xp
+    >>> z = xp.asarray(np.array([1 + 5j, 3 - 1j, 3 + 2j, 3 + 2j, 0j]), device="cpu")
+    >>> int(complex_arg(z, "max", None, False)), int(complex_arg(z, "min", None, False))
+    (2, 4)
+    """
+    if axis is None:
+        a, axis = _m.reshape(a, (-1,)), 0
+    ax = _axes(axis, a.ndim)[0]
+    xp = _xp
+    re, im = xp("real")(a), xp("imag")(a)
+    nan = xp("logical_or")(xp("isnan")(re), xp("isnan")(im))
+    far = -np.inf if kind == "max" else np.inf          # below (above) every value that is not NaN
+    ext = xp(kind)
+    best_re = ext(xp("where")(nan, far, re), axis=ax, keepdims=True)
+    cand = xp("logical_and")(xp("equal")(re, best_re), xp("logical_not")(nan))
+    best_im = ext(xp("where")(cand, im, far), axis=ax, keepdims=True)
+    hit = xp("logical_and")(cand, xp("equal")(im, best_im))
+    first = xp("argmax")                    # of bools: the first True
+    idx = xp("where")(xp("any")(nan, axis=ax, keepdims=keepdims), first(nan, axis=ax, keepdims=keepdims),
+                      first(hit, axis=ax, keepdims=keepdims))
+    return idx
+
+
+def _kept_shape(a: GpuArray, axis: Any) -> tuple[int, ...]:
+    """The shape of a reduction of ``a`` over ``axis`` (None: all) without kept dimensions."""
+    if axis is None:
+        return ()
+    axes = _axes(axis, a.ndim)
+    return tuple(s for d, s in enumerate(a.shape) if d not in axes)
+
+
+def _take_at(a: GpuArray, idx: GpuArray, axis: Any) -> GpuArray:
+    """``a``'s elements at ``idx`` (an arg-reduction's indices with the reduced dimension kept) along
+    ``axis`` (None: of the flattened array)."""
+    if axis is None:
+        return _m.reshape(_xp("take_along_axis")(_m.reshape(a, (-1,)), _m.reshape(idx, (1,)), axis=0),
+                          (1,) * a.ndim)
+    return _xp("take_along_axis")(a, idx, axis=_axes(axis, a.ndim)[0])
+
+
 def _arg_reduction(np_name: str) -> None:
     npf = getattr(np, np_name)
 
-    @register_array(np_name, arg="a", real=True)         # (complex: NumPy's order of complex values, on the host)
+    @register_array(np_name, arg="a")
     def impl(a: GpuArray, p: dict) -> Any:
         axis, keepdims, out = p["axis"], _flag(p.get("keepdims", False)), p["out"]
-        r = _via(np_name, a, lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
+        if a.dtype.kind == "c":             # NumPy's order of complex values
+            if a.size == 0:
+                return _FALLBACK            # (NumPy's error)
+            r: Any = complex_arg(a, np_name[3:], axis, keepdims)
+            if axis is None and keepdims:
+                r = _m.reshape(r, (1,) * a.ndim)
+            mw = _map_dtype(np.dtype(np.intp), a.device)
+            if mw is not None and r.dtype != mw:
+                r = r.astype(mw)
+        else:
+            r = _via(np_name, a, lambda z: npf(z, axis=axis, keepdims=keepdims), axis=axis, keepdims=keepdims)
         return r if r is _FALLBACK or out is None else _into_out(r, out, np_name)
 
 
