@@ -1,10 +1,11 @@
-"""NumPy's functions called on complex (and bool) GpuArrays through the NumPy protocols give NumPy's results:
-on the device where gpuarray computes them, on the host (a named fallback) where NumPy's order of complex
-values is needed. Each case against NumPy on both devices; the ones found wrong or raising before are
-marked: ``vdot`` did not conjugate its first argument (a silent wrong result), ``std``/``var``, ``nanstd``,
-``linalg.norm``/``matrix_rank`` raised ``TypeError`` (a cast to the real result dtype), ``max``/``argmax``/
-``median``/``unique``/``searchsorted`` and the ``nan`` forms raised the standard's ``TypeError``, and ``max``/
-``min`` of bools too."""
+"""NumPy's functions called on complex (and bool) GpuArrays through the NumPy protocols give NumPy's results: on
+the device where gpuarray computes them (NumPy's order of complex values too for the ordering ufuncs,
+``max``/``min``/``argmax``/``argmin``/``ptp``), on the host (a named fallback) for the other functions that
+need that order (``median``, ``unique``, the ``nan`` forms ...). Each case against NumPy on both devices; the
+ones found wrong or raising before are marked: ``vdot`` did not conjugate its first argument (a silent wrong
+result), ``std``/``var``, ``nanstd``, ``linalg.norm``/``matrix_rank`` raised ``TypeError`` (a cast to the real
+result dtype), ``max``/``argmax``/ ``median``/``unique``/``searchsorted`` and the ``nan`` forms raised the
+standard's ``TypeError``, and ``max``/ ``min`` of bools too."""
 
 from __future__ import annotations
 
@@ -97,3 +98,49 @@ def test_max_min_of_bools(device: xp.Device, fn: Any) -> None:
             assert got.dtype == want.dtype and np.array_equal(got, want)
     with pytest.raises(ValueError), xp.config(fallback="silent"):
         fn(xp.asarray(np.zeros(0, bool), device=device))
+
+
+_ORDER = np.array([1 + 2j, 1 + 3j, 3 + 0j, complex(np.nan, 1), complex(1, np.nan), complex(np.inf, 0),
+                   complex(-np.inf, 2), complex(-0.0, 0.0), 0j, complex(0.0, -0.0), 2 - 1j, 1 + 2j])
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("fn", [np.less, np.less_equal, np.greater, np.greater_equal, np.maximum, np.minimum,
+                                np.fmax, np.fmin], ids=lambda f: f.__name__)
+def test_ordering_ufuncs_of_complex_on_the_device(device: xp.Device, dt: str, fn: Any) -> None:
+    """NumPy's order of complex values in its ordering ufuncs (the real parts decide only where neither
+    imaginary part is NaN; ``maximum``/``minimum`` keep a NaN of either operand, ``fmax``/``fmin`` the
+    other one), every pair of special values, with no host fallback; also against a real array and a
+    Python scalar. gpuarray's own ``maximum``/``less`` take real arrays only (the Array API)."""
+    a, b = np.repeat(_ORDER, len(_ORDER)).astype(dt), np.tile(_ORDER, len(_ORDER)).astype(dt)
+    ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    with np.errstate(all="ignore"), xp.config(fallback="raise"):
+        for got, want in ((fn(ga, gb), fn(a, b)), (fn(ga, 1.5), fn(a, 1.5)),
+                          (fn(xp.asarray(b.real, device=device), ga), fn(b.real, a))):
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            for part in ((lambda v: v,) if want.dtype == bool else (np.real, np.imag)):
+                assert np.array_equal(part(got), part(want), equal_nan=True)
+                assert np.array_equal(np.signbit(part(got)), np.signbit(part(want)))
+    with pytest.raises(TypeError):
+        xp.maximum(ga, gb)
+
+
+@pytest.mark.parametrize("dt", CDT)
+@pytest.mark.parametrize("fn", [np.max, np.min, np.ptp, np.maximum.reduce, np.minimum.reduce],
+                         ids=["max", "min", "ptp", "maximum.reduce", "minimum.reduce"])
+def test_complex_extremes_over_axes_on_the_device(device: xp.Device, dt: str, fn: Any) -> None:
+    """The largest / smallest complex values (NumPy's order, the first NaN wins) over one axis, several
+    (merged) and all, with ``keepdims``, on the device; ``maximum.reduce`` raised the standard's
+    ``TypeError`` before."""
+    rng = np.random.default_rng(4)
+    h = (rng.integers(-2, 3, (3, 4, 5)) + 1j * rng.integers(-2, 3, (3, 4, 5))).astype(dt)
+    h[1, 2, 3] = complex(np.nan, 1)
+    h[2, 0, 0] = complex(1, np.nan)
+    g = xp.asarray(h, device=device)
+    with xp.config(fallback="raise"):
+        for axis in (None, 0, 1, 2, (0, 2), (2, 0), (0, 1, 2)):
+            for kd in (False, True):
+                got, want = np.asarray(fn(g, axis=axis, keepdims=kd)), fn(h, axis=axis, keepdims=kd)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert np.array_equal(got, want, equal_nan=True), (axis, kd)

@@ -26,6 +26,7 @@ from ..graph.node import make
 from ..graph.shapes import broadcast_shapes
 from ..namespace.manipulation import broadcast_to, reshape
 from ..runtime.devices import Device
+from .complex_order import ORDERING, complex_extreme, ordered
 from .host import _FALLBACK, _xp, host_ufunc
 from .operands import _as_array, _device_from, _map_dtype, _mask, _ndim, _prepare, _probe
 
@@ -226,6 +227,13 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
     ins = set(mapped[:ufunc.nin])
     first = ins.pop() if len(ins) == 1 else None
     ct = None if first is None else _compute_dtype(first, category)
+    if name in ORDERING and first is not None and first.kind == "c" and ufunc.nin == 2 and \
+            all(m is not None for m in mapped) and "where" not in kwargs:     # NumPy's order of complex values
+        a, b = _prepare(inputs, first, device)
+        results = [ordered(name, a, b)]
+        if results[0].dtype != mapped[-1]:
+            results[0] = results[0].astype(mapped[-1])
+        return _store(results, outs, where, device, name)
     if ct is None or any(m is None for m in mapped):
         loop_text = f"({', '.join(map(str, loop[:ufunc.nin]))}) -> {', '.join(map(str, loop[ufunc.nin:]))}"
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device, f" for the loop {loop_text}")
@@ -297,6 +305,10 @@ def _namespace_reduction(xp_name: str, accumulate: bool = False) -> Callable[...
                 or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
             return _FALLBACK
         axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
+        if xp_name in ("max", "min") and a.dtype.kind == "c" and dtype is None:     # NumPy's complex order
+            ufunc.reduce(np.zeros((1,) * a.ndim, a.dtype), axis=axis)         # (NumPy's checks of axis)
+            r = complex_extreme(a, xp_name, axis, bool(kwargs.get("keepdims", False)))
+            return _into_out(r, outs, ufunc, "reduction")
         method: Any = ufunc.accumulate if accumulate else ufunc.reduce
         extra = {} if accumulate else {"keepdims": bool(kwargs.get("keepdims", False))}
         want = method(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=dtype, **extra).dtype

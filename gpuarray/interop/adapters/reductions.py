@@ -21,6 +21,7 @@ from ...namespace.quantiles import median_selected, sorted_slices
 from ...namespace.searching import count_nonzero as _count_nonzero
 from ...namespace.selection import can_select
 from ...namespace.statistical import sum as xsum
+from ..complex_order import complex_arg, complex_extreme
 from ..host import _FALLBACK, _NOVALUE, _xp
 from ..operands import (
     _as_array,
@@ -79,10 +80,7 @@ def _reduction(np_name: str, xp_name: str, cast_input: bool = False) -> None:
             if masked or _given(initial) or a.size == 0:
                 return _FALLBACK        # its errors and identities
             if a.dtype.kind == "c":     # the element at NumPy's complex argmax / argmin
-                i = complex_arg(a, xp_name, axis, True)
-                r = _take_at(a, i, axis)
-                if not keepdims:
-                    r = _m.reshape(r, _kept_shape(a, axis))
+                r = complex_extreme(a, xp_name, axis, keepdims)
                 return r if out is None else _into_out(r, out, ufunc_name)
             r = _xp("any" if xp_name == "max" else "all")(a, axis=axis, keepdims=keepdims)    # of bools
             return r if out is None else _into_out(r, out, ufunc_name)
@@ -160,52 +158,6 @@ for _np_name, _xp_name, _cast_input in (
         ("min", "min", False), ("amin", "min", False), ("all", "all", False), ("any", "any", False),
         ("mean", "mean", True), ("std", "std", True), ("var", "var", True)):
     _reduction(_np_name, _xp_name, _cast_input)
-
-
-def complex_arg(a: GpuArray, kind: str, axis: Any, keepdims: bool) -> GpuArray:
-    """NumPy's ``arg<kind>`` (``kind`` "max" or "min") of complex ``a`` along ``axis`` (None: the flattened
-    array) on the device: the first element with a NaN part where there is one (NumPy's order puts NaNs
-    last and ``argmax``/``argmin`` return the first), else the first of the extremes by real part, then by
-    imaginary part (``-0.0`` ties ``0.0``, as NumPy's comparisons).
-
-    >>> import numpy as np, gpuarray as xp
-    >>> z = xp.asarray(np.array([1 + 5j, 3 - 1j, 3 + 2j, 3 + 2j, 0j]), device="cpu")
-    >>> int(complex_arg(z, "max", None, False)), int(complex_arg(z, "min", None, False))
-    (2, 4)
-    """
-    if axis is None:
-        a, axis = _m.reshape(a, (-1,)), 0
-    ax = _axes(axis, a.ndim)[0]
-    xp = _xp
-    re, im = xp("real")(a), xp("imag")(a)
-    nan = xp("logical_or")(xp("isnan")(re), xp("isnan")(im))
-    far = -np.inf if kind == "max" else np.inf          # below (above) every value that is not NaN
-    ext = xp(kind)
-    best_re = ext(xp("where")(nan, far, re), axis=ax, keepdims=True)
-    cand = xp("logical_and")(xp("equal")(re, best_re), xp("logical_not")(nan))
-    best_im = ext(xp("where")(cand, im, far), axis=ax, keepdims=True)
-    hit = xp("logical_and")(cand, xp("equal")(im, best_im))
-    first = xp("argmax")                    # of bools: the first True
-    idx = xp("where")(xp("any")(nan, axis=ax, keepdims=keepdims), first(nan, axis=ax, keepdims=keepdims),
-                      first(hit, axis=ax, keepdims=keepdims))
-    return idx
-
-
-def _kept_shape(a: GpuArray, axis: Any) -> tuple[int, ...]:
-    """The shape of a reduction of ``a`` over ``axis`` (None: all) without kept dimensions."""
-    if axis is None:
-        return ()
-    axes = _axes(axis, a.ndim)
-    return tuple(s for d, s in enumerate(a.shape) if d not in axes)
-
-
-def _take_at(a: GpuArray, idx: GpuArray, axis: Any) -> GpuArray:
-    """``a``'s elements at ``idx`` (an arg-reduction's indices with the reduced dimension kept) along
-    ``axis`` (None: of the flattened array)."""
-    if axis is None:
-        return _m.reshape(_xp("take_along_axis")(_m.reshape(a, (-1,)), _m.reshape(idx, (1,)), axis=0),
-                          (1,) * a.ndim)
-    return _xp("take_along_axis")(a, idx, axis=_axes(axis, a.ndim)[0])
 
 
 def _arg_reduction(np_name: str) -> None:
