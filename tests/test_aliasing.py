@@ -546,3 +546,55 @@ def test_views_after_the_base_is_reshaped_in_place(device: xp.Device) -> None:
     n.T[0, 1] = -1
     assert x.tolist() == n.tolist() and before.tolist() == n_before.tolist()
     assert row.tolist() == n_row.tolist() and col.tolist() == n.T.tolist()
+
+
+_RAVEL_VIEWS: list[Callable[[Any], Any]] = [
+    lambda x: x, lambda x: x.T, lambda x: x[:, ::2], lambda x: x[::-1], lambda x: x.T[::2], lambda x: x[:, :, 0],
+    lambda x: x[..., ::-1], lambda x: np.swapaxes(x, 0, 1), lambda x: x[:, 1:, 1:], lambda x: x[0], lambda x: x[0, 0],
+    lambda x: x[:, :1], lambda x: np.transpose(x, (1, 0, 2))[:, :, :2]]
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("k", range(len(_RAVEL_VIEWS)))
+def test_ravel_copies_where_numpy_does(device: xp.Device, order: str, k: int) -> None:
+    """``ravel`` (NumPy's function and the method) gives a view only where NumPy's does (an array contiguous in
+    the order asked, or for ``K`` a dense block in stride order), else a copy, so that later writes to the
+    base show through exactly as in NumPy; and the elements in NumPy's order (``A`` and ``K`` of transposed
+    views). Before, ``a[:, 0].ravel()`` was a strided view and ``ravel(a.T, 'K')`` took C order."""
+    f = _RAVEL_VIEWS[k]
+    h = np.arange(24.0).reshape(2, 3, 4)
+    for rav in (lambda v: np.ravel(v, order=order), lambda v: v.ravel(order)):
+        a, hb = xp.asarray(h.copy(), device=device), h.copy()
+        got, want = rav(f(a)), rav(f(hb))
+        assert_same(got, want)
+        a[...] = -1
+        hb[...] = -1
+        assert_same(got, want)
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128", "float32", "float64"])
+def test_an_array_minus_itself_keeps_nan(device: xp.Device, dt: str) -> None:
+    """``x - x``, ``x + (-x)`` and ``x - (+x)`` of one array (and through aliased ``out=`` and in-place
+    operators) are NaN where ``x`` is NaN or infinite, in each part of a complex ``x`` (NumPy's
+    ``(inf+0j) - (inf+0j)`` is ``nan+0j``): shader compilers fold them to 0, which complex values got
+    before."""
+    if dt.startswith("complex"):
+        h = np.array([complex(np.nan, 0), complex(0, np.nan), complex(np.inf, 1), complex(2, -np.inf),
+                      complex(-0.0, 0.0), 1 - 2j], dt)
+    else:
+        h = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5], dt)
+    g = xp.asarray(h, device=device)
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for f in (lambda x: x - x, lambda x: x + (-x), lambda x: (-x) + x, lambda x: x - (+x), lambda x: (x - x) * 2):
+            got, want = np.asarray(f(g)), f(h)
+            for part in ((np.real, np.imag) if dt.startswith("complex") else (lambda v: v,)):
+                assert np.array_equal(part(got), part(want), equal_nan=True)
+        a, ha = xp.asarray(h, device=device), h.copy()
+        np.subtract(a[::-1], a[::-1], out=a)
+        np.subtract(ha[::-1], ha[::-1], out=ha)
+        b, hb = xp.asarray(h, device=device), h.copy()
+        b -= b
+        hb -= hb
+        for got, want in ((np.asarray(a), ha), (np.asarray(b), hb)):
+            for part in ((np.real, np.imag) if dt.startswith("complex") else (lambda v: v,)):
+                assert np.array_equal(part(got), part(want), equal_nan=True)

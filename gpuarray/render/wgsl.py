@@ -320,12 +320,17 @@ class _Gen:
         tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
         expr = fill(tmpl, odt, vals)
         roots = [self.alias.get(v, (v, False)) for v in vals]
-        if op in ("add", "subtract") and odt.kind == "f" and roots[0][0] == roots[1][0] and (
+        if op in ("add", "subtract") and odt.kind in "fc" and roots[0][0] == roots[1][0] and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
-            # x - x, x + (-x), x - (+x) of one SSA value: compilers fold these to 0 (lavapipe
-            # did), but with x = inf or NaN the result is NaN
-            s, r = _suffix(odt), roots[0][0]
-            expr = f"select(ga_nan_{s}(), {WGSL_TYPE[odt]}(0), !(ga_isnan_{s}({r}) || ga_isinf_{s}({r})))"
+            # x - x, x + (-x), x - (+x) of one SSA value: compilers fold these to 0 (lavapipe and
+            # the H200 did, complex vec2 values too), but with x = inf or NaN the result is NaN
+            # (of a complex x, in each part by itself: NumPy's (inf+0j) - (inf+0j) is nan+0j)
+            rdt = real_dtype(odt)
+            s, r = _suffix(rdt), roots[0][0]
+            parts = [r] if odt.kind == "f" else [f"{r}.x", f"{r}.y"]
+            zeros = [f"select(ga_nan_{s}(), {WGSL_TYPE[rdt]}(0), !(ga_isnan_{s}({x}) || ga_isinf_{s}({x})))"
+                     for x in parts]
+            expr = zeros[0] if odt.kind == "f" else f"{WGSL_TYPE[odt]}({zeros[0]}, {zeros[1]})"
         elif not any("{" + str(n) + "}" in tmpl for n in range(len(vals))) or (
                 len(vals) > 1 and not (op in _NO_SELF_FOLD and odt == np.float32)
                 and len({r for r, _n in roots}) == 1):
@@ -343,7 +348,7 @@ class _Gen:
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
-        if op in ("positive", "negative") and dt.kind == "f":
+        if op in ("positive", "negative") and dt.kind in "fc":
             root, neg = self.alias.get(vals[0], (vals[0], False))
             self.alias[name] = (root, neg != (op == "negative"))
         return name

@@ -44,7 +44,34 @@ def _reshape(p: dict) -> Any:
 
 @register("ravel")
 def _ravel(p: dict) -> Any:
-    return _reshape_order(p["a"], (-1,), "F" if p["order"] == "F" else "C")
+    """NumPy's ``ravel``: in C or F order a view only of an array contiguous in that order, else a copy
+    (``reshape(-1)`` would give a strided view of ``a[:, 0]``, through which later writes to the base
+    would show); ``A``: F for an array only F-contiguous; ``K``: the axes by decreasing stride, a view
+    where they cover a dense block with positive strides. (An operation's result is C-contiguous whatever its inputs'
+    layout, where NumPy keeps theirs: ``K`` follows that.)"""
+    a, order = p["a"], p["order"]
+    if order not in ("C", "F", "A", "K", None):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if not isinstance(a, GpuArray):
+        return _FALLBACK
+    flags = a.flags
+    if order == "A":
+        order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+    if order == "K":
+        if flags.c_contiguous or flags.f_contiguous:
+            order = "C" if flags.c_contiguous else "F"
+        else:
+            st = a.strides
+            perm = sorted(range(a.ndim), key=lambda d: -abs(st[d]))      # stable: ties keep their order
+            r = _m.reshape(_m.permute_dims(a, tuple(perm)), (-1,))
+            dense, step = True, a.itemsize          # a view only of a dense block with positive strides
+            for d in reversed(perm):
+                if a.shape[d] != 1:
+                    dense = dense and st[d] == step
+                    step *= a.shape[d]
+            return r if dense else r.copy()
+    r = _reshape_order(a, (-1,), "F" if order == "F" else "C")
+    return r if (flags.f_contiguous if order == "F" else flags.c_contiguous) else r.copy()
 
 
 @register("expand_dims")
