@@ -138,8 +138,10 @@ def test_operand_errors(device):
         xp.bitwise_and(a, a)
     with pytest.raises(TypeError):
         a + "x"
+    assert (a + [1, 2]).tolist() == [2.0, 4.0]       # a sequence of numbers is an array, as in NumPy
+    assert ((3, 4) * a).tolist() == [3.0, 8.0]
     with pytest.raises(TypeError):
-        a + [1, 2]
+        a + [1, "x"]
     with pytest.raises(TypeError, match="missing 1 required positional argument"):
         xp.add(a)
     with pytest.raises(TypeError, match="does not support dtype"):

@@ -284,10 +284,9 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
             return now if now is not None else _apply(opdef, (other, x) if reflected else (x, other), key)
         elif isinstance(other, _OPERAND_TYPES) or isinstance(other, _cls):
             return _apply(opdef, (other, x) if reflected else (x, other), None)
-        elif name in ("equal", "not_equal") and isinstance(other, (list, tuple)) and (
-                seq := _numeric_array(other)) is not None:
-            # NumPy compares with a nested sequence of numbers elementwise (g == [1, 3]); arithmetic
-            # with a list stays a TypeError (the Array API takes arrays and scalars)
+        elif isinstance(other, (list, tuple)) and (seq := _numeric_array(other)) is not None:
+            # a nested sequence of numbers is an array, as NumPy takes it (g == [1, 3], g + [1, 2],
+            # a[idx] += [10, 20]; the Array API leaves operands other than arrays and scalars open)
             return _apply(opdef, (seq, x) if reflected else (x, seq), None)
         elif name in ("equal", "not_equal") and _incomparable(other):
             # NumPy compares with None, strings and plain objects elementwise: no element is equal
