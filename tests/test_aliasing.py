@@ -476,8 +476,9 @@ def test_eq_none_and_sequences(device: xp.Device) -> None:
     assert_same(None == g, None == h)  # noqa: E711
     assert_same(g == "a", h == "a")
     assert_same(g == [1.0, 0.0], h == [1.0, 0.0])
+    assert_same(g + [1, 2], h + [1, 2])     # a sequence of numbers is an array, as in NumPy
     with pytest.raises(TypeError):
-        g + [1, 2]  # noqa: B018 - the Array API takes arrays and scalars
+        g + [1, None]  # noqa: B018 - not a sequence of numbers
     with pytest.raises(TypeError):
         g < None  # noqa: B015
 
