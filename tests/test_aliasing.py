@@ -578,7 +578,8 @@ def test_an_array_minus_itself_keeps_nan(device: xp.Device, dt: str) -> None:
     """``x - x``, ``x + (-x)`` and ``x - (+x)`` of one array (and through aliased ``out=`` and in-place
     operators) are NaN where ``x`` is NaN or infinite, in each part of a complex ``x`` (NumPy's
     ``(inf+0j) - (inf+0j)`` is ``nan+0j``): shader compilers fold them to 0, which complex values got
-    before."""
+    before; and ``x / x``, ``x % x``, ``x // x`` are NaN where NumPy's are (the H200 gave float64 ``x / x``
+    = 1 at 0, inf and NaN, and complex128 1 + nan i for infinite parts)."""
     if dt.startswith("complex"):
         h = np.array([complex(np.nan, 0), complex(0, np.nan), complex(np.inf, 1), complex(2, -np.inf),
                       complex(-0.0, 0.0), 1 - 2j], dt)
@@ -586,7 +587,12 @@ def test_an_array_minus_itself_keeps_nan(device: xp.Device, dt: str) -> None:
         h = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5], dt)
     g = xp.asarray(h, device=device)
     with np.errstate(all="ignore"), xp.config(offload="always"):
-        for f in (lambda x: x - x, lambda x: x + (-x), lambda x: (-x) + x, lambda x: x - (+x), lambda x: (x - x) * 2):
+        fs: list[Callable[[Any], Any]] = [lambda x: x - x, lambda x: x + (-x), lambda x: (-x) + x,
+                                          lambda x: x - (+x), lambda x: (x - x) * 2, lambda x: x / x,
+                                          lambda x: x / (-x)]
+        if not dt.startswith("complex"):
+            fs += [lambda x: x % x, lambda x: x // x, lambda x: np.fmod(x, x)]
+        for f in fs:
             got, want = np.asarray(f(g)), f(h)
             for part in ((np.real, np.imag) if dt.startswith("complex") else (lambda v: v,)):
                 assert np.array_equal(part(got), part(want), equal_nan=True)

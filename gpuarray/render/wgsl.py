@@ -44,6 +44,8 @@ _SMALL_WRAP = {
 # float32 binary ops whose result with both operands of one value is not a constant: rendered as
 # they are
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
+# float and complex ops of one value with itself whose second operand is hidden from the compiler
+_LAUNDER = frozenset({"divide", "floor_divide", "remainder", "fmod"})
 # float32 ops with a helper taking a thread's four vec4 lanes at once (render/wgsl_f32.py): in the
 # vec4 form one call per thread instead of one per lane
 VEC4_HELPERS = {"tanh": "ga_tanhx4_f32"}
@@ -318,8 +320,13 @@ class _Gen:
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
         tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
-        expr = fill(tmpl, odt, vals)
         roots = [self.alias.get(v, (v, False)) for v in vals]
+        if op in _LAUNDER and odt.kind in "fc" and len(vals) == 2 and roots[0][0] == roots[1][0]:
+            # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and
+            # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
+            # run time keeps it from using the operands' equality
+            vals[1] = self.emit(f"select({vals[1]} + {vals[1]}, {vals[1]}, prm[0] != 0u)")
+        expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and roots[0][0] == roots[1][0] and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
             # x - x, x + (-x), x - (+x) of one SSA value: compilers fold these to 0 (lavapipe and
