@@ -605,3 +605,21 @@ def test_an_array_minus_itself_keeps_nan(device: xp.Device, dt: str) -> None:
         for got, want in ((np.asarray(a), ha), (np.asarray(b), hb)):
             for part in ((np.real, np.imag) if dt.startswith("complex") else (lambda v: v,)):
                 assert np.array_equal(part(got), part(want), equal_nan=True)
+
+
+def test_two_views_of_one_value_subtracted_keep_nan(device: xp.Device) -> None:
+    """``v - v[::-1]`` where both views read one broadcast value (after ``b[:] = inf``): two expressions
+    the shader compiler merges and folds to 0 although they were emitted apart (found by the differential
+    fuzz); the renderer numbers values (``render/wgsl_vn.py``) and keeps NumPy's NaN."""
+    h = np.array([1 + 0j, -4 + 4j, 5 - 3j, -5j], np.complex64)
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for fill in (np.inf, np.nan, 2.0):
+            b, hb = xp.asarray(h, device=device), h.copy()
+            v, hv = b.real, hb.real
+            b[:] = np.complex64(complex(fill, 0))
+            hb[:] = np.complex64(complex(fill, 0))
+            v -= v[::-1]
+            hv -= hv[::-1]
+            assert_same(v, hv)
+            assert_same(b, hb)
+

@@ -34,6 +34,7 @@ from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
 from .wgsl_parts import _WIDE, Idx, declare_bindings, input_types, store_value
+from .wgsl_vn import ValueNumbers
 
 WORKGROUP = 256
 _SMALL_WRAP = {
@@ -165,6 +166,7 @@ class _Gen:
         self.wide: dict[str, list[Any]] = {}
         self.memo: dict[tuple, str] = {}
         self.alias: dict[str, tuple[str, bool]] = {}    # name -> (root name, negated): +x, -x, -(-x)
+        self.vn = ValueNumbers()                         # which names hold one value (render/wgsl_vn.py)
         self.count = 0
         self.fast = False                  # config(fast_math=True): the op table's "fast" templates
         self.lane: int | None = None       # vec4 rendering: the lane whose element index is e{lane}
@@ -188,6 +190,7 @@ class _Gen:
     def emit(self, expr: str, prefix: str = "v") -> str:
         name = self.fresh(prefix)
         self.lines.append(f"  let {name} = {expr};")
+        self.vn.note(name, expr)
         return name
 
     def slot(self, spec: tuple) -> str:
@@ -320,20 +323,21 @@ class _Gen:
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
         tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
-        roots = [self.alias.get(v, (v, False)) for v in vals]
-        if op in _LAUNDER and odt.kind in "fc" and len(vals) == 2 and roots[0][0] == roots[1][0]:
+        roots = [self.alias.get(v) or self.alias.get(self.vn.of(v), (v, False)) for v in vals]
+        same = len(roots) == 2 and self.vn.of(roots[0][0]) == self.vn.of(roots[1][0])     # one value (wgsl_vn.py)
+        if op in _LAUNDER and odt.kind in "fc" and same:
             # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and
             # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
             # run time keeps it from using the operands' equality
             vals[1] = self.emit(f"select({vals[1]} + {vals[1]}, {vals[1]}, prm[0] != 0u)")
         expr = fill(tmpl, odt, vals)
-        if op in ("add", "subtract") and odt.kind in "fc" and roots[0][0] == roots[1][0] and (
+        if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
             # x - x, x + (-x), x - (+x) of one SSA value: compilers fold these to 0 (lavapipe and
             # the H200 did, complex vec2 values too), but with x = inf or NaN the result is NaN
             # (of a complex x, in each part by itself: NumPy's (inf+0j) - (inf+0j) is nan+0j)
             rdt = real_dtype(odt)
-            s, r = _suffix(rdt), roots[0][0]
+            s, r = _suffix(rdt), vals[0]        # (+-x: the same NaNs and infinities; a name in scope)
             parts = [r] if odt.kind == "f" else [f"{r}.x", f"{r}.y"]
             zeros = [f"select(ga_nan_{s}(), {WGSL_TYPE[rdt]}(0), !(ga_isnan_{s}({x}) || ga_isinf_{s}({x})))"
                      for x in parts]
@@ -356,7 +360,7 @@ class _Gen:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
         if op in ("positive", "negative") and dt.kind in "fc":
-            root, neg = self.alias.get(vals[0], (vals[0], False))
+            root, neg = self.alias.get(vals[0]) or self.alias.get(self.vn.of(vals[0]), (vals[0], False))
             self.alias[name] = (root, neg != (op == "negative"))
         return name
 
