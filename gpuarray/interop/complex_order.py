@@ -74,36 +74,15 @@ def complex_arg(a: GpuArray, kind: str, axis: Any, keepdims: bool) -> GpuArray:
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
     ax = normalize_axis_tuple(axis, a.ndim)[0]
-    xp = _xp
-    re, im = xp("real")(a), xp("imag")(a)
-    nan = xp("logical_or")(xp("isnan")(re), xp("isnan")(im))
+    re, im, nan = _f("real", a), _f("imag", a), _has_nan(a)
     far = -np.inf if kind == "max" else np.inf          # below (above) every value that is not NaN
-    ext = xp(kind)
-    best_re = ext(xp("where")(nan, far, re), axis=ax, keepdims=True)
-    cand = xp("logical_and")(xp("equal")(re, best_re), xp("logical_not")(nan))
-    best_im = ext(xp("where")(cand, im, far), axis=ax, keepdims=True)
-    hit = xp("logical_and")(cand, xp("equal")(im, best_im))
-    first = xp("argmax")                    # of bools: the first True
-    idx = xp("where")(xp("any")(nan, axis=ax, keepdims=keepdims), first(nan, axis=ax, keepdims=keepdims),
-                      first(hit, axis=ax, keepdims=keepdims))
-    return idx
-
-
-def kept_shape(a: GpuArray, axis: Any) -> tuple[int, ...]:
-    """The shape of a reduction of ``a`` over ``axis`` (None: all) without kept dimensions."""
-    if axis is None:
-        return ()
-    axes = normalize_axis_tuple(axis, a.ndim)
-    return tuple(s for d, s in enumerate(a.shape) if d not in axes)
-
-
-def take_at(a: GpuArray, idx: GpuArray, axis: Any) -> GpuArray:
-    """``a``'s elements at ``idx`` (an arg-reduction's indices with the reduced dimension kept) along
-    ``axis`` (None: of the flattened array)."""
-    if axis is None:
-        return reshape(_xp("take_along_axis")(reshape(a, (-1,)), reshape(idx, (1,)), axis=0),
-                          (1,) * a.ndim)
-    return _xp("take_along_axis")(a, idx, axis=normalize_axis_tuple(axis, a.ndim)[0])
+    ext, first = _xp(kind), _xp("argmax")               # (argmax of bools: the first True)
+    best_re = ext(_f("where", nan, far, re), axis=ax, keepdims=True)
+    cand = _f("logical_and", _f("equal", re, best_re), _f("logical_not", nan))
+    best_im = ext(_f("where", cand, im, far), axis=ax, keepdims=True)
+    hit = _f("logical_and", cand, _f("equal", im, best_im))
+    return _f("where", _xp("any")(nan, axis=ax, keepdims=keepdims), first(nan, axis=ax, keepdims=keepdims),
+              first(hit, axis=ax, keepdims=keepdims))
 
 
 def complex_extreme(a: GpuArray, kind: str, axis: Any, keepdims: bool) -> GpuArray:
@@ -118,5 +97,5 @@ def complex_extreme(a: GpuArray, kind: str, axis: Any, keepdims: bool) -> GpuArr
         x = _xp("permute_dims")(a, (*rest, *axes)) if list(axes) != list(range(len(rest), a.ndim)) else a
         x = reshape(x, (*(a.shape[d] for d in rest), -1))
         last = x.ndim - 1
-    r = take_at(x, complex_arg(x, kind, last, True), last)
-    return reshape(r, kept if keepdims else kept_shape(a, axes))
+    r = _xp("take_along_axis")(x, complex_arg(x, kind, last, True), axis=last)
+    return reshape(r, kept if keepdims else tuple(s for d, s in enumerate(a.shape) if d not in axes))

@@ -44,7 +44,7 @@ IN, OWN, RAW, STATIC = 0, 1, 2, 3
 class Recorder:
     """Collects what one ``enqueue`` does (the provider calls these while ``provider._recorder`` is set)."""
 
-    __slots__ = ("inputs", "allocs", "datas", "statics", "steps", "ok", "tags", "matched", "consts")
+    __slots__ = ("inputs", "allocs", "datas", "statics", "steps", "ok", "tags", "matched", "consts", "dispatches")
 
     def __init__(self, inputs: Sequence[Any]) -> None:
         self.inputs = list(inputs)
@@ -57,6 +57,7 @@ class Recorder:
         self.tags: list[tuple[Any, list[tuple]]] = []   # const_tags.sink.tags during the enqueue
         self.matched: set[int] = set()      # the tags' entries found in a dispatch (by position)
         self.consts = ConstUses()
+        self.dispatches = 0                 # dispatch steps so far
 
     def alloc(self, handle: Any, nbytes: int, reuse: bool, cls: int) -> None:
         self.allocs.append(handle)
@@ -100,10 +101,11 @@ class Recorder:
         words = prm if prm.dtype == np.uint32 else np.ascontiguousarray(prm).view(np.uint32)
         self.steps.append((DISPATCH, pipeline, layout, np.array(words, copy=True).ravel(), tuple(refs),
                            gx, gy, nbytes))
+        self.dispatches += 1
 
     def _places(self, prm: np.ndarray, refs: list[tuple]) -> None:
         """Note where this dispatch (the next) holds constants: words of ``prm``, 64-bit arrays."""
-        d = sum(1 for s in self.steps if s[0] == DISPATCH)
+        d = self.dispatches
         for e, (obj, tags) in enumerate(self.tags):
             if obj is prm:
                 self.matched.add(e)

@@ -111,8 +111,8 @@ class EvalPlan:
             n = order[p]
             # the same node, or one of the same value made anew (graph.node's cache of recent constants
             # forgets them after 512: a plan was re-recorded then, at random for a test)
-            if n.serial != c and (n.op != "const" or _const_key(n) != key) and \
-                    (p not in self.patchable or n.op != "const"):
+            # (a constant whose places are all known takes its new value without its key computed)
+            if n.serial != c and not (n.op == "const" and (p in self.patchable or _const_key(n) == key)):
                 return None
         for group in self.resident:
             for p in group:
