@@ -330,6 +330,9 @@ class _Gen:
             # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
             # run time keeps it from using the operands' equality
             vals[1] = self.emit(f"select({vals[1]} + {vals[1]}, {vals[1]}, prm[0] != 0u)")
+        if op in ("add", "subtract") and odt.kind == "f" and not same and self.vn.common(vals[0], vals[1]):
+            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term hidden from them
+            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {WGSL_TYPE[odt]}(1), prm[0] == 0u)")
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
@@ -359,6 +362,8 @@ class _Gen:
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
+        if dt.kind == "f" and op in ("multiply", "positive", "negative"):      # their multiplicands
+            self.vn.product(name, *vals) if op == "multiply" else self.vn.same_factors(name, vals[0])
         if op in ("positive", "negative") and dt.kind in "fc":
             root, neg = self.alias.get(vals[0]) or self.alias.get(self.vn.of(vals[0]), (vals[0], False))
             self.alias[name] = (root, neg != (op == "negative"))

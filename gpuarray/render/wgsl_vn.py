@@ -13,6 +13,18 @@ numbered, anything else (workgroup memory, outputs, atomics, loop variables) sta
 >>> vn.note("v3", "v2.x"); vn.note("v6", "v2.x"); vn.note("v7", "out0[gi]")
 >>> vn.of("v6"), vn.of("v7")
 ('v3', 'v7')
+
+It also keeps each float value's multiplicands (``factors``): the values a compiler could factor out of it.
+Shader compilers distribute: lavapipe and the H200 turned ``a * c + b * c`` into ``(a + b) * c``, which
+differs where a product is NaN or a signed zero (``0 * inf + 1 * inf`` is NaN, ``(0 + 1) * inf`` is inf;
+``0 * -1 + -0 * -1`` is 0, ``(0 + -0) * -1`` is -0) and rounds differently; the renderer hides one
+operand of an ``add`` or ``subtract`` whose operands share a multiplicand (``common``). A product's
+factors are its operands and theirs, a negation's its operand's, a ``select``'s those both arms share
+(a compiler can take the factor out of both).
+
+>>> vn.product("v8", "v3", "v4"); vn.product("v9", "v5", "v6")
+>>> sorted(vn.common("v8", "v9"))
+['v3']
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from __future__ import annotations
 import re
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
+_ARMS = re.compile(r"^select\((\w+), (\w+), ")
 _SAFE = re.compile(r"^(prm|in\d+|c[fiu](?:32|64)|ga_\w+|vec[234]|mat\d+x\d+|f32|f64|i32|u32|i64|u64|bool|bitcast|"
                    r"select|abs|min|max|x|y|z|w|u|lu|li|i|f|e|gi|lid)$")
 
@@ -27,11 +40,12 @@ _SAFE = re.compile(r"^(prm|in\d+|c[fiu](?:32|64)|ga_\w+|vec[234]|mat\d+x\d+|f32|
 class ValueNumbers:
     """``note`` each emitted ``let name = expr``; ``of(name)`` is its value's number (a name)."""
 
-    __slots__ = ("num", "first")
+    __slots__ = ("num", "first", "factors")
 
     def __init__(self) -> None:
         self.num: dict[str, str] = {}           # numbered name -> its number (the first name of that value)
         self.first: dict[str, str] = {}         # canonical expression -> its number
+        self.factors: dict[str, frozenset[str]] = {}    # name -> the numbers of its multiplicands
 
     def note(self, name: str, expr: str) -> None:
         num = self.num
@@ -50,6 +64,31 @@ class ValueNumbers:
         key = _TOKEN.sub(sub, expr)
         if ok:
             num[name] = self.first.setdefault(key, name)
+        if expr.startswith("select("):
+            arms = _ARMS.match(expr)
+            if arms is not None:
+                both = self.factors_of(arms.group(1)) & self.factors_of(arms.group(2))
+                if both:
+                    self.factors[name] = both
+
+    def factors_of(self, name: str) -> frozenset[str]:
+        """The numbers of the multiplicands a compiler could take out of ``name``'s value."""
+        return self.factors.get(name) or self.factors.get(self.of(name), frozenset())
+
+    def product(self, name: str, a: str, b: str) -> None:
+        """``name`` is the float product ``a * b``."""
+        self.factors[name] = frozenset((self.of(a), self.of(b))) | self.factors_of(a) | self.factors_of(b)
+
+    def same_factors(self, name: str, a: str) -> None:
+        """``name`` is ``+a`` or ``-a``."""
+        f = self.factors_of(a)
+        if f:
+            self.factors[name] = f
+
+    def common(self, a: str, b: str) -> frozenset[str]:
+        """Multiplicands ``a`` and ``b`` share: a compiler could factor ``a + b``."""
+        fa = self.factors_of(a)
+        return fa & self.factors_of(b) if fa else fa
 
     def of(self, name: str) -> str:
         return self.num.get(name, name)

@@ -1,0 +1,78 @@
+"""Sums of products keep NumPy's NaNs and signed zeros: shader compilers distribute ``a * c + b * c``
+into ``(a + b) * c`` (lavapipe and the H200 did), which loses a NaN (``0 * inf + 1 * inf`` is NaN, ``(0 + 1)
+* inf`` is inf) and the sign of a zero (``0 * -1 + -0 * -1`` is 0, ``(0 + -0) * -1`` is -0); the renderer
+hides one term of such a sum from the compiler (``render/wgsl_vn.py``). Both found by the differential fuzz
+as silent wrong results of in-place programs."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+_SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -2.0, 3e38]
+_A, _B, _C = (np.array(v) for v in zip(*itertools.product(_SPECIAL, repeat=3)))
+
+_SUMS: dict[str, Callable[..., Any]] = {
+    "a*c + b*c": lambda m, a, b, c: a * c + b * c,
+    "c*a + c*b": lambda m, a, b, c: c * a + c * b,
+    "a*c - b*c": lambda m, a, b, c: a * c - b * c,
+    "a*c*b + b*c": lambda m, a, b, c: a * c * b + b * c,
+    "(a*c + b*c) + a*c": lambda m, a, b, c: (a * c + b * c) + a * c,
+    "-(a*c) + b*c": lambda m, a, b, c: -(a * c) + b * c,
+    "a*-1 + b*-1": lambda m, a, b, c: a * -1.0 + b * -1.0,
+    "a*0.5 + b*0.5": lambda m, a, b, c: a * 0.5 + b * 0.5,
+    "where(a > b, a*c, b*c) + c*c": lambda m, a, b, c: m.where(a > b, a * c, b * c) + c * c,
+    "a + a*b": lambda m, a, b, c: a + a * b,
+    "-a + -b": lambda m, a, b, c: (-a) + (-b),
+}
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Elements equal with their sign of zero, or both NaN."""
+    return ((got == want) & (np.signbit(got) == np.signbit(want))) | (np.isnan(got) & np.isnan(want))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_SUMS))
+def test_sums_of_products_of_special_values(device: xp.Device, dt: str, name: str) -> None:
+    """Every triple of eight special values through sums of products that share a multiplicand (a
+    scalar, an array, through ``where``): NumPy's values, NaNs and signs of zero."""
+    f = _SUMS[name]
+    args = [v.astype(dt) for v in (_A, _B, _C)]
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        got = np.asarray(f(xp, *(xp.asarray(v, device=device) for v in args)))
+        want = f(np, *args)
+    ok = _same(got, want)
+    assert ok.all(), (name, [(args[0][i], args[1][i], args[2][i], got[i], want[i]) for i in np.flatnonzero(~ok)[:5]])
+
+
+def test_fuzz_findings_nan_and_signed_zero(device: xp.Device) -> None:
+    """The two programs the differential fuzz found (seeds 502344 and 501876): in-place steps evaluated as
+    one kernel whose last sum adds two products by one value (-inf, then -1)."""
+    h = np.array([[-4.0, 1.109, 0.0], [-2.99, 2.0, 6.0], [np.nan, 6.0, 3.274], [0.272, -2.0, 4.957]])
+
+    def nan_program(a: Any) -> Any:
+        v0 = a.reshape(2, -1)
+        v0[1:] = v0[:-1] + v0[1:]
+        a *= float("-inf")
+        a[:-1] = a[1:]
+        a += a[::-1]
+        return a
+
+    def zero_program(a: Any) -> Any:
+        a /= float("-inf")
+        a *= -1.0
+        a += a[::-1]
+        return a
+
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for prog, start in ((nan_program, h), (zero_program, h[1:])):
+            got = np.asarray(prog(xp.asarray(start.copy(), device=device)))
+            want = prog(start.copy())
+            assert _same(got, want).all(), (got, want)
