@@ -331,8 +331,9 @@ class _Gen:
             # run time keeps it from using the operands' equality
             vals[1] = self.emit(f"select({vals[1]} + {vals[1]}, {vals[1]}, prm[0] != 0u)")
         if op in ("add", "subtract") and odt.kind == "f" and not same and self.vn.common(vals[0], vals[1]):
-            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term hidden from them
-            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {WGSL_TYPE[odt]}(1), prm[0] == 0u)")
+            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
+            # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
+            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {WGSL_TYPE[odt]}(1), {self.slot(('zero',))} != 0u)")
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
