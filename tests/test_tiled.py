@@ -100,3 +100,38 @@ def test_more_tiles_than_one_grid_dimension(wgpu_device: xp.Device, monkeypatch:
         y = x.T + 1
         got = np.asarray(y)
     assert np.array_equal(got, h.T + np.float32(1))
+
+
+@pytest.mark.parametrize("shape", [(32, 32), (64, 64), (200, 64), (130, 70)])
+def test_writes_through_a_transposed_view_read_elsewhere(wgpu_device: xp.Device, shape: tuple[int, int]) -> None:
+    """A transposed view read at other elements than the thread's own (``flip(v)`` of a write ``v += 1``
+    through ``v = a.T``, a masked ``copyto`` of ``v``'s flip, ``v.T``) is not read through the tiles, which
+    hold only the thread's elements: from 32 x 32 on these came out wrong (the differential fuzz found
+    ``np.copyto(v, v[::-1, ::-1], where=m)``)."""
+    h = RNG.integers(-9, 9, shape).astype(np.int32)
+    mask = RNG.random(shape[::-1]) < 0.5
+
+    def flip_after_add(m: Any, a: Any) -> Any:
+        v = a.T
+        v += 1
+        return v[::-1, ::-1] * 1
+
+    def transpose_after_add(m: Any, a: Any) -> Any:
+        v = a.T
+        v[...] = v + 1
+        return v.T * 1
+
+    def masked_copies(m: Any, a: Any) -> Any:
+        v = a.T
+        np.copyto(v, v[::-1, ::-1], where=mask)
+        np.copyto(v, v[::-1, ::-1], where=mask)
+        v *= 2
+        return v
+
+    with xp.config(offload="always"):
+        for prog in (flip_after_add, transpose_after_add, masked_copies):
+            assert_same(prog(xp, xp.asarray(h.copy(), device=wgpu_device)), prog(np, h.copy()))
+    x = xp.asarray(h, device=wgpu_device)
+    v = x.T
+    v += 1
+    assert [transposed_views(k) for k in schedule([(v[::-1, ::-1] * 1)._node])] == [()]

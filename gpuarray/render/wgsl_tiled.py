@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ..compiler.kernel import Kernel
+from ..compiler.kernel import INDEX_OPS, Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE
 from .wgsl import WORKGROUP, Rendered, _Gen
 from .wgsl_lib import helpers_for
@@ -44,20 +44,45 @@ TILE = 32                   # the smallest output tile: TILE x TILE, WORKGROUP /
 PAD = TILE + 1              # a tile row in workgroup memory
 BIG_TILE = 64               # where its tiles fit: 64 x 64, rows unpadded, columns swizzled
 SHARED_BYTES = 16384        # the workgroup memory WebGPU guarantees (lavapipe's limit)
+_MOVES = frozenset({"view", "reshape"}) | frozenset(INDEX_OPS)     # ops that read their operands elsewhere
 _TILE_TYPES = frozenset({np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float64)})
+
+
+def _read_in_place(kernel: Kernel) -> set[int]:
+    """Instructions whose every read is at the output element being computed: outputs, and values
+    used only by elementwise instructions of the output's shape that are themselves read so. (A value
+    read through a view, a reshape or an index op, ``flip(v)`` of a write ``v += 1`` through ``v =
+    a.T``, is read at other elements, which a thread's tile does not hold.)"""
+    ins, shape = kernel.instrs, kernel.out_shape
+    users: list[list[int]] = [[] for _ in ins]
+    for u, x in enumerate(ins):
+        for a in x.args:
+            users[a].append(u)
+    outs, ok = set(kernel.outputs), set()
+    for j in range(len(ins) - 1, -1, -1):       # users come after what they use
+        if (j in outs or users[j]) and all(u in ok and ins[u].shape == shape and ins[u].op not in _MOVES
+                                           for u in users[j]):
+            ok.add(j)
+    return ok
 
 
 def transposed_views(kernel: Kernel) -> tuple[int, ...]:
     """The view instructions of ``kernel`` read transposed: a view of an input, at the output's
-    shape, that walks memory with stride 1 along the output's rows and not along its columns.
-    Empty unless the kernel is elementwise, of rank 2 or 3, with at least 32 rows and columns, and
-    its tiles fit in the workgroup memory WebGPU guarantees."""
+    shape, that walks memory with stride 1 along the output's rows and not along its columns, and
+    is read only at the output element a thread computes (``_read_in_place``). Empty unless the
+    kernel is elementwise, of rank 2 or 3, with at least 32 rows and columns, and its tiles fit in
+    the workgroup memory WebGPU guarantees."""
     shape = kernel.out_shape
     if kernel.kind != "elementwise" or len(shape) not in (2, 3) or min(shape[-2:]) < TILE:
         return ()
     found = []
+    in_place: set[int] | None = None
     for i, ins in enumerate(kernel.instrs):
         if ins.op != "view" or ins.shape != shape or kernel.instrs[ins.args[0]].op != "input":
+            continue
+        if in_place is None:
+            in_place = _read_in_place(kernel)
+        if i not in in_place:
             continue
         strides = ins.params[0]
         if strides[-2] == 1 and abs(strides[-1]) > 1 and ins.dtype in _TILE_TYPES:
