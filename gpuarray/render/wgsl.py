@@ -328,8 +328,8 @@ class _Gen:
         if op in _LAUNDER and odt.kind in "fc" and same:
             # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and
             # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
-            # run time keeps it from using the operands' equality
-            vals[1] = self.emit(f"select({vals[1]} + {vals[1]}, {vals[1]}, prm[0] != 0u)")
+            # run time (a zero parameter) keeps it from using the operands' equality
+            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {vals[1]}, {self.slot(('zero',))} != 0u)")
         if op in ("add", "subtract") and odt.kind == "f" and not same and self.vn.common(vals[0], vals[1]):
             # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
             # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
@@ -356,10 +356,10 @@ class _Gen:
             # a number, not NaN, for min(x, x) / (x * x) at x = 0).
             # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
-            # Hide it behind a value known only at run time: prm[0], the element count, is
-            # never 0 when a kernel runs.
+            # Hide it behind a value known only at run time: a zero parameter (not prm[0], the element
+            # count, which a compiler can know to be nonzero past the bounds test).
             alt = f"!({expr})" if dt == np.bool_ else f"(({expr}) + {WGSL_TYPE[dt]}(1))"
-            expr = f"select({expr}, {alt}, prm[0] == 0u)"
+            expr = f"select({expr}, {alt}, {self.slot(('zero',))} != 0u)"
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
