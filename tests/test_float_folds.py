@@ -30,6 +30,7 @@ _SUMS: dict[str, Callable[..., Any]] = {
     "a*-1 + b*-1": lambda m, a, b, c: a * -1.0 + b * -1.0,
     "a*0.5 + b*0.5": lambda m, a, b, c: a * 0.5 + b * 0.5,
     "where(a > b, a*c, b*c) + c*c": lambda m, a, b, c: m.where(a > b, a * c, b * c) + c * c,
+    "square(a) + a*b": lambda m, a, b, c: m.square(a) + a * b,
     "a + a*b": lambda m, a, b, c: a + a * b,
     "-a + -b": lambda m, a, b, c: (-a) + (-b),
 }
