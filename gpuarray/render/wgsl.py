@@ -363,8 +363,8 @@ class _Gen:
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
-        if dt.kind == "f" and op in ("multiply", "square", "positive", "negative"):      # their multiplicands
-            self.vn.product(name, vals[0], vals[-1]) if op in ("multiply", "square") else self.vn.same_factors(name, vals[0])
+        if dt.kind == "f":
+            self.vn.float_op(name, op, vals)        # the multiplicands of products and negations
         if op in ("positive", "negative") and dt.kind in "fc":
             root, neg = self.alias.get(vals[0]) or self.alias.get(self.vn.of(vals[0]), (vals[0], False))
             self.alias[name] = (root, neg != (op == "negative"))

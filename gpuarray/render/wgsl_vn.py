@@ -85,6 +85,14 @@ class ValueNumbers:
         if f:
             self.factors[name] = f
 
+    def float_op(self, name: str, op: str, args: list[str]) -> None:
+        """``name`` is the float ``op`` of ``args``: note the multiplicands of ``multiply``, ``square``
+        (``a * a``), ``positive`` and ``negative``."""
+        if op in ("multiply", "square"):
+            self.product(name, args[0], args[-1])
+        elif op in ("positive", "negative"):
+            self.same_factors(name, args[0])
+
     def common(self, a: str, b: str) -> frozenset[str]:
         """Multiplicands ``a`` and ``b`` share: a compiler could factor ``a + b``."""
         fa = self.factors_of(a)
