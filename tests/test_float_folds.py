@@ -2,7 +2,9 @@
 into ``(a + b) * c`` (lavapipe and the H200 did), which loses a NaN (``0 * inf + 1 * inf`` is NaN, ``(0 + 1)
 * inf`` is inf) and the sign of a zero (``0 * -1 + -0 * -1`` is 0, ``(0 + -0) * -1`` is -0); the renderer
 hides one term of such a sum from the compiler (``render/wgsl_vn.py``). Both found by the differential fuzz
-as silent wrong results of in-place programs."""
+as silent wrong results of in-place programs. Compilers also cancel a term a sum adds and takes away
+(``(b + b) - b`` came out ``b`` on lavapipe: inf, not NaN, at b = inf; found by the expression fuzz), and
+``square(a)`` is the product ``a * a`` to them."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ _SUMS: dict[str, Callable[..., Any]] = {
     "a*0.5 + b*0.5": lambda m, a, b, c: a * 0.5 + b * 0.5,
     "where(a > b, a*c, b*c) + c*c": lambda m, a, b, c: m.where(a > b, a * c, b * c) + c * c,
     "square(a) + a*b": lambda m, a, b, c: m.square(a) + a * b,
+    "(a + a) - a": lambda m, a, b, c: (a + a) - a,
+    "(a - b) + b": lambda m, a, b, c: (a - b) + b,
+    "a + (b - a)": lambda m, a, b, c: a + (b - a),
     "a + a*b": lambda m, a, b, c: a + a * b,
     "-a + -b": lambda m, a, b, c: (-a) + (-b),
 }

@@ -25,6 +25,9 @@ factors are its operands and theirs, a negation's its operand's, a ``select``'s 
 >>> vn.product("v8", "v3", "v4"); vn.product("v9", "v5", "v6")
 >>> sorted(vn.common("v8", "v9"))
 ['v3']
+
+The terms of sums are kept alike: compilers cancel a term that a sum adds and takes away (``(b + b) - b``
+came out ``b`` on lavapipe), so an ``add`` or ``subtract`` of operands that share a term is hidden too.
 """
 
 from __future__ import annotations
@@ -40,12 +43,13 @@ _SAFE = re.compile(r"^(prm|in\d+|c[fiu](?:32|64)|ga_\w+|vec[234]|mat\d+x\d+|f32|
 class ValueNumbers:
     """``note`` each emitted ``let name = expr``; ``of(name)`` is its value's number (a name)."""
 
-    __slots__ = ("num", "first", "factors")
+    __slots__ = ("num", "first", "factors", "terms")
 
     def __init__(self) -> None:
         self.num: dict[str, str] = {}           # numbered name -> its number (the first name of that value)
         self.first: dict[str, str] = {}         # canonical expression -> its number
         self.factors: dict[str, frozenset[str]] = {}    # name -> the numbers of its multiplicands
+        self.terms: dict[str, frozenset[str]] = {}      # name (a float sum) -> the numbers of its terms
 
     def note(self, name: str, expr: str) -> None:
         num = self.num
@@ -92,11 +96,20 @@ class ValueNumbers:
             self.product(name, args[0], args[-1])
         elif op in ("positive", "negative"):
             self.same_factors(name, args[0])
+        elif op in ("add", "subtract"):
+            self.terms[name] = self.terms_of(args[0]) | self.terms_of(args[1])
+
+    def terms_of(self, name: str) -> frozenset[str]:
+        """The numbers of ``name``'s value and of the terms of the sums it is made of."""
+        num = self.of(name)
+        return self.terms.get(name, frozenset()) | self.terms.get(num, frozenset()) | {num}
 
     def common(self, a: str, b: str) -> frozenset[str]:
-        """Multiplicands ``a`` and ``b`` share: a compiler could factor ``a + b``."""
+        """Multiplicands ``a`` and ``b`` share (a compiler could factor ``a + b``), or terms (it could cancel
+        ``(b + b) - b`` to ``b``: lavapipe did, which is inf, not NaN, at b = inf)."""
         fa = self.factors_of(a)
-        return fa & self.factors_of(b) if fa else fa
+        both = fa & self.factors_of(b) if fa else fa
+        return both or (self.terms_of(a) & self.terms_of(b))
 
     def of(self, name: str) -> str:
         return self.num.get(name, name)
