@@ -136,6 +136,19 @@ ORACLE.update(fmax=zero_tie_first(np.fmax), fmin=zero_tie_first(np.fmin))
 # numpy.exp2 of an integer is float16 (which gpuarray has not); gpuarray.special.exp2 computes integers
 # in the default float, like SciPy's exp2 and the other special functions (whose oracle is the host
 # implementation in float64, rounded once; tests/test_special_ops.py checks it against SciPy).
+
+
+def _clip_keep_x(x: Any, lo: Any, hi: Any) -> Any:
+    """The clip_ties op (numpy.clip with scalar bounds): lo where x is below it, then hi where that is above
+    it (x kept at a +-0 tie, as NumPy's loop for scalar bounds does), NaN where an operand is NaN."""
+    t = np.where(lo > x, lo, x)
+    r = np.where(t > hi, hi, t)
+    if r.dtype.kind == "f":
+        r = np.where(np.isnan(x), x, np.where(np.isnan(lo), lo, np.where(np.isnan(hi), hi, r)))
+    return r
+
+
+ORACLE["clip_ties"] = _clip_keep_x
 ORACLE["exp2"] = lambda x: np.exp2(x if np.asarray(x).dtype.kind == "f" else np.asarray(x, np.float64))
 
 
@@ -562,8 +575,9 @@ def test_python_int_out_of_range_through_numpy_ufuncs(ufunc: np.ufunc, device: x
 # ---------------------------------------------------------------- where (three operands)
 @pytest.mark.parametrize(("name", "dt"), _cases(3))
 def test_ternary(name: str, dt: np.dtype, device: xp.Device) -> None:
-    """Three-operand ops: ``where`` (a boolean condition, then two ``dt`` operands, broadcast) and the SciPy
-    special functions of three operands (``betainc``, ``betaincc``: every triple of ``binary_axis``'s values)."""
+    """Three-operand ops: ``where`` (a boolean condition, then two ``dt`` operands, broadcast), ``clip_ties`` and the
+    SciPy special functions of three operands (``betainc``, ``betaincc``): every triple of ``binary_axis``'s
+    values."""
     _maybe_skip(dt, device)
     opdef = OPS[name]
     fn = namespace_fn(name)
@@ -575,6 +589,11 @@ def test_ternary(name: str, dt: np.dtype, device: xp.Device) -> None:
         for s in _scalars(opdef, dt):
             check(fn(_upload(x1, device), s, _upload(x1[::-1].copy(), device)), oracle(opdef, x1, s, x1[::-1]),
                   opdef, f"{name}({dt}, {s!r}, {dt})", (x1, s, x1[::-1]))
+        return
+    if name == "clip_ties":             # x, lo, hi: every triple of the axis's values
+        x, lo, hi = x1[:, None, None], x1[None, :, None], x1[None, None, :]
+        check(fn(_upload(x, device), _upload(lo, device), _upload(hi, device)), oracle(opdef, x, lo, hi), opdef,
+              f"clip_ties({dt} triples)", (x, lo, hi))
         return
     cond = (np.arange(x1.size) % 3 == 0)[:, None, None]
     a, b = x1[None, :, None], x1[::-1][None, None, :]

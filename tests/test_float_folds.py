@@ -84,3 +84,27 @@ def test_fuzz_findings_nan_and_signed_zero(device: xp.Device) -> None:
             got = np.asarray(prog(xp.asarray(start.copy(), device=device)))
             want = prog(start.copy())
             assert _same(got, want).all(), (got, want)
+
+
+_CLIP_VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, 2.0]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_clip_keeps_numpy_ties_and_nans(device: xp.Device, dt: str) -> None:
+    """``np.clip`` and ``xp.clip`` with scalar bounds keep ``x`` at a +-0 tie (NumPy's
+    ``clip(-0.0, 0.0, 1.0)`` is -0.0; ``maximum``/``minimum`` gave 0.0, found by the fuzz), with array
+    bounds take the bound as NumPy's SIMD loop does, and give NaN where any operand is NaN: every x against
+    every pair of bounds among nine special values, on both devices."""
+    h = np.array(_CLIP_VALUES * 3, dtype=dt)
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        x = xp.asarray(h, device=device)
+        for lo in _CLIP_VALUES:
+            for hi in _CLIP_VALUES:
+                want = np.clip(h, np.dtype(dt).type(lo), np.dtype(dt).type(hi))
+                for got in (np.clip(x, np.dtype(dt).type(lo), np.dtype(dt).type(hi)), xp.clip(x, lo, hi)):
+                    assert _same(np.asarray(got), want).all(), (lo, hi, np.asarray(got), want)
+        lo, hi = (np.array(v, dtype=dt) for v in zip(*itertools.product(_CLIP_VALUES, repeat=2)))
+        hx = np.resize(h, lo.shape)
+        want = np.clip(hx, lo, hi)
+        got = np.clip(xp.asarray(hx, device=device), xp.asarray(lo, device=device), xp.asarray(hi, device=device))
+        assert _same(np.asarray(got), want).all()

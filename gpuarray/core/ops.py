@@ -118,6 +118,16 @@ def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.power(a, b)
 
 
+def _clip_ties(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo where x is below it, then hi where that is above it: x kept at a +-0 tie (NumPy's loop for scalar
+    bounds; its loop for arrays takes the bound), NaN where an operand is NaN."""
+    t = np.where(lo > x, lo, x)
+    r = np.where(t > hi, hi, t)
+    if r.dtype.kind == "f":
+        r = np.where(np.isnan(x), x, np.where(np.isnan(lo), lo, np.where(np.isnan(hi), hi, r)))
+    return r
+
+
 def _shift(fn: Callable[..., Any]) -> Callable[..., Any]:
     def impl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # NumPy defines shifts past the width (0, or -1 for negative >>); negative
@@ -476,5 +486,9 @@ for _name, _sufunc, _nargs, _body, _host in _special:
 
 # ---- selection
 op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)
+# numpy.clip with both bounds (interop.ufuncs.COMPOSED, namespace clip): NumPy keeps x at a +-0 tie
+# (clip(-0.0, 0.0, 1.0) is -0.0), which maximum/minimum do not
+op("clip_ties", None, 3, "real numeric", {"f": "ga_clip_{S}({0}, {1}, {2})", "int": "min(max({0}, {1}), {2})"},
+   host=_clip_ties, module=INTERNAL)
 
 UFUNC_TO_OP: dict[str, str] = {d.ufunc: n for n, d in OPS.items() if d.ufunc}

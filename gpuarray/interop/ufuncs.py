@@ -70,6 +70,15 @@ def _frexp(x: GpuArray) -> tuple[GpuArray, GpuArray]:
     return apply(OPS["ldexp"], x, apply(OPS["negative"], e)), e
 
 
+def clip_values(x: Any, lo: Any, hi: Any) -> Any:
+    """``numpy.clip`` with both bounds as NumPy's loops give it at a +-0 tie: ``x`` kept where the bounds
+    are scalars (``clip(-0.0, 0.0, 1.0)`` is -0.0), the bound where they are arrays (its SIMD loop takes
+    ``maximum(x, lo)`` and then ``minimum(t, hi)``, the second operand at a tie)."""
+    if getattr(lo, "ndim", 0) == 0 and getattr(hi, "ndim", 0) == 0:
+        return apply(OPS["clip_ties"], x, lo, hi)
+    return apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi)
+
+
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).
 # Each impl gets operands already in one compute dtype and returns one GpuArray per ufunc output.
 # divmod is here because an op-table entry has one result and divmod has two (it is floor_divide
@@ -78,8 +87,7 @@ def _frexp(x: GpuArray) -> tuple[GpuArray, GpuArray]:
 # Every other ufunc is one op-table entry (fmax, heaviside, deg2rad, float_power ...: _ops.py).
 COMPOSED: dict[str, tuple[str, Callable[..., tuple]]] = {
     "divmod": ("real numeric", lambda a, b: (apply(OPS["floor_divide"], a, b), apply(OPS["remainder"], a, b))),
-    "clip": ("real numeric", lambda x, lo, hi: (
-        apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi),)),
+    "clip": ("real numeric", lambda x, lo, hi: (clip_values(x, lo, hi),)),
     "modf": ("real floating", _modf),
     "logaddexp2": ("real floating", _logaddexp2),
     "frexp": ("real floating", _frexp),

@@ -47,8 +47,12 @@ SPECIAL: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[na
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
-    """Clamp ``x`` to [min, max] (NaN propagates, as in NumPy); keeps ``x``'s dtype."""
+    """Clamp ``x`` to [min, max] (NaN propagates, and ``x`` is kept at a +-0 tie, as in NumPy); keeps ``x``'s
+    dtype."""
     out = x
+    if min is not None and max is not None and getattr(min, "ndim", 0) == 0 and getattr(max, "ndim", 0) == 0:
+        out = apply(OPS["clip_ties"], x, min, max)       # x kept at a +-0 tie with scalar bounds, as NumPy does
+        return out.astype(x.dtype) if out.dtype != x.dtype else out
     if min is not None:
         out = apply(OPS["maximum"], out, min)
     if max is not None:

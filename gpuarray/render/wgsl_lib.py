@@ -108,6 +108,13 @@ FLT["maximum"] = """fn ga_maximum_{S}(a: {T}, b: {T}) -> {T} {
 FLT["minimum"] = """fn ga_minimum_{S}(a: {T}, b: {T}) -> {T} {
   return select(b, a, ga_minkey_{S}(a) < ga_minkey_{S}(b));
 }"""
+FLT["clip"] = """fn ga_clip_{S}(x: {T}, lo: {T}, hi: {T}) -> {T} {
+  // NumPy's clip: lo where x is below it, then hi where that is above it (a +-0 tie keeps x), a NaN operand's
+  // NaN; compared by maximum's integer keys: compilers make a select on x < lo into max(x, lo), 0 at x = -0
+  let t = select(x, lo, ga_maxkey_{S}(lo) > ga_maxkey_{S}(x));
+  let r = select(t, hi, ga_maxkey_{S}(t) > ga_maxkey_{S}(hi));
+  return select(select(select(r, hi, ga_isnan_{S}(hi)), lo, ga_isnan_{S}(lo)), x, ga_isnan_{S}(x));
+}"""
 FLT["sign"] = """fn ga_sign_{S}(x: {T}) -> {T} {
   // bit tests: lavapipe rewrote the comparison version into one that gives -0 for +0
   if (ga_isnan_{S}(x)) { return x; }
