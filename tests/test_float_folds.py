@@ -108,3 +108,26 @@ def test_clip_keeps_numpy_ties_and_nans(device: xp.Device, dt: str) -> None:
         want = np.clip(hx, lo, hi)
         got = np.clip(xp.asarray(hx, device=device), xp.asarray(lo, device=device), xp.asarray(hi, device=device))
         assert _same(np.asarray(got), want).all()
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_equal_operands_and_negated_terms(device: xp.Device, dt: str) -> None:
+    """``a - where(c, a, a)``, ``(c - b) + minimum(b, b)`` and ``-c + (c - b)`` (also with ``b`` read
+    transposed through the tiled kernel): NaN where NumPy's is. Compilers know ``where(c, a, a)`` and
+    ``minimum(b, b)`` to be ``a`` and ``b``, then fold ``a - a`` to 0 and cancel the terms (found by the
+    expression fuzz, seeds 1478, 1249, 1532)."""
+    rng = np.random.default_rng(7)
+    pick = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -2.0, 0.5])
+    a, b, c = (pick[rng.integers(0, pick.size, (64, 64))].astype(dt) for _ in range(3))
+    fs: list[Callable[..., Any]] = [
+        lambda m, a, b, c: a - m.where(b > c, a, a),
+        lambda m, a, b, c: (c - b) + m.minimum(b, b),
+        lambda m, a, b, c: (c - b.T) + m.maximum(b.T, b.T),
+        lambda m, a, b, c: m.negative(c) + (c - b),
+        lambda m, a, b, c: (-c + (c - b.T)) * 2.0,
+    ]
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for f in fs:
+            got = np.asarray(f(xp, *(xp.asarray(v, device=device) for v in (a, b, c))))
+            want = f(np, a, b, c)
+            assert _same(got, want).all()

@@ -156,8 +156,8 @@ def render_tiled(kernel: Kernel, variant: tuple[tuple[int, ...], int]) -> Render
     out_stores: list[str] = []
     for k in range(tile // per):            # compute: output (r0 + ty + per k, c0 + tx)
         fresh_block()
-        for i in views:
-            g.named[i] = f"tile{i}[{at('tx', f'ty + {per * k}u')}]"
+        for i in views:         # a name, so that value numbers see its reads as one value (min(x, x) is x)
+            g.named[i] = g.emit(f"tile{i}[{at('tx', f'ty + {per * k}u')}]")
         g.lines.append(f"  let gi{k} = (bb * R + min(r0 + ty + {per * k}u, R - 1u)) * C + min(c0 + tx, C - 1u);")
         stores = []
         for j, o in enumerate(kernel.outputs):

@@ -36,6 +36,8 @@ import re
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 _ARMS = re.compile(r"^select\((\w+), (\w+), ")
+# expressions that are their first operand when their two operands are one value
+_SAME_ARGS = re.compile(r"^(?:select\((\w+), (\w+), .*\)|ga_(?:maximum|minimum|fmax|fmin)_\w+\((\w+), (\w+)\))$")
 _SAFE = re.compile(r"^(prm|in\d+|c[fiu](?:32|64)|ga_\w+|vec[234]|mat\d+x\d+|f32|f64|i32|u32|i64|u64|bool|bitcast|"
                    r"select|abs|min|max|x|y|z|w|u|lu|li|i|f|e|gi|lid)$")
 
@@ -66,7 +68,12 @@ class ValueNumbers:
             return t
 
         key = _TOKEN.sub(sub, expr)
-        if ok:
+        same = _SAME_ARGS.match(expr)
+        args = (same.group(1), same.group(2)) if same is not None and same.group(1) else \
+            (same.group(3), same.group(4)) if same is not None else None
+        if args is not None and self.of(args[0]) == self.of(args[1]):
+            num[name] = self.of(args[0])        # select(x, x, c), maximum(x, x) ...: x, as compilers know
+        elif ok:
             num[name] = self.first.setdefault(key, name)
         if expr.startswith("select("):
             arms = _ARMS.match(expr)
@@ -96,6 +103,7 @@ class ValueNumbers:
             self.product(name, args[0], args[-1])
         elif op in ("positive", "negative"):
             self.same_factors(name, args[0])
+            self.terms[name] = self.terms_of(args[0])         # -c + (c - b) cancels as c - c does
         elif op in ("add", "subtract"):
             self.terms[name] = self.terms_of(args[0]) | self.terms_of(args[1])
 
