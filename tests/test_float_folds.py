@@ -131,3 +131,26 @@ def test_equal_operands_and_negated_terms(device: xp.Device, dt: str) -> None:
             got = np.asarray(f(xp, *(xp.asarray(v, device=device) for v in (a, b, c))))
             want = f(np, a, b, c)
             assert _same(got, want).all()
+
+
+_SELECTS: dict[str, Callable[..., Any]] = {
+    "where(a > b, a, b)": lambda m, a, b: m.where(a > b, a, b),
+    "where(a < b, a, b)": lambda m, a, b: m.where(a < b, a, b),
+    "where(a >= b, a, b)": lambda m, a, b: m.where(a >= b, a, b),
+    "where(a > b, b, a)": lambda m, a, b: m.where(a > b, b, a),
+    "where(a < 0, 0, a)": lambda m, a, b: m.where(a < 0.0, 0.0, a),
+    "where(a == b, a, b)": lambda m, a, b: m.where(a == b, a, b),
+    "a * (a > 0)": lambda m, a, b: a * (a > 0),
+}
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_selects_on_a_comparison_of_their_arms(device: xp.Device, dt: str) -> None:
+    """``where(a > b, a, b)`` and its kin are not ``max(a, b)``: NaN in ``b`` gives NaN, a tie of zeros
+    gives ``b``. A compiler that turns such a select into a max (lavapipe did so to ``clip``'s selects) would
+    change both; every pair of eight special values."""
+    a, b = (np.tile(np.array(v), 8).astype(dt) for v in zip(*itertools.product(_SPECIAL, repeat=2)))
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for name, f in _SELECTS.items():
+            got = np.asarray(f(xp, xp.asarray(a, device=device), xp.asarray(b, device=device)))
+            assert _same(got, f(np, a, b)).all(), name
