@@ -154,3 +154,29 @@ def test_selects_on_a_comparison_of_their_arms(device: xp.Device, dt: str) -> No
         for name, f in _SELECTS.items():
             got = np.asarray(f(xp, xp.asarray(a, device=device), xp.asarray(b, device=device)))
             assert _same(got, f(np, a, b)).all(), name
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_minus_its_own_real_part(device: xp.Device, dt: str) -> None:
+    """``z - z.real`` where the real part is the same value as ``z``'s (after ``z[...] = nan``, a broadcast
+    constant): NaN in the real part as NumPy's ``(nan - nan) + 0j``; the real operand, cast to complex, is kept
+    from the compiler, which folded ``re(z) - re(z)`` to 0 (fuzz seed 901312)."""
+    parts = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5]
+    h = np.array([complex(a, b) for a in parts for b in parts], dtype=dt)
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for fill in (complex(np.nan, 0.0), complex(np.inf, 1.0), None):
+            z, hz = xp.asarray(h, device=device), h.copy()
+            if fill is not None:
+                z[...] = fill
+                hz[...] = fill
+            for f in (lambda w: w - w.real, lambda w: w + (-w.real), lambda w: w.real - w):
+                got, want = np.asarray(f(z)), f(hz)
+                for part in (np.real, np.imag):
+                    assert _same(part(got), part(want)).all(), (fill, part(got), part(want))
+            a, ha = xp.asarray(h[:1], device=device).reshape(()), h[:1].reshape(()).copy()
+            v, hv = a.real, ha.real
+            a[...] = complex(np.nan, 0.0)
+            ha[...] = complex(np.nan, 0.0)
+            a -= v
+            ha -= hv
+            assert _same(np.asarray(a).real, ha.real).all() and _same(np.asarray(a).imag, ha.imag).all()

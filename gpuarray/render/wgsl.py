@@ -396,16 +396,15 @@ class _Gen:
                 return f"(ga_isnan_{_suffix(src)}({v}) || {v} != {WGSL_TYPE[src]}(0))"
             return f"({v} != {WGSL_TYPE[src]}(0))"
         if dst.kind == "c":
-            # The imaginary part is a +0 read from ``prm``: as a literal, the compiler would fold
-            # ``0 * y`` to 0 and ``x + 0`` to x in the complex arithmetic that follows, which
-            # changes the sign of zero results (NumPy converts to complex and multiplies).
-            ft = WGSL_TYPE[real_dtype(dst)]
-            zero = f"{ft}(bitcast<f32>({self.slot(('zero',))}))"
+            # The imaginary part is a +0 read from ``prm`` (a literal would let the compiler fold ``0 * y``, ``x + 0``:
+            # signs of zero), the real part behind it too (``z - real(z)`` folded to 0 for NaN: the fuzz found it)
+            ft, z = WGSL_TYPE[real_dtype(dst)], self.slot(("zero",))
+            zero = f"{ft}(bitcast<f32>({z}))"
             if src.kind == "c":
                 return f"{t}({v})"
             if src == np.bool_:
                 return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
-            return f"{t}({ft}({v}), {zero})"
+            return f"{t}(select({ft}({v}), {ft}({v}) + {ft}(1), {z} != 0u), {zero})"
         if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
             return f"ga_fromf32_f64({v})"
         if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
