@@ -180,3 +180,21 @@ def test_complex_minus_its_own_real_part(device: xp.Device, dt: str) -> None:
             a -= v
             ha -= hv
             assert _same(np.asarray(a).real, ha.real).all() and _same(np.asarray(a).imag, ha.imag).all()
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_sums_keep_their_terms(device: xp.Device, dt: str) -> None:
+    """Complex sums that add and take away one term, part by part: ``conj(c) + (b - c)`` (its real part is
+    ``re(c) + (re(b) - re(c))``, which compilers cancelled to ``re(b)``: -0 for NumPy's 0 at re(c) = 1, re(b)
+    = -0; expression fuzz seed 21114), ``(b - c) + c``, ``-c + (c + b)``."""
+    parts = [0.0, -0.0, 1.0, -2.0, 0.5, np.inf, -np.inf, np.nan]
+    vals = np.array([complex(x, y) for x in parts for y in parts], dtype=dt)
+    b, c = (np.array(v, dtype=dt) for v in zip(*itertools.product(vals[::3], repeat=2)))
+    fs: list[Callable[..., Any]] = [lambda m, b, c: m.conj(c) + (b - c), lambda m, b, c: (b - c) + c,
+                                    lambda m, b, c: -c + (c + b)]
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        for f in fs:
+            got = np.asarray(f(xp, xp.asarray(b, device=device), xp.asarray(c, device=device)))
+            want = f(np, b, c)
+            for part in (np.real, np.imag):
+                assert _same(part(got), part(want)).all()

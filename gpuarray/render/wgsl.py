@@ -330,7 +330,7 @@ class _Gen:
             # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
             # run time (a zero parameter) keeps it from using the operands' equality
             vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {vals[1]}, {self.slot(('zero',))} != 0u)")
-        if op in ("add", "subtract") and odt.kind == "f" and not same and self.vn.common(vals[0], vals[1]):
+        if op in ("add", "subtract") and odt.kind in "fc" and not same and self.vn.common(vals[0], vals[1]):
             # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
             # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
             vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {WGSL_TYPE[odt]}(1), {self.slot(('zero',))} != 0u)")
@@ -363,7 +363,7 @@ class _Gen:
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
-        if dt.kind == "f":
+        if dt.kind in "fc":
             self.vn.float_op(name, op, vals)        # the multiplicands of products and negations
         if op in ("positive", "negative") and dt.kind in "fc":
             root, neg = self.alias.get(vals[0]) or self.alias.get(self.vn.of(vals[0]), (vals[0], False))

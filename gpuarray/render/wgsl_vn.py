@@ -97,11 +97,11 @@ class ValueNumbers:
             self.factors[name] = f
 
     def float_op(self, name: str, op: str, args: list[str]) -> None:
-        """``name`` is the float ``op`` of ``args``: note the multiplicands of ``multiply``, ``square``
-        (``a * a``), ``positive`` and ``negative``."""
+        """``name`` is the float or complex ``op`` of ``args``: note the multiplicands of ``multiply``,
+        ``square`` (``a * a``), ``positive``, ``negative`` and ``conj``, and the terms of sums."""
         if op in ("multiply", "square"):
             self.product(name, args[0], args[-1])
-        elif op in ("positive", "negative"):
+        elif op in ("positive", "negative", "conj"):        # (complex: each part by itself)
             self.same_factors(name, args[0])
             self.terms[name] = self.terms_of(args[0])         # -c + (c - b) cancels as c - c does
         elif op in ("add", "subtract"):
