@@ -24,6 +24,7 @@ from ..core import dtypes as _dtypes
 from ..core.ops import OPS, UFUNC_TO_OP
 from ..graph.node import make
 from ..graph.shapes import broadcast_shapes
+from ..namespace.elementwise import clip_values
 from ..namespace.manipulation import broadcast_to, reshape
 from ..runtime.devices import Device
 from .complex_order import ORDERING, complex_extreme, ordered
@@ -68,15 +69,6 @@ def _frexp(x: GpuArray) -> tuple[GpuArray, GpuArray]:
     mantissa ``ldexp(x, -exponent)``, exact (x itself where the exponent is 0); one fused kernel."""
     e = apply(OPS["frexp_exponent"], x)
     return apply(OPS["ldexp"], x, apply(OPS["negative"], e)), e
-
-
-def clip_values(x: Any, lo: Any, hi: Any) -> Any:
-    """``numpy.clip`` with both bounds as NumPy's loops give it at a +-0 tie: ``x`` kept where the bounds
-    are scalars (``clip(-0.0, 0.0, 1.0)`` is -0.0), the bound where they are arrays (its SIMD loop takes
-    ``maximum(x, lo)`` and then ``minimum(t, hi)``, the second operand at a tie)."""
-    if getattr(lo, "ndim", 0) == 0 and getattr(hi, "ndim", 0) == 0:
-        return apply(OPS["clip_ties"], x, lo, hi)
-    return apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi)
 
 
 # ufuncs that are not one op-table entry but a few of them: name -> (dtype category, impl).

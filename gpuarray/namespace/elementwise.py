@@ -46,12 +46,22 @@ FUNCTIONS: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[
 SPECIAL: dict[str, Any] = {name: f for name, f in OP_FUNCTIONS.items() if OPS[name].module == "special"}
 
 
+def clip_values(x: Any, lo: Any, hi: Any) -> Any:
+    """``x`` clipped to both bounds as NumPy's loops give it at a +-0 tie: ``x`` kept where the bounds are
+    scalars (``clip(-0.0, 0.0, 1.0)`` is -0.0; the ``clip_ties`` op), the bound where they are arrays (NumPy's
+    SIMD loop takes ``maximum(x, lo)`` and then ``minimum(t, hi)``, the second operand at a tie). The result
+    dtype is the operands' promotion (``numpy.clip``'s; ``clip`` casts back to ``x``'s)."""
+    if getattr(lo, "ndim", 0) == 0 and getattr(hi, "ndim", 0) == 0:
+        return apply(OPS["clip_ties"], x, lo, hi)
+    return apply(OPS["minimum"], apply(OPS["maximum"], x, lo), hi)
+
+
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
     """Clamp ``x`` to [min, max] (NaN propagates, and ``x`` is kept at a +-0 tie, as in NumPy); keeps ``x``'s
     dtype."""
     out = x
-    if min is not None and max is not None and getattr(min, "ndim", 0) == 0 and getattr(max, "ndim", 0) == 0:
-        out = apply(OPS["clip_ties"], x, min, max)       # x kept at a +-0 tie with scalar bounds, as NumPy does
+    if min is not None and max is not None:
+        out = clip_values(x, min, max)
         return out.astype(x.dtype) if out.dtype != x.dtype else out
     if min is not None:
         out = apply(OPS["maximum"], out, min)
