@@ -193,6 +193,10 @@ class _Gen:
         self.vn.note(name, expr)
         return name
 
+    def hidden(self, v: str, alt: str) -> str:
+        """``v`` behind a select on a zero parameter (never ``alt`` at run time): the compiler cannot use its value."""
+        return f"select({v}, {alt}, {self.slot(('zero',))} != 0u)"
+
     def slot(self, spec: tuple) -> str:
         if spec not in self.slots:
             self.slots[spec] = len(self.slots) + 1
@@ -326,14 +330,13 @@ class _Gen:
         roots = [self.alias.get(v) or self.alias.get(self.vn.of(v), (v, False)) for v in vals]
         same = len(roots) == 2 and self.vn.of(roots[0][0]) == self.vn.of(roots[1][0])     # one value (wgsl_vn.py)
         if op in _LAUNDER and odt.kind in "fc" and same:
-            # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and
-            # NaN (and complex128 1 + nan i for inf parts); the divisor behind a value known only at
-            # run time (a zero parameter) keeps it from using the operands' equality
-            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {vals[1]}, {self.slot(('zero',))} != 0u)")
+            # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and NaN (and
+            # complex128 1 + nan i for inf parts); the divisor hidden keeps it from using the operands' equality
+            vals[1] = self.emit(self.hidden(vals[1], f"{vals[1]} + {vals[1]}"))
         if op in ("add", "subtract") and odt.kind in "fc" and not same and self.vn.common(vals[0], vals[1]):
             # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
             # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
-            vals[1] = self.emit(f"select({vals[1]}, {vals[1]} + {WGSL_TYPE[odt]}(1), {self.slot(('zero',))} != 0u)")
+            vals[1] = self.emit(self.hidden(vals[1], f"{vals[1]} + {WGSL_TYPE[odt]}(1)"))
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
@@ -356,10 +359,8 @@ class _Gen:
             # a number, not NaN, for min(x, x) / (x * x) at x = 0).
             # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
-            # Hide it behind a value known only at run time: a zero parameter (not prm[0], the element
-            # count, which a compiler can know to be nonzero past the bounds test).
-            alt = f"!({expr})" if dt == np.bool_ else f"(({expr}) + {WGSL_TYPE[dt]}(1))"
-            expr = f"select({expr}, {alt}, {self.slot(('zero',))} != 0u)"
+            # Hide it (not behind prm[0], the element count: a compiler can know it nonzero past the bounds test).
+            expr = self.hidden(expr, f"!({expr})" if dt == np.bool_ else f"(({expr}) + {WGSL_TYPE[dt]}(1))")
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
@@ -398,13 +399,13 @@ class _Gen:
         if dst.kind == "c":
             # The imaginary part is a +0 read from ``prm`` (a literal would let the compiler fold ``0 * y``, ``x + 0``:
             # signs of zero), the real part behind it too (``z - real(z)`` folded to 0 for NaN: the fuzz found it)
-            ft, z = WGSL_TYPE[real_dtype(dst)], self.slot(("zero",))
-            zero = f"{ft}(bitcast<f32>({z}))"
+            ft = WGSL_TYPE[real_dtype(dst)]
+            zero = f"{ft}(bitcast<f32>({self.slot(('zero',))}))"
             if src.kind == "c":
                 return f"{t}({v})"
             if src == np.bool_:
                 return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
-            return f"{t}(select({ft}({v}), {ft}({v}) + {ft}(1), {z} != 0u), {zero})"
+            return f"{t}({self.hidden(f'{ft}({v})', f'{ft}({v}) + {ft}(1)')}, {zero})"
         if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
             return f"ga_fromf32_f64({v})"
         if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
