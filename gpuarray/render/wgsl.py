@@ -34,7 +34,7 @@ from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
 from .wgsl_parts import _WIDE, Idx, declare_bindings, input_types, store_value
-from .wgsl_vn import ValueNumbers
+from .wgsl_vn import ValueNumbers, opaque
 
 WORKGROUP = 256
 _SMALL_WRAP = {
@@ -85,7 +85,7 @@ class Rendered:
                 vals.append(ins[spec[1]].params[spec[2]][spec[3]])
             elif kind == "extra":
                 vals.append((extra or {})[spec[1]])
-            elif kind == "zero":           # a +0.0 the compiler cannot see (bits of f32 and u32 0)
+            elif kind == "zero":           # ("zero"[, n]): a +0.0 the compiler cannot see (bits of f32 and u32 0)
                 vals.append(0)
             elif kind == "c32":         # ("c32", i[, part]): part 0 / 1 of a complex64 is its real / imaginary
                 c = ins[spec[1]]
@@ -193,9 +193,10 @@ class _Gen:
         self.vn.note(name, expr)
         return name
 
-    def hidden(self, v: str, alt: str) -> str:
-        """``v`` behind a select on a zero parameter (never ``alt`` at run time): the compiler cannot use its value."""
-        return f"select({v}, {alt}, {self.slot(('zero',))} != 0u)"
+    def hidden(self, v: str, dt: np.dtype) -> str:
+        """``v`` of ``dt`` hidden from the compiler's algebra (``wgsl_vn.opaque``), by a zero of its own (a value
+        hidden twice by one zero is ``v ^ z ^ z``, which lavapipe saw to be ``v``)."""
+        return opaque(v, dt, self.slot(("zero", sum(s[0] == "zero" for s in self.slots))))
 
     def slot(self, spec: tuple) -> str:
         if spec not in self.slots:
@@ -332,11 +333,11 @@ class _Gen:
         if op in _LAUNDER and odt.kind in "fc" and same:
             # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and NaN (and
             # complex128 1 + nan i for inf parts); the divisor hidden keeps it from using the operands' equality
-            vals[1] = self.emit(self.hidden(vals[1], f"{vals[1]} + {vals[1]}"))
+            vals[1] = self.emit(self.hidden(vals[1], odt))
         if op in ("add", "subtract") and odt.kind in "fc" and not same and self.vn.common(vals[0], vals[1]):
             # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
             # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
-            vals[1] = self.emit(self.hidden(vals[1], f"{vals[1]} + {WGSL_TYPE[odt]}(1)"))
+            vals[1] = self.emit(self.hidden(vals[1], odt))
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
@@ -360,7 +361,7 @@ class _Gen:
             # It would fold what follows, and it folds 0 / x and 0 * x to 0 even where x is 0,
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
             # Hide it (not behind prm[0], the element count: a compiler can know it nonzero past the bounds test).
-            expr = self.hidden(expr, f"!({expr})" if dt == np.bool_ else f"(({expr}) + {WGSL_TYPE[dt]}(1))")
+            expr = self.hidden(expr, dt)
         if dt in _SMALL_WRAP:
             expr = _SMALL_WRAP[dt].replace("{x}", expr)
         name = self.emit(expr)
@@ -405,7 +406,7 @@ class _Gen:
                 return f"{t}({v})"
             if src == np.bool_:
                 return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
-            return f"{t}({self.hidden(f'{ft}({v})', f'{ft}({v}) + {ft}(1)')}, {zero})"
+            return f"{t}({self.hidden(f'{ft}({v})', real_dtype(dst))}, {zero})"
         if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
             return f"ga_fromf32_f64({v})"
         if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)

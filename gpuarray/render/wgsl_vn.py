@@ -34,6 +34,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+from ..core.dtypes import WGSL_TYPE, real_dtype
+
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 _ARMS = re.compile(r"^select\((\w+), (\w+), ")
 # expressions that are their first operand when their two operands are one value
@@ -121,3 +125,22 @@ class ValueNumbers:
 
     def of(self, name: str) -> str:
         return self.num.get(name, name)
+
+
+def opaque(v: str, dt: np.dtype, zero: str) -> str:
+    """``v`` of ``dt`` with its bits xored with ``zero`` (a parameter that is 0 at run time): the same value, which
+    the compiler cannot use in its algebra. (A ``select(v, v + 1, zero != 0u)`` was undone on the H200:
+    ``x - select(x, x + 1, c)`` became ``select(x - x, ...)``, and ``x - x`` was folded to 0 where x is NaN.)
+
+    >>> opaque("v3", np.dtype("float32"), "prm[2]")
+    'bitcast<f32>(bitcast<u32>(v3) ^ u32(prm[2]))'
+    """
+    if dt == np.bool_:
+        return f"(({v}) != ({zero} != 0u))"
+    t = WGSL_TYPE[dt]
+    if dt.kind in "iu":
+        return f"(({v}) ^ {t}({zero}))"
+    bits = "u64" if real_dtype(dt) == np.float64 else "u32"
+    if dt.kind == "c":
+        return f"bitcast<{t}>(bitcast<vec2<{bits}>>({v}) ^ vec2<{bits}>({bits}({zero})))"
+    return f"bitcast<{t}>(bitcast<{bits}>({v}) ^ {bits}({zero}))"
