@@ -216,3 +216,32 @@ def test_strided_write_leaves_the_element_before_its_start(device: xp.Device, st
         b[:, start::step] = -7
         k[:, start::step] = -7
         assert np.array_equal(np.asarray(a), m) and np.array_equal(np.asarray(b), k), (step, start)
+
+
+def test_disjoint_agrees_with_numpy_on_random_places() -> None:
+    """``regions.disjoint`` (its shortcut for places that hold every element of their extent: flips and
+    transposes of the region written, no NumPy call) against ``np.shares_memory`` on random strided places
+    of one buffer, dense and not, overlapping and not, with negative strides and empty ones."""
+    rng = np.random.default_rng(7)
+    buf = np.empty(4096, np.uint8)
+    seen = {True: 0, False: 0}
+    for _ in range(3000):
+        places, arrays = [], []
+        for _ in range(2):
+            nd = int(rng.integers(1, 4))
+            shape = tuple(int(d) for d in rng.integers(0, 6, nd))
+            if rng.random() < 0.5:          # dense: a permutation and flips of C strides
+                st = list(np.cumprod((1,) + shape[:0:-1])[::-1])
+                perm = rng.permutation(nd)
+                shape, st = tuple(shape[i] for i in perm), [int(st[i]) for i in perm]
+            else:
+                st = [int(s) for s in rng.integers(1, 12, nd)]
+            st = [-s if rng.random() < 0.3 else s for s in st]
+            lo = sum((d - 1) * s for d, s in zip(shape, st) if s < 0 and d > 0)
+            off = int(rng.integers(-lo, 40 - lo))
+            places.append(regions.place(off, shape, tuple(st)))
+            arrays.append(np.lib.stride_tricks.as_strided(buf[off:], shape, tuple(st)))
+        want = not np.shares_memory(arrays[0], arrays[1])
+        assert regions.disjoint(places[0], places[1]) == want, places
+        seen[want] += 1
+    assert min(seen.values()) > 300
