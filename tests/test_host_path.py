@@ -291,6 +291,43 @@ def test_small_reads_of_every_width(wgpu_device: xp.Device) -> None:
                 assert_same(z, h)
 
 
+def test_host_fallback_downloads_its_small_inputs_together(wgpu_device: xp.Device, monkeypatch: Any) -> None:
+    """A host fallback whose inputs are several small device arrays (PCA's ``eigh`` of one 64 x 64 matrix
+    reads the gram matrix and the mean, ``C = (X.T @ X - n * m m^T) / (n - 1)`` fused into it) copies them
+    into the small read buffer in one submit and waits once (``download_many``), with every storage width
+    converted back (int8, bool, complex128 stored as i32, u32, vec2<f64>), equal to NumPy's."""
+    calls: list[int] = []
+    single: list[int] = []
+    many = wgpu_memory.WgpuMemory.download_many
+    one = wgpu_memory.WgpuMemory.download
+    monkeypatch.setattr(wgpu_memory.WgpuMemory, "download_many",
+                        lambda self, items: calls.append(len(items)) or many(self, items))
+    monkeypatch.setattr(wgpu_memory.WgpuMemory, "download",
+                        lambda self, *a: single.append(1) or one(self, *a))
+    rng = np.random.default_rng(3)
+    hx = rng.standard_normal((500, 8)).astype(np.float32)
+    with xp.config(offload="always"):
+        x = xp.asarray(hx, device=wgpu_device)
+        g, m = x.T @ x, xp.mean(x, axis=0)
+        xp.evaluate(g, m)
+        c = (g - 500 * xp.reshape(m, (-1, 1)) * xp.reshape(m, (1, -1))) / 499
+        w, v = xp.linalg.eigh(c)
+        hw, hv = np.linalg.eigh(np.cov(hx.T).astype(np.float32))
+        np.testing.assert_allclose(np.asarray(w), hw, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.abs(np.asarray(v)), np.abs(hv), atol=2e-3)
+    assert calls == [2] and not single, (calls, single)
+    from gpuarray.runtime.residency import hosts_of
+    hs = [(np.arange(5) - 2).astype(np.int8), np.array([True, False, True]), np.array([1 + 2j, complex(-0.0, -np.inf)])]
+    with xp.config(offload="always"):
+        ds = [xp.asarray(h[::-1], device=wgpu_device)[::-1] for h in hs]
+        ds = [~(~d) if d.dtype == xp.bool else 0 - (0 - d) for d in ds]      # computed on the device
+        xp.evaluate(*ds)
+        got = hosts_of([d._node.data for d in ds] + [ds[0]._node.data])
+    for gh, h in zip(got, hs + hs[:1], strict=True):
+        assert gh.dtype == h.dtype and np.array_equal(gh, h) and not gh.flags.writeable
+    assert calls[-1] == 3
+
+
 # issue 19: percentile / quantile / median over a whole array (radix selection), warm calls.
 # Python calls per warm ``percentile(x, 30)`` on this machine's lavapipe (Python 3.11): 1557 before
 # (NumPy's result dtype, virtual indices and rank layout computed again each call, every ufunc

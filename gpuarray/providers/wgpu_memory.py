@@ -186,14 +186,45 @@ class WgpuMemory:
                 self.timer.harvest()        # the queue has finished what was submitted before
         return out.reshape(shape)
 
+    def download_many(self, items: list[tuple[Any, np.dtype, tuple[int, ...]]]) -> list[np.ndarray] | None:
+        """Several small arrays ``(handle, dtype, shape)`` by one copy each into the small read buffer and
+        one mapping (one wait where ``download`` waits once an array: a host fallback's inputs); None
+        where they do not fit ``SMALL_READ`` together or one is not a small one-buffer array."""
+        sizes = [(h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items]
+        if not RAW or sum(sizes) > SMALL_READ or any(type(h) is not GpuHandle or h.nbytes == 0
+                                                     for h, _dt, _sh in items):
+            return None
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            small = self._reader()
+            starts = [sum(sizes[:i]) for i in range(len(items))]
+
+            def copies(enc: Any) -> None:
+                for (h, _dt, _sh), at, n4 in zip(items, starts, sizes, strict=True):
+                    enc.copy_buffer_to_buffer(h.buffer, 0, small.buffer, at, n4)
+
+            if self._pass is not None and self.lost is None:
+                self._submit(copies)
+            else:
+                self.flush(copies)
+            data = small.read(sum(sizes))
+            if self.timer is not None and self.timer.backlog():
+                self.timer.harvest()
+        return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
+                for (h, dt, sh), at in zip(items, starts, strict=True)]
+
+    def _reader(self) -> SmallReader:
+        if self._small is None:
+            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
+            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
+        return self._small
+
     def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
         """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset``: the open pass is
         submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
         entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
-        if self._small is None:
-            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
-            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
-        small, n4 = self._small, (nbytes + 3) // 4 * 4
+        small, n4 = self._reader(), (nbytes + 3) // 4 * 4
         if self._pass is not None and self.lost is None:        # flush, the lock and guard held
             self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
         else:

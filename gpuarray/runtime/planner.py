@@ -64,7 +64,7 @@ from ..providers.inprocess import run_kernel
 from . import calibration as _calibration
 from . import profile as _profile
 from . import replay
-from .residency import Data, element, prefix, read_ahead, remember, view_part
+from .residency import Data, element, hosts_of, prefix, read_ahead, remember, view_part
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -188,7 +188,9 @@ def bytes_to_move(kernel: Kernel, placement: Placement, seen: set[tuple[int, boo
 
 
 def _inputs_on_host(kernel: Kernel) -> list[Any]:
-    return [n.data.get_host().reshape(n.shape) for n in kernel.inputs]
+    """The kernel's inputs as host arrays, the small ones of one device downloaded together."""
+    return [h.reshape(n.shape) for n, h in zip(kernel.inputs, hosts_of([n.data for n in kernel.inputs]),
+                                                strict=True)]
 
 
 # A fallback's result (rule 2: computed on the host for an array of a GPU) of at most this many bytes is

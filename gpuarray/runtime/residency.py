@@ -177,6 +177,29 @@ class Shared:
             pass
 
 
+def hosts_of(datas: Sequence[Data]) -> list[np.ndarray]:
+    """``get_host()`` of each of ``datas``, those that are small and on one device downloaded together
+    (the provider's ``download_many``: one copy each and one wait, where one download each waits once
+    each: a host fallback's inputs).
+
+    >>> import gpuarray as xp
+    >>> a, b = xp.arange(3.0), xp.ones(2)
+    >>> _ = xp.evaluate(a, b)
+    >>> [h.tolist() for h in hosts_of([a._node.data, b._node.data])]
+    [[0.0, 1.0, 2.0], [1.0, 1.0]]
+    """
+    todo = [d for d in datas if d.host is None and d.handle is not None and
+            getattr(d.provider, "lost", None) is None and hasattr(d.provider, "download_many")]
+    if len({id(d.provider) for d in todo}) == 1 and len({id(d) for d in todo}) > 1:
+        unique = list({id(d): d for d in todo}.values())
+        hosts = unique[0].provider.download_many([(d.handle, d.dtype, d.shape) for d in unique])
+        for d, host in zip(unique, hosts or (), strict=False):
+            _metrics.add("bytes_downloaded", host.nbytes)
+            host.flags.writeable = False
+            d.host, d.recipe = host, None
+    return [d.get_host() for d in datas]
+
+
 def prefix(data: Data, shape: tuple[int, ...]) -> Data | None:
     """The first ``prod(shape)`` elements of ``data`` as data of ``shape``, without a copy: a view of
     its host array and/or a handle on its device buffer (which both then share), or None where the
