@@ -156,6 +156,38 @@ def test_selects_on_a_comparison_of_their_arms(device: xp.Device, dt: str) -> No
             assert _same(got, f(np, a, b)).all(), name
 
 
+# (left operand, right operand) of a complex product, each from ``b``
+_RELATED_PRODUCTS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
+    "conj(b) * b": (lambda m, b: m.conj(b), lambda m, b: b), "b * conj(b)": (lambda m, b: b, lambda m, b: m.conj(b)),
+    "-b * b": (lambda m, b: -b, lambda m, b: b), "b * b": (lambda m, b: b, lambda m, b: b),
+    "conj(b) * conj(b)": (lambda m, b: m.conj(b), lambda m, b: m.conj(b)),
+    "(b + b) * b": (lambda m, b: b + b, lambda m, b: b),
+    "conj(b) * (b * 2)": (lambda m, b: m.conj(b), lambda m, b: b * 2.0),
+}
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", list(_RELATED_PRODUCTS))
+def test_complex_products_of_related_operands(device: xp.Device, dt: str, name: str) -> None:
+    """A complex product of a value and its conjugate (``|z|^2`` as ``conj(z) * z``), negation or itself, over
+    every pair of special parts: each part as the textbook sums compute it, ``re = ar*br - ai*bi``, ``im = ar*bi
+    + ai*br`` (products exact here, so that no rounding or contraction differs; NumPy's own loop may use fma,
+    which differs where a product overflows). Lavapipe gave ``conj(b) * b`` the imaginary part -0 for +0
+    (``x*y + (-y)*x`` regrouped; expression fuzz seed 32028)."""
+    b = np.array([complex(x, y) for x in _SPECIAL for y in _SPECIAL], dtype=dt)
+    left, right = _RELATED_PRODUCTS[name]
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        g = xp.asarray(b, device=device)
+        got = np.asarray(left(xp, g) * right(xp, g))
+        lo, ro = left(np, b), right(np, b)
+        want = np.empty(b.shape, dt)
+        want.real = lo.real * ro.real - lo.imag * ro.imag
+        want.imag = lo.real * ro.imag + lo.imag * ro.real
+    for part in (np.real, np.imag):
+        ok = _same(part(got), part(want))
+        assert ok.all(), (name, [(b[i], got[i], want[i]) for i in np.flatnonzero(~ok)[:5]])
+
+
 @pytest.mark.parametrize("dt", ["complex64", "complex128"])
 def test_complex_minus_its_own_real_part(device: xp.Device, dt: str) -> None:
     """``z - z.real`` where the real part is the same value as ``z``'s (after ``z[...] = nan``, a broadcast

@@ -42,13 +42,11 @@ _SMALL_WRAP = {
     np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu",
 }
 
-# float32 binary ops whose result with both operands of one value is not a constant: rendered as
-# they are
+# float32 binary ops whose result with both operands of one value is not a constant: rendered as they are
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
 # float and complex ops of one value with itself whose second operand is hidden from the compiler
 _LAUNDER = frozenset({"divide", "floor_divide", "remainder", "fmod"})
-# float32 ops with a helper taking a thread's four vec4 lanes at once (render/wgsl_f32.py): in the
-# vec4 form one call per thread instead of one per lane
+# float32 ops with a helper taking a thread's four vec4 lanes at once (render/wgsl_f32.py): one call a thread
 VEC4_HELPERS = {"tanh": "ga_tanhx4_f32"}
 
 
@@ -334,9 +332,10 @@ class _Gen:
             # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and NaN (and
             # complex128 1 + nan i for inf parts); the divisor hidden keeps it from using the operands' equality
             vals[1] = self.emit(self.hidden(vals[1], odt))
-        if op in ("add", "subtract") and odt.kind in "fc" and not same and self.vn.common(vals[0], vals[1]):
-            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term behind a zero
-            # they cannot see (not prm[0], which the H200's compiler knows to be nonzero past the bounds test)
+        if (op in ("add", "subtract") and odt.kind in "fc" and not same or op == "multiply" and odt.kind == "c") \
+                and self.vn.common(vals[0], vals[1]):
+            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term hidden; and a complex
+            # product of related operands, whose parts are such sums (conj(b) * b: x*y + (-y)*x, -0 on lavapipe)
             vals[1] = self.emit(self.hidden(vals[1], odt))
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
