@@ -188,6 +188,46 @@ def test_complex_products_of_related_operands(device: xp.Device, dt: str, name: 
         assert ok.all(), (name, [(b[i], got[i], want[i]) for i in np.flatnonzero(~ok)[:5]])
 
 
+def _fma(x: Any, y: Any, z: Any, once: bool, dt: type) -> Any:
+    """``x * y + z`` in ``dt`` rounded once (exactly, by fractions) or twice (the product first)."""
+    from fractions import Fraction
+    if not once:
+        return dt(dt(x) * dt(y)) + dt(z)
+    return dt(float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_products_round_as_numpy_simd_loops(device: xp.Device, dt: str) -> None:
+    """Each part of a complex product (``*``, ``square``; through views and a scalar) is one fused multiply-add
+    of a rounded product, ``re = fma(ar, br, -(ai*bi))``, ``im = fma(ar, bi, ai*br)``: NumPy's SIMD loops on
+    x86-64 with FMA and AArch64, bit for bit where the adapter's fma rounds once (the H200; the probe's
+    ``exact_fma``), and the twice-rounded value where it does not (lavapipe)."""
+    rng = np.random.default_rng(11)
+    rdt = np.float32 if dt == "complex64" else np.float64
+    n = 256
+    a = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n) + 1j * rng.standard_normal(n)).astype(dt)
+    b = (rng.standard_normal(n) + 1j * rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dt)
+    once = True
+    if device.name.startswith("wgpu"):
+        from gpuarray.providers.wgpu_probe import numerics
+        once = numerics(device.provider)["exact_fma"]
+    z = complex(1.25, -3.5)
+    with xp.config(offload="always"):
+        ga, gb = xp.asarray(a, device=device), xp.asarray(b, device=device)
+        cases = {"a * b": (ga * gb, a, b, a * b), "a[::-1] * b": (ga[::-1] * gb, a[::-1], b, a[::-1] * b),
+                 "square(a)": (xp.square(ga), a, a, np.square(a)), "a * z": (ga * z, a, np.full(n, z, dt), a * z)}
+        for name, (g, x, y, host) in cases.items():
+            got = np.asarray(g)
+            if device.name == "cpu":
+                want = host                                 # NumPy's own loop, whatever this CPU has
+            else:
+                want = np.array([complex(_fma(p.real, q.real, -rdt(rdt(p.imag) * rdt(q.imag)), once, rdt),
+                                         _fma(p.real, q.imag, rdt(rdt(p.imag) * rdt(q.real)), once, rdt))
+                                 for p, q in zip(x, y)], dt)
+            bad = np.flatnonzero(got != want)
+            assert bad.size == 0, (name, once, [(x[i], y[i], got[i], want[i]) for i in bad[:3]])
+
+
 @pytest.mark.parametrize("dt", ["complex64", "complex128"])
 def test_complex_minus_its_own_real_part(device: xp.Device, dt: str) -> None:
     """``z - z.real`` where the real part is the same value as ``z``'s (after ``z[...] = nan``, a broadcast

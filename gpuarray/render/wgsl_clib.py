@@ -50,10 +50,11 @@ CPX["cneg"] = """fn ga_cneg_{S}(z: {T}) -> {T} {
   return bitcast<{T}>(bitcast<vec2<{U}>>(z) ^ vec2<{U}>({SIGN}));
 }"""
 CPX["cmul"] = """fn ga_cmul_{S}(a: {T}, b: {T}) -> {T} {
-  return {T}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+  // NumPy's SIMD loops' rounding (x86-64 with FMA, AArch64): each part one fused multiply-add of a product
+  return {T}(fma(a.x, b.x, -(a.y * b.y)), fma(a.x, b.y, a.y * b.x));
 }"""
 CPX["csquare"] = """fn ga_csquare_{S}(a: {T}) -> {T} {
-  return {T}(a.x * a.x - a.y * a.y, a.x * a.y + a.y * a.x);
+  return {T}(fma(a.x, a.x, -(a.y * a.y)), fma(a.x, a.y, a.y * a.x));
 }"""
 CPX["cdivscl"] = """fn ga_cdivscl_{S}(re: {F}, im: {F}, den: {F}) -> {T} {
   // (re, im) * (1 / den) as NumPy computes it; divided when 1 / den would be subnormal (flushed on NVIDIA)
