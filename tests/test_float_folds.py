@@ -38,6 +38,21 @@ _SUMS: dict[str, Callable[..., Any]] = {
     "a + (b - a)": lambda m, a, b, c: a + (b - a),
     "a + a*b": lambda m, a, b, c: a + a * b,
     "-a + -b": lambda m, a, b, c: (-a) + (-b),
+    # a sum taken away or negated: the H200 turned a - (b - c) into a + (c - b) and -(b - c) into c - b (-0 at b == c)
+    "a - (b - c)": lambda m, a, b, c: a - (b - c),
+    "-(b - c)": lambda m, a, b, c: -(b - c),
+    "a*b - (b - c)": lambda m, a, b, c: a * b - (b - c),
+    "a * -(b - c)": lambda m, a, b, c: a * -(b - c),
+    "a - (b + c)": lambda m, a, b, c: a - (b + c),
+    "(a - b) - c": lambda m, a, b, c: (a - b) - c,
+    "a - conj(b - c)": lambda m, a, b, c: a - m.conj(b - c),
+    "-a": lambda m, a, b, c: -a,
+    # quotients of operands with a multiplicand in common: the H200 cancelled c in c / (c * -0.0) and a in
+    # ((b / c) * a) / a (expression fuzz seeds 45096, 45185, float64)
+    "c / (c * b)": lambda m, a, b, c: c / (c * b),
+    "(a * b) / b": lambda m, a, b, c: (a * b) / b,
+    "(a * b) / (b * c)": lambda m, a, b, c: (a * b) / (b * c),
+    "((a / c) * b) / b": lambda m, a, b, c: ((a / c) * b) / b,
 }
 
 
@@ -154,6 +169,24 @@ def test_selects_on_a_comparison_of_their_arms(device: xp.Device, dt: str) -> No
         for name, f in _SELECTS.items():
             got = np.asarray(f(xp, xp.asarray(a, device=device), xp.asarray(b, device=device)))
             assert _same(got, f(np, a, b)).all(), name
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", ["a - (b - c)", "a*b - (b - c)", "-(b - c)", "a - (b + c)", "(a - b) - c",
+                                  "a - conj(b - c)"])
+def test_complex_sums_taken_away(device: xp.Device, dt: str, name: str) -> None:
+    """Complex sums taken away or negated, each part over special values (signs of zero): the H200's compiler
+    rewrote ``a - (b - c)`` as ``a + (c - b)`` (252 of 729 cases differed)."""
+    f = _SUMS[name]
+    parts = [0.0, -0.0, 1.0, -2.0, np.inf, np.nan]
+    vals = np.array([complex(x, y) for x in parts for y in parts], dtype=dt)[::2]
+    a, b, c = (np.array(v, dtype=dt) for v in zip(*itertools.product(vals, repeat=3)))
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        got = np.asarray(f(xp, *(xp.asarray(v, device=device) for v in (a, b, c))))
+        want = f(np, a, b, c)
+    for part in (np.real, np.imag):
+        ok = _same(part(got), part(want)) | ~(np.isfinite(want.real) & np.isfinite(want.imag))
+        assert ok.all(), (name, [(a[i], b[i], c[i], got[i], want[i]) for i in np.flatnonzero(~ok)[:4]])
 
 
 # (left operand, right operand) of a complex product, each from ``b``

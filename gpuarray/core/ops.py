@@ -346,7 +346,7 @@ op("remainder", "remainder", 2, "real numeric", "ga_remainder_{S}({0}, {1})", du
 op("pow", "power", 2, "numeric", {"default": "ga_pow_{S}({0}, {1})", "c": "ga_cpow_{S}({0}, {1})"},
    dunders=("pow",), host=_int_pow, scalar_forms={2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"},
    operator_forms={(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"})
-op("negative", "negative", 1, "numeric", {"default": "({T}(0) - {0})", "c": "ga_cneg_{S}({0})"},
+op("negative", "negative", 1, "numeric", {"default": "({T}(0) - {0})", "f": "(-{0})", "c": "ga_cneg_{S}({0})"},
    unary_dunder="neg")
 op("positive", "positive", 1, "numeric", "{0}", unary_dunder="pos")
 op("abs", "absolute", 1, "numeric", {"f": "abs({0})", "i": "abs({0})", "u": "{0}", "c": "ga_cabs_{S}({0})"},

@@ -328,15 +328,16 @@ class _Gen:
         tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
         roots = [self.alias.get(v) or self.alias.get(self.vn.of(v), (v, False)) for v in vals]
         same = len(roots) == 2 and self.vn.of(roots[0][0]) == self.vn.of(roots[1][0])     # one value (wgsl_vn.py)
-        if op in _LAUNDER and odt.kind in "fc" and same:
+        if op in _LAUNDER and odt.kind in "fc" and (same or self.vn.shares_factor(vals[0], vals[1])):
             # x / x, x % x of one value: the H200's compiler gave float64 x / x = 1 at x = 0, inf and NaN (and
             # complex128 1 + nan i for inf parts); the divisor hidden keeps it from using the operands' equality
             vals[1] = self.emit(self.hidden(vals[1], odt))
         if (op in ("add", "subtract") and odt.kind in "fc" and not same or op == "multiply" and odt.kind == "c") \
-                and self.vn.common(vals[0], vals[1]):
-            # a * c + b * c, which compilers distribute (render/wgsl_vn.py): the second term hidden; and a complex
-            # product of related operands, whose parts are such sums (conj(b) * b: x*y + (-y)*x, -0 on lavapipe)
-            vals[1] = self.emit(self.hidden(vals[1], odt))
+                and self.vn.common(vals[0], vals[1]) or (op == "subtract" and odt.kind in "fc" or op == "negative"
+                                                         and odt.kind == "f") and self.vn.is_sum(vals[-1]):
+            # a * c + b * c, which compilers distribute (wgsl_vn.py): the second term hidden; so are a complex
+            # product's related operands (conj(b) * b: x*y + (-y)*x, -0 on lavapipe) and a sum taken away or negated
+            vals[-1] = self.emit(self.hidden(vals[-1], odt))
         expr = fill(tmpl, odt, vals)
         if op in ("add", "subtract") and odt.kind in "fc" and same and (
                 (roots[0][1] == roots[1][1]) == (op == "subtract")):
@@ -520,9 +521,8 @@ def _lanes(g: _Gen, kernel: Kernel, fast: bool, n_lanes: int) -> list[list[str]]
     """Render each lane's outputs into ``g`` (vec4 form): per lane, the outputs' stored values."""
     g.fast = fast
     g.lines += [f"  let e{lane} = gi * {n_lanes}u + {lane}u;" for lane in range(n_lanes)]
-    # Values that a four-lane helper's call does not depend on come first, lane by lane, and the
-    # call after them: its branch then does not split the lanes' other work (H200, chain8 with
-    # the tanh call after lane 0's work: 0.665 ms; after all four lanes' work: 0.645)
+    # Values that a four-lane helper's call does not depend on come first, lane by lane, and the call after
+    # them: its branch does not split the lanes' other work (H200 chain8: 0.665 ms after lane 0's work, 0.645)
     first = _before_four_lane_calls(kernel, fast)
     for lane in range(n_lanes if first else 0):
         g.lane = lane

@@ -49,13 +49,14 @@ _SAFE = re.compile(r"^(prm|in\d+|c[fiu](?:32|64)|ga_\w+|vec[234]|mat\d+x\d+|f32|
 class ValueNumbers:
     """``note`` each emitted ``let name = expr``; ``of(name)`` is its value's number (a name)."""
 
-    __slots__ = ("num", "first", "factors", "terms")
+    __slots__ = ("num", "first", "factors", "terms", "sums")
 
     def __init__(self) -> None:
         self.num: dict[str, str] = {}           # numbered name -> its number (the first name of that value)
         self.first: dict[str, str] = {}         # canonical expression -> its number
         self.factors: dict[str, frozenset[str]] = {}    # name -> the numbers of its multiplicands
         self.terms: dict[str, frozenset[str]] = {}      # name (a float sum) -> the numbers of its terms
+        self.sums: set[str] = set()                      # names of float and complex adds and subtracts
 
     def note(self, name: str, expr: str) -> None:
         num = self.num
@@ -108,8 +109,17 @@ class ValueNumbers:
         elif op in ("positive", "negative", "conj"):        # (complex: each part by itself)
             self.same_factors(name, args[0])
             self.terms[name] = self.terms_of(args[0])         # -c + (c - b) cancels as c - c does
+            if op != "negative" and self.is_sum(args[0]):     # conj keeps a sum's real part
+                self.sums.add(name)
         elif op in ("add", "subtract"):
             self.terms[name] = self.terms_of(args[0]) | self.terms_of(args[1])
+            self.sums.add(name)
+
+    def is_sum(self, name: str) -> bool:
+        """Whether ``name``'s value is a float or complex ``add`` or ``subtract`` (the H200's compiler turns
+        ``a - (b - c)`` into ``a + (c - b)`` and ``-(b - c)`` into ``c - b``, which differ at b == c: -0 is
+        +0 there; Vulkan does not promise signed zeros without ``SignedZeroInfNanPreserve``)."""
+        return name in self.sums or self.of(name) in self.sums
 
     def terms_of(self, name: str) -> frozenset[str]:
         """The numbers of ``name``'s value and of the terms of the sums it is made of."""
@@ -122,6 +132,12 @@ class ValueNumbers:
         fa = self.factors_of(a)
         both = fa & self.factors_of(b) if fa else fa
         return both or (self.terms_of(a) & self.terms_of(b))
+
+    def shares_factor(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` (a quotient's operands) have a multiplicand in common, either being one of
+        the other's: the H200's compiler cancelled ``c`` in ``c / (c * k)`` and ``(x * a) / a`` (not NaN at
+        c or a = 0, inf or NaN)."""
+        return bool(({self.of(a)} | self.factors_of(a)) & ({self.of(b)} | self.factors_of(b)))
 
     def of(self, name: str) -> str:
         return self.num.get(name, name)
