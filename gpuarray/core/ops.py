@@ -128,6 +128,19 @@ def _clip_ties(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return r
 
 
+def _multiply_rounded(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a * b`` with a complex product's parts as NumPy's reduction along a contiguous axis computes them, each
+    product rounded before the sum (``re = ar*br - ai*bi``), where its ``*`` rounds once (fma) on most CPUs."""
+    dt = np.result_type(a, b)
+    if dt.kind != "c":
+        return np.multiply(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a, dt), np.asarray(b, dt))
+    out = np.empty(a.shape, dt)
+    out.real = a.real * b.real - a.imag * b.imag
+    out.imag = a.real * b.imag + a.imag * b.real
+    return out
+
+
 def _shift(fn: Callable[..., Any]) -> Callable[..., Any]:
     def impl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # NumPy defines shifts past the width (0, or -1 for negative >>); negative
@@ -490,5 +503,10 @@ op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)
 # (clip(-0.0, 0.0, 1.0) is -0.0), which maximum/minimum do not
 op("clip_ties", None, 3, "real numeric", {"f": "ga_clip_{S}({0}, {1}, {2})", "int": "min(max({0}, {1}), {2})"},
    host=_clip_ties, module=INTERNAL)
+
+# complex prod along the last axis (namespace/statistical._prod_in_order): NumPy's reduction loop there rounds
+# each part's products apart, its multiply loop with one fused multiply-add (ga_cmul)
+op("multiply_rounded", None, 2, "numeric", {"default": "({0} * {1})", "c": "ga_cmulr_{S}({0}, {1})"},
+   host=_multiply_rounded, module=INTERNAL)
 
 UFUNC_TO_OP: dict[str, str] = {d.ufunc: n for n, d in OPS.items() if d.ufunc}

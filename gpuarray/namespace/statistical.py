@@ -132,9 +132,12 @@ def _prod_in_order(x: GpuArray, axis: int, dt: np.dtype, keepdims: bool) -> GpuA
     v = x if x.dtype == dt else x.astype(dt)
     at: list[Any] = [slice(None)] * x.ndim
     p: Any = complex(1, 0)
+    # along the last axis NumPy's reduction loop rounds each part's products apart; along another its
+    # multiply loop runs, with one fused multiply-add a part where the CPU has one
+    mul = OPS["multiply_rounded" if axis == x.ndim - 1 else "multiply"]
     for k in range(x.shape[axis]):
         at[axis] = k
-        p = apply(OPS["multiply"], p, v[tuple(at)])
+        p = apply(mul, p, v[tuple(at)])
     if keepdims:
         p = finish(views.reshape(p._node, tuple(1 if i == axis else n for i, n in enumerate(x.shape))))
     return p

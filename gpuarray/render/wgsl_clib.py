@@ -53,6 +53,10 @@ CPX["cmul"] = """fn ga_cmul_{S}(a: {T}, b: {T}) -> {T} {
   // NumPy's SIMD loops' rounding (x86-64 with FMA, AArch64): each part one fused multiply-add of a product
   return {T}(fma(a.x, b.x, -(a.y * b.y)), fma(a.x, b.y, a.y * b.x));
 }"""
+CPX["cmulr"] = """fn ga_cmulr_{S}(a: {T}, b: {T}) -> {T} {
+  // NumPy's reduction along a contiguous axis: each product rounded (kept from contraction), then the sum
+  return {T}(ga_keep_{FS}(a.x * b.x) - ga_keep_{FS}(a.y * b.y), ga_keep_{FS}(a.x * b.y) + ga_keep_{FS}(a.y * b.x));
+}"""
 CPX["csquare"] = """fn ga_csquare_{S}(a: {T}) -> {T} {
   return {T}(fma(a.x, a.x, -(a.y * a.y)), fma(a.x, a.y, a.y * a.x));
 }"""
