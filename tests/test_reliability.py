@@ -756,6 +756,29 @@ def test_device_lost_during_download(fresh_wgpu: WgpuProvider, wgpu_device: xp.D
     assert p.lost is not None and y._node.data.provider is _devices.provider_for(wgpu_device)
 
 
+def test_device_lost_during_a_batched_download(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device lost while a host fallback's small inputs are read back together (``residency.hosts_of``):
+    each is computed again and read from the new device, and the fallback's result is NumPy's."""
+    p = fresh_wgpu
+    hx = np.random.default_rng(2).standard_normal((300, 6)).astype(np.float32)
+    many = WgpuProvider.download_many
+
+    def destroy_then_download(self: WgpuProvider, items: Any) -> Any:
+        if self is p:
+            self.device.destroy()
+        return many(self, items)
+
+    with xp.config(offload="always"):
+        x = xp.asarray(hx, device=wgpu_device)
+        g, m = x.T @ x, xp.mean(x, axis=0)
+        xp.evaluate(g, m)
+        monkeypatch.setattr(WgpuProvider, "download_many", destroy_then_download)
+        w = np.asarray(xp.linalg.eigh((g - 300 * xp.reshape(m, (-1, 1)) * xp.reshape(m, (1, -1))) / 299)[0])
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(np.cov(hx.T)), rtol=1e-4, atol=1e-5)
+    assert p.lost is not None
+
+
 def test_device_lost_during_submit(fresh_wgpu: WgpuProvider, wgpu_device: xp.Device,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """wgpu raising "Parent device is lost" from any call is recognized (here: the submit)."""

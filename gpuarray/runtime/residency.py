@@ -192,7 +192,10 @@ def hosts_of(datas: Sequence[Data]) -> list[np.ndarray]:
             getattr(d.provider, "lost", None) is None and hasattr(d.provider, "download_many")]
     if len({id(d.provider) for d in todo}) == 1 and len({id(d) for d in todo}) > 1:
         unique = list({id(d): d for d in todo}.values())
-        hosts = unique[0].provider.download_many([(d.handle, d.dtype, d.shape) for d in unique])
+        try:
+            hosts = unique[0].provider.download_many([(d.handle, d.dtype, d.shape) for d in unique])
+        except DeviceLostError:
+            hosts = None            # each one's get_host below recovers it (computed again) or raises
         for d, host in zip(unique, hosts or (), strict=False):
             _metrics.add("bytes_downloaded", host.nbytes)
             host.flags.writeable = False
