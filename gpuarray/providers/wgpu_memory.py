@@ -190,27 +190,10 @@ class WgpuMemory:
         """Several small arrays ``(handle, dtype, shape)`` by one copy each into the small read buffer and
         one mapping (one wait where ``download`` waits once an array: a host fallback's inputs); None
         where they do not fit ``SMALL_READ`` together or one is not a small one-buffer array."""
-        sizes = [(h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items]
-        if not RAW or sum(sizes) > SMALL_READ or any(type(h) is not GpuHandle or h.nbytes == 0
-                                                     for h, _dt, _sh in items):
+        if not RAW or sum((h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items) > SMALL_READ or \
+                any(type(h) is not GpuHandle or h.nbytes == 0 for h, _dt, _sh in items):
             return None
-        with self.lock, self._guard():
-            if self._recorder is not None:
-                self._recorder.ok = False
-            small = self._reader()
-            starts = [sum(sizes[:i]) for i in range(len(items))]
-
-            def copies(enc: Any) -> None:
-                for (h, _dt, _sh), at, n4 in zip(items, starts, sizes, strict=True):
-                    enc.copy_buffer_to_buffer(h.buffer, 0, small.buffer, at, n4)
-
-            if self._pass is not None and self.lost is None:
-                self._submit(copies)
-            else:
-                self.flush(copies)
-            data = small.read(sum(sizes))
-            if self.timer is not None and self.timer.backlog():
-                self.timer.harvest()
+        data, starts = self._locked_read([(h.buffer, 0, h.nbytes) for h, _dt, _sh in items])
         return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
                 for (h, dt, sh), at in zip(items, starts, strict=True)]
 
@@ -220,17 +203,38 @@ class WgpuMemory:
             self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
         return self._small
 
-    def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
-        """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset``: the open pass is
-        submitted with a copy into a kept MAP_READ buffer, which is then mapped through the C
-        entry points (``wgpu_encode.SmallReader``). The caller holds the lock and the guard."""
-        small, n4 = self._reader(), (nbytes + 3) // 4 * 4
+    def _read_pieces(self, pieces: list[tuple[Any, int, int]]) -> tuple[bytes, list[int]]:
+        """``(buffer, offset, nbytes)`` pieces (at most ``SMALL_READ`` together, each padded to 4 bytes) copied
+        into the kept MAP_READ buffer with the open pass's submit, then mapped through the C entry points
+        (``wgpu_encode.SmallReader``): the bytes and each piece's start in them. Lock and guard held."""
+        small, sizes = self._reader(), [(n + 3) // 4 * 4 for _b, _o, n in pieces]
+        starts = [sum(sizes[:i]) for i in range(len(pieces))]
+
+        def copies(enc: Any) -> None:
+            for (buf, off, _n), at, n4 in zip(pieces, starts, sizes, strict=True):
+                enc.copy_buffer_to_buffer(buf, off, small.buffer, at, n4)
+
         if self._pass is not None and self.lost is None:        # flush, the lock and guard held
-            self._submit(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
+            self._submit(copies)
         else:
-            self.flush(lambda enc: enc.copy_buffer_to_buffer(buffer, offset, small.buffer, 0, n4))
-        data = small.read(n4)
-        return data if n4 == nbytes else data[:nbytes]
+            self.flush(copies)
+        return small.read(sum(sizes)), starts
+
+    def _locked_read(self, pieces: list[tuple[Any, int, int]]) -> tuple[bytes, list[int]]:
+        """``_read_pieces`` with the lock and guard taken here (a read ends any recording; timings harvested)."""
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            out = self._read_pieces(pieces)
+            if self.timer is not None and self.timer.backlog():
+                self.timer.harvest()
+        return out
+
+    def read_small(self, buffer: Any, offset: int, nbytes: int) -> bytes:
+        """``nbytes`` (at most ``SMALL_READ``) of ``buffer`` from ``offset`` (``_read_pieces``). The caller holds
+        the lock and the guard."""
+        data = self._read_pieces([(buffer, offset, nbytes)])[0]
+        return data if len(data) == nbytes else data[:nbytes]
 
     def alias(self, handle: GpuHandle | SegmentedHandle, nbytes: int) -> GpuHandle | None:
         """A handle on the first ``nbytes`` of ``handle``'s buffer (``residency.prefix``: the caller
@@ -249,13 +253,8 @@ class WgpuMemory:
     def _small_values(self, buffer: Any, offset: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
         """``nbytes`` of ``buffer`` from ``offset`` (``read_small``, the lock and guard taken here) as
         values of ``dtype``, converted from its storage dtype."""
-        with self.lock, self._guard():
-            if self._recorder is not None:
-                self._recorder.ok = False
-            data = self.read_small(buffer, offset, nbytes)
-            if self.timer is not None and self.timer.backlog():
-                self.timer.harvest()
-        return np.frombuffer(data, dtype=STORAGE_NP[dtype]).astype(dtype)
+        data = self._locked_read([(buffer, offset, nbytes)])[0]
+        return np.frombuffer(data[:nbytes], dtype=STORAGE_NP[dtype]).astype(dtype)
 
     def free(self, handle: GpuHandle | SegmentedHandle) -> None:
         """Return a buffer to the pool; while a pass is open, only after it is submitted

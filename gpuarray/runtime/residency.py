@@ -89,16 +89,21 @@ class Data:
                 if self.host is not None:
                     return self.host
                 host = self.provider.download(self.handle, self.dtype, self.shape)
-            _metrics.add("bytes_downloaded", host.nbytes)
-            if host.shape != self.shape:    # providers may download flat: host copies have the shape
-                host = host.reshape(self.shape)
-            host.flags.writeable = False
-            self.host = host
-            self.recipe = None          # a host copy survives a lost device: nothing to recompute
+            self.took(host)
         h = self.host
+        assert h is not None
         if h.flags.writeable:           # results computed at once (runtime.eager.leaf_array) are new arrays
             h.flags.writeable = False   # only gpuarray holds; read-only from where they are handed out
         return h
+
+    def took(self, host: np.ndarray) -> None:
+        """Keep ``host``, just downloaded from the device, as this data's read-only host copy (of its shape)."""
+        _metrics.add("bytes_downloaded", host.nbytes)
+        if host.shape != self.shape:    # providers may download flat: host copies have the shape
+            host = host.reshape(self.shape)
+        host.flags.writeable = False
+        self.host = host
+        self.recipe = None          # a host copy survives a lost device: nothing to recompute
 
     def get_handle(self, provider: Any) -> Any:
         """The data as a handle of ``provider`` (uploads once if needed)."""
@@ -197,9 +202,7 @@ def hosts_of(datas: Sequence[Data]) -> list[np.ndarray]:
         except DeviceLostError:
             hosts = None            # each one's get_host below recovers it (computed again) or raises
         for d, host in zip(unique, hosts or (), strict=False):
-            _metrics.add("bytes_downloaded", host.nbytes)
-            host.flags.writeable = False
-            d.host, d.recipe = host, None
+            d.took(host)
     return [d.get_host() for d in datas]
 
 
