@@ -39,7 +39,7 @@ def _layout(t: Node, depth: int = 16) -> tuple[tuple[int, ...], int]:
         same = [] if nd.realized else [i for i in nd.inputs if i.shape == nd.shape]
         if not same:
             break
-        nd = max(same, key=lambda i: math.prod(i.inputs[0].shape if i.op == "view" else i.shape))
+        nd = max(same, key=_read_size)
     return contiguous_strides(t.shape), 0
 
 
@@ -66,13 +66,19 @@ def _block_len(t: Node, axis: int, limit: int) -> int:
     return shape[axis] if step == 0 else min(shape[axis], room // step + 1)
 
 
+def _read_size(t: Node) -> int:
+    """Elements of the array ``t`` reads: its base's for a pending view (an evaluated view, whose inputs
+    are gone, holds its own elements)."""
+    return math.prod(t.inputs[0].shape if t.op == "view" and not t.realized else t.shape)
+
+
 def blocked_matmul(a: Node, b: Node, dtype: np.dtype, shape: tuple[int, ...]) -> Node | None:
     """``a @ b`` by blocks when ``a`` (M, K) or ``b`` (K, N) reads an array past one binding of its
     device, with the result's ``shape`` (M, N, or either dropped for a 1-D operand); None when neither
     does, or no split gives blocks that fit (the provider then says why it cannot run the product)."""
     if len(a.shape) != 2 or len(b.shape) != 2:
         return None
-    most = max(math.prod(t.inputs[0].shape if t.op == "view" else t.shape) for t in (a, b))
+    most = max(_read_size(t) for t in (a, b))
     most = max(most, math.prod(a.shape), math.prod(b.shape))
     if most <= SMALL:                        # no device binds less than 16 bytes an element of this
         return None

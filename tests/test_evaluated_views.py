@@ -1,0 +1,61 @@
+"""Views that were evaluated (their node realized: op "view", no inputs left) used as operands.
+
+scikit-learn's GaussianMixture evaluates ``resp.T`` and then computes ``resp.T @ X``: the product's
+blocking test read the view's base through ``inputs[0]`` and raised IndexError (4 failures in
+scikit-learn's array-API suite on the cpu device). Every kind of operation takes such operands here,
+compared with NumPy on both devices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+
+from .conftest import assert_same
+
+VIEWS: dict[str, Callable[[Any], Any]] = {
+    "T": lambda a: a.T,
+    "rows": lambda a: a[1:6],
+    "cols": lambda a: a[:, ::2],
+    "flip": lambda a: a[::-1],
+    "reshape": lambda a: a.reshape(4, 21).T.reshape(7, 12),
+}
+
+OPS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "matmul": lambda m, v, o: v @ o.T[: v.shape[1]],
+    "gram": lambda m, v, o: v.T @ v,
+    "matmul_vec": lambda m, v, o: v @ o[0, : v.shape[1]],
+    "tensordot": lambda m, v, o: m.tensordot(v, v, axes=([0, 1], [0, 1])),
+    "elementwise": lambda m, v, o: m.exp(v * 0.5) - v,
+    "sum0": lambda m, v, o: m.sum(v, axis=0),
+    "max1": lambda m, v, o: m.max(v, axis=1),
+    "take": lambda m, v, o: m.take(v, m.asarray([0, 2, 1], device=v.device), axis=0),
+    "getitem": lambda m, v, o: v[1:, ::-1][0],
+    "reshape": lambda m, v, o: m.reshape(v, (-1,)) + 1,
+    "concat": lambda m, v, o: m.concat([v, v], axis=0),
+    "setitem": lambda m, v, o: _set_row(m, v),
+}
+
+
+def _set_row(m: Any, v: Any) -> Any:
+    c = m.asarray(v, copy=True)
+    c[0] = 7.0
+    return c
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("op", list(OPS))
+def test_ops_on_evaluated_views(view: str, op: str, device: xp.Device) -> None:
+    host = np.linspace(-3, 3, 84).reshape(7, 12)
+    other = np.cos(np.arange(84.0)).reshape(7, 12)
+    a = xp.asarray(host, device=device)
+    o = xp.asarray(other, device=device)
+    v = VIEWS[view](xp.exp(a * 0.25))           # a view of a computed array ...
+    xp.evaluate(v)                              # ... evaluated by itself: realized, its inputs dropped
+    assert v._node.realized and not v._node.inputs
+    want = OPS[op](np, VIEWS[view](np.exp(host * 0.25)), other)
+    assert_same(OPS[op](xp, v, o), want, rtol=1e-12, atol=1e-12)
