@@ -38,6 +38,21 @@ OPS: dict[str, Callable[[Any, Any, Any], Any]] = {
     "reshape": lambda m, v, o: m.reshape(v, (-1,)) + 1,
     "concat": lambda m, v, o: m.concat([v, v], axis=0),
     "setitem": lambda m, v, o: _set_row(m, v),
+    "mask": lambda m, v, o: v[v > 1.0],
+    "where": lambda m, v, o: m.where(v > 1.0, v, -v),
+    "sort": lambda m, v, o: m.sort(v, axis=0),
+    "argmax": lambda m, v, o: m.argmax(v, axis=1),
+    "cumsum": lambda m, v, o: m.cumulative_sum(v, axis=1) if m is xp else np.cumsum(v, axis=1),
+    "std": lambda m, v, o: m.std(v, axis=0),
+    "vecdot": lambda m, v, o: m.vecdot(v, v, axis=0),
+    "flip_roll": lambda m, v, o: m.roll(m.flip(v, axis=1), 2, axis=0),
+    "stack": lambda m, v, o: m.stack([v, v * 2]),
+    "moveaxis": lambda m, v, o: m.moveaxis(m.reshape(v, (1, *v.shape)), 0, -1),
+    "diff": lambda m, v, o: m.diff(v, axis=0),
+    "clip": lambda m, v, o: m.clip(v, 0.8, 1.5),
+    "outer": lambda m, v, o: m.linalg.outer(v[0], v[:, 0]),
+    "solve": lambda m, v, o: m.linalg.solve(v.T @ v + 3 * m.eye(v.shape[1], device=v.device), v[0]),
+    "nonzero": lambda m, v, o: m.nonzero(v > 1.0)[1],
 }
 
 
@@ -47,15 +62,24 @@ def _set_row(m: Any, v: Any) -> Any:
     return c
 
 
+@pytest.mark.parametrize("base", ["computed", "evaluated", "view_of_view"])
 @pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("op", list(OPS))
-def test_ops_on_evaluated_views(view: str, op: str, device: xp.Device) -> None:
+def test_ops_on_evaluated_views(base: str, view: str, op: str, device: xp.Device) -> None:
     host = np.linspace(-3, 3, 84).reshape(7, 12)
     other = np.cos(np.arange(84.0)).reshape(7, 12)
     a = xp.asarray(host, device=device)
     o = xp.asarray(other, device=device)
-    v = VIEWS[view](xp.exp(a * 0.25))           # a view of a computed array ...
+    e = xp.exp(a * 0.25)
+    want_base = np.exp(host * 0.25)
+    if base == "evaluated":                     # the base evaluated first, then the view
+        xp.evaluate(e)
+    v = VIEWS[view](e)                          # a view of a computed array ...
     xp.evaluate(v)                              # ... evaluated by itself: realized, its inputs dropped
     assert v._node.realized and not v._node.inputs
-    want = OPS[op](np, VIEWS[view](np.exp(host * 0.25)), other)
-    assert_same(OPS[op](xp, v, o), want, rtol=1e-12, atol=1e-12)
+    wv = VIEWS[view](want_base)
+    if base == "view_of_view":                  # a view of that evaluated view, evaluated in turn
+        v = v[::-1]
+        wv = wv[::-1]
+        xp.evaluate(v)
+    assert_same(OPS[op](xp, v, o), OPS[op](np, wv, other), rtol=1e-12, atol=1e-12)
