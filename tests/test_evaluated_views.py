@@ -83,3 +83,18 @@ def test_ops_on_evaluated_views(base: str, view: str, op: str, device: xp.Device
         wv = wv[::-1]
         xp.evaluate(v)
     assert_same(OPS[op](xp, v, o), OPS[op](np, wv, other), rtol=1e-12, atol=1e-12)
+
+
+def test_an_index_guarded_by_an_evaluated_condition(device: xp.Device) -> None:
+    """``take(a, where(c, i, 0))`` with ``c`` evaluated after the ``where`` was recorded: the index bounds
+    read the comparison's operands through ``inputs``, which the evaluated ``c`` no longer has (IndexError)."""
+    host = np.arange(40.0)
+    a = xp.asarray(host, device=device)
+    i_host = np.arange(10) * 3 - 7
+    i = xp.asarray(i_host, device=device) + 1
+    c = i < 5
+    idx = xp.where(c, i, 0)
+    xp.evaluate(c)
+    assert c._node.realized and not c._node.inputs and c._node.op == "less"
+    j = i_host + 1
+    assert_same(xp.take(a, idx), np.take(host, np.where(j < 5, j, 0)))

@@ -212,7 +212,7 @@ def _guarded(cond: Node, branch: Node, taken: bool, depth: int) -> tuple[float, 
     """``branch``'s interval where ``where(cond, ...)`` takes it: when ``cond`` compares ``branch``
     with a constant (``branch < k`` ...), that comparison's outcome bounds it."""
     lo, hi = _interval(branch, depth + 1)
-    if cond.op in _BOUNDS and cond.inputs[0] is branch and cond.inputs[1].op == "const":
+    if cond.op in _BOUNDS and cond.inputs and cond.inputs[0] is branch and cond.inputs[1].op == "const":
         k = float(cond.inputs[1].attrs[0])
         if not math.isfinite(k):
             return lo, hi
