@@ -226,8 +226,11 @@ HOST_KINDS.update(LINALG_HOST_KINDS)
 def _host_scan(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
     op, axis, init = kernel.attrs[:3]
     dt = kernel.out_nodes[0].dtype
-    fn: Any = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
-               "min": np.minimum.accumulate}[op]
+    if op.startswith("fold_"):          # ufunc.accumulate of an elementwise op (render/wgsl_scan.py's fold)
+        fn = getattr(np, str(OPS[op[5:]].ufunc)).accumulate
+    else:
+        fn = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
+              "min": np.minimum.accumulate}[op]
     r = fn(operands[0], axis=axis, dtype=dt)
     if init:
         first = np.full(r.shape[:axis] + (1,) + r.shape[axis + 1:], 0 if op == "sum" else 1, dtype=dt)

@@ -158,6 +158,11 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
                 ins.dtype == complex128 and ins.op in provider.host_only_c128:
             return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
                     "it runs on the host")
+    if kernel.kind == "scan" and str(kernel.attrs[0]).startswith("fold_"):     # ufunc.accumulate of op ``name``
+        name, dt = kernel.attrs[0][5:], kernel.out_nodes[0].dtype
+        if name in F32_VIA_F64 and not provider.f64 or dt == float64 and name in provider.host_only_f64:
+            return (f"{dt} {name} has no WGSL implementation that is exact on this device; its accumulate "
+                    "runs on the host")
     if kernel.kind not in COMPLEX_KINDS and not (kernel.kind == "scan" and kernel.attrs[0] in COMPLEX_SCANS) and any(
             n.dtype.kind == "c" for n in [*kernel.out_nodes, *(kernel.instrs[i] for i in kernel.operands)]):
         return f"no WGSL {kernel.kind} kernel for complex dtypes yet; it runs on the host"

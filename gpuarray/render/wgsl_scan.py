@@ -52,13 +52,16 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE, real_dtype
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix
+from ..core.ops import OPS as ELEMENTWISE
+from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
 from .wgsl_parts import store_value
 
 PER_THREAD = 8
 BLOCK = WORKGROUP * PER_THREAD
-MODES = ("single", "partial", "spine", "carry", "serial")
+MODES = ("single", "partial", "spine", "carry", "serial", "tile")
+FOLD = "fold_"          # op prefix of a fold: ``fold_<elementwise op>`` (serial and tile modes only)
+TILE = WORKGROUP * 8    # elements a ``tile`` pass folds at once
 
 
 OPS = ("sum", "prod", "max", "min")
@@ -130,6 +133,17 @@ def combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
     if dtype in _SMALL_WRAP:
         expr = _SMALL_WRAP[dtype].replace("{x}", expr)
     return expr
+
+
+def fold_combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
+    """``f(a, b)`` of a fold (op ``fold_<name>``, ``f`` the elementwise op ``name``) in ``dtype``, as the
+    elementwise kernels compute it (the op's template; narrow integers wrapped after the step).
+
+    >>> fold_combine("fold_subtract", np.dtype("int8"), "acc", "x")
+    '(((acc - x)) << 24u) >> 24u'
+    """
+    expr = fill(ELEMENTWISE[op[len(FOLD):]].template(dtype.kind), dtype, [a, b])
+    return _SMALL_WRAP[dtype].replace("{x}", expr) if dtype in _SMALL_WRAP else expr
 
 
 def is_pair(op: str, dtype: np.dtype) -> bool:
@@ -218,6 +232,8 @@ def render_scan(kernel: Kernel) -> Rendered:
     g = _Gen(kernel)
     if mode == "serial":
         return _render_serial(kernel, g, op, axis, init)
+    if mode == "tile":
+        return _render_tile(kernel, g, op, axis)
     mo = monoid(op, dt)
     t = mo.t
     head = ["  let w = wid.y * nwg.x + wid.x;",
@@ -383,17 +399,64 @@ def _render_serial(kernel: Kernel, g: _Gen, op: str, axis: int, init: bool) -> R
     val = _row_index(g, kernel.operands[0], axis, head)
     one = int(bool(init))
     t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
-    body = [f"  var acc: {t} = {identity(op, dt)};"]
+    fold = op.startswith(FOLD)
+    body = [f"  var acc: {t} = {f'{t}()' if fold else identity(op, dt)};"]
     if init:
         body.append(f"  if (START == 0u) {{ out0[obase] = {initial(op, dt)}; }}")
+    if fold:        # NumPy's accumulate: the first element as it is, then f(previous, element)
+        step = f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {fold_combine(op, dt, 'acc', val)}; }}"
+    elif is_cpair(op, dt):
+        step = f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {combine(op, dt, 'acc', val)}; }}"
+    else:
+        step = f"    acc = {combine(op, dt, 'acc', val)};"
     body += [
         f"  if (START > 0u) {{ acc = out0[obase + (START - 1u + {one}u) * INNER]; }}",
         "  for (var k = START; k < STOP; k = k + 1u) {",
         *["  " + ln for ln in g.lines],
-        f"    acc = {combine(op, dt, 'acc', val)};" if not is_cpair(op, dt) else
-        f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {combine(op, dt, 'acc', val)}; }}",
+        step,
         f"    out0[obase + (k + {one}u) * INNER] = acc;",
         "  }",
     ]
     return _finish(g, ["@group(0) @binding(0) var<storage, read> prm: array<u32>;",
                        *_decls(kernel, g, WGSL_STORAGE_TYPE[dt], None)], "", head + body)
+
+
+def _render_tile(kernel: Kernel, g: _Gen, op: str, axis: int) -> Rendered:
+    """A fold of contiguous rows (``INNER`` 1), a workgroup per row (rows ``RG``): positions [START, STOP)
+    in passes of ``TILE``. The workgroup evaluates a pass's elements into workgroup memory (coalesced
+    reads, the fused prologue once an element), one thread folds them in order there, and the
+    workgroup stores them (coalesced). The serial mode's thread per row would read each row on its own,
+    one element after another. ``prm`` extras: RG, START, STOP, LI (the output's row length)."""
+    dt = kernel.out_nodes[0].dtype
+    t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
+    head = ["  let r = wid.y * nwg.x + wid.x;",
+            f"  if (r >= {g.slot(('extra', 'RG'))}) {{ return; }}",
+            f"  let START = {g.slot(('extra', 'START'))};",
+            f"  let STOP = {g.slot(('extra', 'STOP'))};",
+            f"  let obase = r * {g.slot(('extra', 'LI'))};"]
+    val = _row_index(g, kernel.operands[0], axis, head)
+    body = [
+        f"  var acc: {t} = {t}();",
+        "  if (START > 0u) { acc = out0[obase + START - 1u]; }",
+        f"  for (var p = START; p < STOP; p = p + {TILE}u) {{",
+        f"    let n = min({TILE}u, STOP - p);",
+        f"    for (var j = lid; j < n; j = j + {WORKGROUP}u) {{",
+        "      let k = p + j;",
+        *["    " + ln for ln in g.lines],
+        f"      tile[j] = {val};",
+        "    }",
+        "    workgroupBarrier();",
+        "    if (lid == 0u) {",
+        "      for (var j = 0u; j < n; j = j + 1u) {",
+        f"        if (p + j == 0u) {{ acc = tile[j]; }} else {{ acc = {fold_combine(op, dt, 'acc', 'tile[j]')}; }}",
+        "        tile[j] = acc;",
+        "      }",
+        "    }",
+        "    workgroupBarrier();",
+        f"    for (var j = lid; j < n; j = j + {WORKGROUP}u) {{ out0[obase + p + j] = tile[j]; }}",
+        "    workgroupBarrier();",
+        "  }",
+    ]
+    return _finish(g, ["@group(0) @binding(0) var<storage, read> prm: array<u32>;",
+                       *_decls(kernel, g, WGSL_STORAGE_TYPE[dt], None),
+                       f"var<workgroup> tile: array<{t}, {TILE}>;"], "", head + body)

@@ -23,6 +23,7 @@ from . import (
     counting,
     creation,
     elementwise,
+    folds,
     functional,
     histograms,
     indexing,
@@ -42,4 +43,4 @@ from . import (
 
 __all__ = ["calculus", "counting", "creation", "elementwise", "functional", "histograms", "indexing", "joining",
            "linalg", "linalg_composed", "polynomials", "queries", "reductions", "shape", "sorting", "statistics",
-           "inplace_more", "segmented", "ufunc_methods"]
+           "inplace_more", "segmented", "ufunc_methods", "folds"]

@@ -1,0 +1,149 @@
+"""``ufunc.accumulate`` and one-axis ``ufunc.reduce`` of binary ufuncs without scans of their own, on the
+device as a fold in NumPy's order (interop/adapters/folds.py, render/wgsl_scan.py's ``tile`` and ``serial``
+modes), against NumPy on both devices."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gpuarray as xp
+from gpuarray.interop.adapters.folds import FOLDS
+
+from .conftest import assert_same
+
+# exactly rounded (or exact) steps: the whole accumulation is NumPy's, bit for bit
+EXACT = ("subtract", "copysign", "nextafter", "heaviside", "fmod", "left_shift", "right_shift", "gcd", "lcm")
+# steps within a few ULP of NumPy's (libm-like functions): each step checked from the device's previous value
+STEPPED = ("divide", "arctan2", "hypot", "logaddexp", "remainder", "floor_divide", "float_power",
+           "power")
+FLOATS = ("float32", "float64")
+INTS = ("int8", "int32", "int64", "uint16")
+# (shape, axis): a short row, contiguous rows (a workgroup each), rows along the first axis (a thread
+# each), a middle axis
+LAYOUTS = [((37,), 0), ((5, 300), 1), ((300, 6), 0), ((4, 5, 7), 1)]
+
+
+def _values(dt: str, shape: tuple[int, ...], name: str) -> np.ndarray:
+    rng = np.random.default_rng(sum(shape) + len(name))
+    if dt in FLOATS:
+        v = rng.uniform(-4, 4, shape).astype(dt)
+        flat = v.reshape(-1)
+        flat[rng.integers(0, flat.size, 6)] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30], dtype=dt)
+        return v
+    info = np.iinfo(dt)
+    if name in ("left_shift", "right_shift"):
+        return rng.integers(0, 6, shape).astype(dt)
+    v = rng.integers(max(info.min, -50), min(info.max, 50), shape).astype(dt)
+    flat = v.reshape(-1)
+    flat[rng.integers(1, flat.size, 2)] = (info.min, info.max)
+    return v
+
+
+def _cases() -> list[tuple[str, str]]:
+    out = []
+    for name in EXACT + STEPPED:
+        for dt in FLOATS + INTS:
+            try:
+                want = getattr(np, name).accumulate(np.zeros(2, dt))
+            except TypeError:
+                continue            # no NumPy loop for this dtype
+            if want.dtype in (np.float16, np.bool_) or name == "power" and dt in INTS:
+                continue            # host fallbacks (tested below)
+            out.append((name, dt))
+    return out
+
+
+def _check(name: str, got: np.ndarray, want: np.ndarray, x: np.ndarray, axis: int) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if name in EXACT or want.dtype.kind in "iu":
+        assert_same(got, want)
+        return
+    # first elements NumPy's; each later one NumPy's step from the device's previous value (a chain of
+    # powers or divisions amplifies each step's rounding, so the whole is compared step by step)
+    g = np.moveaxis(got, axis, 0)
+    xs = np.moveaxis(x.astype(want.dtype), axis, 0)
+    assert_same(g[0], np.moveaxis(want, axis, 0)[0])
+    with np.errstate(all="ignore"):
+        step = getattr(np, name)(g[:-1], xs[1:]).astype(want.dtype)
+    ulp = np.finfo(want.dtype).eps
+    assert_same(g[1:], step, rtol=8 * ulp, atol=float(np.finfo(want.dtype).tiny))
+
+
+@pytest.mark.parametrize(("name", "dt"), _cases())
+@pytest.mark.parametrize(("shape", "axis"), LAYOUTS, ids=[f"{s}-{a}" for s, a in LAYOUTS])
+def test_accumulate(name: str, dt: str, shape: tuple[int, ...], axis: int, device: xp.Device) -> None:
+    if dt == "float64" and not device.supports(np.dtype("float64")):
+        pytest.skip("no float64 on this adapter")
+    h = _values(dt, shape, name)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = getattr(np, name).accumulate(h, axis=axis)
+        before = xp.metrics().get("host_fallbacks", 0)
+        got = np.asarray(getattr(np, name).accumulate(xp.asarray(h, device=device), axis=axis))
+    assert xp.metrics().get("host_fallbacks", 0) == before, "ran on the host"
+    _check(name, got, want, h, axis)
+
+
+@pytest.mark.parametrize("name", ["subtract", "divide", "hypot", "gcd"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduce_one_axis(name: str, keepdims: bool, device: xp.Device) -> None:
+    dt = "int32" if name == "gcd" else "float32"
+    h = _values(dt, (6, 40), name)
+    for axis in (0, 1, -1):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name).reduce(h, axis=axis, keepdims=keepdims)
+            got = np.asarray(getattr(np, name).reduce(xp.asarray(h, device=device), axis=axis, keepdims=keepdims))
+        acc = getattr(np, name).accumulate(h, axis=axis) if name != "divide" else None
+        if name == "divide":        # the last of the device's own accumulation, step checked there
+            with np.errstate(all="ignore"):
+                full = np.asarray(np.divide.accumulate(xp.asarray(h, device=device), axis=axis))
+            assert_same(got, np.take(full, [-1], axis=axis) if keepdims else np.take(full, -1, axis=axis))
+            assert got.shape == want.shape
+            continue
+        assert acc is not None
+        tol = 64 * float(np.finfo(np.float32).eps) if name == "hypot" else 0.0    # its steps: a few ULP
+        assert_same(got, want, rtol=tol)
+    v = xp.asarray(h[0], device=device)
+    if name != "divide":
+        assert_same(getattr(np, name).reduce(v), getattr(np, name).reduce(h[0]),      # axis=None, 1-D
+                    rtol=64 * float(np.finfo(np.float32).eps) if name == "hypot" else 0.0)
+
+
+def test_long_rows_cross_passes_and_dispatches(device: xp.Device) -> None:
+    """Rows past a tile (2048) and a dispatch's positions (32768): the fold continues from the value the
+    pass or dispatch before wrote; integers wrap as NumPy's loop does."""
+    h = _values("int32", (2, 70001), "subtract")
+    assert_same(np.subtract.accumulate(xp.asarray(h, device=device), axis=1), np.subtract.accumulate(h, axis=1))
+    f = np.random.default_rng(3).uniform(-1, 1, 70001).astype(np.float32)
+    assert_same(np.subtract.accumulate(xp.asarray(f, device=device)), np.subtract.accumulate(f))
+    i8 = (np.arange(40000) % 97).astype(np.int8)
+    assert_same(np.subtract.accumulate(xp.asarray(i8, device=device)), np.subtract.accumulate(i8))
+
+
+def test_fused_prologue_and_out(device: xp.Device) -> None:
+    """The folded values computed in the same kernel (a fused prologue), and ``out=``."""
+    h = _values("float32", (3, 500), "subtract")
+    x = xp.asarray(h, device=device)
+    want = np.subtract.accumulate(np.abs(h) * 2, axis=1)
+    assert_same(np.subtract.accumulate(xp.abs(x) * 2, axis=1), want)
+    out = xp.empty((3, 500), dtype=xp.float32, device=device)
+    r = np.subtract.accumulate(xp.abs(x) * 2, axis=1, out=out)
+    assert r is out
+    assert_same(out, want)
+
+
+def test_numpys_errors_and_host_cases(device: xp.Device) -> None:
+    """NumPy's errors for what it refuses; loops gpuarray has no dtype for, and integer powers, by the host."""
+    x = xp.asarray(np.array([[1.0, 2.0], [3.0, 4.0]]), device=device)
+    with pytest.raises(ValueError, match="not reorderable"):
+        np.subtract.reduce(x, axis=(0, 1))
+    with pytest.raises(ValueError):
+        np.subtract.reduce(xp.asarray(np.zeros((0, 3)), device=device), axis=0)
+    with pytest.raises(TypeError):
+        np.subtract.accumulate(xp.asarray(np.array([True, False]), device=device))
+    i = np.array([2, 3, 2], dtype=np.int64)
+    assert_same(np.power.accumulate(xp.asarray(i, device=device)), np.power.accumulate(i))
+    assert set(FOLDS) >= {"subtract", "divide", "power", "arctan2", "hypot", "logaddexp", "fmod", "gcd"}
