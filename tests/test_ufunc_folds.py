@@ -121,6 +121,8 @@ def test_long_rows_cross_passes_and_dispatches(device: xp.Device) -> None:
     assert_same(np.subtract.accumulate(xp.asarray(f, device=device)), np.subtract.accumulate(f))
     i8 = (np.arange(40000) % 97).astype(np.int8)
     assert_same(np.subtract.accumulate(xp.asarray(i8, device=device)), np.subtract.accumulate(i8))
+    many = np.random.default_rng(4).uniform(-2, 2, (70000, 3)).astype(np.float32)   # 70000 workgroups (2-D grid)
+    assert_same(np.subtract.accumulate(xp.asarray(many, device=device), axis=1), np.subtract.accumulate(many, axis=1))
 
 
 def test_fused_prologue_and_out(device: xp.Device) -> None:
