@@ -19,7 +19,11 @@ The kernel's ``attrs`` are ``(op, axis, include_initial[, mode])``, ``op`` one o
 - ``carry``   like ``single`` over chunks, starting from the scanned totals of the chunks
   before (``carries[r * G + c - 1]``);
 - ``serial``  one thread per row, in order, over axis positions [START, STOP), continuing
-  from the value at START - 1: NumPy's order of operations, so the same bits.
+  from the value at START - 1: NumPy's order of operations, so the same bits;
+- ``tile``    a fold (op ``fold_<elementwise op>``: ``subtract.accumulate`` ..., ``fold_combine``) of
+  contiguous rows, a workgroup per row: passes of ``TILE`` positions evaluated into workgroup memory
+  by the workgroup, folded in order by one thread, stored by the workgroup. Folds take this mode or
+  ``serial`` only: their ops are applied in NumPy's order, ``out[k] = f(out[k - 1], x[k])``.
 
 The float sum starts from -0.0, the exact identity of ``+``, so a leading
 -0.0 stays -0.0 as in NumPy. Narrow integers wrap after every step, so the
@@ -403,10 +407,9 @@ def _render_serial(kernel: Kernel, g: _Gen, op: str, axis: int, init: bool) -> R
     body = [f"  var acc: {t} = {f'{t}()' if fold else identity(op, dt)};"]
     if init:
         body.append(f"  if (START == 0u) {{ out0[obase] = {initial(op, dt)}; }}")
-    if fold:        # NumPy's accumulate: the first element as it is, then f(previous, element)
-        step = f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {fold_combine(op, dt, 'acc', val)}; }}"
-    elif is_cpair(op, dt):
-        step = f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {combine(op, dt, 'acc', val)}; }}"
+    if fold or is_cpair(op, dt):        # the first element as it is, then f(previous, element)
+        nxt = (fold_combine if fold else combine)(op, dt, "acc", val)
+        step = f"    if (k == 0u) {{ acc = {val}; }} else {{ acc = {nxt}; }}"
     else:
         step = f"    acc = {combine(op, dt, 'acc', val)};"
     body += [
