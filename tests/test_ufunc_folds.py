@@ -149,3 +149,35 @@ def test_numpys_errors_and_host_cases(device: xp.Device) -> None:
     i = np.array([2, 3, 2], dtype=np.int64)
     assert_same(np.power.accumulate(xp.asarray(i, device=device)), np.power.accumulate(i))
     assert set(FOLDS) >= {"subtract", "divide", "power", "arctan2", "hypot", "logaddexp", "fmod", "gcd"}
+
+
+@pytest.mark.parametrize("name", ["subtract", "divide", "hypot", "gcd", "fmod", "logaddexp"])
+def test_reduceat(name: str, device: xp.Device) -> None:
+    """Segments gathered into rows and folded: NumPy's rules (``indices[i] >= indices[i + 1]`` gives
+    ``a[indices[i]]``), along either axis, no host fallback."""
+    dt = "int32" if name == "gcd" else "float32"
+    h = _values(dt, (6, 40), name)
+    tol = 0.0 if name in ("subtract", "gcd", "fmod") else 64 * float(np.finfo(np.float32).eps)
+    for axis, idx in ((1, [0, 4, 1, 5]), (1, [0, 3, 3, 39]), (1, [7]), (0, [0, 2, 5]), (0, [4, 1])):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name).reduceat(h, idx, axis=axis)
+            before = xp.metrics().get("host_fallbacks", 0)
+            got = getattr(np, name).reduceat(xp.asarray(h, device=device), idx, axis=axis)
+            assert xp.metrics().get("host_fallbacks", 0) == before, "ran on the host"
+        assert_same(got, want, rtol=tol)
+    with pytest.raises(IndexError, match="out-of-bounds"):
+        getattr(np, name).reduceat(xp.asarray(h, device=device), [0, 40], axis=1)
+
+
+def test_numpys_own_reductions_of_power_and_arctan2(device: xp.Device) -> None:
+    """NumPy 2.4's float ``power.reduce`` / ``arctan2.reduce`` (and ``reduceat``) give ``f(x[0], x[-1])``,
+    not the left fold its documentation defines (their ``accumulate`` folds): gpuarray runs those on the
+    host, so that it gives what NumPy gives."""
+    h = np.array([[0.5, -1.2, 2.0, 0.7, 3.0]] * 2)
+    g = xp.asarray(h, device=device)
+    with xp.config(fallback="silent"), np.errstate(all="ignore"):
+        for name in ("power", "arctan2"):
+            f = getattr(np, name)
+            assert_same(f.reduce(g, axis=1), f.reduce(h, axis=1))
+            assert_same(f.reduceat(g, [0, 2], axis=1), f.reduceat(h, [0, 2], axis=1))
+            assert_same(f.accumulate(g, axis=1), f.accumulate(h, axis=1), rtol=1e-13)
