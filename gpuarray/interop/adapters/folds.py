@@ -136,7 +136,7 @@ def _reduceat(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     lane = arange(width, dtype=_dtypes.int64, device=dev)
     pos = _w("minimum", asarray(idx.astype(np.int64)[:, None], device=dev) + lane[None, :], n - 1)
     rows = take(x, pos, axis=-1)                                    # (..., segments, width)
-    acc = finish(make("scan", (rows._node,), want, rows.shape, ("fold_" + FOLDS[ufunc.__name__], rows.ndim - 1,
+    acc = finish(make("scan", (rows._node,), want, rows.shape, ("fold_" + ALL[ufunc.__name__], rows.ndim - 1,
                                                                  False), dev))
     last = np.arange(idx.size, dtype=np.int64) * width + lengths - 1
     flat = reshape(acc, (*acc.shape[:-2], idx.size * width))
@@ -153,7 +153,8 @@ def _foldable(ufunc: np.ufunc, want: np.dtype, a: GpuArray) -> bool:
 # ufuncs whose accumulate and reduce are scans and reductions of their own (interop/ufuncs.py, ufunc_methods.py)
 OWN = frozenset({"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
                  "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"})
-FOLDS = {u: name for u, name in fold_ops().items() if u not in OWN}
+ALL = fold_ops()
+FOLDS = {u: name for u, name in ALL.items() if u not in OWN}
 def numpy_reduce_folds(ufunc: np.ufunc) -> bool:
     """Whether this NumPy's ``ufunc.reduce`` is the left fold its documentation defines (the last of
     ``accumulate``). NumPy 2.4's float loops of ``power`` and ``arctan2`` reduce to ``f(x[0], x[-1])``
@@ -164,8 +165,11 @@ def numpy_reduce_folds(ufunc: np.ufunc) -> bool:
         return bool(np.array_equal(ufunc.reduce(x), ufunc.accumulate(x)[-1], equal_nan=True))
 
 
-for _ufunc in FOLDS:
+for _ufunc in ALL:
     _folds = numpy_reduce_folds(getattr(np, _ufunc))
     for _method, _impl in (("accumulate", _accumulate), ("reduce", _reduce), ("reduceat", _reduceat)):
-        if (_ufunc, _method) not in METHODS and (_folds or _method == "accumulate"):
-            register_ufunc_method(_ufunc, _method, _impl)   # (logaddexp.reduce: a row reduction of its own)
+        # (logaddexp.reduce: a row reduction of its own; of the OWN ufuncs only reduceat is a fold:
+        # bitwise_and / or / xor and fmax / fmin, whose reduce and accumulate are scans and reductions)
+        if (_ufunc, _method) not in METHODS and (_folds or _method == "accumulate") and (
+                _ufunc not in OWN or _method == "reduceat" and not _ufunc.startswith("logical_")):
+            register_ufunc_method(_ufunc, _method, _impl)
