@@ -510,3 +510,16 @@ op("multiply_rounded", None, 2, "numeric", {"default": "({0} * {1})", "c": "ga_c
    host=_multiply_rounded, module=INTERNAL)
 
 UFUNC_TO_OP: dict[str, str] = {d.ufunc: n for n, d in OPS.items() if d.ufunc}
+
+# A ``scan`` of op ``fold_<name>`` applies the binary op ``name`` of this table in order along its axis
+# (``ufunc.accumulate`` of a non-associative ufunc: interop/adapters/folds.py, render/wgsl_scan.py)
+FOLD = "fold_"
+
+
+def folded(scan_op: str) -> str | None:
+    """The table op a scan of op ``scan_op`` folds with, or None for the other scans.
+
+    >>> folded("fold_subtract"), folded("sum")
+    ('subtract', None)
+    """
+    return scan_op[len(FOLD):] if scan_op.startswith(FOLD) else None

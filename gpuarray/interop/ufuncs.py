@@ -340,9 +340,17 @@ for _uf, _xpn in (("add", "cumulative_sum"), ("multiply", "cumulative_prod")):
     register_ufunc_method(_uf, "accumulate", _namespace_reduction(_xpn, accumulate=True))
 
 
-def _scan_accumulate(op: str) -> Callable[..., Any]:
+def scan_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
+    """The dtype a scan computes NumPy's loop dtype ``want`` in (``_map_dtype``: float16 in float32), or
+    None (complex, or no such dtype: the host)."""
+    mw = _map_dtype(want, device)
+    return None if mw is None or mw.kind == "c" else mw
+
+
+def scan_accumulate(op: str, loop_dtype: Callable[..., np.dtype | None] = scan_dtype) -> Callable[..., Any]:
     """``ufunc.accumulate`` as a ``scan`` node with combine ``op`` (``max`` / ``min``; on the bools of
-    ``logical_or`` / ``logical_and``), in the dtype NumPy's loop gives; NaN propagates as in NumPy."""
+    ``logical_or`` / ``logical_and``; a fold, ``core.ops.folded``), in the dtype ``loop_dtype(ufunc, want,
+    device)`` gives for NumPy's loop dtype ``want`` (None: the host); NaN propagates as in NumPy."""
     def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         (a,) = inputs
         outs = tuple(kwargs.get("out") or ())
@@ -351,8 +359,8 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
             return _FALLBACK
         axis = kwargs.get("axis", 0)
         want = ufunc.accumulate(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype")).dtype
-        mw = _map_dtype(want, a.device)
-        if mw is None or mw.kind == "c":
+        mw = loop_dtype(ufunc, np.dtype(want), a.device)
+        if mw is None:
             return _FALLBACK
         ax = int(axis) % a.ndim        # NumPy checked it above (AxisError)
         r = finish(make("scan", (astype_node(a._node, mw),), mw, a.shape, (op, ax, False), a.device))
@@ -361,7 +369,7 @@ def _scan_accumulate(op: str) -> Callable[..., Any]:
 
 
 for _uf, _op in (("maximum", "max"), ("minimum", "min"), ("logical_or", "max"), ("logical_and", "min")):
-    register_ufunc_method(_uf, "accumulate", _scan_accumulate(_op))
+    register_ufunc_method(_uf, "accumulate", scan_accumulate(_op))
 
 
 def _log_sum_reduce(exp_op: str, log_op: str) -> Callable[..., Any]:

@@ -25,7 +25,7 @@ import numpy as np
 from ..compiler import regions
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import ALL_DTYPES
-from ..core.ops import OPS
+from ..core.ops import OPS, folded
 from .host_cast import cast
 from .host_index import host_index, host_scatter, strided
 from .host_linalg import LINALG_HOST_KINDS
@@ -226,8 +226,9 @@ HOST_KINDS.update(LINALG_HOST_KINDS)
 def _host_scan(kernel: Kernel, operands: list[np.ndarray]) -> list[np.ndarray]:
     op, axis, init = kernel.attrs[:3]
     dt = kernel.out_nodes[0].dtype
-    if op.startswith("fold_"):          # ufunc.accumulate of an elementwise op (render/wgsl_scan.py's fold)
-        fn = getattr(np, str(OPS[op[5:]].ufunc)).accumulate
+    name = folded(op)
+    if name is not None:                # ufunc.accumulate of a table op, in order (a fold)
+        fn = getattr(np, str(OPS[name].ufunc)).accumulate
     else:
         fn = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
               "min": np.minimum.accumulate}[op]

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import CATEGORIES, complex128, float64
-from ..core.ops import OPS, SCIPY_DEVICE, SCIPY_DEVICE_N
+from ..core.ops import OPS, SCIPY_DEVICE, SCIPY_DEVICE_N, folded
 from ..render.wgsl_c128 import C128_DEVICE_OPS
 from ..render.wgsl_f64 import F64_DEVICE_OPS
 from .wgpu_argreduce import enqueue_argreduce
@@ -158,8 +158,9 @@ def cannot_run_reason(provider: Any, kernel: Kernel) -> str | None:
                 ins.dtype == complex128 and ins.op in provider.host_only_c128:
             return (f"{ins.dtype} {ins.op} has no WGSL implementation that is exact on every device yet; "
                     "it runs on the host")
-    if kernel.kind == "scan" and str(kernel.attrs[0]).startswith("fold_"):     # ufunc.accumulate of op ``name``
-        name, dt = kernel.attrs[0][5:], kernel.out_nodes[0].dtype
+    name = folded(str(kernel.attrs[0])) if kernel.kind == "scan" else None     # ufunc.accumulate of op ``name``
+    if name is not None:
+        dt = kernel.out_nodes[0].dtype
         if name in F32_VIA_F64 and not provider.f64 or dt == float64 and name in provider.host_only_f64:
             return (f"{dt} {name} has no WGSL implementation that is exact on this device; its accumulate "
                     "runs on the host")

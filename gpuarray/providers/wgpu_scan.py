@@ -34,8 +34,9 @@ from typing import Any
 
 from ..compiler.kernel import Instr, Kernel
 from ..core.dtypes import STORAGE_NP
+from ..core.ops import folded
 from ..render.wgsl import WORKGROUP
-from ..render.wgsl_scan import BLOCK, FOLD, render_scan, state_nbytes
+from ..render.wgsl_scan import BLOCK, render_scan, state_nbytes
 from . import wgpu_scan_lookback
 from .wgpu_bindings import wide_buffers
 from .wgpu_split import window_inputs
@@ -112,17 +113,14 @@ def enqueue_scan(provider: Any, kernel: Kernel, in_handles: list[Any]) -> list[A
     li = (length + int(bool(init))) * inner
     adapter = getattr(provider, "adapter", None)
     cpu = adapter is not None and str(adapter.info.get("adapter_type")) == "CPU"
-    if op.startswith(FOLD) and inner == 1:          # a fold of contiguous rows: a workgroup per row
-        kt = _mode(kernel, "tile")
-        for start in range(0, max(length, 1), SERIAL_SEGMENT):
-            extra = {"RG": rows, "START": start, "STOP": min(start + SERIAL_SEGMENT, length), "LI": li}
-            _dispatch(provider, kt, extra, [*in_handles, out], rows)
-        return [out]
-    if op.startswith(FOLD) or serial(rows, length, inner, cpu):        # (a fold only in order)
-        ks = _mode(kernel, "serial")
+    fold = folded(op) is not None
+    if fold or serial(rows, length, inner, cpu):        # in order (a fold only so)
+        # a fold of contiguous rows: a workgroup per row (``tile``); else a thread per row
+        tile = fold and inner == 1
+        ks = _mode(kernel, "tile" if tile else "serial")
         for start in range(0, max(length, 1), SERIAL_SEGMENT):
             extra = {"RG": rows, "START": start, "STOP": min(start + SERIAL_SEGMENT, length), "INNER": inner, "LI": li}
-            _dispatch(provider, ks, extra, [*in_handles, out], -(-rows // WORKGROUP))
+            _dispatch(provider, ks, extra, [*in_handles, out], rows if tile else -(-rows // WORKGROUP))
         return [out]
     if dt.kind != "c" and lookback(rows, length, inner, cpu) and wgpu_scan_lookback.enqueue_lookback(
             provider, kernel, in_handles, out, rows, length):

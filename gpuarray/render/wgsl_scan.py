@@ -57,6 +57,7 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE, real_dtype
 from ..core.ops import OPS as ELEMENTWISE
+from ..core.ops import folded
 from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
 from .wgsl_parts import store_value
@@ -64,7 +65,6 @@ from .wgsl_parts import store_value
 PER_THREAD = 8
 BLOCK = WORKGROUP * PER_THREAD
 MODES = ("single", "partial", "spine", "carry", "serial", "tile")
-FOLD = "fold_"          # op prefix of a fold: ``fold_<elementwise op>`` (serial and tile modes only)
 TILE = WORKGROUP * 8    # elements a ``tile`` pass folds at once
 
 
@@ -146,7 +146,7 @@ def fold_combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
     >>> fold_combine("fold_subtract", np.dtype("int8"), "acc", "x")
     '(((acc - x)) << 24u) >> 24u'
     """
-    expr = fill(ELEMENTWISE[op[len(FOLD):]].template(dtype.kind), dtype, [a, b])
+    expr = fill(ELEMENTWISE[str(folded(op))].template(dtype.kind), dtype, [a, b])
     return _SMALL_WRAP[dtype].replace("{x}", expr) if dtype in _SMALL_WRAP else expr
 
 
@@ -403,7 +403,7 @@ def _render_serial(kernel: Kernel, g: _Gen, op: str, axis: int, init: bool) -> R
     val = _row_index(g, kernel.operands[0], axis, head)
     one = int(bool(init))
     t = "u32" if dt == np.bool_ else WGSL_TYPE[dt]
-    fold = op.startswith(FOLD)
+    fold = folded(op) is not None
     body = [f"  var acc: {t} = {f'{t}()' if fold else identity(op, dt)};"]
     if init:
         body.append(f"  if (START == 0u) {{ out0[obase] = {initial(op, dt)}; }}")

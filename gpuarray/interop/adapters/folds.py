@@ -26,60 +26,42 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
 
 from ...array_object.array import GpuArray
-from ...array_object.elementwise import astype_node, finish
+from ...array_object.elementwise import finish
 from ...core import dtypes as _dtypes
-from ...core.ops import INTERNAL, OPS
+from ...core.ops import FOLD, OPS, UFUNC_TO_OP
 from ...graph.node import make
 from ...namespace.creation import arange, asarray
 from ...namespace.indexing import take
-from ...namespace.manipulation import expand_dims, moveaxis, reshape
+from ...namespace.manipulation import expand_dims, reshape
 from ..host import _FALLBACK
-from ..operands import _into_out as _into_out_array
 from ..operands import _w
-from ..ufuncs import METHODS, _into_out, register_ufunc_method
-from .segmented import _indices as _segment_indices
+from ..ufuncs import METHODS, _into_out, register_ufunc_method, scan_accumulate
+from .segmented import reduceat
 
 # results of the ops a fold may take: their loops compute in one dtype (T, T -> T)
 _RESULTS = frozenset({"same", "float", "double"})
+# ufuncs whose accumulate and reduce are scans and reductions of their own (interop/ufuncs.py, ufunc_methods.py)
+OWN = frozenset({"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
+                 "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"})
+# NumPy ufunc name -> the table op a fold computes it with: the binary ufuncs of the op table
+ALL = {u: n for u, n in UFUNC_TO_OP.items() if OPS[n].nargs == 2 and OPS[n].result in _RESULTS}
+FOLDS = {u: n for u, n in ALL.items() if u not in OWN}
 
 
-def fold_ops() -> dict[str, str]:
-    """NumPy ufunc name -> elementwise op name, for the binary ufuncs a fold computes."""
-    out: dict[str, str] = {}
-    for name, d in OPS.items():
-        if d.nargs == 2 and d.ufunc and d.module != INTERNAL and d.result in _RESULTS and d.ufunc not in out:
-            out[d.ufunc] = name
-    return out
-
-
-def _fold(ufunc: np.ufunc, a: GpuArray, axis: Any, dtype: Any, method: str) -> Any:
-    """The accumulate node of ``a`` along ``axis`` (NumPy's dtype and axis checks first), or _FALLBACK."""
-    extra = {} if method == "accumulate" else {"keepdims": False}
-    probe = getattr(ufunc, method)(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=dtype, **extra)
-    want = np.dtype(probe.dtype)
-    if not _foldable(ufunc, want, a):
-        return _FALLBACK
-    ax = int(axis) % a.ndim
-    node = make("scan", (astype_node(a._node, want),), want, a.shape, ("fold_" + FOLDS[ufunc.__name__], ax, False),
-                a.device)
-    return finish(node), ax
-
-
-def _accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    (a,) = inputs
-    outs = tuple(kwargs.get("out") or ())
-    if (not isinstance(a, GpuArray) or a.ndim == 0 or set(kwargs) - {"axis", "dtype", "out"}
-            or not all(isinstance(o, GpuArray) and o.device == a.device for o in outs)):
-        return _FALLBACK
-    got = _fold(ufunc, a, kwargs.get("axis", 0), kwargs.get("dtype"), "accumulate")
-    return got if got is _FALLBACK else _into_out(got[0], outs, ufunc, "accumulate")
+def fold_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
+    """NumPy's loop dtype ``want`` where a fold computes it on ``device``, else None (the host): not a
+    float16 loop (its steps round to float16), complex or bool, nor integer ``power`` (NumPy raises for a
+    negative exponent, which a kernel cannot)."""
+    ok = want in _dtypes.ALL_DTYPES and want.kind not in "bc" and device.supports(want) and not (
+        ufunc.__name__ == "power" and want.kind in "iu")
+    return want if ok else None
 
 
 def _reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    """One axis (NumPy raises for more: these ufuncs are not reorderable), no ``initial`` / ``where``."""
+    """One axis (NumPy raises for more: these ufuncs are not reorderable), no ``initial`` / ``where``: the
+    last of the accumulation."""
     (a,) = inputs
     outs = tuple(kwargs.get("out") or ())
     axis = kwargs.get("axis", 0)
@@ -90,71 +72,33 @@ def _reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     axis = axis[0] if isinstance(axis, tuple) else 0 if axis is None else axis
     if a.shape[int(axis) % a.ndim] == 0:
         return _FALLBACK                    # NumPy's identity or its error
-    got = _fold(ufunc, a, axis, kwargs.get("dtype"), "reduce")
-    if got is _FALLBACK:
-        return got
-    acc, ax = got
+    ufunc.reduce(np.zeros((1,) * a.ndim, a.dtype), axis=axis, dtype=kwargs.get("dtype"))     # NumPy's checks
+    acc = METHODS[(ufunc.__name__, "accumulate")](ufunc, (a,), {"axis": axis, "dtype": kwargs.get("dtype")})
+    if acc is _FALLBACK:
+        return acc
+    ax = int(axis) % a.ndim
     r = acc[(slice(None),) * ax + (-1,)]
     if kwargs.get("keepdims", False):
         r = expand_dims(r, axis=ax)
     return _into_out(r, outs, ufunc, "reduction")
 
 
-def _reduceat(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    """``ufunc.reduceat(a, indices, axis=0, dtype=None, out=None)``: the segments (NumPy's rules, the
-    indices read on the host) gathered into rows of a matrix as wide as the longest, each row folded and
-    its value at the segment's length taken. One long segment among many short ones (a matrix over four
-    times the data): the host."""
-    if len(inputs) != 2 or set(kwargs) - {"axis", "dtype", "out"}:
-        return _FALLBACK
-    a, indices = inputs
-    out = kwargs.get("out")
-    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    if not isinstance(a, GpuArray) or a.ndim == 0 or out is not None and not isinstance(out, GpuArray):
-        return _FALLBACK
-    idx = _segment_indices(indices)
-    axis, dtype = kwargs.get("axis", 0), kwargs.get("dtype")
-    with np.errstate(all="ignore"):             # NumPy's checks of the indices, axis and dtype=
-        probe = np.zeros((1,) * a.ndim, a.dtype)
-        if idx.ndim != 1:
-            ufunc.reduceat(probe, idx, axis=axis, dtype=dtype)
-        want = np.dtype(ufunc.reduceat(probe, np.zeros(1, np.intp), axis=axis, dtype=dtype).dtype)
-    if not _foldable(ufunc, want, a):
-        return _FALLBACK
-    ax = normalize_axis_index(int(axis), a.ndim)
-    n = a.shape[ax]
-    bad = np.flatnonzero((idx < 0) | (idx >= n))
-    if bad.size:
-        raise IndexError(f"index {idx[bad[0]]} out-of-bounds in {ufunc.__name__}.reduceat [0, {n})")
-    ends = np.append(idx[1:], n)
-    lengths = np.where(ends > idx, ends - idx, 1).astype(np.int64)     # idx[i] >= idx[i + 1]: a[idx[i]]
-    width = int(lengths.max()) if lengths.size else 0
-    if idx.size == 0 or a.size == 0 or idx.size * width > 4 * n + 4096:
-        return _FALLBACK
-    dev = a.device
-    x = moveaxis(a if a.dtype == want else a.astype(want), ax, -1)
+def _fold_segments(ufunc: np.ufunc, x: GpuArray, starts: np.ndarray, lengths: np.ndarray) -> GpuArray | None:
+    """``reduceat``'s segments of ``x`` (along its last axis) gathered into the rows of a matrix as wide as
+    the longest, each row folded and its value at the segment's length taken; None (the host) where that
+    matrix would hold over four times the data (one long segment among many short ones)."""
+    n, width, dev = x.shape[-1], int(lengths.max()), x.device
+    if starts.size * width > 4 * n + 4096:
+        return None
     lane = arange(width, dtype=_dtypes.int64, device=dev)
-    pos = _w("minimum", asarray(idx.astype(np.int64)[:, None], device=dev) + lane[None, :], n - 1)
+    pos = _w("minimum", asarray(starts[:, None], device=dev) + lane[None, :], n - 1)
     rows = take(x, pos, axis=-1)                                    # (..., segments, width)
-    acc = finish(make("scan", (rows._node,), want, rows.shape, ("fold_" + ALL[ufunc.__name__], rows.ndim - 1,
-                                                                 False), dev))
-    last = np.arange(idx.size, dtype=np.int64) * width + lengths - 1
-    flat = reshape(acc, (*acc.shape[:-2], idx.size * width))
-    r = moveaxis(take(flat, asarray(last, device=dev), axis=-1), -1, ax)
-    return r if out is None else _into_out_array(r, out, ufunc.__name__)
+    acc = finish(make("scan", (rows._node,), x.dtype, rows.shape, (FOLD + ALL[ufunc.__name__], rows.ndim - 1, False),
+                      dev))
+    last = np.arange(starts.size, dtype=np.int64) * width + lengths - 1
+    return take(reshape(acc, (*acc.shape[:-2], starts.size * width)), asarray(last, device=dev), axis=-1)
 
 
-def _foldable(ufunc: np.ufunc, want: np.dtype, a: GpuArray) -> bool:
-    """Whether a fold computes ``ufunc`` in NumPy's loop dtype ``want`` on ``a``'s device."""
-    return want in _dtypes.ALL_DTYPES and want.kind not in "bc" and a.device.supports(want) and not (
-        ufunc.__name__ == "power" and want.kind in "iu")
-
-
-# ufuncs whose accumulate and reduce are scans and reductions of their own (interop/ufuncs.py, ufunc_methods.py)
-OWN = frozenset({"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
-                 "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"})
-ALL = fold_ops()
-FOLDS = {u: name for u, name in ALL.items() if u not in OWN}
 def numpy_reduce_folds(ufunc: np.ufunc) -> bool:
     """Whether this NumPy's ``ufunc.reduce`` is the left fold its documentation defines (the last of
     ``accumulate``). NumPy 2.4's float loops of ``power`` and ``arctan2`` reduce to ``f(x[0], x[-1])``
@@ -165,9 +109,11 @@ def numpy_reduce_folds(ufunc: np.ufunc) -> bool:
         return bool(np.array_equal(ufunc.reduce(x), ufunc.accumulate(x)[-1], equal_nan=True))
 
 
-for _ufunc in ALL:
+_REDUCEAT = reduceat(fold_dtype, _fold_segments)
+for _ufunc, _op in ALL.items():
     _folds = numpy_reduce_folds(getattr(np, _ufunc))
-    for _method, _impl in (("accumulate", _accumulate), ("reduce", _reduce), ("reduceat", _reduceat)):
+    for _method, _impl in (("accumulate", scan_accumulate(FOLD + _op, fold_dtype)), ("reduce", _reduce),
+                           ("reduceat", _REDUCEAT)):
         # (logaddexp.reduce: a row reduction of its own; of the OWN ufuncs only reduceat is a fold:
         # bitwise_and / or / xor and fmax / fmin, whose reduce and accumulate are scans and reductions)
         if (_ufunc, _method) not in METHODS and (_folds or _method == "accumulate") and (

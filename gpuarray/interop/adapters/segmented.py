@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -144,48 +145,62 @@ def _indices(indices: Any) -> np.ndarray:
     return np.array(indices, dtype=np.intp)
 
 
-def _reduceat(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    """``ufunc.reduceat(a, indices, axis=0, dtype=None, out=None)`` for a GpuArray ``a``."""
-    if len(inputs) != 2 or set(kwargs) - {"axis", "dtype", "out"}:
-        return _FALLBACK
-    a, indices = inputs
-    if not isinstance(a, GpuArray) or a.dtype.kind == "c" and ufunc.__name__ not in ("add", "multiply"):
-        return _FALLBACK
-    axis, dtype, out = kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out")
-    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    if out is not None and not isinstance(out, GpuArray):
-        return _FALLBACK
-    idx = _indices(indices)
-    # NumPy checks the indices' shape, axis, dtype= and a 0-d a on a one-element stand-in
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        probe = np.zeros((1,) * a.ndim, a.dtype)
-        if idx.ndim != 1:
-            ufunc.reduceat(probe, idx, axis=axis, dtype=dtype)
-        want = ufunc.reduceat(probe, np.zeros(1, np.intp), axis=axis, dtype=dtype).dtype
-    mw = _map_dtype(want, a.device)
-    if mw is None or mw.kind == "c" and ufunc.__name__ not in ("add", "multiply"):
-        return _FALLBACK
-    ax = normalize_axis_index(int(axis), a.ndim)
-    n = a.shape[ax]
-    bad = np.flatnonzero((idx < 0) | (idx >= n))
-    if bad.size:
-        raise IndexError(f"index {idx[bad[0]]} out-of-bounds in {ufunc.__name__}.reduceat [0, {n})")
-    shape = a.shape[:ax] + (idx.size,) + a.shape[ax + 1:]
-    if idx.size == 0 or a.size == 0:
-        r = full(shape, 0, dtype=mw, device=a.device)
-    else:
-        ends = np.append(idx[1:], n)
-        lengths = np.where(ends > idx, ends - idx, 1).astype(np.int64)
-        x = _m.moveaxis(a if a.dtype == mw else a.astype(mw), ax, -1)
-        r = _m.moveaxis(segmented_reduce(x, idx.astype(np.int64), lengths, ufunc.__name__), -1, ax)
-    if out is not None:
-        return _into_out(r, out, ufunc.__name__)
-    return r
+def reduceat(loop_dtype: Callable[[np.ufunc, np.dtype, Any], np.dtype | None],
+             segments: Callable[[np.ufunc, GpuArray, np.ndarray, np.ndarray], GpuArray | None]) -> Callable[..., Any]:
+    """``ufunc.reduceat(a, indices, axis=0, dtype=None, out=None)`` for a GpuArray ``a``, NumPy's checks and
+    rules (``indices[i] >= indices[i + 1]`` gives ``a[indices[i]]``): ``loop_dtype(ufunc, want, device)``
+    the dtype to compute NumPy's loop dtype ``want`` in (None: the host), ``segments(ufunc, x, starts,
+    lengths)`` the values of the segments along ``x``'s last axis (None: the host)."""
+    def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        if len(inputs) != 2 or set(kwargs) - {"axis", "dtype", "out"}:
+            return _FALLBACK
+        a, indices = inputs
+        axis, dtype, out = kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out")
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(a, GpuArray) or out is not None and not isinstance(out, GpuArray):
+            return _FALLBACK
+        idx = _indices(indices)
+        # NumPy checks the indices' shape, axis, dtype= and a 0-d a on a one-element stand-in
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe = np.zeros((1,) * a.ndim, a.dtype)
+            if idx.ndim != 1:
+                ufunc.reduceat(probe, idx, axis=axis, dtype=dtype)
+            want = ufunc.reduceat(probe, np.zeros(1, np.intp), axis=axis, dtype=dtype).dtype
+        mw = loop_dtype(ufunc, np.dtype(want), a.device)
+        if mw is None:
+            return _FALLBACK
+        ax = normalize_axis_index(int(axis), a.ndim)
+        n = a.shape[ax]
+        bad = np.flatnonzero((idx < 0) | (idx >= n))
+        if bad.size:
+            raise IndexError(f"index {idx[bad[0]]} out-of-bounds in {ufunc.__name__}.reduceat [0, {n})")
+        shape = a.shape[:ax] + (idx.size,) + a.shape[ax + 1:]
+        if idx.size == 0 or a.size == 0:
+            r = full(shape, 0, dtype=mw, device=a.device)
+        else:
+            ends = np.append(idx[1:], n)
+            lengths = np.where(ends > idx, ends - idx, 1).astype(np.int64)
+            x = _m.moveaxis(a if a.dtype == mw else a.astype(mw), ax, -1)
+            got = segments(ufunc, x, idx.astype(np.int64), lengths)
+            if got is None:
+                return _FALLBACK
+            r = _m.moveaxis(got, -1, ax)
+        if out is not None:
+            return _into_out(r, out, ufunc.__name__)
+        return r
+    return impl
+
+
+def _reduce_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
+    """A segmented reduction's dtype: ``_map_dtype``'s; complex only for ``add`` and ``multiply``."""
+    mw = _map_dtype(want, device)
+    return None if mw is None or mw.kind == "c" and ufunc.__name__ not in ("add", "multiply") else mw
 
 
 for _name in _REDUCE:
-    register_ufunc_method(_name, "reduceat", _reduceat)
+    register_ufunc_method(_name, "reduceat", reduceat(
+        _reduce_dtype, lambda ufunc, x, starts, lengths: segmented_reduce(x, starts, lengths, ufunc.__name__)))
 
 
 # ============================================================ unique along an axis
