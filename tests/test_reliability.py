@@ -1049,19 +1049,25 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     np.asarray(x)
     gc.collect()
     m0, r0 = xp.metrics(), _rss()
-    for _ in range(100_000):
-        x = x + 1
-    v = np.asarray(x)
-    gc.collect()
-    m1, r1 = xp.metrics(), _rss()
+    rss = [r0]
+    for _ in range(2):                               # two equal halves: a leak grows both
+        for _ in range(50_000):
+            x = x + 1
+        v = np.asarray(x)
+        gc.collect()
+        rss.append(_rss())
+    m1, r1 = xp.metrics(), rss[-1]
     assert v[0] == 103_000.0
-    # every figure in each message: this test failed twice in full H200 runs with eight workers (2026-11-27)
-    # and passed alone and beside seven other files, so a failure must say which figure moved and by how much
+    # every figure in each message: this test failed three times in full H200 runs with eight workers
+    # (2026-11-27, 2026-11-28: RSS +10.2 MiB, device memory flat) and passed alone and beside seven other
+    # files; on lavapipe RSS and tracemalloc stay flat over 100,000 steps (probes/leak_loop.py)
     seen = (f"live {m0['device_bytes_live']} -> {m1['device_bytes_live']}, pooled {m0['device_bytes_pooled']} -> "
-            f"{m1['device_bytes_pooled']}, RSS +{(r1 - r0) / MIB:.1f} MiB")
+            f"{m1['device_bytes_pooled']}, RSS +{(rss[1] - r0) / MIB:.1f} then +{(r1 - rss[1]) / MIB:.1f} MiB")
     assert m1["device_bytes_live"] == m0["device_bytes_live"], seen
     assert m1["device_bytes_pooled"] <= m0["device_bytes_pooled"] + 64 * 1024, seen
-    assert r1 - r0 < 8 * MIB, seen
+    # host memory: a leak grows both halves alike; growth in the first half only is the worker's allocator
+    # or the driver's pools settling after the other tests that ran in the process
+    assert r1 - r0 < 8 * MIB or r1 - rss[1] < 4 * MIB, seen
 
 
 # ---------------------------------------------------------------- bad input

@@ -67,11 +67,13 @@ def reset_fallback_warnings() -> None:
         _warned.clear()
 
 
-def note_fallback(name: str, detail: str = "") -> None:
+def note_fallback(name: str, detail: str = "", reason: str = "") -> None:
     """Account for one host fallback of ``name``: raise, or count (and warn once per ``name``).
 
-    ``detail`` narrows the message, e.g. " for the loop (complex128, complex128) -> complex128"."""
-    what = f"{name} has no device implementation in gpuarray{detail}"
+    ``detail`` narrows the message, e.g. " for the loop (complex128, complex128) -> complex128"; ``reason``
+    replaces it where the device could run the call but the host is chosen (e.g. " runs on the host
+    for a few long rows: ...")."""
+    what = f"{name}{reason}" if reason else f"{name} has no device implementation in gpuarray{detail}"
     mode = _config.get("fallback")
     if mode == "raise":
         raise HostFallbackError(
@@ -216,11 +218,12 @@ def host_function(func: Callable[..., Any], args: tuple, kwargs: dict, device: D
 
 
 def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, device: Device,
-               detail: str = "") -> Any:
-    """Run a ufunc method on the host; outputs and ``ufunc.at``'s operand are written back."""
+               detail: str = "", reason: str = "") -> Any:
+    """Run a ufunc method on the host; outputs and ``ufunc.at``'s operand are written back
+    (``detail`` / ``reason``: ``note_fallback``'s)."""
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if not _only_empty((inputs, kwargs)):
-        note_fallback(name, detail)
+        note_fallback(name, detail, reason)
     conv = _ToHost()
     hinputs = [conv(x, writable=method == "at" and i == 0) for i, x in enumerate(inputs)]
     hkwargs = {k: conv(v, writable=k == "out") for k, v in kwargs.items()}

@@ -13,7 +13,8 @@ scans of their own (``add``, ``multiply``, ``maximum``, ``minimum``, ``fmax``, `
 bitwise ones) keep them; loops gpuarray has no dtype for (NumPy's float16 loop of ``arctan2`` on int8,
 complex), integer ``power`` (NumPy raises for a negative exponent, which a kernel cannot) and the
 ``reduce`` / ``reduceat`` of ufuncs whose NumPy reduction is not the fold (``numpy_reduce_folds``) stay
-host fallbacks, named as such.
+host fallbacks, named as such; so do fewer than ``SERIAL_ROWS`` rows longer than ``SERIAL_LENGTH`` on a GPU
+(``serial_on_host``: a fold is serial, and NumPy's loop is faster than one GPU thread).
 
 >>> import numpy as np, gpuarray as xp
 >>> x = xp.asarray([10, 1, 2], device="cpu")
@@ -29,13 +30,14 @@ import numpy as np
 
 from ...array_object.array import GpuArray
 from ...array_object.elementwise import finish
+from ...core import config as _config
 from ...core import dtypes as _dtypes
 from ...core.ops import FOLD, OPS, UFUNC_TO_OP
 from ...graph.node import make
 from ...namespace.creation import arange, asarray
 from ...namespace.indexing import take
 from ...namespace.manipulation import expand_dims, reshape
-from ..host import _FALLBACK
+from ..host import _FALLBACK, host_ufunc
 from ..operands import _w
 from ..ufuncs import METHODS, _into_out, register_ufunc_method, scan_accumulate
 from .segmented import reduceat
@@ -48,6 +50,39 @@ OWN = frozenset({"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logic
 # NumPy ufunc name -> the table op a fold computes it with: the binary ufuncs of the op table
 ALL = {u: n for u, n in UFUNC_TO_OP.items() if OPS[n].nargs == 2 and OPS[n].result in _RESULTS}
 FOLDS = {u: n for u, n in ALL.items() if u not in OWN}
+
+
+# A fold is serial along its axis: a GPU thread takes ~40 ns a step (float32 subtract on the H200), ~200 ns
+# (float64 divide), NumPy's loop 3.5-8 ns. Rows fold in parallel, so the device wins from a few dozen rows;
+# fewer rows than SERIAL_ROWS longer than SERIAL_LENGTH fold on the host (measured on the H200: one row of
+# 2^20 float32, subtract.accumulate 44 ms on the device, 4.3 ms through the host; 4096 rows of 1024 0.35 ms
+# against NumPy's 16 ms). config(fallback="raise") keeps them on the device.
+SERIAL_ROWS = 32
+SERIAL_LENGTH = 4096
+
+
+def serial_on_host(device: Any, rows: int, length: int) -> str:
+    """Why ``rows`` folds of ``length`` steps run on the host on ``device`` ('' : on the device)."""
+    if (getattr(device, "kind", "") != "wgpu" or rows >= SERIAL_ROWS or length <= SERIAL_LENGTH
+            or _config.get("fallback") == "raise"):
+        return ""
+    return (f" runs on the host: {rows} row(s) of {length} elements fold in order, one GPU thread a row, slower "
+            f"than NumPy's loop (gpuarray folds on the device from {SERIAL_ROWS} rows or rows of up to "
+            f"{SERIAL_LENGTH} elements)")
+
+
+def _by_cost(method: str, impl: Any) -> Any:
+    """``impl`` (accumulate or reduce along one axis), or the host where ``serial_on_host`` says so."""
+    def by_cost(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+        a, axis = inputs[0], kwargs.get("axis", 0)
+        axis = axis[0] if isinstance(axis, tuple) and len(axis) == 1 else 0 if axis is None else axis
+        if isinstance(a, GpuArray) and a.ndim and isinstance(axis, int | np.integer) and -a.ndim <= axis < a.ndim:
+            length = a.shape[int(axis)]
+            why = serial_on_host(a.device, a.size // length if length else 0, length)
+            if why:
+                return host_ufunc(ufunc, method, inputs, kwargs, a.device, reason=why)
+        return impl(ufunc, inputs, kwargs)
+    return by_cost
 
 
 def fold_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
@@ -88,7 +123,7 @@ def _fold_segments(ufunc: np.ufunc, x: GpuArray, starts: np.ndarray, lengths: np
     the longest, each row folded and its value at the segment's length taken; None (the host) where that
     matrix would hold over four times the data (one long segment among many short ones)."""
     n, width, dev = x.shape[-1], int(lengths.max()), x.device
-    if starts.size * width > 4 * n + 4096:
+    if starts.size * width > 4 * n + 4096 or serial_on_host(dev, starts.size * (x.size // n), width):
         return None
     lane = arange(width, dtype=_dtypes.int64, device=dev)
     pos = _w("minimum", asarray(starts[:, None], device=dev) + lane[None, :], n - 1)
@@ -112,8 +147,8 @@ def numpy_reduce_folds(ufunc: np.ufunc) -> bool:
 _REDUCEAT = reduceat(fold_dtype, _fold_segments)
 for _ufunc, _op in ALL.items():
     _folds = numpy_reduce_folds(getattr(np, _ufunc))
-    for _method, _impl in (("accumulate", scan_accumulate(FOLD + _op, fold_dtype)), ("reduce", _reduce),
-                           ("reduceat", _REDUCEAT)):
+    for _method, _impl in (("accumulate", _by_cost("accumulate", scan_accumulate(FOLD + _op, fold_dtype))),
+                           ("reduce", _by_cost("reduce", _reduce)), ("reduceat", _REDUCEAT)):
         # (logaddexp.reduce: a row reduction of its own; of the OWN ufuncs only reduceat is a fold:
         # bitwise_and / or / xor and fmax / fmin, whose reduce and accumulate are scans and reductions)
         if (_ufunc, _method) not in METHODS and (_folds or _method == "accumulate") and (
