@@ -63,6 +63,24 @@ def test_scipy_special_matches_ufunc_out_of_domain(device: xp.Device, name: str,
     assert_same(got, getattr(special, name)(*np_args), rtol=1e-14)
 
 
+_INF_PAIRS = [complex(-np.inf, 0.7533), complex(np.inf, 0.7533), complex(-np.inf, 0.0), complex(np.inf, -0.0),
+              complex(np.inf, np.inf), complex(-np.inf, 3.927), complex(np.inf, 5.4978), -np.inf, np.inf]
+
+
+def test_scipy_logsumexp_of_infinities(device: xp.Device) -> None:
+    """SciPy's own test_gh22601_infinite_elements: ``logsumexp`` of pairs of real and complex infinities equals
+    ``log(sum(exp(x)))``. SciPy keeps the direct value where its shifted one is not finite, a
+    ``where(isfinite(a + b), ...)`` that gpuarray fuses into the sum's epilogue; on the H200 172 of these
+    failed (the compiler took the sum for finite), which the hidden class-test operand answers."""
+    special = pytest.importorskip("scipy.special")
+    with np.errstate(all="ignore"):
+        for x in _INF_PAIRS:
+            for y in _INF_PAIRS:
+                a = xp.asarray(np.array([x, y], dtype=np.complex128), device=device)
+                got, want = np.asarray(special.logsumexp(a)), np.asarray(xp.log(xp.sum(xp.exp(a))))
+                assert (got == want) | (np.isnan(got) & np.isnan(want)), (x, y, got, want)
+
+
 @pytest.mark.parametrize("source, destination", [(10, 0), (0, -3), ((0, 5), (1, 0)), (-11, 0)])
 def test_moveaxis_out_of_bounds_message_as_numpy(device: xp.Device, source: object, destination: object) -> None:
     """NumPy prefixes the argument's name ("source: axis 10 is out of bounds ..."); SciPy's tests match it."""
