@@ -397,12 +397,13 @@ class _Gen:
             return v
         t = WGSL_TYPE[dst]
         if dst == np.bool_:
-            if src.kind == "c":
-                return f"(ga_cisnan_{_suffix(src)}({v}) || any({v} != {WGSL_TYPE[src]}(0)))"
-            if src == np.float32:    # on the bits: a flushing driver (NVIDIA) compares 1e-40 != 0 as false
-                return f"((bitcast<u32>({v}) & 0x7fffffffu) != 0u)"
-            if src.kind == "f":
-                return f"(ga_isnan_{_suffix(src)}({v}) || {v} != {WGSL_TYPE[src]}(0))"
+            # on the bits (any bit but the sign: NaN and subnormals are true): a flushing driver (NVIDIA) compares
+            # 1e-40 != 0 as false, and a compiler that takes a computed value for finite drops an isnan test
+            if src.kind in "fc":
+                u, m = ("u32", "0x7fffffffu") if real_dtype(src) == np.float32 else ("u64", "0x7ffffffffffffffflu")
+                if src.kind == "c":
+                    return f"any((bitcast<vec2<{u}>>({v}) & vec2<{u}>({m})) != vec2<{u}>({u}(0)))"
+                return f"((bitcast<{u}>({v}) & {m}) != {u}(0))"
             return f"({v} != {WGSL_TYPE[src]}(0))"
         if dst.kind == "c":
             # The imaginary part is a +0 read from ``prm`` (a literal would let the compiler fold ``0 * y``, ``x + 0``:
