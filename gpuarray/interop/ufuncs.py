@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..array_object.array import GpuArray
-from ..array_object.elementwise import apply, astype_node, finish
+from ..array_object.elementwise import apply, astype_node, binary_method, finish
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS, UFUNC_TO_OP
 from ..graph.node import make
@@ -188,8 +188,60 @@ def gufunc_impl(name: str) -> Callable[..., Any] | None:
     return LOCAL_GUFUNCS.get(name) or _xp(GUFUNCS.get(name, ""))
 
 
+_MISS: Any = object()
+# (ufunc, operand kinds, dtype=, casting=, out dtypes, where's kind) -> NumPy's loop dtypes (None: no loop), for
+# calls NumPy validated before: the probe call (a ufunc on 0-d stand-ins under errstate and catch_warnings) and
+# resolve_dtypes cost about 12 us a call, more than a recorded operation
+_VALIDATED: dict[tuple, tuple[np.dtype, ...] | None] = {}
+_VALIDATED_MAX = 4096
+
+
+def _kind(x: Any) -> Any:
+    """What of an operand decides NumPy's checks and loop: an array's dtype; a Python int's value (NumPy
+    raises OverflowError for one outside a small integer dtype's range); another scalar's type."""
+    if isinstance(x, (GpuArray, np.ndarray, np.generic)):
+        return x.dtype
+    return (int, x) if type(x) is int else type(x)
+
+
+# Binary ufuncs with an operator (``np.add(x, 2.0)`` is ``x + 2.0``): an operator's hot path records the operation
+# in about a dozen Python calls, this module's general path in over a hundred. Wherever the operator gives a result
+# it is NumPy's ufunc result (same dtype and values: tests/test_ufunc_operators.py over every dtype pair and Python
+# scalar); where it refuses what NumPy allows (bool arithmetic, complex ordering, which the Array API leaves out),
+# the general path runs. ``power`` is not among them: NumPy raises for an integer to a negative integer power.
+_OPERATORS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
+    u: (binary_method(o, False), binary_method(o, True)) for u, o in UFUNC_TO_OP.items()
+    if o in OPS and OPS[o].dunders and o != "pow" and isinstance(getattr(np, u, None), np.ufunc)
+    and getattr(np, u).signature is None}
+_PY_NUMBERS = (int, float, complex)
+
+
+def _by_operator(ufunc: np.ufunc, inputs: tuple) -> Any:
+    """``ufunc(a, b)`` (no keywords) by the operator's hot path: a GpuArray with a GpuArray or a Python number;
+    NotImplemented where the operator does not give NumPy's answer."""
+    pair = _OPERATORS.get(ufunc.__name__)
+    if pair is None:
+        return NotImplemented
+    a, b = inputs
+    ta, tb = type(a), type(b)
+    if ta is GpuArray and (tb is GpuArray or tb in _PY_NUMBERS):
+        fn, x, other = pair[0], a, b
+    elif tb is GpuArray and ta in _PY_NUMBERS:
+        fn, x, other = pair[1], b, a
+    else:
+        return NotImplemented
+    try:
+        return fn(x, other)
+    except (TypeError, ValueError, OverflowError):
+        return NotImplemented           # NumPy's rules, or its error, on the general path
+
+
 def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
     """``ufunc(*inputs, **kwargs)`` recorded lazily on the device when gpuarray has the op."""
+    if not kwargs and len(inputs) == 2:
+        r = _by_operator(ufunc, inputs)
+        if r is not NotImplemented:
+            return r
     name = ufunc.__name__
     inputs = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs)
     _check_kwargs(name, kwargs)
@@ -200,16 +252,28 @@ def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
     device = _device_from(inputs + outs + (where,), self)
     if ufunc.signature is not None:
         return _gufunc(ufunc, inputs, kwargs, device)
-    # NumPy itself validates operands, dtype=, casting= and out dtypes (and raises its own errors)
-    probe_kw = {k: v for k, v in kwargs.items() if k in ("dtype", "casting")}
-    probe_kw["out"] = tuple(None if o is None else np.zeros((), o.dtype) for o in outs)
-    if "where" in kwargs:
-        probe_kw["where"] = _probe(where)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ufunc(*(_probe(x) for x in inputs), **probe_kw)
     impl = _device_ufunc(name)
-    loop = _loop_dtypes(ufunc, inputs, kwargs.get("dtype"), kwargs.get("casting")) if impl is not None else None
+    key: tuple | None = (ufunc, tuple(_kind(x) for x in inputs), kwargs.get("dtype"), kwargs.get("casting"),
+                         tuple(None if o is None else o.dtype for o in outs),
+                         _kind(where) if "where" in kwargs else _MISS)
+    try:
+        loop = _VALIDATED.get(key, _MISS)       # type: ignore[arg-type]
+    except TypeError:                           # an unhashable dtype= or casting=: NumPy's errors below
+        key, loop = None, _MISS
+    if loop is _MISS:
+        # NumPy itself validates operands, dtype=, casting= and out dtypes (and raises its own errors)
+        probe_kw = {k: v for k, v in kwargs.items() if k in ("dtype", "casting")}
+        probe_kw["out"] = tuple(None if o is None else np.zeros((), o.dtype) for o in outs)
+        if "where" in kwargs:
+            probe_kw["where"] = _probe(where)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ufunc(*(_probe(x) for x in inputs), **probe_kw)
+        loop = _loop_dtypes(ufunc, inputs, kwargs.get("dtype"), kwargs.get("casting")) if impl is not None else None
+        if key is not None:
+            if len(_VALIDATED) >= _VALIDATED_MAX:
+                _VALIDATED.clear()
+            _VALIDATED[key] = loop
     if impl is None or loop is None:
         detail = "" if impl is None else " for these operand dtypes"
         return host_ufunc(ufunc, "__call__", inputs, kwargs, device, detail)

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import WGSL_TYPE, real_dtype
+
 _UINT = {4: np.uint32, 8: np.uint64}
 
 
@@ -73,3 +75,19 @@ def float_to_int(gen: Any, v: str, src: np.dtype, dst: np.dtype) -> str:
     r = gen.emit(f"select(bitcast<u64>({t64}), {top}, !{neg} && {a} >= {_lit(src, _bits(src, 1 << 63))})")
     inf = "0x7f800000u" if src.itemsize == 4 else "0x7ff0000000000000lu"
     return f"select({r}, 0x8000000000000000lu, {a} > {inf})"
+
+
+def to_bool(v: str, src: np.dtype) -> str:
+    """WGSL of ``v`` (of ``src``) cast to bool: nonzero. Floats on their bits (any bit but the sign: NaN and
+    subnormals are true): a flushing driver (NVIDIA) compares 1e-40 != 0 as false, and a compiler that takes a
+    computed value for finite drops an ``isnan`` test (the H200's did so to ``isfinite`` of a sum).
+
+    >>> to_bool("v1", np.dtype("float32"))
+    '((bitcast<u32>(v1) & 0x7fffffffu) != u32(0))'
+    """
+    if src.kind in "fc":
+        u, m = ("u32", "0x7fffffffu") if real_dtype(src) == np.float32 else ("u64", "0x7ffffffffffffffflu")
+        if src.kind == "c":
+            return f"any((bitcast<vec2<{u}>>({v}) & vec2<{u}>({m})) != vec2<{u}>({u}(0)))"
+        return f"((bitcast<{u}>({v}) & {m}) != {u}(0))"
+    return f"({v} != {WGSL_TYPE[src]}(0))"
