@@ -236,10 +236,38 @@ def _by_operator(ufunc: np.ufunc, inputs: tuple) -> Any:
         return NotImplemented           # NumPy's rules, or its error, on the general path
 
 
+# (ufunc, dtype, device) -> the op a unary ufunc without keywords is on a GpuArray of that dtype, where NumPy's
+# loop keeps the dtype (np.exp(float32), np.negative(int8)); None: the general path
+_UNARY: dict[tuple, Any] = {}
+
+
+def _by_unary(ufunc: np.ufunc, x: GpuArray) -> Any:
+    """``ufunc(x)`` as the op's ``apply`` (about 25 Python calls against 90), where the general path would do just
+    that: an op-table ufunc whose NumPy loop for ``x``'s dtype is (dtype) -> (dtype), computed in that dtype on
+    ``x``'s device; NotImplemented otherwise (tests/test_ufunc_operators.py checks every unary ufunc and dtype)."""
+    key = (ufunc, x.dtype, x.device)
+    opdef = _UNARY.get(key, _MISS)
+    if opdef is not _MISS:
+        return NotImplemented if opdef is None else apply(opdef, x)
+    op = UFUNC_TO_OP.get(ufunc.__name__) or ALIASES.get(ufunc.__name__)
+    opdef, dt = OPS.get(op or ""), x.dtype
+    if (opdef is None or ufunc.nin != 1 or ufunc.nout != 1 or _loop_dtypes(ufunc, (x,), None, None) != (dt, dt)
+            or _map_dtype(dt, x.device) != dt or _compute_dtype(dt, opdef.category) != dt):
+        _UNARY[key] = None
+        return NotImplemented
+    try:
+        r = apply(opdef, x)
+    except (TypeError, ValueError):
+        r = None
+    _UNARY[key] = opdef if r is not None and r.dtype == dt else None
+    return r if _UNARY[key] is not None else NotImplemented
+
+
 def _call(ufunc: np.ufunc, inputs: tuple, kwargs: dict, self: Any) -> Any:
     """``ufunc(*inputs, **kwargs)`` recorded lazily on the device when gpuarray has the op."""
-    if not kwargs and len(inputs) == 2:
-        r = _by_operator(ufunc, inputs)
+    if not kwargs and len(inputs) <= 2:
+        r = _by_operator(ufunc, inputs) if len(inputs) == 2 else (
+            _by_unary(ufunc, inputs[0]) if type(inputs[0]) is GpuArray else NotImplemented)
         if r is not NotImplemented:
             return r
     name = ufunc.__name__
