@@ -351,3 +351,17 @@ def test_class_test_operand_hidden_in_the_kernel(wgpu_device: xp.Device, monkeyp
     for ln in tests:
         v = ln.split("ga_isfinite_f64(")[1].split(")")[0]
         assert any(f"let {v} = bitcast<f64>(bitcast<u64>(" in s and "^ u64(prm[" in s for s in seen), ln
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128"])
+def test_class_tests_of_reductions_and_casts(device: xp.Device, dt: str) -> None:
+    """``isfinite`` / ``isnan`` of a row sum fused into the reduction's epilogue, and of a cast: NumPy's
+    answers where the sums overflow, cancel infinities or carry NaN."""
+    rows = np.array([[1.0, 2.0, 3.0], [1e308, 1e308, 0.0], [np.inf, -np.inf, 1.0], [np.nan, 0.0, 0.0],
+                     [np.inf, 1.0, 2.0], [-0.0, 0.0, -0.0]]).astype(dt)
+    with np.errstate(all="ignore"), xp.config(offload="always"):
+        g = xp.asarray(rows, device=device)
+        for f in (lambda m, r: m.isfinite(m.sum(r, axis=1)), lambda m, r: m.isnan(m.sum(r * 2.0, axis=1)),
+                  lambda m, r: m.isinf(m.max(m.abs(r), axis=1) * 2.0),
+                  lambda m, r: m.isfinite(m.astype(r[:, 0] * 1e10, m.float32 if dt == "float64" else r.dtype))):
+            assert (np.asarray(f(xp, g)) == f(np, rows)).all()

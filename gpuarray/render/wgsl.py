@@ -46,8 +46,8 @@ _SMALL_WRAP = {
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
 # float and complex ops of one value with itself whose second operand is hidden from the compiler
 _LAUNDER = frozenset({"divide", "floor_divide", "remainder", "fmod"})
-# value-class tests: their operand, where this kernel computes it, is hidden (Kernel.op)
-_CLASS_TESTS = frozenset({"isnan", "isinf", "isfinite"})
+# value-class tests: their operand, where this kernel computes it (an op, a cast, a reduction's result), is hidden
+_CLASS_TESTS, _LOADS = frozenset({"isnan", "isinf", "isfinite"}), frozenset({"input", "const", "view", "reshape"})
 # float32 ops with a helper taking a thread's four vec4 lanes at once (render/wgsl_f32.py): one call a thread
 VEC4_HELPERS = {"tanh": "ga_tanhx4_f32"}
 
@@ -327,7 +327,7 @@ class _Gen:
                            for d in range(len(arg.shape)))
                 vals.append(self.value(a, ("multi", am)))
         odt = self.ins[ins.args[-1]].dtype
-        if op in _CLASS_TESTS and odt.kind in "fc" and self.ins[ins.args[0]].op in OPS:
+        if op in _CLASS_TESTS and odt.kind in "fc" and self.ins[ins.args[0]].op not in _LOADS:
             # isnan / isinf / isfinite of a value this kernel computes, hidden: the H200's compiler took a float64 sum
             # for finite (SciPy's logsumexp: where(isfinite(a + b), a + b, c) in a sum's epilogue kept inf and NaN)
             vals[0] = self.emit(self.hidden(vals[0], odt))
