@@ -232,3 +232,5 @@ def test_few_long_rows_fold_on_the_host_by_cost(device: xp.Device) -> None:
             reset_fallback_warnings()
             with pytest.warns(xp.HostFallbackWarning, match=r"accumulate runs on the host: 2 row\(s\) of 4101"):
                 np.subtract.accumulate(g, axis=1)
+            with pytest.warns(xp.HostFallbackWarning, match=r"reduceat runs on the host: 4 row\(s\) of 4098"):
+                np.subtract.reduceat(g, [0, 3], axis=1)

@@ -118,13 +118,16 @@ def _reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     return _into_out(r, outs, ufunc, "reduction")
 
 
-def _fold_segments(ufunc: np.ufunc, x: GpuArray, starts: np.ndarray, lengths: np.ndarray) -> GpuArray | None:
+def _fold_segments(ufunc: np.ufunc, x: GpuArray, starts: np.ndarray, lengths: np.ndarray) -> GpuArray | str | None:
     """``reduceat``'s segments of ``x`` (along its last axis) gathered into the rows of a matrix as wide as
     the longest, each row folded and its value at the segment's length taken; None (the host) where that
     matrix would hold over four times the data (one long segment among many short ones)."""
     n, width, dev = x.shape[-1], int(lengths.max()), x.device
-    if starts.size * width > 4 * n + 4096 or serial_on_host(dev, starts.size * (x.size // n), width):
+    if starts.size * width > 4 * n + 4096:
         return None
+    why = serial_on_host(dev, starts.size * (x.size // n), width)
+    if why:
+        return why
     lane = arange(width, dtype=_dtypes.int64, device=dev)
     pos = _w("minimum", asarray(starts[:, None], device=dev) + lane[None, :], n - 1)
     rows = take(x, pos, axis=-1)                                    # (..., segments, width)

@@ -43,7 +43,7 @@ from ...namespace.creation import arange, asarray, full
 from ...namespace.indexing import take
 from ...namespace.searching_sorted import nonzero
 from ...namespace.sorting import argsort
-from ..host import _FALLBACK
+from ..host import _FALLBACK, host_ufunc
 from ..operands import _into_out, _map_dtype, _w
 from ..registry import register_array
 from ..ufuncs import register_ufunc_method
@@ -146,11 +146,13 @@ def _indices(indices: Any) -> np.ndarray:
 
 
 def reduceat(loop_dtype: Callable[[np.ufunc, np.dtype, Any], np.dtype | None],
-             segments: Callable[[np.ufunc, GpuArray, np.ndarray, np.ndarray], GpuArray | None]) -> Callable[..., Any]:
+             segments: Callable[[np.ufunc, GpuArray, np.ndarray, np.ndarray], GpuArray | str | None]
+             ) -> Callable[..., Any]:
     """``ufunc.reduceat(a, indices, axis=0, dtype=None, out=None)`` for a GpuArray ``a``, NumPy's checks and
     rules (``indices[i] >= indices[i + 1]`` gives ``a[indices[i]]``): ``loop_dtype(ufunc, want, device)``
     the dtype to compute NumPy's loop dtype ``want`` in (None: the host), ``segments(ufunc, x, starts,
-    lengths)`` the values of the segments along ``x``'s last axis (None: the host)."""
+    lengths)`` the values of the segments along ``x``'s last axis (None: the host; a string: the host, for that
+    reason)."""
     def impl(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         if len(inputs) != 2 or set(kwargs) - {"axis", "dtype", "out"}:
             return _FALLBACK
@@ -185,6 +187,8 @@ def reduceat(loop_dtype: Callable[[np.ufunc, np.dtype, Any], np.dtype | None],
             got = segments(ufunc, x, idx.astype(np.int64), lengths)
             if got is None:
                 return _FALLBACK
+            if isinstance(got, str):            # the host by choice: why, for the fallback's message
+                return host_ufunc(ufunc, "reduceat", inputs, kwargs, a.device, reason=got)
             r = _m.moveaxis(got, -1, ax)
         if out is not None:
             return _into_out(r, out, ufunc.__name__)
