@@ -36,7 +36,7 @@ import re
 
 import numpy as np
 
-from ..core.dtypes import WGSL_TYPE, real_dtype
+from ..core.dtypes import WGSL_TYPE
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 _ARMS = re.compile(r"^select\((\w+), (\w+), ")
@@ -154,9 +154,13 @@ def opaque(v: str, dt: np.dtype, zero: str) -> str:
     if dt == np.bool_:
         return f"(({v}) != ({zero} != 0u))"
     t = WGSL_TYPE[dt]
+    wide = dt.itemsize == 8 and dt.kind in "iuf" or dt == np.complex128
+    # a 64-bit zero in both halves: zero-extended, its high bits (a float64's sign and exponent) are known to be
+    # v's, and the H200 folded select(L, v, isfinite(v ^ u64(z))) to v for a NaN v computed in the kernel
+    z64 = f"((u64({zero}) << 32u) | u64({zero}))"
     if dt.kind in "iu":
-        return f"(({v}) ^ {t}({zero}))"
-    bits = "u64" if real_dtype(dt) == np.float64 else "u32"
+        return f"(({v}) ^ {t}({z64 if wide else zero}))"
+    bits, z = ("u64", z64) if wide else ("u32", f"u32({zero})")
     if dt.kind == "c":
-        return f"bitcast<{t}>(bitcast<vec2<{bits}>>({v}) ^ vec2<{bits}>({bits}({zero})))"
-    return f"bitcast<{t}>(bitcast<{bits}>({v}) ^ {bits}({zero}))"
+        return f"bitcast<{t}>(bitcast<vec2<{bits}>>({v}) ^ vec2<{bits}>({z}))"
+    return f"bitcast<{t}>(bitcast<{bits}>({v}) ^ {z})"
