@@ -37,6 +37,7 @@ from ...graph.node import make
 from ...namespace.creation import arange, asarray
 from ...namespace.indexing import take
 from ...namespace.manipulation import expand_dims, reshape
+from ...runtime.devices import Device
 from ..host import _FALLBACK, host_ufunc
 from ..operands import _w
 from ..ufuncs import METHODS, _into_out, register_ufunc_method, scan_accumulate
@@ -61,9 +62,9 @@ SERIAL_ROWS = 32
 SERIAL_LENGTH = 4096
 
 
-def serial_on_host(device: Any, rows: int, length: int) -> str:
+def serial_on_host(device: Device, rows: int, length: int) -> str:
     """Why ``rows`` folds of ``length`` steps run on the host on ``device`` ('' : on the device)."""
-    if (getattr(device, "kind", "") != "wgpu" or rows >= SERIAL_ROWS or length <= SERIAL_LENGTH
+    if (device.kind != "wgpu" or rows >= SERIAL_ROWS or length <= SERIAL_LENGTH
             or _config.get("fallback") == "raise"):
         return ""
     return (f" runs on the host: {rows} row(s) of {length} elements fold in order, one GPU thread a row, slower "
