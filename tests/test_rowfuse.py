@@ -355,6 +355,26 @@ def test_a_target_derived_from_an_absorbed_reduction(dev: str) -> None:
         assert_same(c, f - f.mean(axis=1, keepdims=True) * 2, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(7, 5), (64, 33), (300, 3), (3, 300)])
+@pytest.mark.parametrize("first", [True, False])
+def test_a_reduction_of_an_absorbed_reduction(device: xp.Device, shape: tuple[int, int], first: bool) -> None:
+    """A reduction of a reduction that a row or column kernel would absorb (``t + b + s`` with ``s =
+    sum(b, axis=0)`` and ``t = sum(s)``) keeps the first out of the fused kernel: ``t``'s kernel, a leaf
+    of the fused cone, read ``s``, never written (an AttributeError; found by a guard fuzz of
+    ``where(isinf(e), ..., e)``)."""
+    h = np.random.default_rng(5).uniform(-3, 3, shape).astype(np.float32)
+    ax, other = (0, 1) if first else (1, 0)
+    hs = h.sum(axis=ax, keepdims=True)
+    with xp.config(offload="always"):
+        b = xp.asarray(h, device=device)
+        s = xp.sum(b, axis=ax, keepdims=True)
+        t = xp.max(s, axis=other, keepdims=True)
+        assert_same(t + b + s, hs.max(axis=other, keepdims=True) + h + hs, rtol=1e-5, atol=1e-4)  # sums' order
+        s = xp.sum(b, axis=ax, keepdims=True)
+        got = xp.where(xp.isinf(e := xp.sum(s, axis=other, keepdims=True) - (b + s)), -b, e)
+        assert_same(got, hs.sum(axis=other, keepdims=True) - (h + hs), rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("length", [33000, 65536])
 def test_long_rows_moments_in_one_walk(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
     """Rows too long to keep in registers are walked once per reduction, except a sum of squared

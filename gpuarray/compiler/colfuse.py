@@ -19,8 +19,8 @@ What may be fused (anything else keeps the separate kernels), as for row fusion:
   ``rowfuse`` kernels (not the host);
 - every reduction absorbed is a ``reduce`` over axis 0 only of an operand of shape ``S``, of a
   real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
-  only inside the fused cone (as is every value derived from it, none of which is a target but the
-  group's own);
+  only by nodes the fused kernel computes (as is every value derived from it, none of which is a
+  target but the group's own; a breaker among the cone's leaves is not computed there);
 - a value derived from a reduction reaches the elements only through elementwise ops and casts
   at a column shape (without broadcasting there), reshapes and unit-axis views between the column
   shapes (keepdims), and elementwise ops of shape ``S`` that broadcast it along the rows;
@@ -208,7 +208,7 @@ def col_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
         return None
     cone = _cone(group, shape, fusable, _col_reduce)
     reds = {n.serial for n in cone if not n.realized and _col_reduce(n, shape)}
-    if not reds or kept_apart(group, cone, reds, consumers, held, live):
+    if not reds or kept_apart(group, cone, reds, consumers, held, live, fusable):
         return None
     if not _aligned(cone, reds, shape):
         return None

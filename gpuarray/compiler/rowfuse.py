@@ -20,8 +20,8 @@ What may be fused (anything else keeps the separate kernels):
   device whose provider runs ``rowfuse`` kernels (not the host);
 - every reduction absorbed is a ``reduce`` over the last axis of an operand of shape ``S``, of a
   real or boolean dtype, not evaluated, not a target, not held outside this evaluation, and read
-  only inside the fused cone (as is every value derived from it, none of which is a target but the
-  group's own);
+  only by nodes the fused kernel computes (as is every value derived from it, none of which is a
+  target but the group's own; a breaker among the cone's leaves is not computed there);
 - a value derived from a reduction reaches the row's elements only through elementwise ops and
   casts at the row shape ``S[:-1]`` or ``S[:-1] + (1,)``, the reshape or view that appends the
   unit axis (keepdims), and elementwise ops of shape ``S`` that broadcast it along the row. Then
@@ -107,15 +107,17 @@ def reduced_shape(group: list[Node], fusable: Any, first: bool = False) -> tuple
 
 
 def kept_apart(group: list[Node], cone: list[Node], reds: set[int], consumers: dict[int, list[Node]],
-               held: set[int], live: set[int]) -> bool:
+               held: set[int], live: set[int], fusable: Any) -> bool:
     """Whether the reductions ``reds`` stay out of a kernel fusing ``group`` (row and column fusion): one
-    of them is held or a target, or a value computed from one is read outside the ``cone`` (another
-    kernel would evaluate it again, and read the reduction, which is never written) or is itself a target
-    or held other than the group's own (``xp.evaluate(x & r, r)`` with ``r = any(x, keepdims=True)``:
-    r's kernel read the never-written reduction)."""
+    of them is held or a target, or a value computed from one is read by a node this kernel does not
+    compute (another kernel would evaluate it again, or read the reduction, which is never written; a
+    breaker among the cone's leaves is such a node: ``t + b + s`` with ``s = sum(b, axis=0)`` and
+    ``t = sum(s)`` ran t's kernel first, on the unwritten s) or is itself a target or held other than the
+    group's own (``xp.evaluate(x & r, r)`` with ``r = any(x, keepdims=True)``: r's kernel read the
+    never-written reduction)."""
     if any(r in held or r in live for r in reds):
         return True
-    inside = {n.serial for n in cone}
+    inside = {n.serial for n in cone if n.serial in reds or not n.realized and fusable(n)}
     outs = {g.serial for g in group}
     return any(any(c.serial not in inside for c in consumers.get(d, ())) or (d in live or d in held) and d not in outs
                for d in _derived(cone, reds))
@@ -200,7 +202,7 @@ def row_kernel(group: list[Node], fusable: Any, consumers: dict[int, list[Node]]
     reds = {n.serial for n in cone if not n.realized and _row_reduce(n, shape)}
     if not reds:
         return None
-    if kept_apart(group, cone, reds, consumers, held, live):
+    if kept_apart(group, cone, reds, consumers, held, live, fusable):
         return None
     if not _aligned(cone, reds, shape):
         return None
