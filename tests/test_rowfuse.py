@@ -375,6 +375,23 @@ def test_a_reduction_of_an_absorbed_reduction(device: xp.Device, shape: tuple[in
         assert_same(got, hs.sum(axis=other, keepdims=True) - (h + hs), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("dt", ["int32", "float32"])
+def test_rows_of_one_element_and_a_value_per_row_are_different_kernels(device: xp.Device, dt: str) -> None:
+    """A row kernel over rows of one element (``(33, 1)``: its outputs have the rows' shape, a value per
+    element) and one writing a value per row of ``(300, 3)`` had one signature, so the second ran the
+    first's shader and wrote each row's value over three elements (found by a scheduling fuzz, int32
+    ``max`` and ``sum`` evaluated together; through the kernel cache on disk also in a later process)."""
+    rng = np.random.default_rng(6)
+    with xp.config(offload="always"):
+        for shape in [(33, 1), (300, 3), (33, 1)]:
+            ha, hb = (rng.integers(-3, 4, shape).astype(dt) for _ in range(2))
+            a, b = xp.asarray(ha, device=device), xp.asarray(hb, device=device)
+            m, s = xp.max(a, axis=1, keepdims=True), xp.sum(b, axis=1, keepdims=True)
+            xp.evaluate(m, s)
+            np.testing.assert_array_equal(np.asarray(m), ha.max(axis=1, keepdims=True))
+            np.testing.assert_array_equal(np.asarray(s), hb.sum(axis=1, keepdims=True))
+
+
 @pytest.mark.parametrize("length", [33000, 65536])
 def test_long_rows_moments_in_one_walk(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, length: int) -> None:
     """Rows too long to keep in registers are walked once per reduction, except a sum of squared

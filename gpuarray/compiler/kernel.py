@@ -203,11 +203,15 @@ class Kernel:
 
     @property
     def signature(self) -> tuple:
-        """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts)."""
+        """Structure only: ops, dtypes, ranks, broadcast patterns (kinds add their own parts), and whether the
+        output has the shape each operand reduces (a row kernel writes a value per element or one per row: rows
+        of one element, ``(33, 1)``, and a row value of ``(300, 3)`` had one signature, and one shader)."""
         if self._sig is None:
+            ins = self.instrs
             self._sig = self.memoized("signature", lambda: Signature((
-                self.kind, self.attrs, tuple(i.static(self.instrs) for i in self.instrs), tuple(self.outputs),
-                tuple(self.operands), len(self.out_shape))))
+                self.kind, self.attrs, tuple(i.static(ins) for i in ins), tuple(self.outputs),
+                tuple(self.operands), len(self.out_shape),
+                tuple(ins[ins[q].args[0]].shape == self.out_shape for q in self.operands if ins[q].args))))
         return self._sig
 
     def with_memo(self, memo: dict | None) -> Kernel:
