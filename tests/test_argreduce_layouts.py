@@ -75,6 +75,23 @@ def test_vec4_walk_over_the_last_axis(device: xp.Device, shape: tuple[int, ...],
             np.testing.assert_array_equal(np.asarray(xp.argmin(x * c - 3, axis=-1)), np.argmin(h * col - 3, axis=-1))
 
 
+@pytest.mark.parametrize("shape", [(5, 1), (33, 1), (2, 3, 1), (300, 1), (9, 2), (1, 1), (4097, 1)])
+@pytest.mark.parametrize("dt", ["float32", "int32", "float64"])
+def test_rows_shorter_than_a_word(device: xp.Device, shape: tuple[int, ...], dt: str) -> None:
+    """Rows of one or two elements inside one ``vec4`` word (``[1, 2)``: no whole word, and the tail's start
+    past the row's end): the tail's length wrapped around and its lanes read the next rows (argmax of a
+    ``(33, 1)`` array along its last axis gave 6, 5, 11 ... for 0; found by a scheduling fuzz)."""
+    if dt == "float64" and not device.supports("float64"):
+        pytest.skip("no float64 on this adapter")
+    h = np.random.default_rng(sum(shape)).integers(-3, 4, shape).astype(dt)
+    x = xp.asarray(h, device=device)
+    with xp.config(offload="always"):
+        for op in ("argmax", "argmin", "max", "sum"):
+            for kd in (False, True):
+                np.testing.assert_array_equal(np.asarray(getattr(xp, op)(x, axis=-1, keepdims=kd)),
+                                              getattr(np, op)(h, axis=-1, keepdims=kd))
+
+
 def test_vec4_walk_is_taken_where_it_applies(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """Plain inputs and elementwise work of them (a mask too) read as ``vec4`` words along the last axes and, four
     outputs a thread, along the first; a view does not."""

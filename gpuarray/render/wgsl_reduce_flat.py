@@ -205,7 +205,8 @@ def word_walk(first: str, two: list[str], one: list[str], edge: list[str], edges
     return ["  let qs = (s0 + 3u) / 4u;",
             "  let qe = max(e0 / 4u, qs);",
             "  let he = min(e0, qs * 4u);          // head: [s0, he)",
-            "  let ts = max(qe * 4u, he);          // tail: [ts, e0)",
+            # (a row inside one word, [1, 2) or [2, 3): qe * 4 passes e0, and e0 - ts wrapped around to read past it)
+            "  let ts = min(max(qe * 4u, he), e0); // tail: [ts, e0)",
             f"  var q = qs + {first};",
             "  loop {",
             "    if (q + step >= qe) { break; }",
