@@ -36,6 +36,8 @@ DTYPES = ["float32", "float64", "int32", "float32", "int64", "uint8", "complex64
 SECOND = ["int8", "int32", "float32", "float64", "int64", "uint8", "int16"]
 UNORDERED = {"max0", "max1", "min1", "where", "argmax1", "argmin0", "clip", "cast"}    # not for complex
 Shape = tuple[int, int]
+# dtype, input shape, steps (kind, operand, operand), targets, evaluated midway
+Program = tuple[str, Shape, list[tuple[str, int, int]], list[int], list[bool]]
 
 
 def _out_shape(k: str, a: Shape, b: Shape) -> Shape | None:
@@ -58,7 +60,7 @@ def _out_shape(k: str, a: Shape, b: Shape) -> Shape | None:
             "slice": (len(range(0, a[0], 2)), a[1])}.get(k, a)
 
 
-def program(seed: int) -> tuple[str, Shape, list[tuple[str, int, int]], list[int], list[bool]]:
+def program(seed: int) -> Program:
     """(dtype, input shape, steps (kind, operand, operand), targets, evaluated midway) of program ``seed``."""
     r = random.Random(seed)
     dt, shape = r.choice(DTYPES), r.choice(SHAPES)
@@ -122,9 +124,9 @@ STEPS: dict[str, Callable[[Any, Any, Any], Any]] = {
 }
 
 
-def run(m: Any, seed: int, inputs: list[Any]) -> list[np.ndarray]:
-    """Program ``seed`` on ``inputs`` with namespace ``m`` (NumPy or gpuarray): its targets, as NumPy arrays."""
-    _dt, _shape, steps, targets, midway = program(seed)
+def run(m: Any, prog: Program, inputs: list[Any]) -> list[np.ndarray]:
+    """Program ``prog`` on ``inputs`` with namespace ``m`` (NumPy or gpuarray): its targets, as NumPy arrays."""
+    _dt, _shape, steps, targets, midway = prog
     vals = list(inputs)
     for n, (k, i, j) in enumerate(steps):
         v = STEPS[k](m, vals[i], vals[j])
@@ -137,8 +139,8 @@ def run(m: Any, seed: int, inputs: list[Any]) -> list[np.ndarray]:
     return [np.asarray(o) for o in outs]
 
 
-def inputs(seed: int) -> list[np.ndarray]:
-    dt, shape, *_ = program(seed)
+def inputs(seed: int, prog: Program) -> list[np.ndarray]:
+    dt, shape, *_ = prog
     r = np.random.default_rng(seed)
     hs = [r.integers(-3, 4, shape).astype(dt) for _ in range(2)]
     if dt.startswith("complex"):
@@ -154,14 +156,14 @@ def inputs(seed: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("seed", range(PROGRAMS))
 def test_programs_match_numpy(device: xp.Device, seed: int) -> None:
-    hs = inputs(seed)
-    steps = program(seed)[2]
+    prog = program(seed)
+    hs, steps = inputs(seed, prog), prog[2]
     with np.errstate(all="ignore"):
-        want = run(np, seed, [h.copy() for h in hs])
+        want = run(np, prog, [h.copy() for h in hs])
     with xp.config(offload="always"):
-        got = run(xp, seed, [xp.asarray(h, device=device) for h in hs])
+        got = run(xp, prog, [xp.asarray(h, device=device) for h in hs])
     inexact = hs[0].dtype.kind == "c" and any(k == "abs" for k, _i, _j in steps)      # hypot rounds
-    for t, g, w in zip(program(seed)[3], got, want, strict=True):
+    for t, g, w in zip(prog[3], got, want, strict=True):
         assert g.shape == w.shape and g.dtype == w.dtype, (t, g.dtype, g.shape, w.dtype, w.shape, steps)
         if inexact:
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=str((t, steps)))

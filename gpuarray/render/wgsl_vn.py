@@ -36,7 +36,7 @@ import re
 
 import numpy as np
 
-from ..core.dtypes import WGSL_TYPE
+from ..core.dtypes import WGSL_TYPE, real_dtype
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 _ARMS = re.compile(r"^select\((\w+), (\w+), ")
@@ -154,7 +154,7 @@ def opaque(v: str, dt: np.dtype, zero: str) -> str:
     if dt == np.bool_:
         return f"(({v}) != ({zero} != 0u))"
     t = WGSL_TYPE[dt]
-    wide = dt.itemsize == 8 and dt.kind in "iuf" or dt == np.complex128
+    wide = real_dtype(dt).itemsize == 8
     # a 64-bit zero in both halves: zero-extended, its high bits (a float64's sign and exponent) are known to be
     # v's, and the H200 folded select(L, v, isfinite(v ^ u64(z))) to v for a NaN v computed in the kernel
     z64 = f"((u64({zero}) << 32u) | u64({zero}))"

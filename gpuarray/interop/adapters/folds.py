@@ -122,7 +122,8 @@ def _reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
 def _fold_segments(ufunc: np.ufunc, x: GpuArray, starts: np.ndarray, lengths: np.ndarray) -> GpuArray | str | None:
     """``reduceat``'s segments of ``x`` (along its last axis) gathered into the rows of a matrix as wide as
     the longest, each row folded and its value at the segment's length taken; None (the host) where that
-    matrix would hold over four times the data (one long segment among many short ones)."""
+    matrix would hold over four times the data (one long segment among many short ones), and the reason
+    (``serial_on_host``) where few long rows would fold faster on the host."""
     n, width, dev = x.shape[-1], int(lengths.max()), x.device
     if starts.size * width > 4 * n + 4096:
         return None
