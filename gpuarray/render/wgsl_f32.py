@@ -44,10 +44,12 @@ F32["ldexp"] = """fn ga_ldexp_f32(x: f32, n: i32) -> f32 {
 }"""
 F32["rint"] = """fn ga_rint_f32(t: f32) -> f32 {
   // t - 1.5 2^23 for t = y + 1.5 2^23 (y rounded to an integer by that addition, |y| < 2^22): y, while the
-  // bits of t hold it as an integer. The mask (t > 0, so it changes nothing) keeps compilers from folding
-  // (y + c) - c to the unrounded y. This rounds without round() and f32 -> i32 conversions, which run at
-  // 1/8 of the rate of an fma on NVIDIA GPUs
-  return bitcast<f32>(bitcast<u32>(t) & 0x7fffffffu) - 12582912.0;
+  // bits of t hold it as an integer. The masks (t in [2^23, 2^24): they change nothing) keep compilers from
+  // folding (y + c) - c to the unrounded y: the sign mask alone is provably a no-op where t is known
+  // positive (y = |x| 2/pi or x^2 log2 e), and NVIDIA's 580 driver then dropped the rounding in kernels with
+  // 64-bit integer arithmetic (tests/test_rounding_tricks.py); t's exponent bits, or-ed in, are not. This
+  // rounds without round() and f32 -> i32 conversions, which run at 1/8 of the rate of an fma on NVIDIA GPUs
+  return bitcast<f32>((bitcast<u32>(t) & 0x7fffffffu) | 0x4b000000u) - 12582912.0;
 }"""
 F32["exppoly"] = """fn ga_exppoly_f32(x: f32) -> vec2<f32> {
   // (p, t) for |x| < 2^14: exp(x) = p 2^k, x = k ln2 + r, |r| <= ln2 / 2 (k * 0.693359375 exact: 9 bits by at
@@ -269,18 +271,22 @@ F32["cospoly"] = """fn ga_cospoly_f32(r: f32) -> f32 {
   let z = r * r;
   return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
 }"""
-F32["trigcw"] = """fn ga_trigcw_f32(a: f32) -> vec2<f32> {
+F32["trigcw"] = """fn ga_trigcw_f32(x: f32) -> vec2<f32> {
   // (r, t) for a = |x|: a = q pi/2 + r, |r| <= pi/4 (about); the quadrant, q mod 4, is the low 2 bits of t's.
-  // The common path, a < 512: q by ga_rint (in t's bits) and Cody-Waite with pi/2 in four parts of 8, 11,
-  // 12 and 24 bits, so q * part is exact for q < 2^9 and the partial differences are exact (with or without a
-  // contracted fma); q = 0 leaves r = a exactly. Otherwise, in a branch rarely taken: Payne-Hanek, r NaN
-  // for inf and NaN.
-  let t = a * 0.636619772367581343 + 12582912.0;
+  // The common path, a < 512: q by ga_rint and Cody-Waite with pi/2 in four parts of 8, 11, 12 and 24 bits,
+  // so q * part is exact for q < 2^9 and the partial differences are exact (with or without a contracted
+  // fma); q = 0 leaves r = a exactly. ga_rint rounds x 2/pi, not a 2/pi: its mask must not be provably a
+  // no-op, and a 2/pi + 1.5 2^23 is provably positive (NVIDIA's 580 driver dropped the rounding in kernels
+  // with 64-bit integer arithmetic: cos(0.066) gave 0.907); rounding is symmetric, so |q| is a's, and a's
+  // quadrant is minus x's. Otherwise, in a branch rarely taken: Payne-Hanek, r NaN for inf and NaN.
+  let a = abs(x);
+  let t = x * 0.636619772367581343 + 12582912.0;
   if (a < 512.0) {
-    let q = ga_rint_f32(t);
+    let q = abs(ga_rint_f32(t));
     let r = (((a - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549533620476723e-08)
             - q * 2.5633440682570896e-12;
-    return vec2<f32>(r, t);
+    let b = bitcast<u32>(t);
+    return vec2<f32>(r, bitcast<f32>(select(b, 0u - b, x < 0.0)));
   }
   let rq = ga_trigpha_f32(a);
   let r = select(rq.x, ga_nan_f32(), bitcast<u32>(a) >= 0x7f800000u);
@@ -290,20 +296,20 @@ F32["trigcw"] = """fn ga_trigcw_f32(a: f32) -> vec2<f32> {
 # would diverge), the quadrant's sign (and, for sin, x's) applied by flipping the sign bit: sin(-0) = -0
 # with no zero test, NaN for inf and NaN through r.
 F32["sin"] = """fn ga_sin_f32(x: f32) -> f32 {
-  let rq = ga_trigcw_f32(abs(x));
+  let rq = ga_trigcw_f32(x);
   let q = bitcast<u32>(rq.y);
   let v = select(ga_cospoly_f32(rq.x), ga_sinpoly_f32(rq.x), (q & 1u) == 0u);
   return bitcast<f32>(bitcast<u32>(v) ^ (((q << 30u) ^ bitcast<u32>(x)) & 0x80000000u));
 }"""
 F32["cos"] = """fn ga_cos_f32(x: f32) -> f32 {
-  let rq = ga_trigcw_f32(abs(x));
+  let rq = ga_trigcw_f32(x);
   let q = bitcast<u32>(rq.y);
   let v = select(ga_sinpoly_f32(rq.x), ga_cospoly_f32(rq.x), (q & 1u) == 0u);
   return bitcast<f32>(bitcast<u32>(v) ^ (((q + 1u) << 30u) & 0x80000000u));
 }"""
 F32["sincos"] = """fn ga_sincos_f32(x: f32) -> vec2<f32> {
   // (sin x, cos x) with one range reduction, for kernels that take both (render/wgsl.py)
-  let rq = ga_trigcw_f32(abs(x));
+  let rq = ga_trigcw_f32(x);
   let q = bitcast<u32>(rq.y);
   let s = ga_sinpoly_f32(rq.x);
   let c = ga_cospoly_f32(rq.x);

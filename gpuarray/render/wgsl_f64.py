@@ -90,8 +90,9 @@ F64_MATH["rint"] = f"""fn ga_rint_f64(t: f64) -> f64 {{
   // from folding (y + c) - c to the unrounded y. In place of ga_round_f64 (exact on the bits: some 25
   // 64-bit integer operations) where the argument is bounded (exp, expm1, sin / cos / tan's medium
   // reduction; results bit-identical on lavapipe): H200, 2^26 values, wall ms: sin 0.448 -> 0.377,
-  // tanh 0.443 -> 0.388, chain8 1.101 -> 0.849
-  return bitcast<f64>(bitcast<u64>(t) & 0x7ffffffffffffffflu) - {_SHIFT};
+  // tanh 0.443 -> 0.388, chain8 1.101 -> 0.849. t's exponent bits (t in [2^52, 2^53)) or-ed in as well:
+  // the sign mask alone is provably a no-op for a t known positive (see wgsl_f32's ga_rint)
+  return bitcast<f64>((bitcast<u64>(t) & 0x7ffffffffffffffflu) | 0x4330000000000000lu) - {_SHIFT};
 }}"""
 
 F64_MATH["redln2"] = f"""fn ga_redln2_f64(x: f64, k: f64) -> f64 {{

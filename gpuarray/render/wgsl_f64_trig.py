@@ -250,14 +250,18 @@ F64_TRIG["rempio2big"] = f"""fn ga_rempio2big_f64(a: f64) -> vec3<f64> {{
   return ga_krempio2_f64(e0, nx, &x, &f, &q, &fq, &iq);
 }}"""
 
-F64_TRIG["rempio2"] = f"""fn ga_rempio2_f64(a: f64) -> vec3<f64> {{
+F64_TRIG["rempio2"] = f"""fn ga_rempio2_f64(x: f64) -> vec3<f64> {{
   // (y0, y1, n) for a = |x| finite: a = n pi/2 + y0 + y1, |y0 + y1| <= pi/4 (about); y0 = a below pi/4
+  let a = abs(x);
   let b = bitcast<u64>(a);
   if (a <= {_c(PIO4)}) {{ return vec3<f64>(a, f64(0), f64(0)); }}
   if (b >= {MEDIUM:#018x}lu) {{ return ga_rempio2big_f64(a); }}
   // e_rem_pio2.c's medium path: n < 2^20, so n pio2_1 is exact; the products as fmas, so that no
   // compiler merges n pio2_1 and n pio2_1t into n (pio2_1 + pio2_1t) (see wgsl_f64's ga_redln2)
-  let nf = ga_rint_f64(a * {_c(INVPIO2)} + {_c(1.5 * 2.0 ** 52)});
+  // n rounded from x 2/pi, not a 2/pi: ga_rint's mask must not be provably a no-op (a 2/pi + 1.5 2^52 is
+  // positive; see wgsl_f32's ga_trigcw: NVIDIA's 580 driver dropped that rounding in float32); rounding
+  // is symmetric, so |n| is a's
+  let nf = abs(ga_rint_f64(x * {_c(INVPIO2)} + {_c(1.5 * 2.0 ** 52)}));
   var r = fma(-nf, {_c(PIO2_1)}, a);
   var w = nf * {_c(PIO2_1T)};
   var y0 = r - w;
@@ -344,20 +348,20 @@ _TRIG_HEAD = """  if (ga_isnan_f64(x)) { return x; }
   if (b == 0x7ff0000000000000lu) { return ga_nan_f64(); }
 """
 F64_TRIG["sin"] = "fn ga_sin_f64(x: f64) -> f64 {\n" + _TRIG_HEAD + f"""  if (b < {_b(TINY)}lu) {{ return x; }}
-  let y = ga_rempio2_f64(a);
+  let y = ga_rempio2_f64(x);
   let n = i32(y.z) & 3;
   var v = select(ga_ksin_f64(y.x, y.y), ga_kcos_f64(y.x, y.y), (n & 1) == 1);
   if (n >= 2) {{ v = -v; }}
   return select(v, -v, x < f64(0));
 }}"""
 F64_TRIG["cos"] = "fn ga_cos_f64(x: f64) -> f64 {\n" + _TRIG_HEAD + f"""  if (b < {_b(TINY)}lu) {{ return f64(1); }}
-  let y = ga_rempio2_f64(a);
+  let y = ga_rempio2_f64(x);
   let n = i32(y.z) & 3;
   let v = select(ga_kcos_f64(y.x, y.y), ga_ksin_f64(y.x, y.y), (n & 1) == 1);
   return select(v, -v, n == 1 || n == 2);
 }}"""
 F64_TRIG["tan"] = "fn ga_tan_f64(x: f64) -> f64 {\n" + _TRIG_HEAD + f"""  if (b < {_b(TINY)}lu) {{ return x; }}
-  let y = ga_rempio2_f64(a);
+  let y = ga_rempio2_f64(x);
   let v = ga_ktan_f64(y.x, y.y, (i32(y.z) & 1) == 1);
   return select(v, -v, x < f64(0));
 }}"""
@@ -367,7 +371,7 @@ F64_TRIG["sincos"] = "fn ga_sincos_f64(x: f64) -> vec2<f64> {\n" + _PAIR_HEAD + 
   // sin and cos of one value with one range reduction (the renderer's choice where a kernel takes both);
   // the same operations as ga_sin_f64 and ga_cos_f64, so the same results
   if (b < {_b(TINY)}lu) {{ return vec2<f64>(x, f64(1)); }}
-  let y = ga_rempio2_f64(a);
+  let y = ga_rempio2_f64(x);
   let n = i32(y.z) & 3;
   let s = ga_ksin_f64(y.x, y.y);
   let c = ga_kcos_f64(y.x, y.y);
