@@ -163,6 +163,14 @@ F32["keep"] = """fn ga_keep_f32(v: f32) -> f32 {
   let u = bitcast<u32>(v);
   return bitcast<f32>(select(u, u | 0x00400000u, (u & 0x7fffffffu) > 0x7f800000u));
 }"""
+F32["cwpio2"] = """fn ga_cwpio2_f32(x: f32, q: f32) -> f32 {
+  // x - q pi/2 for an integer |q| < 2^9 (Cody-Waite): pi/2 in four parts of 8, 11, 12 and 24 bits, so q * part
+  // is exact for the first three and the partial differences are exact. The steps are fmas: a compiler
+  // may regroup x - q p1 - q p2 as x - q (p1 + p2) (distribution; the H200 did in kernels with int64
+  // arithmetic: tan near pi/2 54 ULP off), not an fma's operands; with exact products, the same results.
+  return fma(-q, 2.5633440682570896e-12, fma(-q, 7.549533620476723e-08,
+             fma(-q, 4.837512969970703125e-4, fma(-q, 1.5703125, x))));
+}"""
 F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
   // (r, q): x = (q + r / (pi/2)) * pi/2 modulo 2 pi, |r| <= pi/4
   if (abs(x) <= 0.785398163397448) { return vec2<f32>(x, 0.0); }
@@ -170,8 +178,7 @@ F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
     // Cody-Waite: pi/2 in four parts of 8, 11, 12 and 24 bits, so q * part is exact for |q| < 2^9 and
     // the partial differences are exact; no table, so cheap enough for fused chains (chain8)
     let q = ga_round_f32(x * 0.636619772367581343);
-    let r = (((x - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549533620476723e-08)
-            - q * 2.5633440682570896e-12;
+    let r = ga_cwpio2_f32(x, q);
     return vec2<f32>(r, f32(i32(q) & 3));
   }
   return ga_trigpha_f32(x);
@@ -283,8 +290,7 @@ F32["trigcw"] = """fn ga_trigcw_f32(x: f32) -> vec2<f32> {
   let t = x * 0.636619772367581343 + 12582912.0;
   if (a < 512.0) {
     let q = abs(ga_rint_f32(t));
-    let r = (((a - q * 1.5703125) - q * 4.837512969970703125e-4) - q * 7.549533620476723e-08)
-            - q * 2.5633440682570896e-12;
+    let r = ga_cwpio2_f32(a, q);
     let b = bitcast<u32>(t);
     return vec2<f32>(r, bitcast<f32>(select(b, 0u - b, x < 0.0)));
   }
