@@ -175,8 +175,7 @@ F32["trigred"] = """fn ga_trigred_f32(x: f32) -> vec2<f32> {
   // (r, q): x = (q + r / (pi/2)) * pi/2 modulo 2 pi, |r| <= pi/4
   if (abs(x) <= 0.785398163397448) { return vec2<f32>(x, 0.0); }
   if (abs(x) < 512.0) {
-    // Cody-Waite: pi/2 in four parts of 8, 11, 12 and 24 bits, so q * part is exact for |q| < 2^9 and
-    // the partial differences are exact; no table, so cheap enough for fused chains (chain8)
+    // Cody-Waite (ga_cwpio2): no table, so cheap enough for fused chains (chain8)
     let q = ga_round_f32(x * 0.636619772367581343);
     let r = ga_cwpio2_f32(x, q);
     return vec2<f32>(r, f32(i32(q) & 3));
@@ -280,9 +279,8 @@ F32["cospoly"] = """fn ga_cospoly_f32(r: f32) -> f32 {
 }"""
 F32["trigcw"] = """fn ga_trigcw_f32(x: f32) -> vec2<f32> {
   // (r, t) for a = |x|: a = q pi/2 + r, |r| <= pi/4 (about); the quadrant, q mod 4, is the low 2 bits of t's.
-  // The common path, a < 512: q by ga_rint and Cody-Waite with pi/2 in four parts of 8, 11, 12 and 24 bits,
-  // so q * part is exact for q < 2^9 and the partial differences are exact (with or without a contracted
-  // fma); q = 0 leaves r = a exactly. ga_rint rounds x 2/pi, not a 2/pi: its mask must not be provably a
+  // The common path, a < 512: q by ga_rint and r by Cody-Waite (ga_cwpio2; q = 0 leaves r = a exactly).
+  // ga_rint rounds x 2/pi, not a 2/pi: its mask must not be provably a
   // no-op, and a 2/pi + 1.5 2^23 is provably positive (NVIDIA's 580 driver dropped the rounding in kernels
   // with 64-bit integer arithmetic: cos(0.066) gave 0.907); rounding is symmetric, so |q| is a's, and a's
   // quadrant is minus x's. Otherwise, in a branch rarely taken: Payne-Hanek, r NaN for inf and NaN.
