@@ -98,6 +98,14 @@ def test_max_min_of_bools(device: xp.Device, fn: Any) -> None:
             assert got.dtype == want.dtype and np.array_equal(got, want)
     with pytest.raises(ValueError), xp.config(fallback="silent"):
         fn(xp.asarray(np.zeros(0, bool), device=device))
+    # the namespace's max / min too (SciPy's stats.describe of bools, gh-24847), as NumPy, CuPy and PyTorch
+    xfn = xp.max if fn in (np.max, np.amax) else xp.min
+    for kw in ({}, {"axis": 0}, {"axis": 1, "keepdims": True}):
+        got = np.asarray(xfn(g, **kw))
+        want = fn(h, **kw)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(ValueError, match="zero-size"):
+        xfn(xp.asarray(np.zeros((2, 0), bool), device=device), axis=1)
 
 
 _ORDER = np.array([1 + 2j, 1 + 3j, 3 + 0j, complex(np.nan, 1), complex(1, np.nan), complex(np.inf, 0),

@@ -249,3 +249,29 @@ def test_many_outputs_too_wide_together_are_evaluated_in_parts(wgpu_device, monk
     assert isinstance(got, xp.GpuArray)
     np.testing.assert_array_equal(np.asarray(got), want)
     assert xp.metrics()["host_fallbacks"] == 0
+
+
+def test_storage_buffer_limit_is_bounded_by_the_bind_group():
+    """NVIDIA's Vulkan driver reports no per-stage limit (2^32 - 1); a bind group holds at most 1000
+    bindings in wgpu, and the planner keeps kernels far below that (SciPy's ``stats.power(batch=1)`` fused a
+    thousand p-values into one kernel there: 'Binding index 1000 is greater than the maximum number 1000')."""
+    from gpuarray.providers.wgpu_adapter import MAX_KERNEL_BINDINGS, storage_buffer_limit
+
+    huge = {"max-storage-buffers-per-shader-stage": 2**32 - 1, "max-bindings-per-bind-group": 1000}
+    assert storage_buffer_limit(huge) == MAX_KERNEL_BINDINGS <= 1000 - 8
+    assert storage_buffer_limit({**huge, "max-bindings-per-bind-group": 40}) == 40
+    assert storage_buffer_limit({"max-storage-buffers-per-shader-stage": 10}) == 10
+    assert storage_buffer_limit({}) == 8            # WebGPU's minimum
+
+
+def test_many_results_concatenated(device):
+    """Statistics computed one by one and concatenated (``stats.power`` with ``batch=1``, which makes a
+    thousand) give NumPy's values on every device, the kernel cut to the adapter's storage-buffer limit."""
+    rng = np.random.default_rng(23)
+    h = rng.standard_normal((300, 10)).astype(np.float32)
+    a = xp.asarray(h, device=device)
+    parts = [xp.mean(a[i]) / (xp.std(a[i], correction=1) / np.float32(np.sqrt(10))) for i in range(300)]
+    got = xp.concat([xp.reshape(p, (1,)) for p in parts])
+    want = h.mean(axis=1) / (h.std(axis=1, ddof=1) / np.float32(np.sqrt(10)))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-6)
+    assert int(xp.sum(got > 1.0)) == int(np.sum(want > 1.0))

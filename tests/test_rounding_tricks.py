@@ -40,8 +40,14 @@ def test_functions_fused_with_int64_arithmetic(device: xp.Device, dt: str, fn: s
     for name, arg in _ARGS.items():
         with np.errstate(all="ignore"):
             want = getattr(np, fn)(arg(np, x)) + (i * 3 % 7).astype(dt)
+            # a compiler may contract x * x into the function's first multiply-add (an fma, which WGSL
+            # allows), so the argument is x^2 / 4 unrounded: at x = 17, exp(72.24) then differs from
+            # NumPy's exp of the rounded argument by 4e-6 relative, and agrees with the exact one
+            exact = (getattr(np, fn)(arg(np, x.astype(np.float64))) + (i * 3 % 7)).astype(dt)
         got = np.asarray(getattr(xp, fn)(arg(xp, xd)) + xp.astype(id_ * 3 % 7, getattr(xp, dt)))
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True, err_msg=f"{fn}({name}) + int64")
+        near_exact = np.isclose(got, exact, rtol=rtol, atol=rtol, equal_nan=True)
+        np.testing.assert_allclose(np.where(near_exact, want, got), want, rtol=rtol, atol=rtol, equal_nan=True,
+                                   err_msg=f"{fn}({name}) + int64")
 
 
 def test_cos_of_a_quantile_computed_in_the_kernel(device: xp.Device) -> None:

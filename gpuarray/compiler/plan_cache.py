@@ -116,7 +116,9 @@ class Template:
         to something the walk does not reach."""
         pos = {id(n): p for p, n in enumerate(order)}
         consts: dict[int, int] = {}
+        first_dev: dict[int, int] = {}          # id of a device -> its first walk position (one walk, not one a kernel)
         for p, n in enumerate(order):
+            first_dev.setdefault(id(n.device), p)
             if n.op == "const" and n.data is None:
                 if id(n.attrs) in consts:       # two constants sharing one value tuple: not told apart
                     return None
@@ -133,11 +135,11 @@ class Template:
                     outs.append(pos[id(n)])
                 else:
                     outs.append(n)
-            devs = [p for p, n in enumerate(order) if n.device is k.device] or \
-                [p for p, n in enumerate(order) if n.device == k.device]
-            if not devs:
-                return None
-            dev = devs[0]
+            dev = first_dev.get(id(k.device))
+            if dev is None:
+                dev = next((p for p, n in enumerate(order) if n.device == k.device), None)
+                if dev is None:
+                    return None
             cs = []
             for i, ins in enumerate(k.instrs):
                 if ins.op == "const":

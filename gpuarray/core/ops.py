@@ -505,8 +505,10 @@ op("clip_ties", None, 3, "real numeric", {"f": "ga_clip_{S}({0}, {1}, {2})", "in
    host=_clip_ties, module=INTERNAL)
 
 # complex prod along the last axis (namespace/statistical._prod_in_order): NumPy's reduction loop there rounds
-# each part's products apart, its multiply loop with one fused multiply-add (ga_cmul)
-op("multiply_rounded", None, 2, "numeric", {"default": "({0} * {1})", "c": "ga_cmulr_{S}({0}, {1})"},
+# each part's products apart, its multiply loop with one fused multiply-add (ga_cmul); a real product rounded
+# before what follows (linspace's i * step + start: NVIDIA's compiler fused it into an fma, moving a bin edge)
+op("multiply_rounded", None, 2, "numeric",
+   {"default": "({0} * {1})", "f": "ga_keep_{S}({0} * {1})", "c": "ga_cmulr_{S}({0}, {1})"},
    host=_multiply_rounded, module=INTERNAL)
 
 UFUNC_TO_OP: dict[str, str] = {d.ufunc: n for n, d in OPS.items() if d.ufunc}

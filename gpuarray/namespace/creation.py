@@ -261,23 +261,36 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
     is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(stop, (complex, np.complexfloating))
     dt = _dtype_or(dtype, dev.default_complex if is_complex else dev.default_float, dev)
-    if dt.kind in "iu" and not is_complex:
-        # NumPy computes in floating point and rounds towards -inf into an integer dtype
-        y = linspace(start, stop, num, dtype=dev.default_float, device=dev, endpoint=endpoint)
-        return finish(astype_node(apply(OPS["floor"], y)._node, dt))
-    if dt.kind not in "fc":
+    if dt.kind not in "fciu":
         raise TypeError(f"linspace: dtype must be a numeric dtype; got {dt}")
     if is_complex and dt.kind != "c":
         raise TypeError(f"linspace: complex start or stop needs a complex dtype; got {dt}")
-    cast: Any = complex if dt.kind == "c" else float
+    # NumPy computes in the dtype of start and stop (float64 for Python numbers, float32 for float32
+    # scalars), y = i * step + start with the product rounded, and casts the result to ``dtype``: the
+    # same bits here where the device has that dtype (histogram bin edges compared with NumPy's)
+    ct = np.result_type(start, stop)
+    if ct.kind not in "fc" or ct.itemsize < 4:
+        ct = np.dtype(np.complex128 if ct.kind == "c" else np.float64) if ct.kind in "iub" else \
+            np.dtype(np.complex64 if ct.kind == "c" else np.float32)
+    if not dev.provider.supports(ct):       # float64 where the device has none: in ``dtype`` (an ULP apart)
+        ct = dt if dt.kind in "fc" else dev.default_float
+    cast: Any = complex if ct.kind == "c" else float
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    i = _iota(num, dt, dev)
-    y = apply(OPS["add"], apply(OPS["multiply"], i, cast(step)), cast(start))
+    start_c, stop_c = ct.type(start), ct.type(stop)
+    with np.errstate(all="ignore"):
+        delta = stop_c - start_c
+        step = delta / ct.type(div) if div > 0 else delta
+    i = _iota(num, ct, dev)
+    if div > 0 and step == 0:       # subnormal steps: (i / div) * delta, as NumPy (gh-5437)
+        y = apply(OPS["multiply_rounded"], apply(OPS["divide"], i, float(div)), cast(delta))
+    else:
+        y = apply(OPS["multiply_rounded"], i, cast(step))
+    y = apply(OPS["add"], y, cast(start_c))
     if endpoint and num > 1:
-        last = apply(OPS["equal"], i, float(num - 1))
-        y = apply(OPS["where"], last, cast(stop), y)
-    return y
+        y = apply(OPS["where"], apply(OPS["equal"], i, float(num - 1)), cast(stop_c), y)
+    if dt.kind in "iu":
+        y = apply(OPS["floor"], y)      # NumPy floors in the computing dtype, then casts
+    return y if y.dtype == dt else finish(astype_node(y._node, dt))
 
 
 def logspace(start: int | float, stop: int | float, /, num: int = 50, *, endpoint: bool = True,

@@ -146,11 +146,13 @@ def _prod_in_order(x: GpuArray, axis: int, dt: np.dtype, keepdims: bool) -> GpuA
 def _extreme(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
     name = "maximum" if rop == "max" else "minimum"
     x = _check(x, rop)
-    if x.dtype == _dtypes.bool_ or x.dtype.kind == "c":
-        raise TypeError(f"Only real numeric dtypes are allowed in {rop}; got {x.dtype}.")
+    if x.dtype.kind == "c":
+        raise TypeError(f"Only real numeric and boolean dtypes are allowed in {rop}; got {x.dtype}.")
     axes = _axes(x, axis, rop)
     if builtins.any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if x.dtype == _dtypes.bool_:        # as NumPy, CuPy and PyTorch (the standard leaves bools out): any / all
+        return _reduce(x, "any" if rop == "max" else "all", axes, _dtypes.bool_, keepdims)
     return _reduce(x, rop, axes, x.dtype, keepdims)
 
 

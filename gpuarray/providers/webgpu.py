@@ -36,7 +36,15 @@ from ..core.errors import DeviceLostError, OutOfMemoryError, _fmt_bytes
 from ..render import const_tags
 from ..render.wgsl import Rendered, render
 from . import wgpu_cache, wgpu_pool, wgpu_timing
-from .wgpu_adapter import Guard, adapters, is_device_lost, is_real_gpu, lost_reasons, watch_lost  # noqa: F401
+from .wgpu_adapter import (  # noqa: F401
+    Guard,
+    adapters,
+    is_device_lost,
+    is_real_gpu,
+    lost_reasons,
+    storage_buffer_limit,
+    watch_lost,
+)
 from .wgpu_bindings import BindGroupCache, KeptBuffers, bind_layout
 from .wgpu_elementwise import dispatch_elementwise
 from .wgpu_encode import RAW, PassRecorder, RawPass
@@ -111,7 +119,7 @@ class WgpuProvider(WgpuMemory):
         self.max_binding = int(self.limits.get("max-storage-buffer-binding-size", 128 << 20))
         self.max_buffer = int(self.limits.get("max-buffer-size", 256 << 20))
         self.max_groups = int(self.limits.get("max-compute-workgroups-per-dimension", 65535))
-        self.max_storage_buffers = int(self.limits.get("max-storage-buffers-per-shader-stage", 8))
+        self.max_storage_buffers = storage_buffer_limit(self.device.limits)
         self.offset_align = int(self.device.limits.get("min-storage-buffer-offset-alignment", 256))
         bu = wgpu.BufferUsage
         # Keep up to two of the largest buffers free on a GPU (allocating 1 GiB there took

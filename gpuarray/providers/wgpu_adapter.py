@@ -89,3 +89,21 @@ class Guard:
         p = self.provider
         if is_device_lost(exc) or p.lost is not None:
             raise p._mark_lost(exc) from exc
+
+
+# Storage buffers one kernel may bind, whatever the adapter reports: NVIDIA's Vulkan driver reports no limit
+# per shader stage (2^32 - 1), while a bind group holds at most ``max-bindings-per-bind-group`` (1000 in wgpu),
+# so a fused kernel of 1001 inputs failed validation (SciPy's ``stats.power`` with ``batch=1``: a
+# thousand p-values concatenated); and a shader of hundreds of fused cones takes its compiler seconds.
+MAX_KERNEL_BINDINGS = 256
+
+
+def storage_buffer_limit(limits: dict[str, int]) -> int:
+    """Storage buffers a kernel may bind on a device with these limits (wgpu's names): the per-stage limit,
+    at most one bind group's bindings and ``MAX_KERNEL_BINDINGS``.
+
+    >>> storage_buffer_limit({"max-storage-buffers-per-shader-stage": 2**32 - 1, "max-bindings-per-bind-group": 1000})
+    256
+    """
+    stage = int(limits.get("max-storage-buffers-per-shader-stage", 8))
+    return min(stage, int(limits.get("max-bindings-per-bind-group", 1000)), MAX_KERNEL_BINDINGS)

@@ -294,15 +294,16 @@ def _device_part_first(kernels: list[Kernel]) -> list[Node]:
     return []
 
 
-def _cuts(kernels: list[Kernel]) -> list[Node]:
-    """Nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter allows
-    (``too_wide``) to evaluate first, so that each part reads at most about half the limit of inputs: a
+def _cuts(kernels: list[Kernel]) -> list[list[Node]]:
+    """Groups of nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter
+    allows (``too_wide``) to evaluate first, a group an evaluation, so that each part reads at most about half
+    the limit of inputs: a
     greedy bounded fan-in partition of the cone, in dependency order (a deep chain of gathers, each reading a
     sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and ran on the host). A
-    kernel of several outputs none of which is too wide alone evaluates its first outputs first
-    (``_first_outputs``). Empty where no kernel is too wide or none can be split (one node reading that
+    kernel of several outputs none of which is too wide alone evaluates its outputs in groups
+    (``_output_groups``). Empty where no kernel is too wide or none can be split (one node reading that
     many inputs itself)."""
-    out: list[Node] = []
+    out: list[list[Node]] = []
     for k in kernels:
         prov = k.device.provider
         wide = getattr(prov, "too_wide", None)
@@ -344,30 +345,37 @@ def _cuts(kernels: list[Kernel]) -> list[Node]:
                         mine |= reads[j.serial]
             reads[n.serial] = mine
         if not cut and len(roots) > 1:      # a sideways fusion of several cones, none too wide itself
-            out += _first_outputs(roots, reads, prov.max_storage_buffers - 8, hopeless)
+            out += _output_groups(roots, reads, prov.max_storage_buffers - 8, hopeless)
             continue
-        out += cut.values()
+        if cut:
+            out.append(list(cut.values()))
     return out
 
 
-def _first_outputs(roots: list[Node], reads: dict[int, set[int]], room: int, hopeless: set[int]) -> list[Node]:
-    """Of the outputs ``roots`` of a kernel too wide for its adapter (independent results of one shape that
-    the schedule fused sideways: scalars computed in a Python loop and evaluated together), the first ones
-    whose inputs and outputs together bind at most ``room`` buffers, to evaluate first (at most half of them,
-    at least one): the rest follow in another kernel. Empty (the host, as before) where the first output's
-    cone holds a node that reads more inputs than a kernel can bind (``hopeless``): evaluated alone, it would
-    still run on the host, one evaluation per output instead of one for all."""
+def _output_groups(roots: list[Node], reads: dict[int, set[int]], room: int,
+                   hopeless: set[int]) -> list[list[Node]]:
+    """The outputs ``roots`` of a kernel too wide for its adapter (independent results of one shape that
+    the schedule fused sideways: scalars computed in a Python loop and evaluated together) in groups, in
+    order, whose inputs and outputs together bind at most ``room`` buffers (at least one output a group),
+    to evaluate a group at a time; at most half of them when they would all fit in one group, so that
+    the rest follow in another kernel. All groups at once: a thousand p-values concatenated (SciPy's
+    ``stats.power`` with ``batch=1``) took 461 evaluations and 35 s on lavapipe when each round scheduled
+    the whole rest again to take its next few. Stops (the rest, as before) at an output whose cone holds
+    a node that reads more inputs than a kernel can bind (``hopeless``): evaluated alone, it would still
+    run on the host, one evaluation per output instead of one for all."""
+    groups: list[list[Node]] = []
     acc: set[int] = set()
-    first: list[Node] = []
+    group: list[Node] = []
     for r in roots:
         mine = reads.get(r.serial, set())
         if not r.inputs or r.serial in hopeless:
-            break
-        if first and (len(acc | mine) + len(first) + 1 > room or 2 * len(first) >= len(roots)):
-            break
+            return [*groups, group] if group else groups
+        if group and (len(acc | mine) + len(group) + 1 > room or not groups and 2 * len(group) >= len(roots)):
+            groups.append(group)
+            acc, group = set(), []
         acc |= mine
-        first.append(r)
-    return first
+        group.append(r)
+    return groups           # the last group is left to the kernel of the rest
 
 
 def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
@@ -468,10 +476,11 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
     # parts of a kernel too wide for the adapter, or the device work before a fallback (so that it
     # replays), first; then schedule again
-    first = _cuts(kernels) or (_device_part_first(kernels) if quiet and key is not None and replay.ENABLED
+    first = _cuts(kernels) or ([_device_part_first(kernels)] if quiet and key is not None and replay.ENABLED
                                and not host else [])
-    if first:
-        evaluate_nodes(first)
+    if any(first):
+        for group in first:
+            evaluate_nodes(group)
         _evaluate(nodes, undo, reading)
         return
     _metrics.add("evaluations")
