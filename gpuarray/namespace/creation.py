@@ -216,7 +216,12 @@ def _scalar_bound(v: Any) -> Any:
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> GpuArray:
-    """Evenly spaced values in [start, stop), computed on the device as ``start + i * step``."""
+    """Evenly spaced values in [start, stop), computed on the device as NumPy fills them: ``start``,
+    ``start + step``, then ``start + i * delta`` with ``delta`` the difference of the first two.
+
+    >>> arange(0.5, 2, 0.5, device="cpu").tolist()
+    [0.5, 1.0, 1.5]
+    """
     dev = as_device(device)
     start, stop, step = (_scalar_bound(v) for v in (start, stop, step))
     if stop is None:
@@ -239,6 +244,15 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
             raise ValueError("arange: no more than 2 elements for a boolean result")
         return asarray(np.arange(start, stop, step, dtype=bool), device=dev)
     i = _iota(n, dt, dev)
+    if dt.kind == "f":
+        # NumPy's fill: x0 = start and x1 = start + step (the operands' arithmetic, then cast), then
+        # x_i = x0 + i * (x1 - x0) in ``dt`` with the product rounded: the same bits
+        with np.errstate(all="ignore"):
+            x0, x1 = dt.type(start), dt.type(start + step)
+            delta = x1 - x0
+        out = apply(OPS["add"], apply(OPS["multiply_rounded"], i, delta.item()), x0.item())
+        out = apply(OPS["where"], apply(OPS["equal"], i, 1.0), x1.item(), out)
+        return apply(OPS["where"], apply(OPS["equal"], i, 0.0), x0.item(), out)
     mul, add = OPS["multiply"], OPS["add"]
     out = i if step == 1 else apply(mul, i, dt.type(step).item())
     return out if start == 0 else apply(add, out, dt.type(start).item())
