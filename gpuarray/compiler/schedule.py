@@ -352,6 +352,31 @@ def prepare(live: list[Node]) -> tuple[list[Node], set[int] | None, tuple | None
     return order, held, plan_cache.structure(parts, pos, live, held)
 
 
+# Results of one shape evaluated together fuse sideways into one kernel, except that a device kernel (not
+# the host's, which runs NumPy and SciPy loops) takes at most this many calls of the heavy special functions
+# (``extra["heavy"]`` in the op table: the incomplete beta and gamma functions and the distributions built
+# on them). A device compiler inlines every call: NVIDIA's took 11.6 s for one ``stdtr``, and SciPy's
+# ``stats.power(batch=1)``, 17 p-values a kernel, did not finish within 200 s on the H200 (likely the compile).
+HEAVY_PER_KERNEL = 2
+HEAVY_OPS = frozenset(n for n, d in OPS.items() if d.extra.get("heavy"))
+
+
+def _heavy_calls(t: Node, cut: Collection[int]) -> int:
+    """Heavy op nodes in ``t``'s fusable cone (up to evaluated nodes, breakers and ``cut``)."""
+    if not HEAVY_OPS:
+        return 0
+    seen: set[int] = set()
+    stack, n_heavy = [t], 0
+    while stack:
+        n = stack.pop()
+        if n.serial in seen:
+            continue
+        seen.add(n.serial)
+        n_heavy += n.op in HEAVY_OPS
+        stack += [i for i in n.inputs if i.data is None and not is_breaker(i) and i.serial not in cut]
+    return n_heavy
+
+
 def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key: tuple | None) -> list[Kernel]:
     """``schedule``'s kernels for a graph ``prepare`` walked."""
     seen = plan_cache.lookup(key)
@@ -368,10 +393,17 @@ def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> lis
     chains = region_chains(order, live, cut)
     cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}
+    heavy: dict[tuple, tuple[int, int]] = {}    # (shape, device) -> (its group now, heavy calls in that group)
     for t in live:
         if is_breaker(t) or t.serial in cut:
             continue
-        group = groups.setdefault((t.shape, t.device), [])
+        sd = (t.shape, t.device)
+        at, calls = heavy.get(sd, (0, 0))
+        w = 0 if getattr(getattr(t.device, "provider", None), "host_memory", True) else _heavy_calls(t, cut)
+        if w and calls and calls + w > HEAVY_PER_KERNEL:
+            at, calls = at + 1, 0
+        heavy[sd] = (at, calls + w)
+        group = groups.setdefault((*sd, at), [])
         if all(t is not g for g in group):
             group.append(t)
     fused: dict[int, Kernel] = {}

@@ -492,10 +492,12 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
     *((_n, None, _k, f"ga_{_n}_{{S}}(" + ", ".join(f"{{{_i}}}" for _i in range(_k)) + ")",
        _wide(_stdtr if _n == "stdtr" else _scipy_special(_n))) for _n, _k in SCIPY_DEVICE_N.items()),
 ]
+# "heavy": a helper so long that a device compiler takes seconds for each inlined call (NVIDIA's: stdtr 11.6 s,
+# betainc 9.3 s, gammainc 3.2 s): the schedule puts few of them in one kernel (compiler/schedule.py)
 for _name, _sufunc, _nargs, _body, _host in _special:
     op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},
        result="float",
-       host=_host, module="special", extra={"transcendental": True})
+       host=_host, module="special", extra={"transcendental": True, "heavy": _name in SCIPY_DEVICE_N})
 
 # ---- selection
 op("where", None, 3, "any", "select({2}, {1}, {0})", host=np.where)
