@@ -297,9 +297,9 @@ def _device_part_first(kernels: list[Kernel]) -> list[Node]:
 def _cuts(kernels: list[Kernel]) -> list[list[Node]]:
     """Groups of nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter
     allows (``too_wide``) to evaluate first, a group an evaluation, so that each part reads at most about half
-    the limit of inputs: a
-    greedy bounded fan-in partition of the cone, in dependency order (a deep chain of gathers, each reading a
-    sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and ran on the host). A
+    the limit of inputs: a greedy bounded fan-in partition of the cone, in dependency order (a deep chain of
+    gathers, each reading a sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and
+    ran on the host). A
     kernel of several outputs none of which is too wide alone evaluates its outputs in groups
     (``_output_groups``). Empty where no kernel is too wide or none can be split (one node reading that
     many inputs itself)."""
