@@ -363,8 +363,6 @@ HEAVY_OPS = frozenset(n for n, d in OPS.items() if d.extra.get("heavy"))
 
 def _heavy_calls(t: Node, cut: Collection[int]) -> int:
     """Heavy op nodes in ``t``'s fusable cone (up to evaluated nodes, breakers and ``cut``)."""
-    if not HEAVY_OPS:
-        return 0
     seen: set[int] = set()
     stack, n_heavy = [t], 0
     while stack:
@@ -394,12 +392,14 @@ def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> lis
     cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}
     heavy: dict[tuple, tuple[int, int]] = {}    # (shape, device) -> (its group now, heavy calls in that group)
+    any_heavy = any(n.op in HEAVY_OPS for n in order)       # else no target's cone is walked
     for t in live:
         if is_breaker(t) or t.serial in cut:
             continue
         sd = (t.shape, t.device)
         at, calls = heavy.get(sd, (0, 0))
-        w = 0 if getattr(getattr(t.device, "provider", None), "host_memory", True) else _heavy_calls(t, cut)
+        w = _heavy_calls(t, cut) if any_heavy and not getattr(getattr(t.device, "provider", None), "host_memory",
+                                                               True) else 0
         if w and calls and calls + w > HEAVY_PER_KERNEL:
             at, calls = at + 1, 0
         heavy[sd] = (at, calls + w)
