@@ -292,6 +292,11 @@ def _held_elsewhere(order: list[Node]) -> tuple[set[int], bool]:
     return {b.serial for b, e in zip(breakers, excess, strict=True) if e > _REF_BASE}, True
 
 
+def _compiles(device: Any) -> bool:
+    """Whether ``device``'s kernels are compiled shaders (a GPU's), not NumPy and SciPy loops on the host."""
+    return not getattr(getattr(device, "provider", None), "host_memory", True)
+
+
 def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[Node]],
                 held: set[int] | None) -> Any:
     """``try(group, taken)``: the group's ``rowfuse`` kernel (over rows, else over columns) and the
@@ -301,7 +306,7 @@ def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[No
     reduction with its epilogue is the reduce kernel's, which also splits long rows. None when
     nothing here can be fused."""
     if held is None or not any(n.op == "reduce" and not n.realized for n in order) or not any(
-            not getattr(getattr(g[0].device, "provider", None), "host_memory", True) for g in groups.values()):
+            _compiles(g[0].device) for g in groups.values()):
         return None
     consumers: dict[int, list[Node]] = {}
     for n in order:
@@ -398,8 +403,7 @@ def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> lis
             continue
         sd = (t.shape, t.device)
         at, calls = heavy.get(sd, (0, 0))
-        w = _heavy_calls(t, cut) if any_heavy and not getattr(getattr(t.device, "provider", None), "host_memory",
-                                                               True) else 0
+        w = _heavy_calls(t, cut) if any_heavy and _compiles(t.device) else 0
         if w and calls and calls + w > HEAVY_PER_KERNEL:
             at, calls = at + 1, 0
         heavy[sd] = (at, calls + w)

@@ -207,6 +207,17 @@ def _iota(n: int, dtype: np.dtype, device: Device) -> GpuArray:
     return GpuArray(make("iota", (), dtype, (n,), (), device))
 
 
+def _ramp(i: GpuArray, step: Any, start: Any) -> GpuArray:
+    """``start + i * step`` with the product rounded before the sum, as NumPy's ``arange`` fill and
+    ``linspace`` compute it (a device compiler may otherwise fuse the two into one fma)."""
+    return apply(OPS["add"], apply(OPS["multiply_rounded"], i, step), start)
+
+
+def _at(i: GpuArray, k: int, value: Any, y: GpuArray) -> GpuArray:
+    """``y`` with ``value`` where the index ramp ``i`` is ``k`` (NumPy's first elements and endpoint)."""
+    return apply(OPS["where"], apply(OPS["equal"], i, float(k)), value, y)
+
+
 def _scalar_bound(v: Any) -> Any:
     """A 0-d array (GpuArray or NumPy) given as a bound of ``arange``: its value, as NumPy takes it."""
     if isinstance(v, (GpuArray, np.ndarray)) and v.ndim == 0:
@@ -250,9 +261,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         with np.errstate(all="ignore"):
             x0, x1 = dt.type(start), dt.type(start + step)
             delta = x1 - x0
-        out = apply(OPS["add"], apply(OPS["multiply_rounded"], i, delta.item()), x0.item())
-        out = apply(OPS["where"], apply(OPS["equal"], i, 1.0), x1.item(), out)
-        return apply(OPS["where"], apply(OPS["equal"], i, 0.0), x0.item(), out)
+        out = _at(i, 1, x1.item(), _ramp(i, delta.item(), x0.item()))
+        return _at(i, 0, x0.item(), out)
     mul, add = OPS["multiply"], OPS["add"]
     out = i if step == 1 else apply(mul, i, dt.type(step).item())
     return out if start == 0 else apply(add, out, dt.type(start).item())
@@ -282,10 +292,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     # NumPy computes in the dtype of start and stop (float64 for Python numbers, float32 for float32
     # scalars), y = i * step + start with the product rounded, and casts the result to ``dtype``: the
     # same bits here where the device has that dtype (histogram bin edges compared with NumPy's)
-    ct = np.result_type(start, stop)
-    if ct.kind not in "fc" or ct.itemsize < 4:
-        ct = np.dtype(np.complex128 if ct.kind == "c" else np.float64) if ct.kind in "iub" else \
-            np.dtype(np.complex64 if ct.kind == "c" else np.float32)
+    ct = np.result_type(start, stop, 1.0)           # inexact: Python numbers and integers float64
+    ct = np.dtype(np.float32) if ct == np.float16 else ct
     if not dev.provider.supports(ct):       # float64 where the device has none: in ``dtype`` (an ULP apart)
         ct = dt if dt.kind in "fc" else dev.default_float
     cast: Any = complex if ct.kind == "c" else float
@@ -296,12 +304,11 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         step = delta / ct.type(div) if div > 0 else delta
     i = _iota(num, ct, dev)
     if div > 0 and step == 0:       # subnormal steps: (i / div) * delta, as NumPy (gh-5437)
-        y = apply(OPS["multiply_rounded"], apply(OPS["divide"], i, float(div)), cast(delta))
+        y = _ramp(apply(OPS["divide"], i, float(div)), cast(delta), cast(start_c))
     else:
-        y = apply(OPS["multiply_rounded"], i, cast(step))
-    y = apply(OPS["add"], y, cast(start_c))
+        y = _ramp(i, cast(step), cast(start_c))
     if endpoint and num > 1:
-        y = apply(OPS["where"], apply(OPS["equal"], i, float(num - 1)), cast(stop_c), y)
+        y = _at(i, num - 1, cast(stop_c), y)
     if dt.kind in "iu":
         y = apply(OPS["floor"], y)      # NumPy floors in the computing dtype, then casts
     return y if y.dtype == dt else finish(astype_node(y._node, dt))

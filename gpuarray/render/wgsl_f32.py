@@ -280,10 +280,10 @@ F32["cospoly"] = """fn ga_cospoly_f32(r: f32) -> f32 {
 F32["trigcw"] = """fn ga_trigcw_f32(x: f32) -> vec2<f32> {
   // (r, t) for a = |x|: a = q pi/2 + r, |r| <= pi/4 (about); the quadrant, q mod 4, is the low 2 bits of t's.
   // The common path, a < 512: q by ga_rint and r by Cody-Waite (ga_cwpio2; q = 0 leaves r = a exactly).
-  // ga_rint rounds x 2/pi, not a 2/pi: its mask must not be provably a
-  // no-op, and a 2/pi + 1.5 2^23 is provably positive (NVIDIA's 580 driver dropped the rounding in kernels
-  // with 64-bit integer arithmetic: cos(0.066) gave 0.907); rounding is symmetric, so |q| is a's, and a's
-  // quadrant is minus x's. Otherwise, in a branch rarely taken: Payne-Hanek, r NaN for inf and NaN.
+  // ga_rint rounds x 2/pi, not a 2/pi: its mask must not be provably a no-op, and a 2/pi + 1.5 2^23 is
+  // provably positive (NVIDIA's 580 driver dropped the rounding in kernels with 64-bit integer arithmetic:
+  // cos(0.066) gave 0.907); rounding is symmetric, so |q| is a's, and a's quadrant is minus x's.
+  // Otherwise, in a branch rarely taken: Payne-Hanek, r NaN for inf and NaN.
   let a = abs(x);
   let t = x * 0.636619772367581343 + 12582912.0;
   if (a < 512.0) {

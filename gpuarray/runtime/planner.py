@@ -299,10 +299,9 @@ def _cuts(kernels: list[Kernel]) -> list[list[Node]]:
     allows (``too_wide``) to evaluate first, a group an evaluation, so that each part reads at most about half
     the limit of inputs: a greedy bounded fan-in partition of the cone, in dependency order (a deep chain of
     gathers, each reading a sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and
-    ran on the host). A
-    kernel of several outputs none of which is too wide alone evaluates its outputs in groups
-    (``_output_groups``). Empty where no kernel is too wide or none can be split (one node reading that
-    many inputs itself)."""
+    ran on the host). A kernel of several outputs none of which is too wide alone evaluates its outputs in
+    groups (``_output_groups``). Empty where no kernel is too wide or none can be split (one node reading
+    that many inputs itself)."""
     out: list[list[Node]] = []
     for k in kernels:
         prov = k.device.provider
@@ -476,9 +475,11 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     quiet = _profile.quiet()        # nothing profiled or timed: kernels run unwrapped
     # parts of a kernel too wide for the adapter, or the device work before a fallback (so that it
     # replays), first; then schedule again
-    first = _cuts(kernels) or ([_device_part_first(kernels)] if quiet and key is not None and replay.ENABLED
-                               and not host else [])
-    if any(first):
+    first = _cuts(kernels)
+    if not first and quiet and key is not None and replay.ENABLED and not host:
+        part = _device_part_first(kernels)
+        first = [part] if part else []
+    if first:
         for group in first:
             evaluate_nodes(group)
         _evaluate(nodes, undo, reading)
