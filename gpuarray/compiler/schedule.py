@@ -298,13 +298,13 @@ def _compiles(device: Any) -> bool:
 
 
 def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[Node]],
-                held: set[int] | None) -> Any:
+                held: set[int] | None, cut: Collection[int] = ()) -> Any:
     """``try(group, taken)``: the group's ``rowfuse`` kernel (over rows, else over columns) and the
     reductions it absorbs, or None (``taken``: breakers already computed by another kernel). A
     group of the row (column) shape is fused only when it absorbs two reductions or more
     (``logsumexp``, ``std``): one
     reduction with its epilogue is the reduce kernel's, which also splits long rows. None when
-    nothing here can be fused."""
+    nothing here can be fused; nodes in ``cut`` (computed by kernels of their own) are read, not inlined."""
     if held is None or not any(n.op == "reduce" and not n.realized for n in order) or not any(
             _compiles(g[0].device) for g in groups.values()):
         return None
@@ -315,10 +315,13 @@ def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[No
                 consumers.setdefault(i.serial, []).append(n)
     targets = {t.serial for t in live}
 
+    def fusable(n: Node) -> bool:       # a node computed by a kernel of its own is read, not inlined
+        return not is_breaker(n) and n.serial not in cut
+
     def attempt(group: list[Node], taken: set[int]) -> tuple[Kernel, set[int]] | None:
-        got = row_kernel(group, lambda n: not is_breaker(n), consumers, held | taken, targets)
+        got = row_kernel(group, fusable, consumers, held | taken, targets)
         if got is None:         # reductions over the first axis (compiler/colfuse.py)
-            got = col_kernel(group, lambda n: not is_breaker(n), consumers, held | taken, targets)
+            got = col_kernel(group, fusable, consumers, held | taken, targets)
         if got is None or got[1] & taken:
             return None
         k, reds = got
@@ -357,27 +360,25 @@ def prepare(live: list[Node]) -> tuple[list[Node], set[int] | None, tuple | None
     return order, held, plan_cache.structure(parts, pos, live, held)
 
 
-# Results of one shape evaluated together fuse sideways into one kernel, except that a device kernel (not
-# the host's, which runs NumPy and SciPy loops) takes at most this many calls of the heavy special functions
-# (``extra["heavy"]`` in the op table: the incomplete beta and gamma functions and the distributions built
-# on them). A device compiler inlines every call: NVIDIA's took 11.6 s for one ``stdtr``, and SciPy's
-# ``stats.power(batch=1)``, 17 p-values a kernel, did not finish within 200 s on the H200 (likely the compile).
-HEAVY_PER_KERNEL = 2
+# A heavy special function (``extra["heavy"]`` in the op table: the incomplete beta and gamma functions and the
+# distributions built on them) runs, on a device that compiles shaders, in a kernel of its own whose operands are
+# computed first: ``op(input, input, ...)``, one source for every call site of that op and dtype (and operand
+# broadcast), compiled once per process (and kept by the driver's shader cache after). NVIDIA's compiler takes
+# 12-17 s for a kernel of one ``stdtr`` or ``betainc`` and 76 s for ``sum(stdtr(df, t * 2 + 1) * x)``; fused
+# into its neighbours, every context (each reduction, row-fused t-test, sideways group) was a new compile:
+# SciPy's ``stats.power(batch=1)`` took 160 s on the H200. The cost is one more pass over the heavy op's
+# operands and result, small beside its own arithmetic.
 HEAVY_OPS = frozenset(n for n, d in OPS.items() if d.extra.get("heavy"))
 
 
-def _heavy_calls(t: Node, cut: Collection[int]) -> int:
-    """Heavy op nodes in ``t``'s fusable cone (up to evaluated nodes, breakers and ``cut``)."""
-    seen: set[int] = set()
-    stack, n_heavy = [t], 0
-    while stack:
-        n = stack.pop()
-        if n.serial in seen:
-            continue
-        seen.add(n.serial)
-        n_heavy += n.op in HEAVY_OPS
-        stack += [i for i in n.inputs if i.data is None and not is_breaker(i) and i.serial not in cut]
-    return n_heavy
+def _heavy_apart(order: list[Node]) -> set[int]:
+    """Serials of the heavy op nodes in ``order`` on compiling devices and of their computed operands."""
+    cut: set[int] = set()
+    for n in order:
+        if n.op in HEAVY_OPS and n.data is None and _compiles(n.device):
+            cut.add(n.serial)
+            cut.update(i.serial for i in n.inputs if not i.realized and i.op != "const" and not is_breaker(i))
+    return cut
 
 
 def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key: tuple | None) -> list[Kernel]:
@@ -393,28 +394,22 @@ def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key:
 def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
     cut = _reused_operands(order)
+    if any(n.op in HEAVY_OPS for n in order):
+        cut |= _heavy_apart(order)
     chains = region_chains(order, live, cut)
     cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}
-    heavy: dict[tuple, tuple[int, int]] = {}    # (shape, device) -> (its group now, heavy calls in that group)
-    any_heavy = any(n.op in HEAVY_OPS for n in order)       # else no target's cone is walked
     for t in live:
         if is_breaker(t) or t.serial in cut:
             continue
-        sd = (t.shape, t.device)
-        at, calls = heavy.get(sd, (0, 0))
-        w = _heavy_calls(t, cut) if any_heavy and _compiles(t.device) else 0
-        if w and calls and calls + w > HEAVY_PER_KERNEL:
-            at, calls = at + 1, 0
-        heavy[sd] = (at, calls + w)
-        group = groups.setdefault((*sd, at), [])
+        group = groups.setdefault((t.shape, t.device), [])
         if all(t is not g for g in group):
             group.append(t)
     fused: dict[int, Kernel] = {}
     rest: list[list[Node]] = []
     rowk: dict[int, Kernel] = {}          # index in ``rest`` -> its rowfuse kernel (compiler/rowfuse.py)
     absorbed: set[int] = set()
-    rowfuse = _row_fusion(order, live, groups, held)
+    rowfuse = _row_fusion(order, live, groups, held, cut)
     for group in groups.values():
         got = rowfuse(group, absorbed | set(fused)) if rowfuse is not None else None
         if got is not None:

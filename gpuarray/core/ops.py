@@ -492,8 +492,8 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
     *((_n, None, _k, f"ga_{_n}_{{S}}(" + ", ".join(f"{{{_i}}}" for _i in range(_k)) + ")",
        _wide(_stdtr if _n == "stdtr" else _scipy_special(_n))) for _n, _k in SCIPY_DEVICE_N.items()),
 ]
-# "heavy": a helper so long that a device compiler takes seconds for each inlined call (NVIDIA's: stdtr 11.6 s,
-# betainc 9.3 s, gammainc 3.2 s): the schedule puts few of them in one kernel (compiler/schedule.py)
+# "heavy": a helper so long that a device compiler takes seconds for each kernel with it (NVIDIA's: stdtr and
+# betainc 12-17 s, gammainc and chdtr 4-5 s): on a GPU each call is a kernel of its own (compiler/schedule.py)
 for _name, _sufunc, _nargs, _body, _host in _special:
     op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},
        result="float",
