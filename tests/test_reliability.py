@@ -1080,13 +1080,15 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     seen = (f"live {m0['device_bytes_live']} -> {m1['device_bytes_live']}, pooled {m0['device_bytes_pooled']} -> "
             f"{m1['device_bytes_pooled']}, RSS +{(rss[1] - r0) / MIB:.1f} then +{(r1 - rss[1]) / MIB:.1f} MiB, "
             f"wgpu-native objects {' -> '.join(map(str, counts))}")
-    # gpuarray's own objects, exactly: every buffer and command buffer made is released, and bind groups stay
-    # within the cache's capacity (the fifty-eighth session's H200 runs grew RSS by 51-87 MiB a half among
-    # eight workers, and not alone: these counts say whether such growth is gpuarray's objects or the driver's)
+    # gpuarray's own objects, exactly: every buffer and command buffer made is released, and bind groups do not
+    # grow with the steps (the fifty-eighth session's H200 runs grew RSS by 51-87 MiB a half among eight workers,
+    # and not alone: these counts say whether such growth is gpuarray's objects or the driver's). Bind groups are
+    # also held by the recorded plans of the tests that ran before in the process, not only by the cache: the
+    # fifty-ninth session's H200 run had 847 -> 848 -> 849 among eight workers (RSS +27.8 then +0.2 MiB)
     made = [{k: n for k, n in c.items() if k != "BindGroup"} for c in counts]
     assert made[2] == made[1], seen
     if counts[2]:
-        assert counts[2]["BindGroup"] <= device.provider.bindings.capacity + 64, seen
+        assert counts[2]["BindGroup"] <= counts[1]["BindGroup"] + 16, seen
     assert m1["device_bytes_live"] == m0["device_bytes_live"], seen
     assert m1["device_bytes_pooled"] <= m0["device_bytes_pooled"] + 64 * 1024, seen
     # host memory: a leak grows both halves alike; growth in the first half only is the worker's allocator
