@@ -10,8 +10,12 @@ computes the key is what remains of scheduling.
 
 The key lists, in the walk's order, each node's structural key (``Node.skey``, set when the node is
 made; a constant's value is not in it) and the walk positions of its inputs, or the dtype, shape
-and device of a node already evaluated. A ``Template`` keeps the kernels with their nodes replaced
-by walk positions; ``instantiate`` puts the new graph's nodes and constant values back.
+and device of a node already evaluated. A ``view`` of evaluated data is keyed without its offset
+(only whether it is 0, which fusion decisions test): ``x[i:i + 256] * w`` in a loop over ``i`` (a
+sliding window, SciPy's per-segment spectra, a row loop) is one structure, the offset a run-time
+parameter of every kernel as a constant is; not where the graph writes into a region (``regions``
+compares views' places with the writes'). A ``Template`` keeps the kernels with their nodes replaced
+by walk positions; ``instantiate`` puts the new graph's nodes, constant values and view places back.
 
 >>> import numpy as np, gpuarray as xp
 >>> from gpuarray.compiler.schedule import schedule
@@ -28,16 +32,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .kernel import Instr, Kernel
+from .regions import WRITES
 
 ENABLED = True          # False: every evaluation schedules from scratch (tests compare the two)
 CAPACITY = 512          # templates kept; the table is emptied when it is full
 
 
-def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple] | None]:
+def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple] | None, list[int]]:
     """The unevaluated cone of ``targets`` in dependency order (an iterative depth-first walk that
     stops at evaluated nodes only: ``schedule``'s walk), the walk position of each node by serial,
-    and the structural parts of the key (None where a node has no structural key: made outside
-    ``graph.node.make``). One walk gives both, so a repeated evaluation walks its graph once.
+    the structural parts of the key (None where a node has no structural key: made outside
+    ``graph.node.make``) and the offsets of the views keyed without theirs. One walk gives all, so a
+    repeated evaluation walks its graph once.
 
     Written with operators rather than method calls (``stack += ...``, ``del stack[-1]``): this
     runs for every evaluation, and each node costs no call but a leaf's device name."""
@@ -45,6 +51,8 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
     pos: dict[int, int] = {}
     parts: list[tuple] | None = []
     opened: dict[int, bool] = {}
+    loose: list[int] = []           # walk positions of views of evaluated data keyed without their offset
+    offsets: list[int] = []
     n = 0
     for t in targets:
         stack = [t]
@@ -71,28 +79,58 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
                 elif not ins:
                     parts += ((node.skey, ()),)
                 elif not ins[1:]:
-                    parts += ((node.skey, (pos[ins[0].serial],)),)
+                    if node.op == "view" and ins[0].data is not None:
+                        k = node.skey
+                        parts += (((k[0], k[1], k[2], (node.attrs[0], "@0" if node.attrs[1] == 0 else "@"), k[4]),
+                                   (pos[ins[0].serial],)),)
+                        loose += (n - 1,)
+                        offsets += (node.attrs[1],)
+                    else:
+                        parts += ((node.skey, (pos[ins[0].serial],)),)
                 elif not ins[2:]:
                     parts += ((node.skey, (pos[ins[0].serial], pos[ins[1].serial])),)
                 else:
                     parts += ((node.skey, tuple([pos[i.serial] for i in ins])),)
-    return order, pos, parts
+    if loose and parts is not None and any(o.op in WRITES for o in order):
+        for p in loose:
+            node = order[p]
+            parts[p] = (node.skey, (pos[node.inputs[0].serial],))
+        offsets = []
+    return order, pos, parts, offsets
+
+
+_LOOSE = object()       # marks a key whose views' offsets were left out of the structure
 
 
 def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any],
-              held: set[int] | None) -> tuple | None:
+              held: set[int] | None, offsets: Sequence[int] = ()) -> tuple | None:
     """The key of the graph walked into ``parts`` / ``pos`` (``walk``) with targets ``live`` and
-    breakers ``held`` outside it; None where the walk found a node without a structural key."""
+    breakers ``held`` outside it; None where the walk found a node without a structural key. With
+    ``offsets`` (``walk``'s), the key holds them beside the structure: an evaluation plan
+    (``runtime/replay.py``) records the places its kernels read, a template (``lookup``) does not."""
     if parts is None:
         return None
     targets = tuple([pos[t.serial] for t in live])
-    return (tuple(parts), targets, None if held is None else frozenset([pos[s] for s in held if s in pos]))
+    key = (tuple(parts), targets, None if held is None else frozenset([pos[s] for s in held if s in pos]))
+    return (_LOOSE, key, tuple(offsets)) if offsets else key
+
+
+def _loose(view: Any) -> bool:
+    """Whether ``walk`` keys this view without its offset (one of evaluated data; so also where the graph
+    writes into a region and the offset went back into the key: a template patches those too)."""
+    return view.data is None and view.inputs[0].data is not None
+
+
+def _structural(key: tuple) -> tuple:
+    """A key without its views' offsets (``structure``)."""
+    return key[1] if key[0] is _LOOSE else key
 
 
 @dataclass
 class _KernelTemplate:
     instrs: list[Instr]
     consts: list[tuple[int, int]]       # (instruction, walk position of its constant node)
+    views: list[tuple[int, int]]        # (instruction, walk position of its view node)
     inputs: list[int]                   # walk positions
     outputs: list[int]
     out_nodes: list[Any]                # walk positions, or a Result stand-in as it is
@@ -116,6 +154,7 @@ class Template:
         to something the walk does not reach."""
         pos = {id(n): p for p, n in enumerate(order)}
         consts: dict[int, int] = {}
+        views: dict[int, int] = {}
         first_dev: dict[int, int] = {}          # id of a device -> its first walk position (one walk, not one a kernel)
         for p, n in enumerate(order):
             first_dev.setdefault(id(n.device), p)
@@ -123,6 +162,10 @@ class Template:
                 if id(n.attrs) in consts:       # two constants sharing one value tuple: not told apart
                     return None
                 consts[id(n.attrs)] = p
+            elif n.op == "view":
+                q = views.setdefault(id(n.attrs), p)
+                if q != p and (_loose(n) or _loose(order[q])):     # places that may differ next time
+                    return None
         parts = []
         for k in kernels:
             if any(id(n) not in pos for n in k.inputs):
@@ -140,14 +183,19 @@ class Template:
                 dev = next((p for p, n in enumerate(order) if n.device == k.device), None)
                 if dev is None:
                     return None
-            cs = []
+            cs, vs = [], []
             for i, ins in enumerate(k.instrs):
                 if ins.op == "const":
                     cp = consts.get(id(ins.params))
                     if cp is None:      # a constant not taken from a node of the walk
                         return None
                     cs.append((i, cp))
-            parts.append(_KernelTemplate(list(k.instrs), cs, [pos[id(n)] for n in k.inputs], list(k.outputs),
+                elif ins.op == "view":
+                    vp = views.get(id(ins.params))
+                    if vp is None:      # a view not taken from a node of the walk: its place is not known
+                        return None
+                    vs.append((i, vp))
+            parts.append(_KernelTemplate(list(k.instrs), cs, vs, [pos[id(n)] for n in k.inputs], list(k.outputs),
                                          outs, k.out_shape, dev, k.kind, k.attrs, list(k.operands),
                                          {"signature": k.signature}))
         return Template(parts)
@@ -160,6 +208,11 @@ class Template:
             for i, p in t.consts:
                 c = instrs[i]
                 instrs[i] = Instr("const", c.args, c.dtype, c.shape, order[p].attrs)
+            for i, p in t.views:
+                v = instrs[i]
+                a = order[p].attrs
+                if a is not v.params:
+                    instrs[i] = Instr("view", v.args, v.dtype, v.shape, a)
             out.append(Kernel(instrs, [order[p] for p in t.inputs], list(t.outputs),
                               [order[p] if type(p) is int else p for p in t.out_nodes], t.out_shape,
                               order[t.device].device, t.kind, t.attrs, list(t.operands)).with_memo(t.memo))
@@ -171,7 +224,7 @@ _table: dict[tuple, Template] = {}
 
 def lookup(key: tuple | None) -> Template | None:
     """The template stored for ``key``."""
-    return _table.get(key) if key is not None and ENABLED else None
+    return _table.get(_structural(key)) if key is not None and ENABLED else None
 
 
 def store(key: tuple | None, kernels: Sequence[Kernel], order: Sequence[Any]) -> None:
@@ -183,7 +236,7 @@ def store(key: tuple | None, kernels: Sequence[Kernel], order: Sequence[Any]) ->
         return
     if len(_table) >= CAPACITY:
         _table.clear()
-    _table[key] = t
+    _table[_structural(key)] = t
 
 
 def clear() -> None:

@@ -352,12 +352,12 @@ def schedule(targets: Sequence[Node]) -> list[Kernel]:
 
 def prepare(live: list[Node]) -> tuple[list[Node], set[int] | None, tuple | None]:
     """(the walk of ``live``'s unevaluated graph, the breakers held outside it, the structural key)."""
-    order, pos, parts = plan_cache.walk(live)       # = _topo(live, through_breakers=True)
+    order, pos, parts, offsets = plan_cache.walk(live)      # = _topo(live, through_breakers=True)
     # reference counts are read here, before anything in this function holds a breaker; None:
     # no breaker could take an epilogue
     found, epilogue = _held_elsewhere(order)
     held = found if epilogue else None
-    return order, held, plan_cache.structure(parts, pos, live, held)
+    return order, held, plan_cache.structure(parts, pos, live, held, offsets)
 
 
 # A heavy special function (``extra["heavy"]`` in the op table: the incomplete beta and gamma functions and the
