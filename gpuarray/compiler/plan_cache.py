@@ -99,7 +99,7 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
     return order, pos, parts, offsets
 
 
-_LOOSE = object()       # marks a key whose views' offsets were left out of the structure
+LOOSE = object()        # marks a key whose views' offsets were left out of the structure (its first item)
 
 
 def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any],
@@ -112,7 +112,7 @@ def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any
         return None
     targets = tuple([pos[t.serial] for t in live])
     key = (tuple(parts), targets, None if held is None else frozenset([pos[s] for s in held if s in pos]))
-    return (_LOOSE, key, tuple(offsets)) if offsets else key
+    return (LOOSE, key, tuple(offsets)) if offsets else key
 
 
 def _loose(view: Any) -> bool:
@@ -121,9 +121,14 @@ def _loose(view: Any) -> bool:
     return view.data is None and view.inputs[0].data is not None
 
 
+def loose_structure(key: tuple) -> tuple | None:
+    """The structure of a key that holds its views' offsets beside it (``structure``), else None."""
+    return key[1] if key[0] is LOOSE else None
+
+
 def _structural(key: tuple) -> tuple:
     """A key without its views' offsets (``structure``)."""
-    return key[1] if key[0] is _LOOSE else key
+    return key[1] if key[0] is LOOSE else key
 
 
 @dataclass

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.kernel import Kernel
+from ..compiler.plan_cache import LOOSE
 from ..compiler.schedule import kernels_for, prepare
 from ..core import config as _config
 from ..core import metrics as _metrics
@@ -466,6 +467,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     prov = plan.usable(order) if plan is not None else None
     if prov is not None:
         _replay(plan, prov, order, undo, reading)       # type: ignore[arg-type]
+        if key[0] is LOOSE:             # type: ignore[index]  # offsets beside the structure (plan_cache)
+            replay.replayed(key)        # type: ignore[arg-type]
         if replay.capture.on:
             replay.capture.seen = (plan, order)     # type: ignore[assignment]
         return
@@ -489,7 +492,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     done = False
     # a plan only for evaluations on a device (the host's kernels gain nothing from one)
     rec = replay.Recording(order) if quiet and key is not None and replay.ENABLED and not host and \
-        not kernels[0].device.provider.host_memory else None
+        not kernels[0].device.provider.host_memory and replay.worth_recording(key) else None
     try:
         for k in kernels:
             p = place(k)

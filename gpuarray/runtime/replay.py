@@ -44,12 +44,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..compiler.kernel import Instr
+from ..compiler.plan_cache import loose_structure
 from ..core import config as _config
 from . import profile as _profile
 from .devices import _providers
 from .residency import DeviceData, Recipe
 
 CAPACITY = 256          # plans kept; the table is emptied when it is full
+# A structure whose views of evaluated data moved (``compiler/plan_cache.py``: their offsets are beside the
+# structure in the key) is recorded for at most this many offsets in a row without one of its plans
+# replayed: a sliding window (``x[i:i + 256] * w`` over ``i``) meets each offset once, and recording a plan
+# nobody replays cost about 100 Python calls an evaluation (419 against 319 on the development machine)
+# and emptied the table of every other plan each CAPACITY windows. Alternating offsets (red-black
+# sweeps) replay theirs.
+LOOSE_RECORDS = 8
 ENABLED = True          # False: every evaluation takes the full path (tests compare the two)
 
 
@@ -174,9 +182,32 @@ class _Capture(threading.local):
 capture = _Capture()
 
 
+_unreplayed: dict[tuple, int] = {}      # a loose key's structure -> plans recorded since one was replayed
+_skipped: dict[tuple, bool] = {}        # loose keys evaluated without recording a plan
+
+
 def lookup(key: tuple | None) -> EvalPlan | None:
     """The plan stored for ``key``."""
     return _plans.get(key) if key is not None and ENABLED else None
+
+
+def worth_recording(key: tuple) -> bool:
+    """False for a structure recorded for ``LOOSE_RECORDS`` offsets in a row, none replayed, unless these
+    offsets were seen before (the loop settled on a few: they are recorded and replayed again)."""
+    s = loose_structure(key)
+    if s is None or _unreplayed.get(s, 0) < LOOSE_RECORDS or key in _skipped:
+        return True
+    if len(_skipped) >= 16 * CAPACITY:
+        _skipped.clear()
+    _skipped[key] = True
+    return False
+
+
+def replayed(key: tuple) -> None:
+    """Note that ``key``'s plan ran (a structure whose offsets repeat is worth recording)."""
+    s = loose_structure(key)
+    if s is not None and s in _unreplayed:
+        del _unreplayed[s]
 
 
 def store(key: tuple, plan: EvalPlan) -> None:
@@ -185,6 +216,11 @@ def store(key: tuple, plan: EvalPlan) -> None:
     if len(_plans) >= CAPACITY:
         _plans.clear()
     _plans[key] = plan
+    s = loose_structure(key)
+    if s is not None:
+        if len(_unreplayed) >= CAPACITY:
+            _unreplayed.clear()
+        _unreplayed[s] = _unreplayed.get(s, 0) + 1
 
 
 def forget(key: tuple | None) -> None:
@@ -196,6 +232,8 @@ def forget(key: tuple | None) -> None:
 def clear() -> None:
     """Forget every plan."""
     _plans.clear()
+    _unreplayed.clear()
+    _skipped.clear()
 
 
 class Recording:
