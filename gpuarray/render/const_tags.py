@@ -42,8 +42,15 @@ def _bits32(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def word(params: tuple, dtype: np.dtype, part: int | None = None) -> int:
-    """The ``prm`` word of a 32-bit constant (``part`` of a complex64 one)."""
+# the "dtype" of a tag for a view's offset word (``Rendered.meta``'s ``voffset`` slot): ``params`` are the view
+# instruction's (strides, offset); a replay gives a window that moved its new offset (runtime/replay.py)
+VOFFSET = "voffset"
+
+
+def word(params: tuple, dtype: Any, part: int | None = None) -> int:
+    """The ``prm`` word of a 32-bit constant (``part`` of a complex64 one), or of a view's offset."""
+    if dtype is VOFFSET:
+        return int(params[1]) & 0xFFFFFFFF
     c = np.asarray(params[0], dtype=dtype)
     if c.dtype.kind == "c":
         c = c.imag if part else c.real

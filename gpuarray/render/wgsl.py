@@ -80,7 +80,10 @@ class Rendered:
             elif kind == "vstride":
                 vals.append(ins[spec[1]].params[0][spec[2]])
             elif kind == "voffset":
-                vals.append(ins[spec[1]].params[1])
+                view = ins[spec[1]]
+                if tags is not None:
+                    tags.append((len(vals), view.params, _tags.VOFFSET, None))
+                vals.append(view.params[1])
             elif kind == "param":          # ("param", instr, j, d): params[j][d] of an index op
                 vals.append(ins[spec[1]].params[spec[2]][spec[3]])
             elif kind == "extra":

@@ -16,6 +16,10 @@ A plan is used only where it would do what a fresh evaluation does:
   constants whose every place in the programs is known (``providers/wgpu_replay.ConstUses``): their
   new values are written there (new words of the parameter block, new 64-bit constant buffers) and
   into the recipes; a new value of any other constant takes the full path and records the plan again;
+- views of evaluated data at the places recorded (``compiler/plan_cache.py`` keys them without their
+  offsets), or in elementwise kernels only, whose offsets are tagged words (``const_tags.VOFFSET``):
+  those take their new offsets as constants take new values, and such a plan is stored under the
+  structure alone, for every offset;
 - the same settings (``_config.token``: offload, thresholds, fast math) and the same live provider
   with the same capabilities (tests change these on a live provider);
 - under ``offload="auto"``, each kernel that planner rule 4 may have placed on the device (every
@@ -74,15 +78,17 @@ class _Step:
         self.specs = recipe.specs
         self.log = log
         self.consts = consts            # ((the program's constant, walk position, its params as recorded), ...)
-        self.cinstrs = cinstrs          # ((instruction, walk position) of each constant of the kernel)
+        self.cinstrs = cinstrs          # ((instruction, walk position) of each constant and moving view)
 
     def fields_for(self, order: Sequence[Any]) -> dict:
-        """The recipe's fields with the constants of the walk ``order`` (new values replayed)."""
+        """The recipe's fields with the constants and views' places of the walk ``order`` (new values replayed)."""
         fields = dict(self.fields)
         instrs = list(fields["instrs"])
         for i, p in self.cinstrs:
             c = instrs[i]
-            instrs[i] = Instr("const", c.args, c.dtype, c.shape, order[p].attrs)
+            n = order[p]
+            if n is not None:
+                instrs[i] = Instr(c.op, c.args, c.dtype, c.shape, n.attrs)
         fields["instrs"] = instrs
         return fields
 
@@ -91,10 +97,10 @@ class EvalPlan:
     """The recorded kernels of one evaluation (see the module docstring)."""
 
     __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches",
-                 "patchable")
+                 "patchable", "views")
 
     def __init__(self, provider: Any, name: str, token: tuple, consts: tuple, resident: tuple,
-                 steps: list[_Step], patchable: frozenset[int] = frozenset()) -> None:
+                 steps: list[_Step], patchable: frozenset[int] = frozenset(), views: tuple = ()) -> None:
         self.provider = weakref.ref(provider)       # a plan keeps neither its provider nor any data alive
         self.name = name
         self.state = provider.capabilities()
@@ -104,7 +110,8 @@ class EvalPlan:
         self.steps = steps
         self.logs = [s.log for s in steps]
         self.dispatches = sum(s.program.dispatches for s in steps)
-        self.patchable = patchable      # walk positions of the constants a replay may give new values
+        self.patchable = patchable      # walk positions of the constants (and views) a replay may give new values
+        self.views = views              # ((walk position, attrs as recorded), ...) of the views that may move
 
     def usable(self, order: Sequence[Any]) -> Any:
         """The provider to run this plan on for the walk ``order``, where that does what a fresh
@@ -121,6 +128,10 @@ class EvalPlan:
             # forgets them after 512: a plan was re-recorded then, at random for a test)
             # (a constant whose places are all known takes its new value without its key computed)
             if n.serial != c and not (n.op == "const" and (p in self.patchable or _const_key(n) == key)):
+                return None
+        for p, a in self.views:
+            n = order[p]
+            if n is not None and n.attrs != a and p not in self.patchable:
                 return None
         for group in self.resident:
             for p in group:
@@ -144,7 +155,10 @@ class EvalPlan:
                 ins += (d.handle if d.provider is prov and d.handle is not None else d.get_handle(prov),)
             new: dict[int, tuple] | None = None
             for c, p, params in st.consts:
-                a = order[p].attrs
+                n = order[p]
+                if n is None:               # (a jit's walk: the places it traced)
+                    continue
+                a = n.attrs
                 if a is not params:         # another constant node: its value, maybe new
                     if new is None:
                         new = {}
@@ -187,8 +201,15 @@ _skipped: dict[tuple, bool] = {}        # loose keys evaluated without recording
 
 
 def lookup(key: tuple | None) -> EvalPlan | None:
-    """The plan stored for ``key``."""
-    return _plans.get(key) if key is not None and ENABLED else None
+    """The plan stored for ``key``, or for its structure where the plan gives moved views their places."""
+    if key is None or not ENABLED:
+        return None
+    plan = _plans.get(key)
+    if plan is None:
+        s = loose_structure(key)
+        if s is not None:
+            plan = _plans.get(s)
+    return plan
 
 
 def worth_recording(key: tuple) -> bool:
@@ -215,8 +236,11 @@ def store(key: tuple, plan: EvalPlan) -> None:
         return
     if len(_plans) >= CAPACITY:
         _plans.clear()
-    _plans[key] = plan
     s = loose_structure(key)
+    if s is not None and all(p in plan.patchable for p, _a in plan.views):
+        _plans[s] = plan            # every moved view's offset is a word it patches: any offsets
+    else:
+        _plans[key] = plan
     if s is not None:
         if len(_unreplayed) >= CAPACITY:
             _unreplayed.clear()
@@ -227,6 +251,9 @@ def forget(key: tuple | None) -> None:
     """Drop the plan for ``key`` (its evaluation could not be recorded this time)."""
     if key is not None:
         _plans.pop(key, None)
+        s = loose_structure(key)
+        if s is not None:
+            _plans.pop(s, None)
 
 
 def clear() -> None:
@@ -240,7 +267,7 @@ class Recording:
     """Collects the steps of an evaluation as the planner runs it (``add``), then the plan (``plan``)."""
 
     __slots__ = ("order", "pos", "steps", "provider", "ok", "resident", "leaves", "consts", "held", "cpos",
-                 "patched", "fixed")
+                 "patched", "fixed", "vpos")
 
     def __init__(self, order: Sequence[Any]) -> None:
         self.order = order
@@ -265,6 +292,13 @@ class Recording:
                 self.fixed.update((p, self.cpos[a]))
             self.cpos[a] = p
         self.patched: set[int] = set()      # walk positions of constants whose every place is known
+        # the views of evaluated data (keyed without their offsets: compiler/plan_cache.py) by their params
+        self.vpos: dict[int, int] = {}
+        for p, n in enumerate(order):
+            if n.op == "view" and n.data is None and n.inputs[0].data is not None:
+                q = self.vpos.setdefault(id(n.attrs), p)
+                if q != p:                  # two sharing one attrs tuple: not told apart
+                    self.fixed.update((p, q))
 
     def wants(self, provider: Any) -> bool:
         """Whether a kernel on ``provider`` can be recorded (one wgpu provider per evaluation)."""
@@ -295,12 +329,25 @@ class Recording:
         """``_Step``'s ``consts`` and ``cinstrs`` of ``kernel`` recorded as ``program``; the constants
         whose places in it are not all known (``providers/wgpu_replay.ConstUses``) become fixed."""
         uses = program.consts
-        cpos = self.cpos
+        cpos, vpos = self.cpos, self.vpos
+        # a view's offset is patched only in elementwise kernels, whose renderer puts it in one tagged
+        # word (``Rendered.meta``); other kernels may compute with it elsewhere
+        views_ok = kernel.kind == "elementwise"
         consts = []
         for c, params in enumerate(uses.params):
             p = cpos.get(id(params))
-            if p is None:                   # not a constant node of the walk: no new values for any
+            if p is None:
+                v = vpos.get(id(params))
+                if v is not None:
+                    if c in uses.unsafe or not views_ok:
+                        self.fixed.add(v)
+                    else:
+                        self.patched.add(v)
+                    consts.append((c, v, params))
+                    continue
+                # not a constant node of the walk: no new values for any
                 self.fixed.update(cpos.values())
+                self.fixed.update(vpos.values())
                 continue
             if c in uses.unsafe:
                 self.fixed.add(p)
@@ -316,11 +363,20 @@ class Recording:
                     self.fixed.update(cpos.values() if p is None else (p,))
                 else:
                     cinstrs.append((i, p))
+            elif ins.op == "view":
+                p = vpos.get(id(ins.params))
+                if p is not None:
+                    if id(ins.params) not in tagged or not views_ok:
+                        self.fixed.add(p)
+                    else:
+                        cinstrs.append((i, p))
         return tuple(consts), tuple(cinstrs)
 
     def plan(self) -> EvalPlan | None:
         if not self.ok or not self.steps:
             return None
+        order = self.order
         return EvalPlan(self.provider, self.provider.device_name, _config.token(), self.consts,
-                        tuple(sorted(self.resident)), self.steps, frozenset(self.patched - self.fixed))
+                        tuple(sorted(self.resident)), self.steps, frozenset(self.patched - self.fixed),
+                        tuple((p, order[p].attrs) for p in sorted(self.vpos.values())))
 
