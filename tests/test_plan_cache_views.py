@@ -127,40 +127,47 @@ def _count_plans(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]
     return recorded, replays
 
 
-def test_an_elementwise_window_replays_one_plan_at_every_offset(wgpu_device: xp.Device,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """An elementwise kernel's view offsets are words of its parameters, tagged (``const_tags.VOFFSET``): one
-    plan, recorded once, replays at every offset with the new places, and the results are NumPy's."""
+def test_elementwise_and_reduction_windows_replay_one_plan_at_every_offset(wgpu_device: xp.Device,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Elementwise and reduction kernels' view offsets are words of their parameters, tagged
+    (``const_tags.VOFFSET``): one plan each, recorded once, replays at every offset with the new places (a
+    row loop, a window crossing 65535 elements included), and the results are NumPy's."""
     recorded, replays = _count_plans(monkeypatch)
     rng = np.random.default_rng(9)
-    h = rng.uniform(-3, 3, 1 << 12).astype(np.float32)
+    h = rng.uniform(-3, 3, 1 << 17).astype(np.float32)
     hw = rng.uniform(0, 1, 64).astype(np.float32)
-    x, w = xp.asarray(h, device=wgpu_device), xp.asarray(hw, device=wgpu_device)
+    hm = rng.uniform(-3, 3, (400, 64)).astype(np.float32)
+    x, w, m = (xp.asarray(v, device=wgpu_device) for v in (h, hw, hm))
     with xp.config(offload="always"):
         for i in range(1, 41):
             j = (i * 37) % 3000
             got = np.asarray(x[i * 5:i * 5 + 64] * w - x[j:j + 64] * 0.5)
             np.testing.assert_array_equal(got, h[i * 5:i * 5 + 64] * hw - h[j:j + 64] * np.float32(0.5))
-    assert recorded[0] == 1 and replays[0] == 39, (recorded, replays)
+            np.testing.assert_allclose(np.asarray(xp.sum(m[i * 5:i * 5 + 64] * 2, axis=0)),
+                                       np.sum(hm[i * 5:i * 5 + 64] * 2, axis=0), rtol=1e-5, atol=1e-4)
+            assert float(xp.max(m[i] - m[i + 1])) == float(np.max(hm[i] - hm[i + 1]))
+            np.testing.assert_allclose(float(xp.sum(x[i * 99:i * 99 + 70000])),
+                                       np.sum(h[i * 99:i * 99 + 70000], dtype=np.float64), rtol=1e-4)
+    assert recorded[0] <= 4 and replays[0] >= 4 * 40 - 4, (recorded, replays)
 
 
 def test_a_window_of_other_kernels_stops_recording_until_its_offsets_repeat(wgpu_device: xp.Device,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """A reduction over a moving window (its offset not a tagged word: plans per offset): at most
-    ``replay.LOOSE_RECORDS`` plans recorded in a row with none replayed; an offset seen again is recorded and
-    then replayed (a loop that settles)."""
+    """A product of a moving window (a matmul lays its operands out from their views: plans per offset): at
+    most ``replay.LOOSE_RECORDS`` plans recorded in a row with none replayed; an offset seen again is recorded
+    and then replayed (a loop that settles)."""
     from gpuarray.runtime import replay
 
     recorded, replays = _count_plans(monkeypatch)
     rng = np.random.default_rng(10)
     h = rng.uniform(-3, 3, (1 << 10, 64)).astype(np.float32)
-    x = xp.asarray(h, device=wgpu_device)
+    hw = rng.uniform(-1, 1, (64, 16)).astype(np.float32)
+    x, w = xp.asarray(h, device=wgpu_device), xp.asarray(hw, device=wgpu_device)
     with xp.config(offload="always"):
         for i in range(1, 41):
-            got = np.asarray(xp.sum(x[i * 5:i * 5 + 64] * 2, axis=0))
-            np.testing.assert_allclose(got, np.sum(h[i * 5:i * 5 + 64] * 2, axis=0), rtol=1e-5, atol=1e-4)
+            got = np.asarray(x[i * 5:i * 5 + 64] @ w)
+            np.testing.assert_allclose(got, h[i * 5:i * 5 + 64] @ hw, rtol=1e-4, atol=1e-4)
         assert recorded[0] == replay.LOOSE_RECORDS and replays[0] == 0, (recorded, replays)
         for _ in range(6):
-            got = np.asarray(xp.sum(x[7:71] * 2, axis=0))
-            np.testing.assert_allclose(got, np.sum(h[7:71] * 2, axis=0), rtol=1e-5, atol=1e-4)
+            np.testing.assert_allclose(np.asarray(x[7:71] @ w), h[7:71] @ hw, rtol=1e-4, atol=1e-4)
     assert recorded[0] == replay.LOOSE_RECORDS + 1 and replays[0] == 4, (recorded, replays)

@@ -17,7 +17,8 @@ A plan is used only where it would do what a fresh evaluation does:
   new values are written there (new words of the parameter block, new 64-bit constant buffers) and
   into the recipes; a new value of any other constant takes the full path and records the plan again;
 - views of evaluated data at the places recorded (``compiler/plan_cache.py`` keys them without their
-  offsets), or in elementwise kernels only, whose offsets are tagged words (``const_tags.VOFFSET``):
+  offsets), or in elementwise and reduction kernels only (``VIEW_KINDS``), whose offsets are tagged words
+  (``const_tags.VOFFSET``):
   those take their new offsets as constants take new values, and such a plan is stored under the
   structure alone, for every offset;
 - the same settings (``_config.token``: offload, thresholds, fast math) and the same live provider
@@ -62,6 +63,9 @@ CAPACITY = 256          # plans kept; the table is emptied when it is full
 # and emptied the table of every other plan each CAPACITY windows. Alternating offsets (red-black
 # sweeps) replay theirs.
 LOOSE_RECORDS = 8
+# the kernels whose views' offsets reach their dispatches only as tagged words (``Rendered.meta``'s ``voffset``
+# slots): a replay patches those; any other kernel keeps the offsets it was recorded with
+VIEW_KINDS = frozenset({"elementwise", "reduce"})
 ENABLED = True          # False: every evaluation takes the full path (tests compare the two)
 
 
@@ -330,9 +334,9 @@ class Recording:
         whose places in it are not all known (``providers/wgpu_replay.ConstUses``) become fixed."""
         uses = program.consts
         cpos, vpos = self.cpos, self.vpos
-        # a view's offset is patched only in elementwise kernels, whose renderer puts it in one tagged
-        # word (``Rendered.meta``); other kernels may compute with it elsewhere
-        views_ok = kernel.kind == "elementwise"
+        # a view's offset is patched only in VIEW_KINDS kernels, whose renderers put it in tagged words
+        # (``Rendered.meta``); other kernels may compute with it elsewhere
+        views_ok = kernel.kind in VIEW_KINDS
         consts = []
         for c, params in enumerate(uses.params):
             p = cpos.get(id(params))
