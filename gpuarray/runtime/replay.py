@@ -163,7 +163,8 @@ class EvalPlan:
                 if n is None:               # (a jit's walk: the places it traced)
                     continue
                 a = n.attrs
-                if a is not params:         # another constant node: its value, maybe new
+                # another constant node: its value, maybe new; a view's place (a new tuple each time)
+                if a is not params and not (n.op == "view" and a == params):
                     if new is None:
                         new = {}
                     new[c] = a
