@@ -4,6 +4,7 @@ The wgpu provider never skips: if it cannot start, its tests fail."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import gpuarray as xp  # noqa: E402
+from gpuarray.compiler import plan_cache  # noqa: E402
 
 DEVICES = ["cpu", "wgpu:0"]
 
@@ -216,3 +218,18 @@ def record_creations(monkeypatch: Any, provider: Any) -> list[str]:
         real = getattr(provider.device, name)
         monkeypatch.setattr(provider.device, name, lambda *a, _n=name, _f=real, **k: made.append(_n) or _f(*a, **k))
     return made
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts fresh schedules (``compiler/plan_cache.py``'s misses), the template table emptied first."""
+    sched_mod = importlib.import_module("gpuarray.compiler.schedule")   # the module (the package exports a function)
+    calls = [0]
+    real = sched_mod._schedule
+
+    def count(*a: Any) -> Any:
+        calls[0] += 1
+        return real(*a)
+    monkeypatch.setattr(sched_mod, "_schedule", count)
+    plan_cache.clear()
+    return calls

@@ -5,7 +5,6 @@ holds) schedules afresh."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +16,6 @@ from gpuarray.compiler import plan_cache
 from gpuarray.compiler.schedule import schedule
 
 from .conftest import assert_same
-
-sched_mod = importlib.import_module("gpuarray.compiler.schedule")   # the module (the package exports the function)
 
 
 def _softmax(p: Any, x: Any, c: float) -> Any:
@@ -39,20 +36,6 @@ WORKLOADS: dict[str, Callable[[Any, Any, float], Any]] = {
     "var0": lambda p, x, c: p.var(x * c, axis=0),
     "matmul_epilogue": lambda p, x, c: p.tanh((x @ x.T) * c + 1.0),
 }
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts fresh schedules (cache misses)."""
-    calls = [0]
-    real = sched_mod._schedule
-
-    def count(*a: Any) -> Any:
-        calls[0] += 1
-        return real(*a)
-    monkeypatch.setattr(sched_mod, "_schedule", count)
-    plan_cache.clear()
-    return calls
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))

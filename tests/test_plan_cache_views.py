@@ -5,30 +5,12 @@ graph that writes into a region keeps its views' offsets in the key (``regions``
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 import pytest
 
 import gpuarray as xp
-from gpuarray.compiler import plan_cache
-
-sched_mod = importlib.import_module("gpuarray.compiler.schedule")   # the module (the package exports the function)
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts fresh schedules (cache misses)."""
-    calls = [0]
-    real = sched_mod._schedule
-
-    def count(*a: Any) -> Any:
-        calls[0] += 1
-        return real(*a)
-    monkeypatch.setattr(sched_mod, "_schedule", count)
-    plan_cache.clear()
-    return calls
 
 
 def test_sliding_windows_schedule_once_and_read_their_own_places(device: xp.Device, counted: list[int]) -> None:
