@@ -1,7 +1,7 @@
 """Slices of an array written in a Python loop: gpuarray (wgpu:0) against NumPy on the host, PyTorch eager
 and CuPy in one process, wall ms per whole loop.
 
-    python -m bench.loops [--runs 5] [--cases fill,fillcol,imul,recur,colview] [--out FILE]
+    python -m bench.loops [--runs 5] [--cases fill,fillcol,imul,recur,colview,rowread] [--out FILE]
 
 Cases (the same Python code runs on every library's arrays; ``b`` holds uniform values in [-3, 3]):
 
@@ -9,7 +9,9 @@ Cases (the same Python code runs on every library's arrays; ``b`` holds uniform 
 - ``fillcol``: ``a[:, i] = b[i] + 1`` into a fresh zero array of the transposed shape, column by column;
 - ``imul``: ``a[i] *= 2`` on a copy of ``b``, row by row (the value reads the row it replaces);
 - ``recur``: ``a[i] = a[i - 1] * 0.5 + b[i]`` on a copy of ``b`` (each row reads the row written before it);
-- ``colview``: ``c = a[:, j]; c *= 0.5; c += 1`` on a copy of ``b`` (writes through column views).
+- ``colview``: ``c = a[:, j]; c *= 0.5; c += 1`` on a copy of ``b`` (writes through column views);
+- ``rowread``: ``a[i] = float((b[i] * 2 - b[i - 1]).sum())`` into a fresh zero array: a value read back for
+  each row (SciPy's per-segment loops; gpuarray schedules and replays one plan for every row's offset).
 
 Each loop ends with a synchronization (gpuarray: ``evaluate``); the figure is the median of ``--runs`` loops
 after one warm-up loop, each on fresh arrays (nothing is reused between timed loops). gpuarray's results are
@@ -58,10 +60,15 @@ def colview(a: Any, b: Any) -> None:
         c += 1
 
 
+def rowread(a: Any, b: Any) -> None:
+    for i in range(1, b.shape[0]):
+        a[i] = float((b[i] * 2 - b[i - 1]).sum())
+
+
 # case -> (loop, the array it writes: "zeros" of b's shape, "zerosT" of the transposed shape, or "copy" of b)
 CASES: dict[str, tuple[Callable[[Any, Any], None], str]] = {
     "fill": (fill, "zeros"), "fillcol": (fillcol, "zerosT"), "imul": (imul, "copy"), "recur": (recur, "copy"),
-    "colview": (colview, "copy")}
+    "colview": (colview, "copy"), "rowread": (rowread, "zeros")}
 
 
 def _median_ms(f: Callable[[], Any], runs: int) -> float:
