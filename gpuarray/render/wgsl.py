@@ -37,10 +37,8 @@ from .wgsl_parts import _WIDE, Idx, declare_bindings, input_types, store_value
 from .wgsl_vn import ValueNumbers, opaque
 
 WORKGROUP = 256
-_SMALL_WRAP = {
-    np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({x}) << 16u) >> 16u",
-    np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu",
-}
+_SMALL_WRAP = {np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({x}) << 16u) >> 16u",
+               np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu"}
 
 # float32 binary ops whose result with both operands of one value is not a constant: rendered as they are
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
@@ -79,11 +77,10 @@ class Rendered:
                 vals.append(contiguous_strides(ins[spec[1]].shape)[spec[2]])
             elif kind == "vstride":
                 vals.append(ins[spec[1]].params[0][spec[2]])
-            elif kind == "voffset":
-                view = ins[spec[1]]
+            elif kind == "voffset":     # tagged: a replay gives a moved view its new offset (runtime/replay.py)
                 if tags is not None:
-                    tags.append((len(vals), view.params, _tags.VOFFSET, None))
-                vals.append(view.params[1])
+                    tags.append((len(vals), ins[spec[1]].params, _tags.VOFFSET, None))
+                vals.append(ins[spec[1]].params[1])
             elif kind == "param":          # ("param", instr, j, d): params[j][d] of an index op
                 vals.append(ins[spec[1]].params[spec[2]][spec[3]])
             elif kind == "extra":
