@@ -96,6 +96,23 @@ def test_lazy_and_view_arguments(device: xp.Device, always: Any) -> None:
         assert_same(f(g.T[:, ::-1][:20, :]), (a.T[:, ::-1][:20, :] ** 2).sum(axis=0), rtol=1e-5)
 
 
+def test_windows_as_arguments_indexed_again(device: xp.Device, always: Any) -> None:
+    """``f(x[i:i + n])`` where ``f`` indexes its argument: the inner view is taken on ``x`` itself (a view's view
+    reads its base), so replaying would read the first call's window; such calls are ordinary ones and each
+    reads its own window. A window used as it is still replays."""
+    h, hw = _data((5000,), 4), _data((256,), 5)
+    x, w = xp.asarray(h, device=device), xp.asarray(hw, device=device)
+    inner = Counted(lambda a, b: xp.sum(a[3:259] * b))
+    direct = Counted(lambda a, b: a * b + 1)
+    fi, fd = xp.jit(inner), xp.jit(direct)
+    for i in (0, 5, 17, 5, 300, 999, 0):
+        assert_same(fi(x[i:i + 300], w), np.sum(h[i + 3:i + 259] * hw), rtol=1e-5, atol=1e-3)
+        assert_same(fd(x[i:i + 256], w), h[i:i + 256] * hw + 1)
+    assert inner.calls == 7
+    if device.name.startswith("wgpu"):
+        assert direct.calls <= 2
+
+
 def test_ordinary_calls(wgpu_device: xp.Device, always: Any) -> None:
     """A function that reads a value, writes an argument, returns an argument or something that is
     not an array, or gets an unhashable argument is called every time, with an ordinary call's result."""

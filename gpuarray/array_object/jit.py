@@ -13,7 +13,10 @@ buffers into fresh results, without calling the function. This is what ``jax.jit
 - arrays the function reads that are not among its arguments (globals, closures) and constants are
   part of what was recorded: a later change to such an array is not seen (pass it as an argument);
 - other arguments are compared by value (they must be hashable; an unhashable one, such as a NumPy
-  array, makes the call an ordinary one).
+  array, makes the call an ordinary one);
+- a view of another array passed as an argument (``f(x[i:i + n])``) and indexed again inside the function
+  reads the array it is a view of (views of views are taken on their base, as NumPy's): such a call is an
+  ordinary one, since a replay would read the first call's window.
 
 A call is an ordinary call, recorded and evaluated as without ``jit``, where replaying could differ
 from it: the function read a value while tracing (``float(x.sum())``, ``if x.any():``), wrote into
@@ -35,7 +38,7 @@ where the plan is not usable now (the settings changed, the device was lost).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..core import metrics as _metrics
@@ -181,7 +184,9 @@ class Jitted:
         finally:
             replay.capture.on, replay.capture.seen = False, None
         if seen is not None:
-            entry = _entry(seen[0], seen[1], before, nodes, shape)
+            # the nodes views of view arguments were taken on (aliasing.node_at: a view's view reads its base)
+            bases = {id(a._view.storage.node) for a in leaves if a._view is not None and not a._view.identity}
+            entry = _entry(seen[0], seen[1], before, nodes, shape, bases)
             if entry is not None:
                 self._cache[key] = entry
         return out
@@ -190,9 +195,11 @@ class Jitted:
 _trace_marker: Any = object()
 
 
-def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: list[Node], shape: Any) -> _Entry | None:
+def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: list[Node], shape: Any,
+           bases: Collection[int] = ()) -> _Entry | None:
     """The entry for a call whose evaluation ran ``plan`` over ``order``; None where the plan does
-    not cover the results or reads a node that is neither an argument nor evaluated already."""
+    not cover the results, reads a node that is neither an argument nor evaluated already, or reads
+    one of ``bases`` (ids of the nodes view arguments are views of) other than as an argument."""
     if any(n.op == "random" for n in order):
         return None                     # a draw: replaying would repeat its numbers
     pos = {id(n): p for p, n in enumerate(order)}
@@ -206,7 +213,7 @@ def _entry(plan: Any, order: Sequence[Any], arg_nodes: list[Node], out_nodes: li
         return None
     template: list[Any] = [None] * len(order)
     for p in read - made - at_args:
-        if order[p].data is None and p not in {c[0] for c in plan.consts}:
+        if order[p].data is None and p not in {c[0] for c in plan.consts} or id(order[p]) in bases:
             return None
         template[p] = order[p]
     fresh = tuple((p, order[p].dtype, order[p].shape, order[p].device) for p in sorted(made))
