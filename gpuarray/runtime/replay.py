@@ -202,7 +202,7 @@ capture = _Capture()
 
 
 _unreplayed: dict[tuple, int] = {}      # a loose key's structure -> plans recorded since one was replayed
-_skipped: dict[tuple, bool] = {}        # loose keys evaluated without recording a plan
+_skipped: dict[int, bool] = {}          # hashes of the loose keys evaluated without recording a plan
 
 
 def lookup(key: tuple | None) -> EvalPlan | None:
@@ -221,11 +221,14 @@ def worth_recording(key: tuple) -> bool:
     """False for a structure recorded for ``LOOSE_RECORDS`` offsets in a row, none replayed, unless these
     offsets were seen before (the loop settled on a few: they are recorded and replayed again)."""
     s = loose_structure(key)
-    if s is None or _unreplayed.get(s, 0) < LOOSE_RECORDS or key in _skipped:
+    if s is None or _unreplayed.get(s, 0) < LOOSE_RECORDS:
+        return True
+    h = hash(key)           # (a hash, not the key: a collision only records a plan)
+    if h in _skipped:
         return True
     if len(_skipped) >= 16 * CAPACITY:
         _skipped.clear()
-    _skipped[key] = True
+    _skipped[h] = True
     return False
 
 
