@@ -111,7 +111,7 @@ def _count_plans(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]
 
 def test_elementwise_and_reduction_windows_replay_one_plan_at_every_offset(wgpu_device: xp.Device,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Elementwise and reduction kernels' view offsets are words of their parameters, tagged
+    """Elementwise, reduction and row- or column-fused kernels' view offsets are words of their parameters, tagged
     (``const_tags.VOFFSET``): one plan each, recorded once, replays at every offset with the new places (a
     row loop, a window crossing 65535 elements included), and the results are NumPy's."""
     recorded, replays = _count_plans(monkeypatch)
@@ -130,7 +130,14 @@ def test_elementwise_and_reduction_windows_replay_one_plan_at_every_offset(wgpu_
             assert float(xp.max(m[i] - m[i + 1])) == float(np.max(hm[i] - hm[i + 1]))
             np.testing.assert_allclose(float(xp.sum(x[i * 99:i * 99 + 70000])),
                                        np.sum(h[i * 99:i * 99 + 70000], dtype=np.float64), rtol=1e-4)
-    assert recorded[0] <= 4 and replays[0] >= 4 * 40 - 4, (recorded, replays)
+            win, hwin = m[i * 5:i * 5 + 64, i % 8:i % 8 + 48], hm[i * 5:i * 5 + 64, i % 8:i % 8 + 48]
+            e = xp.exp(win - xp.max(win, axis=1, keepdims=True))      # row-fused (softmax)
+            he = np.exp(hwin - hwin.max(axis=1, keepdims=True))
+            np.testing.assert_allclose(np.asarray(e / xp.sum(e, axis=1, keepdims=True)),
+                                       he / he.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(np.asarray(xp.var(win, axis=0) + xp.mean(win, axis=0)),   # column-fused
+                                       hwin.var(axis=0) + hwin.mean(axis=0), rtol=1e-4, atol=1e-5)
+    assert recorded[0] <= 6 and replays[0] >= 6 * 40 - 6, (recorded, replays)
 
 
 def test_a_window_of_other_kernels_stops_recording_until_its_offsets_repeat(wgpu_device: xp.Device,

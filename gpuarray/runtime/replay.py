@@ -17,7 +17,7 @@ A plan is used only where it would do what a fresh evaluation does:
   new values are written there (new words of the parameter block, new 64-bit constant buffers) and
   into the recipes; a new value of any other constant takes the full path and records the plan again;
 - views of evaluated data at the places recorded (``compiler/plan_cache.py`` keys them without their
-  offsets), or in elementwise and reduction kernels only (``VIEW_KINDS``), whose offsets are tagged words
+  offsets), or in elementwise, reduction and row-fused kernels only (``VIEW_KINDS``), whose offsets are tagged words
   (``const_tags.VOFFSET``):
   those take their new offsets as constants take new values, and such a plan is stored under the
   structure alone, for every offset;
@@ -65,7 +65,7 @@ CAPACITY = 256          # plans kept; the table is emptied when it is full
 LOOSE_RECORDS = 8
 # the kernels whose views' offsets reach their dispatches only as tagged words (``Rendered.meta``'s ``voffset``
 # slots): a replay patches those; any other kernel keeps the offsets it was recorded with
-VIEW_KINDS = frozenset({"elementwise", "reduce"})
+VIEW_KINDS = frozenset({"elementwise", "reduce", "rowfuse"})
 ENABLED = True          # False: every evaluation takes the full path (tests compare the two)
 
 
