@@ -115,20 +115,16 @@ def structure(parts: list[tuple] | None, pos: dict[int, int], live: Sequence[Any
     return (LOOSE, key, tuple(offsets)) if offsets else key
 
 
-def _loose(view: Any) -> bool:
-    """Whether ``walk`` keys this view without its offset (one of evaluated data; so also where the graph
-    writes into a region and the offset went back into the key: a template patches those too)."""
-    return view.data is None and view.inputs[0].data is not None
+def loose_view(node: Any) -> bool:
+    """Whether ``node`` is a view ``walk`` keys without its offset: one of evaluated data (``walk`` tests the
+    same inline; where the graph writes into a region the offset goes back into the key, and templates and
+    plans patch such views all the same)."""
+    return node.op == "view" and node.data is None and node.inputs[0].data is not None
 
 
 def loose_structure(key: tuple) -> tuple | None:
     """The structure of a key that holds its views' offsets beside it (``structure``), else None."""
     return key[1] if key[0] is LOOSE else None
-
-
-def _structural(key: tuple) -> tuple:
-    """A key without its views' offsets (``structure``)."""
-    return key[1] if key[0] is LOOSE else key
 
 
 @dataclass
@@ -169,7 +165,7 @@ class Template:
                 consts[id(n.attrs)] = p
             elif n.op == "view":
                 q = views.setdefault(id(n.attrs), p)
-                if q != p and (_loose(n) or _loose(order[q])):     # places that may differ next time
+                if q != p and (loose_view(n) or loose_view(order[q])):     # places that may differ next time
                     return None
         parts = []
         for k in kernels:
@@ -229,7 +225,7 @@ _table: dict[tuple, Template] = {}
 
 def lookup(key: tuple | None) -> Template | None:
     """The template stored for ``key``."""
-    return _table.get(_structural(key)) if key is not None and ENABLED else None
+    return _table.get(loose_structure(key) or key) if key is not None and ENABLED else None
 
 
 def store(key: tuple | None, kernels: Sequence[Kernel], order: Sequence[Any]) -> None:
@@ -241,7 +237,7 @@ def store(key: tuple | None, kernels: Sequence[Kernel], order: Sequence[Any]) ->
         return
     if len(_table) >= CAPACITY:
         _table.clear()
-    _table[_structural(key)] = t
+    _table[loose_structure(key) or key] = t
 
 
 def clear() -> None:

@@ -393,9 +393,7 @@ def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key:
 
 def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
-    cut = _reused_operands(order)
-    if any(n.op in HEAVY_OPS for n in order):
-        cut |= _heavy_apart(order)
+    cut = _reused_operands(order) | _heavy_apart(order)
     chains = region_chains(order, live, cut)
     cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}

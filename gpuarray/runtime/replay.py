@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..compiler.kernel import Instr
-from ..compiler.plan_cache import loose_structure
+from ..compiler.plan_cache import loose_structure, loose_view
 from ..core import config as _config
 from . import profile as _profile
 from .devices import _providers
@@ -101,10 +101,10 @@ class EvalPlan:
     """The recorded kernels of one evaluation (see the module docstring)."""
 
     __slots__ = ("provider", "name", "state", "token", "consts", "resident", "steps", "logs", "dispatches",
-                 "patchable", "views")
+                 "patchable", "moving")
 
     def __init__(self, provider: Any, name: str, token: tuple, consts: tuple, resident: tuple,
-                 steps: list[_Step], patchable: frozenset[int] = frozenset(), views: tuple = ()) -> None:
+                 steps: list[_Step], patchable: frozenset[int] = frozenset(), moving: tuple = ()) -> None:
         self.provider = weakref.ref(provider)       # a plan keeps neither its provider nor any data alive
         self.name = name
         self.state = provider.capabilities()
@@ -115,7 +115,9 @@ class EvalPlan:
         self.logs = [s.log for s in steps]
         self.dispatches = sum(s.program.dispatches for s in steps)
         self.patchable = patchable      # walk positions of the constants (and views) a replay may give new values
-        self.views = views              # ((walk position, attrs as recorded), ...) of the views that may move
+        # walk positions of the views keyed without their offsets (a plan patching all of them is stored
+        # under the structure alone, ``store``; else under the key with the offsets, which fixes them)
+        self.moving = moving
 
     def usable(self, order: Sequence[Any]) -> Any:
         """The provider to run this plan on for the walk ``order``, where that does what a fresh
@@ -132,10 +134,6 @@ class EvalPlan:
             # forgets them after 512: a plan was re-recorded then, at random for a test)
             # (a constant whose places are all known takes its new value without its key computed)
             if n.serial != c and not (n.op == "const" and (p in self.patchable or _const_key(n) == key)):
-                return None
-        for p, a in self.views:
-            n = order[p]
-            if n is not None and n.attrs != a and p not in self.patchable:
                 return None
         for group in self.resident:
             for p in group:
@@ -245,7 +243,7 @@ def store(key: tuple, plan: EvalPlan) -> None:
     if len(_plans) >= CAPACITY:
         _plans.clear()
     s = loose_structure(key)
-    if s is not None and all(p in plan.patchable for p, _a in plan.views):
+    if s is not None and all(p in plan.patchable for p in plan.moving):
         _plans[s] = plan            # every moved view's offset is a word it patches: any offsets
     else:
         _plans[key] = plan
@@ -303,7 +301,7 @@ class Recording:
         # the views of evaluated data (keyed without their offsets: compiler/plan_cache.py) by their params
         self.vpos: dict[int, int] = {}
         for p, n in enumerate(order):
-            if n.op == "view" and n.data is None and n.inputs[0].data is not None:
+            if loose_view(n):
                 q = self.vpos.setdefault(id(n.attrs), p)
                 if q != p:                  # two sharing one attrs tuple: not told apart
                     self.fixed.update((p, q))
@@ -344,23 +342,14 @@ class Recording:
         consts = []
         for c, params in enumerate(uses.params):
             p = cpos.get(id(params))
-            if p is None:
-                v = vpos.get(id(params))
-                if v is not None:
-                    if c in uses.unsafe or not views_ok:
-                        self.fixed.add(v)
-                    else:
-                        self.patched.add(v)
-                    consts.append((c, v, params))
-                    continue
-                # not a constant node of the walk: no new values for any
+            view = p is None
+            if view:
+                p = vpos.get(id(params))
+            if p is None:                   # neither a constant nor a view of the walk: no new values for any
                 self.fixed.update(cpos.values())
                 self.fixed.update(vpos.values())
                 continue
-            if c in uses.unsafe:
-                self.fixed.add(p)
-            else:
-                self.patched.add(p)
+            (self.fixed if c in uses.unsafe or view and not views_ok else self.patched).add(p)
             consts.append((c, p, params))
         cinstrs = []
         tagged = {id(params) for params in uses.params}
@@ -383,8 +372,7 @@ class Recording:
     def plan(self) -> EvalPlan | None:
         if not self.ok or not self.steps:
             return None
-        order = self.order
         return EvalPlan(self.provider, self.provider.device_name, _config.token(), self.consts,
                         tuple(sorted(self.resident)), self.steps, frozenset(self.patched - self.fixed),
-                        tuple((p, order[p].attrs) for p in sorted(self.vpos.values())))
+                        tuple(sorted(self.vpos.values())))
 
