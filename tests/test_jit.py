@@ -107,7 +107,7 @@ def test_windows_as_arguments_indexed_again(device: xp.Device, always: Any) -> N
     fi, fd = xp.jit(inner), xp.jit(direct)
     for i in (0, 5, 17, 5, 300, 999, 0):
         assert_same(fi(x[i:i + 300], w), np.sum(h[i + 3:i + 259] * hw), rtol=1e-5, atol=1e-3)
-        assert_same(fd(x[i:i + 256], w), h[i:i + 256] * hw + 1)
+        assert_same(fd(x[i:i + 256], w), h[i:i + 256] * hw + 1, rtol=1e-6, atol=1e-6)  # an fma on some GPUs
     assert inner.calls == 7
     if device.name.startswith("wgpu"):
         assert direct.calls <= 2

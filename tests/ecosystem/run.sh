@@ -2,6 +2,7 @@
 # Run SciPy's and scikit-learn's array-API tests with one backend, one suite at a time:
 #   tests/ecosystem/run.sh gpuarray cpu OUTDIR [suite ...]
 #   tests/ecosystem/run.sh array_api_strict - OUTDIR [suite ...]
+# PYTEST_EXTRA adds pytest arguments (for example "-n 8" with pytest-xdist).
 # PYTHON (default .venv/bin/python) must have SciPy, scikit-learn, pytest, pytest-timeout and
 # array-api-strict. Each suite's log goes to OUTDIR/<suite>.log; the last line is pytest's summary.
 set -uo pipefail
@@ -32,6 +33,6 @@ for s in "${SUITES[@]}"; do
   esac
   (cd /tmp && timeout "${SUITE_TIMEOUT:-1500}" "$PY" -m pytest -p tests.ecosystem.xp_backends -p no:cacheprovider \
      --xp-backend="$BACKEND" --gpuarray-device="$DEVICE" -q -rfE --timeout="${TEST_TIMEOUT:-300}" \
-     -W ignore::pytest.PytestUnknownMarkWarning "${sel[@]}") > "$OUT/$s.log" 2>&1
+     -W ignore::pytest.PytestUnknownMarkWarning ${PYTEST_EXTRA:-} "${sel[@]}") > "$OUT/$s.log" 2>&1
   echo "$s $BACKEND $DEVICE: $(tail -1 "$OUT/$s.log")"
 done
