@@ -126,7 +126,8 @@ def test_elementwise_and_reduction_windows_replay_one_plan_at_every_offset(wgpu_
         for i in range(1, 41):
             j = (i * 37) % 3000
             got = np.asarray(x[i * 5:i * 5 + 64] * w - x[j:j + 64] * 0.5)
-            np.testing.assert_allclose(got, h[i * 5:i * 5 + 64] * hw - h[j:j + 64] * np.float32(0.5), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(got, h[i * 5:i * 5 + 64] * hw - h[j:j + 64] * np.float32(0.5),
+                                       rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(np.asarray(xp.sum(m[i * 5:i * 5 + 64] * 2, axis=0)),
                                        np.sum(hm[i * 5:i * 5 + 64] * 2, axis=0), rtol=1e-5, atol=1e-4)
             assert float(xp.max(m[i] - m[i + 1])) == float(np.max(hm[i] - hm[i + 1]))

@@ -26,6 +26,7 @@ from ..compiler import regions
 from ..compiler.kernel import INDEX_OPS, Instr, Kernel
 from ..core.dtypes import ALL_DTYPES
 from ..core.ops import OPS, folded
+from ..graph.node import Node
 from .host_cast import cast
 from .host_index import host_index, host_scatter, strided
 from .host_linalg import LINALG_HOST_KINDS
@@ -346,16 +347,61 @@ def run_kernel(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
 def _outputs(kernel: Kernel, vals: list[np.ndarray], shapes: list[tuple[int, ...]] | None = None) -> list[np.ndarray]:
     """The outputs of ``kernel`` from the values of its instructions: read-only C-contiguous copies
     (of ``shapes``, default: all ``kernel.out_shape``)."""
-    outs = []
-    for j, o in enumerate(kernel.outputs):
-        shape = kernel.out_shape if shapes is None else shapes[j]
-        v = np.broadcast_to(vals[o], shape) if vals[o].shape != shape else vals[o]
-        out = np.ascontiguousarray(v, dtype=kernel.instrs[o].dtype)
-        if out is vals[o] or not out.flags.owndata:
-            out = out.copy()
-        out.flags.writeable = False
-        outs.append(out)
-    return outs
+    return [_owned(vals[o], kernel.out_shape if shapes is None else shapes[j], kernel.instrs[o].dtype)
+            for j, o in enumerate(kernel.outputs)]
+
+
+def _owned(value: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``value`` broadcast to ``shape`` as a read-only C-contiguous array of ``dtype`` that owns its data."""
+    v = np.broadcast_to(value, shape) if value.shape != shape else value
+    out = np.ascontiguousarray(v, dtype=dtype)
+    if out is value or not out.flags.owndata:
+        out = out.copy()
+    out.flags.writeable = False
+    return out
+
+
+# What a walk of small graph nodes evaluates without kernels (``walk_instrs``): elementwise table ops, views,
+# reshapes, casts, constants, and reductions of these ``rop``s
+WALKED_OPS = frozenset(OPS) | {"view", "reshape", "astype", "const"}
+WALKED_ROPS = frozenset({"sum", "prod", "max", "min", "any", "all", "and", "or", "xor"})
+
+
+def walk_instrs(order: Sequence[Node]) -> tuple[list[Instr], list[Node]] | None:
+    """The instructions of a topological walk of nodes (evaluated ones read as inputs) and those inputs;
+    None where a node is not one ``run_walk`` evaluates (``WALKED_OPS``, ``reduce`` of ``WALKED_ROPS``).
+
+    >>> from gpuarray.graph import leaf, make
+    >>> a = leaf(np.arange(3.0), "cpu")
+    >>> s = make("square", (a,), a.dtype, a.shape)
+    >>> instrs, leaves = walk_instrs([a, s])
+    >>> run_walk(instrs, [a.data.get_host()], [1])[0]
+    array([0., 1., 4.])
+    """
+    index: dict[int, int] = {}
+    instrs: list[Instr] = []
+    leaves: list[Node] = []
+    for n in order:
+        index[n.serial] = len(instrs)
+        if n.data is not None:
+            instrs.append(Instr("input", (), n.dtype, n.shape, (len(leaves),)))
+            leaves.append(n)
+            continue
+        op = n.op
+        if op not in WALKED_OPS and (op != "reduce" or n.attrs[0] not in WALKED_ROPS):
+            return None
+        instrs.append(Instr(op, tuple([index[i.serial] for i in n.inputs]), n.dtype, n.shape, n.attrs))
+    return instrs, leaves
+
+
+def run_walk(instrs: list[Instr], inputs: Sequence[np.ndarray], outs: Sequence[int]) -> list[np.ndarray]:
+    """The values of instructions ``outs`` of ``walk_instrs``'s list, each whole with NumPy in order, as
+    read-only C-contiguous arrays (what ``run_kernel`` gives for the same nodes in kernels)."""
+    vals: list[np.ndarray] = []
+    with np.errstate(all="ignore"):
+        for ins in instrs:
+            vals.append(_value(ins, vals, instrs, inputs, None))
+    return [_owned(vals[o], instrs[o].shape, instrs[o].dtype) for o in outs]
 
 
 def _host_regions(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -438,6 +484,10 @@ def _value(ins: Instr, vals: Any, instrs: list[Instr], inputs: Sequence[np.ndarr
         return cast(vals[ins.args[0]], ins.dtype)       # float -> int: host_cast.py's rule
     if op in INDEX_OPS:
         return host_index(ins, [np.broadcast_to(vals[a], instrs[a].shape) for a in ins.args])
+    if op == "reduce":                  # walk_instrs' reductions (in kernels: their own kind, _host_reduce)
+        rop, axes = ins.params
+        x = np.broadcast_to(vals[ins.args[0]], instrs[ins.args[0]].shape)
+        return _reduce_axes(rop, x, axes, ins.dtype).reshape(ins.shape)
     if op == "rowreduce":
         x = np.broadcast_to(vals[ins.args[0]], instrs[ins.args[0]].shape)
         return _reduce_last(ins.params[0], x, ins.dtype) if len(ins.params) == 1 else \

@@ -61,28 +61,17 @@ from ..core import metrics as _metrics
 from ..core.errors import DeviceLostError
 from ..graph.node import Node
 from ..graph.shapes import view_strides
-from ..providers.inprocess import run_kernel
-from . import calibration as _calibration
+from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
 from .residency import Data, element, hosts_of, prefix, read_ahead, remember, view_part
+from .thresholds import CPU_ELEMENTWISE, DEFAULT_THRESHOLDS, ENV_THRESHOLDS, thresholds  # noqa: F401  (their home before)
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
 _log: collections.deque[dict[str, Any] | tuple] = collections.deque(maxlen=256)
 _lock = threading.RLock()
 
-DEFAULT_THRESHOLDS: dict[str, int] = {"elementwise": 1 << 16, "reduction": 1 << 16, "matmul": 1 << 22}
-# The cpu device's elementwise threshold (no GPU to offload to: it sets how large an operation on
-# evaluated host arrays is computed at once with NumPy, unfused): on the 2-core development machine,
-# wall ms lazy (fused, blocked) -> at once, float32, NumPy in brackets: x + y 2^16 0.044 -> 0.011 (0.005),
-# 2^20 0.197 -> 0.157 (0.106); chain8 2^16 0.306 -> 0.204 (0.176), 2^20 3.75 -> 3.22 (2.85); from 2^21 the
-# fused kernel wins for memory-bound chains (x * 2 + 1: 0.569 against 0.611), so below 2^21.
-CPU_ELEMENTWISE = 1 << 21
-ENV_THRESHOLDS: dict[str, str] = {
-    "elementwise": "GPUARRAY_ELEMENTWISE_THRESHOLD", "reduction": "GPUARRAY_REDUCTION_THRESHOLD",
-    "matmul": "GPUARRAY_MATMUL_THRESHOLD",
-}
 _REDUCTION_KINDS = ("reduce", "argreduce", "scan", "sort", "argsort", "searchsorted", "rowfuse", "extremes")
 
 
@@ -98,28 +87,6 @@ class Placement:
 def decisions() -> list[dict[str, Any]]:
     """The most recent placement decisions, oldest first."""
     return [e if type(e) is dict else eager_entry(*e) for e in list(_log)]
-
-
-def _base_thresholds(device: Any) -> dict[str, int]:
-    """The thresholds for ``device`` from the defaults, its calibration and the environment."""
-    out = dict(DEFAULT_THRESHOLDS)
-    if getattr(device, "kind", None) == "cpu":
-        out["elementwise"] = CPU_ELEMENTWISE
-    out.update(_calibration.load(device))
-    for kind, var in ENV_THRESHOLDS.items():
-        if os.environ.get(var, "").strip():
-            out[kind] = int(os.environ[var])
-    return out
-
-
-def thresholds(device: Any) -> dict[str, int]:
-    """The effective thresholds for ``device``, with their source applied in priority order."""
-    out = _base_thresholds(device)
-    for kind in ENV_THRESHOLDS:
-        explicit = _config.get(f"{kind}_threshold")
-        if explicit is not None:
-            out[kind] = int(explicit)
-    return out
 
 
 EAGER_WHY = "eager host: small inputs on host"
@@ -238,6 +205,44 @@ def _read_on_host(order: list[Node]) -> bool:
     for n in device_only:
         n.data.get_host()       # one download each, kept as the host copy
     return True
+
+
+def _walk_on_host(order: list[Node], live: list[Node], held: set[int] | None,
+                  undo: list[tuple[Node, tuple, int]]) -> bool:
+    """A read on the host (``_read_on_host``) of a graph ``inprocess.walk_instrs`` takes: its nodes computed in
+    walk order with NumPy, no kernels scheduled (a row loop's ``float((b[i] * 2 - b[i - 1]).sum())``): the
+    values its kernels would give, without their schedule, placement and kernel objects. ``live`` and the
+    breakers ``held`` elsewhere are realized; False, with nothing done, where the walk does not apply."""
+    walked = walk_instrs(order)
+    if walked is None:
+        return False
+    instrs, leaves = walked
+    outs = [n for n in order if n.data is None and (n in live or (held is not None and n.serial in held))]
+    pos = {n.serial: i for i, n in enumerate(order)}
+    values = run_walk(instrs, hosts_of([n.data for n in leaves]), [pos[n.serial] for n in outs])
+    for node, arr in zip(outs, values, strict=True):
+        _realize(node, Data(node.dtype, node.shape, host=arr), undo)
+    _metrics.add("evaluations")
+    _metrics.add("host_kernels")
+    device = outs[0].device
+    _log.append({"kernel": f"host walk of {len(instrs)} nodes -> {outs[0].shape}", "device": device.name,
+                 "placed": "host", "why": _walk_why(order, leaves, device), "elements": math.prod(outs[0].shape)})
+    return True
+
+
+def _walk_why(order: list[Node], leaves: list[Node], device: Any) -> str:
+    """``_walk_on_host``'s reason, as ``place`` gives it for kernels of the same nodes: the read ahead where
+    an input is on the device or the work reaches its threshold, else the threshold."""
+    provider = device.provider
+    for n in leaves:
+        if n.op != "const" and n.data.on_device(provider):
+            return READ_AHEAD_WHY
+    kind = "reduction" if "reduce" in [n.op for n in order if n.data is None] else "elementwise"
+    amount = max([math.prod(n.shape) for n in order])
+    limit = thresholds(device)[kind]
+    if amount >= limit:
+        return READ_AHEAD_WHY
+    return f"{amount} elements is below the {kind} threshold {limit}; inputs are on the host"
 
 
 def _part(views: list[Any] | None) -> Any:
@@ -463,6 +468,8 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
         _evaluate(nodes, undo, reading)        # its one-element views of device data are on the host now
         return
     host = reading and _read_on_host(order)
+    if host and _walk_on_host(order, live, held, undo):
+        return
     plan = replay.lookup(key) if not host else None
     prov = plan.usable(order) if plan is not None else None
     if prov is not None:
