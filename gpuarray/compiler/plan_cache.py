@@ -53,6 +53,7 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
     opened: dict[int, bool] = {}
     loose: list[int] = []           # walk positions of views of evaluated data keyed without their offset
     offsets: list[int] = []
+    writes = False                  # a region write in the walk (its views keep their offsets in the key)
     n = 0
     for t in targets:
         stack = [t]
@@ -71,6 +72,8 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
             pos[s] = n
             n += 1
             order += (node,)
+            if node.op in WRITES:
+                writes = True
             if parts is not None:
                 if node.data is not None:
                     parts += ((node.dtype, node.shape, getattr(node.device, "name", node.device)),)
@@ -91,7 +94,7 @@ def walk(targets: Sequence[Any]) -> tuple[list[Any], dict[int, int], list[tuple]
                     parts += ((node.skey, (pos[ins[0].serial], pos[ins[1].serial])),)
                 else:
                     parts += ((node.skey, tuple([pos[i.serial] for i in ins])),)
-    if loose and parts is not None and any(o.op in WRITES for o in order):
+    if loose and parts is not None and writes:
         for p in loose:
             node = order[p]
             parts[p] = (node.skey, (pos[node.inputs[0].serial],))
