@@ -128,13 +128,18 @@ def _one(case: str, n: int, w: int, runs: int) -> dict[str, float]:
     return r
 
 
-def run(runs: int, cases: list[str]) -> dict[str, dict[str, dict[str, float]]]:
+def run(runs: int, cases: list[str], path: str | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """Every case at every shape; with ``path``, the results so far are written there after each (a run
+    stopped by a time limit keeps what it measured)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for case in cases:
         for n, w in SHAPES:
             r = _one(case, n, w, runs)
             out.setdefault(case, {})[f"{n}x{w}"] = r
             print(case, n, w, {k: round(v, 2) for k, v in r.items()}, flush=True)
+            if path:
+                with open(path, "w") as f:
+                    json.dump(out, f, indent=1)
     return out
 
 
@@ -148,10 +153,7 @@ def main() -> None:
     global SHAPES
     if args.shapes:
         SHAPES = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))   # type: ignore
-    res = run(args.runs, args.cases.split(","))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(res, f, indent=1)
+    run(args.runs, args.cases.split(","), args.out)
 
 
 if __name__ == "__main__":
