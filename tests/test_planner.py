@@ -322,3 +322,30 @@ def test_heavy_special_functions_run_in_one_kernel_source_wherever_called(device
     ps = [2 * sp.stdtr(9.0, -xp.abs(xp.mean(a[i]) / (xp.std(a[i], correction=1) / np.sqrt(10)))) for i in range(9)]
     xp.evaluate(*ps)
     np.testing.assert_allclose([float(p) for p in ps], 2 * hs(9.0, -abs(ref_t[:9])), rtol=1e-12, atol=1e-15)
+
+
+def test_thresholds_answer_again_until_a_source_changes(wgpu_device, auto, monkeypatch):
+    """``thresholds`` keeps its last answer per device (runtime/thresholds.py): a change of the environment, of a
+    global or ``with`` setting, or a dropped calibration gives a fresh one; a caller's edit of the dict it got
+    changes nothing."""
+    monkeypatch.delenv("GPUARRAY_ELEMENTWISE_THRESHOLD", raising=False)
+    first = planner.thresholds(wgpu_device)
+    first["elementwise"] = -5                       # the caller's copy
+    again = planner.thresholds(wgpu_device)
+    assert again["elementwise"] != -5 and again == planner.thresholds(wgpu_device)
+    monkeypatch.setenv("GPUARRAY_ELEMENTWISE_THRESHOLD", "123")
+    assert planner.thresholds(wgpu_device)["elementwise"] == 123
+    with xp.config(elementwise_threshold=77):
+        assert planner.thresholds(wgpu_device)["elementwise"] == 77
+    assert planner.thresholds(wgpu_device)["elementwise"] == 123
+    matmul = planner.thresholds(wgpu_device)["matmul"]
+    xp.config(matmul_threshold=55)                  # a plain call: process-wide (``auto`` sets the others)
+    try:
+        assert planner.thresholds(wgpu_device)["matmul"] == 55
+    finally:
+        xp.config(matmul_threshold=None)
+    assert planner.thresholds(wgpu_device)["matmul"] == matmul
+    monkeypatch.delenv("GPUARRAY_ELEMENTWISE_THRESHOLD")
+    _calibration.forget()
+    assert planner.thresholds(wgpu_device)["elementwise"] == again["elementwise"]
+    assert planner.thresholds(xp.Device("cpu"))["elementwise"] == planner.CPU_ELEMENTWISE
