@@ -13,6 +13,7 @@ import pytest
 import gpuarray as xp
 from gpuarray.runtime import calibration as _calibration
 from gpuarray.runtime import planner
+from gpuarray.runtime.thresholds import CPU_ELEMENTWISE
 
 from .conftest import assert_same
 
@@ -348,4 +349,4 @@ def test_thresholds_answer_again_until_a_source_changes(wgpu_device, auto, monke
     monkeypatch.delenv("GPUARRAY_ELEMENTWISE_THRESHOLD")
     _calibration.forget()
     assert planner.thresholds(wgpu_device)["elementwise"] == again["elementwise"]
-    assert planner.thresholds(xp.Device("cpu"))["elementwise"] == planner.CPU_ELEMENTWISE
+    assert planner.thresholds(xp.Device("cpu"))["elementwise"] == CPU_ELEMENTWISE

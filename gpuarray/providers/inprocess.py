@@ -194,12 +194,16 @@ def _run_chunked(kernel: Kernel, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     return result
 
 
+# ``reduce`` combines: those taking the result dtype (accumulating in it), then the others
+_REDUCE_DTYPED: dict[str, Any] = {"sum": np.sum, "prod": np.prod}
+_REDUCE_FNS: dict[str, Any] = {"max": np.max, "min": np.min, "any": np.any, "all": np.all, "and": np.bitwise_and.reduce,
+                               "or": np.bitwise_or.reduce, "xor": np.bitwise_xor.reduce}
+
+
 def _reduce_axes(rop: str, x: np.ndarray, axes: Any, dt: np.dtype) -> np.ndarray:
-    if rop in ("sum", "prod"):
-        return np.asarray((np.sum if rop == "sum" else np.prod)(x, axis=axes, dtype=dt), dtype=dt)
-    fn: Any = {"max": np.max, "min": np.min, "any": np.any, "all": np.all, "and": np.bitwise_and.reduce,
-               "or": np.bitwise_or.reduce, "xor": np.bitwise_xor.reduce}[rop]
-    return np.asarray(fn(x, axis=axes), dtype=dt)
+    if rop in _REDUCE_DTYPED:
+        return np.asarray(_REDUCE_DTYPED[rop](x, axis=axes, dtype=dt), dtype=dt)
+    return np.asarray(_REDUCE_FNS[rop](x, axis=axes), dtype=dt)
 
 
 def _reduce_last(rop: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -364,7 +368,7 @@ def _owned(value: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.nda
 # What a walk of small graph nodes evaluates without kernels (``walk_instrs``): elementwise table ops, views,
 # reshapes, casts, constants, and reductions of these ``rop``s
 WALKED_OPS = frozenset(OPS) | {"view", "reshape", "astype", "const"}
-WALKED_ROPS = frozenset({"sum", "prod", "max", "min", "any", "all", "and", "or", "xor"})
+WALKED_ROPS = frozenset(_REDUCE_DTYPED) | frozenset(_REDUCE_FNS)      # every combine _reduce_axes computes
 
 
 def walk_instrs(order: Sequence[Node]) -> tuple[list[Instr], list[Node]] | None:

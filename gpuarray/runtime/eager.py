@@ -18,7 +18,6 @@ Each such operation is logged in ``planner.decisions()`` (why:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ from ..core.ops import OPS
 from ..graph import node as _node_module
 from ..graph.node import Node, const
 from . import planner
+from . import thresholds as _thresholds
 from .residency import Data
 
 # numpy.errstate(all="ignore") costs about a microsecond per use; entering the same state
@@ -72,12 +72,9 @@ def _const_value(value: Any, dt: np.dtype, device: Any) -> Any:
 
 
 _config_local = _config._local.get
-# os.environ re-encodes keys and values on every read (~0.7 us); the cache test reads the raw
-# mapping instead
-_env_raw: Any = getattr(os.environ, "_data", None)
-_env_key: Any = (os.environ.encodekey(planner.ENV_THRESHOLDS["elementwise"])    # type: ignore[attr-defined]
-                 if _env_raw is not None and hasattr(os.environ, "encodekey") else None)
-_env_get: Any = _env_raw.get if _env_key is not None else (lambda key: None)
+# the raw environment value the cache compares (runtime/thresholds.py: os.environ re-encodes on every read)
+_env_key: Any = _thresholds.env_key(_thresholds.ENV_THRESHOLDS["elementwise"])
+_env_get: Any = _thresholds.env_raw
 # the last answer: (device, config context, config generation, raw environment value, limit);
 # one entry, as loops over small arrays use one device. Calibrations bump the generation.
 _last: tuple = (None, None, -1, None, 0)
@@ -114,7 +111,7 @@ def _refresh(device: Any) -> int:
     global _last
     local, gen, raw = _config_local(), _config._generation, _env_get(_env_key)
     on = _config.get("offload") == "auto" and bool(_config.get("eager_host"))
-    value = planner.thresholds(device)["elementwise"] if on else 0
+    value = _thresholds.thresholds(device)["elementwise"] if on else 0
     if _env_key is not None:        # else (an os.environ without its raw mapping) never cached
         _last = (device, local, gen, raw, value)
     return value

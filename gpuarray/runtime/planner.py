@@ -25,7 +25,7 @@ of a dispatch and a device round trip per row. ``offload="auto"`` only.
 Thresholds come from ``config(...)``, else the environment
 (``GPUARRAY_ELEMENTWISE_THRESHOLD``, ``GPUARRAY_REDUCTION_THRESHOLD``,
 ``GPUARRAY_MATMUL_THRESHOLD``), else the calibration stored by
-``gpuarray.calibrate()`` for the adapter, else ``DEFAULT_THRESHOLDS`` (the cpu device's
+``gpuarray.calibrate()`` for the adapter, else ``thresholds.DEFAULT_THRESHOLDS`` (the cpu device's
 elementwise one: ``CPU_ELEMENTWISE``).
 A host-run kernel's result keeps its array's device; it is uploaded when a
 later device kernel needs it, or at once for a fallback's result of at most
@@ -65,7 +65,7 @@ from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
 from .residency import Data, element, hosts_of, prefix, read_ahead, remember, view_part
-from .thresholds import CPU_ELEMENTWISE, DEFAULT_THRESHOLDS, ENV_THRESHOLDS, thresholds  # noqa: F401  (their home before)
+from .thresholds import DEFAULT_THRESHOLDS, thresholds
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
 # (``decisions()`` turns those into dicts: logging one costs a tuple, not a dict, on the hot path).
@@ -133,8 +133,13 @@ def place(kernel: Kernel) -> Placement:
     limit = thresholds(kernel.device)[kind]
     unit = "FLOPs" if kind == "matmul" else "elements"
     if amount < limit and all(n.data is not None and n.data.host is not None for n in kernel.inputs):
-        return Placement("host", f"{amount} {unit} is below the {kind} threshold {limit}; inputs are on the host")
+        return Placement("host", _below_why(amount, unit, kind, limit))
     return Placement("device", f"{amount} {unit} is at or above the {kind} threshold {limit}", provider)
+
+
+def _below_why(amount: int, unit: str, kind: str, limit: int) -> str:
+    """The reason of work placed on the host by its threshold (``place``, ``_walk_why``)."""
+    return f"{amount} {unit} is below the {kind} threshold {limit}; inputs are on the host"
 
 
 def bytes_to_move(kernel: Kernel, placement: Placement, seen: set[tuple[int, bool]] | None = None) -> tuple[int, int]:
@@ -217,9 +222,10 @@ def _walk_on_host(order: list[Node], live: list[Node], held: set[int] | None,
     if walked is None:
         return False
     instrs, leaves = walked
-    outs = [n for n in order if n.data is None and (n in live or (held is not None and n.serial in held))]
-    pos = {n.serial: i for i, n in enumerate(order)}
-    values = run_walk(instrs, hosts_of([n.data for n in leaves]), [pos[n.serial] for n in outs])
+    at = [p for p, n in enumerate(order)        # walk positions = instruction numbers (walk_instrs)
+          if n.data is None and (n in live or (held is not None and n.serial in held))]
+    outs = [order[p] for p in at]
+    values = run_walk(instrs, hosts_of([n.data for n in leaves]), at)
     for node, arr in zip(outs, values, strict=True):
         _realize(node, Data(node.dtype, node.shape, host=arr), undo)
     _metrics.add("evaluations")
@@ -242,7 +248,7 @@ def _walk_why(order: list[Node], leaves: list[Node], device: Any) -> str:
     limit = thresholds(device)[kind]
     if amount >= limit:
         return READ_AHEAD_WHY
-    return f"{amount} elements is below the {kind} threshold {limit}; inputs are on the host"
+    return _below_why(amount, "elements", kind, limit)
 
 
 def _part(views: list[Any] | None) -> Any:
