@@ -107,7 +107,7 @@ __array_api_version__ = "2024.12"
 bool = _dtypes.bool_  # noqa: A001 - Array API name
 int8, int16, int32, int64 = _dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64
 uint8, uint16, uint32, uint64 = _dtypes.uint8, _dtypes.uint16, _dtypes.uint32, _dtypes.uint64
-float32, float64 = _dtypes.float32, _dtypes.float64
+float16, float32, float64 = _dtypes.float16, _dtypes.float32, _dtypes.float64  # float16: NumPy's, beyond the Array API
 complex64, complex128 = _dtypes.complex64, _dtypes.complex128
 
 e = 2.718281828459045
@@ -151,7 +151,7 @@ _register_namespace(_sys.modules[__name__])          # the NumPy adapters' names
 
 
 # NumPy dtypes that gpuarray does not have (nor does the Array API require them): the error says so.
-_NO_DTYPE = {"float16": "float32", "half": "float32", "longdouble": "float64", "float128": "float64",
+_NO_DTYPE = {"half": "float16", "longdouble": "float64", "float128": "float64",
              "clongdouble": "complex128", "complex256": "complex128"}
 
 
@@ -179,7 +179,7 @@ __all__ = [
     "sort", "argsort", "searchsorted", "nonzero",
     "unique_values", "unique_counts", "unique_inverse", "unique_all",
     "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero", "diff",
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "complex64", "complex128",
     "e", "inf", "nan", "pi", "newaxis",
     *_ELEMENTWISE,

@@ -177,7 +177,7 @@ def _inplace_operator(d: str) -> Callable[[Any, Any], Any]:
 
 
 # ---------------------------------------------------------------- inputs
-HUGE = {np.dtype("float32"): 1e30, np.dtype("float64"): 1e300}
+HUGE = {np.dtype("float16"): 3e4, np.dtype("float32"): 1e30, np.dtype("float64"): 1e300}
 
 
 def specials(dt: np.dtype) -> np.ndarray:

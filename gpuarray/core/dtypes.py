@@ -23,25 +23,26 @@ uint8 = np.dtype("uint8")
 uint16 = np.dtype("uint16")
 uint32 = np.dtype("uint32")
 uint64 = np.dtype("uint64")
+float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
 
 ALL_DTYPES: tuple[np.dtype, ...] = (
-    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128,
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, complex128,
 )
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
-FLOATING = (float32, float64)
+FLOATING = (float16, float32, float64)
 COMPLEX = (complex64, complex128)
 REAL_NUMERIC = INTEGER + FLOATING
 NUMERIC = REAL_NUMERIC + COMPLEX
 
 # complex dtype <-> the real dtype of its components
 REAL_OF: dict[np.dtype, np.dtype] = {complex64: float32, complex128: float64}
-COMPLEX_OF: dict[np.dtype, np.dtype] = {float32: complex64, float64: complex128}
+COMPLEX_OF: dict[np.dtype, np.dtype] = {float16: complex64, float32: complex64, float64: complex128}
 
 # Category name (as the Array API and our op table spell it) -> member dtypes.
 CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
@@ -192,17 +193,19 @@ def result_type(*args: Any, default_float: np.dtype = float64) -> np.dtype:
 
 
 # How each dtype lives in a WGSL storage buffer and in registers.
-# Types WGSL storage cannot hold (bool, 8- and 16-bit ints) are widened to 32 bits.
+# Types WGSL storage cannot hold (bool, 8- and 16-bit ints) are widened to 32 bits; float16 is held as
+# float32 (every value a float16 one: each result rounded to float16 where it is made, as NumPy's half
+# loops compute in float and round), so it needs no ``shader-f16`` feature.
 # Complex numbers are (real, imaginary) pairs: vec2<f32> / vec2<f64>, which is NumPy's
 # interleaved layout, so they upload and download without conversion.
 STORAGE_NP: dict[np.dtype, np.dtype] = {
     bool_: uint32, int8: int32, int16: int32, uint8: uint32, uint16: uint32,
-    int32: int32, uint32: uint32, int64: int64, uint64: uint64, float32: float32, float64: float64,
+    int32: int32, uint32: uint32, int64: int64, uint64: uint64, float16: float32, float32: float32, float64: float64,
     complex64: complex64, complex128: complex128,
 }
 WGSL_TYPE: dict[np.dtype, str] = {
     bool_: "bool", int8: "i32", int16: "i32", int32: "i32", int64: "i64",
-    uint8: "u32", uint16: "u32", uint32: "u32", uint64: "u64", float32: "f32", float64: "f64",
+    uint8: "u32", uint16: "u32", uint32: "u32", uint64: "u64", float16: "f32", float32: "f32", float64: "f64",
     complex64: "vec2<f32>", complex128: "vec2<f64>",
 }
 WGSL_STORAGE_TYPE: dict[np.dtype, str] = {d: WGSL_TYPE[d] if d != bool_ else "u32" for d in ALL_DTYPES}

@@ -77,13 +77,16 @@ class OpDef:
     operator_forms: dict[tuple[type, float], str] = field(default_factory=dict)
 
     def template(self, kind: str, fast: bool = False) -> str:
-        """The template for operands of ``kind``; ``fast``: the ``"fast"`` entry where there is one
-        (float32 under ``config(fast_math=True)``: WGSL built-ins, NaN and infinities kept)."""
+        """The template for operands of ``kind`` (a dtype kind, or ``"e"``: float16); ``fast``: the ``"fast"``
+        entry where there is one (float32 under ``config(fast_math=True)``: WGSL built-ins, NaN and infinities
+        kept)."""
         t = self.wgsl
         if isinstance(t, str):
             return t
         if fast and "fast" in t:
             return t["fast"]
+        if kind == "e":             # float16 (held as float32): its own template, else float32's
+            kind = "e" if "e" in t else "f"
         if kind in t:
             return t[kind]
         if kind in "iu" and "int" in t:
@@ -368,12 +371,15 @@ op("square", "square", 1, "numeric", {"default": "({0} * {0})", "c": "ga_csquare
 op("reciprocal", "reciprocal", 1, "floating-point", {"f": "ga_div_{S}({T}(1), {0})", "c": "ga_crecip_{S}({0})"})
 op("sign", "sign", 1, "numeric", {"f": "ga_sign_{S}({0})", "i": "ga_sign_{S}({0})",
                                    "u": "select({T}(0), {T}(1), {0} > {T}(0))", "c": "ga_csign_{S}({0})"})
-op("maximum", "maximum", 2, "real numeric", {"f": "ga_maximum_{S}({0}, {1})", "int": "max({0}, {1})"})
-op("minimum", "minimum", 2, "real numeric", {"f": "ga_minimum_{S}({0}, {1})", "int": "min({0}, {1})"})
+op("maximum", "maximum", 2, "real numeric", {"f": "ga_maximum_{S}({0}, {1})", "int": "max({0}, {1})",
+                                            "e": "select({1}, {0}, {0} >= {1} || ga_isnan_f32({0}))"})
+op("minimum", "minimum", 2, "real numeric", {"f": "ga_minimum_{S}({0}, {1})", "int": "min({0}, {1})",
+                                            "e": "select({1}, {0}, {0} <= {1} || ga_isnan_f32({0}))"})
 op("copysign", "copysign", 2, "real floating", "ga_copysign_{S}({0}, {1})")
 op("hypot", "hypot", 2, "real floating", "ga_hypot_{S}({0}, {1})")
 op("logaddexp", "logaddexp", 2, "real floating", "ga_logaddexp_{S}({0}, {1})")
-op("nextafter", "nextafter", 2, "real floating", "ga_nextafter_{S}({0}, {1})")
+op("nextafter", "nextafter", 2, "real floating",
+   {"e": "ga_nextafterh_f32({0}, {1})", "default": "ga_nextafter_{S}({0}, {1})"})
 op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
 
 # ---- rounding: exact helpers on the bits, not WGSL's built-ins, which drivers get wrong (lavapipe's float64
@@ -451,9 +457,11 @@ op("imag", None, 1, "numeric", {"default": "{T}(0)", "c": "{0}.y"}, result="real
 
 # ---- NumPy-only ufuncs (numpy.fmax(g, h) ... dispatch here; gpuarray.fmax too). numpy.divmod is not an
 # entry: an op has one result, divmod two; it stays floor_divide and remainder (interop.ufuncs.COMPOSED).
-op("fmax", "fmax", 2, "real numeric", {"f": "ga_fmax_{S}({0}, {1})", "int": "max({0}, {1})"},
+op("fmax", "fmax", 2, "real numeric", {"f": "ga_fmax_{S}({0}, {1})", "int": "max({0}, {1})",
+                                      "e": "select({1}, {0}, {0} >= {1} || ga_isnan_f32({1}))"},
    host=_fmaxmin(np.fmax))
-op("fmin", "fmin", 2, "real numeric", {"f": "ga_fmin_{S}({0}, {1})", "int": "min({0}, {1})"},
+op("fmin", "fmin", 2, "real numeric", {"f": "ga_fmin_{S}({0}, {1})", "int": "min({0}, {1})",
+                                      "e": "select({1}, {0}, {0} <= {1} || ga_isnan_f32({1}))"},
    host=_fmaxmin(np.fmin))
 op("heaviside", "heaviside", 2, "real floating", "ga_heaviside_{S}({0}, {1})")
 op("deg2rad", "deg2rad", 1, "real floating", "({0} * ga_deg2rad_{S}())")
@@ -470,7 +478,7 @@ op("bitwise_count", "bitwise_count", 1, "integer", "ga_popcount_{S}({0})", resul
 op("ldexp", "ldexp", 2, "real numeric", "ga_scalbn_{S}({0}, {1})", result="first", host=_ldexp)
 op("frexp_exponent", None, 1, "real floating", "ga_frexpe_{S}({0})", result="int32", host=_frexp_exponent,
    module=INTERNAL)
-op("spacing", "spacing", 1, "real floating", "ga_spacing_{S}({0})")
+op("spacing", "spacing", 1, "real floating", {"e": "ga_spacingh_f32({0})", "default": "ga_spacing_{S}({0})"})
 op("cbrt", "cbrt", 1, "real floating", "ga_cbrt_{S}({0})")
 
 # ---- SciPy special functions: gpuarray.special.expit ... (scipy.special looks them up there); integer
@@ -495,7 +503,8 @@ _special: list[tuple[str, str | None, int, str, Callable[..., Any]]] = [
 # "heavy": a helper so long that a device compiler takes seconds for each kernel with it (NVIDIA's: stdtr and
 # betainc 12-17 s, gammainc and chdtr 4-5 s): on a GPU each call is a kernel of its own (compiler/schedule.py)
 for _name, _sufunc, _nargs, _body, _host in _special:
-    op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name)},
+    op(_name, _sufunc, _nargs, "real numeric", {"f": _fl(_body) if _nargs == 1 else _body, **_fast(_name),
+                                                **({"e": "ga_sinch_f32({0})"} if _name == "sinc" else {})},
        result="float",
        host=_host, module="special", extra={"transcendental": True, "heavy": _name in SCIPY_DEVICE_N})
 

@@ -139,6 +139,8 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     """Return the node for this operation, reusing an identical live one."""
     if device is None:
         device = inputs[0].device
+    if op not in OPS and op not in HALF_NATIVE and (dtype == _HALF or any(i.dtype == _HALF for i in inputs)):
+        return _in_float32(op, inputs, dtype, shape, attrs, device)
     if op in _SCALAR_FORMS and inputs[1].op == "const" and dtype.kind == "f" and inputs[0].dtype == dtype \
             and inputs[0].shape == shape:
         unary = _SCALAR_FORMS[op].get(inputs[1].attrs[0].item())
@@ -177,6 +179,24 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
                     _inserts = len(_table)
             _table[key] = weakref.ref(node)
     return node
+
+
+_HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+# ops that take float16 as it is held (float32 words of float16 values, core/dtypes.py): the elementwise
+# table's ops (each result rounded to float16 in its kernel), casts, and the ops that only move values
+HALF_NATIVE = frozenset({"const", "view", "reshape", "astype", "concat", "gather", "setslice", "setstrided",
+                         "setpart"})
+
+
+def _in_float32(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape, attrs: tuple,
+                device: Any) -> Node:
+    """Any other op with a float16 operand or result computed in float32, its result cast back: NumPy's
+    half loops accumulate in float and round once (``sum``, ``matmul``), and moving or comparing float16
+    values in float32 is exact, so kernels never see float16."""
+    ins = tuple(make("astype", (i,), _SINGLE, i.shape, (), device) if i.dtype == _HALF else i for i in inputs)
+    if dtype != _HALF:
+        return make(op, ins, dtype, shape, attrs, device)
+    return make("astype", (make(op, ins, _SINGLE, shape, attrs, device),), _HALF, shape, (), device)
 
 
 _SCALAR_FORMS = {name: d.scalar_forms for name, d in OPS.items() if d.scalar_forms}

@@ -59,6 +59,8 @@ def _t(x: np.ndarray, bits: int) -> np.ndarray:
 
 def float_to_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``x`` (a real float array) converted to the integer ``dtype`` by the rule above."""
+    if x.dtype == np.float16:           # exactly, as float32 (whose bounds it can write)
+        x = x.astype(np.float32)
     size = dtype.itemsize
     if dtype == _U64:
         r = _t(x, 64).view(_U64)

@@ -29,7 +29,8 @@ from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from ..core.ops import OPS
 from ..graph.shapes import contiguous_strides
 from . import const_tags as _tags
-from .wgsl_cast import float_to_int, to_bool
+from .wgsl_cast import SMALL_WRAP as _SMALL_WRAP
+from .wgsl_cast import cast
 from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
@@ -37,8 +38,6 @@ from .wgsl_parts import _WIDE, Idx, declare_bindings, input_types, store_value
 from .wgsl_vn import ValueNumbers, opaque
 
 WORKGROUP = 256
-_SMALL_WRAP = {np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({x}) << 16u) >> 16u",
-               np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu"}
 
 # float32 binary ops whose result with both operands of one value is not a constant: rendered as they are
 _NO_SELF_FOLD = frozenset({"multiply", "add", "maximum", "minimum"})
@@ -331,7 +330,7 @@ class _Gen:
             # isnan / isinf / isfinite of a value this kernel computes, hidden: the H200's compiler took a float64 sum
             # for finite (SciPy's logsumexp: where(isfinite(a + b), a + b, c) in a sum's epilogue kept inf and NaN)
             vals[0] = self.emit(self.hidden(vals[0], odt))
-        tmpl = opdef.template(odt.kind, fast=self.fast and odt == np.float32)    # fast: _ops.FAST
+        tmpl = opdef.template("e" if odt == np.float16 else odt.kind, fast=self.fast and odt == np.float32)
         roots = [self.alias.get(v) or self.alias.get(self.vn.of(v), (v, False)) for v in vals]
         same = len(roots) == 2 and self.vn.of(roots[0][0]) == self.vn.of(roots[1][0])     # one value (wgsl_vn.py)
         if op in _LAUNDER and odt.kind in "fc" and (same or self.vn.shares_factor(vals[0], vals[1])):
@@ -392,45 +391,7 @@ class _Gen:
         return self.memo[key]
 
     def _cast(self, v: str, src: np.dtype, dst: np.dtype) -> str:
-        if src == dst:
-            return v
-        t = WGSL_TYPE[dst]
-        if dst == np.bool_:
-            return to_bool(v, src)
-        if dst.kind == "c":
-            # The imaginary part is a +0 read from ``prm`` (a literal would let the compiler fold ``0 * y``, ``x + 0``:
-            # signs of zero), the real part behind it too (``z - real(z)`` folded to 0 for NaN: the fuzz found it)
-            ft = WGSL_TYPE[real_dtype(dst)]
-            zero = f"{ft}(bitcast<f32>({self.slot(('zero',))}))"
-            if src.kind == "c":
-                return f"{t}({v})"
-            if src == np.bool_:
-                return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
-            return f"{t}({self.hidden(f'{ft}({v})', real_dtype(dst))}, {zero})"
-        if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
-            return f"ga_fromf32_f64({v})"
-        if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
-            return self._cast(f"{v}.x", real_dtype(src), dst)
-        if src == np.bool_:
-            return f"select({t}(0), {t}(1), {v})"
-        if src.kind == "f" and dst.kind in "iu":
-            # NaN, +-inf and out-of-range values as on the host (render/wgsl_cast.py), and
-            # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
-            # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
-            expr = f"({float_to_int(self, v, src, dst)} ^ {t}({self.slot(('zero',))}))"
-            return _SMALL_WRAP[dst].replace("{x}", expr) if dst in _SMALL_WRAP else expr
-        expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
-        if dst.kind in "iu" and dst.itemsize == 8 and src.kind in "iu" and src.itemsize < 8:
-            # 32 -> 64-bit integers by shifts, not by the conversion: naga's u64(i32) zero-extends
-            # (-3 -> 4294967293), its i64(u32) sign-extends (3653403236 -> -641564060), and on
-            # lavapipe (Mesa 22.3) an i64(i32) passed to a function compared wrongly with 0
-            # (sign(i64(-4)) was 1): the high word is rebuilt from the low one instead
-            low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
-            wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
-            expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
-        if dst in _SMALL_WRAP:
-            expr = _SMALL_WRAP[dst].replace("{x}", expr)
-        return expr
+        return cast(self, v, src, dst)
 
 
 _SINCOS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}   # dtypes with a ga_sincos helper

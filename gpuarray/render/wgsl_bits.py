@@ -117,6 +117,96 @@ FLT_B["cbrt"] = """fn ga_cbrt_{S}(x: {T}) -> {T} {
 }"""
 
 # |a| as the unsigned type of its width (|INT_MIN| = 2^(w-1), as NumPy's unsigned gcd / lcm take it)
+# the nearest float16 (ties to even; subnormals, overflow to inf, NaN kept) as the float32 that holds it
+# (core/dtypes.py): float16 results and casts to float16, on the bits (no subnormal float arithmetic);
+# float64 rounds once from its own bits (NumPy's double_to_half)
+F32_B["half"] = """fn ga_half_f32(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  let s = b & 0x80000000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return x; }
+  if (a >= 0x477ff000u) { return bitcast<f32>(s | 0x7f800000u); }
+  if (a >= 0x38800000u) { return bitcast<f32>(s | ((a + 0xfffu + ((a >> 13u) & 1u)) & 0xffffe000u)); }
+  let e = a >> 23u;
+  if (e < 102u) { return bitcast<f32>(s); }
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let sh = 126u - e;
+  let q = m >> sh;
+  let rem = m & ((1u << sh) - 1u);
+  let hf = 1u << (sh - 1u);
+  let qq = q + select(0u, 1u, rem > hf || (rem == hf && (q & 1u) == 1u));
+  return bitcast<f32>(s | bitcast<u32>(f32(qq) * bitcast<f32>(0x33800000u)));
+}"""
+FLT_B["half"] = """fn ga_half_{S}(x: f64) -> f32 {
+  let b = bitcast<u64>(x);
+  let s = u32(b >> 32u) & 0x80000000u;
+  let a = b & 0x7ffffffffffffffflu;
+  if (a > 0x7ff0000000000000lu) { return bitcast<f32>(s | 0x7fc00000u); }
+  if (a >= 0x40effe0000000000lu) { return bitcast<f32>(s | 0x7f800000u); }
+  if (a >= 0x3f10000000000000lu) {
+    let r = (a + 0x1fffffffffflu + ((a >> 42u) & 1lu)) & 0xfffffc0000000000lu;
+    return bitcast<f32>(s | ((u32(r >> 52u) - 896u) << 23u) | u32((r >> 29u) & 0x7ffffflu));
+  }
+  let e = u32(a >> 52u);
+  if (e < 998u) { return bitcast<f32>(s); }
+  let m = (a & 0xffffffffffffflu) | 0x10000000000000lu;
+  let sh = 1051u - e;
+  let q = u32(m >> sh);
+  let rem = m & ((1lu << sh) - 1lu);
+  let hf = 1lu << (sh - 1u);
+  let qq = q + select(0u, 1u, rem > hf || (rem == hf && (q & 1u) == 1u));
+  return bitcast<f32>(s | bitcast<u32>(f32(qq) * bitcast<f32>(0x33800000u)));
+}"""
+# float16 ops that step on its own encoding (NumPy's npy_half_nextafter and npy_half_spacing), on the
+# 16-bit pattern of the float16 value a float32 holds
+F32_B["tohbits"] = """fn ga_tohbits_f32(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a >= 0x7f800000u) { return s | 0x7c00u | select(0u, 0x200u, a > 0x7f800000u); }
+  if (a >= 0x38800000u) { return s | (((a >> 23u) - 112u) << 10u) | ((a >> 13u) & 0x3ffu); }
+  return s | u32(bitcast<f32>(a) * 16777216.0);
+}"""
+F32_B["fromhbits"] = """fn ga_fromhbits_f32(h: u32) -> f32 {
+  let s = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0x1fu) { return bitcast<f32>(s | 0x7f800000u | (m << 13u)); }
+  if (e == 0u) { return bitcast<f32>(s | bitcast<u32>(f32(m) * bitcast<f32>(0x33800000u))); }
+  return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
+}"""
+F32_B["nextafterh"] = """fn ga_nextafterh_f32(x: f32, y: f32) -> f32 {
+  let hx = ga_tohbits_f32(x);
+  let hy = ga_tohbits_f32(y);
+  if ((hx & 0x7fffu) > 0x7c00u || (hy & 0x7fffu) > 0x7c00u) { return bitcast<f32>(0x7fc00000u); }
+  if (hx == hy || ((hx | hy) & 0x7fffu) == 0u) { return x; }
+  var r = hx + 1u;
+  if ((hx & 0x7fffu) == 0u) {
+    r = (hy & 0x8000u) + 1u;
+  } else if ((hx & 0x8000u) == 0u) {
+    if ((bitcast<i32>(hx << 16u) >> 16u) > (bitcast<i32>(hy << 16u) >> 16u)) { r = hx - 1u; }
+  } else if ((hy & 0x8000u) == 0u || (hx & 0x7fffu) > (hy & 0x7fffu)) {
+    r = hx - 1u;
+  }
+  return ga_fromhbits_f32(r);
+}"""
+F32_B["spacingh"] = """fn ga_spacingh_f32(x: f32) -> f32 {
+  let h = ga_tohbits_f32(x);
+  let e = h & 0x7c00u;
+  var r = 1u;
+  if (e == 0x7c00u) {
+    r = 0x7e00u;
+  } else if (h == 0x7bffu) {
+    r = 0x7c00u;
+  } else if ((h & 0x8000u) != 0u && (h & 0x3ffu) == 0u) {
+    if (e > 0x2c00u) { r = e - 0x2c00u; } else if (e > 0x0400u) { r = 1u << ((e >> 10u) - 2u); }
+  } else if (e > 0x2800u) {
+    r = e - 0x2800u;
+  } else if (e > 0x0400u) {
+    r = 1u << ((e >> 10u) - 1u);
+  }
+  return ga_fromhbits_f32(r);
+}"""
 INT_B["absu"] = """fn ga_absu_{S}(a: {T}) -> {UT} {
   return select(bitcast<{UT}>(a), {UT}(0) - bitcast<{UT}>(a), a < {T}(0));
 }"""

@@ -21,6 +21,11 @@ import numpy as np
 from ..core.dtypes import WGSL_TYPE, real_dtype
 
 _UINT = {4: np.uint32, 8: np.uint64}
+_HALF = np.dtype(np.float16)
+# dtypes held in wider words than their own (core/dtypes.py), brought back to their values after each
+# operation: the small integers wrapped, float16 rounded to the nearest float16 (render/wgsl_lib.py)
+SMALL_WRAP = {np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({x}) << 16u) >> 16u",
+              np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu", _HALF: "ga_half_f32({x})"}
 
 
 def _bits(fdt: np.dtype, value: int) -> int:
@@ -86,8 +91,56 @@ def to_bool(v: str, src: np.dtype) -> str:
     '((bitcast<u32>(v1) & 0x7fffffffu) != u32(0))'
     """
     if src.kind in "fc":
-        u, m = ("u32", "0x7fffffffu") if real_dtype(src) == np.float32 else ("u64", "0x7ffffffffffffffflu")
+        u, m = ("u32", "0x7fffffffu") if real_dtype(src).itemsize <= 4 else ("u64", "0x7ffffffffffffffflu")
         if src.kind == "c":
             return f"any((bitcast<vec2<{u}>>({v}) & vec2<{u}>({m})) != vec2<{u}>({u}(0)))"
         return f"((bitcast<{u}>({v}) & {m}) != {u}(0))"
     return f"({v} != {WGSL_TYPE[src]}(0))"
+
+
+def cast(gen: Any, v: str, src: np.dtype, dst: np.dtype) -> str:
+    """The WGSL expression converting ``v`` of dtype ``src`` to ``dst`` as NumPy's ``astype`` does;
+    ``gen`` (a ``render.wgsl._Gen``) declares the parts and reads the hidden zero."""
+    if src == dst:
+        return v
+    if dst == _HALF and src == np.float64:
+        return f"ga_half_f64({v})"        # rounded once (through float32 it could round twice)
+    if src == _HALF:                      # held as float32 (core/dtypes.py)
+        return cast(gen, v, np.dtype(np.float32), dst)
+    t = WGSL_TYPE[dst]
+    if dst == np.bool_:
+        return to_bool(v, src)
+    if dst.kind == "c":
+        # The imaginary part is a +0 read from ``prm`` (a literal would let the compiler fold ``0 * y``, ``x + 0``:
+        # signs of zero), the real part behind it too (``z - real(z)`` folded to 0 for NaN: the fuzz found it)
+        ft = WGSL_TYPE[real_dtype(dst)]
+        zero = f"{ft}(bitcast<f32>({gen.slot(('zero',))}))"
+        if src.kind == "c":
+            return f"{t}({v})"
+        if src == np.bool_:
+            return f"{t}(select({ft}(0), {ft}(1), {v}), {zero})"
+        return f"{t}({gen.hidden(f'{ft}({v})', real_dtype(dst))}, {zero})"
+    if src == np.float32 and dst == np.float64:      # subnormals kept where a driver flushes them
+        return f"ga_fromf32_f64({v})"
+    if src.kind == "c":          # complex -> real: the real part (NumPy's conversion)
+        return cast(gen, f"{v}.x", real_dtype(src), dst)
+    if src == np.bool_:
+        return f"select({t}(0), {t}(1), {v})"
+    if src.kind == "f" and dst.kind in "iu":
+        # NaN, +-inf and out-of-range values as on the host (render/wgsl_cast.py), and
+        # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
+        # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
+        expr = f"({float_to_int(gen, v, src, dst)} ^ {t}({gen.slot(('zero',))}))"
+        return SMALL_WRAP[dst].replace("{x}", expr) if dst in SMALL_WRAP else expr
+    expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
+    if dst.kind in "iu" and dst.itemsize == 8 and src.kind in "iu" and src.itemsize < 8:
+        # 32 -> 64-bit integers by shifts, not by the conversion: naga's u64(i32) zero-extends
+        # (-3 -> 4294967293), its i64(u32) sign-extends (3653403236 -> -641564060), and on
+        # lavapipe (Mesa 22.3) an i64(i32) passed to a function compared wrongly with 0
+        # (sign(i64(-4)) was 1): the high word is rebuilt from the low one instead
+        low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
+        wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
+        expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
+    if dst in SMALL_WRAP:
+        expr = SMALL_WRAP[dst].replace("{x}", expr)
+    return expr

@@ -77,6 +77,13 @@ FLT_X["exp2"] = "fn ga_exp2_{S}(x: {T}) -> {T} { return ga_pow_{S}({T}(2), x); }
 FLT_X["exp10"] = "fn ga_exp10_{S}(x: {T}) -> {T} { return ga_pow_{S}({T}(10), x); }"
 
 # NumPy's sinc: y = pi x; sin(y) / y, 1 where y is 0
+# float16 sinc as NumPy computes it in float16: pi * x rounded (pi as float16, 3.140625), a zero replaced by
+# float16's eps, then sin(y) / y, each rounded to float16
+F32_X["sinch"] = """fn ga_sinch_f32(x: f32) -> f32 {
+  let px = ga_half_f32(3.140625 * x);
+  let y = select(px, 0.0009765625, px == 0.0);
+  return ga_half_f32(ga_div_f32(ga_half_f32(ga_sin_f32(y)), y));
+}"""
 FLT_X["sinc"] = """fn ga_sinc_{S}(x: {T}) -> {T} {
   let y = ga_pi_{S}() * x;
   if (y == {T}(0)) { return {T}(1); }
