@@ -24,14 +24,12 @@ from .host import _FALLBACK, _NOVALUE, _xp
 
 # ============================================================ dtypes and operands
 def _map_dtype(dt: np.dtype, device: Device) -> np.dtype | None:
-    """The dtype gpuarray computes a NumPy loop dtype in: itself, float32 for float16 (and for
-    float64 on a device without it); None when gpuarray has no such dtype (complex, object ...)."""
+    """The dtype gpuarray computes a NumPy loop dtype in: itself (float32 for float64 on a device
+    without it); None when gpuarray has no such dtype (longdouble, object ...)."""
     if dt in _dtypes.ALL_DTYPES:
         if device.supports(dt):
             return dt
         return _dtypes.float32 if dt.kind == "f" else None
-    if dt == np.float16:
-        return _dtypes.float32
     return None
 
 

@@ -4,8 +4,8 @@ Ufunc calls (``np.exp(g)``, ``np.add(g, a, out=..., where=..., dtype=...)``,
 ``np.multiply.outer(g, h)``) map through ``_ops.UFUNC_TO_OP`` onto the op table,
 so they fuse like ``xp.exp(g)``. Dtypes follow NumPy (``ufunc.resolve_dtypes``,
 Python scalars weak), not the stricter Array API: ``np.exp(int32)`` is float64,
-``np.add(bool, bool)`` is a logical or. float16, which gpuarray does not have, is
-computed as float32. Other ufunc methods (``reduce``, ``accumulate`` ...) plug in
+``np.add(bool, bool)`` is a logical or; float16 loops give float16, each result rounded
+(core/dtypes.py). Other ufunc methods (``reduce``, ``accumulate`` ...) plug in
 with ``register_ufunc_method``; what has no device implementation runs on the host.
 """
 
@@ -433,8 +433,9 @@ for _uf, _xpn in (("add", "cumulative_sum"), ("multiply", "cumulative_prod")):
 
 
 def scan_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
-    """The dtype a scan computes NumPy's loop dtype ``want`` in (``_map_dtype``: float16 in float32), or
-    None (complex, or no such dtype: the host)."""
+    """The dtype a scan computes NumPy's loop dtype ``want`` in (``_map_dtype``; a float16 scan adds in
+    float32 and rounds each sum once, as PyTorch's, where NumPy rounds every step), or None (complex, or no
+    such dtype: the host)."""
     mw = _map_dtype(want, device)
     return None if mw is None or mw.kind == "c" else mw
 

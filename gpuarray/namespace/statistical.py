@@ -193,6 +193,9 @@ def mean(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArr
 
 def _mean(x: GpuArray, axes: tuple[int, ...], keepdims: bool) -> GpuArray:
     """``mean`` of a checked float ``x`` over checked ``axes``."""
+    if x.dtype == _dtypes.float16:      # NumPy's: summed and divided in float32, rounded once
+        m = _mean(finish(astype_node(x._node, _dtypes.float32)), axes, keepdims)
+        return finish(astype_node(m._node, _dtypes.float16))
     n = math.prod([x.shape[a] for a in axes])
     return apply(OPS["divide"], _reduce(x, "sum", axes, x.dtype, keepdims), float(n))
 
@@ -218,6 +221,8 @@ def _var_real(x: Node, axes: tuple[int, ...], correction: int | float, keepdims:
     ``make`` directly. Every operand has ``x``'s dtype, and nothing after the first reduction can be
     computed at once on the host (its input is not evaluated), so ``apply``'s checks, promotion and
     eager path have nothing to do (about fifty Python calls per ``std``)."""
+    if x.dtype == _dtypes.float16:      # in float32, rounded once (NumPy's float16 steps can overflow)
+        return astype_node(_var_real(astype_node(x, _dtypes.float32), axes, correction, keepdims), _dtypes.float16)
     dt, shape, dev = x.dtype, x.shape, x.device
     n = 1
     for a in axes:

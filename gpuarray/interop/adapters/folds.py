@@ -10,11 +10,11 @@ values (most are not associative), so the device does what NumPy does: a ``scan`
 tiles in workgroup memory, or a thread per row along other axes), the step computed as the elementwise
 kernels compute ``f``; ``reduceat`` folds the segments gathered into the rows of a matrix. The ufuncs with
 scans of their own (``add``, ``multiply``, ``maximum``, ``minimum``, ``fmax``, ``fmin``, the logical and
-bitwise ones) keep them; loops gpuarray has no dtype for (NumPy's float16 loop of ``arctan2`` on int8,
-complex), integer ``power`` (NumPy raises for a negative exponent, which a kernel cannot) and the
-``reduce`` / ``reduceat`` of ufuncs whose NumPy reduction is not the fold (``numpy_reduce_folds``) stay
-host fallbacks, named as such; so do fewer than ``SERIAL_ROWS`` rows longer than ``SERIAL_LENGTH`` on a GPU
-(``serial_on_host``: a fold is serial, and NumPy's loop is faster than one GPU thread).
+bitwise ones) keep them; float16 loops (each step rounds to float16), complex loops, integer ``power``
+(NumPy raises for a negative exponent, which a kernel cannot) and the ``reduce`` / ``reduceat`` of ufuncs
+whose NumPy reduction is not the fold (``numpy_reduce_folds``) stay host fallbacks, named as such; so do
+fewer than ``SERIAL_ROWS`` rows longer than ``SERIAL_LENGTH`` on a GPU (``serial_on_host``: a fold is serial,
+and NumPy's loop is faster than one GPU thread).
 
 >>> import numpy as np, gpuarray as xp
 >>> x = xp.asarray([10, 1, 2], device="cpu")
@@ -90,8 +90,8 @@ def fold_dtype(ufunc: np.ufunc, want: np.dtype, device: Any) -> np.dtype | None:
     """NumPy's loop dtype ``want`` where a fold computes it on ``device``, else None (the host): not a
     float16 loop (its steps round to float16), complex or bool, nor integer ``power`` (NumPy raises for a
     negative exponent, which a kernel cannot)."""
-    ok = want in _dtypes.ALL_DTYPES and want.kind not in "bc" and device.supports(want) and not (
-        ufunc.__name__ == "power" and want.kind in "iu")
+    ok = want in _dtypes.ALL_DTYPES and want.kind not in "bc" and want != _dtypes.float16 \
+        and device.supports(want) and not (ufunc.__name__ == "power" and want.kind in "iu")
     return want if ok else None
 
 
