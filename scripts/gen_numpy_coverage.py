@@ -199,7 +199,8 @@ def render() -> str:
     lines += ["## ufuncs", "",
               "`__call__` on the device means the op table (or a composition of its ops) has the ufunc; loops",
               "gpuarray has no dtype for (complex on a device without it, object, strings ...) fall back, and",
-              "float16 is computed as float32. `—`: NumPy does not define that method for the ufunc.", "",
+              "float16 loops give float16 (computed in float32, each result rounded). `—`: NumPy does not",
+              "define that method for the ufunc.", "",
               "| ufunc | `__call__` | " + " | ".join(f"`{m}`" for m in UFUNC_METHODS) + " |",
               "| --- | --- | " + " | ".join("---" for _ in UFUNC_METHODS) + " |"]
     lines += [f"| `{name}`{alias} | {call} | " + " | ".join(cells) + " |" for name, alias, call, cells in uf]

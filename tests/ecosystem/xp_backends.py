@@ -7,7 +7,7 @@ with the one backend chosen by ``--xp-backend``, and registers ``gpuarray`` with
 ``skip_xp_backends``/``xfail_xp_backends`` logic: ``np_only`` tests skip it, and on a wgpu
 device so do ``cpu_only`` ones (as for torch on cuda). Tests that SciPy skips or xfails for
 JAX, dask or array-api-strict for a reason that applies to gpuarray too (``output=`` arrays
-need a buffer view, no float16, no integer ``exp``: ``SAME_AS``) are marked so for gpuarray.
+need a buffer view, no integer ``exp``: ``SAME_AS``) are marked so for gpuarray.
 scikit-learn parametrizes with ``sklearn.utils._array_api.yield_namespace_device_dtype_combinations``;
 the plugin replaces that generator before the test modules import it, so it yields only the
 chosen backend (gpuarray: the chosen device, float64 and float32).
@@ -109,13 +109,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # Tests that SciPy skips or xfails for another backend for a reason that is gpuarray's too:
 # (skip or xfail, that backend, SciPy's reason). NumPy cannot write into JAX's or dask's memory
 # through ``output=`` (gpuarray's ``__array__`` hands it a host copy, and scipy.ndimage given a
-# GpuArray as ``output=`` raises a TypeError that says so); array-api-strict has no float16 and
+# GpuArray as ``output=`` raises a TypeError that says so); array-api-strict
 # follows the standard where NumPy does not (``exp`` of an integer array raises TypeError, as in
 # gpuarray: docs/user-guide.md).
 SAME_AS: tuple[tuple[str, str, str], ...] = (
     ("skip", "jax.numpy", "output=array requires buffer view"),
     ("xfail", "dask.array", "numpy round-trip"),
-    ("skip", "array_api_strict", "no float16"),
     ("xfail", "array_api_strict", "int->float promotion"),
 )
 
