@@ -378,8 +378,11 @@ op("minimum", "minimum", 2, "real numeric", {"f": "ga_minimum_{S}({0}, {1})", "i
 op("copysign", "copysign", 2, "real floating", "ga_copysign_{S}({0}, {1})")
 op("hypot", "hypot", 2, "real floating", "ga_hypot_{S}({0}, {1})")
 op("logaddexp", "logaddexp", 2, "real floating", "ga_logaddexp_{S}({0}, {1})")
+# float16 nextafter where x == y (+-0 too): y from NumPy 2.5 on (C's rule), x in NumPy 2.4's half loop; the
+# device follows the NumPy it runs with, as the host does
+_HALF_TIE = "{1}" if np.signbit(np.nextafter(np.float16(0.0), np.float16(-0.0))) else "{0}"
 op("nextafter", "nextafter", 2, "real floating",
-   {"e": "ga_nextafterh_f32({0}, {1})", "default": "ga_nextafter_{S}({0}, {1})"})
+   {"e": f"ga_nextafterh_f32({{0}}, {{1}}, {_HALF_TIE})", "default": "ga_nextafter_{S}({0}, {1})"})
 op("atan2", "arctan2", 2, "real floating", "ga_atan2_{S}({0}, {1})")
 
 # ---- rounding: exact helpers on the bits, not WGSL's built-ins, which drivers get wrong (lavapipe's float64

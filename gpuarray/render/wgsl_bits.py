@@ -175,11 +175,12 @@ F32_B["fromhbits"] = """fn ga_fromhbits_f32(h: u32) -> f32 {
   if (e == 0u) { return bitcast<f32>(s | bitcast<u32>(f32(m) * bitcast<f32>(0x33800000u))); }
   return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
 }"""
-F32_B["nextafterh"] = """fn ga_nextafterh_f32(x: f32, y: f32) -> f32 {
+# (``tie``: the result where x == y, +-0 too: y from NumPy 2.5 on, as C's nextafter; x before: core/ops.py)
+F32_B["nextafterh"] = """fn ga_nextafterh_f32(x: f32, y: f32, tie: f32) -> f32 {
   let hx = ga_tohbits_f32(x);
   let hy = ga_tohbits_f32(y);
   if ((hx & 0x7fffu) > 0x7c00u || (hy & 0x7fffu) > 0x7c00u) { return bitcast<f32>(0x7fc00000u); }
-  if (hx == hy || ((hx | hy) & 0x7fffu) == 0u) { return x; }
+  if (hx == hy || ((hx | hy) & 0x7fffu) == 0u) { return tie; }
   var r = hx + 1u;
   if ((hx & 0x7fffu) == 0u) {
     r = (hy & 0x8000u) + 1u;
