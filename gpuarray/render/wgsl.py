@@ -29,8 +29,7 @@ from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_SUFFIX, WGSL_TYPE, real_dtype
 from ..core.ops import OPS
 from ..graph.shapes import contiguous_strides
 from . import const_tags as _tags
-from .wgsl_cast import SMALL_WRAP as _SMALL_WRAP
-from .wgsl_cast import cast
+from .wgsl_cast import cast, wrap_small
 from .wgsl_f64 import F64_DEVICE_OPS
 from .wgsl_index import index_value
 from .wgsl_lib import helpers_for
@@ -367,9 +366,7 @@ class _Gen:
             # inf or NaN (lavapipe did: imag(x) / 0 and astype(x > x) / 0 were 0, not NaN).
             # Hide it (not behind prm[0], the element count: a compiler can know it nonzero past the bounds test).
             expr = self.hidden(expr, dt)
-        if dt in _SMALL_WRAP:
-            expr = _SMALL_WRAP[dt].replace("{x}", expr)
-        name = self.emit(expr)
+        name = self.emit(wrap_small(dt, expr))
         if dt.kind in "fc":
             self.vn.float_op(name, op, vals)        # the multiplicands of products and negations
         if op in ("positive", "negative") and dt.kind in "fc":

@@ -28,6 +28,15 @@ SMALL_WRAP = {np.dtype("int8"): "(({x}) << 24u) >> 24u", np.dtype("int16"): "(({
               np.dtype("uint8"): "({x}) & 0xffu", np.dtype("uint16"): "({x}) & 0xffffu", _HALF: "ga_half_f32({x})"}
 
 
+def wrap_small(dt: np.dtype, expr: str) -> str:
+    """``expr`` brought back to a value of ``dt`` when ``dt`` lives in a wider word, else unchanged.
+
+    >>> wrap_small(np.dtype("uint8"), "a + b")
+    '(a + b) & 0xffu'
+    """
+    return SMALL_WRAP[dt].replace("{x}", expr) if dt in SMALL_WRAP else expr
+
+
 def _bits(fdt: np.dtype, value: int) -> int:
     """Bits of the smallest ``fdt`` float not below the positive integer ``value``."""
     f = fdt.type(value)
@@ -131,7 +140,7 @@ def cast(gen: Any, v: str, src: np.dtype, dst: np.dtype) -> str:
         # xor with a 0 the compiler cannot see: otherwise it turns float(int(x)) into
         # trunc(x), which keeps the sign of -0.3 -> -0.0 (NumPy: +0.0; lavapipe did)
         expr = f"({float_to_int(gen, v, src, dst)} ^ {t}({gen.slot(('zero',))}))"
-        return SMALL_WRAP[dst].replace("{x}", expr) if dst in SMALL_WRAP else expr
+        return wrap_small(dst, expr)
     expr = f"{t}({v})" if WGSL_TYPE[src] != t else v
     if dst.kind in "iu" and dst.itemsize == 8 and src.kind in "iu" and src.itemsize < 8:
         # 32 -> 64-bit integers by shifts, not by the conversion: naga's u64(i32) zero-extends
@@ -141,6 +150,4 @@ def cast(gen: Any, v: str, src: np.dtype, dst: np.dtype) -> str:
         low = f"(u64({v if src.kind == 'u' else f'bitcast<u32>({v})'}) << 32u)"
         wide = f"(bitcast<i64>{low} >> 32u)" if src.kind == "i" else f"({low} >> 32u)"
         expr = wide if WGSL_TYPE[dst] == ("i64" if src.kind == "i" else "u64") else f"bitcast<{t}>{wide}"
-    if dst in SMALL_WRAP:
-        expr = SMALL_WRAP[dst].replace("{x}", expr)
-    return expr
+    return wrap_small(dst, expr)

@@ -40,7 +40,8 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import _SMALL_WRAP, Rendered, _Gen
+from .wgsl import Rendered, _Gen
+from .wgsl_cast import SMALL_WRAP, wrap_small
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, split_index
 
@@ -216,8 +217,8 @@ def render_matmul(kernel: Kernel, t: Tiles | None = None, split: bool = False) -
         stores.append(f"  let om{i} = m0 + {row(i)};")
         for j in range(t.tn):
             val = f"acc{i}_{j}"
-            if dt in _SMALL_WRAP and not split:
-                val = _SMALL_WRAP[dt].replace("{x}", val)
+            if dt in SMALL_WRAP and not split:
+                val = wrap_small(dt, val)
             if kernel.result_index is None or split:
                 stores.append(f"  if (om{i} < M && on{j} < N) {{ out0[obase + om{i} * N + on{j}] = {val}; }}")
                 continue
@@ -317,7 +318,7 @@ def chunk_sum_shader(kernel: Kernel, g: _Gen, threads: int, head: list[str], sha
             f"let M = {g.slot(('dim', ra, nb))};",
             "let on = e % N;", "let q = e / N;", "let om = q % M;", "let bat = q / M;"]
     lines, batch = batch_index(g, nb, "bat")
-    val = _SMALL_WRAP[dt].replace("{x}", "acc") if dt in _SMALL_WRAP else "acc"
+    val = wrap_small(dt, "acc")
     body = [*head, *lines, *epilogue_lines(g, val, "e", (*batch, "om", "on"), nb, 0)]
     decls = declare_bindings(input_types(kernel), output_types(kernel), g.wide)
     decls.append(f"@group(0) @binding({len(decls)}) var<storage, read> part: array<{reg}>;")

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import _SMALL_WRAP, Rendered, _Gen
+from .wgsl import Rendered, _Gen
+from .wgsl_cast import wrap_small
 from .wgsl_matmul import chunk_sum_shader, epilogue_lines, k_loop_shader, tile_grid, touch_unused, vec4_operand
 from .wgsl_parts import declare_bindings, input_types, output_types
 
@@ -164,8 +165,7 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         eo = f"bat * M * N + {row} * N + {c}u" if t.side == "a" else f"bat * M * N + {c}u * N + {row}"
         if split:
             return [f"out0[sp * {g.slot(('extra', 'TS'))} + {eo}] = {val};"]
-        if dt in _SMALL_WRAP:
-            val = _SMALL_WRAP[dt].replace("{x}", val)
+        val = wrap_small(dt, val)
         om, on = (row, f"{c}u") if t.side == "a" else (f"{c}u", row)
         lines = [f"let eo = {eo};"]
         if kernel.result_index is None:

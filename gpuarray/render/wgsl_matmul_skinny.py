@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
-from .wgsl import _SMALL_WRAP, Rendered, _Gen
+from .wgsl import Rendered, _Gen
+from .wgsl_cast import SMALL_WRAP, wrap_small
 from .wgsl_matmul import epilogue_lines, k_loop_shader, tile_grid, touch_unused, vec4_operand
 from .wgsl_parts import declare_bindings, input_types, output_types
 
@@ -190,8 +191,8 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
         if not final:
             store.append(f"    out0[obase + {at}] = {val};")
             continue
-        if kernel.result_dtype in _SMALL_WRAP:
-            val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
+        if kernel.result_dtype in SMALL_WRAP:
+            val = wrap_small(kernel.result_dtype, f"({val})")
         om, on = (f"{i}u", "gw") if t.side == "a" else ("gw", f"{i}u")
         store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
                   *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]
@@ -258,8 +259,8 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
                 store.append(f"    out0[obase + {at}] = tot{i}.{comp};")
                 continue
             val = f"tot{i}.{comp}"
-            if kernel.result_dtype in _SMALL_WRAP:
-                val = _SMALL_WRAP[kernel.result_dtype].replace("{x}", f"({val})")
+            if kernel.result_dtype in SMALL_WRAP:
+                val = wrap_small(kernel.result_dtype, f"({val})")
             om, on = (f"{i}u", gwe) if t.side == "a" else (gwe, f"{i}u")
             store += ["    {", f"      let eo = obase + {at};", f"      let om = {om};", f"      let on = {on};",
                       *epilogue_lines(g, val, "eo", (*batch, "om", "on"), nb, 6), "    }"]

@@ -46,7 +46,8 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_TYPE
 from ..core.ops import OPS
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, fill
+from .wgsl_cast import SMALL_WRAP, wrap_small
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, reduction_index, store_value
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types, word_walk
@@ -111,8 +112,8 @@ def combine(rop: str, dtype: np.dtype, a: str, b: str) -> str:
             return f"({a} ^ {b})"
         return f"{'max' if rop in ('any', 'sum', 'or') else 'min'}({a}, {b})"
     expr = fill(OPS[COMBINE[rop]].template(dtype.kind), dtype, (a, b))
-    if dtype in _SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
-        expr = "(" + _SMALL_WRAP[dtype].replace("{x}", expr) + ")"
+    if dtype in SMALL_WRAP:     # int8/int16/uint8/uint16 live in 32 bits: wrap after each step
+        expr = "(" + wrap_small(dtype, expr) + ")"
     return expr
 
 

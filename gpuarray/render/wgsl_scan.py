@@ -58,7 +58,8 @@ from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE, WGSL_TYPE, real_dtype
 from ..core.ops import OPS as ELEMENTWISE
 from ..core.ops import folded
-from .wgsl import _SMALL_WRAP, WORKGROUP, Rendered, _Gen, _suffix, fill
+from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, fill
+from .wgsl_cast import wrap_small
 from .wgsl_lib import FLOAT_CONSTS, helpers_for
 from .wgsl_parts import store_value
 
@@ -134,9 +135,7 @@ def combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
     if dtype.kind == "c" and op == "prod":      # NumPy's complex product, (ac - bd) + (ad + bc)i
         return f"ga_cmul_{_suffix(dtype)}({a}, {b})"
     expr = f"({a} {'+' if op == 'sum' else '*'} {b})"
-    if dtype in _SMALL_WRAP:
-        expr = _SMALL_WRAP[dtype].replace("{x}", expr)
-    return expr
+    return wrap_small(dtype, expr)
 
 
 def fold_combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
@@ -147,7 +146,7 @@ def fold_combine(op: str, dtype: np.dtype, a: str, b: str) -> str:
     '(((acc - x)) << 24u) >> 24u'
     """
     expr = fill(ELEMENTWISE[str(folded(op))].template(dtype.kind), dtype, [a, b])
-    return _SMALL_WRAP[dtype].replace("{x}", expr) if dtype in _SMALL_WRAP else expr
+    return wrap_small(dtype, expr)
 
 
 def is_pair(op: str, dtype: np.dtype) -> bool:

@@ -53,7 +53,8 @@ import numpy as np
 
 from ..compiler.kernel import Kernel
 from ..core.dtypes import WGSL_STORAGE_TYPE
-from .wgsl import _SMALL_WRAP, VEC4_HELPERS, VEC_TYPES, WORKGROUP, Rendered, _Gen
+from .wgsl import VEC4_HELPERS, VEC_TYPES, WORKGROUP, Rendered, _Gen
+from .wgsl_cast import wrap_small
 from .wgsl_lib import helpers_for
 from .wgsl_parts import store_value
 from .wgsl_scan import _row_index, initial, is_pair, monoid
@@ -146,8 +147,7 @@ def _sg_inclusive(op: str, dt: np.dtype, t: str, x: str, mv: dict[str, str]) -> 
     scan starts from), shuffles (Hillis-Steele, in lane order; ``mv``: ``_sg_ops``) for every other op."""
     if op == "sum" and dt != np.bool_ and t in ("f32", "i32", "u32"):
         expr = f"subgroupInclusiveAdd({x})"
-        if dt in _SMALL_WRAP:
-            expr = _SMALL_WRAP[dt].replace("{x}", expr)
+        expr = wrap_small(dt, expr)
         lines = [f"  var v = {expr};"]
         if t == "f32":
             lines.append(f"  if (subgroupInclusiveAdd(select(1u, 0u, bitcast<u32>({x}) == 0x80000000u)) == 0u) "
