@@ -35,20 +35,28 @@ from .hooks import UP
 # read at several indices (shifted slices, gathers, a concat of an array with a slice of itself) is
 # computed once per index in a fused kernel: a heat stencil's step reads the previous step at three
 # shifts, so fusing k steps computes about 3^k values per element where k kernels compute 5k. Past
-# either bound the instruction's inputs are evaluated first (each step then is one kernel, and
-# repeated steps replay one plan). Before the duplication bound, FUSE_LIMIT alone (a tree size of
-# 256) let 200 heat steps run as 159 kernels of up to 5 fused steps: 10x NumPy's time on the host;
-# and lavapipe once took 14 s to compile a 3000-line shader of such a cone.
+# the duplication bound the nodes read at several indices are evaluated first (the outermost ones:
+# on a GPU two heat steps then run as one kernel, which reads and writes the array once for both, and
+# repeated steps replay one plan); past FUSE_LIMIT alone the instruction's inputs are. On a device
+# whose kernels are NumPy calls on the host (the cpu device) every value computed twice is computed
+# twice by whole-array calls, so there any node read at several indices is evaluated first (ratio 1,
+# no slack). Before the duplication bound, FUSE_LIMIT alone (a tree size of 256) let 200 heat steps run
+# as 159 kernels of up to 5 fused steps: 10x NumPy's time on the host; and lavapipe once took 14 s to
+# compile a 3000-line shader of such a cone. Until the sixty-second session the duplication bound also
+# evaluated all inputs (the step's new values too, which recomputed the previous step at three shifts
+# in a kernel of their own): 200 heat steps took 328 evaluations and 463 dispatches (100 and 100 now).
 FUSE_LIMIT = 256
 DUP_RATIO = 2
 DUP_SLACK = 16
 _REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstrided", "setpart"})
+_ADDRESSING = frozenset({"view", "reshape", "astype", "const"})
 
 
-def _fused_size(node: Node, limit: int) -> tuple[int, int]:
+def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> tuple[int, int]:
     """(distinct (node, index path) pairs, distinct nodes) of ``node``'s fusable cone, counting
     stops past ``limit`` pairs: what a kernel fusing it computes per element, against what
-    evaluating each node once would."""
+    evaluating each node once would. ``paths``, when given, receives the index paths counted per
+    node serial."""
 
     seen: set[tuple[int, tuple]] = set()
     nodes: set[int] = set()
@@ -62,6 +70,8 @@ def _fused_size(node: Node, limit: int) -> tuple[int, int]:
             continue
         add(key)
         nodes.add(serial)
+        if paths is not None:
+            paths[serial] = paths.get(serial, 0) + 1
         if len(seen) > limit:
             break
         if n.data is not None or (n is not node and n.op not in fusable):     # realized, or a breaker
@@ -72,13 +82,66 @@ def _fused_size(node: Node, limit: int) -> tuple[int, int]:
     return len(seen), len(nodes)
 
 
+def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
+    """The outermost nodes of ``node``'s fusable cone that compute something and are read at several
+    indices (``paths``: ``_fused_size``'s counts); the nodes under them are not looked at."""
+    out: list[Node] = []
+    seen: set[int] = set()
+    stack = list(node.inputs)
+    fusable = FUSABLE_OPS
+    while stack:
+        n = stack.pop()
+        if n.serial in seen or n.data is not None or n.op not in fusable:
+            continue
+        seen.add(n.serial)
+        if paths.get(n.serial, 0) > 1 and n.op not in _ADDRESSING:
+            out.append(n)
+            continue
+        stack.extend(n.inputs)
+    return out
+
+
 def bounded(node: Node) -> Node:
-    """``node``, with its inputs evaluated first when its fused cone would exceed ``FUSE_LIMIT``
-    or compute the same values at several indices (``DUP_RATIO``)."""
-    pairs, distinct = _fused_size(node, FUSE_LIMIT)
+    """``node``, with the nodes its fused cone reads at several indices evaluated first when the cone
+    would compute too much twice (``DUP_RATIO``; any of them on a host device), or its inputs when the
+    cone would exceed ``FUSE_LIMIT``."""
+    paths: dict[int, int] = {}
+    pairs, distinct = _fused_size(node, FUSE_LIMIT, paths)
+    if pairs <= distinct and pairs <= FUSE_LIMIT:
+        return node
     if pairs > FUSE_LIMIT or pairs > DUP_RATIO * distinct + DUP_SLACK:
-        evaluate_nodes([i for i in node.inputs if not i.realized])
+        again = _reread(node, paths) if pairs <= FUSE_LIMIT else []
+        evaluate_nodes(again or [i for i in node.inputs if not i.realized])
+    elif getattr(getattr(node.device, "provider", None), "host_memory", True):
+        again = _reread(node, paths)        # on the host: whatever would be computed twice
+        if not again:
+            return node
+        evaluate_nodes(again)
+    else:
+        return node
+    _redepth(node)
     return node
+
+
+def _redepth(node: Node) -> None:
+    """The depths of ``node``'s pending cone recomputed after nodes in it were evaluated (a realized
+    node has depth 0; its consumers kept the depth of its history, which made ``MAX_DEPTH`` evaluate a
+    heat stencil every third step)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if n.serial in seen or n.data is not None:
+            continue
+        seen.add(n.serial)
+        stack.append((n, True))
+        stack.extend((i, False) for i in n.inputs)
+    for n in order:
+        n.depth = 1 + max((i.depth for i in n.inputs), default=0)
 
 
 def concat_nodes(nodes: list[Node], ax: int) -> Node:
