@@ -21,7 +21,7 @@ import numpy as np
 from ..core import config as _config
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS, OpDef
-from ..graph.node import MAX_DEPTH, Node, const, make
+from ..graph.node import MAX_DEPTH, Node, const, make, redepth
 from ..graph.shapes import broadcast_pair, broadcast_shapes
 from ..graph.views import strided_view
 from ..runtime import eager as _eager
@@ -40,7 +40,7 @@ def bind_array_type(cls: type) -> None:
 
 def finish(node: Node) -> Any:
     """Wrap a node as a GpuArray, evaluating it first when its history grows too long."""
-    if node.depth > MAX_DEPTH:
+    if node.depth > MAX_DEPTH and redepth(node) > MAX_DEPTH:
         evaluate_nodes([node])
     out = _new(_cls)      # GpuArray(node) without its argument check
     out._node = node

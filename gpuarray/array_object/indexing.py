@@ -22,7 +22,7 @@ from ..compiler.kernel import FUSABLE_OPS
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
-from ..graph.node import Node, const, leaf, make
+from ..graph.node import Node, const, leaf, make, redepth
 from ..graph.shapes import broadcast_shapes, contiguous_strides
 from ..graph.views import strided_parts, strided_view
 from ..runtime.planner import evaluate_nodes
@@ -49,7 +49,9 @@ FUSE_LIMIT = 256
 DUP_RATIO = 2
 DUP_SLACK = 16
 _REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstrided", "setpart"})
-_ADDRESSING = frozenset({"view", "reshape", "astype", "const"})
+# what moves values without computing them: read at several indices, each read only addresses (the
+# values under it may be worth a kernel of their own: ``_reread`` looks below these)
+_MOVES = frozenset({"view", "reshape", "astype", "const", "concat", "gather"})
 
 
 def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> tuple[int, int]:
@@ -94,7 +96,7 @@ def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
         if n.serial in seen or n.data is not None or n.op not in fusable:
             continue
         seen.add(n.serial)
-        if paths.get(n.serial, 0) > 1 and n.op not in _ADDRESSING:
+        if paths.get(n.serial, 0) > 1 and n.op not in _MOVES:
             out.append(n)
             continue
         stack.extend(n.inputs)
@@ -102,46 +104,36 @@ def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
 
 
 def bounded(node: Node) -> Node:
-    """``node``, with the nodes its fused cone reads at several indices evaluated first when the cone
-    would compute too much twice (``DUP_RATIO``; any of them on a host device), or its inputs when the
-    cone would exceed ``FUSE_LIMIT``."""
-    paths: dict[int, int] = {}
-    pairs, distinct = _fused_size(node, FUSE_LIMIT, paths)
-    if pairs <= distinct and pairs <= FUSE_LIMIT:
-        return node
-    if pairs > FUSE_LIMIT or pairs > DUP_RATIO * distinct + DUP_SLACK:
-        again = _reread(node, paths) if pairs <= FUSE_LIMIT else []
-        evaluate_nodes(again or [i for i in node.inputs if not i.realized])
-    elif getattr(getattr(node.device, "provider", None), "host_memory", True):
-        again = _reread(node, paths)        # on the host: whatever would be computed twice
+    """``node``, with the outermost nodes its fused cone reads at several indices evaluated first when the
+    cone would compute too much twice (``DUP_RATIO``; any of them on a host device) or exceed
+    ``FUSE_LIMIT``; its inputs when evaluating those does not bring the cone under ``FUSE_LIMIT``."""
+    host = None
+    for _ in range(4):
+        paths: dict[int, int] = {}
+        pairs, distinct = _fused_size(node, FUSE_LIMIT, paths)
+        over = pairs > FUSE_LIMIT
+        if not over:
+            if pairs <= distinct:
+                return node
+            if host is None:
+                host = getattr(getattr(node.device, "provider", None), "host_memory", True)
+            if not (pairs > distinct if host else pairs > DUP_RATIO * distinct + DUP_SLACK):
+                return node
+        again = _reread(node, paths)
         if not again:
-            return node
+            if not over and host:
+                return node             # only addressing read twice: nothing computed twice
+            break
         evaluate_nodes(again)
+        redepth(node)
+        if not over:
+            return node
     else:
-        return node
-    _redepth(node)
+        if _fused_size(node, FUSE_LIMIT)[0] <= FUSE_LIMIT:
+            return node
+    evaluate_nodes([i for i in node.inputs if not i.realized])
+    redepth(node)
     return node
-
-
-def _redepth(node: Node) -> None:
-    """The depths of ``node``'s pending cone recomputed after nodes in it were evaluated (a realized
-    node has depth 0; its consumers kept the depth of its history, which made ``MAX_DEPTH`` evaluate a
-    heat stencil every third step)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            order.append(n)
-            continue
-        if n.serial in seen or n.data is not None:
-            continue
-        seen.add(n.serial)
-        stack.append((n, True))
-        stack.extend((i, False) for i in n.inputs)
-    for n in order:
-        n.depth = 1 + max((i.depth for i in n.inputs), default=0)
 
 
 def concat_nodes(nodes: list[Node], ax: int) -> Node:
