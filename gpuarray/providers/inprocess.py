@@ -401,10 +401,7 @@ def walk_instrs(order: Sequence[Node]) -> tuple[list[Instr], list[Node]] | None:
 def run_walk(instrs: list[Instr], inputs: Sequence[np.ndarray], outs: Sequence[int]) -> list[np.ndarray]:
     """The values of instructions ``outs`` of ``walk_instrs``'s list, each whole with NumPy in order, as
     read-only C-contiguous arrays (what ``run_kernel`` gives for the same nodes in kernels)."""
-    vals: list[np.ndarray] = []
-    with np.errstate(all="ignore"):
-        for ins in instrs:
-            vals.append(_value(ins, vals, instrs, inputs, None))
+    vals = _values(instrs, inputs, [], None)
     return [_owned(vals[o], instrs[o].shape, instrs[o].dtype) for o in outs]
 
 
@@ -439,9 +436,14 @@ def _evaluate(kernel: Kernel, inputs: Sequence[np.ndarray], vals: list[np.ndarra
     """Every instruction of ``kernel`` as a whole array (after the first ``len(vals)``, given). ``free``:
     values are dropped after their last reader, outputs excepted (a fused chain of ``k`` writes into an
     array held ``k`` copies of it at once)."""
-    vals = [] if vals is None else vals
-    instrs = kernel.instrs
     last = kernel.memoized(("host_last_use",), lambda: _last_use(kernel)) if free else None
+    return _values(kernel.instrs, inputs, [] if vals is None else vals, last)
+
+
+def _values(instrs: list[Instr], inputs: Sequence[np.ndarray], vals: list[np.ndarray],
+            last: list[int] | None) -> list[np.ndarray]:
+    """``vals`` extended by the values of ``instrs`` after its first ``len(vals)``, each whole with NumPy in
+    order; with ``last`` (``_last_use``), each value dropped after its last reader."""
     with np.errstate(all="ignore"):
         for n in range(len(vals), len(instrs)):
             ins = instrs[n]
