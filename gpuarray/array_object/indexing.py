@@ -61,9 +61,10 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> 
     node serial."""
 
     seen: set[tuple[int, tuple]] = set()
-    nodes: set[int] = set()
+    counts: dict[int, int] = {} if paths is None else paths      # index paths per node serial
     stack: list[tuple[Node, tuple]] = [(node, ())]
-    pop, push, add, fusable = stack.pop, stack.append, seen.add, FUSABLE_OPS
+    pop, push, add, get, fusable, reindex = stack.pop, stack.append, seen.add, counts.get, FUSABLE_OPS, _REINDEX
+    pairs = 0
     while stack:
         n, path = pop()
         serial = n.serial
@@ -71,17 +72,16 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> 
         if key in seen:
             continue
         add(key)
-        nodes.add(serial)
-        if paths is not None:
-            paths[serial] = paths.get(serial, 0) + 1
-        if len(seen) > limit:
+        counts[serial] = get(serial, 0) + 1
+        pairs += 1
+        if pairs > limit:
             break
         if n.data is not None or (n is not node and n.op not in fusable):     # realized, or a breaker
             continue
-        sub = path + (serial,) if n.op in _REINDEX else path
+        sub = path + (serial,) if n.op in reindex else path
         for i in n.inputs:
             push((i, sub))
-    return len(seen), len(nodes)
+    return pairs, len(counts)
 
 
 def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
