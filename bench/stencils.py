@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._timing import median_s
+from ._timing import median_s, write_out
 
 
 def heat(lib: Any, u: Any, steps: int) -> Any:
@@ -129,9 +129,7 @@ def run(runs: int, cases: list[str], device: str, path: str | None = None) -> di
             r = _one(case, shape, runs, libs)
             out.setdefault(case, {})["x".join(map(str, shape))] = r
             print(case, shape, {k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
-            if path:
-                with open(path, "w") as f:
-                    json.dump(out, f, indent=1)
+            write_out(json.dumps(out, indent=1), path)
     return out
 
 
