@@ -19,6 +19,7 @@ import numpy as np
 
 from ..compiler import regions
 from ..compiler.kernel import FUSABLE_OPS
+from ..compiler.schedule import compiles
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
@@ -35,16 +36,16 @@ from .hooks import UP
 # read at several indices (shifted slices, gathers, a concat of an array with a slice of itself) is
 # computed once per index in a fused kernel: a heat stencil's step reads the previous step at three
 # shifts, so fusing k steps computes about 3^k values per element where k kernels compute 5k. Past
-# the duplication bound the nodes read at several indices are evaluated first (the outermost ones:
-# on a GPU two heat steps then run as one kernel, which reads and writes the array once for both, and
-# repeated steps replay one plan); past FUSE_LIMIT alone the instruction's inputs are. On a device
+# the duplication bound or FUSE_LIMIT the outermost computing nodes read at several indices are evaluated
+# first (a stencil's step before: each step then is one kernel, and repeated steps replay one plan); the
+# instruction's inputs only where that finds none or leaves the cone past FUSE_LIMIT. On a device
 # whose kernels are NumPy calls on the host (the cpu device) every value computed twice is computed
 # twice by whole-array calls, so there any node read at several indices is evaluated first (ratio 1,
 # no slack). Before the duplication bound, FUSE_LIMIT alone (a tree size of 256) let 200 heat steps run
 # as 159 kernels of up to 5 fused steps: 10x NumPy's time on the host; and lavapipe once took 14 s to
 # compile a 3000-line shader of such a cone. Until the sixty-second session the duplication bound also
 # evaluated all inputs (the step's new values too, which recomputed the previous step at three shifts
-# in a kernel of their own): 200 heat steps took 328 evaluations and 463 dispatches (100 and 100 now).
+# in a kernel of their own): 200 heat steps took 328 evaluations and 463 dispatches (200 and 200 now).
 FUSE_LIMIT = 256
 DUP_RATIO = 2
 DUP_SLACK = 16
@@ -116,7 +117,7 @@ def bounded(node: Node) -> Node:
             if pairs <= distinct:
                 return node
             if host is None:
-                host = getattr(getattr(node.device, "provider", None), "host_memory", True)
+                host = not compiles(node.device)
             if not (pairs > distinct if host else pairs > DUP_RATIO * distinct + DUP_SLACK):
                 return node
         again = _reread(node, paths)

@@ -292,7 +292,7 @@ def _held_elsewhere(order: list[Node]) -> tuple[set[int], bool]:
     return {b.serial for b, e in zip(breakers, excess, strict=True) if e > _REF_BASE}, True
 
 
-def _compiles(device: Any) -> bool:
+def compiles(device: Any) -> bool:
     """Whether ``device``'s kernels are compiled shaders (a GPU's), not NumPy and SciPy loops on the host."""
     return not getattr(getattr(device, "provider", None), "host_memory", True)
 
@@ -306,7 +306,7 @@ def _row_fusion(order: list[Node], live: list[Node], groups: dict[tuple, list[No
     reduction with its epilogue is the reduce kernel's, which also splits long rows. None when
     nothing here can be fused; nodes in ``cut`` (computed by kernels of their own) are read, not inlined."""
     if held is None or not any(n.op == "reduce" and not n.realized for n in order) or not any(
-            _compiles(g[0].device) for g in groups.values()):
+            compiles(g[0].device) for g in groups.values()):
         return None
     consumers: dict[int, list[Node]] = {}
     for n in order:
@@ -375,7 +375,7 @@ def _heavy_apart(order: list[Node]) -> set[int]:
     """Serials of the heavy op nodes in ``order`` on compiling devices and of their computed operands."""
     cut: set[int] = set()
     for n in order:
-        if n.op in HEAVY_OPS and n.data is None and _compiles(n.device):
+        if n.op in HEAVY_OPS and n.data is None and compiles(n.device):
             cut.add(n.serial)
             cut.update(i.serial for i in n.inputs if not i.realized and i.op != "const" and not is_breaker(i))
     return cut

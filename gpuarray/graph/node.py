@@ -109,6 +109,37 @@ class Node:
         return f"Node#{self.serial}({self.op}, {self.dtype}, {self.shape}, {state})"
 
 
+def redepth(node: Node) -> int:
+    """``node``'s depth of unevaluated history counted again (and that of every pending node under it):
+    a node keeps the depth it was made with, and evaluations of nodes under it since then (an index
+    instruction's bound, a read) leave it too deep, so that ``MAX_DEPTH`` would evaluate it for history
+    that is evaluated already. A chained write into a region keeps the depth of the write under it
+    (array_object/indexing.py ``chained``)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if n.serial in seen or n.data is not None:
+            continue
+        seen.add(n.serial)
+        stack.append((n, True))
+        stack.extend([(i, False) for i in n.inputs])
+    for n in order:
+        if n.chain > 1:
+            n.depth = n.inputs[0].depth
+        else:
+            d = 0
+            for i in n.inputs:
+                if i.depth > d:
+                    d = i.depth
+            n.depth = d + 1
+    return node.depth
+
+
 _PLAIN = frozenset({str, int, bool, type(None)})     # attrs that are their own key
 
 
@@ -183,36 +214,6 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 
-def redepth(node: Node) -> int:
-    """``node``'s depth of unevaluated history counted again (and that of every pending node under it):
-    a node keeps the depth it was made with, and evaluations of nodes under it since then (an index
-    instruction's bound, a read) leave it too deep, so that ``MAX_DEPTH`` would evaluate it for history
-    that is evaluated already. A chained write into a region keeps the depth of the write under it
-    (array_object/indexing.py ``chained``)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            order.append(n)
-            continue
-        if n.serial in seen or n.data is not None:
-            continue
-        seen.add(n.serial)
-        stack.append((n, True))
-        stack.extend([(i, False) for i in n.inputs])
-    for n in order:
-        if n.chain > 1:
-            n.depth = n.inputs[0].depth
-        else:
-            d = 0
-            for i in n.inputs:
-                if i.depth > d:
-                    d = i.depth
-            n.depth = d + 1
-    return node.depth
-
 
 def _has_half(dtype: np.dtype, inputs: tuple[Node, ...]) -> bool:
     """Whether the result or an operand is float16 (a loop on ``char``: half the cost of ``any(== _HALF)``)."""
@@ -222,6 +223,8 @@ def _has_half(dtype: np.dtype, inputs: tuple[Node, ...]) -> bool:
         if i.dtype.char == "e":
             return True
     return False
+
+
 # ops that take float16 as it is held (float32 words of float16 values, core/dtypes.py): the elementwise
 # table's ops (each result rounded to float16 in its kernel), casts, and the ops that only move values
 HALF_NATIVE = frozenset({"const", "view", "reshape", "astype", "concat", "gather", "setslice", "setstrided",
