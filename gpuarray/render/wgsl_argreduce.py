@@ -37,6 +37,7 @@ from .wgsl import WORKGROUP, Rendered, _Gen, _suffix
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, input_types, reduction_index
 from .wgsl_reduce_flat import FlatGen, axes_block, flat_inputs, vector_ok, vector_types, word_walk
+from .wgsl_size import heavy
 
 EMPTY = "0xffffffffu"
 # elements a chunk thread loads before comparing them (``_unrolled_walk``); 0: one at a time, as before
@@ -231,7 +232,8 @@ def render_argreduce(kernel: Kernel) -> Rendered:
         head += split
         body.append(f"    let v = {_u32(v, vdt)};")
         body.append("    let i = k;")
-        if UNROLL > 1 and (WALK_UNROLL or not (thread or cols)):  # the body first: it declares its memoized values
+        # the body first: it declares its memoized values; a heavy prologue is rendered once (wgsl_size.heavy)
+        if UNROLL > 1 and not heavy(body) and (WALK_UNROLL or not (thread or cols)):
             step1 = "1u" if thread or cols else f"G * {WORKGROUP}u"
             unrolled = body + _unrolled_walk(g, op_i, axes, op, vdt, step=step1, end="kend" if cols else "L")
     t = val_type(vdt)
@@ -308,11 +310,13 @@ def render_argreduce_seg(kernel: Kernel) -> Rendered:
         loop = _vec_walk(g, op_i, op, vdt, lane="lane", first="lane", step=f"{seg}u", edges="true")
         walk = [*head, *g.hoisted, *loop]
     else:
-        split, body, _v = reduction_index(g, op_i, axes)
+        split, body, v = reduction_index(g, op_i, axes)
+        n = 1 if heavy(body) else max(UNROLL, 1)
+        trip = (_unrolled_walk(g, op_i, axes, op, vdt, step=f"{seg}u", n=n) if n > 1 else
+                [f"    let v = {_u32(v, vdt)};", "    if (arg_better(bv, bi, v, k)) { bv = v; bi = k; }"])
         walk = [*head, *split, f"  var bv: {t} = {t}(0);", f"  var bi: u32 = {EMPTY};", "  var k = lane;",
-                "  loop {", "    if (k >= L) { break; }", *body,
-                *_unrolled_walk(g, op_i, axes, op, vdt, step=f"{seg}u", n=max(UNROLL, 1)),
-                f"    k = k + {max(UNROLL, 1)}u * {seg}u;", "  }"]
+                "  loop {", "    if (k >= L) { break; }", *body, *trip,
+                f"    k = k + {n}u * {seg}u;", "  }"]
     in_types = input_types(kernel)
     if vin:
         in_types = vector_types(kernel, set(vin), in_types)

@@ -38,7 +38,7 @@ variant, ``G``, and runs further passes over the partials when ``G`` > 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +51,7 @@ from .wgsl_cast import SMALL_WRAP, wrap_small
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, reduction_index, store_value
 from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types, word_walk
+from .wgsl_size import heavy
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
            "any": "maximum", "all": "minimum", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
@@ -66,6 +67,26 @@ COL_MIN_INNER = 16   # the col layout needs at least this many contiguous kept e
 SEG_MIN = 96
 MANY_ROWS = 16384
 SHORT_ROW = 128
+_HEAVY: dict[tuple, bool] = {}      # (signature, operand, axes) -> whether the prologue is heavy
+
+
+def wide_operand(kernel: Kernel, op_i: int) -> bool:
+    """Whether operand ``op_i`` holds 8-byte (or wider) elements."""
+    return kernel.instrs[op_i].dtype.itemsize > 4
+
+
+def heavy_prologue(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> bool:
+    """Whether operand ``op_i``'s fused prologue, reduced over ``axes``, is ``heavy`` (rendered once
+    per signature to count its lines): then ``Variant.single``, one element (or 4-byte ``vec4`` word) a
+    loop trip."""
+    key = (kernel.signature, op_i, axes)
+    got = _HEAVY.get(key)
+    if got is None:
+        if len(_HEAVY) >= 4096:
+            _HEAVY.clear()
+        _head, body, _v = reduction_index(_Gen(kernel), op_i, axes)
+        got = _HEAVY[key] = heavy(body)
+    return got
 
 
 @dataclass(frozen=True)
@@ -77,6 +98,7 @@ class Variant:
     vec: int = 1           # 4: vec4 loads of the flat inputs
     sg: bool = False       # subgroup combine (row layout)
     seg: int = 0           # seg layout: threads per output (a power of two up to 32)
+    single: bool = False   # one element or word a loop trip (a heavy prologue: ``heavy_prologue``)
 
 
 def identity(rop: str, dtype: np.dtype) -> str:
@@ -134,23 +156,25 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
     shape = kernel.instrs[op_i].shape
     dt = kernel.result_dtype
     sg = subgroups and acc_type(dt) in SUBGROUP_TYPES
+    single = heavy_prologue(kernel, op_i, tuple(axes))
     block = axes_block(len(shape), axes)
     if block is None:
-        return Variant("row", sg=sg), (0, math.prod(shape[d] for d in axes), 0)
+        return Variant("row", sg=sg, single=single), (0, math.prod(shape[d] for d in axes), 0)
     o, length, inner = block_sizes(shape, block)
     fi = flat_inputs(kernel, op_i, axes)
-    vec_ok = vector and fi is not None and vector_ok(kernel, fi)
+    # a heavy prologue keeps 4-byte vec4 words (one a trip), not 8-byte ones
+    vec_ok = vector and fi is not None and vector_ok(kernel, fi) and not (single and wide_operand(kernel, op_i))
     short = length < SMALL_ROW or (o >= MANY_ROWS and length <= SHORT_ROW)
     if inner == 1 and (not short or o == 1):
-        return Variant("row", flat=fi is not None, vec=4 if vec_ok else 1, sg=sg), (o, length, inner)
+        return Variant("row", flat=fi is not None, vec=4 if vec_ok else 1, sg=sg, single=single), (o, length, inner)
     if inner == 1 and fi is not None and length >= SEG_MIN:
         # short contiguous rows: a few threads per row, so that a warp reads neighbouring addresses
         seg = min(32, 1 << max(1, (length - 1).bit_length() - 1))
-        return Variant("seg", flat=True, seg=seg), (o, length, inner)
+        return Variant("seg", flat=True, seg=seg, single=single), (o, length, inner)
     if inner >= COL_MIN_INNER or inner == 1:
         vec = 4 if vec_ok and inner % 4 == 0 else 1
-        return Variant("col", flat=fi is not None, vec=vec), (o, length, inner)
-    return Variant("row", sg=sg), (o, length, inner)
+        return Variant("col", flat=fi is not None, vec=vec, single=single), (o, length, inner)
+    return Variant("row", sg=sg, single=single), (o, length, inner)
 
 
 def compute_main(sg: bool, body: list[str], wg: int = WORKGROUP) -> str:
@@ -214,6 +238,18 @@ def shared_tree(rop: str, dt: np.dtype, a: str, width: int, lane: str) -> list[s
 
 def _indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + ln for ln in lines]
+
+
+def _trips(two: list[str], one: list[str], step: str, end: str, single: bool,
+           pre_two: Sequence[str] = (), pre_one: Sequence[str] = ()) -> list[str]:
+    """The loop over ``k`` (declared before it) to ``end``: ``two`` elements a trip (``k`` and ``k + step``)
+    and a last ``one``, or ``one`` a trip when ``single`` (a heavy prologue rendered once)."""
+    if single:
+        return ["  loop {", f"    if (k >= {end}) {{ break; }}", *pre_one, *_indent(one, 2),
+                f"    k = k + {step};", "  }"]
+    return ["  loop {", f"    if (k + {step} >= {end}) {{ break; }}", *pre_two, *_indent(two, 2),
+            f"    k = k + 2u * {step};", "  }",
+            f"  if (k < {end}) {{", *pre_one, *_indent(one, 2), "  }"]
 
 
 class _Parts:
@@ -293,8 +329,18 @@ class _Parts:
     def paired_walk(self, start: str, step: str, end: str, accs: list[str]) -> tuple[list[str], list[str]]:
         """(head lines, loop lines) of the multi-index walk ``k = start, start + step, ... < end``
         adding its elements to ``accs[0]`` and ``accs[1]``, two elements per trip so that their loads
-        are in flight together (``reduction_index`` renders both bodies)."""
+        are in flight together (``reduction_index`` renders both bodies); one a trip for a heavy prologue
+        (``Variant.single``: ``accs[1]`` stays the identity)."""
         split, body, val = reduction_index(self.g, self.op_i, self.axes)
+        if self.v.single:
+            return split, [*self.acc_decl(accs),
+                           f"  var k = {start};",
+                           "  loop {",
+                           f"    if (k >= {end}) {{ break; }}",
+                           *body,
+                           "  " + self.step(accs[0], val),
+                           f"    k = k + {step};",
+                           "  }"]
         _s, body_b, val_b = reduction_index(self.g, self.op_i, self.axes, "kb", "_b")
         return split, [*self.acc_decl(accs),
                        f"  var k = {start};",
@@ -341,7 +387,7 @@ def _row(p: _Parts) -> Rendered:
     assert isinstance(g, FlatGen)
     if v.vec == 4:
         accs = ["acc0", "acc1", "acc2", "acc3"]
-        unrolled = p.vec_elems(accs, ["qa", "qb"], ["m"] * 4, ["qa * 4u", "qb * 4u"])
+        unrolled = None if v.single else p.vec_elems(accs, ["qa", "qb"], ["m"] * 4, ["qa * 4u", "qb * 4u"])
         single = p.vec_elems(accs, ["qa"], ["m"] * 4, ["qa * 4u"])
         tail = p.elem("acc0", "fs", "m")
         loop = [*p.acc_decl(accs),
@@ -350,19 +396,12 @@ def _row(p: _Parts) -> Rendered:
                 *word_walk(f"chunk * {WORKGROUP}u + lid", unrolled, single, tail),
                 f"  var acc = {p.fold(accs)};"]
     else:
-        two = p.elem("acc0", "s0 + k", "m") + p.elem("acc1", "s0 + k + step", "m")
+        two = [] if v.single else p.elem("acc0", "s0 + k", "m") + p.elem("acc1", "s0 + k + step", "m")
         one = p.elem("acc0", "s0 + k", "m")
         loop = [*p.acc_decl(["acc0", "acc1"]),
                 "  let s0 = m * L;",
                 f"  var k = chunk * {WORKGROUP}u + lid;",
-                "  loop {",
-                "    if (k + step >= L) { break; }",
-                *_indent(two, 2),
-                "    k = k + 2u * step;",
-                "  }",
-                "  if (k < L) {",
-                *_indent(one, 2),
-                "  }",
+                *_trips(two, one, "step", "L", v.single),
                 f"  var acc = {p.fold(['acc0', 'acc1'])};"]
     combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
     body = head + g.hoisted + loop + combined
@@ -404,21 +443,13 @@ def _col(p: _Parts) -> Rendered:
         pre_two = ["    let qa = (base + k * I) >> 2u;", "    let qb = qa + (I >> 2u);"]
         pre_one = ["    let qa = (base + k * I) >> 2u;"]
     else:
-        two = p.elem("acca_0", "base + k * I", "m") + p.elem("accb_0", "base + (k + 1u) * I", "m")
+        two = [] if v.single else (p.elem("acca_0", "base + k * I", "m")
+                                   + p.elem("accb_0", "base + (k + 1u) * I", "m"))
         one = p.elem("acca_0", "base + k * I", "m")
         pre_two, pre_one = [], []
     loop = [*p.acc_decl(accs),
             "  var k = k0;",
-            "  loop {",
-            "    if (k + 1u >= k1) { break; }",
-            *pre_two,
-            *_indent(two, 2),
-            "    k = k + 2u;",
-            "  }",
-            "  if (k < k1) {",
-            *pre_one,
-            *_indent(one, 2),
-            "  }"]
+            *_trips(two, one, "1u", "k1", v.single, pre_two, pre_one)]
     for j in range(vc):
         loop += _indent(p.stores(combine(p.rop, p.cdt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
     return p.source(compute_main(False, head + g.hoisted + loop), False)
@@ -436,20 +467,13 @@ def _seg(p: _Parts) -> Rendered:
             f"  let m = w * {WORKGROUP // seg}u + lid / {seg}u;",
             f"  let valid = w < {g.slot(('extra', 'MG'))} && m < {g.slot(('extra', 'M'))};",
             f"  let L = {g.slot(('extra', 'L'))};"]
-    two = p.elem("acc0", "s0 + k", "m") + p.elem("acc1", f"s0 + k + {seg}u", "m")
+    two = [] if v.single else p.elem("acc0", "s0 + k", "m") + p.elem("acc1", f"s0 + k + {seg}u", "m")
     one = p.elem("acc0", "s0 + k", "m")
     loop = [*p.acc_decl(["acc0", "acc1"]),
             "  if (valid) {",
             "    let s0 = m * L;",
             "    var k = lane;",
-            "    loop {",
-            f"      if (k + {seg}u >= L) {{ break; }}",
-            *_indent(two, 4),
-            f"      k = k + {2 * seg}u;",
-            "    }",
-            "    if (k < L) {",
-            *_indent(one, 4),
-            "    }",
+            *_indent(_trips(two, one, f"{seg}u", "L", v.single), 2),
             "  }",
             *shared_tree(p.rop, p.cdt, p.fold(["acc0", "acc1"]), seg, "lane"),
             "  if (valid && lane == 0u) {",

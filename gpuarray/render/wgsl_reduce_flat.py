@@ -193,32 +193,40 @@ class FlatGen(_Gen):
         return self.emit(f"{expr} != 0u" if ins.dtype == np.bool_ else expr)
 
 
-def word_walk(first: str, two: list[str], one: list[str], edge: list[str], edges: str = "chunk == 0u",
+def word_walk(first: str, two: list[str] | None, one: list[str], edge: list[str], edges: str = "chunk == 0u",
               lane: str = "lid") -> list[str]:
     """The walk over one output's flat elements ``[s0, e0)`` (``s0``, ``e0`` and ``step`` defined before it) as
     ``vec4`` words: words ``qs + first``, ``+ step`` ... two a trip (``two``: lines for the words ``qa`` and
     ``qb``, loads first), a last single word (``one``: ``qa``), then the unaligned head ``[s0, he)`` and tail
     ``[ts, e0)``, at most 3 elements each, one element a lane (``edge``: lines for the flat index ``fs``) by
-    lanes ``lane`` of the threads where ``edges`` holds. Shared by the row reductions and argmax / argmin."""
+    lanes ``lane`` of the threads where ``edges`` holds. ``two`` None: one word a trip (a heavy prologue,
+    ``wgsl_size.heavy``). Shared by the row reductions and argmax / argmin."""
     def ind(lines: list[str], n: int) -> list[str]:
         return [" " * n + ln.strip() for ln in lines]
+    words = (["  loop {",
+              "    if (q >= qe) { break; }",
+              "    let qa = q;",
+              *ind(one, 4),
+              "    q = q + step;",
+              "  }"] if two is None else
+             ["  loop {",
+              "    if (q + step >= qe) { break; }",
+              "    let qa = q;",
+              "    let qb = q + step;",
+              *ind(two, 4),
+              "    q = q + 2u * step;",
+              "  }",
+              "  if (q < qe) {",
+              "    let qa = q;",
+              *ind(one, 4),
+              "  }"])
     return ["  let qs = (s0 + 3u) / 4u;",
             "  let qe = max(e0 / 4u, qs);",
             "  let he = min(e0, qs * 4u);          // head: [s0, he)",
             # (a row inside one word, [1, 2) or [2, 3): qe * 4 passes e0, and e0 - ts wrapped around to read past it)
             "  let ts = min(max(qe * 4u, he), e0); // tail: [ts, e0)",
             f"  var q = qs + {first};",
-            "  loop {",
-            "    if (q + step >= qe) { break; }",
-            "    let qa = q;",
-            "    let qb = q + step;",
-            *ind(two, 4),
-            "    q = q + 2u * step;",
-            "  }",
-            "  if (q < qe) {",
-            "    let qa = q;",
-            *ind(one, 4),
-            "  }",
+            *words,
             f"  if ({edges}) {{",
             "    var fs = 0u;",
             "    var has = false;",
