@@ -1087,8 +1087,10 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     # and not alone: these counts say whether such growth is gpuarray's objects or the driver's). Bind groups are
     # also held by the recorded plans of the tests that ran before in the process, not only by the cache: the
     # fifty-ninth session's H200 run had 847 -> 848 -> 849 among eight workers (RSS +27.8 then +0.2 MiB)
+    # (counts may fall: the sixty-third session's H200 run released 18 pooled buffers of earlier tests over the
+    # stretches, 153 -> 144 -> 135 -> 135 -> 135; a leak only grows them)
     made = [{k: n for k, n in c.items() if k != "BindGroup"} for c in counts]
-    assert all(m == made[1] for m in made[2:]), seen
+    assert all(n <= made[1].get(k, 0) for m in made[2:] for k, n in m.items()), seen
     if counts[-1]:
         assert counts[-1]["BindGroup"] <= counts[1]["BindGroup"] + 16, seen
     assert m1["device_bytes_live"] == m0["device_bytes_live"], seen
