@@ -6,7 +6,6 @@ limit lowered so that a prologue of a few float64 functions counts as heavy."""
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 import numpy as np
@@ -101,39 +100,3 @@ def test_inlined_lines_count_helpers_at_each_call() -> None:
     one = wgsl_size.inlined_lines(["let a = ga_cosh_f64(x);"])
     assert one > 100
     assert wgsl_size.inlined_lines(["let a = ga_cosh_f64(x);", "let b = ga_cosh_f64(y);"]) == 2 * one
-
-
-@pytest.fixture
-def low_cut(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scheduler's heavy limit lowered the same way (compiler.schedule.register_node_cost)."""
-    sched = sys.modules["gpuarray.compiler.schedule"]
-    monkeypatch.setattr(sched, "_NODE_COST", [(wgsl_size.node_cost, 300)])
-
-
-def _gather_and_sum(x: Any, idx: Any) -> tuple[Any, Any]:
-    """Two consumers of one heavy value ``y``: a row of it gathered and compared, and its column sums."""
-    y = _heavy(xp, x)
-    return xp.take(y, idx, axis=0)[0] > 0, xp.sum(y, axis=0)
-
-
-@pytest.mark.parametrize("rows", [32, 5000])
-def test_shared_heavy_value_computed_once(wgpu_device: xp.Device, low_cut: None, rows: int) -> None:
-    """A small value (at most SHARED_CUT_MAX elements) with a heavy cone that two consumers of one evaluation
-    read (here a gather of a row and the column sums, otherwise one column-fused kernel computing the cone at
-    both indices) is computed by a kernel of its own; a large one stays fused."""
-    if not wgpu_device.supports("float64"):
-        pytest.skip("no float64 on this adapter")
-    sched = sys.modules["gpuarray.compiler.schedule"]
-    h = np.random.default_rng(6).uniform(-3, 3, (rows, 15))
-    x = xp.asarray(h, device=wgpu_device)
-    idx = xp.asarray(np.array([5]), device=wgpu_device)
-    with xp.config(offload="always"):
-        t1, t2 = _gather_and_sum(x, idx)
-        kernels = sched.schedule([t1._node, t2._node])
-        with_cosh = [k for k in kernels if any(i.op == "cosh" for i in k.instrs)]
-        apart = [k.kind == "elementwise" and k.out_shape == (rows, 15) for k in with_cosh]
-        assert apart == ([True] if rows * 15 <= sched.SHARED_CUT_MAX else [False] * len(with_cosh))
-        got1, got2 = np.asarray(t1), np.asarray(t2)
-    want = _heavy(np, h)
-    np.testing.assert_array_equal(got1, want[5] > 0)
-    np.testing.assert_allclose(got2, want.sum(axis=0), rtol=1e-12)

@@ -381,57 +381,6 @@ def _heavy_apart(order: list[Node]) -> set[int]:
     return cut
 
 
-# A small computed value whose fused cone is heavy (its shader code, helpers inlined, passes the limit the render
-# layer registers with ``register_node_cost``) and that several kernels of one evaluation would fuse is computed
-# once, by a kernel of its own, on devices that compile shaders: each consumer would otherwise inline (and the
-# driver compile) the whole cone again, in kernels that are new whenever the consumers change. SciPy's
-# ``nsum``/``tanhsinh`` fused one float64 cone of log1p, log and division into eight reductions and compactions
-# of each iteration. Only values of at most SHARED_CUT_MAX elements: for large arrays computing a cone twice
-# can cost less than writing it once and reading it twice.
-SHARED_CUT_MAX = 1 << 16
-_NODE_COST: list[tuple[Any, int]] = []      # [(node -> code lines, the limit)], set by the render layer
-
-
-def register_node_cost(cost: Any, limit: int) -> None:
-    """Let the scheduler weigh fused cones: ``cost(node)`` estimates the shader lines of one node's
-    operation (helpers inlined), and cones past ``limit`` lines count as heavy."""
-    _NODE_COST[:] = [(cost, limit)]
-
-
-def _shared_heavy(order: list[Node], live: list[Node], cut: Collection[int]) -> set[int]:
-    """Serials of small computed nodes whose heavy fused cones several kernels of ``order`` would inline. Inner
-    cones first: a node heavy only through a cone cut already is not cut again (SciPy's ``nsum`` test body,
-    cold on lavapipe: 80.8 s this way, 98.1 s cutting the outermost shared nodes first; smaller kernels are
-    likelier to recur in the next iteration of a caller's loop)."""
-    if not _NODE_COST or not order or not compiles(order[-1].device):
-        return set()
-    cost_of, limit = _NODE_COST[0]
-    costs: dict[int, int] = {}
-    for n in order:
-        if not n.realized and not is_breaker(n) and n.op not in _ADDRESSING:
-            c = cost_of(n)
-            if c:
-                costs[n.serial] = c
-    if sum(costs.values()) <= limit:
-        return set()
-    groups: dict[tuple, list[Node]] = {}
-    for t in live:
-        if not is_breaker(t):
-            groups.setdefault((t.shape, t.device), []).append(t)
-    uses: dict[int, int] = {}
-    for r in [list(n.inputs) for n in order if is_breaker(n)] + list(groups.values()):
-        for c in _topo(r, through_breakers=False, stop=cut):
-            uses[c.serial] = uses.get(c.serial, 0) + 1
-    out: set[int] = set()
-    for n in order:
-        if uses.get(n.serial, 0) < 2 or n.serial in cut or n.realized or is_breaker(n) or n.op in _ADDRESSING \
-                or math.prod(n.shape) > SHARED_CUT_MAX:
-            continue
-        if sum(costs.get(c.serial, 0) for c in _topo([n], through_breakers=False, stop=set(cut) | out)) > limit:
-            out.add(n.serial)
-    return out
-
-
 def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key: tuple | None) -> list[Kernel]:
     """``schedule``'s kernels for a graph ``prepare`` walked."""
     seen = plan_cache.lookup(key)
@@ -445,7 +394,6 @@ def kernels_for(order: list[Node], live: list[Node], held: set[int] | None, key:
 def _schedule(order: list[Node], live: list[Node], held: set[int] | None) -> list[Kernel]:
     pos = {n.serial: i for i, n in enumerate(order)}
     cut = _reused_operands(order) | _heavy_apart(order)
-    cut |= _shared_heavy(order, live, cut)
     chains = region_chains(order, live, cut)
     cut |= chains.keys()
     groups: dict[tuple, list[Node]] = {}

@@ -13,12 +13,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
-
-from ..compiler.schedule import register_node_cost
-from ..core.ops import OPS
 from .wgsl_lib import _NAME, _definition
 
 
@@ -47,25 +42,3 @@ HEAVY_LINES = int(os.environ.get("GPUARRAY_HEAVY_PROLOGUE", "600"))
 def heavy(lines: Sequence[str]) -> bool:
     """Whether ``lines`` (a fused prologue) pass ``HEAVY_LINES`` once helpers are inlined."""
     return inlined_lines(lines) > HEAVY_LINES
-
-
-_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
-
-
-@functools.cache
-def _op_cost(op: str, dtype: np.dtype) -> int:
-    try:
-        return inlined_lines([OPS[op].template(dtype.kind).replace("{S}", _SUFFIX[dtype])])
-    except (KeyError, IndexError):
-        return 0
-
-
-def node_cost(node: Any) -> int:
-    """Lines of WGSL (helpers inlined) of ``node``'s operation on float operands; 0 for others."""
-    if node.op not in OPS:
-        return 0
-    dt = node.dtype if node.dtype.kind == "f" else node.inputs[0].dtype if node.inputs else node.dtype
-    return _op_cost(node.op, dt) if dt in _SUFFIX else 0
-
-
-register_node_cost(node_cost, HEAVY_LINES)
