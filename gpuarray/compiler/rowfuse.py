@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.ops import OPS
-from ..graph.node import Node
+from ..graph.node import Node, post_order
 from ..graph.shapes import contiguous_strides
 from .kernel import Instr, Kernel
 
@@ -57,23 +57,7 @@ def _cone(targets: Sequence[Node], shape: tuple[int, ...], fusable: Any,
           absorbs: Callable[[Node, tuple[int, ...]], bool] = _row_reduce) -> list[Node]:
     """The unevaluated cone of ``targets`` in dependency order, through the reductions of
     ``shape`` that ``absorbs`` (row reductions; other breakers and realized nodes are leaves)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for t in targets:
-        stack: list[tuple[Node, bool]] = [(t, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node.serial in seen:
-                continue
-            seen.add(node.serial)
-            stack.append((node, True))
-            if node.realized or not (fusable(node) or absorbs(node, shape)):
-                continue
-            stack.extend((i, False) for i in reversed(node.inputs) if i.serial not in seen)
-    return order
+    return post_order(targets, lambda n: not n.realized and (fusable(n) or absorbs(n, shape)))
 
 
 def reduced_shape(group: list[Node], fusable: Any, first: bool = False) -> tuple[int, ...] | None:

@@ -17,6 +17,7 @@ import itertools
 import struct
 import threading
 import weakref
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -109,26 +110,37 @@ class Node:
         return f"Node#{self.serial}({self.op}, {self.dtype}, {self.shape}, {state})"
 
 
+def post_order(roots: Iterable[Node], expand: Callable[[Node], bool]) -> list[Node]:
+    """Every node reachable from ``roots`` once, each after its inputs (an iterative depth-first walk, inputs in
+    order, so that a cone of one structure gives one order); a node for which ``expand`` is False is listed
+    without its inputs."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if n.serial in seen:
+                continue
+            seen.add(n.serial)
+            stack.append((n, True))
+            if expand(n):
+                stack.extend([(i, False) for i in reversed(n.inputs) if i.serial not in seen])
+    return order
+
+
 def redepth(node: Node) -> int:
     """``node``'s depth of unevaluated history counted again (and that of every pending node under it):
     a node keeps the depth it was made with, and evaluations of nodes under it since then (an index
     instruction's bound, a read) leave it too deep, so that ``MAX_DEPTH`` would evaluate it for history
     that is evaluated already. A chained write into a region keeps the depth of the write under it
     (array_object/indexing.py ``chained``)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            order.append(n)
+    for n in post_order([node], _pending):
+        if n.data is not None:
             continue
-        if n.serial in seen or n.data is not None:
-            continue
-        seen.add(n.serial)
-        stack.append((n, True))
-        stack.extend([(i, False) for i in n.inputs])
-    for n in order:
         if n.chain > 1:
             n.depth = n.inputs[0].depth
         else:
@@ -138,6 +150,10 @@ def redepth(node: Node) -> int:
                     d = i.depth
             n.depth = d + 1
     return node.depth
+
+
+def _pending(n: Node) -> bool:
+    return n.data is None
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})     # attrs that are their own key

@@ -38,7 +38,7 @@ variant, ``G``, and runs further passes over the partials when ``G`` > 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +50,7 @@ from .wgsl import WORKGROUP, Rendered, _Gen, _suffix, fill
 from .wgsl_cast import SMALL_WRAP, wrap_small
 from .wgsl_lib import helpers_for
 from .wgsl_parts import declare_bindings, epilogue_stores, input_types, output_types, reduction_index, store_value
-from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, vector_ok, vector_types, word_walk
+from .wgsl_reduce_flat import FlatGen, axes_block, block_sizes, flat_inputs, trips, vector_ok, vector_types, word_walk
 from .wgsl_size import heavy
 
 COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
@@ -68,11 +68,6 @@ SEG_MIN = 96
 MANY_ROWS = 16384
 SHORT_ROW = 128
 _HEAVY: dict[tuple, bool] = {}      # (signature, operand, axes) -> whether the prologue is heavy
-
-
-def wide_operand(kernel: Kernel, op_i: int) -> bool:
-    """Whether operand ``op_i`` holds 8-byte (or wider) elements."""
-    return kernel.instrs[op_i].dtype.itemsize > 4
 
 
 def heavy_prologue(kernel: Kernel, op_i: int, axes: tuple[int, ...]) -> bool:
@@ -163,7 +158,8 @@ def choose_variant(kernel: Kernel, subgroups: bool = False,
     o, length, inner = block_sizes(shape, block)
     fi = flat_inputs(kernel, op_i, axes)
     # a heavy prologue keeps 4-byte vec4 words (one a trip), not 8-byte ones
-    vec_ok = vector and fi is not None and vector_ok(kernel, fi) and not (single and wide_operand(kernel, op_i))
+    wide = kernel.instrs[op_i].dtype.itemsize > 4
+    vec_ok = vector and fi is not None and vector_ok(kernel, fi) and not (single and wide)
     short = length < SMALL_ROW or (o >= MANY_ROWS and length <= SHORT_ROW)
     if inner == 1 and (not short or o == 1):
         return Variant("row", flat=fi is not None, vec=4 if vec_ok else 1, sg=sg, single=single), (o, length, inner)
@@ -238,18 +234,6 @@ def shared_tree(rop: str, dt: np.dtype, a: str, width: int, lane: str) -> list[s
 
 def _indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + ln for ln in lines]
-
-
-def _trips(two: list[str], one: list[str], step: str, end: str, single: bool,
-           pre_two: Sequence[str] = (), pre_one: Sequence[str] = ()) -> list[str]:
-    """The loop over ``k`` (declared before it) to ``end``: ``two`` elements a trip (``k`` and ``k + step``)
-    and a last ``one``, or ``one`` a trip when ``single`` (a heavy prologue rendered once)."""
-    if single:
-        return ["  loop {", f"    if (k >= {end}) {{ break; }}", *pre_one, *_indent(one, 2),
-                f"    k = k + {step};", "  }"]
-    return ["  loop {", f"    if (k + {step} >= {end}) {{ break; }}", *pre_two, *_indent(two, 2),
-            f"    k = k + 2u * {step};", "  }",
-            f"  if (k < {end}) {{", *pre_one, *_indent(one, 2), "  }"]
 
 
 class _Parts:
@@ -332,30 +316,13 @@ class _Parts:
         are in flight together (``reduction_index`` renders both bodies); one a trip for a heavy prologue
         (``Variant.single``: ``accs[1]`` stays the identity)."""
         split, body, val = reduction_index(self.g, self.op_i, self.axes)
-        if self.v.single:
-            return split, [*self.acc_decl(accs),
-                           f"  var k = {start};",
-                           "  loop {",
-                           f"    if (k >= {end}) {{ break; }}",
-                           *body,
-                           "  " + self.step(accs[0], val),
-                           f"    k = k + {step};",
-                           "  }"]
-        _s, body_b, val_b = reduction_index(self.g, self.op_i, self.axes, "kb", "_b")
-        return split, [*self.acc_decl(accs),
-                       f"  var k = {start};",
-                       "  loop {",
-                       f"    if (k + {step} >= {end}) {{ break; }}",
-                       f"    let kb = k + {step};",
-                       *body, *body_b,
-                       "  " + self.step(accs[0], val),
-                       "  " + self.step(accs[1], val_b),
-                       f"    k = k + 2u * {step};",
-                       "  }",
-                       f"  if (k < {end}) {{",
-                       *body,
-                       "  " + self.step(accs[0], val),
-                       "  }"]
+        one = [*body, "  " + self.step(accs[0], val)]
+        two: list[str] = []
+        if not self.v.single:
+            _s, body_b, val_b = reduction_index(self.g, self.op_i, self.axes, "kb", "_b")
+            two = [*body, *body_b, "  " + self.step(accs[0], val), "  " + self.step(accs[1], val_b)]
+        return split, [*self.acc_decl(accs), f"  var k = {start};",
+                       *trips(two, one, step, end, self.v.single, [f"    let kb = k + {step};"])]
 
     def source(self, main: str, shared: bool) -> Rendered:
         in_types = input_types(self.k)
@@ -401,7 +368,7 @@ def _row(p: _Parts) -> Rendered:
         loop = [*p.acc_decl(["acc0", "acc1"]),
                 "  let s0 = m * L;",
                 f"  var k = chunk * {WORKGROUP}u + lid;",
-                *_trips(two, one, "step", "L", v.single),
+                *trips(two, one, "step", "L", v.single),
                 f"  var acc = {p.fold(['acc0', 'acc1'])};"]
     combined = workgroup_combine(p.rop, p.cdt, "acc", v.sg, lambda x: p.stores(x, "w"))
     body = head + g.hoisted + loop + combined
@@ -449,7 +416,7 @@ def _col(p: _Parts) -> Rendered:
         pre_two, pre_one = [], []
     loop = [*p.acc_decl(accs),
             "  var k = k0;",
-            *_trips(two, one, "1u", "k1", v.single, pre_two, pre_one)]
+            *trips(two, one, "1u", "k1", v.single, pre_two, pre_one)]
     for j in range(vc):
         loop += _indent(p.stores(combine(p.rop, p.cdt, f"acca_{j}", f"accb_{j}"), f"c * M + {outs[j]}"), 2)
     return p.source(compute_main(False, head + g.hoisted + loop), False)
@@ -473,7 +440,7 @@ def _seg(p: _Parts) -> Rendered:
             "  if (valid) {",
             "    let s0 = m * L;",
             "    var k = lane;",
-            *_indent(_trips(two, one, f"{seg}u", "L", v.single), 2),
+            *_indent(trips(two, one, f"{seg}u", "L", v.single), 2),
             "  }",
             *shared_tree(p.rop, p.cdt, p.fold(["acc0", "acc1"]), seg, "lane"),
             "  if (valid && lane == 0u) {",

@@ -18,6 +18,7 @@ only on the output index; ``FlatGen`` evaluates them once, before the loop
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -193,6 +194,19 @@ class FlatGen(_Gen):
         return self.emit(f"{expr} != 0u" if ins.dtype == np.bool_ else expr)
 
 
+def trips(two: list[str], one: list[str], step: str, end: str, single: bool,
+          pre_two: Sequence[str] = (), pre_one: Sequence[str] = (), k: str = "k") -> list[str]:
+    """The loop over ``k`` (declared before it) to ``end``: ``two`` elements a trip (``k`` and ``k + step``,
+    after ``pre_two``) and a last ``one`` (after ``pre_one``), or ``one`` a trip when ``single`` (a heavy
+    prologue rendered once: ``wgsl_size.heavy``)."""
+    if single:
+        return ["  loop {", f"    if ({k} >= {end}) {{ break; }}", *pre_one, *["  " + ln for ln in one],
+                f"    {k} = {k} + {step};", "  }"]
+    return ["  loop {", f"    if ({k} + {step} >= {end}) {{ break; }}", *pre_two, *["  " + ln for ln in two],
+            f"    {k} = {k} + 2u * {step};", "  }",
+            f"  if ({k} < {end}) {{", *pre_one, *["  " + ln for ln in one], "  }"]
+
+
 def word_walk(first: str, two: list[str] | None, one: list[str], edge: list[str], edges: str = "chunk == 0u",
               lane: str = "lid") -> list[str]:
     """The walk over one output's flat elements ``[s0, e0)`` (``s0``, ``e0`` and ``step`` defined before it) as
@@ -203,23 +217,8 @@ def word_walk(first: str, two: list[str] | None, one: list[str], edge: list[str]
     ``wgsl_size.heavy``). Shared by the row reductions and argmax / argmin."""
     def ind(lines: list[str], n: int) -> list[str]:
         return [" " * n + ln.strip() for ln in lines]
-    words = (["  loop {",
-              "    if (q >= qe) { break; }",
-              "    let qa = q;",
-              *ind(one, 4),
-              "    q = q + step;",
-              "  }"] if two is None else
-             ["  loop {",
-              "    if (q + step >= qe) { break; }",
-              "    let qa = q;",
-              "    let qb = q + step;",
-              *ind(two, 4),
-              "    q = q + 2u * step;",
-              "  }",
-              "  if (q < qe) {",
-              "    let qa = q;",
-              *ind(one, 4),
-              "  }"])
+    words = trips(ind(two or [], 2), ind(one, 2), "step", "qe", two is None,
+                  ["    let qa = q;", "    let qb = q + step;"], ["    let qa = q;"], "q")
     return ["  let qs = (s0 + 3u) / 4u;",
             "  let qe = max(e0 / 4u, qs);",
             "  let he = min(e0, qs * 4u);          // head: [s0, he)",
