@@ -41,7 +41,7 @@ import weakref
 
 import numpy as np
 
-from ..graph.node import Node
+from ..graph.node import Node, post_order
 from ..graph.shapes import contiguous_strides
 from .kernel import FUSABLE_OPS, Instr, Kernel, Result
 
@@ -191,25 +191,18 @@ def _internal(n: Node, reads: dict[int, int], as_base: dict[int, int], own: dict
     return as_base.get(s, 0) == 1 and reads.get(s, 0) == 1 + own.get(s, 0)
 
 
+def _pending_fusable(n: Node) -> bool:
+    return n.data is None and n.op in FUSABLE_OPS
+
+
 def _own_reads(w: Node, reads: dict[int, int], targets: set[int]) -> int:
     """How many ``prevreads`` views ``w``'s value has where nothing outside that value reads them or what
     is computed from them (its pass then reads them from the result); 0 otherwise."""
     views = {v.serial for v in prevreads.get(w, ())}
     value = w.inputs[1]
-    cone: dict[int, Node] = {}
-    post: list[Node] = []
-    stack: list[tuple[Node, bool]] = [(value, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            post.append(n)
-            continue
-        if n.data is not None or n.serial in cone or n.op not in FUSABLE_OPS:
-            continue
-        cone[n.serial] = n
-        stack.append((n, True))
-        if n.serial not in views:
-            stack += [(i, False) for i in n.inputs]
+    post = [n for n in post_order([value], lambda n: n.serial not in views and _pending_fusable(n))
+            if _pending_fusable(n)]
+    cone = {n.serial: n for n in post}
     if not views <= cone.keys():
         return 0
     inner: dict[int, int] = {value.serial: 1}           # reads from inside the value's cone (and by ``w``)

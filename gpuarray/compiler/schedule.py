@@ -28,7 +28,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..core.ops import OPS
-from ..graph.node import Node
+from ..graph.node import Node, post_order
 from ..graph.shapes import contiguous_strides
 from . import plan_cache
 from .colfuse import col_kernel
@@ -52,25 +52,13 @@ def _topo(targets: Sequence[Node], through_breakers: bool, stop: Collection[int]
     breaker is read as an input, not inlined), and at the nodes whose serials are
     in ``stop`` (computed by a kernel of their own: ``_reused_operands``).
     """
-    order: list[Node] = []
-    seen: set[int] = set()
-    for t in targets:
-        stack: list[tuple[Node, bool]] = [(t, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if node.serial in seen and not expanded:
-                continue
-            if expanded:
-                order.append(node)
-                continue
-            seen.add(node.serial)
-            stack.append((node, True))
-            leaf = node.realized or (not through_breakers and (is_breaker(node) or node.serial in stop))
-            if not leaf:
-                for i in reversed(node.inputs):
-                    if i.serial not in seen:
-                        stack.append((i, False))
-    return order
+    if through_breakers:
+        return post_order(targets, _unrealized)
+    return post_order(targets, lambda n: not (n.realized or is_breaker(n) or n.serial in stop))
+
+
+def _unrealized(n: Node) -> bool:
+    return not n.realized
 
 
 def build_kernel(targets: Sequence[Node], epilogue: Sequence[Node] = (), stop: Collection[int] = ()) -> Kernel:
