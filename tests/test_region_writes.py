@@ -245,3 +245,34 @@ def test_disjoint_agrees_with_numpy_on_random_places() -> None:
         assert regions.disjoint(places[0], places[1]) == want, places
         seen[want] += 1
     assert min(seen.values()) > 300
+
+
+def test_disjoint_of_shifted_lattices_is_exact() -> None:
+    """Two places of one lattice shifted (a stencil's views against the region it writes: equal sizes and
+    strides, some flipped) are decided by arithmetic (``regions._same_lattice``), exactly as
+    ``np.shares_memory`` with unbounded effort, including strided lattices that interleave without meeting."""
+    rng = np.random.default_rng(11)
+    buf = np.empty(8192, np.uint8)
+    seen = {True: 0, False: 0}
+    used = 0
+    for _ in range(3000):
+        nd = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(1, 7, nd))
+        st, size = [], 1
+        for d in reversed(shape):                   # C strides of a base with gaps between rows
+            size *= int(rng.integers(1, 3))
+            st.insert(0, size)
+            size *= d
+        st = [s * int(rng.choice([1, 2, 3])) if i == len(st) - 1 else s for i, s in enumerate(st)]
+        places, arrays = [], []
+        for _ in range(2):
+            sgn = [-s if rng.random() < 0.3 else s for s in st]
+            lo = sum((d - 1) * s for d, s in zip(shape, sgn) if s < 0)
+            off = int(rng.integers(-lo, 200 - lo))
+            places.append(regions.place(off, shape, tuple(sgn)))
+            arrays.append(np.lib.stride_tricks.as_strided(buf[off:], shape, tuple(sgn)))
+        used += regions._same_lattice(*places) is not None
+        want = not np.shares_memory(arrays[0], arrays[1], max_work=None)
+        assert regions.disjoint(places[0], places[1]) == want, places
+        seen[want] += 1
+    assert min(seen.values()) > 300 and used > 2000

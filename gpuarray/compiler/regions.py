@@ -117,6 +117,9 @@ def disjoint(a: Place, b: Place) -> bool:
     # NumPy call, which costs tens of microseconds)
     if dense(a) and (dense(b) or lo_a <= lo_b and hi_b <= hi_a) or dense(b) and lo_b <= lo_a and hi_a <= hi_b:
         return False
+    same = _same_lattice(a, b)
+    if same is not None:                    # shifted copies of one lattice (a stencil's views): exact
+        return not _meets(same[0], same[1])
     lo = min(lo_a, lo_b)
     whole = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), (max(hi_a, hi_b) - lo + 1,), (1,))
     places = []
@@ -128,6 +131,45 @@ def disjoint(a: Place, b: Place) -> bool:
         return not np.shares_memory(places[0], places[1], max_work=DISJOINT_WORK)  # type: ignore[arg-type]
     except np.exceptions.TooHardError:
         return False
+
+
+def _same_lattice(a: Place, b: Place) -> tuple[int, list[tuple[int, int]]] | None:
+    """(b's first element minus a's, their dims by decreasing stride) where ``a`` and ``b`` hold the same
+    lattice of elements shifted (equal sizes and strides once negative strides are walked forwards) and
+    each stride exceeds the extent of the dims under it (no element reached twice); else None."""
+    (off_a, dims_a), (off_b, dims_b) = a, b
+    for d, st in dims_a:
+        if st < 0:
+            off_a += (d - 1) * st
+    for d, st in dims_b:
+        if st < 0:
+            off_b += (d - 1) * st
+    da = sorted([(abs(st), d) for d, st in dims_a], reverse=True)
+    if da != sorted([(abs(st), d) for d, st in dims_b], reverse=True):
+        return None
+    under = 0
+    for st, d in reversed(da):
+        if st <= under:
+            return None
+        under += (d - 1) * st
+    return off_b - off_a, [(d, st) for st, d in da]
+
+
+def _meets(delta: int, dims: list[tuple[int, int]]) -> bool:
+    """Whether ``delta`` is a sum of ``k * stride`` with ``|k| < size`` over ``dims`` (decreasing strides,
+    each larger than the extent under it): then the two shifted lattices share an element. Each dim's
+    ``k`` is the floor of ``delta / stride`` or the next integer, since the dims under it reach less than
+    one stride."""
+    if not dims:
+        return delta == 0
+    (d, st), rest = dims[0], dims[1:]
+    under = sum((n - 1) * s for n, s in rest)
+    k0 = delta // st
+    for k in (k0, k0 + 1):
+        r = delta - k * st
+        if abs(k) < d and abs(r) <= under and _meets(r, rest):
+            return True
+    return False
 
 
 def chain_length(node: Node) -> int:
