@@ -199,6 +199,20 @@ def test_parameters_rewritten_only_when_they_change(wgpu_device: xp.Device, monk
     assert len(placed) <= 2, placed            # the replayed programs of 2.0 and of 3.0, once each
 
 
+def test_provider_keeps_a_host_visible_upload_allocation(wgpu_device: xp.Device) -> None:
+    """The provider keeps one mapped ``MAP_WRITE`` buffer alive for its lifetime (``upload_anchor``): with no
+    other host-visible allocation alive, every small ``queue.write_buffer`` made and released a memory block of
+    the driver (H200: about 2 ms each, docs/benchmarks.md "Small uploads"). Small uploads next to it stay right."""
+    prov: Any = wgpu_device.provider
+    anchor = prov.upload_anchor
+    assert anchor is not None and anchor.size == webgpu.UPLOAD_ANCHOR_BYTES
+    assert anchor.usage & prov.wgpu.BufferUsage.MAP_WRITE and anchor.map_state == "mapped"
+    for k in range(5):
+        v = np.array([k, -0.0, np.inf, np.nan], np.float32)
+        assert_same(xp.asarray(v, device=wgpu_device) * 2, v * 2)
+    assert prov.upload_anchor is anchor
+
+
 def test_alternating_evaluations_upload_no_parameters(wgpu_device: xp.Device, monkeypatch: Any) -> None:
     """Three evaluations read back one after another, over and over (a LogisticRegression iteration's
     loss, gradient and intercept): once each has been replayed, a round uploads no parameters (each

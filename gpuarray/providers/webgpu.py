@@ -83,6 +83,8 @@ SUBMIT_BYTES = int(os.environ.get("GPUARRAY_SUBMIT_MB", "1024")) << 20
 STATIC_KEEP = 32           # static_buffer tables kept per provider (FFT twiddles ...)
 WIDE_KEEP = 256            # and kernels' 64-bit constants, apart (wgpu_bindings.KeptBuffers)
 
+# a kept host-visible allocation (the provider's ``upload_anchor``; GPUARRAY_UPLOAD_ANCHOR=0: none, to measure)
+UPLOAD_ANCHOR_BYTES = 0 if os.environ.get("GPUARRAY_UPLOAD_ANCHOR") == "0" else 1 << 20
 WANTED_FEATURES = ("shader-f64", "shader-int64", "shader-f16", "subgroup", "timestamp-query",
                    "timestamp-query-inside-passes")
 WANTED_LIMITS = (
@@ -128,6 +130,12 @@ class WgpuProvider(WgpuMemory):
         self.pool = BufferPool(self.device, bu.STORAGE | bu.COPY_SRC | bu.COPY_DST, keep, self.max_buffer)
         self.staging = BufferPool(self.device, bu.MAP_READ | bu.COPY_DST, 256 << 20, self.max_buffer)
         self.staging_w = BufferPool(self.device, bu.MAP_WRITE | bu.COPY_SRC, 256 << 20, self.max_buffer)
+        # wgpu stages every ``queue.write_buffer`` (parameters, small uploads) in host-visible memory of its
+        # own, freed once the GPU is done with it; with no other allocation of that memory alive, each one
+        # allocated and freed a memory block of the driver: H200, 2.8 ms a 16-byte write and 2.5 ms more in
+        # the wait after it (probes/wb_probe.py), against 20 us and none while this buffer lives
+        self.upload_anchor = self.device.create_buffer(size=UPLOAD_ANCHOR_BYTES, usage=bu.MAP_WRITE | bu.COPY_SRC,
+                                                       mapped_at_creation=True) if UPLOAD_ANCHOR_BYTES else None
         self.bindings = BindGroupCache()            # bind groups of pool buffers, for repeated dispatches
         self.pool.on_destroy = self.bindings.forget
         self.rendered: dict[tuple, Rendered] = {}
