@@ -541,10 +541,16 @@ FLT.update(FLT_B)
 F32.update(F32_B)
 INT.update(INT_B)
 
-_NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
+# a library helper's name in WGSL text: ga_<name>_<type suffix> (wgsl_size counts their inlined lines too)
+HELPER_NAME = re.compile(r"\bga_([a-z0-9]+)_(f32|f64|i32|i64|u32|u64|c64|c128)\b")
 
 
-def _definition(name: str, suffix: str) -> str:
+def definition(name: str, suffix: str) -> str:
+    """The WGSL text of helper ``ga_<name>_<suffix>`` with its type's constants filled in (KeyError: none such).
+
+    >>> definition("isnan", "f32").startswith("fn ga_isnan_f32")
+    True
+    """
     if suffix in CPLX_CONSTS:
         table = C64 if suffix == "c64" and name in C64 else C128 if suffix == "c128" and name in C128 else CPX
         consts = CPLX_CONSTS[suffix]
@@ -570,13 +576,13 @@ def helpers_for(src: str) -> str:
         key = (name, suffix)
         if key in done:
             return
-        text = _definition(name, suffix)
+        text = definition(name, suffix)
         done[key] = text
-        for m in _NAME.finditer(text):
+        for m in HELPER_NAME.finditer(text):
             if (m.group(1), m.group(2)) != key:
                 visit(m.group(1), m.group(2))
         order.append(key)
 
-    for m in _NAME.finditer(src):
+    for m in HELPER_NAME.finditer(src):
         visit(m.group(1), m.group(2))
     return "\n".join(done[k] for k in order)

@@ -14,21 +14,21 @@ import functools
 import os
 from collections.abc import Sequence
 
-from .wgsl_lib import _NAME, _definition
+from .wgsl_lib import HELPER_NAME, definition
 
 
 @functools.cache
 def _inlined(name: str, suffix: str) -> int:
     """Lines of helper ``ga_<name>_<suffix>`` with every helper it calls counted in full at each call."""
-    text = _definition(name, suffix)
-    return text.count("\n") + 1 + sum(_inlined(m.group(1), m.group(2)) for m in _NAME.finditer(text)
+    text = definition(name, suffix)
+    return text.count("\n") + 1 + sum(_inlined(m.group(1), m.group(2)) for m in HELPER_NAME.finditer(text)
                                        if (m.group(1), m.group(2)) != (name, suffix))
 
 
 def inlined_lines(lines: Sequence[str]) -> int:
     """How many lines a driver compiles for ``lines`` once it has inlined every helper they call, at
     each call: the measure of a fused prologue's size (``inlined_lines(["ga_sin_f64(x)"])`` is 355)."""
-    return len(lines) + sum(_inlined(m.group(1), m.group(2)) for ln in lines for m in _NAME.finditer(ln))
+    return len(lines) + sum(_inlined(m.group(1), m.group(2)) for ln in lines for m in HELPER_NAME.finditer(ln))
 
 
 # A prologue whose WGSL passes this many lines with its helpers inlined is rendered once per loop trip by
