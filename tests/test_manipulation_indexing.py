@@ -164,6 +164,16 @@ def test_roll(device, shift, axis):
     assert_same(xp.roll(_ga(a, device) + 1, shift, axis=axis), np.roll(a + 1, shift, axis=axis))
 
 
+
+def test_roll_of_views(device):
+    """Rolls of strided views (transposed, flipped, sliced, an axis of one element): the two slices are
+    taken on the view's base at its offset and strides."""
+    a = _data("float32", (5, 1, 6))
+    for view in (lambda x: x, lambda x: x[::-1], lambda x: x[1:, :, ::-2], lambda x: xp.permute_dims(x, (2, 1, 0))
+                 if isinstance(x, xp.GpuArray) else np.transpose(x, (2, 1, 0))):
+        for axis, shift in ((0, 2), (1, 3), (2, -4), (-1, 7)):
+            assert_same(xp.roll(view(_ga(a, device)), shift, axis=axis), np.roll(view(a), shift, axis=axis))
+
 def test_roll_special(device):
     b = np.array([True, False, False])
     assert_same(xp.roll(_ga(b, device), 1), np.roll(b, 1))

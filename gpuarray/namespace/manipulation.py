@@ -19,7 +19,7 @@ from ..array_object.aliasing import derive
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
 from ..array_object.hooks import register
-from ..array_object.indexing import basic_index, bounded, concat_nodes
+from ..array_object.indexing import bounded, concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views
@@ -314,9 +314,11 @@ def _roll_axis(node: Node, s: int, ax: int) -> Node:
     if n == 0 or s % n == 0:
         return node
     s %= n
-    pre = (slice(None),) * ax
-    tail = basic_index(node, pre + (slice(n - s, None),))
-    head = basic_index(node, pre + (slice(0, n - s),))
+    # the two slices ``node[..., n - s:]`` and ``node[..., :n - s]`` as views of its base (basic_index's result,
+    # without normalizing an index: Life's step takes sixteen rolls)
+    base, shape, strides, off = views.strided_parts(node)
+    tail = views.strided_view(base, shape[:ax] + (s,) + shape[ax + 1:], strides, off + (n - s) * strides[ax])
+    head = views.strided_view(base, shape[:ax] + (n - s,) + shape[ax + 1:], strides, off)
     return bounded(make("concat", (tail, head), node.dtype, node.shape, (ax,), node.device))
 
 
