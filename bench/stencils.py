@@ -14,7 +14,7 @@ Cases (the same Python code runs on every library's arrays; float32 values unifo
   2048 x 4096 booleans (30 % alive).
 
 Each step reads the previous one at shifted indices: fused steps would compute the previous step once per
-shift (gpuarray evaluates what a step reads more than once: ``array_object/indexing.py``, ``bounded``). Each
+shift (gpuarray evaluates what a step reads more than once: ``array_object/bounds.py``, ``bounded``). Each
 loop ends with a synchronization; the figure is the median of ``--runs`` loops after one warm-up loop, each
 from a fresh copy of the start. gpuarray's result is checked against NumPy's.
 """

@@ -1,4 +1,4 @@
-"""Index instructions and repeated reads at shifted indices (gpuarray/array_object/indexing.py ``bounded``): a
+"""Index instructions and repeated reads at shifted indices (gpuarray/array_object/bounds.py ``bounded``): a
 stencil step reads the previous step at several shifts, so fusing steps would compute each value
 once per shift (3^k work for k fused heat steps). What a step reads at several indices is evaluated
 instead (the previous step, not the step's own new values), and the results are NumPy's. Counts of
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import gpuarray as xp
-from gpuarray.array_object import indexing as _indexing
+from gpuarray.array_object import bounds as _indexing
 from gpuarray.graph.node import MAX_DEPTH, redepth
 
 from .conftest import assert_same

@@ -36,8 +36,8 @@ import math
 import numpy as np
 
 from ..array_object.array import GpuArray
+from ..array_object.bounds import bounded
 from ..array_object.elementwise import finish
-from ..array_object.indexing import bounded
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import contiguous_strides

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
+from ..array_object.bounds import bounded, concat_nodes
 from ..array_object.elementwise import finish
-from ..array_object.indexing import bounded, concat_nodes
 from ..core.dtypes import bool_
 from ..graph import views
 from ..graph.node import Node, const, leaf, make

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray
+from ..array_object.bounds import bounded
 from ..array_object.elementwise import apply, finish
 from ..array_object.hooks import register
-from ..array_object.indexing import basic_index, bounded, broadcast_value, index_walk, write_region
+from ..array_object.indexing import basic_index, broadcast_value, index_walk, write_region
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views

@@ -23,9 +23,9 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from ..array_object.array import GpuArray
+from ..array_object.bounds import concat_nodes
 from ..array_object.elementwise import apply, astype_node, common_device, finish
 from ..array_object.hooks import register
-from ..array_object.indexing import concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views

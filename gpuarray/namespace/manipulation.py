@@ -17,9 +17,9 @@ from numpy.exceptions import AxisError
 
 from ..array_object.aliasing import derive
 from ..array_object.array import GpuArray, expect_array
+from ..array_object.bounds import bounded, concat_nodes
 from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
 from ..array_object.hooks import register
-from ..array_object.indexing import bounded, concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..array_object.indexing import concat_nodes
+from ..array_object.bounds import concat_nodes
 from ..graph import views
 from ..graph.node import Node, make
 from ..graph.shapes import contiguous_strides

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from ..array_object.indexing import concat_nodes
+from ..array_object.bounds import concat_nodes
 from ..core.dtypes import STORAGE_NP
 from ..core.ops import OPS
 from ..graph import views

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..array_object.array import GpuArray, expect_array
+from ..array_object.bounds import concat_nodes
 from ..array_object.elementwise import _coerce, astype_node, common_device, finish
-from ..array_object.indexing import concat_nodes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views

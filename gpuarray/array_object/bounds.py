@@ -1,0 +1,129 @@
+"""The duplication bound of index instructions (``bounded``): how much of a pending cone a gather, concat or
+write into a region may inline before what it reads at several indices is evaluated first.
+
+>>> import gpuarray as xp
+>>> a = xp.arange(6.0, device="cpu")
+>>> concat_nodes([a[3:]._node, a[:3]._node], 0).shape
+(6,)
+"""
+
+from __future__ import annotations
+
+from ..compiler.kernel import FUSABLE_OPS
+from ..compiler.schedule import compiles
+from ..graph.node import Node, make, redepth
+from ..runtime.planner import evaluate_nodes
+
+# Largest fused cone, in distinct (node, index path) pairs, that an index instruction inlines, and
+# the most it may exceed the cone's distinct nodes by (DUP_RATIO times them, plus DUP_SLACK). A node
+# read at several indices (shifted slices, gathers, a concat of an array with a slice of itself) is
+# computed once per index in a fused kernel: a heat stencil's step reads the previous step at three
+# shifts, so fusing k steps computes about 3^k values per element where k kernels compute 5k. Past
+# the duplication bound or FUSE_LIMIT the outermost computing nodes read at several indices are evaluated
+# first (a stencil's step before: each step then is one kernel, and repeated steps replay one plan); the
+# instruction's inputs only where that finds none or leaves the cone past FUSE_LIMIT. On a device
+# whose kernels are NumPy calls on the host (the cpu device) every value computed twice is computed
+# twice by whole-array calls, so there any node read at several indices is evaluated first (ratio 1,
+# no slack). Before the duplication bound, FUSE_LIMIT alone (a tree size of 256) let 200 heat steps run
+# as 159 kernels of up to 5 fused steps: 10x NumPy's time on the host; and lavapipe once took 14 s to
+# compile a 3000-line shader of such a cone. Until the sixty-second session the duplication bound also
+# evaluated all inputs (the step's new values too, which recomputed the previous step at three shifts
+# in a kernel of their own): 200 heat steps took 328 evaluations and 463 dispatches (200 and 200 now).
+FUSE_LIMIT = 256
+DUP_RATIO = 2
+DUP_SLACK = 16
+_REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstrided", "setpart"})
+# what moves values without computing them: read at several indices, each read only addresses (the
+# values under it may be worth a kernel of their own: ``_reread`` looks below these)
+_MOVES = frozenset({"view", "reshape", "astype", "const", "concat", "gather"})
+
+
+def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> tuple[int, int]:
+    """(distinct (node, index path) pairs, distinct nodes) of ``node``'s fusable cone, counting
+    stops past ``limit`` pairs: what a kernel fusing it computes per element, against what
+    evaluating each node once would. ``paths``, when given, receives the index paths counted per
+    node serial."""
+
+    seen: set[tuple[int, tuple]] = set()
+    counts: dict[int, int] = {} if paths is None else paths      # index paths per node serial
+    stack: list[tuple[Node, tuple]] = [(node, ())]
+    pop, push, add, get, fusable, reindex = stack.pop, stack.append, seen.add, counts.get, FUSABLE_OPS, _REINDEX
+    pairs = 0
+    while stack:
+        n, path = pop()
+        serial = n.serial
+        key = (serial, path)
+        if key in seen:
+            continue
+        add(key)
+        counts[serial] = get(serial, 0) + 1
+        pairs += 1
+        if pairs > limit:
+            break
+        if n.data is not None or (n is not node and n.op not in fusable):     # realized, or a breaker
+            continue
+        sub = path + (serial,) if n.op in reindex else path
+        for i in n.inputs:
+            push((i, sub))
+    return pairs, len(counts)
+
+
+def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
+    """The outermost nodes of ``node``'s fusable cone that compute something and are read at several
+    indices (``paths``: ``_fused_size``'s counts); the nodes under them are not looked at."""
+    out: list[Node] = []
+    seen: set[int] = set()
+    stack = list(node.inputs)
+    fusable = FUSABLE_OPS
+    while stack:
+        n = stack.pop()
+        if n.serial in seen or n.data is not None or n.op not in fusable:
+            continue
+        seen.add(n.serial)
+        if paths.get(n.serial, 0) > 1 and n.op not in _MOVES:
+            out.append(n)
+            continue
+        stack.extend(n.inputs)
+    return out
+
+
+def bounded(node: Node) -> Node:
+    """``node``, with the outermost nodes its fused cone reads at several indices evaluated first when the
+    cone would compute too much twice (``DUP_RATIO``; any of them on a host device) or exceed
+    ``FUSE_LIMIT``; its inputs when evaluating those does not bring the cone under ``FUSE_LIMIT``."""
+    host = None
+    for _ in range(4):
+        paths: dict[int, int] = {}
+        pairs, distinct = _fused_size(node, FUSE_LIMIT, paths)
+        over = pairs > FUSE_LIMIT
+        if not over:
+            if pairs <= distinct:
+                return node
+            if host is None:
+                host = not compiles(node.device)
+            if not (pairs > distinct if host else pairs > DUP_RATIO * distinct + DUP_SLACK):
+                return node
+        again = _reread(node, paths)
+        if not again:
+            if not over and host:
+                return node             # only addressing read twice: nothing computed twice
+            break
+        evaluate_nodes(again)
+        redepth(node)
+        if not over:
+            return node
+    else:
+        if _fused_size(node, FUSE_LIMIT)[0] <= FUSE_LIMIT:
+            return node
+    evaluate_nodes([i for i in node.inputs if not i.realized])
+    redepth(node)
+    return node
+
+
+def concat_nodes(nodes: list[Node], ax: int) -> Node:
+    """The node joining ``nodes`` along axis ``ax`` (``concat``; the reductions and compactions by blocks)."""
+    if len(nodes) == 1:
+        return nodes[0]
+    n0 = nodes[0]
+    shape = n0.shape[:ax] + (sum(n.shape[ax] for n in nodes),) + n0.shape[ax + 1:]
+    return bounded(make("concat", tuple(nodes), n0.dtype, shape, (ax,), n0.device))
