@@ -650,3 +650,22 @@ def test_bounds_of_evaluated_index_arrays(device):
     am = xp.argmax(_ga(np.array([[1.0, 5.0], [7.0, 2.0]]), device), axis=1)
     xp.evaluate(am)
     assert_same(xp.take(classes, am), np.array([3, 1]))
+
+
+def test_basic_place_of_plain_slices_matches_the_walk():
+    """``basic_place``'s path for one slice a dimension (a stencil's views) gives the place the general
+    walk gives (the same key with a trailing ``...``), for steps of either sign, bounds past the ends,
+    NumPy integers as bounds and empty dimensions."""
+    from gpuarray.array_object.indexing import basic_place
+    rng = np.random.default_rng(5)
+    bounds = [None, -9, -2, -1, 0, 1, 3, 8, np.int64(2)]
+    for _ in range(3000):
+        nd = int(rng.integers(1, 4))
+        shape = tuple(int(d) for d in rng.integers(0, 7, nd))
+        strides = tuple(int(s) for s in rng.integers(-20, 21, nd))
+        key = tuple(slice(bounds[rng.integers(len(bounds))], bounds[rng.integers(len(bounds))],
+                          [None, 1, 2, -1, -3][rng.integers(5)]) for _ in range(nd))
+        off = int(rng.integers(0, 100))
+        assert basic_place(shape, strides, off, key) == basic_place(shape, strides, off, key + (Ellipsis,))
+        if nd == 1:
+            assert basic_place(shape, strides, off, key[0]) == basic_place(shape, strides, off, key + (Ellipsis,))

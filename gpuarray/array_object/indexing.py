@@ -40,8 +40,13 @@ def is_basic(key: Any) -> bool:
     t = type(key)
     if t is int or t is slice:                  # a loop's ``x[i]``, ``x[a:b]`` (not bool: a mask)
         return True
-    items = key if isinstance(key, tuple) else (key,)
-    return not any(_is_advanced_item(k) for k in items)
+    if t is not tuple:
+        return not _is_advanced_item(key)
+    for k in key:                               # (a loop, not any() over a generator: the stencil's hot path)
+        t = type(k)
+        if t is not slice and t is not int and k is not None and k is not Ellipsis and _is_advanced_item(k):
+            return False
+    return True
 
 
 def _normalize_key(key: Any, ndim: int) -> list[Any]:
@@ -87,6 +92,22 @@ def basic_place(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
     """
     new_shape: list[int] = []
     new_strides: list[int] = []
+    items = (key,) if type(key) is slice else key
+    if type(items) is tuple and len(items) == len(shape):
+        at = offset
+        for k, stride, size in zip(items, strides, shape):     # one slice a dim (a stencil's views): no walk
+            if type(k) is not slice:
+                break
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            new_shape.append(n)
+            new_strides.append(0 if n == 1 else stride * step)
+            if n:
+                at += start * stride
+        else:
+            return tuple(new_shape), tuple(new_strides), int(at)
+        new_shape.clear()
+        new_strides.clear()
     for axis, start, step, n in index_walk(_normalize_key(key, len(shape)), shape):
         if axis < 0:                                    # None: a new axis of one element
             new_shape.append(1)
@@ -296,8 +317,14 @@ def point_read(node: Node) -> Any:
 def one_element(key: Any, ndim: int) -> bool:
     """Whether a basic index is an integer for every axis: one element, which NumPy reads as a
     scalar (not a view) and writes only from a scalar or a 0-d array."""
-    items = key if isinstance(key, tuple) else (key,)
-    return len(items) == ndim and not any(k is None or k is Ellipsis or isinstance(k, slice) for k in items)
+    if type(key) is not tuple:
+        return ndim == 1 and key is not None and key is not Ellipsis and not isinstance(key, slice)
+    if len(key) != ndim:
+        return False
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            return False
+    return True
 
 
 def broadcast_value(val: Node, shape: tuple[int, ...]) -> Node:
