@@ -1,5 +1,6 @@
 """Stencils written as NumPy code, step after step in a Python loop: gpuarray (wgpu:0, or the cpu device
-with ``--device cpu``) against NumPy on the host, PyTorch eager and CuPy in one process, wall ms per whole loop.
+with ``--device cpu``; ``gpuarray_jit``: the same step function under ``gpuarray.jit``) against NumPy on the host,
+PyTorch eager and CuPy in one process, wall ms per whole loop.
 
     python -m bench.stencils [--runs 5] [--cases heat,jacobi,life] [--device wgpu:0] [--out FILE]
 
@@ -32,24 +33,34 @@ import numpy as np
 from ._timing import median_s, write_out
 
 
-def heat(lib: Any, u: Any, steps: int) -> Any:
-    for _ in range(steps):
-        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+def heat_step(lib: Any, u: Any) -> Any:
+    u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
     return u
 
 
-def jacobi(lib: Any, u: Any, steps: int) -> Any:
-    for _ in range(steps):
-        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+def jacobi_step(lib: Any, u: Any) -> Any:
+    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
     return u
 
 
-def life(lib: Any, x: Any, steps: int) -> Any:
-    for _ in range(steps):
-        xi = lib.small(x)
-        n = sum(lib.roll(lib.roll(xi, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if i or j)
-        x = (n == 3) | (x & (n == 2))
-    return x
+def life_step(lib: Any, x: Any) -> Any:
+    xi = lib.small(x)
+    n = sum(lib.roll(lib.roll(xi, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if i or j)
+    return (n == 3) | (x & (n == 2))
+
+
+def _loop(step: Callable[[Any, Any], Any]) -> Callable[[Any, Any, int], Any]:
+    def loop(lib: Any, u: Any, steps: int) -> Any:
+        one = lib.wrap(lambda v: step(lib, v)) if lib is not None and hasattr(lib, "wrap") else \
+            (lambda v: step(lib, v))
+        for _ in range(steps):
+            u = one(u)
+        return u
+    loop.__name__ = step.__name__.replace("_step", "")
+    return loop
+
+
+heat, jacobi, life = _loop(heat_step), _loop(jacobi_step), _loop(life_step)
 
 
 def _start(case: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -69,17 +80,26 @@ CASES: dict[str, tuple[Callable[[Any, Any, int], Any], int, tuple[tuple[int, ...
 
 class _Lib:
     """What the loops need of one library: ``roll(x, shift, axis)``, ``small(x)`` (booleans as int8),
-    ``put(host)``, ``sync(x)`` and ``get(x)`` (to NumPy)."""
+    ``put(host)``, ``sync(x)``, ``get(x)`` (to NumPy) and ``wrap(step)`` (the step function a loop calls:
+    itself, or ``gpuarray.jit`` of it)."""
 
-    def __init__(self, roll: Callable, small: Callable, put: Callable, sync: Callable, get: Callable) -> None:
-        self.roll, self.small, self.put, self.sync, self.get = roll, small, put, sync, get
+    def __init__(self, roll: Callable, small: Callable, put: Callable, sync: Callable, get: Callable,
+                 wrap: Callable = lambda f: f) -> None:
+        self.roll, self.small, self.put, self.sync, self.get, self.wrap = roll, small, put, sync, get, wrap
 
 
 def _libraries(device: str) -> dict[str, _Lib]:
     import gpuarray as xp
+    def sync(x: Any) -> None:           # computed and finished on the device (evaluate alone may leave it queued)
+        xp.evaluate(x)
+        xp.synchronize(x.device)
+
     libs = {
         "gpuarray": _Lib(lambda x, s, a: xp.roll(x, s, axis=a), lambda x: xp.astype(x, xp.int8),
-                         lambda h: xp.asarray(h, device=device), xp.evaluate, np.asarray),
+                         lambda h: xp.asarray(h, device=device), sync, np.asarray),
+        # the same steps under gpuarray.jit (writes into the argument replayed): one jitted step per loop
+        "gpuarray_jit": _Lib(lambda x, s, a: xp.roll(x, s, axis=a), lambda x: xp.astype(x, xp.int8),
+                             lambda h: xp.asarray(h, device=device), sync, np.asarray, xp.jit),
         "numpy": _Lib(lambda x, s, a: np.roll(x, s, axis=a), lambda x: x.astype(np.int8), np.copy,
                       lambda x: None, np.asarray)}
     try:
@@ -109,12 +129,12 @@ def _one(case: str, shape: tuple[int, ...], runs: int, libs: dict[str, _Lib]) ->
             out = loop(lib, lib.put(src), steps)
             lib.sync(out)
             return out
-        if name == "gpuarray":
+        if name.startswith("gpuarray"):
             import gpuarray as xp
             xp.reset_metrics()
             got = lib.get(once())
             m = xp.metrics()
-            r["gpuarray_per_loop"] = {k: m[k] for k in ("evaluations", "dispatches", "submits", "host_fallbacks")}
+            r[f"{name}_per_loop"] = {k: m[k] for k in ("evaluations", "dispatches", "submits", "host_fallbacks")}
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         r[name] = 1e3 * median_s(once, runs)
     return r

@@ -16,12 +16,18 @@ buffers into fresh results, without calling the function. This is what ``jax.jit
   array, makes the call an ordinary one);
 - a view of another array passed as an argument (``f(x[i:i + n])``) and indexed again inside the function
   reads the array it is a view of (views of views are taken on their base, as NumPy's): such a call is an
-  ordinary one, since a replay would read the first call's window.
+  ordinary one, since a replay would read the first call's window;
+- writes into array arguments (``u[1:-1] = ...``, a stencil's step) are replayed as well, as PyTorch's
+  functionalization does: the argument's new value is one more result of the recorded evaluation, given
+  to the argument (and to the views of it that exist) after each replay; the function may then return
+  nothing, or the written argument itself. The written arguments must be whole arrays, not views, and
+  no two array arguments may share memory.
 
 A call is an ordinary call, recorded and evaluated as without ``jit``, where replaying could differ
 from it: the function read a value while tracing (``float(x.sum())``, ``if x.any():``), wrote into
-an argument, drew random numbers (``gpuarray.random``: a replay would repeat the first call's draws),
-returned something other than new arrays (a tuple, list or dict of them is fine), or its
+an argument that is a view or shares memory with another argument, drew random numbers
+(``gpuarray.random``: a replay would repeat the first call's draws), returned something other than
+new arrays (a tuple, list or dict of them is fine; a view of a written argument is not), or its
 evaluation could not be recorded (work placed on the host, the cpu device); and, for that call only,
 where the plan is not usable now (the settings changed, the device was lost).
 
@@ -45,25 +51,29 @@ from ..core import metrics as _metrics
 from ..core.errors import DeviceLostError
 from ..graph.node import Node
 from ..runtime import planner, replay
+from .aliasing import assign
 from .array import GpuArray
 
 _ORDINARY = None        # a signature whose calls are ordinary calls
+_UNUSABLE: Any = object()   # a replay that did not run (its call is traced again)
+_WRITTEN = "written"    # an entry's shape for a function returning nothing or its written argument (outs[0]; -1: None)
 
 
 class _Entry:
     """What a traced call left: the plan, the walk with the kept nodes, the argument positions,
     the fresh nodes' descriptions and how to rebuild the result."""
 
-    __slots__ = ("plan", "template", "args", "fresh", "outs", "shape")
+    __slots__ = ("plan", "template", "args", "fresh", "outs", "shape", "writes")
 
     def __init__(self, plan: Any, template: list[Any], args: tuple, fresh: tuple, outs: tuple,
-                 shape: Any) -> None:
+                 shape: Any, writes: tuple = ()) -> None:
         self.plan = plan
         self.template = template        # kept leaves (constants, arrays read from outside) or None
         self.args = args                # ((argument index, walk position), ...)
         self.fresh = fresh              # ((walk position, dtype, shape, device), ...)
         self.outs = outs                # walk position of each result
         self.shape = shape              # None: one array; else (type, keys or length)
+        self.writes = writes            # ((argument index, walk position of its new value), ...)
 
     def run(self, leaves: list[GpuArray]) -> Any:
         order = list(self.template)
@@ -73,9 +83,13 @@ class _Entry:
             order[p] = Node("leaf", (), dt, shape, (), dev)
         try:
             if not planner.replay_walk(self.plan, order):
-                return _ORDINARY
+                return _UNUSABLE
         except DeviceLostError:
-            return _ORDINARY            # an ordinary call recovers as evaluate_nodes does
+            return _UNUSABLE            # an ordinary call recovers as evaluate_nodes does
+        for i, p in self.writes:
+            assign(leaves[i], order[p])
+        if self.shape is _WRITTEN:
+            return None if self.outs[0] < 0 else leaves[self.outs[0]]
         return _rebuild(self.shape, [GpuArray(order[p]) for p in self.outs])
 
 
@@ -161,22 +175,37 @@ class Jitted:
         if entry is _ORDINARY:
             return self._fn(*args, **kwargs)
         out = entry.run(leaves)
-        return self._trace(key, leaves, args, kwargs) if out is _ORDINARY else out
+        return self._trace(key, leaves, args, kwargs) if out is _UNUSABLE else out
 
     def _trace(self, key: tuple, leaves: list[GpuArray], args: tuple, kwargs: dict) -> Any:
         before = [a._node for a in leaves]
         evaluations = _metrics.metrics()["evaluations"]
         out = self._fn(*args, **kwargs)
-        found = _results(out)
         self._cache[key] = _ORDINARY
-        if found is None or _metrics.metrics()["evaluations"] != evaluations or \
-                any(a._node is not n for a, n in zip(leaves, before, strict=True)):
-            return out                  # returned something else, read a value, or wrote an argument
-        arrays, shape = found
+        if _metrics.metrics()["evaluations"] != evaluations:
+            return out                  # read a value
+        written = [i for i, (a, n) in enumerate(zip(leaves, before, strict=True)) if a._node is not n]
+        if written and not _writable(leaves, written):
+            return out                  # wrote into a view, or into memory another argument shares
+        if written and (out is None or any(out is leaves[i] for i in written)):
+            arrays: list[GpuArray] = []
+            shape: Any = _WRITTEN
+            ret = next((i for i in written if out is leaves[i]), -1)
+        else:
+            found = _results(out)
+            if found is None:
+                return out              # returned something else
+            arrays, shape = found
+            ret = -1
+        if written and any(a._view is not None and a._view.storage is leaves[i]._view.storage
+                           for a in arrays for i in written if leaves[i]._view is not None):
+            return out                  # a view of a written argument: a replay's result would not share its memory
         nodes = [a._node for a in arrays]
-        live = list({id(n): n for n in nodes if n.data is None}.values())
-        if len(live) != len(nodes):
-            return out                  # a result that is an argument, or computed already
+        wnodes = [leaves[i]._node for i in written]
+        if any(n.data is not None for n in nodes + wnodes) or len({id(n) for n in nodes + wnodes}) != \
+                len(nodes) + len(wnodes) or any(a is b for a in arrays for b in leaves):
+            return out                  # a result that is an argument, is computed already or is twice there
+        live = nodes + wnodes
         replay.capture.on, replay.capture.seen = True, None
         try:
             planner.evaluate_nodes(live)
@@ -186,10 +215,24 @@ class Jitted:
         if seen is not None:
             # the nodes views of view arguments were taken on (aliasing.node_at: a view's view reads its base)
             bases = {id(a._view.storage.node) for a in leaves if a._view is not None and not a._view.identity}
-            entry = _entry(seen[0], seen[1], before, nodes, shape, bases)
+            entry = _entry(seen[0], seen[1], before, live, shape, bases)
             if entry is not None:
+                k = len(nodes)
+                entry.writes = tuple(zip(written, entry.outs[k:], strict=True))
+                entry.outs = entry.outs[:k] if shape is not _WRITTEN else (ret,)
                 self._cache[key] = entry
         return out
+
+
+def _writable(leaves: list[GpuArray], written: list[int]) -> bool:
+    """Whether a replay can give the ``written`` arguments their new values: each a whole array (not a
+    view, nor the real or imaginary part of one), and no array argument sharing memory with another."""
+    for i in written:
+        info = leaves[i]._view
+        if info is not None and not (info.identity and info.writeable):
+            return False
+    stores = [id(a._view.storage) if a._view is not None else id(a) for a in leaves]
+    return len(set(stores)) == len(stores)
 
 
 _trace_marker: Any = object()
