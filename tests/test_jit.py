@@ -335,3 +335,36 @@ def test_writes_that_stay_ordinary(wgpu_device: xp.Device, always: Any) -> None:
     w = h.copy()
     w[0], w[1] = 2.0, 7.0
     assert_same(u, w)
+
+
+def _two_writes(u: Any) -> None:
+    u[0] = u[1]
+    u[2] = u[0] * 2
+
+
+def _mask_write(u: Any) -> Any:
+    u[u > 0] = 0.0
+    return u
+
+
+def _both_written(u: Any, v: Any) -> None:
+    u[1:, :] += v[:-1, :] * 0.5
+    v[:, 0] = -1.0
+
+
+@pytest.mark.parametrize("fn,shapes", [(_two_writes, [(10,)]), (_mask_write, [(5, 6)]),
+                                       (_both_written, [(6, 5), (6, 5)])], ids=lambda v: getattr(v, "__name__", ""))
+def test_write_patterns_replay(wgpu_device: xp.Device, always: Any, fn: Any, shapes: Any) -> None:
+    """Chained writes reading each other, a masked write returning the argument, two written arguments:
+    replayed (traced once) with NumPy's values at every call."""
+    c = Counted(fn)
+    f = xp.jit(c)
+    hs = [_data(s, 7 + i) for i, s in enumerate(shapes)]
+    gs = [xp.asarray(h.copy(), device=wgpu_device) for h in hs]
+    for _ in range(4):
+        r = f(*gs)
+        rn = fn(*hs)
+        for g, h in zip(gs, hs, strict=True):
+            assert_same(g, h)
+        assert (r is None) == (rn is None) and (r is None or r is gs[0])
+    assert c.calls == 1
