@@ -76,6 +76,8 @@ class _Entry:
         self.writes = writes            # ((argument index, walk position of its new value), ...)
 
     def run(self, leaves: list[GpuArray]) -> Any:
+        if self.writes and not _writable(leaves, [i for i, _p in self.writes]):
+            return _UNUSABLE            # traced with whole arrays, called with a view or shared memory
         order = list(self.template)
         for i, p in self.args:
             order[p] = leaves[i]._node
