@@ -669,3 +669,17 @@ def test_basic_place_of_plain_slices_matches_the_walk():
         assert basic_place(shape, strides, off, key) == basic_place(shape, strides, off, key + (Ellipsis,))
         if nd == 1:
             assert basic_place(shape, strides, off, key[0]) == basic_place(shape, strides, off, key + (Ellipsis,))
+
+
+def test_tuple_subclass_keys_index_as_tuples(device):
+    """A tuple subclass (a namedtuple) is a tuple index, as in NumPy: basic indexing, one element and a write."""
+    import collections
+    Key = collections.namedtuple("Key", "r c")
+    a = _data("float32", (4, 5))
+    g = _ga(a, device)
+    assert_same(g[Key(slice(1, 3), 2)], a[1:3, 2])
+    assert_same(g[Key(1, slice(None, None, -2))], a[1, ::-2])
+    assert float(g[Key(2, 3)]) == float(a[2, 3])
+    g[Key(0, slice(1, 4))] = 7.0
+    a[0, 1:4] = 7.0
+    assert_same(g, a)

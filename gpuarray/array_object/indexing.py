@@ -40,7 +40,7 @@ def is_basic(key: Any) -> bool:
     t = type(key)
     if t is int or t is slice:                  # a loop's ``x[i]``, ``x[a:b]`` (not bool: a mask)
         return True
-    if t is not tuple:
+    if not isinstance(key, tuple):              # (a tuple subclass is a tuple index, as in NumPy)
         return not _is_advanced_item(key)
     for k in key:                               # (a loop, not any() over a generator: the stencil's hot path)
         t = type(k)
@@ -317,7 +317,7 @@ def point_read(node: Node) -> Any:
 def one_element(key: Any, ndim: int) -> bool:
     """Whether a basic index is an integer for every axis: one element, which NumPy reads as a
     scalar (not a view) and writes only from a scalar or a 0-d array."""
-    if type(key) is not tuple:
+    if not isinstance(key, tuple):
         return ndim == 1 and key is not None and key is not Ellipsis and not isinstance(key, slice)
     if len(key) != ndim:
         return False

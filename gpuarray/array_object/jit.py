@@ -205,8 +205,8 @@ class Jitted:
         nodes = [a._node for a in arrays]
         wnodes = [leaves[i]._node for i in written]
         if any(n.data is not None for n in nodes + wnodes) or len({id(n) for n in nodes + wnodes}) != \
-                len(nodes) + len(wnodes) or any(a is b for a in arrays for b in leaves):
-            return out                  # a result that is an argument, is computed already or is twice there
+                len(nodes) + len(wnodes):
+            return out                  # a result that is an argument (realized or written), computed, or twice
         live = nodes + wnodes
         replay.capture.on, replay.capture.seen = True, None
         try:
