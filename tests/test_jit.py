@@ -265,8 +265,8 @@ def test_writes_into_arguments_replay(wgpu_device: xp.Device, always: Any) -> No
         if k:
             assert xp.metrics()["dispatches"] <= 1
     assert fn.calls == 1
-    assert_same(u, w)
-    assert_same(inner, w[1:-1])
+    assert_same(u, w, rtol=1e-6, atol=1e-7)            # u + 0.1 * (...) may become an fma on a GPU (H200)
+    assert_same(inner, w[1:-1], rtol=1e-6, atol=1e-7)
     del inner
     prof = cProfile.Profile()           # a replayed step: few Python calls (recorded: about 800)
     prof.enable()
@@ -276,7 +276,7 @@ def test_writes_into_arguments_replay(wgpu_device: xp.Device, always: Any) -> No
     xp.synchronize(wgpu_device)
     for _ in range(10):
         _heat_step(w)
-    assert_same(u, w)
+    assert_same(u, w, rtol=1e-5, atol=1e-6)
     assert pstats.Stats(prof).total_calls / 10 <= 100        # type: ignore[attr-defined]
 
     def jacobi(v: Any) -> Any:
