@@ -325,6 +325,26 @@ def test_heavy_special_functions_run_in_one_kernel_source_wherever_called(device
     np.testing.assert_allclose([float(p) for p in ps], 2 * hs(9.0, -abs(ref_t[:9])), rtol=1e-12, atol=1e-15)
 
 
+def test_heavy_function_of_a_reduction_beside_its_epilogue(device):
+    """A reduction's epilogue group that also reads a heavy function of the reduction's own value (a t-test's
+    statistic and p-value evaluated together, ``scipy.stats.ttest_ind(a, b, axis=1)``) is not fused into the
+    reduction: the heavy op's kernel runs after the reduction's, so the epilogue would read it before it exists
+    (an AttributeError from the planner before)."""
+    import gpuarray.special as sp
+
+    scipy_special = pytest.importorskip("scipy.special")
+    h = np.random.default_rng(2).standard_normal((39, 25))
+    a = xp.asarray(h, device=device) + 0
+    t = xp.sum(a, axis=1) / 5.0
+    p = 2 * sp.stdtr(24.0, -xp.abs(t))
+    both = t * 0.5 + p
+    xp.evaluate(t, both)
+    ref_t = h.sum(axis=1) / 5.0
+    np.testing.assert_allclose(np.asarray(t), ref_t, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(both), ref_t * 0.5 + 2 * scipy_special.stdtr(24.0, -abs(ref_t)),
+                               rtol=1e-12, atol=1e-15)
+
+
 def test_thresholds_answer_again_until_a_source_changes(wgpu_device, auto, monkeypatch):
     """``thresholds`` keeps its last answer per device (runtime/thresholds.py): a change of the environment, of a
     global or ``with`` setting, or a dropped calibration gives a fresh one; a caller's edit of the dict it got

@@ -158,6 +158,8 @@ def _epilogue_host(group: list[Node], pos: dict[int, int], stop: Collection[int]
     b = max(read, key=lambda n: pos[n.serial])
     if b.op not in EPILOGUE_KINDS or b.device != group[0].device:
         return None
+    if any(n.serial in stop and pos[n.serial] > pos[b.serial] for n in cone):
+        return None     # it reads a node computed after b by a kernel of its own (``stdtr`` of b's value)
     aligned = {t.serial: True for t in group}
     for n in reversed(cone):       # consumers before their inputs
         if n.realized or is_breaker(n) or n.serial in stop:
