@@ -14,6 +14,7 @@ the same way); otherwise it raises ``DeviceLostError`` (docs/reliability.md).
 from __future__ import annotations
 
 import math
+import os
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -241,11 +242,24 @@ def element(data: Data, index: int) -> Any:
         return data.host.reshape(-1)[index]
     if data.handle is None or data.lost:
         return None
+    seen = _ELEMENTS.get(data)
+    if seen is not None and index in seen:
+        return seen[index]
     read = getattr(data.provider, "read_element", None)
     value = read(data.handle, index, data.dtype) if read is not None else None
     if value is not None:
         _metrics.add("bytes_downloaded", data.dtype.itemsize)
+        if seen is None:
+            _ELEMENTS[data] = seen = {}
+        if len(seen) < _ELEMENTS_KEPT:
+            seen[index] = value
     return value
+
+
+# Elements of device-only data read once (``element``), kept while the data lives: data never changes, and
+# SciPy's ``is_lazy_array(x)`` reads ``x[0]`` several times a ``scipy.stats`` call (a round trip each before).
+_ELEMENTS: weakref.WeakKeyDictionary[Data, dict[int, Any]] = weakref.WeakKeyDictionary()
+_ELEMENTS_KEPT = int(os.environ.get("GPUARRAY_ELEMENTS_KEPT", "8"))     # per data (0: none)
 
 
 # Read-ahead for views of device data read to the host one after another (a Python loop over rows or
