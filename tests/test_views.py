@@ -232,8 +232,9 @@ def test_views_read_one_after_another_download_their_base_once(wgpu_device, monk
 def test_one_part_read_again_and_again_does_not_download_the_base(wgpu_device):
     """SciPy's ``is_lazy_array(x)`` reads ``bool(any(reshape(x, -1)[0]))`` on every call: the same part, no loop
     over parts, so the base is not read ahead (4 MB downloaded per ``scipy.stats.zscore`` call before), and the
-    element is read without a kernel, once (data never changes). A row read by ``np.asarray`` and again by a small computation is one part
-    (the two paths count a view by the same key); a second, other row reads the base ahead."""
+    element is read without a kernel, once (data never changes). A row read by ``np.asarray`` and again by a
+    small computation is one part (the two paths count a view by the same key); a second, other row reads the
+    base ahead."""
     a = np.random.default_rng(3).standard_normal((64, 256)).astype(np.float32)
     g = xp.asarray(a, device=wgpu_device) * 1
     xp.evaluate(g)
