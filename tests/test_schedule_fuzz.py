@@ -5,7 +5,8 @@ then, an axis past the 65535 workgroup limit; one dtype, or in a third of the pr
 another) and applies three to twelve steps, each taking earlier values at random: elementwise ops and
 ``where``, reductions along either axis and of both (``keepdims``, so they broadcast back), reductions of
 reductions, ``argmax``/``argmin``, cumulative sums, transposes, reshapes, flips, offset and strided views,
-``concat``, ``matmul``, and copies written through row and column views. Some values are evaluated by
+``concat``, ``matmul``, copies written through row and column views, and a heavy special function
+(``stdtr``, a kernel of its own on wgpu). Some values are evaluated by
 themselves midway; one to three are evaluated together at the end (``xp.evaluate(*targets)``), so fusion
 meets shared reductions, absorbed reductions read elsewhere and kernels of several outputs.
 
@@ -34,7 +35,7 @@ PROGRAMS = int(os.environ.get("GPUARRAY_SCHEDULE_FUZZ", "200"))
 SHAPES = [(7, 5), (64, 33), (3, 300), (300, 3), (1, 9), (130, 64), (33, 1)] * 8 + [(70000, 2), (2, 70000)]
 DTYPES = ["float32", "float64", "int32", "float32", "int64", "uint8", "complex64"]
 SECOND = ["int8", "int32", "float32", "float64", "int64", "uint8", "int16"]
-UNORDERED = {"max0", "max1", "min1", "where", "argmax1", "argmin0", "clip", "cast"}    # not for complex
+UNORDERED = {"max0", "max1", "min1", "where", "argmax1", "argmin0", "clip", "cast", "heavy"}    # not for complex
 Shape = tuple[int, int]
 # dtype, input shape, steps (kind, operand, operand), targets, evaluated midway
 Program = tuple[str, Shape, list[tuple[str, int, int]], list[int], list[bool]]
@@ -42,7 +43,7 @@ Program = tuple[str, Shape, list[tuple[str, int, int]], list[int], list[bool]]
 
 def _out_shape(k: str, a: Shape, b: Shape) -> Shape | None:
     """The shape step ``k`` gives operands of shapes ``a`` and ``b``; None where it does not apply."""
-    if k in ("add", "sub", "mul", "where"):
+    if k in ("add", "sub", "mul", "where", "heavy"):
         try:
             out = np.broadcast_shapes(a, b)
         except ValueError:
@@ -96,6 +97,16 @@ def _add_col(m: Any, a: Any, b: Any) -> Any:
     return v
 
 
+def _heavy(m: Any, a: Any, b: Any) -> Any:
+    """``a`` where ``stdtr(1, a)`` is a number, else ``b``: a heavy special function (a kernel of its own on a
+    device that compiles shaders, ``compiler/schedule.HEAVY_OPS``) between its operand and later steps, exact."""
+    if m is xp:
+        import gpuarray.special as sp
+        return xp.where(sp.stdtr(1.0, a) < 2, a, b)
+    from scipy import special
+    return np.where(special.stdtr(1.0, a) < 2, a, b)
+
+
 def _arg(m: Any, name: str, a: Any, axis: int) -> Any:
     r = getattr(m, name)(a, axis=axis, keepdims=True)
     return xp.astype(r, a.dtype) if m is xp else r.astype(a.dtype)
@@ -120,7 +131,7 @@ STEPS: dict[str, Callable[[Any, Any, Any], Any]] = {
     "flip0": lambda m, a, b: m.flip(a, axis=0), "slice": lambda m, a, b: a[::2],
     "off0": lambda m, a, b: a[1:], "off1": lambda m, a, b: a[:, 1:],
     "cat0": lambda m, a, b: xp.concat([a, b], axis=0) if m is xp else np.concatenate([a, b], axis=0),
-    "mm": lambda m, a, b: a @ b.T, "setrows": _set_rows, "addcol": _add_col,
+    "mm": lambda m, a, b: a @ b.T, "setrows": _set_rows, "addcol": _add_col, "heavy": _heavy,
 }
 
 
