@@ -64,7 +64,8 @@ from ..graph.shapes import view_strides
 from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
-from .residency import Data, element, hosts_of, prefix, read_ahead, remember, view_part
+from .residency import Data, element, element_known, hosts_of, prefix, read_ahead, read_together, remember, view_part
+from .sink import candidate, sunk
 from .thresholds import DEFAULT_THRESHOLDS, thresholds
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
@@ -282,7 +283,7 @@ def _read_elements(order: list[Node], undo: list[tuple[Node, tuple, int]]) -> bo
             if n.op != "view" or math.prod(n.shape) != 1 or i.data.handle is None or n.dtype != i.dtype:
                 return False
             views.append(n)
-    if not views or len(views) > ELEMENT_READS:
+    if not views or sum(not element_known(v.inputs[0].data, v.attrs[1]) for v in views) > ELEMENT_READS:
         return False
     values = [element(v.inputs[0].data, v.attrs[1]) for v in views]
     if any(x is None for x in values):
@@ -406,7 +407,14 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     with _lock:
         undo: list[tuple[Node, tuple, int]] = []
         try:
-            _evaluate(nodes, undo, reading)
+            if reading and _config.get("offload") == "auto":   # the host reads small work (_read_elements)
+                if candidate(nodes[0]):
+                    nodes = _sunk_reads(nodes, undo)
+                _evaluate(nodes, undo, reading)
+                if len(undo) > 1:       # small results of the evaluation come back with the read
+                    read_together([n.data for n in nodes], [u[0].data for u in undo])
+            else:
+                _evaluate(nodes, undo, reading)
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
             # these nodes were realized just now and their inputs are still known: put them
@@ -415,6 +423,23 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
             for node, inputs, depth in reversed(undo):
                 node.data, node.inputs, node.depth = None, inputs, depth
             _evaluate(nodes, [])
+
+
+def _sunk_reads(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Sequence[Node]:
+    """Read each target that ``sink.sunk`` rewrites from its rewritten graph, on the host (``_read_elements``,
+    then ``_walk_on_host``); the targets left to evaluate as they are."""
+    rest = []
+    for n in nodes:
+        s = sunk(n) if n.data is None else None
+        if s is None:
+            rest.append(n)
+            continue
+        _evaluate([s], undo, True)
+        if s.data is None:
+            rest.append(n)
+        else:
+            _realize(n, s.data, undo)
+    return rest
 
 
 def _replay(plan: replay.EvalPlan, prov: Any, order: list[Node], undo: list[tuple[Node, tuple, int]],

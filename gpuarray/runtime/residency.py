@@ -256,10 +256,65 @@ def element(data: Data, index: int) -> Any:
     return value
 
 
+def element_known(data: Data, index: int) -> bool:
+    """Whether ``element(data, index)`` needs no device read (a host copy, or an element read before)."""
+    if data.host is not None:
+        return True
+    seen = _ELEMENTS.get(data)
+    return seen is not None and index in seen
+
+
 # Elements of device-only data read once (``element``), kept while the data lives: data never changes, and
 # SciPy's ``is_lazy_array(x)`` reads ``x[0]`` several times a ``scipy.stats`` call (a round trip each before).
 _ELEMENTS: weakref.WeakKeyDictionary[Data, dict[int, Any]] = weakref.WeakKeyDictionary()
 _ELEMENTS_KEPT = int(os.environ.get("GPUARRAY_ELEMENTS_KEPT", "8"))     # per data (0: none)
+
+# Small device-only results of a reading evaluation downloaded with what it reads (``read_together``)
+COMPANION_ELEMENTS = 16
+COMPANIONS = int(os.environ.get("GPUARRAY_READ_COMPANIONS", "4"))      # at most this many a read (0: none)
+_TARGET_BYTES = 4096
+
+
+def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None]) -> None:
+    """Download the small device-only ``targets`` of a reading evaluation (``float(m)``, ``bool(...)``) with
+    up to ``COMPANIONS`` other small device-only results of the same evaluation (``realized``; at most
+    ``COMPANION_ELEMENTS`` elements each) in one mapping (``download_many``), so that a later small read
+    that needs those (SciPy's ``mean``, reduced on the way to the ``is_lazy_array`` check it reads, then read
+    through ``x - mean`` again: ``runtime/sink.py``) takes no round trip of its own. Nothing happens where a
+    target is not such data, no companion is found, or the provider cannot read them together (the caller's
+    read then downloads the targets as before).
+
+    >>> read_together([Data.from_host(np.zeros(1))], [])        # host data: nothing to download
+    """
+    if not COMPANIONS or not targets:
+        return
+    first = targets[0]
+    prov = first.provider if first is not None else None
+    many = getattr(prov, "download_many", None)
+    if many is None:
+        return
+    for d in targets:
+        if d is None or d.host is not None or d.handle is None or d.provider is not prov or \
+                d.nbytes > _TARGET_BYTES or d.lost:
+            return
+    ids = {id(d) for d in targets}
+    extra: list[Data] = []
+    for d in realized:
+        if d is None or id(d) in ids or d.host is not None or d.handle is None or d.provider is not prov or \
+                not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS or d.lost:
+            continue
+        ids.add(id(d))
+        extra.append(d)
+        if len(extra) == COMPANIONS:
+            break
+    if not extra:
+        return
+    both = [*targets, *extra]
+    got = many([(d.handle, d.dtype, d.shape) for d in both])        # type: ignore[union-attr]
+    if got is None:
+        return
+    for d, host in zip(both, got, strict=True):
+        d.took(host)                                                # type: ignore[union-attr]
 
 
 # Read-ahead for views of device data read to the host one after another (a Python loop over rows or
