@@ -4,6 +4,7 @@ case where a replay could differ from an ordinary call is an ordinary call."""
 from __future__ import annotations
 
 import cProfile
+import gc
 import pstats
 from typing import Any
 
@@ -268,11 +269,16 @@ def test_writes_into_arguments_replay(wgpu_device: xp.Device, always: Any) -> No
     assert_same(u, w, rtol=1e-6, atol=1e-7)            # u + 0.1 * (...) may become an fma on a GPU (H200)
     assert_same(inner, w[1:-1], rtol=1e-6, atol=1e-7)
     del inner
+    gc.collect()                        # (a collection freeing earlier tests' buffers would count its calls here:
+    gc.disable()                        # 2521 a step once on the H200, in a worker after many tests)
     prof = cProfile.Profile()           # a replayed step: few Python calls (recorded: about 800)
-    prof.enable()
-    for _ in range(10):
-        f(u)
-    prof.disable()
+    try:
+        prof.enable()
+        for _ in range(10):
+            f(u)
+        prof.disable()
+    finally:
+        gc.enable()
     xp.synchronize(wgpu_device)
     for _ in range(10):
         _heat_step(w)

@@ -21,6 +21,7 @@ stay pending, to be computed, fused, by whatever reads them whole.
 from __future__ import annotations
 
 import math
+import os
 
 from ..core.ops import OPS
 from ..graph.node import Node, make, post_order
@@ -28,6 +29,7 @@ from ..graph.views import strided_view
 from .residency import element_known
 
 SMALL = 16                  # elements of a pending node of a rewritten read, at most
+ENABLED = os.environ.get("GPUARRAY_SINK_READS", "1") != "0"
 _THROUGH = frozenset(OPS) | {"astype"}
 
 
@@ -82,6 +84,8 @@ def _element(e: Node, at: int, seen: dict[tuple[int, int], Node]) -> Node | None
 def candidate(target: Node) -> bool:
     """Whether ``target``, or a pending node at most two inputs below it, is a one-element view of pending
     work (a quick test on every read: most reads have none)."""
+    if not ENABLED:
+        return False
     level = [target]
     for _ in range(3):
         below = []
