@@ -31,6 +31,7 @@ from .residency import element_known
 SMALL = 16                  # elements of a pending node of a rewritten read, at most
 ENABLED = os.environ.get("GPUARRAY_SINK_READS", "1") != "0"
 _THROUGH = frozenset(OPS) | {"astype"}
+_OVER = _THROUGH | {"view", "reshape"}
 
 
 def _flat(index: tuple[int, ...], shape: tuple[int, ...], strides: tuple[int, ...] | None = None) -> int:
@@ -57,6 +58,8 @@ def _element(e: Node, at: int, seen: dict[tuple[int, int], Node]) -> Node | None
     if e.data is not None or not e.inputs:
         out: Node | None = strided_view(e, (), (), at) if e.shape else e
     elif e.op == "view":
+        if e.dtype != e.inputs[0].dtype:
+            return None
         strides, offset = e.attrs
         out = _element(e.inputs[0], offset + _flat(_multi(at, e.shape), e.shape, strides), seen)
     elif e.op == "reshape":
@@ -112,8 +115,8 @@ def sunk(target: Node) -> Node | None:
             done[n.serial] = n
             continue
         base = n.inputs[0]
-        if n.op == "view" and math.prod(n.shape) == 1 and base.data is None and base.op in _THROUGH | {"view",
-                                                                                                   "reshape"}:
+        if n.op == "view" and math.prod(n.shape) == 1 and base.data is None and n.dtype == base.dtype and \
+                base.op in _OVER:
             one = _element(base, n.attrs[1], seen)
             if one is None:
                 return None
