@@ -113,6 +113,18 @@ def _remembered(node: Node) -> tuple[int, int] | None:
     return (hit[1], hit[2]) if hit is not None and hit[0]() is node else None
 
 
+_RANGES: dict[np.dtype, tuple[float, float]] = {}
+
+
+def _dtype_range(dtype: np.dtype) -> tuple[float, float]:
+    """(min, max) of an integer dtype as floats (``np.iinfo`` builds an object a call: 3 a ``take``)."""
+    r = _RANGES.get(dtype)
+    if r is None:
+        info = np.iinfo(dtype)
+        r = _RANGES[dtype] = (float(info.min), float(info.max))
+    return r
+
+
 def _known_range(node: Node) -> tuple[int, int] | None:
     """(lo, hi) bounding ``node``'s integer values by construction, or None (see ``_interval``)."""
     if node.dtype.kind not in "iu":
@@ -144,8 +156,7 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
     hit = _remembered(node)                             # read back before (``_unknown_parts``)
     if hit is not None:
         return float(hit[0]), float(hit[1])
-    info = np.iinfo(node.dtype)
-    lo, hi = float(info.min), float(info.max)           # what the dtype holds
+    lo, hi = _dtype_range(node.dtype)                   # what the dtype holds
     if op == "const":
         v = float(node.attrs[0])
         return v, v
