@@ -178,9 +178,7 @@ READ_AHEAD_WHY = "read at once: small work whose device inputs were read ahead t
 
 def _read_on_host(order: list[Node]) -> bool:
     """Whether a reading evaluation of the walk ``order`` runs on the host (the module docstring, before
-    rule 4); downloads its device inputs where it does."""
-    if _config.get("offload") != "auto":
-        return False
+    rule 4); downloads its device inputs where it does (the caller checks ``offload="auto"``)."""
     pending = [n for n in order if n.data is None]
     if not pending or pending[0].device.provider.host_memory:
         return False
@@ -265,13 +263,11 @@ ELEMENT_READS = int(os.environ.get("GPUARRAY_ELEMENT_READS", "2"))
 
 
 def _read_elements(order: list[Node], undo: list[tuple[Node, tuple, int]]) -> bool:
-    """Under ``offload="auto"``, a reading evaluation of a few elements (every pending node at most 16) that
-    reads device-only data only through at most ``ELEMENT_READS`` one-element views (SciPy's
+    """Under ``offload="auto"`` (the caller checks), a reading evaluation of a few elements (every pending node at
+    most 16) that reads device-only data only through at most ``ELEMENT_READS`` one-element views (SciPy's
     ``is_lazy_array(x)``: ``bool(any(reshape(x, -1)[0]))``, several times a ``scipy.stats`` call): each view is
     realized by one element read (``residency.element``, no kernel) and True is returned; the rest then runs
     on the host (``_read_on_host``). H200: 226 us a ``bool(any(x[0]))`` by a kernel and its read before."""
-    if _config.get("offload") != "auto":
-        return False
     pending = [n for n in order if n.data is None]
     if not pending or pending[0].device.provider.host_memory or any(math.prod(n.shape) > 16 for n in pending):
         return False
@@ -407,14 +403,9 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     with _lock:
         undo: list[tuple[Node, tuple, int]] = []
         try:
-            if reading and _config.get("offload") == "auto":   # the host reads small work (_read_elements)
-                if candidate(nodes[0]):
-                    nodes = _sunk_reads(nodes, undo)
-                _evaluate(nodes, undo, reading)
-                if len(undo) > 1:       # small results of the evaluation come back with the read
-                    read_together([n.data for n in nodes], [u[0].data for u in undo])
-            else:
-                _evaluate(nodes, undo, reading)
+            _evaluate(nodes, undo, reading)
+            if reading and len(undo) > 1:       # small results of the evaluation come back with the read
+                read_together([n.data for n in nodes], [u[0].data for u in undo])
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
             # these nodes were realized just now and their inputs are still known: put them
@@ -491,14 +482,19 @@ def _aliased(node: Node, undo: list[tuple[Node, tuple, int]]) -> bool:
 
 
 def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False) -> None:
+    # a read under offload="auto" may run small work on the host: rewritten one-element reads (sink.py),
+    # element reads of device data (_read_elements), then the host walk (_read_on_host)
+    auto = reading and _config.get("offload") == "auto"
+    if auto and candidate(nodes[0]):
+        nodes = _sunk_reads(nodes, undo)
     live = [n for n in nodes if n.data is None and not (n.op == "view" and _aliased(n, undo))]
     if not live:
         return
     order, held, key = prepare(live)
-    if reading and _read_elements(order, undo):
+    if auto and _read_elements(order, undo):
         _evaluate(nodes, undo, reading)        # its one-element views of device data are on the host now
         return
-    host = reading and _read_on_host(order)
+    host = auto and _read_on_host(order)
     if host and _walk_on_host(order, live, held, undo):
         return
     plan = replay.lookup(key) if not host else None
