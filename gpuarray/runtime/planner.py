@@ -403,8 +403,11 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     with _lock:
         undo: list[tuple[Node, tuple, int]] = []
         try:
-            _evaluate(nodes, undo, reading)
-            if reading and len(undo) > 1:       # small results of the evaluation come back with the read
+            # a read under offload="auto" may run small work on the host: rewritten one-element reads
+            # (sink.py), element reads of device data (_read_elements), then the host walk (_read_on_host)
+            auto = reading and _config.get("offload") == "auto"
+            _evaluate(nodes, undo, reading, auto)
+            if auto and len(undo) > 1:          # small results of the evaluation come back with the read
                 read_together([n.data for n in nodes], [u[0].data for u in undo])
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
@@ -425,7 +428,7 @@ def _sunk_reads(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> S
         if s is None:
             rest.append(n)
             continue
-        _evaluate([s], undo, True)
+        _evaluate([s], undo, True, True)
         if s.data is None:
             rest.append(n)
         else:
@@ -481,10 +484,9 @@ def _aliased(node: Node, undo: list[tuple[Node, tuple, int]]) -> bool:
     return True
 
 
-def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False) -> None:
-    # a read under offload="auto" may run small work on the host: rewritten one-element reads (sink.py),
-    # element reads of device data (_read_elements), then the host walk (_read_on_host)
-    auto = reading and _config.get("offload") == "auto"
+def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False,
+              auto: bool = False) -> None:
+    """Realize ``nodes`` (``evaluate_nodes``); ``auto``: a read under ``offload="auto"`` (see there)."""
     if auto and candidate(nodes[0]):
         nodes = _sunk_reads(nodes, undo)
     live = [n for n in nodes if n.data is None and not (n.op == "view" and _aliased(n, undo))]
@@ -492,7 +494,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
         return
     order, held, key = prepare(live)
     if auto and _read_elements(order, undo):
-        _evaluate(nodes, undo, reading)        # its one-element views of device data are on the host now
+        _evaluate(nodes, undo, reading, auto)  # its one-element views of device data are on the host now
         return
     host = auto and _read_on_host(order)
     if host and _walk_on_host(order, live, held, undo):
@@ -519,7 +521,7 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
     if first:
         for group in first:
             evaluate_nodes(group)
-        _evaluate(nodes, undo, reading)
+        _evaluate(nodes, undo, reading, auto)
         return
     _metrics.add("evaluations")
     used: dict[int, Any] = {}

@@ -275,6 +275,12 @@ COMPANIONS = int(os.environ.get("GPUARRAY_READ_COMPANIONS", "4"))      # at most
 _TARGET_BYTES = 4096
 
 
+def _whole(d: Data) -> bool:
+    """Whether ``d``'s buffer holds exactly its data (not a linear-algebra result packed before a flag, nor a
+    prefix of another array's buffer)."""
+    return d.owner is None and getattr(d.handle, "nbytes", -1) == math.prod(d.shape) * STORAGE_NP[d.dtype].itemsize
+
+
 def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None]) -> None:
     """Download the small device-only ``targets`` of a reading evaluation (``float(m)``, ``bool(...)``) with
     up to ``COMPANIONS`` other small device-only results of the same evaluation (``realized``; at most
@@ -295,13 +301,13 @@ def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None
         return
     for d in targets:
         if d is None or d.host is not None or d.handle is None or d.provider is not prov or \
-                d.nbytes > _TARGET_BYTES or d.lost:
+                d.nbytes > _TARGET_BYTES or d.lost or not _whole(d):
             return
     ids = {id(d) for d in targets}
     extra: list[Data] = []
     for d in realized:
         if d is None or id(d) in ids or d.host is not None or d.handle is None or d.provider is not prov or \
-                not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS or d.lost:
+                not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS or d.lost or not _whole(d):
             continue
         ids.add(id(d))
         extra.append(d)
