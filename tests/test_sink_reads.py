@@ -99,3 +99,40 @@ def test_rewritten_reads_match_numpy(wgpu_device: xp.Device, seed: int) -> None:
             assert bool(xp.any(xp.reshape(got, (-1,))[int(np.ravel_multi_index(idx, want.shape))])) == \
                 bool(np.any(want.reshape(-1)[np.ravel_multi_index(idx, want.shape)]))
         assert_same(got, want)
+
+
+def test_reads_of_packed_results_under_auto(wgpu_device: xp.Device) -> None:
+    """Reads whose target shares a buffer with more (linear algebra's results packed before an error flag) or
+    is a prefix of another array keep their plain download under ``offload="auto"``: ``read_together`` takes
+    only data whose buffer holds exactly its elements (``np.polyfit``'s ``lstsq`` raised ValueError here)."""
+    rng = np.random.default_rng(5)
+    h = rng.standard_normal((300, 300)) + 30 * np.eye(300)
+    xs, ys = np.linspace(-1, 1, 5000), rng.standard_normal(5000)
+    with xp.config(offload="auto"):
+        a = _device_only(h, wgpu_device)
+        assert float(xp.linalg.det(a)) == pytest.approx(float(np.linalg.det(h)), rel=1e-9)
+        sign, logdet = xp.linalg.slogdet(a)
+        assert float(sign) == 1.0 and float(logdet) == pytest.approx(float(np.linalg.slogdet(h)[1]), rel=1e-12)
+        got = np.polyfit(_device_only(xs, wgpu_device), _device_only(ys, wgpu_device), 3)
+        np.testing.assert_allclose(np.asarray(got), np.polyfit(xs, ys, 3), rtol=1e-9, atol=1e-12)
+        q, r = xp.linalg.qr(a)
+        np.testing.assert_allclose(np.abs(np.asarray(r)), np.abs(np.linalg.qr(h)[1]), rtol=1e-9, atol=1e-9)
+
+
+def test_read_together_takes_only_whole_buffers(wgpu_device: xp.Device) -> None:
+    """A target or companion whose buffer holds more than its elements (a packed result before its flag) is
+    left to the plain download; whole ones come back together, each with its host copy."""
+    from gpuarray.runtime.residency import Data, read_together
+
+    prov: Any = wgpu_device.provider
+    packed = Data(np.dtype(np.float32), (5,), handle=prov.upload(np.arange(8, dtype=np.float32)), provider=prov)
+    one = Data(np.dtype(np.float32), (1,), handle=prov.upload(np.full(1, 7, np.float32)), provider=prov)
+    read_together([packed], [one])          # (such data is read by its flag's element, never whole)
+    assert packed.host is None and one.host is None
+    flag = Data(np.dtype(np.bool_), (), handle=prov.upload(np.ones((), np.bool_)), provider=prov)
+    two = Data(np.dtype(np.float64), (2,), handle=prov.upload(np.array([1.5, -0.0])), provider=prov)
+    read_together([flag], [packed, one, two])
+    assert flag.host is not None and bool(flag.host) is True
+    assert packed.host is None
+    np.testing.assert_array_equal(one.host, [7.0])
+    assert_same(two.host, np.array([1.5, -0.0]))
