@@ -487,7 +487,7 @@ def _aliased(node: Node, undo: list[tuple[Node, tuple, int]]) -> bool:
 def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False,
               auto: bool = False) -> None:
     """Realize ``nodes`` (``evaluate_nodes``); ``auto``: a read under ``offload="auto"`` (see there)."""
-    if auto and candidate(nodes[0]):
+    if auto and nodes and candidate(nodes[0]):
         nodes = _sunk_reads(nodes, undo)
     live = [n for n in nodes if n.data is None and not (n.op == "view" and _aliased(n, undo))]
     if not live:
