@@ -65,7 +65,7 @@ from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
 from .residency import Data, element, element_known, hosts_of, prefix, read_ahead, read_together, remember, view_part
-from .sink import candidate, sunk
+from .sink import candidate, rewritten
 from .thresholds import DEFAULT_THRESHOLDS, thresholds
 
 # Decisions, newest last: dicts, or (op, device, shape) tuples for eagerly computed operations
@@ -420,11 +420,11 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
 
 
 def _sunk_reads(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Sequence[Node]:
-    """Read each target that ``sink.sunk`` rewrites from its rewritten graph, on the host (``_read_elements``,
+    """Read each target that ``sink.rewritten`` rewrites from its rewritten graph, on the host (``_read_elements``,
     then ``_walk_on_host``); the targets left to evaluate as they are."""
     rest = []
     for n in nodes:
-        s = sunk(n) if n.data is None else None
+        s = rewritten(n) if n.data is None else None
         if s is None:
             rest.append(n)
             continue

@@ -17,7 +17,7 @@ import math
 import os
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -275,10 +275,16 @@ COMPANIONS = int(os.environ.get("GPUARRAY_READ_COMPANIONS", "4"))      # at most
 _TARGET_BYTES = 4096
 
 
-def _whole(d: Data) -> bool:
-    """Whether ``d``'s buffer holds exactly its data (not a linear-algebra result packed before a flag, nor a
-    prefix of another array's buffer)."""
-    return d.owner is None and getattr(d.handle, "nbytes", -1) == math.prod(d.shape) * STORAGE_NP[d.dtype].itemsize
+def exact_buffer(d: Data) -> bool:
+    """Whether ``d``'s device buffer holds exactly its elements (not a linear-algebra result packed before
+    its flag), so that a download of the buffer is its value."""
+    return getattr(d.handle, "nbytes", None) == STORAGE_NP[d.dtype].itemsize * math.prod(d.shape)
+
+
+def _device_only(d: Data | None, prov: Any) -> TypeGuard[Data]:
+    """``d`` is data only on ``prov``'s device, in a buffer of its own size (``read_together``)."""
+    return d is not None and d.host is None and d.handle is not None and d.provider is prov and not d.lost \
+        and exact_buffer(d)
 
 
 def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None]) -> None:
@@ -299,15 +305,12 @@ def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None
     many = getattr(prov, "download_many", None)
     if many is None:
         return
-    for d in targets:
-        if d is None or d.host is not None or d.handle is None or d.provider is not prov or \
-                d.nbytes > _TARGET_BYTES or d.lost or not _whole(d):
-            return
+    if not all(_device_only(d, prov) and d.nbytes <= _TARGET_BYTES for d in targets):
+        return
     ids = {id(d) for d in targets}
     extra: list[Data] = []
     for d in realized:
-        if d is None or id(d) in ids or d.host is not None or d.handle is None or d.provider is not prov or \
-                not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS or d.lost or not _whole(d):
+        if id(d) in ids or not _device_only(d, prov) or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS:
             continue
         ids.add(id(d))
         extra.append(d)
@@ -348,7 +351,7 @@ def read_ahead(data: Data, nbytes: int, part: Any = None) -> bool:
     """
     if data.host is not None or data.handle is None or data.nbytes > READ_AHEAD_MAX or data.lost:
         return False
-    if getattr(data.handle, "nbytes", None) != STORAGE_NP[data.dtype].itemsize * math.prod(data.shape):
+    if not exact_buffer(data):
         return False
     return _counted(_VIEW_READS, data, data.nbytes, nbytes, part)
 

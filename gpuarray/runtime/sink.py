@@ -25,6 +25,7 @@ import os
 
 from ..core.ops import OPS
 from ..graph.node import Node, make, post_order
+from ..graph.shapes import contiguous_strides
 from ..graph.views import strided_view
 from .residency import element_known
 
@@ -34,9 +35,7 @@ _THROUGH = frozenset(OPS) | {"astype"}
 _OVER = _THROUGH | {"view", "reshape"}
 
 
-def _flat(index: tuple[int, ...], shape: tuple[int, ...], strides: tuple[int, ...] | None = None) -> int:
-    if strides is None:
-        strides = tuple(math.prod(shape[d + 1:]) for d in range(len(shape)))
+def _flat(index: tuple[int, ...], strides: tuple[int, ...]) -> int:
     return sum(i * s for i, s in zip(index, strides, strict=True))
 
 
@@ -61,7 +60,7 @@ def _element(e: Node, at: int, seen: dict[tuple[int, int], Node]) -> Node | None
         if e.dtype != e.inputs[0].dtype:
             return None
         strides, offset = e.attrs
-        out = _element(e.inputs[0], offset + _flat(_multi(at, e.shape), e.shape, strides), seen)
+        out = _element(e.inputs[0], offset + _flat(_multi(at, e.shape), strides), seen)
     elif e.op == "reshape":
         out = _element(e.inputs[0], at, seen)
     elif e.op in _THROUGH:
@@ -72,7 +71,7 @@ def _element(e: Node, at: int, seen: dict[tuple[int, int], Node]) -> Node | None
             if lead < 0 or any(d not in (1, e.shape[lead + k]) for k, d in enumerate(a.shape)):
                 return None
             one = _element(a, _flat(tuple(0 if d == 1 else index[lead + k] for k, d in enumerate(a.shape)),
-                                    a.shape), seen)
+                                    contiguous_strides(a.shape)), seen)
             if one is None:
                 return None
             ins.append(one)
@@ -105,8 +104,11 @@ def candidate(target: Node) -> bool:
 def sunk(target: Node) -> Node | None:
     """A graph of ``target``'s value whose one-element views of pending elementwise work are rewritten as
     above, where it changed something and needs no device; else None."""
-    if not candidate(target):
-        return None
+    return rewritten(target) if candidate(target) else None
+
+
+def rewritten(target: Node) -> Node | None:
+    """``sunk`` without the quick test (the planner made it)."""
     seen: dict[tuple[int, int], Node] = {}
     done: dict[int, Node] = {}
     changed = False
