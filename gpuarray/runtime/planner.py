@@ -64,6 +64,7 @@ from ..graph.shapes import view_strides
 from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
+from . import speculate as _speculate
 from .residency import Data, element, element_known, hosts_of, prefix, read_ahead, read_together, remember, view_part
 from .sink import candidate, rewritten
 from .thresholds import DEFAULT_THRESHOLDS, thresholds
@@ -406,9 +407,12 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
             # a read under offload="auto" may run small work on the host: rewritten one-element reads
             # (sink.py), element reads of device data (_read_elements), then the host walk (_read_on_host)
             auto = reading and _config.get("offload") == "auto"
-            _evaluate(nodes, undo, reading, auto)
-            if auto and len(undo) > 1:          # small results of the evaluation come back with the read
-                read_together([n.data for n in nodes], [u[0].data for u in undo])
+            _evaluate(nodes, undo, reading, auto, reading)
+            st = _speculate.state
+            extra, st.extra = st.extra, []      # reads computed ahead (speculate.py) and small results of
+            if extra or auto and len(undo) > 1:     # the evaluation come back with the read
+                read_together([n.data for n in nodes], [u[0].data for u in undo] if auto else (),
+                              [e.data for e in extra])
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
             # these nodes were realized just now and their inputs are still known: put them
@@ -485,14 +489,21 @@ def _aliased(node: Node, undo: list[tuple[Node, tuple, int]]) -> bool:
 
 
 def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], reading: bool = False,
-              auto: bool = False) -> None:
-    """Realize ``nodes`` (``evaluate_nodes``); ``auto``: a read under ``offload="auto"`` (see there)."""
+              auto: bool = False, ahead: bool = False) -> None:
+    """Realize ``nodes`` (``evaluate_nodes``); ``auto``: a read under ``offload="auto"`` (see there); ``ahead``:
+    a read that may compute the reads after it too (``speculate.py``)."""
     if auto and nodes and candidate(nodes[0]):
         nodes = _sunk_reads(nodes, undo)
     live = [n for n in nodes if n.data is None and not (n.op == "view" and _aliased(n, undo))]
     if not live:
         return
     order, held, key = prepare(live)
+    if ahead and key is not None and _speculate.ENABLED and not replay.capture.on:
+        extra = _speculate.reading(order, key, live)
+        if extra:
+            live += extra
+            nodes = [*nodes, *extra]
+            order, held, key = prepare(live)
     if auto and _read_elements(order, undo):
         _evaluate(nodes, undo, reading, auto)  # its one-element views of device data are on the host now
         return

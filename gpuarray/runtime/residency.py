@@ -287,18 +287,20 @@ def _device_only(d: Data | None, prov: Any) -> TypeGuard[Data]:
         and exact_buffer(d)
 
 
-def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None]) -> None:
+def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None],
+                  also: Sequence[Data | None] = ()) -> None:
     """Download the small device-only ``targets`` of a reading evaluation (``float(m)``, ``bool(...)``) with
-    up to ``COMPANIONS`` other small device-only results of the same evaluation (``realized``; at most
-    ``COMPANION_ELEMENTS`` elements each) in one mapping (``download_many``), so that a later small read
-    that needs those (SciPy's ``mean``, reduced on the way to the ``is_lazy_array`` check it reads, then read
-    through ``x - mean`` again: ``runtime/sink.py``) takes no round trip of its own. Nothing happens where a
-    target is not such data, no companion is found, or the provider cannot read them together (the caller's
-    read then downloads the targets as before).
+    the device-only results ``also`` (the reads ``speculate.py`` computed ahead) and up to ``COMPANIONS``
+    other small device-only results of the same evaluation (``realized``; at most ``COMPANION_ELEMENTS``
+    elements each) in one mapping (``download_many``), so that a later small read that needs those (SciPy's
+    ``mean``, reduced on the way to the ``is_lazy_array`` check it reads, then read through ``x - mean``
+    again: ``runtime/sink.py``) takes no round trip of its own. Nothing happens where a target is not such
+    data, nothing goes with it, or the provider cannot read them together (the caller's read then downloads
+    the targets as before).
 
     >>> read_together([Data.from_host(np.zeros(1))], [])        # host data: nothing to download
     """
-    if not COMPANIONS or not targets:
+    if not targets or not (also or COMPANIONS):
         return
     first = targets[0]
     prov = first.provider if first is not None else None
@@ -309,13 +311,18 @@ def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None
         return
     ids = {id(d) for d in targets}
     extra: list[Data] = []
+    for d in also:
+        if id(d) not in ids and _device_only(d, prov):
+            ids.add(id(d))
+            extra.append(d)
+    n = len(extra)
     for d in realized:
+        if len(extra) - n >= COMPANIONS:
+            break
         if id(d) in ids or not _device_only(d, prov) or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS:
             continue
         ids.add(id(d))
         extra.append(d)
-        if len(extra) == COMPANIONS:
-            break
     if not extra:
         return
     both = [*targets, *extra]
