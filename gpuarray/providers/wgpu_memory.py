@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.dtypes import STORAGE_NP
 from . import wgpu_pool
-from .wgpu_encode import RAW, SmallReader
+from .wgpu_encode import RAW, SmallReader, write_buffer
 from .wgpu_pool import staged_download, staged_upload
 from .wgpu_split import GpuHandle, SegmentedHandle, _elem_ranges, segment_of
 
@@ -156,7 +156,7 @@ class WgpuMemory:
                     for buf, off, piece in pieces:
                         # wgpu stages each write in a buffer of its size, and the storage
                         # conversion (bool -> u32 ...) needs a host copy of each piece
-                        self.device.queue.write_buffer(buf, off, np.ascontiguousarray(piece, dtype=sdt))
+                        write_buffer(self.device.queue, buf, off, np.ascontiguousarray(piece, dtype=sdt))
                 elif pieces:
                     staged_upload(self, pieces, sdt)
             except BaseException:

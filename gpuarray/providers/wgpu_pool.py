@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core import metrics as _metrics
+from .wgpu_encode import write_buffer
 
 MIN_BYTES = 256
 _MIB = 1 << 20
@@ -229,7 +230,7 @@ class ParamArena:
         new = self.host[lo >> 2:hi >> 2]
         if hi <= self.valid and np.array_equal(self.shadow[lo >> 2:hi >> 2], new):
             return
-        self.device.queue.write_buffer(self.buffer, lo, self.host, lo, hi - lo)
+        write_buffer(self.device.queue, self.buffer, lo, self.host, lo, hi - lo)
         self.shadow[lo >> 2:hi >> 2] = new
         if lo <= self.valid:
             self.valid = max(self.valid, hi)
@@ -243,7 +244,7 @@ class ParamArena:
         if self.buffer is not None and self._zoff + size <= self._cap + self.ZONE_BYTES:
             off = self._zoff
             self._zoff = off + size
-            self.device.queue.write_buffer(self.buffer, off, words)
+            write_buffer(self.device.queue, self.buffer, off, words)
             return self.buffer, off
         self._full = self.buffer is not None
         if size > self.STATIC_BYTES:
@@ -253,7 +254,7 @@ class ParamArena:
             self._soff = 0
         off = self._soff
         self._soff = off + size
-        self.device.queue.write_buffer(self._sbuf, off, words)
+        write_buffer(self.device.queue, self._sbuf, off, words)
         return self._sbuf, off
 
     def reset(self, early: bool = False) -> None:
