@@ -199,7 +199,7 @@ def test_profile_counts_kernels(device):
 
 def test_kernels_too_wide_for_the_adapter_are_cut_not_sent_to_the_host(wgpu_device, monkeypatch):
     """A fused kernel that would bind more storage buffers than the adapter allows evaluates parts of its
-    cone first (planner._cuts) instead of running on the host: a sum of 40 arrays with the WebGPU minimum of 8
+    cone first (runtime.cuts) instead of running on the host: a sum of 40 arrays with the WebGPU minimum of 8
     storage buffers, a chain of 30 gathers each reading a sort's result (unique(axis=0)'s row sort)."""
     rng = np.random.default_rng(4)
     host = [rng.standard_normal(500).astype(np.float32) for _ in range(40)]

@@ -146,3 +146,25 @@ def test_kept_nodes_go_with_the_next_read(wgpu_device: xp.Device) -> None:
         assert speculate.state.kept                 # the loss read computed the gradient ahead
         float(xp.sum(X))                            # another read: nothing follows it
         assert not speculate.state.kept
+
+
+def test_results_not_read_stop_being_computed_ahead(wgpu_device: xp.Device) -> None:
+    """The gradient read in the first iterations only (a loop whose later iterations read the loss alone): what
+    was computed ahead and not read counts as a miss, and after ``MISSES`` nothing is computed ahead."""
+    hX, hy = _data(400, 4)
+    X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
+    kept = []
+    with xp.config(offload="always"):
+        for k in range(4 + 2 * speculate.MISSES):
+            w = xp.asarray(np.full(4, 0.05 * k, np.float32), device=wgpu_device)
+            raw = X @ w
+            loss = float(xp.sum(xp.log1p(xp.exp(-raw * y))))
+            kept.append(len(speculate.state.kept))
+            if k < 3:
+                g = -y / (1 + xp.exp(raw * y))
+                np.testing.assert_allclose(np.asarray(X.T @ g),
+                                           hX.T @ (-hy / (1 + np.exp((hX @ np.full(4, 0.05 * k)) * hy))),
+                                           rtol=1e-4, atol=1e-4)
+            assert loss == pytest.approx(float(np.log1p(np.exp(-(hX @ np.full(4, 0.05 * k)) * hy)).sum()),
+                                         rel=1e-5)
+    assert any(kept[:4]) and not any(kept[-3:]), kept

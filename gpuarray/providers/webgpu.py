@@ -203,7 +203,7 @@ class WgpuProvider(WgpuMemory):
 
     def too_wide(self, kernel: Kernel) -> int:
         """How many storage buffers ``kernel`` binds beyond this adapter's limit (0: none); the planner
-        evaluates parts of such a kernel's fused cone first (``runtime/planner.py _cuts``)."""
+        evaluates parts of such a kernel's fused cone first (``runtime/cuts.py``)."""
         return max(0, bindings(kernel) - self.max_storage_buffers)
 
     def capabilities(self) -> tuple:

@@ -65,6 +65,7 @@ from ..providers.inprocess import run_kernel, run_walk, walk_instrs
 from . import profile as _profile
 from . import replay
 from . import speculate as _speculate
+from .cuts import cuts as _cuts
 from .residency import Data, element, element_known, hosts_of, prefix, read_ahead, read_together, remember, view_part
 from .sink import candidate, rewritten
 from .thresholds import DEFAULT_THRESHOLDS, thresholds
@@ -304,89 +305,6 @@ def _device_part_first(kernels: list[Kernel]) -> list[Node]:
     return []
 
 
-def _cuts(kernels: list[Kernel]) -> list[list[Node]]:
-    """Groups of nodes inside the fused cones of ``kernels`` that bind more storage buffers than their adapter
-    allows (``too_wide``) to evaluate first, a group an evaluation, so that each part reads at most about half
-    the limit of inputs: a greedy bounded fan-in partition of the cone, in dependency order (a deep chain of
-    gathers, each reading a sort's result, as ``unique(axis=0)``'s row sort builds, read 33 buffers of 32 and
-    ran on the host). A kernel of several outputs none of which is too wide alone evaluates its outputs in
-    groups (``_output_groups``). Empty where no kernel is too wide or none can be split (one node reading
-    that many inputs itself)."""
-    out: list[list[Node]] = []
-    for k in kernels:
-        prov = k.device.provider
-        wide = getattr(prov, "too_wide", None)
-        if wide is None or not wide(k):
-            continue
-        budget = max(2, (prov.max_storage_buffers - 8) // 2)
-        leaf = {n.serial for n in k.inputs}
-        roots = list(k.out_nodes[0].inputs) if k.kind != "elementwise" and len(k.out_nodes) == 1 \
-            and k.out_nodes[0].op == k.kind else list(k.out_nodes)
-        reads: dict[int, set[int]] = {}
-        cut: dict[int, Node] = {}
-        alone = prov.max_storage_buffers - 5      # inputs of a one-output kernel at most (elementwise's 4 more)
-        hopeless: set[int] = set()      # nodes reading more than that themselves, and the cones that hold one
-        stack: list[tuple[Node, bool]] = [(r, False) for r in roots if r.serial not in leaf]
-        while stack:
-            n, done = stack.pop()
-            if n.serial in reads and not done:
-                continue
-            if not done:
-                reads[n.serial] = set()
-                stack.append((n, True))
-                stack += [(i, False) for i in n.inputs if i.serial not in leaf and i.serial not in reads]
-                continue
-            # (a node without inputs, a hash-consed constant, is never evaluated on its own: every expression with
-            # that value shares it, and would read it as an array from then on)
-            inner = [i for i in n.inputs if i.serial not in leaf and i.serial not in cut and i.inputs]
-            if len({i.serial for i in n.inputs}) > alone or any(i.serial in hopeless for i in inner):
-                hopeless.add(n.serial)
-            mine = {i.serial for i in n.inputs if i.serial in leaf or i.serial in cut}
-            for i in inner:
-                mine |= reads[i.serial]
-            for i in sorted(inner, key=lambda i: -len(reads[i.serial])):
-                if len(mine) <= budget:
-                    break
-                cut[i.serial] = i
-                mine = {j.serial for j in n.inputs if j.serial in leaf or j.serial in cut}
-                for j in inner:
-                    if j.serial not in cut:
-                        mine |= reads[j.serial]
-            reads[n.serial] = mine
-        if not cut and len(roots) > 1:      # a sideways fusion of several cones, none too wide itself
-            out += _output_groups(roots, reads, prov.max_storage_buffers - 8, hopeless)
-            continue
-        if cut:
-            out.append(list(cut.values()))
-    return out
-
-
-def _output_groups(roots: list[Node], reads: dict[int, set[int]], room: int,
-                   hopeless: set[int]) -> list[list[Node]]:
-    """The outputs ``roots`` of a kernel too wide for its adapter (independent results of one shape that
-    the schedule fused sideways: scalars computed in a Python loop and evaluated together) in groups, in
-    order, whose inputs and outputs together bind at most ``room`` buffers (at least one output a group),
-    to evaluate a group at a time; at most half of them when they would all fit in one group, so that
-    the rest follow in another kernel. All groups at once: a thousand p-values concatenated (SciPy's
-    ``stats.power`` with ``batch=1``) took 461 evaluations and 35 s on lavapipe when each round scheduled
-    the whole rest again to take its next few. Stops (the rest, as before) at an output whose cone holds
-    a node that reads more inputs than a kernel can bind (``hopeless``): evaluated alone, it would still
-    run on the host, one evaluation per output instead of one for all."""
-    groups: list[list[Node]] = []
-    acc: set[int] = set()
-    group: list[Node] = []
-    for r in roots:
-        mine = reads.get(r.serial, set())
-        if not r.inputs or r.serial in hopeless:
-            return [*groups, group] if group else groups
-        if group and (len(acc | mine) + len(group) + 1 > room or not groups and 2 * len(group) >= len(roots)):
-            groups.append(group)
-            acc, group = set(), []
-        acc |= mine
-        group.append(r)
-    return groups           # the last group is left to the kernel of the rest
-
-
 def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     """Realize ``nodes``: schedule their unevaluated graph and run the kernels in order.
 
@@ -408,11 +326,12 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
             # (sink.py), element reads of device data (_read_elements), then the host walk (_read_on_host)
             auto = reading and _config.get("offload") == "auto"
             _evaluate(nodes, undo, reading, auto, reading)
-            st = _speculate.state
-            extra, st.extra = st.extra, []      # reads computed ahead (speculate.py) and small results of
-            if extra or auto and len(undo) > 1:     # the evaluation come back with the read
+            st = _speculate.state       # reads computed ahead (speculate.py) and small results of the
+            extra, st.extra = st.extra, []      # evaluation come back with the read
+            if extra or auto and len(undo) > 1:
                 read_together([n.data for n in nodes], [u[0].data for u in undo] if auto else (),
                               [e.data for e in extra])
+                _speculate.watch(extra)
         except DeviceLostError:
             # The device was lost during this evaluation. What it computed there is gone, but
             # these nodes were realized just now and their inputs are still known: put them

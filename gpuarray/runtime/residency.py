@@ -26,6 +26,9 @@ from ..core.dtypes import STORAGE_NP
 from ..core.errors import DeviceLostError
 from ..graph import node as _graph
 
+# ids of data computed ahead of its read (runtime/speculate.py) and not read since: ``get_host`` removes them
+WATCHED: set[int] = set()
+
 
 class Data:
     """The realized contents of one node: a host array and/or a device handle."""
@@ -76,6 +79,8 @@ class Data:
 
     def get_host(self) -> np.ndarray:
         """The data as a read-only C-contiguous host array (downloads once if needed)."""
+        if WATCHED:
+            WATCHED.discard(id(self))       # read (runtime/speculate.py: a result computed ahead was used)
         if self.host is None:
             if getattr(self.provider, "lost", None) is not None:        # self.lost, without the call
                 recover(self)

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..compiler.plan_cache import LOOSE
 from ..graph.node import Node, make
+from .residency import WATCHED
 
 ENABLED = os.environ.get("GPUARRAY_SPECULATE", "1") != "0"
 DEPTH = 2               # reads computed ahead of one read
@@ -126,6 +127,7 @@ def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Seque
 class _State(threading.local):
     recent: list[tuple[tuple, list[int]]] = []      # (key, walk serials: learn's ``before``) of the last reads
     speculated: dict[tuple, Template] | None = None  # followers speculated at the last read, by key
+    watched: list[tuple[Template, Node]] = []        # and their results
     kept: list[Node] = []                            # their walks, alive until the next read
     extra: list[Node] = []                           # the targets added to the read being evaluated
 
@@ -146,7 +148,13 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
         missed = spec.get(key)
         if missed is not None:
             missed.misses += 1      # (at MISSES it is not speculated again)
+        for w, n in st.watched:
+            d = n.data
+            if d is not None and id(d) in WATCHED:
+                w.misses += 1       # computed ahead and not read: as a miss
+        WATCHED.clear()
         st.speculated = spec = None
+        st.watched = []
     if len(order) > 4 * MAX_NODES:          # too long a walk to learn over or from
         st.recent, st.kept, st.extra = [], [], []
         return []
@@ -167,6 +175,7 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
     recent = [(key, [n.serial if n.inputs and n.data is None else -n.serial for n in order]), *recent[:1]]
     extra: list[Node] = []
     kept: list[Node] = []
+    watched: list[tuple[Template, Node]] = []
     t = _followers.get(key)
     while t is not None and t is not _BLOCKED and t.misses < MISSES and len(walks) <= DEPTH:
         walk = t.made(walks)
@@ -183,15 +192,24 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
             n = walk[p]
             if n.data is None and n not in extra and n not in live:
                 extra.append(n)
+                watched.append((t, n))
         t = _followers.get(t.key)
     st.recent = recent[:2]
-    st.kept = kept
-    st.extra = extra
+    st.kept, st.extra, st.watched = kept, extra, watched
     return extra
+
+
+def watch(extra: Sequence[Node]) -> None:
+    """Watch for reads of the results computed ahead (``extra``, evaluated now): the next read counts those
+    not read since as misses."""
+    for n in extra:
+        if n.data is not None:
+            WATCHED.add(id(n.data))
 
 
 def clear() -> None:
     """Forget every follower and this thread's reads (tests)."""
     _followers.clear()
+    WATCHED.clear()
     st = state
-    st.recent, st.speculated, st.kept, st.extra = [], None, [], []
+    st.recent, st.speculated, st.kept, st.extra, st.watched = [], None, [], [], []
