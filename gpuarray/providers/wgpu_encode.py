@@ -108,13 +108,13 @@ def write_buffer(queue: Any, buffer: Any, offset: int, data: Any, data_offset: i
     small one (H200: a third of a small upload's host time)."""
     if size is None:
         size = data.nbytes - data_offset
-    if not RAW:                             # pragma: no cover - another wgpu build
+    internal = getattr(queue, "_internal", None)
+    if not RAW or internal is None:         # another wgpu build, or a test's stand-in queue
         queue.write_buffer(buffer, offset, data, data_offset, size)
         return
     slot = _capture("write_buffer")
     try:
-        _C.wgpuQueueWriteBuffer(queue._internal, buffer._internal, offset, _ffi.from_buffer(data) + data_offset,
-                                size)
+        _C.wgpuQueueWriteBuffer(internal, buffer._internal, offset, _ffi.from_buffer(data) + data_offset, size)
     finally:
         _release(slot)
 
