@@ -125,11 +125,14 @@ def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Seque
 
 
 class _State(threading.local):
-    recent: list[tuple[tuple, list[int]]] = []      # (key, walk serials: learn's ``before``) of the last reads
-    speculated: dict[tuple, Template] | None = None  # followers speculated at the last read, by key
-    watched: list[tuple[Template, Node]] = []        # and their results
-    kept: list[Node] = []                            # their walks, alive until the next read
-    extra: list[Node] = []                           # the targets added to the read being evaluated
+    """This thread's reads."""
+
+    def __init__(self) -> None:
+        self.recent: list[tuple[tuple, list[int]]] = []   # (key, walk serials: learn's ``before``), last reads
+        self.speculated: dict[tuple, Template] | None = None  # followers speculated at the last read, by key
+        self.watched: list[tuple[Template, Node]] = []     # and their results
+        self.kept: list[Node] = []                         # their walks, alive until the next read
+        self.extra: list[Node] = []                        # the targets added to the read being evaluated
 
 
 state = _State()
@@ -155,7 +158,10 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
         WATCHED.clear()
         st.speculated = spec = None
         st.watched = []
-    if len(order) > 4 * MAX_NODES:          # too long a walk to learn over or from
+    serials: list[int] = []         # computed by this walk's evaluation: positive (operators, not calls: this
+    for n in order:                 # runs for every read)
+        serials += (n.serial if n.inputs and n.data is None else -n.serial,)
+    if serials[4 * MAX_NODES:]:             # too long a walk to learn over or from
         st.recent, st.kept, st.extra = [], [], []
         return []
     recent = st.recent
@@ -172,7 +178,7 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
             if t.others >= MISSES:          # the loop changed: learn its follower again
                 del _followers[kp]
     walks: list[Sequence[Node]] = [order]
-    recent = [(key, [n.serial if n.inputs and n.data is None else -n.serial for n in order]), *recent[:1]]
+    recent = [(key, serials), *recent[:1]]
     extra: list[Node] = []
     kept: list[Node] = []
     watched: list[tuple[Template, Node]] = []
