@@ -168,3 +168,40 @@ def test_results_not_read_stop_being_computed_ahead(wgpu_device: xp.Device) -> N
             assert loss == pytest.approx(float(np.log1p(np.exp(-(hX @ np.full(4, 0.05 * k)) * hy)).sum()),
                                          rel=1e-5)
     assert any(kept[:4]) and not any(kept[-3:]), kept
+
+
+def test_errors_while_computing_ahead_leave_the_read_right(wgpu_device: xp.Device,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while learning or making the reads ahead, or while evaluating them with the read, never fails
+    the read: it runs alone (``speculate.errors`` counts), with NumPy's values."""
+    from gpuarray.runtime import planner
+    hX, hy = _data(400, 4)
+    X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
+    w = [np.full(4, 0.1 * k, np.float32) for k in range(8)]
+    with xp.config(offload="always"):
+        for k in range(4):
+            _step(X, y, xp.asarray(w[k], device=wgpu_device), xp)
+        before = speculate.errors
+        evaluate, raised = planner._evaluate, []
+
+        def failing(nodes: Any, undo: Any, reading: bool = False, auto: bool = False, ahead: bool = False) -> None:
+            evaluate(nodes, undo, reading, auto, ahead)
+            if ahead and speculate.state.extra and not raised:
+                raised.append(True)
+                raise MemoryError("simulated: out of device memory for the reads computed ahead")
+        monkeypatch.setattr(planner, "_evaluate", failing)
+        got = _step(X, y, xp.asarray(w[4], device=wgpu_device), xp)
+        want = _step(hX, hy, w[4], np)
+        assert raised and speculate.errors == before + 1
+        assert got[0] == pytest.approx(want[0], rel=1e-5)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+        monkeypatch.setattr(planner, "_evaluate", evaluate)
+
+        def broken(*args: Any) -> Any:
+            raise KeyError("simulated: a template that cannot be made")
+        monkeypatch.setattr(speculate, "reading", broken)
+        got = _step(X, y, xp.asarray(w[5], device=wgpu_device), xp)
+        want = _step(hX, hy, w[5], np)
+        assert speculate.errors >= before + 2
+        assert got[0] == pytest.approx(want[0], rel=1e-5)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)

@@ -87,6 +87,7 @@ def test_random_read_loops(dev: str, monkeypatch: pytest.MonkeyPatch) -> None:
         ahead.append(len(extra))
         return extra
     monkeypatch.setattr(speculate, "reading", counted)
+    errors = speculate.errors
     rng = np.random.default_rng(11)
     n, d, c = 600, 6, 3
     hX = rng.uniform(-1, 1, (n, d)).astype(np.float32)
@@ -113,3 +114,4 @@ def test_random_read_loops(dev: str, monkeypatch: pytest.MonkeyPatch) -> None:
             assert counts[True] <= counts[False], (seed, counts)
     print("reads computed ahead", sum(ahead), "of", len(ahead), "reads")
     assert sum(ahead) >= 10, "few programs computed a read ahead"
+    assert speculate.errors == errors, "an error while computing reads ahead"

@@ -325,7 +325,15 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
             # a read under offload="auto" may run small work on the host: rewritten one-element reads
             # (sink.py), element reads of device data (_read_elements), then the host walk (_read_on_host)
             auto = reading and _config.get("offload") == "auto"
-            _evaluate(nodes, undo, reading, auto, reading)
+            try:
+                _evaluate(nodes, undo, reading, auto, reading)
+            except DeviceLostError:
+                raise
+            except Exception:
+                if not _speculate.state.extra:
+                    raise
+                _speculate.failed()         # the read alone, as without reads computed ahead
+                _evaluate(nodes, undo, reading, auto)
             st = _speculate.state       # reads computed ahead (speculate.py) and small results of the
             extra, st.extra = st.extra, []      # evaluation come back with the read
             if extra or auto and len(undo) > 1:
@@ -418,7 +426,10 @@ def _evaluate(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]], readin
         return
     order, held, key = prepare(live)
     if ahead and key is not None and _speculate.ENABLED and not replay.capture.on:
-        extra = _speculate.reading(order, key, live)
+        try:
+            extra = _speculate.reading(order, key, live)
+        except Exception:  # noqa: BLE001 - computing reads ahead never fails a read (speculate.errors counts)
+            extra = _speculate.failed()
         if extra:
             live += extra
             nodes = [*nodes, *extra]

@@ -51,6 +51,7 @@ MISSES = 3              # a follower evaluated for real this often after being s
 CAPACITY = 256          # followers kept; the table is emptied when it is full
 _IMPURE = frozenset({"random"})
 _BLOCKED: Any = object()        # a key whose follower is not speculated (itself, too large, missed)
+errors = 0                      # errors while computing reads ahead (each read then ran alone: ``failed``)
 
 
 class Template:
@@ -211,6 +212,18 @@ def watch(extra: Sequence[Node]) -> None:
     for n in extra:
         if n.data is not None:
             WATCHED.add(id(n.data))
+
+
+def failed() -> list[Node]:
+    """After an error while computing reads ahead (counted in ``errors``): nothing is computed ahead with this
+    read, and what was speculated at it is not speculated again; returns the (empty) list of extra targets."""
+    global errors
+    errors += 1
+    st = state
+    for t in (st.speculated or {}).values():
+        t.misses = MISSES
+    st.speculated, st.kept, st.extra, st.watched = None, [], [], []
+    return []
 
 
 def clear() -> None:
