@@ -683,3 +683,30 @@ def test_tuple_subclass_keys_index_as_tuples(device):
     g[Key(0, slice(1, 4))] = 7.0
     a[0, 1:4] = 7.0
     assert_same(g, a)
+
+
+@pytest.mark.parametrize("shape", [(50, 4), (7,), (3, 4, 5)])
+def test_whole_mask_write_of_one_value(device: xp.Device, shape: tuple[int, ...]) -> None:
+    """``x[mask] = v`` with a boolean array of x's whole shape and one value (scikit-learn's ``_logsumexp``:
+    ``array[index_max] = -inf``) takes a short path that makes the general path's nodes; NumPy's values for
+    arrays, views of them, empty and full masks, special values, and views taken before see the write."""
+    from gpuarray.graph import node as graph
+    from gpuarray.namespace import indexing_advanced
+    rng = np.random.default_rng(9)
+    h = rng.uniform(-3, 3, shape).astype(np.float32)
+    h.flat[0] = -0.0
+    for mask_of in (lambda a: a > 0.5, lambda a: a > 10, lambda a: a > -10):
+        for value in (-np.inf, np.nan, -0.0, 2.5):
+            x = xp.asarray(h, device=device) * 1.0
+            y = x[::-1] if len(shape) == 1 else x[1:]
+            hy = (h * 1.0)[::-1] if len(shape) == 1 else (h * 1.0)[1:]
+            for arr, want in ((x, h.copy()), (y, hy.copy())):
+                m, hm = mask_of(arr), mask_of(want)
+                val = graph.const(value, arr._node.dtype, arr._node.device)
+                assert indexing_advanced.advanced_setitem(arr._node, m, val) is \
+                    indexing_advanced.advanced_setitem(arr._node, (m,), val)
+                before = arr[...]                       # a view taken before the write sees it
+                arr[m] = value
+                want[hm] = value
+                assert_same(arr, want)
+                assert_same(before, want)

@@ -246,6 +246,14 @@ def advanced_getitem(node: Node, key: Any) -> Node:
 def advanced_setitem(node: Node, key: Any, val: Node) -> Node:
     """The node for ``x`` after ``x[key] = val`` (``val`` already has ``x``'s dtype)."""
 
+    if key.__class__ is GpuArray and not val.shape:
+        m = key._node
+        if m.dtype == _dtypes.bool_ and m.shape == node.shape and m.device is node.device and node.shape:
+            # a mask of the whole array and one value (scikit-learn's ``array[index_max] = -inf``, every
+            # iteration of LogisticRegression): the general path's nodes, without its parsing
+            vb = views.reshape(views.broadcast_to(val, (1,)), (1,) * len(node.shape))
+            return bounded(make("where", (m, vb, basic_index(node, (slice(None),) * len(node.shape))), node.dtype,
+                                node.shape, (), node.device))
     plan = _plan(node, key)
     view = plan.view
     vshape = view.shape
