@@ -205,3 +205,29 @@ def test_errors_while_computing_ahead_leave_the_read_right(wgpu_device: xp.Devic
         assert speculate.errors >= before + 2
         assert got[0] == pytest.approx(want[0], rel=1e-5)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+
+
+def test_a_follower_that_cannot_be_made_is_dropped(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A follower whose graph raises while it is made costs one error, then is not made again (each of the
+    loop's followers once)."""
+    hX, hy = _data(400, 4)
+    X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
+    with xp.config(offload="always"):
+        for k in range(3):
+            _step(X, y, xp.asarray(np.full(4, 0.1 * k, np.float32), device=wgpu_device), xp)
+        calls: list[int] = []
+
+        def broken(self: Any, ctx: Any) -> Any:
+            calls.append(1)
+            raise ValueError("simulated: a step that cannot be made")
+        monkeypatch.setattr(speculate.Template, "made", broken)
+        before = speculate.errors
+        seen = []
+        for k in range(3, 9):
+            hw = np.full(4, 0.1 * k, np.float32)
+            got = _step(X, y, xp.asarray(hw, device=wgpu_device), xp)
+            want = _step(hX, hy, hw, np)
+            assert got[0] == pytest.approx(want[0], rel=1e-5)
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-6)
+            seen.append(len(calls))
+        assert speculate.errors - before == len(calls) and 1 <= len(calls) <= 3 and seen[-3] == seen[-1], seen

@@ -185,7 +185,11 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
     watched: list[tuple[Template, Node]] = []
     t = _followers.get(key)
     while t is not None and t is not _BLOCKED and t.misses < MISSES and len(walks) <= DEPTH:
-        walk = t.made(walks)
+        try:
+            walk = t.made(walks)
+        except BaseException:
+            t.misses = MISSES       # (``failed`` then counts the error)
+            raise
         if walk is None:
             break
         if spec is None:
