@@ -125,13 +125,21 @@ def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Seque
     return Template(key, steps, tuple([pos[t.serial] for t in live]))
 
 
+def _marks(walk: Sequence[Node]) -> list[int]:
+    """Each node's serial, negated where the walk's evaluation does not compute it (evaluated before, or a
+    constant): ``learn``'s ``before`` (operators, not calls: this runs for every read)."""
+    out: list[int] = []
+    for n in walk:
+        out += (n.serial if n.inputs and n.data is None else -n.serial,)
+    return out
+
+
 class _State(threading.local):
     """This thread's reads."""
 
     def __init__(self) -> None:
         self.recent: list[tuple[tuple, list[int]]] = []   # (key, walk serials: learn's ``before``), last reads
-        self.speculated: dict[tuple, Template] | None = None  # followers speculated at the last read, by key
-        self.watched: list[tuple[Template, Node]] = []     # and their results
+        self.watched: list[tuple[Template, Node]] = []     # followers computed ahead at the last read, results
         self.kept: list[Node] = []                         # their walks, alive until the next read
         self.extra: list[Node] = []                        # the targets added to the read being evaluated
 
@@ -147,21 +155,14 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
     if key[0] is LOOSE:
         key = key[1]                # a window moved along data: the structure without the views' offsets
     st = state
-    spec = st.speculated
-    if spec is not None:
-        missed = spec.get(key)
-        if missed is not None:
-            missed.misses += 1      # (at MISSES it is not speculated again)
+    if st.watched:
         for w, n in st.watched:
             d = n.data
-            if d is not None and id(d) in WATCHED:
-                w.misses += 1       # computed ahead and not read: as a miss
+            if w.key == key or d is not None and id(d) in WATCHED:
+                w.misses += 1       # evaluated for real, or computed ahead and not read (at MISSES: no more)
         WATCHED.clear()
-        st.speculated = spec = None
         st.watched = []
-    serials: list[int] = []         # computed by this walk's evaluation: positive (operators, not calls: this
-    for n in order:                 # runs for every read)
-        serials += (n.serial if n.inputs and n.data is None else -n.serial,)
+    serials = _marks(order)
     if serials[4 * MAX_NODES:]:             # too long a walk to learn over or from
         st.recent, st.kept, st.extra = [], [], []
         return []
@@ -192,12 +193,8 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
             raise
         if walk is None:
             break
-        if spec is None:
-            spec = {}
-        st.speculated = spec
-        spec[t.key] = t
         walks.insert(0, walk)
-        recent.insert(0, (t.key, [n.serial if n.inputs and n.data is None else -n.serial for n in walk]))
+        recent.insert(0, (t.key, _marks(walk)))
         kept += walk
         for p in t.targets:
             n = walk[p]
@@ -224,9 +221,9 @@ def failed() -> list[Node]:
     global errors
     errors += 1
     st = state
-    for t in (st.speculated or {}).values():
+    for t, _n in st.watched:
         t.misses = MISSES
-    st.speculated, st.kept, st.extra, st.watched = None, [], [], []
+    st.kept, st.extra, st.watched = [], [], []
     return []
 
 
@@ -235,4 +232,4 @@ def clear() -> None:
     _followers.clear()
     WATCHED.clear()
     st = state
-    st.recent, st.speculated, st.kept, st.extra, st.watched = [], None, [], [], []
+    st.recent, st.kept, st.extra, st.watched = [], [], [], []
