@@ -12,6 +12,7 @@ than CI has, and skip themselves elsewhere (see docs/reliability.md):
 
 from __future__ import annotations
 
+import collections
 import gc
 import os
 import threading
@@ -1065,6 +1066,7 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     gc.collect()
     m0, r0 = xp.metrics(), _rss()
     rss, counts = [r0], [_native_counts(device)]
+    types = [collections.Counter(type(o).__qualname__ for o in gc.get_objects())]
     for _ in range(4):                               # four equal stretches: a leak grows each
         for _ in range(50_000):
             x = x + 1
@@ -1072,6 +1074,7 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
         gc.collect()
         rss.append(_rss())
         counts.append(_native_counts(device))
+    types.append(collections.Counter(type(o).__qualname__ for o in gc.get_objects()))
     m1 = xp.metrics()
     assert v[0] == 203_000.0
     # every figure in each message: this test failed four times in full H200 runs with eight workers
@@ -1081,7 +1084,8 @@ def test_long_loop_keeps_memory_flat(dev: str) -> None:
     grown = [b - a for a, b in zip(rss, rss[1:])]
     seen = (f"live {m0['device_bytes_live']} -> {m1['device_bytes_live']}, pooled {m0['device_bytes_pooled']} -> "
             f"{m1['device_bytes_pooled']}, RSS + {', '.join(f'{g / MIB:.1f}' for g in grown)} MiB a stretch, "
-            f"wgpu-native objects {' -> '.join(map(str, counts))}")
+            f"wgpu-native objects {' -> '.join(map(str, counts))}, Python objects that grew "
+            f"{(types[1] - types[0]).most_common(6)}")
     # gpuarray's own objects, exactly: every buffer and command buffer made is released, and bind groups do not
     # grow with the steps (the fifty-eighth session's H200 runs grew RSS by 51-87 MiB a half among eight workers,
     # and not alone: these counts say whether such growth is gpuarray's objects or the driver's). Bind groups are

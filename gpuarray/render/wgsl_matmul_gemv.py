@@ -44,6 +44,7 @@ from .wgsl_matmul import chunk_sum_shader, epilogue_lines, k_loop_shader, tile_g
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 THREADS = 256
+READS_FIRST = True         # a step's matrix reads issued before the staged vector's loads and barriers
 
 
 @dataclass(frozen=True)
@@ -134,31 +135,35 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
         return (*batch, k, f"{row}u") if t.side == "a" else (*batch, f"{row}u", k)
 
     types = input_types(kernel)
-    step: list[str] = _stage(g, t, vec, batch) if t.staged else []
+    # a step: the matrix reads (``reads``), the vector's elements (``vals``, through ``Ws`` when staged)
+    # and the products. The matrix reads are issued first, before the staging's barriers, so that their
+    # memory latency overlaps the vector's loads and the barriers (``READS_FIRST``)
     if t.vec:
-        lines, buf = _vec_step(g, t, mat, vec, batch, at)
-        step += lines
+        reads, vals, products, buf = _vec_step(g, t, mat, vec, batch, at)
         types[int(buf[2:])] = f"vec4<{reg}>"
         head += [f"  var accv{i}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(rows) for c in range(cols)]
-    for j in range(0 if t.vec else unroll):          # the vector's elements of this step, in registers
-        step += [f"    let gk{j} = k0 + lane + {j * lanes}u;"]
-        for c in range(cols):
-            if t.staged:
-                step += [f"    let x{j}_{c} = Ws[{c * t.bk + j * lanes}u + lane];"]
-                continue
-            g.memo, g.lines = {}, []
-            v = g.value(vec, ("multi", at(False, str(c), f"gk{j}")))
-            step += [f"    var x{j}_{c}: {reg} = {reg}(0);", f"    if (gk{j} < K) {{",
-                     *["      " + ln.strip() for ln in g.lines], f"      x{j}_{c} = {v};", "    }"]
-    for i in range(0 if t.vec else rows):            # the matrix reads, all before the products
-        for j in range(unroll):
-            g.memo, g.lines = {}, []
-            v = g.value(mat, ("multi", at(True, f"row{i}", f"gk{j}")))
-            step += [f"    var y{i}_{j}: {reg} = {reg}(0);", f"    if (live{i} && gk{j} < K) {{",
-                     *["      " + ln.strip() for ln in g.lines], f"      y{i}_{j} = {v};", "    }"]
-    if not t.vec:
-        step += [f"    acc{i}_{c} = acc{i}_{c} + y{i}_{j} * x{j}_{c};"
-                 for i in range(rows) for c in range(cols) for j in range(unroll)]
+    else:
+        reads = [f"    let gk{j} = k0 + lane + {j * lanes}u;" for j in range(unroll)]
+        vals, products = [], []
+        for j in range(unroll):                      # the vector's elements of this step, in registers
+            for c in range(cols):
+                if t.staged:
+                    vals += [f"    let x{j}_{c} = Ws[{c * t.bk + j * lanes}u + lane];"]
+                    continue
+                g.memo, g.lines = {}, []
+                v = g.value(vec, ("multi", at(False, str(c), f"gk{j}")))
+                vals += [f"    var x{j}_{c}: {reg} = {reg}(0);", f"    if (gk{j} < K) {{",
+                         *["      " + ln.strip() for ln in g.lines], f"      x{j}_{c} = {v};", "    }"]
+        for i in range(rows):                        # the matrix reads, all before the products
+            for j in range(unroll):
+                g.memo, g.lines = {}, []
+                v = g.value(mat, ("multi", at(True, f"row{i}", f"gk{j}")))
+                reads += [f"    var y{i}_{j}: {reg} = {reg}(0);", f"    if (live{i} && gk{j} < K) {{",
+                          *["      " + ln.strip() for ln in g.lines], f"      y{i}_{j} = {v};", "    }"]
+        products = [f"    acc{i}_{c} = acc{i}_{c} + y{i}_{j} * x{j}_{c};"
+                    for i in range(rows) for c in range(cols) for j in range(unroll)]
+    stage = _stage(g, t, vec, batch) if t.staged else []
+    step = [*reads, *stage, *vals, *products] if READS_FIRST else [*stage, *reads, *vals, *products]
 
     def store(val: str, row: str, c: int) -> list[str]:
         # output element (row, c) (side a) or (c, row) (side b), at its flat index
@@ -205,36 +210,38 @@ def render_matmul_gemv(kernel: Kernel, t: Gemv, split: bool = False) -> Rendered
 
 
 def _vec_step(g: _Gen, t: Gemv, mat: int, vec: int, batch: list[str],
-              at: Callable[[bool, str, str], tuple[str, ...]]) -> tuple[list[str], str]:
-    """The ``K`` step of the ``vec4`` form: (lines, the matrix's binding). Word ``q`` of row ``r`` is
-    ``<side>_off + r * <side>_st + batch . <side>_b + q`` (``prm`` extras in vec4 units)."""
+              at: Callable[[bool, str, str], tuple[str, ...]]) -> tuple[list[str], list[str], list[str], str]:
+    """The ``K`` step of the ``vec4`` form: (the matrix's reads, the vector's words, the products, the
+    matrix's binding). Word ``q`` of row ``r`` is ``<side>_off + r * <side>_st + batch . <side>_b + q``
+    (``prm`` extras in vec4 units)."""
     reg = WGSL_TYPE[g.k.result_dtype]
     buf, base, st = vec4_operand(g, mat, t.side, batch)
-    lines = [f"    let wbase = {base};", "    let qb = k0 / 4u + lane;"]
+    reads = [f"    let wbase = {base};", "    let qb = k0 / 4u + lane;"]
+    reads += [f"    let q{j} = qb + {j * t.lanes}u;" for j in range(t.unroll)]
+    for i in range(t.rows):
+        for j in range(t.unroll):
+            reads += [f"    var y{i}_{j}: vec4<{reg}> = vec4<{reg}>(0);",
+                      f"    if (live{i} && q{j} * 4u < K) {{ y{i}_{j} = {buf}[wbase + row{i} * {st} + q{j}]; }}"]
+    vals: list[str] = []
     for j in range(t.unroll):
-        lines += [f"    let q{j} = qb + {j * t.lanes}u;"]
         if t.staged:            # word q of column c at Ws[c * bk / 4 + q - k0 / 4] (_stage)
-            lines += [f"    let x{j}_{c} = Ws[{c * t.bk // 4 + j * t.lanes}u + lane];" for c in range(t.cols)]
+            vals += [f"    let x{j}_{c} = Ws[{c * t.bk // 4 + j * t.lanes}u + lane];" for c in range(t.cols)]
             continue
-        lines += [f"    var x{j}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for c in range(t.cols)]
-        lines += [f"    if (q{j} * 4u < K) {{"]
-        lines += [f"      let gk{j}_{e} = q{j} * 4u + {e}u;" for e in range(4)]
+        vals += [f"    var x{j}_{c}: vec4<{reg}> = vec4<{reg}>(0);" for c in range(t.cols)]
+        vals += [f"    if (q{j} * 4u < K) {{"]
+        vals += [f"      let gk{j}_{e} = q{j} * 4u + {e}u;" for e in range(4)]
         for c in range(t.cols):
             parts = []
             for e in range(4):
                 g.memo, g.lines = {}, []
                 v = g.value(vec, ("multi", at(False, str(c), f"gk{j}_{e}")))
-                lines += ["      " + ln.strip() for ln in g.lines]
+                vals += ["      " + ln.strip() for ln in g.lines]
                 parts.append(v)
-            lines += [f"      x{j}_{c} = vec4<{reg}>({', '.join(parts)});"]
-        lines += ["    }"]
-    for i in range(t.rows):
-        for j in range(t.unroll):
-            lines += [f"    var y{i}_{j}: vec4<{reg}> = vec4<{reg}>(0);",
-                      f"    if (live{i} && q{j} * 4u < K) {{ y{i}_{j} = {buf}[wbase + row{i} * {st} + q{j}]; }}"]
-    lines += [f"    accv{i}_{c} = accv{i}_{c} + y{i}_{j} * x{j}_{c};"
-              for i in range(t.rows) for c in range(t.cols) for j in range(t.unroll)]
-    return lines, buf
+            vals += [f"      x{j}_{c} = vec4<{reg}>({', '.join(parts)});"]
+        vals += ["    }"]
+    products = [f"    accv{i}_{c} = accv{i}_{c} + y{i}_{j} * x{j}_{c};"
+                for i in range(t.rows) for c in range(t.cols) for j in range(t.unroll)]
+    return reads, vals, products, buf
 
 
 def _stage(g: _Gen, t: Gemv, vec: int, batch: list[str]) -> list[str]:

@@ -39,6 +39,7 @@ from .wgsl_matmul import epilogue_lines, k_loop_shader, tile_grid, touch_unused,
 from .wgsl_parts import declare_bindings, input_types, output_types
 
 UNROLL = 16                # wide-operand reads per K step written out (more: a loop)
+READS_FIRST = True         # a step's wide reads issued before the narrow tile's load and its barrier
 
 
 @dataclass(frozen=True)
@@ -169,12 +170,13 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
             inner += [f"    var y{j}: {reg} = {reg}(0);",
                       f"    if (live && gk{j} < K) {{", *["      " + ln.strip() for ln in g.lines],
                       f"      y{j} = {v};", "    }"]
-        inner += [f"    acc0 = acc0 + x{j} * y{j};" for j in range(steps)] if direct else \
+        products = [f"    acc0 = acc0 + x{j} * y{j};" for j in range(steps)] if direct else \
             [f"    acc{i} = acc{i} + Ns[(kl + {j * lanes}u) * {s}u + {i}u] * y{j};"
              for j in range(steps) for i in range(s)]
     else:
         g.memo, g.lines = {}, []
         v = g.value(wide, ("multi", (*batch, "gk", "gw") if t.side == "a" else (*batch, "gw", "gk")))
+        products = []                   # a loop of reads and products: the reads after the barrier
         inner = [f"    for (var kk = kl; kk < {bk}u; kk = kk + {lanes}u) {{",
                  "      let gk = k0 + kk;",
                  f"      var y: {reg} = {reg}(0);",
@@ -200,10 +202,10 @@ def render_matmul_skinny(kernel: Kernel, t: Skinny, final: bool = False) -> Rend
     decls = declare_bindings(input_types(kernel), output_types(kernel) if final else [reg], g.wide)
     decls.append(f"var<workgroup> Ns: array<{reg}, {s * bk}>;")
     decls.append(f"var<workgroup> Rs: array<{reg}, {max(1, s * bw)}>;")
-    body_all = [*head, *load, *inner, *red, *store]
+    body_all = [*head, *load, *inner, *products, *red, *store]
     head = ["  " + x for x in touch_unused(decls, body_all)] + head
-    step = [*load, *([] if direct else ["    workgroupBarrier();"]), *inner,
-            *([] if direct else ["    workgroupBarrier();"])]
+    step = _step(load, inner, products, direct) if products else \
+        [*load, "    workgroupBarrier();", *inner, "    workgroupBarrier();"]
     return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
 
 
@@ -231,7 +233,7 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
     head += [f"  var acc{i}: vec4<{reg}> = vec4<{reg}>(0);" for i in range(s)]
     direct = s == 1 and steps <= UNROLL and _plain(kernel, narrow)
     load = [] if direct else _narrow_load(g, t, narrow, batch, reg)
-    inner: list[str] = []
+    inner: list[str] = []           # the wide reads (and, when direct, the narrow row's), then the products
     for j in range(steps):
         inner += [f"    let gk{j} = k0 + kl + {j * lanes}u;", f"    var y{j}: vec4<{reg}> = vec4<{reg}>(0);"]
         if direct:
@@ -243,10 +245,10 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
         else:
             inner += [f"    if (live && gk{j} < K) {{ y{j} = {buf}[wq + gk{j} * {st}]; }}"]
     if direct:
-        inner += [f"    acc0 = acc0 + y{j} * x{j};" for j in range(steps)]
+        products = [f"    acc0 = acc0 + y{j} * x{j};" for j in range(steps)]
     else:
-        inner += [f"    acc{i} = acc{i} + y{j} * Ns[(kl + {j * lanes}u) * {s}u + {i}u];"
-                  for j in range(steps) for i in range(s)]
+        products = [f"    acc{i} = acc{i} + y{j} * Ns[(kl + {j * lanes}u) * {s}u + {i}u];"
+                    for j in range(steps) for i in range(s)]
     red = _lane_sums(lanes, s, q4, "c4")
     obase = "bat * M * N" if final else f"sp * {g.slot(('extra', 'TS'))} + bat * M * N"
     store = ["  if (kl == 0u && live) {", f"    let obase = {obase};"]
@@ -270,7 +272,17 @@ def _render_vec(kernel: Kernel, t: Skinny, final: bool) -> Rendered:
     decls = declare_bindings(types, output_types(kernel) if final else [reg], g.wide)
     decls.append(f"var<workgroup> Ns: array<{reg}, {s * bk}>;")
     decls.append(f"var<workgroup> Rs: array<vec4<{reg}>, {max(1, s * q4)}>;")
-    head = ["  " + x for x in touch_unused(decls, [*head, *load, *inner, *red, *store])] + head
-    step = [*load, *([] if direct else ["    workgroupBarrier();"]), *inner,
-            *([] if direct else ["    workgroupBarrier();"])]
-    return k_loop_shader(kernel, g, decls, t.threads, head, step, bk, [*red, *store], not final)
+    head = ["  " + x for x in touch_unused(decls, [*head, *load, *inner, *products, *red, *store])] + head
+    return k_loop_shader(kernel, g, decls, t.threads, head, _step(load, inner, products, direct), bk,
+                         [*red, *store], not final)
+
+
+def _step(load: list[str], reads: list[str], products: list[str], direct: bool) -> list[str]:
+    """A ``K`` step: the narrow tile's load into ``Ns`` between barriers, the wide operand's reads and
+    the products. The wide reads go first (``READS_FIRST``): they do not need ``Ns``, so their memory
+    latency overlaps the narrow operand's loads (a fused cone's: ``softmax(X @ W) - Y``) and the barrier."""
+    if direct:
+        return [*reads, *products]
+    if READS_FIRST:
+        return [*reads, *load, "    workgroupBarrier();", *products, "    workgroupBarrier();"]
+    return [*load, "    workgroupBarrier();", *reads, *products, "    workgroupBarrier();"]
