@@ -440,10 +440,10 @@ def test_few_columns_kernel_choice(wgpu_device: xp.Device, chosen: list[Any]) ->
     xl = xp.asarray(_rand((64, 1 << 14), 5), device=dev)
     for t in (x, w, g, wl, xl):
         xp.evaluate(t)
-    cases = [(lambda: x @ w.T, Gemv("a", 4, 2, 4, True, 4), 1),
-             (lambda: w @ x.T, Gemv("b", 4, 2, 4, True, 4), 1),
+    cases = [(lambda: x @ w.T, Gemv("a", 4, 1, 4, True, 4), 1),
+             (lambda: w @ x.T, Gemv("b", 4, 1, 4, True, 4), 1),
              (lambda: xl @ wl.T, Gemv("a", 32, 2, 4, True, 3), 2),       # long rows: K split
-             (lambda: g.T @ x, Skinny(4, "a", 64, 128, 16, vec=True), 2)]
+             (lambda: g.T @ x, Skinny(4, "a", 64, 64, 16, vec=True), 2)]
     for fn, cfg, n in cases:
         chosen.clear()
         _, got = _dispatches(fn)

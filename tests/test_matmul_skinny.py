@@ -126,7 +126,7 @@ def test_fused_cone_is_read_by_the_narrow_kernel(wgpu_device: xp.Device, skinny_
     got = np.asarray((xp.tanh(gz) * 2 - 1).T @ gx + 1)
     after = xp.metrics()
     np.testing.assert_allclose(got, (np.tanh(z) * 2 - 1).T @ x + 1, rtol=1e-4, atol=1e-3)
-    assert skinny_spy == [Skinny(3, "a", 64, 128, 16, vec=True)]
+    assert skinny_spy == [Skinny(3, "a", 64, 64, 16, vec=True)]
     assert after["dispatches"] - before["dispatches"] == 2
     assert after["evaluations"] - before["evaluations"] == 1
     assert after["bytes_downloaded"] - before["bytes_downloaded"] == 3 * 64 * 4
@@ -166,8 +166,8 @@ def test_selection_rules(wgpu_device: xp.Device) -> None:
         with wgpu_matmul.use_config("g64x64x16_4x4"):
             xp.evaluate(g.T @ x * 2)
     cfgs = [c for _s, c in seen]
-    vec = Skinny(3, "a", 64, 128, 16, vec=True)            # the wide operand read as vec4 words
-    assert cfgs[0] == vec and cfgs[1] == Skinny(3, "b", 64, 128, 16, vec=True)
+    vec = Skinny(3, "a", 64, 64, 16, vec=True)            # the wide operand read as vec4 words
+    assert cfgs[0] == vec and cfgs[1] == Skinny(3, "b", 64, 64, 16, vec=True)
     assert cfgs[2] == Skinny(3, "b", 16, 64, 16)              # 9 wide columns: scalar reads
     assert cfgs[3] == Skinny(3, "a", 64, 64, 4)               # x on both sides: scalar reads
     assert cfgs[4] is None                       # B = Y.T: its 5 columns are K apart (the tiled kernels)
@@ -197,7 +197,7 @@ def test_narrow_unsplit_with_epilogue(wgpu_device: xp.Device, skinny_spy: list[S
     got = xp.maximum(ga @ gb * 2 + gbias, 0)
     want = np.maximum((a.astype(np.float64) @ b) * 2 + bias, 0)
     np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=1e-3)
-    assert skinny_spy == [Skinny(2, "a", 16, 128, 16, vec=True)]
+    assert skinny_spy == [Skinny(2, "a", 16, 64, 16, vec=True)]
 
 
 @pytest.mark.parametrize("vec4", [True, False])

@@ -99,7 +99,7 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
     w = "b" if side == "a" else "a"
     if SKINNY_VEC4 and gemv_vec(kernel, kernel.operands["ab".index(w)], w, "vo") is not None:
         lanes = min(16, 256 // (bw // 4))            # four wide columns a thread, vec4 words
-        reads = COLSUM_VEC_READS if item <= 4 else VEC_READS_8B
+        reads = SKINNY_VEC_READS if item <= 4 else VEC_READS_8B
         cfg = Skinny(s, side, bw, reads * lanes, lanes, vec=True)
     else:
         cfg = Skinny(s, side, bw, 64, min(16, 256 // bw))
@@ -111,7 +111,10 @@ def skinny_for(provider: Any, kernel: Kernel, m: int, n: int, k: int, dtype: np.
 
 
 GEMV_STAGE = True          # against several vector columns: their K step staged in workgroup memory
-GEMV_COLS_ROWS = 2         # rows a thread against several vector columns
+GEMV_COLS_ROWS = 2         # rows a thread against several vector columns (rows longer than GEMV_LONG) ...
+GEMV_COLS_SHORT = 1        # ... and short rows (H200, (2^20 x 64) @ (64 x 4) with the matrix reads before the
+                           # staging barrier: 1 row 0.103 / 0.215 ms float32 / float64, 2 rows 0.108 / 0.227;
+                           # 2 were best before, when the reads waited on the barrier)
 GEMV_LONG = 512            # rows (of the matrix along K) longer than this share a workgroup's threads
 GEMV_VEC4 = True           # the row dot reads plain float32 / float64 matrices as vec4 words (gemv_vec)
 
@@ -121,10 +124,10 @@ def gemv_rows(rows: int, k: int, item: int, side: str, vec: bool = False, cols: 
     ``vec``) against ``cols`` vector columns: short rows take ``ceil(k / 4)`` lanes (a power of two,
     at most 32) and up to 16 reads (8 vec4 words) per thread and step over several rows; long rows
     (``k > GEMV_LONG``) spread a workgroup's 256 threads over at most 8 rows (all 256 on one row for a
-    dot product). Rows per thread: at most 8 (4 for 8-byte types); against several columns 2."""
+    dot product). Rows per thread: at most 8 (4 for 8-byte types); against several columns 2 (1 for short rows)."""
     cap, loads = (8 if item <= 4 else 4), (8 if vec else 16)
-    if cols > 1:                     # H200: 2 rows a thread against several columns
-        cap = GEMV_COLS_ROWS
+    if cols > 1:                     # H200: 1 or 2 rows a thread against several columns
+        cap = GEMV_COLS_ROWS if k > GEMV_LONG else GEMV_COLS_SHORT
     want = 1 << max(0, rows - 1).bit_length()                  # rows, to a power of two
     if k > GEMV_LONG:
         lanes = 256 // min(8, want)
@@ -165,6 +168,8 @@ def _row_major(kernel: Kernel, op_i: int, k_axis: int, o_axis: int) -> bool:
 
 
 COLSUM_VEC_READS = 8      # vec4 words a thread of the column sum reads per K step
+SKINNY_VEC_READS = 4      # the narrow split-K kernel's for 4-byte types (H200, (exp(P) - Y).T @ X, 2^20 x 64 float32,
+                          # 4 classes, reads before the barrier: 0.101 ms at 4 words, 0.108 at 8, 0.144 at 16)
 VEC_READS_8B = 4          # the same for 8-byte types, there and in the narrow split-K kernel (H200, float64 2^20 x
                           # 64, GPU ms at 4 / 8 / 16 words: (2^20 x 4)^T @ X 0.18 / 0.42-0.48 / 0.43-0.47, r @ X
                           # 0.144 / 0.145-0.40 / 0.26-0.29; float32 alike at any of them)
