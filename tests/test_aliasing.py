@@ -623,3 +623,60 @@ def test_two_views_of_one_value_subtracted_keep_nan(device: xp.Device) -> None:
             assert_same(v, hv)
             assert_same(b, hb)
 
+
+
+def test_permute_and_reshape_by_place_match_derive() -> None:
+    """``derive_permute`` and ``derive_reshape`` (index arithmetic on a member's place) give the member that
+    ``derive`` gives through the storage's probe: the same place, node, writeability and part, for bases,
+    sliced, flipped, broadcast (read-only), unit-axis and complex-part members, and the copy where a
+    reshape of a strided member needs one; writes through either reach the base as NumPy's do."""
+    from gpuarray.array_object.aliasing import derive, derive_permute, derive_reshape
+    from gpuarray.graph import views
+
+    def same(u: Any, v: Any) -> bool:       # one node, or the same view of the same data (reshapes of evaluated
+        if u is v:                          # data are leaves of their own, not hash-consed)
+            return True
+        return (u.op, u.shape, u.dtype, u.attrs) == (v.op, v.shape, v.dtype, v.attrs) and \
+            all(same(a, b) for a, b in zip(u.inputs, v.inputs, strict=True)) and u.data is v.data
+
+    base = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    cbase = (base + 1j * base).astype(np.complex64)
+    members: list[tuple[str, Callable[[Any], Any]]] = [
+        ("base", lambda a: a), ("slice", lambda a: a[:, 1:, ::2]), ("flip", lambda a: a[::-1, :, ::-1]),
+        ("unit", lambda a: a[:, 1:2, :]), ("newaxis", lambda a: a[None, 1]), ("transpose", lambda a: a.T),
+        ("broadcast", lambda a: np.broadcast_to(a[:1], (5, 3, 4))), ("real", lambda a: a.real),
+        ("imag", lambda a: a.imag), ("empty", lambda a: a[:, :0])]
+    for name, take in members:
+        h = cbase if name in ("real", "imag") else base
+        m = take(xp.asarray(h, device="cpu"))
+        hm = take(h.copy())
+        perms = [tuple(range(m.ndim))[::-1], tuple(range(m.ndim)), *([(1, 0, 2)] if m.ndim == 3 else [])]
+        for axes in perms:
+            got = derive_permute(m, axes)
+            want = derive(m, lambda n, axes=axes: views.permute(n, axes))
+            assert same(got._node, want._node) and got.base is want.base, (name, axes)
+            g, w = got._view, want._view
+            assert (g.shape, g.strides, g.offset, g.part, g.writeable) == \
+                (w.shape, w.strides, w.offset, w.part, w.writeable), (name, axes)
+            assert_same(got, np.transpose(hm, axes))
+        for shape in [(m.size,), (1, m.size), (*m.shape[:-1], 1, m.shape[-1]) if m.ndim else (1,)]:
+            got = derive_reshape(m, shape)
+            want = derive(m, lambda n, shape=shape: views.reshape(n, shape))
+            assert same(got._node, want._node) and (got._view is None) == (want._view is None), (name, shape)
+            if got._view is not None:
+                g, w = got._view, want._view
+                assert (g.shape, g.strides, g.offset, g.part, g.writeable) == \
+                    (w.shape, w.strides, w.offset, w.part, w.writeable), (name, shape)
+            assert_same(got, np.reshape(hm, shape))
+    a, ha = xp.asarray(base, device="cpu"), base.copy()
+    t, ht = xp.reshape(a[:, 1], (8,)), ha[:, 1].reshape(8)         # a copy in NumPy and here: no write-through
+    r, hr = xp.reshape(a[1], (12,)), ha[1].reshape(12)              # a view in both
+    p, hp = xp.permute_dims(a, (2, 0, 1)), ha.transpose(2, 0, 1)
+    t += 100
+    ht += 100
+    r[::5] = -1
+    hr[::5] = -1
+    p[1] *= 3
+    hp[1] *= 3
+    for got, want in ((a, ha), (t, ht), (r, hr), (p, hp)):
+        assert_same(got, want)

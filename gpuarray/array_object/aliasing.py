@@ -163,6 +163,43 @@ def derive_index(x: Any, key: Any) -> Any:
     return _member(x, info, basic_place(info.shape, info.strides, info.offset, key), None, True)
 
 
+def derive_permute(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` with its axes reordered (``x.T``, ``x.mT``, ``permute_dims``): ``derive(x, lambda n:
+    views.permute(n, axes))`` by permuting ``x``'s place (its strides are a view node's: 0 along axes of
+    one element, which a permutation keeps), without recording the view on the storage's probe.
+
+    >>> import gpuarray as xp
+    >>> a = xp.zeros((2, 3), device="cpu")
+    >>> t = derive_permute(a, (1, 0))
+    >>> t.base is a, t.shape
+    (True, (3, 2))
+    """
+    info = adopt(x)
+    shape, strides = info.shape, info.strides
+    return _member(x, info, (tuple([shape[a] for a in axes]), tuple([strides[a] for a in axes]), info.offset),
+                   None, True)
+
+
+def derive_reshape(x: Any, shape: Shape) -> Any:
+    """``x`` in ``shape`` (sizes agree): ``derive(x, lambda n: views.reshape(n, shape))``, by NumPy's
+    no-copy strides for ``x``'s place where they exist (``views.nocopy_strides``), without recording the
+    view on the storage's probe; a reshape that needs a copy (and an empty one) takes ``derive``.
+
+    >>> import gpuarray as xp
+    >>> a = xp.zeros((2, 3), device="cpu")
+    >>> r = derive_reshape(a.T, (3, 2))
+    >>> r.base is a, r.shape
+    (True, (3, 2))
+    """
+    info = adopt(x)
+    if size_of(shape) > 0:
+        st = views.nocopy_strides(info.shape, info.strides, shape)
+        if st is not None:
+            strides = tuple([0 if d == 1 else s for d, s in zip(shape, st, strict=True)])
+            return _member(x, info, (shape, strides, info.offset), None, True)
+    return derive(x, lambda n: views.reshape(n, shape))
+
+
 def _member(x: Any, info: ViewInfo, place: tuple[Shape, tuple[int, ...], int], part: str | None,
             writeable: bool) -> Any:
     """The new member of ``x``'s storage at ``place`` (shape, strides, offset in the base's C layout)."""

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from ..core.ops import OPS
-from ..graph import views
 from ..graph.node import Node, realized_leaf
 from ..runtime.devices import Device
 from ..runtime.planner import evaluate_nodes
 from ..runtime.residency import Data, element, host_view, read_ahead_pending, view_part
-from .aliasing import WRITE_LOCK, assign, derive, derive_index, set_shape
+from .aliasing import WRITE_LOCK, assign, derive_index, derive_permute, set_shape
 from .elementwise import binary_method, bind_array_type, finish, unary
 from .hooks import UP, register
 from .indexing import basic_index, getitem, is_basic, one_element, point_read, setitem
@@ -156,15 +155,13 @@ class GpuArray(NumPyMethods):
 
     @property
     def T(self) -> GpuArray:
-        axes = tuple(range(self.ndim))[::-1]
-        return derive(self, lambda n: views.permute(n, axes))
+        return derive_permute(self, tuple(range(self.ndim))[::-1])
 
     @property
     def mT(self) -> GpuArray:
         if self.ndim < 2:
             raise ValueError(f"mT requires an array with at least 2 dimensions; got {self.ndim}")
-        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
-        return derive(self, lambda n: views.permute(n, axes))
+        return derive_permute(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
 
     # ---- materialization
     def _host(self) -> np.ndarray:

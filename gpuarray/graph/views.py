@@ -71,13 +71,13 @@ def reshape(node: Node, shape: Shape) -> Node:
             return node
     if node.op == "view" and size_of(shape) > 0:
         base, old, strides, off = strided_parts(node)
-        attempt = _nocopy_strides(old, strides, shape)
+        attempt = nocopy_strides(old, strides, shape)
         if attempt is not None:
             return strided_view(base, shape, attempt, off)
     return make("reshape", (node,), node.dtype, shape)
 
 
-def _nocopy_strides(old: Shape, strides: tuple[int, ...], new: Shape) -> tuple[int, ...] | None:
+def nocopy_strides(old: Shape, strides: tuple[int, ...], new: Shape) -> tuple[int, ...] | None:
     """NumPy's attempt_nocopy_reshape: strides for ``new`` over the same memory, or None."""
     o = [(d, s) for d, s in zip(old, strides, strict=True) if d != 1]
     n_dims = list(new)

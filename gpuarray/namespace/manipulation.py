@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
-from ..array_object.aliasing import derive
+from ..array_object.aliasing import derive, derive_permute, derive_reshape
 from ..array_object.array import GpuArray, expect_array
 from ..array_object.bounds import bounded, concat_nodes
 from ..array_object.elementwise import astype_node, common_device, finish, scalars_to_device
@@ -51,7 +51,7 @@ def reshape(x: GpuArray, /, shape: Sequence[int], *, copy: bool | None = None) -
     new = tuple(shp)
     if copy:
         return GpuArray(views.reshape(x._node, new))
-    out = derive(x, lambda n: views.reshape(n, new))
+    out = derive_reshape(x, new)
     if copy is False and out._view is None:
         raise ValueError("reshape: copy=False, but this reshape of a strided view needs a copy")
     return out
@@ -63,7 +63,7 @@ def permute_dims(x: GpuArray, /, axes: tuple[int, ...]) -> GpuArray:
     axes = tuple(normalize_axis(a, x.ndim) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of {tuple(range(x.ndim))}")
-    return derive(x, lambda n: views.permute(n, axes))
+    return derive_permute(x, axes)
 
 
 def broadcast_to(x: GpuArray, /, shape: tuple[int, ...]) -> GpuArray:
@@ -223,7 +223,7 @@ def moveaxis(x: GpuArray, source: int | tuple[int, ...], destination: int | tupl
     order = [d for d in range(x.ndim) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
-    return derive(x, lambda n: views.permute(n, tuple(order)))
+    return derive_permute(x, tuple(order))
 
 
 def tile(x: GpuArray, repetitions: Sequence[int], /) -> GpuArray:
