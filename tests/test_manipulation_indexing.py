@@ -328,6 +328,30 @@ def test_take_offsets_of_cast_labels_read_once(device):
             xp.take(raw, y_int + offsets + 1)
 
 
+def test_reshaped_evaluated_indices_read_once(device):
+    """``take_along_axis(r, y[:, None], axis=1)`` with an evaluated device ``y``: ``y[:, None]`` is a leaf of
+    its own on ``y``'s data at every call, and the extremes read back at the first call are remembered by
+    that data, so later calls read back the results only; a new out-of-range index is still caught."""
+    n, k = 3000, 4
+    y = np.random.default_rng(6).integers(0, k, n)
+    r = np.arange(n * k, dtype=np.float32).reshape(n, k)
+    with xp.config(offload="always"):
+        gy = xp.astype(_ga(y.astype(np.float32), device), xp.int64)
+        gr = _ga(r, device)
+        xp.evaluate(gy, gr)
+        want = np.take_along_axis(r, y[:, None], axis=1)
+        assert_same(xp.take_along_axis(gr * 1.0, gy[:, None], axis=1), want)
+        xp.reset_metrics()
+        for i in range(3):
+            assert_same(xp.take_along_axis(gr * (1.0 + i), gy[:, None], axis=1), want * (1.0 + i))
+        if not device.provider.host_memory:
+            assert xp.metrics()["bytes_downloaded"] == 3 * want.nbytes      # the results only
+        bad = xp.astype(_ga(np.full(n, k, np.float32), device), xp.int64)
+        xp.evaluate(bad)
+        with pytest.raises(IndexError):
+            xp.take_along_axis(gr, bad[:, None], axis=1)
+
+
 def test_take_along_axis(device):
     a = _data("float32", (3, 4), 3)
     g = _ga(a, device)

@@ -108,9 +108,32 @@ _DEVICE_EXTREMES: dict[int, tuple[Any, int, int]] = {}
 
 def _remembered(node: Node) -> tuple[int, int] | None:
     """``node``'s extremes read back before, or None (an entry of a dead node whose address the
-    node reuses does not count)."""
+    node reuses does not count): by the node, or by its evaluated data, which reshapes of it share
+    (``y[:, None]`` of an evaluated ``y`` is a leaf of its own on ``y``'s data at every call)."""
     hit = _DEVICE_EXTREMES.get(id(node))
-    return (hit[1], hit[2]) if hit is not None and hit[0]() is node else None
+    if hit is not None and hit[0]() is node:
+        return hit[1], hit[2]
+    data = _keyed_data(node)
+    if data is None:
+        return None
+    hit = _DEVICE_EXTREMES.get(id(data))
+    return (hit[1], hit[2]) if hit is not None and hit[0]() is data else None
+
+
+def _keyed_data(node: Node) -> Any:
+    """The evaluated data whose extremes ``node``'s are (the same values, the same dtype), or None."""
+    data = node.data
+    return data if data is not None and data.dtype == node.dtype else None
+
+
+def _remember(node: Node, lo: int, hi: int) -> None:
+    """Keep ``node``'s extremes, by the node and by its evaluated data."""
+    for key in (node, _keyed_data(node)):
+        if key is None:
+            continue
+        if len(_DEVICE_EXTREMES) >= EXTREMES_KEPT:
+            _DEVICE_EXTREMES.pop(next(iter(_DEVICE_EXTREMES)))
+        _DEVICE_EXTREMES[id(key)] = (weakref.ref(key), lo, hi)
 
 
 _RANGES: dict[np.dtype, tuple[float, float]] = {}
@@ -259,9 +282,7 @@ def _device_extremes(a: GpuArray) -> tuple[int, int]:
     if hit is not None:
         return hit
     lo, hi = (int(v) for v in np.asarray(extremes_array(a)))      # one extremes kernel, one read
-    if len(_DEVICE_EXTREMES) >= EXTREMES_KEPT:
-        _DEVICE_EXTREMES.pop(next(iter(_DEVICE_EXTREMES)))
-    _DEVICE_EXTREMES[id(node)] = (weakref.ref(node), lo, hi)
+    _remember(node, lo, hi)
     return lo, hi
 
 
