@@ -352,6 +352,46 @@ def test_reshaped_evaluated_indices_read_once(device):
             xp.take_along_axis(gr, bad[:, None], axis=1)
 
 
+@pytest.mark.parametrize("dt", ["int64", "int32", "int8", "uint8", "uint32"])
+def test_index_intervals_hold_the_values(dt):
+    """The bounds ``_interval`` derives (never read back when they fit the axis) contain the values the
+    expression computes, for clip, remainder, floor division, bitwise and, abs, negative and gathers of
+    operands of both signs (a bound that missed a value would skip a bounds check)."""
+    from gpuarray.namespace import indexing as ix
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dt)
+    lo, hi = max(int(info.min), -300), min(int(info.max), 300)
+    for trial in range(40):
+        a = rng.integers(lo, hi + 1, 50).astype(dt)
+        if trial % 5 == 0:
+            a[:2] = (info.min, info.max)                    # the dtype's extremes too
+        ga = xp.asarray(a, device="cpu")
+        k = int(rng.integers(1, 20)) * (1 if info.min == 0 or trial % 2 else -1)
+        i = xp.asarray(rng.integers(0, 50, 30), device="cpu")
+        with np.errstate(all="ignore"):
+            exprs = [(np.clip(a, k, k + 7), xp.clip(ga, k, k + 7)), (a % k, ga % k), (a // k, ga // k),
+                     (a & abs(k), ga & abs(k)), (np.abs(a), xp.abs(ga)), (-a, -ga), (a[np.asarray(i)], ga[i]),
+                     ((a % k)[np.asarray(i)] // 3, xp.take(ga % k, i) // 3)]
+        for want, got in exprs:
+            bounds = ix._interval(got._node, 0)
+            assert np.array_equal(np.asarray(got), want), (trial, got._node.op)
+            assert bounds[0] <= want.min() and want.max() <= bounds[1], (trial, got._node.op, bounds, want.min(),
+                                                                          want.max())
+
+
+def test_index_intervals_still_catch_out_of_range(device):
+    """Indices bounded by construction but past the axis (``lab % 9`` into 8 elements) are checked and raise
+    NumPy's IndexError; within it they are not read back."""
+    lab = xp.astype(_ga(np.arange(40, dtype=np.float32), device), xp.int64)
+    x = _ga(np.arange(8, dtype=np.float32), device)
+    xp.evaluate(lab, x)
+    assert_same(x[lab % 8], np.arange(8, dtype=np.float32)[np.arange(40) % 8])
+    with pytest.raises(IndexError):
+        xp.evaluate(x[lab % 9])
+    with pytest.raises(IndexError):
+        xp.evaluate(xp.take(x, -(lab // 4) - 9))
+
+
 def test_take_along_axis(device):
     a = _data("float32", (3, 4), 3)
     g = _ga(a, device)

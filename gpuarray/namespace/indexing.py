@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -208,6 +209,8 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
         (tlo, thi), (flo, fhi) = (_guarded(ins[0], b, t, depth) for b, t in ((ins[1], True), (ins[2], False)))
         a, b = (tlo, thi), (flo, fhi)
         r = (min(a[0], b[0]), max(a[1], b[1]))
+    elif op in _MORE_INTERVALS:
+        r = _MORE_INTERVALS[op]([_interval(i, depth + 1) for i in ins])
     else:
         a = _interval(ins[0], depth + 1)
         b = _interval(ins[1], depth + 1) if len(ins) > 1 else a
@@ -217,9 +220,61 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
         else:
             r = {"minimum": (min(a[0], b[0]), min(a[1], b[1])), "maximum": (max(a[0], b[0]), max(a[1], b[1])),
                  "add": (a[0] + b[0], a[1] + b[1]), "subtract": (a[0] - b[1], a[1] - b[0]), "astype": a}[op]
-    if r[0] < lo or r[1] > hi:
-        return lo, hi           # it could wrap around
+    if r[0] < lo or r[1] > hi or max(-r[0], r[1]) >= _EXACT:
+        return lo, hi           # it could wrap around (past 2^53 the floats cannot tell: -INT64_MIN is INT64_MAX)
     return r
+
+
+_EXACT = 2.0 ** 53
+
+
+def _clip_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    """``clip(x, lo, hi)`` = ``minimum(maximum(x, lo), hi)`` (``clip_ties``; NumPy gives ``hi`` where lo > hi)."""
+    (xl, xh), (ll, lh), (hl, hh) = v
+    return min(max(xl, ll), hl), min(max(xh, lh), hh)
+
+
+def _remainder_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    """Integer ``a % b`` has ``b``'s sign (NumPy, as Python): in [0, b - 1] for b > 0, at most ``a`` where
+    a >= 0; in [b + 1, 0] for b < 0."""
+    (al, ah), (bl, bh) = v
+    if bl > 0:
+        return 0.0, min(bh - 1, ah) if al >= 0 else bh - 1
+    if bh < 0:
+        return bl + 1, 0.0
+    return -math.inf, math.inf
+
+
+def _floor_divide_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    """Integer ``a // b`` for a divisor of one sign: monotone in each operand there, so the corners bound it."""
+    (al, ah), (bl, bh) = v
+    if not (bl > 0 or bh < 0) or not all(map(math.isfinite, (al, ah, bl, bh))):
+        return -math.inf, math.inf
+    qs = [math.floor(a / b) for a in (al, ah) for b in (bl, bh)]
+    return float(min(qs)), float(max(qs))
+
+
+def _and_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    """``a & m`` with a non-negative operand ``m``: in [0, m] (two's complement: the sign bit is clear)."""
+    tops = [h for lo, h in v if lo >= 0]
+    return (0.0, min(tops)) if tops else (-math.inf, math.inf)
+
+
+def _abs_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    (lo, hi), = v
+    if lo >= 0:
+        return lo, hi
+    if hi <= 0:
+        return -hi, -lo
+    return 0.0, max(-lo, hi)
+
+
+# op -> the interval of its result from its inputs' (integer values; a result outside the dtype's range is
+# dropped by ``_interval``: -INT_MIN wraps). A gather's values are some of its source's.
+_MORE_INTERVALS: dict[str, Callable[[list[tuple[float, float]]], tuple[float, float]]] = {
+    "clip_ties": _clip_interval, "remainder": _remainder_interval, "floor_divide": _floor_divide_interval,
+    "bitwise_and": _and_interval, "abs": _abs_interval, "negative": lambda v: (-v[0][1], -v[0][0]),
+    "positive": lambda v: v[0], "gather": lambda v: v[0]}
 
 
 def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
@@ -238,7 +293,7 @@ def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
         if all(n is not node for n in out):
             out.append(node)
         return
-    for n in ins[1:] if op == "where" else ins:
+    for n in ins[1:] if op == "where" else ins[:1] if op == "gather" else ins:
         _unknown_parts(n, depth + 1, out)
 
 
@@ -263,7 +318,8 @@ _BOUNDS = {"less": {True: ("hi", "strict"), False: ("lo", "")},
            "less_equal": {True: ("hi", ""), False: ("lo", "strict")},
            "greater": {True: ("lo", "strict"), False: ("hi", "")},
            "greater_equal": {True: ("lo", ""), False: ("hi", "strict")}}
-_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "multiply", "astype"})
+_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "multiply", "astype", "clip_ties",
+                           "remainder", "floor_divide", "bitwise_and", "negative", "positive", "abs", "gather"})
 
 
 def _stored_extremes(node: Node) -> tuple[int, int]:
