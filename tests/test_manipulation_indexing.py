@@ -392,6 +392,29 @@ def test_index_intervals_still_catch_out_of_range(device):
         xp.evaluate(xp.take(x, -(lab // 4) - 9))
 
 
+def test_unravel_known_indices_read_nothing(device):
+    """``np.unravel_index(argmax(m), m.shape)`` and ``ravel_multi_index`` of indices bounded by construction
+    check their range without a read back; indices of unknown range are checked (one value read) and raise
+    NumPy's ValueError."""
+    h = np.random.default_rng(8).standard_normal((6, 7)).astype(np.float32)
+    m = _ga(h, device)
+    xp.evaluate(m)
+    with xp.config(offload="always"):
+        xp.reset_metrics()
+        got = np.unravel_index(xp.argmax(m * 2.0), m.shape)
+        rows = np.ravel_multi_index((xp.arange(6, device=device) % 6, xp.argmax(m, axis=1)), (6, 7))
+        xp.evaluate(*got, rows)
+        if not device.provider.host_memory:
+            assert xp.metrics()["bytes_downloaded"] == 0
+        assert tuple(int(v) for v in got) == np.unravel_index(np.argmax(h), h.shape)
+        assert_same(rows, np.ravel_multi_index((np.arange(6), np.argmax(h, axis=1)), (6, 7)))
+        bad = xp.astype(_ga(np.array([3.0, 42.0], np.float32), device), xp.int64)
+        with pytest.raises(ValueError):
+            np.unravel_index(bad, (6, 7))
+        with pytest.raises(ValueError):
+            np.ravel_multi_index((bad, bad), (6, 7))
+
+
 def test_take_along_axis(device):
     a = _data("float32", (3, 4), 3)
     g = _ga(a, device)

@@ -149,6 +149,19 @@ def _dtype_range(dtype: np.dtype) -> tuple[float, float]:
     return r
 
 
+def known_within(a: GpuArray, lo: int, hi: int) -> bool:
+    """Whether every value of the integer array ``a`` is known to lie in ``[lo, hi]`` without reading
+    anything back: by construction (``argmax``, ``searchsorted``, ``i % k`` ...) or from extremes read
+    before (``_interval``).
+
+    >>> import gpuarray as xp
+    >>> known_within(xp.arange(5, device="cpu") % 3, 0, 2)
+    True
+    """
+    r = _known_range(a._node)
+    return r is not None and lo <= r[0] and r[1] <= hi
+
+
 def _known_range(node: Node) -> tuple[int, int] | None:
     """(lo, hi) bounding ``node``'s integer values by construction, or None (see ``_interval``)."""
     if node.dtype.kind not in "iu":

@@ -14,6 +14,7 @@ from ...array_object.array import GpuArray
 from ...core import dtypes as _dtypes
 from ...namespace import manipulation as _m
 from ...namespace.creation import asarray, full
+from ...namespace.indexing import known_within
 from ...namespace.indexing import take as _take
 from ...namespace.searching_sorted import argwhere as _argwhere_xp
 from ...namespace.searching_sorted import masked_values as _masked_values
@@ -208,8 +209,9 @@ def _unravel_index(indices: GpuArray, p: dict) -> Any:
     size = int(np.prod(dims, dtype=np.int64))
     it = _map_dtype(np.dtype(np.intp), indices.device) or indices.device.default_int
     idx = _cast(indices, it)
-    if builtins.bool(_np.any(_np.logical_or(_np.less(idx, 0), _np.greater_equal(idx, size)))):
-        raise ValueError(f"index out of bounds for array with size {size}")
+    if not known_within(idx, 0, size - 1) and \
+            builtins.bool(_np.any(_np.logical_or(_np.less(idx, 0), _np.greater_equal(idx, size)))):
+        raise ValueError(f"index out of bounds for array with size {size}")     # (argmax's needs no read back)
     out = []
     rem: Any = idx
     for d in (reversed(dims) if order == "C" else dims):
@@ -231,7 +233,8 @@ def _bounded(i: GpuArray, n: int, mode: str, message: str) -> GpuArray:
         return _np.remainder(i, n) if n else i
     if mode == "clip":
         return _np.clip(i, 0, builtins.max(n - 1, 0))
-    if builtins.bool(_np.any(_np.logical_or(_np.less(i, 0), _np.greater_equal(i, n)))):
+    if not known_within(i, 0, n - 1) and \
+            builtins.bool(_np.any(_np.logical_or(_np.less(i, 0), _np.greater_equal(i, n)))):
         raise ValueError(message)
     return i
 
