@@ -377,6 +377,12 @@ def test_index_intervals_hold_the_values(dt):
             assert np.array_equal(np.asarray(got), want), (trial, got._node.op)
             assert bounds[0] <= want.min() and want.max() <= bounds[1], (trial, got._node.op, bounds, want.min(),
                                                                           want.max())
+    if dt == "int64":               # bounds past 2^53, where floats are not exact integers
+        big = np.array([2**60 + 1023, 2**60 + 2047, -(2**60) - 1], np.int64)
+        gb = xp.asarray(big, device="cpu")
+        for want, got in ((big // 1024, gb // 1024), (big % 4096, gb % 4096), (big & 7, gb & 7), (-big, -gb)):
+            bounds = ix._interval(got._node, 0)
+            assert bounds[0] <= want.min() and want.max() <= bounds[1], (got._node.op, bounds)
 
 
 def test_index_intervals_still_catch_out_of_range(device):

@@ -261,9 +261,9 @@ def _remainder_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
 def _floor_divide_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
     """Integer ``a // b`` for a divisor of one sign: monotone in each operand there, so the corners bound it."""
     (al, ah), (bl, bh) = v
-    if not (bl > 0 or bh < 0) or not all(map(math.isfinite, (al, ah, bl, bh))):
-        return -math.inf, math.inf
-    qs = [math.floor(a / b) for a in (al, ah) for b in (bl, bh)]
+    if not (bl > 0 or bh < 0) or not all(abs(t) < _EXACT for t in (al, ah, bl, bh)):
+        return -math.inf, math.inf      # (past 2^53 the bounds are not exact integers: a quotient could be off)
+    qs = [int(a) // int(b) for a in (al, ah) for b in (bl, bh)]
     return float(min(qs)), float(max(qs))
 
 
