@@ -263,6 +263,21 @@ def test_numpy_linspace_retstep_and_errors(device):
         np.linspace(g, 1.0, -1)
 
 
+def test_numpy_linspace_with_device_endpoints_reads_nothing(device):
+    """NumPy's choice between ``i * step`` and ``i / div * delta`` (any step zero) is made on the device:
+    ``np.linspace`` of device endpoints reads nothing back, and a zero step still takes NumPy's formula."""
+    a = xp.asarray(np.array([0.0, 2.0, 5.0]), device=device)
+    xp.evaluate(a)
+    xp.reset_metrics()
+    got = np.linspace(a[0], a[1], 7)
+    flat = np.linspace(a[2], a[2], 4)          # a zero step
+    xp.evaluate(got, flat)
+    if not device.provider.host_memory:
+        assert xp.metrics()["bytes_downloaded"] == 0
+    np.testing.assert_array_equal(np.asarray(got), np.linspace(0.0, 2.0, 7))
+    np.testing.assert_array_equal(np.asarray(flat), np.linspace(5.0, 5.0, 4))
+
+
 LOGSPACE = [((0.0, 3.0, 4), {}), ((np.float32(-2), 2.0, 5), {"base": 2.0}),
             ((np.array([0.0, 1.0]), np.array([2.0, 3.0]), 3), {"axis": 1}), ((0.0, 2.0, 3), {"dtype": np.int32}),
             ((1.0, 2.0, 4), {"endpoint": False, "base": np.e})]

@@ -207,8 +207,8 @@ def _vander(x: GpuArray, p: dict) -> Any:
 @register(np.linspace)
 def _linspace(p: dict) -> Any:
     """``numpy.linspace`` with endpoints on the device (arrays or 0-d): NumPy's steps, ``start + i *
-    step`` (``i / div * delta`` where a step is 0: one flag read back), the last sample ``stop``
-    exactly, floored into an integer ``dtype``."""
+    step`` (``i / div * delta`` for every sample where any step is 0, chosen on the device), the last
+    sample ``stop`` exactly, floored into an integer ``dtype``."""
     start, stop, dtype, axis = p["start"], p["stop"], p["dtype"], p["axis"]
     if p.get("device") is not None or not any(isinstance(v, GpuArray) for v in (start, stop)):
         return _FALLBACK
@@ -227,7 +227,7 @@ def _linspace(p: dict) -> Any:
     i = _m.reshape(arange(num, dtype=ct, device=dev), (-1,) + (1,) * delta.ndim)
     if div > 0:
         step = delta / div
-        y = i / div * delta if bool(np.any(step == 0)) else i * step
+        y = _np.where(_np.any(step == 0), i / div * delta, i * step)    # NumPy's choice, for all, on the device
     else:
         step, y = full((), float("nan"), dtype=ct, device=dev), i * delta
     evaluate_nodes([y._node])       # rounded on its own, as NumPy's: NVIDIA contracts y + s into one fma
