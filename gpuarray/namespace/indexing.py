@@ -216,23 +216,13 @@ def _interval(node: Node, depth: int) -> tuple[float, float]:
         return 0.0, float(ins[0].shape[0])
     if op == "iota":
         return 0.0, float(max(node.shape[0] - 1, 0))
-    if op not in _INTERVAL_OPS:
-        return lo, hi
     if op == "where":
         (tlo, thi), (flo, fhi) = (_guarded(ins[0], b, t, depth) for b, t in ((ins[1], True), (ins[2], False)))
-        a, b = (tlo, thi), (flo, fhi)
-        r = (min(a[0], b[0]), max(a[1], b[1]))
-    elif op in _MORE_INTERVALS:
-        r = _MORE_INTERVALS[op]([_interval(i, depth + 1) for i in ins])
+        r = (min(tlo, flo), max(thi, fhi))
+    elif op in _INTERVALS:
+        r = _INTERVALS[op]([_interval(i, depth + 1) for i in _value_inputs(op, ins)])
     else:
-        a = _interval(ins[0], depth + 1)
-        b = _interval(ins[1], depth + 1) if len(ins) > 1 else a
-        if op == "multiply":
-            ps = [u * v for u in a for v in b if math.isfinite(u * v)]
-            r = (min(ps), max(ps)) if len(ps) == 4 else (-math.inf, math.inf)
-        else:
-            r = {"minimum": (min(a[0], b[0]), min(a[1], b[1])), "maximum": (max(a[0], b[0]), max(a[1], b[1])),
-                 "add": (a[0] + b[0], a[1] + b[1]), "subtract": (a[0] - b[1], a[1] - b[0]), "astype": a}[op]
+        return lo, hi
     if r[0] < lo or r[1] > hi or max(-r[0], r[1]) >= _EXACT:
         return lo, hi           # it could wrap around (past 2^53 the floats cannot tell: -INT64_MIN is INT64_MAX)
     return r
@@ -273,6 +263,12 @@ def _and_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
     return (0.0, min(tops)) if tops else (-math.inf, math.inf)
 
 
+def _multiply_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
+    (a, b) = v
+    ps = [u * w for u in a for w in b if math.isfinite(u * w)]
+    return (min(ps), max(ps)) if len(ps) == 4 else (-math.inf, math.inf)
+
+
 def _abs_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
     (lo, hi), = v
     if lo >= 0:
@@ -282,12 +278,23 @@ def _abs_interval(v: list[tuple[float, float]]) -> tuple[float, float]:
     return 0.0, max(-lo, hi)
 
 
-# op -> the interval of its result from its inputs' (integer values; a result outside the dtype's range is
-# dropped by ``_interval``: -INT_MIN wraps). A gather's values are some of its source's.
-_MORE_INTERVALS: dict[str, Callable[[list[tuple[float, float]]], tuple[float, float]]] = {
+# op -> the interval of its result from its value inputs' (``_value_inputs``; integer values; a result outside
+# the dtype's range is dropped by ``_interval``: -INT_MIN wraps). ``where`` is ``_interval``'s own (its guards).
+_INTERVALS: dict[str, Callable[[list[tuple[float, float]]], tuple[float, float]]] = {
+    "minimum": lambda v: (min(v[0][0], v[1][0]), min(v[0][1], v[1][1])),
+    "maximum": lambda v: (max(v[0][0], v[1][0]), max(v[0][1], v[1][1])),
+    "add": lambda v: (v[0][0] + v[1][0], v[0][1] + v[1][1]),
+    "subtract": lambda v: (v[0][0] - v[1][1], v[0][1] - v[1][0]),
+    "multiply": _multiply_interval, "astype": lambda v: v[0], "positive": lambda v: v[0],
     "clip_ties": _clip_interval, "remainder": _remainder_interval, "floor_divide": _floor_divide_interval,
     "bitwise_and": _and_interval, "abs": _abs_interval, "negative": lambda v: (-v[0][1], -v[0][0]),
-    "positive": lambda v: v[0], "gather": lambda v: v[0]}
+    "gather": lambda v: v[0]}           # a gather's values are some of its source's
+
+
+def _value_inputs(op: str, ins: tuple[Node, ...]) -> tuple[Node, ...]:
+    """The inputs whose values ``op``'s result takes its range from: not ``where``'s condition, not a gather's
+    indices."""
+    return ins[1:] if op == "where" else ins[:1] if op == "gather" else ins
 
 
 def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
@@ -302,11 +309,11 @@ def _unknown_parts(node: Node, depth: int, out: list[Node]) -> None:
     op, ins = node.op, node.inputs
     if op in ("const", "argsort", "compact", "argreduce", "searchsorted", "iota"):
         return
-    if op == "astype" and ins[0].dtype.kind not in "iub" or op not in _INTERVAL_OPS:
+    if op == "astype" and ins[0].dtype.kind not in "iub" or op != "where" and op not in _INTERVALS:
         if all(n is not node for n in out):
             out.append(node)
         return
-    for n in ins[1:] if op == "where" else ins[:1] if op == "gather" else ins:
+    for n in _value_inputs(op, ins):
         _unknown_parts(n, depth + 1, out)
 
 
@@ -331,8 +338,6 @@ _BOUNDS = {"less": {True: ("hi", "strict"), False: ("lo", "")},
            "less_equal": {True: ("hi", ""), False: ("lo", "strict")},
            "greater": {True: ("lo", "strict"), False: ("hi", "")},
            "greater_equal": {True: ("lo", ""), False: ("hi", "strict")}}
-_INTERVAL_OPS = frozenset({"where", "minimum", "maximum", "add", "subtract", "multiply", "astype", "clip_ties",
-                           "remainder", "floor_divide", "bitwise_and", "negative", "positive", "abs", "gather"})
 
 
 def _stored_extremes(node: Node) -> tuple[int, int]:

@@ -208,10 +208,7 @@ def _unravel_index(indices: GpuArray, p: dict) -> Any:
     dims = (_int_index(shape),) if np.ndim(shape) == 0 else tuple(_int_index(s) for s in shape)
     size = int(np.prod(dims, dtype=np.int64))
     it = _map_dtype(np.dtype(np.intp), indices.device) or indices.device.default_int
-    idx = _cast(indices, it)
-    if not known_within(idx, 0, size - 1) and \
-            builtins.bool(_np.any(_np.logical_or(_np.less(idx, 0), _np.greater_equal(idx, size)))):
-        raise ValueError(f"index out of bounds for array with size {size}")     # (argmax's needs no read back)
+    idx = _bounded(_cast(indices, it), size, "raise", f"index out of bounds for array with size {size}")
     out = []
     rem: Any = idx
     for d in (reversed(dims) if order == "C" else dims):
@@ -228,7 +225,8 @@ def _modes(mode: Any, n: int) -> list[str]:
 
 
 def _bounded(i: GpuArray, n: int, mode: str, message: str) -> GpuArray:
-    """Indices ``i`` into ``range(n)`` by ``mode``: wrapped, clipped, or checked (one value read back)."""
+    """Indices ``i`` into ``range(n)`` by ``mode``: wrapped, clipped, or checked (one value read back, none
+    where the bounds are known by construction: ``argmax``'s, ``i % n`` ...)."""
     if mode == "wrap":
         return _np.remainder(i, n) if n else i
     if mode == "clip":
