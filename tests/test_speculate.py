@@ -98,9 +98,10 @@ def test_a_later_calls_read_of_the_same_inputs_is_not_computed_ahead(wgpu_device
             assert xp.metrics()["evaluations"] == 2
 
 
-def test_a_follower_that_changes_misses_then_stops(wgpu_device: xp.Device) -> None:
+def test_a_follower_that_changes_misses_then_stops(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gradient scaled by a new constant every iteration: the speculated one is never the one read (each
     iteration's values still NumPy's); after ``MISSES`` it is not speculated any more."""
+    monkeypatch.setattr(speculate, "MAX_UPLOADS", 0)        # followers alone (reads started at uploads: below)
     hX, _ = _data(500, 4)
     X = xp.asarray(hX, device=wgpu_device)
     hw = np.full(4, 0.2, np.float32)
@@ -148,9 +149,10 @@ def test_kept_nodes_go_with_the_next_read(wgpu_device: xp.Device) -> None:
         assert not speculate.state.kept
 
 
-def test_results_not_read_stop_being_computed_ahead(wgpu_device: xp.Device) -> None:
+def test_results_not_read_stop_being_computed_ahead(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gradient read in the first iterations only (a loop whose later iterations read the loss alone): what
     was computed ahead and not read counts as a miss, and after ``MISSES`` nothing is computed ahead."""
+    monkeypatch.setattr(speculate, "MAX_UPLOADS", 0)        # followers alone (reads started at uploads: below)
     hX, hy = _data(400, 4)
     X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
     kept = []
@@ -174,6 +176,7 @@ def test_errors_while_computing_ahead_leave_the_read_right(wgpu_device: xp.Devic
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """An error while learning or making the reads ahead, or while evaluating them with the read, never fails
     the read: it runs alone (``speculate.errors`` counts), with NumPy's values."""
+    monkeypatch.setattr(speculate, "MAX_UPLOADS", 0)        # followers alone (reads started at uploads: below)
     from gpuarray.runtime import planner
     hX, hy = _data(400, 4)
     X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
@@ -210,6 +213,7 @@ def test_errors_while_computing_ahead_leave_the_read_right(wgpu_device: xp.Devic
 def test_a_follower_that_cannot_be_made_is_dropped(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """A follower whose graph raises while it is made costs one error, then is not made again (each of the
     loop's followers once)."""
+    monkeypatch.setattr(speculate, "MAX_UPLOADS", 0)        # followers alone (reads started at uploads: below)
     hX, hy = _data(400, 4)
     X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
     with xp.config(offload="always"):

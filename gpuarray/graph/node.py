@@ -159,8 +159,12 @@ def _pending(n: Node) -> bool:
 _PLAIN = frozenset({str, int, bool, type(None)})     # attrs that are their own key
 
 
-def _attr_key(value: Any) -> Any:
-    """Hashable key for attrs; floats by their bits so -0.0, 0.0 and NaN stay apart."""
+def attr_key(value: Any) -> Any:
+    """Hashable key for attrs; floats by their bits so -0.0, 0.0 and NaN stay apart.
+
+    >>> attr_key((0.0,)) != attr_key((-0.0,))
+    True
+    """
     if value.__class__ is tuple:        # most attrs: strings, ints and tuples of them, as they are
         for v in value:
             c = v.__class__
@@ -172,7 +176,7 @@ def _attr_key(value: Any) -> Any:
                         break
                 else:
                     continue
-            return tuple(_attr_key(v) for v in value)
+            return tuple(attr_key(v) for v in value)
         return value
     if isinstance(value, float):
         return ("f", struct.pack("<d", value))
@@ -208,7 +212,7 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     except AttributeError:
         dname = device
     # devices by name (equal devices have equal names; hashing a Device calls Python code)
-    key = (op, serials, dtype, shape, _attr_key(attrs) if attrs else (), dname)
+    key = (op, serials, dtype, shape, attr_key(attrs) if attrs else (), dname)
     with _lock:
         ref = _table.get(key)
         node = ref() if ref is not None else None
@@ -311,3 +315,39 @@ def realized_leaf(data: Any, dtype: np.dtype, shape: Shape, device: Any) -> Node
     node = Node("leaf", (), dtype, shape, (), device)
     node.realize(data)
     return node
+
+
+def reshaped_leaf(node: Node, shape: Shape) -> Node:
+    """Evaluated ``node``'s data seen in ``shape`` (a leaf sharing it): the same leaf while it lives, so that
+    operations recorded on a reshape of evaluated data (``X @ w`` of a vector ``w`` reads it as a column) are
+    hash-consed as any others (``runtime/speculate.py`` makes them ahead of the program); the reshape node
+    itself, realized on the data, where one was made before ``node`` was evaluated and is alive.
+
+    >>> a = leaf(np.zeros(4, np.float32), None)
+    >>> reshaped_leaf(a, (4, 1)) is reshaped_leaf(a, (4, 1))
+    True
+    """
+    data = node.data
+    made = ("reshape", (node.serial,), node.dtype, shape, (), getattr(node.device, "name", node.device))
+    ref = _table.get(made)          # a reshape recorded before the node was evaluated: that node, evaluated
+    out = ref() if ref is not None else None        # now as a leaf on the same data (no kernel copies it)
+    if out is not None:
+        if out.data is None:
+            out.realize(data)
+        return out
+    key: tuple = ("reshaped", id(data), shape)   # (the leaf holds the data: its id is not reused while it lives)
+    with _lock:
+        ref = _table.get(key)
+        out = ref() if ref is not None else None
+        if out is not None and out.data is data:
+            return out
+        out = Node("leaf", (), node.dtype, shape, (), node.device)
+        out.realize(data)
+        if ref is None:
+            global _inserts
+            _inserts += 1
+            if _inserts >= _sweep_at:
+                _sweep()
+                _inserts = len(_table)
+        _table[key] = weakref.ref(out)
+    return out

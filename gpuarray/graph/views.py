@@ -15,7 +15,7 @@ No view copies data; a kernel computes the index.
 
 from __future__ import annotations
 
-from .node import Node, make, realized_leaf
+from .node import Node, make, reshaped_leaf
 from .shapes import Shape, contiguous_strides, size_of, view_strides
 
 
@@ -64,7 +64,7 @@ def reshape(node: Node, shape: Shape) -> Node:
     if shape == node.shape:
         return node
     if node.data is not None:
-        return realized_leaf(node.data, node.dtype, shape, node.device)
+        return reshaped_leaf(node, shape)
     if node.op == "reshape":
         node = node.inputs[0]
         if node.shape == shape:

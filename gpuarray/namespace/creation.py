@@ -23,6 +23,7 @@ from ..core.ops import OPS
 from ..graph.node import const, leaf, make
 from ..graph.views import strided_view
 from ..runtime.devices import Device, as_device
+from ..runtime.planner import after_upload
 from .manipulation import broadcast_to, reshape
 
 ShapeLike = int | Sequence[int]
@@ -132,7 +133,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         if host.min() < info.min or host.max() > info.max:
             raise OverflowError(f"Python integer out of bounds for {dt}")
     data = np.array(host, dtype=dt, copy=True)
-    return GpuArray(leaf(data, dev))
+    node = leaf(data, dev)
+    after_upload(node)              # a read learned to follow this upload starts now (runtime/speculate.py)
+    return GpuArray(node)
 
 
 def full(shape: ShapeLike, fill_value: bool | int | float | complex, *, dtype: Any = None,

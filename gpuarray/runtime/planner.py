@@ -350,6 +350,28 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
             _evaluate(nodes, [])
 
 
+def after_upload(node: Node) -> None:
+    """An array was uploaded (``asarray`` of host data): where that completes the uploads of a read learned to
+    follow them (``speculate.uploaded``), evaluate that read, and the reads it brings with it, now and submit,
+    so that the device computes them while the program records the operations that lead to the read. Never
+    fails the upload: an error counts in ``speculate.errors`` and that read is not started early again."""
+    if not _speculate.ENABLED or replay.capture.on:
+        return
+    st = _speculate.state
+    try:
+        nodes = _speculate.uploaded(node)
+        if not nodes:
+            return
+        st.busy = True
+        evaluate_nodes(nodes)
+        node.device.provider.flush()
+        _speculate.started(nodes)
+    except Exception:  # noqa: BLE001 - starting a read early never fails the upload (speculate.errors counts)
+        _speculate.failed_ahead()
+    finally:
+        st.busy = False
+
+
 def _sunk_reads(nodes: Sequence[Node], undo: list[tuple[Node, tuple, int]]) -> Sequence[Node]:
     """Read each target that ``sink.rewritten`` rewrites from its rewritten graph, on the host (``_read_elements``,
     then ``_walk_on_host``); the targets left to evaluate as they are."""

@@ -28,6 +28,9 @@ from ..graph import node as _graph
 
 # ids of data computed ahead of its read (runtime/speculate.py) and not read since: ``get_host`` removes them
 WATCHED: set[int] = set()
+# id of data of a read started at an upload (runtime/speculate.py) -> the data of that read and of its followers:
+# a read of one downloads them together (``read_together``) and takes the group out
+READ_WITH: dict[int, list[Data]] = {}
 
 
 class Data:
@@ -61,7 +64,8 @@ class Data:
         """A new, writable host array of the data, downloaded now and not kept: the caller owns it
         (``np.asarray`` of a large device array: one copy instead of a download and a copy of it).
         The device copy, and its recipe for a lost device, stay; a host copy already kept is copied."""
-        if self.host is not None or self.handle is None or getattr(self.provider, "lost", None) is not None:
+        if self.host is not None or self.handle is None or getattr(self.provider, "lost", None) is not None \
+                or READ_WITH and id(self) in READ_WITH:
             return np.array(self.get_host())
         host = self.provider.download(self.handle, self.dtype, self.shape)
         _metrics.add("bytes_downloaded", host.nbytes)
@@ -81,6 +85,12 @@ class Data:
         """The data as a read-only C-contiguous host array (downloads once if needed)."""
         if WATCHED:
             WATCHED.discard(id(self))       # read (runtime/speculate.py: a result computed ahead was used)
+        if READ_WITH and self.host is None:
+            group = READ_WITH.pop(id(self), None)
+            if group is not None:
+                for d in group:
+                    READ_WITH.pop(id(d), None)
+                read_together([self], (), [d for d in group if d is not self])
         if self.host is None:
             if getattr(self.provider, "lost", None) is not None:        # self.lost, without the call
                 recover(self)

@@ -40,8 +40,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..compiler.plan_cache import LOOSE
-from ..graph.node import Node, make
-from .residency import WATCHED
+from ..graph.node import Node, attr_key, make, reshaped_leaf
+from .residency import READ_WITH, WATCHED
 
 ENABLED = os.environ.get("GPUARRAY_SPECULATE", "1") != "0"
 DEPTH = 2               # reads computed ahead of one read
@@ -49,6 +49,7 @@ MAX_BYTES = 16384       # a speculated result at most this large (it comes back 
 MAX_NODES = 160         # a follower's walk at most this long
 MISSES = 3              # a follower evaluated for real this often after being speculated is not speculated again
 CAPACITY = 256          # followers kept; the table is emptied when it is full
+MAX_UPLOADS = 8         # uploads counted after a read (a read after more is not started at an upload)
 _IMPURE = frozenset({"random"})
 _BLOCKED: Any = object()        # a key whose follower is not speculated (itself, too large, missed)
 errors = 0                      # errors while computing reads ahead (each read then ran alone: ``failed``)
@@ -62,13 +63,15 @@ class Template:
     def __init__(self, key: tuple, steps: list[tuple], targets: tuple[int, ...]) -> None:
         self.key = key              # the follower's structural key
         self.steps = steps          # per walk position: (0, back, pos) | (1, op, ins, dtype, shape, attrs, device)
-        self.targets = targets      # | (2, weakref to data that must be that object)
+        self.targets = targets      # | (2, weakref to data that must be that object) | (3, upload index, shape:
+        # None for the upload itself, else its data in that shape: ``graph.node.reshaped_leaf``)
         self.misses = 0             # evaluated for real right after it was speculated
         self.others = 0             # times another read came after the one it follows
 
-    def made(self, ctx: Sequence[Sequence[Node]]) -> list[Node] | None:
-        """The follower's walk over ``ctx`` (the walks before it, most recent first); None where a step
-        names a walk not in ``ctx`` or data that is gone."""
+    def made(self, ctx: Sequence[Sequence[Node]], leaves: Sequence[Node] = ()) -> list[Node] | None:
+        """The follower's walk over ``ctx`` (the walks before it, most recent first) and ``leaves`` (the
+        arrays uploaded since the read before it: an upload template's); None where a step names a walk
+        not in ``ctx`` or data that is gone."""
         out: list[Node] = []
         for st in self.steps:
             kind = st[0]
@@ -78,6 +81,8 @@ class Template:
                 if st[1] >= len(ctx):
                     return None
                 out.append(ctx[st[1]][st[2]])
+            elif kind == 3:
+                out.append(leaves[st[1]] if st[2] is None else reshaped_leaf(leaves[st[1]], st[2]))
             else:
                 n = st[1]()
                 if n is None or n.data is None:
@@ -125,6 +130,62 @@ def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Seque
     return Template(key, steps, tuple([pos[t.serial] for t in live]))
 
 
+class UploadTemplate(Template):
+    """A read's walk over the arrays uploaded since the read before it (``learn_uploads``): ``needs`` uploads,
+    ``sig`` the dtype, shape and device each of them must have; ``form`` the walk with constants by value (a
+    template is used once the read after the same read had the same form twice: ``confirmed``)."""
+
+    __slots__ = ("needs", "sig", "form", "confirmed", "tries")
+
+    def __init__(self, key: tuple, steps: list[tuple], targets: tuple[int, ...], sig: tuple[tuple, ...],
+                 form: tuple) -> None:
+        super().__init__(key, steps, targets)
+        self.sig, self.form = sig, form
+        self.needs = len(sig)
+        self.confirmed = False
+        self.tries = 1
+
+
+def learn_uploads(order: Sequence[Node], live: Sequence[Node], key: tuple,
+                  uploads: Sequence[Node]) -> UploadTemplate | None:
+    """The template of the read walked into ``order`` (targets ``live``, key ``key``) over the arrays uploaded
+    since the read before it (``uploads``, in order): each of those a step naming its place there, other data a
+    step naming that object, constants and computations made again; None where the read reads none of the
+    uploads (nothing new to start early), is too long, draws random numbers or has large results."""
+    if len(order) > MAX_NODES:
+        return None
+    where = {id(u): i for i, u in enumerate(uploads)}
+    shared = {id(u.data): i for i, u in enumerate(uploads)}     # (their reshapes share their data)
+    pos: dict[int, int] = {}
+    steps: list[tuple] = []
+    form: list[tuple] = []
+    used = -1
+    for p, n in enumerate(order):
+        pos[n.serial] = p
+        if n.op in _IMPURE:
+            return None
+        if n.data is None and (n.inputs or n.skey is not None):
+            ins = tuple([pos[i.serial] for i in n.inputs])
+            steps.append((1, n.op, ins, n.dtype, n.shape, n.attrs, n.device))
+            form.append((n.op, ins, n.dtype, n.shape, attr_key(n.attrs)))
+            continue
+        i = where.get(id(n))
+        if i is None and n.data is not None and n.op == "leaf":
+            i = shared.get(id(n.data))
+        if i is not None:
+            steps.append((3, i, None if n is uploads[i] else n.shape))
+            used = max(used, i)
+        elif n.data is not None:
+            steps.append((2, weakref.ref(n)))
+        else:
+            return None             # (made outside graph.node.make: not made again by it)
+        form.append((steps[-1][0], id(n) if i is None else steps[-1][1:]))
+    if used < 0 or any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live):
+        return None
+    sig = tuple([(u.dtype, u.shape, u.device) for u in uploads[:used + 1]])
+    return UploadTemplate(key, steps, tuple([pos[t.serial] for t in live]), sig, tuple(form))
+
+
 def _marks(walk: Sequence[Node]) -> list[int]:
     """Each node's serial, negated where the walk's evaluation does not compute it (evaluated before, or a
     constant): ``learn``'s ``before`` (operators, not calls: this runs for every read)."""
@@ -142,19 +203,20 @@ class _State(threading.local):
         self.watched: list[tuple[Template, Node]] = []     # followers computed ahead at the last read, results
         self.kept: list[Node] = []                         # their walks, alive until the next read
         self.extra: list[Node] = []                        # the targets added to the read being evaluated
+        self.uploads: list[Node] | None = []               # arrays uploaded since the last read (None: too many)
+        self.ahead: tuple[UploadTemplate, list[Any]] | None = None   # a read started at an upload: its template
+        # and the data of its targets and its followers' (``started``)
+        self.busy = False                                  # starting a read at an upload now
 
 
 state = _State()
 _followers: dict[tuple, Any] = {}
+_after_uploads: dict[tuple, Any] = {}       # a read's key -> the read after it, over the uploads between them
 
 
-def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Node]:
-    """Note a reading evaluation of ``live`` (walk ``order``, key ``key``): count a miss, learn it as the
-    follower of the read before, and return the followers' pending results to evaluate with it (also left
-    in ``state.extra``)."""
-    if key[0] is LOOSE:
-        key = key[1]                # a window moved along data: the structure without the views' offsets
-    st = state
+def _count_misses(st: _State, key: tuple | None) -> None:
+    """Followers computed ahead at the last read that were evaluated for real (``key``) or not read since
+    count a miss; a read started at an upload and not read since counts one too."""
     if st.watched:
         for w, n in st.watched:
             d = n.data
@@ -162,6 +224,23 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
                 w.misses += 1       # evaluated for real, or computed ahead and not read (at MISSES: no more)
         WATCHED.clear()
         st.watched = []
+    if st.ahead is not None:
+        t, datas = st.ahead
+        if any(id(d) in READ_WITH for d in datas):
+            t.misses += 1
+        READ_WITH.clear()
+        st.ahead = None
+
+
+def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Node]:
+    """Note a reading evaluation of ``live`` (walk ``order``, key ``key``): count a miss, learn it as the
+    follower of the read before (and as the read that follows the uploads since), and return the followers'
+    pending results to evaluate with it (also left in ``state.extra``)."""
+    if key[0] is LOOSE:
+        key = key[1]                # a window moved along data: the structure without the views' offsets
+    st = state
+    _count_misses(st, key)
+    uploads, st.uploads = st.uploads, []
     serials = _marks(order)
     if serials[4 * MAX_NODES:]:             # too long a walk to learn over or from
         st.recent, st.kept, st.extra = [], [], []
@@ -179,8 +258,41 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
             t.others += 1
             if t.others >= MISSES:          # the loop changed: learn its follower again
                 del _followers[kp]
-    walks: list[Sequence[Node]] = [order]
-    recent = [(key, serials), *recent[:1]]
+        if uploads:
+            _learn_uploads(kp, order, live, key, uploads)
+    extra, kept, watched, recent = _chain([order], [(key, serials), *recent[:1]], key, live)
+    st.recent = recent[:2]
+    st.kept, st.extra, st.watched = kept, extra, watched
+    return extra
+
+
+def _learn_uploads(kp: tuple, order: Sequence[Node], live: Sequence[Node], key: tuple, uploads: list[Node]) -> None:
+    """Learn the read after the read of key ``kp`` over the uploads between them, or confirm it: a template
+    is used once two such reads had the same form (the same operations and constants), and one whose form
+    changed ``MISSES`` times (a constant new each iteration) is not learned again."""
+    cur = _after_uploads.get(kp)
+    if cur is _BLOCKED or cur is not None and cur.confirmed:
+        return
+    if len(_after_uploads) >= CAPACITY:
+        _after_uploads.clear()
+    u = learn_uploads(order, live, key, uploads)
+    if u is None:
+        _after_uploads[kp] = _BLOCKED
+    elif cur is not None and cur.form == u.form:
+        u.confirmed = True
+        _after_uploads[kp] = u
+    elif cur is not None and cur.tries >= MISSES:
+        _after_uploads[kp] = _BLOCKED
+    else:
+        u.tries = cur.tries + 1 if cur is not None else 1
+        _after_uploads[kp] = u
+
+
+def _chain(walks: list[Sequence[Node]], recent: list[tuple[tuple, list[int]]], key: tuple,
+           live: Sequence[Node]) -> tuple[list[Node], list[Node], list[tuple[Template, Node]], list]:
+    """The followers of the read of key ``key`` (walks ``walks``, targets ``live``) made up to ``DEPTH`` reads
+    ahead: their pending results, the nodes made, the (template, result) pairs to watch, and ``recent`` with
+    their keys in front."""
     extra: list[Node] = []
     kept: list[Node] = []
     watched: list[tuple[Template, Node]] = []
@@ -202,9 +314,78 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
                 extra.append(n)
                 watched.append((t, n))
         t = _followers.get(t.key)
+    return extra, kept, watched, recent
+
+
+def uploaded(node: Node) -> list[Node]:
+    """Note an upload (``asarray`` of host data to a GPU device). Where it is the last of the uploads that the
+    read learned to follow the last read needs (``learn_uploads``: their number, dtypes, shapes and devices),
+    make that read's walk over them, and its followers', and return their targets: the caller
+    (``planner.after_upload``) evaluates them now, so that the device computes while the program records the
+    operations that lead to the read (which then finds them computed: ``started``)."""
+    st = state
+    ups = st.uploads
+    if ups is None or st.busy or getattr(node.device.provider, "host_memory", True):
+        return []
+    ups.append(node)
+    if len(ups) > MAX_UPLOADS:
+        st.uploads = None           # no read follows these uploads soon: stop counting until one does
+        return []
+    if not st.recent:
+        return []
+    kp = st.recent[0][0]
+    t = _after_uploads.get(kp)
+    if t is None or t is _BLOCKED or not t.confirmed or t.needs != len(ups) or t.misses >= MISSES:
+        return []
+    for u, sig in zip(ups, t.sig, strict=True):
+        if u.dtype != sig[0] or u.shape != sig[1] or u.device != sig[2]:
+            return []
+    _count_misses(st, t.key)
+    st.ahead = (t, [])              # (``failed_ahead`` stops it after an error from here on)
+    walk = t.made((), ups)
+    if walk is None:                # data it reads is gone (a new fit's labels): learn it again at the read
+        del _after_uploads[kp]
+        st.ahead = None
+        return []
+    targets = [walk[p] for p in t.targets]
+    recent = [(t.key, _marks(walk)), *st.recent[:1]]
+    try:
+        extra, kept, watched, recent = _chain([walk], recent, t.key, targets)
+    except Exception:  # noqa: BLE001 - a follower that cannot be made (it is not made again): the read alone
+        global errors
+        errors += 1
+        extra, kept, watched = [], [], []
     st.recent = recent[:2]
-    st.kept, st.extra, st.watched = kept, extra, watched
-    return extra
+    st.kept, st.watched, st.uploads = walk + kept, watched, []
+    return [*targets, *extra]
+
+
+def started(nodes: Sequence[Node]) -> None:
+    """After ``uploaded``'s targets ``nodes`` were evaluated: a read of any of them downloads all that are device
+    data in one mapping (``residency.READ_WITH``), and one not read before the next read or upload counts a
+    miss."""
+    st = state
+    if st.ahead is None:
+        return
+    datas = [n.data for n in nodes if n.data is not None]
+    st.ahead = (st.ahead[0], datas)
+    for d in datas:
+        READ_WITH[id(d)] = datas
+    for _t, n in st.watched:
+        if n.data is not None:
+            WATCHED.add(id(n.data))
+
+
+def failed_ahead() -> None:
+    """After an error while starting a read at an upload (counted in ``errors``): that read is not started at
+    uploads again."""
+    global errors
+    errors += 1
+    st = state
+    if st.ahead is not None:
+        st.ahead[0].misses = MISSES
+    READ_WITH.clear()
+    st.kept, st.watched, st.ahead = [], [], None
 
 
 def watch(extra: Sequence[Node]) -> None:
@@ -230,6 +411,9 @@ def failed() -> list[Node]:
 def clear() -> None:
     """Forget every follower and this thread's reads (tests)."""
     _followers.clear()
+    _after_uploads.clear()
     WATCHED.clear()
+    READ_WITH.clear()
     st = state
     st.recent, st.kept, st.extra, st.watched = [], [], [], []
+    st.uploads, st.ahead, st.busy = [], None, False
