@@ -19,13 +19,15 @@ from gpuarray.runtime import planner, residency, speculate
 
 
 @pytest.fixture(autouse=True)
-def _fresh() -> Iterator[None]:
+def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     speculate.clear()
+    monkeypatch.setattr(speculate, "MIN_ELEMENTS", 1000)
     yield
     speculate.clear()
 
 
 def _data(n: int = 2000, d: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of ``d`` features and labels (small: the tests lower ``MIN_ELEMENTS``)."""
     rng = np.random.default_rng(8)
     return rng.uniform(-3, 3, (n, d)).astype(np.float32), np.where(rng.random(n) < 0.5, -1.0, 1.0).astype(np.float32)
 
@@ -164,3 +166,16 @@ def test_a_reshape_of_evaluated_data_is_one_node() -> None:
     w = xp.asarray(np.arange(6, dtype=np.float32), device="cpu")
     assert (X @ w)._node is (X @ w)._node
     np.testing.assert_array_equal(np.asarray(X @ w), np.ones((5, 6), np.float32) @ np.arange(6, dtype=np.float32))
+
+
+def test_small_work_is_not_started(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read whose arrays are all smaller than ``MIN_ELEMENTS`` is not started at an upload (under
+    ``offload="auto"`` such reads run on the host, and their expressions stay pending)."""
+    monkeypatch.setattr(speculate, "MIN_ELEMENTS", 1 << 18)
+    hX, hy = _data(800, 4)
+    rng = np.random.default_rng(14)
+    with xp.config(offload="always"):
+        X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
+        counts = [_iteration(X, y, hX, hy, rng.uniform(-0.5, 0.5, 4).astype(np.float32), np.zeros(1, np.float32),
+                             wgpu_device) for _ in range(6)]
+    assert all(at == 0 for at, _ in counts), counts

@@ -50,6 +50,8 @@ MAX_NODES = 160         # a follower's walk at most this long
 MISSES = 3              # a follower evaluated for real this often after being speculated is not speculated again
 CAPACITY = 256          # followers kept; the table is emptied when it is full
 MAX_UPLOADS = 8         # uploads counted after a read (a read after more is not started at an upload)
+MIN_ELEMENTS = 1 << 18  # a read started at an upload reads or computes an array at least this large (smaller
+# work gains nothing from running beside the host's, and under offload="auto" its reads run on the host)
 _IMPURE = frozenset({"random"})
 _BLOCKED: Any = object()        # a key whose follower is not speculated (itself, too large, missed)
 errors = 0                      # errors while computing reads ahead (each read then ran alone: ``failed``)
@@ -151,7 +153,8 @@ def learn_uploads(order: Sequence[Node], live: Sequence[Node], key: tuple,
     """The template of the read walked into ``order`` (targets ``live``, key ``key``) over the arrays uploaded
     since the read before it (``uploads``, in order): each of those a step naming its place there, other data a
     step naming that object, constants and computations made again; None where the read reads none of the
-    uploads (nothing new to start early), is too long, draws random numbers or has large results."""
+    uploads (nothing new to start early), is too long, draws random numbers, has large results or touches
+    no array of ``MIN_ELEMENTS`` (too little work to run beside the host's)."""
     if len(order) > MAX_NODES:
         return None
     where = {id(u): i for i, u in enumerate(uploads)}
@@ -180,7 +183,8 @@ def learn_uploads(order: Sequence[Node], live: Sequence[Node], key: tuple,
         else:
             return None             # (made outside graph.node.make: not made again by it)
         form.append((steps[-1][0], id(n) if i is None else steps[-1][1:]))
-    if used < 0 or any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live):
+    if used < 0 or any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live) or \
+            max(math.prod(n.shape) for n in order) < MIN_ELEMENTS:
         return None
     sig = tuple([(u.dtype, u.shape, u.device) for u in uploads[:used + 1]])
     return UploadTemplate(key, steps, tuple([pos[t.serial] for t in live]), sig, tuple(form))
