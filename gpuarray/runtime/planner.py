@@ -364,7 +364,8 @@ def after_upload(node: Node) -> None:
             return
         st.busy = True
         evaluate_nodes(nodes)
-        node.device.provider.flush()
+        for prov in {id(n.device.provider): n.device.provider for n in nodes}.values():
+            prov.flush()                # the device starts now
         _speculate.started(nodes)
     except Exception:  # noqa: BLE001 - starting a read early never fails the upload (speculate.errors counts)
         _speculate.failed_ahead()
