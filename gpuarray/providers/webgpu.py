@@ -235,7 +235,7 @@ class WgpuProvider(WgpuMemory):
             self.bindings.clear()
             if self.timer is not None:
                 self.timer.abandon()
-            self._enc = self._pass = self._rec = self._fence = self._small = None
+            self._enc = self._pass = self._rec = self._fence = self._small = self._ahead = self._ahead_read = None
             self._keep, self._deferred = [], []
             self._pass_dispatches = self._pass_bytes = 0
             self._pending.clear()

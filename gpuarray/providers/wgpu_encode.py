@@ -201,11 +201,24 @@ class SmallReader:
 
     def read(self, nbytes: int) -> bytes:
         """The buffer's first ``nbytes`` (a multiple of 4)."""
-        flag, raw = self.flag, self.buffer._internal
-        flag[0] = 0
+        self.begin(nbytes)
+        return self.finish(nbytes)
+
+    def begin(self, nbytes: int) -> None:
+        """Ask for the mapping of the first ``nbytes`` (the copies into the buffer submitted): ``finish`` waits
+        for it."""
+        self.flag[0] = 0
         slot = _capture("SmallReader")
         try:
-            _C.wgpuBufferMapAsync(raw, _lib.WGPUMapMode_Read, 0, nbytes, self.info[0])
+            _C.wgpuBufferMapAsync(self.buffer._internal, _lib.WGPUMapMode_Read, 0, nbytes, self.info[0])
+        finally:
+            _release(slot)
+
+    def finish(self, nbytes: int) -> bytes:
+        """The first ``nbytes`` once ``begin``'s mapping is done (polling the device), then unmapped."""
+        flag, raw = self.flag, self.buffer._internal
+        slot = _capture("SmallReader")
+        try:
             dev, end = self.device._internal, time.perf_counter() + SPIN_READ_S if self.spin else 0.0
             while flag[0] == 0 and self.spin and time.perf_counter() < end:
                 _C.wgpuDevicePoll(dev, 0, _ffi.NULL)

@@ -60,6 +60,8 @@ class WgpuMemory:
     wgpu: Any
     adapter: Any
     _small: Any
+    _ahead: Any = None           # start_read's SmallReader (a read started at an upload)
+    _ahead_read: Any = None      # its pending read's token
     _submit: Callable[..., None]
 
     def alloc(self, nbytes: int, reuse: bool = True) -> GpuHandle:
@@ -196,6 +198,55 @@ class WgpuMemory:
         data, starts = self._locked_read([(h.buffer, 0, h.nbytes) for h, _dt, _sh in items])
         return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
                 for (h, dt, sh), at in zip(items, starts, strict=True)]
+
+    def start_read(self, items: list[tuple[Any, np.dtype, tuple[int, ...]]]) -> Any:
+        """``download_many`` in two halves: submit the open pass with one copy of each small array ``(handle,
+        dtype, shape)`` into a kept MAP_READ buffer of its own and ask for its mapping now; ``finish_read`` of
+        the returned token waits for it and gives the arrays (a read started at an upload: the device
+        computes and copies while the program records, and the read costs no submit). None where they do not
+        fit ``SMALL_READ`` together or one is not a small one-buffer array (nothing submitted then)."""
+        if not RAW or not items or sum((h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items) > SMALL_READ or \
+                any(type(h) is not GpuHandle or h.nbytes == 0 for h, _dt, _sh in items):
+            return None
+        with self.lock, self._guard():
+            if self._recorder is not None:
+                self._recorder.ok = False
+            if self._ahead_read is not None:            # the one before was not read: let it go
+                self._finish_pieces(self._ahead_read)
+            if self._ahead is None:
+                bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
+                self._ahead = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)
+            reader, sizes = self._ahead, [(h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items]
+            starts = [sum(sizes[:i]) for i in range(len(items))]
+
+            def copies(enc: Any) -> None:
+                for (h, _dt, _sh), at, n4 in zip(items, starts, sizes, strict=True):
+                    enc.copy_buffer_to_buffer(h.buffer, 0, reader.buffer, at, n4)
+
+            if self._pass is not None and self.lost is None:
+                self._submit(copies)
+            else:
+                self.flush(copies)
+            reader.begin(sum(sizes))
+            token = self._ahead_read = (items, starts, sum(sizes))
+        return token
+
+    def finish_read(self, token: Any) -> list[np.ndarray] | None:
+        """The arrays of ``start_read``'s ``token`` (waiting for their mapping); None where a later
+        ``start_read`` let this one go (the caller then reads them as any data)."""
+        with self.lock, self._guard():
+            if token is not self._ahead_read:
+                return None
+            data = self._finish_pieces(token)
+        items, starts, _n = token
+        return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
+                for (h, dt, sh), at in zip(items, starts, strict=True)]
+
+    def _finish_pieces(self, token: Any) -> bytes:
+        """The mapped bytes of the pending ``token`` (lock held); the reader is free again."""
+        self._ahead_read = None
+        assert self._ahead is not None
+        return self._ahead.finish(token[2])
 
     def _reader(self) -> SmallReader:
         if self._small is None:

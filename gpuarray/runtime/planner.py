@@ -66,7 +66,18 @@ from . import profile as _profile
 from . import replay
 from . import speculate as _speculate
 from .cuts import cuts as _cuts
-from .residency import Data, element, element_known, hosts_of, prefix, read_ahead, read_together, remember, view_part
+from .residency import (
+    Data,
+    device_only,
+    element,
+    element_known,
+    hosts_of,
+    prefix,
+    read_ahead,
+    read_together,
+    remember,
+    view_part,
+)
 from .sink import candidate, rewritten
 from .thresholds import DEFAULT_THRESHOLDS, thresholds
 
@@ -364,9 +375,16 @@ def after_upload(node: Node) -> None:
             return
         st.busy = True
         evaluate_nodes(nodes)
-        for prov in {id(n.device.provider): n.device.provider for n in nodes}.values():
-            prov.flush()                # the device starts now
-        _speculate.started(nodes)
+        provs = list({id(n.device.provider): n.device.provider for n in nodes}.values())
+        datas = [n.data for n in nodes if n.data is not None]
+        token = None
+        start = getattr(provs[0], "start_read", None)
+        if len(provs) == 1 and start is not None and all(device_only(d, provs[0]) for d in datas):
+            token = start([(d.handle, d.dtype, d.shape) for d in datas])     # their copies in the same submit
+        if token is None:
+            for prov in provs:
+                prov.flush()            # the device starts now
+        _speculate.started(datas, token, provs[0])
     except Exception:  # noqa: BLE001 - starting a read early never fails the upload (speculate.errors counts)
         _speculate.failed_ahead()
     finally:

@@ -28,9 +28,36 @@ from ..graph import node as _graph
 
 # ids of data computed ahead of its read (runtime/speculate.py) and not read since: ``get_host`` removes them
 WATCHED: set[int] = set()
-# id of data of a read started at an upload (runtime/speculate.py) -> the data of that read and of its followers:
-# a read of one downloads them together (``read_together``) and takes the group out
-READ_WITH: dict[int, list[Data]] = {}
+# id of data of a read started at an upload (runtime/speculate.py) -> that read's ``Ahead``: a read of one
+# downloads them all (its mapping asked for at the start, else ``read_together``) and takes the group out
+READ_WITH: dict[int, Ahead] = {}
+
+
+class Ahead:
+    """The data of a read started at an upload and of its followers (``datas``), with the provider's token of
+    their copies submitted at the start (``provider.start_read``; None: read them together when read)."""
+
+    __slots__ = ("datas", "token", "provider")
+
+    def __init__(self, datas: list[Data], token: Any, provider: Any) -> None:
+        self.datas, self.token, self.provider = datas, token, provider
+
+    def take(self, first: Data) -> None:
+        """Bring every one of the data to the host (``first``, being read, among them); out of ``READ_WITH``."""
+        for d in self.datas:
+            READ_WITH.pop(id(d), None)
+        hosts = None
+        if self.token is not None and not first.lost:
+            try:
+                hosts = self.provider.finish_read(self.token)
+            except Exception:  # noqa: BLE001 - the caller's read then downloads as any other
+                hosts = None
+        if hosts is None:
+            read_together([first], (), [d for d in self.datas if d is not first])
+            return
+        for d, host in zip(self.datas, hosts, strict=True):
+            if d.host is None:
+                d.took(host)
 
 
 class Data:
@@ -86,11 +113,9 @@ class Data:
         if WATCHED:
             WATCHED.discard(id(self))       # read (runtime/speculate.py: a result computed ahead was used)
         if READ_WITH and self.host is None:
-            group = READ_WITH.pop(id(self), None)
+            group = READ_WITH.get(id(self))
             if group is not None:
-                for d in group:
-                    READ_WITH.pop(id(d), None)
-                read_together([self], (), [d for d in group if d is not self])
+                group.take(self)
         if self.host is None:
             if getattr(self.provider, "lost", None) is not None:        # self.lost, without the call
                 recover(self)
@@ -296,7 +321,7 @@ def exact_buffer(d: Data) -> bool:
     return getattr(d.handle, "nbytes", None) == STORAGE_NP[d.dtype].itemsize * math.prod(d.shape)
 
 
-def _device_only(d: Data | None, prov: Any) -> TypeGuard[Data]:
+def device_only(d: Data | None, prov: Any) -> TypeGuard[Data]:
     """``d`` is data only on ``prov``'s device, in a buffer of its own size (``read_together``)."""
     return d is not None and d.host is None and d.handle is not None and d.provider is prov and not d.lost \
         and exact_buffer(d)
@@ -322,19 +347,19 @@ def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None
     many = getattr(prov, "download_many", None)
     if many is None:
         return
-    if not all(_device_only(d, prov) and d.nbytes <= _TARGET_BYTES for d in targets):
+    if not all(device_only(d, prov) and d.nbytes <= _TARGET_BYTES for d in targets):
         return
     ids = {id(d) for d in targets}
     extra: list[Data] = []
     for d in also:
-        if id(d) not in ids and _device_only(d, prov):
+        if id(d) not in ids and device_only(d, prov):
             ids.add(id(d))
             extra.append(d)
     n = len(extra)
     for d in realized:
         if len(extra) - n >= COMPANIONS:
             break
-        if id(d) in ids or not _device_only(d, prov) or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS:
+        if id(d) in ids or not device_only(d, prov) or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS:
             continue
         ids.add(id(d))
         extra.append(d)

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..compiler.plan_cache import LOOSE
 from ..graph.node import Node, attr_key, make, reshaped_leaf
-from .residency import READ_WITH, WATCHED
+from .residency import READ_WITH, WATCHED, Ahead
 
 ENABLED = os.environ.get("GPUARRAY_SPECULATE", "1") != "0"
 DEPTH = 2               # reads computed ahead of one read
@@ -364,17 +364,17 @@ def uploaded(node: Node) -> list[Node]:
     return [*targets, *extra]
 
 
-def started(nodes: Sequence[Node]) -> None:
-    """After ``uploaded``'s targets ``nodes`` were evaluated: a read of any of them downloads all that are device
-    data in one mapping (``residency.READ_WITH``), and one not read before the next read or upload counts a
-    miss."""
+def started(datas: list[Any], token: Any, provider: Any) -> None:
+    """After ``uploaded``'s targets were evaluated (their data ``datas``; ``token``: the provider's read of them
+    submitted with them, or None): a read of any of them brings all to the host at once (``residency.Ahead``),
+    and one not read before the next read or upload counts a miss."""
     st = state
     if st.ahead is None:
         return
-    datas = [n.data for n in nodes if n.data is not None]
     st.ahead = (st.ahead[0], datas)
+    group = Ahead(datas, token, provider)
     for d in datas:
-        READ_WITH[id(d)] = datas
+        READ_WITH[id(d)] = group
     for _t, n in st.watched:
         if n.data is not None:
             WATCHED.add(id(n.data))
