@@ -179,3 +179,26 @@ def test_small_work_is_not_started(wgpu_device: xp.Device, monkeypatch: pytest.M
         counts = [_iteration(X, y, hX, hy, rng.uniform(-0.5, 0.5, 4).astype(np.float32), np.zeros(1, np.float32),
                              wgpu_device) for _ in range(6)]
     assert all(at == 0 for at, _ in counts), counts
+
+
+def test_start_read_gives_the_arrays(wgpu_device: xp.Device) -> None:
+    """``start_read`` submits the copies and asks for the mapping; ``finish_read`` gives the arrays (of their
+    dtypes and shapes); a later ``start_read`` lets an unread one go (its ``finish_read`` is None); arrays that
+    do not fit the read buffer, or an empty list, start nothing."""
+    prov = wgpu_device.provider
+    with xp.config(offload="always"):
+        a = xp.asarray(np.arange(10, dtype=np.float32), device=wgpu_device) * 2
+        b = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3), device=wgpu_device) - 7
+        big = xp.zeros(1 << 16, dtype=xp.float32, device=wgpu_device) + 1
+        xp.evaluate(a, b, big)
+    items = [(n._node.data.handle, n.dtype, n.shape) for n in (a, b)]
+    got = prov.finish_read(prov.start_read(items))
+    np.testing.assert_array_equal(got[0], np.arange(10, dtype=np.float32) * 2)
+    np.testing.assert_array_equal(got[1], np.arange(6, dtype=np.int32).reshape(2, 3) - 7)
+    assert got[1].dtype == np.int32 and got[1].shape == (2, 3)
+    first = prov.start_read(items)
+    second = prov.start_read(items[:1])
+    assert prov.finish_read(first) is None
+    np.testing.assert_array_equal(prov.finish_read(second)[0], np.arange(10, dtype=np.float32) * 2)
+    assert prov.start_read([(big._node.data.handle, big.dtype, big.shape)]) is None
+    assert prov.start_read([]) is None
