@@ -222,14 +222,20 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         if node is None or (op == "const" and node.data is not None):
             node = Node(op, inputs, dtype, shape, attrs, device)
             node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
-            if ref is None:
-                global _inserts
-                _inserts += 1
-                if _inserts >= _sweep_at:
-                    _sweep()
-                    _inserts = len(_table)
-            _table[key] = weakref.ref(node)
+            _insert(key, ref, node)
     return node
+
+
+def _insert(key: tuple, ref: Any, node: Node) -> None:
+    """Enter ``node`` under ``key`` (``ref``: the entry's dead reference, or None for a new key), sweeping
+    the table when it has grown enough (``_lock`` held)."""
+    if ref is None:
+        global _inserts
+        _inserts += 1
+        if _inserts >= _sweep_at:
+            _sweep()
+            _inserts = len(_table)
+    _table[key] = weakref.ref(node)
 
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -343,11 +349,5 @@ def reshaped_leaf(node: Node, shape: Shape) -> Node:
             return out
         out = Node("leaf", (), node.dtype, shape, (), node.device)
         out.realize(data)
-        if ref is None:
-            global _inserts
-            _inserts += 1
-            if _inserts >= _sweep_at:
-                _sweep()
-                _inserts = len(_table)
-        _table[key] = weakref.ref(out)
+        _insert(key, ref, out)
     return out
