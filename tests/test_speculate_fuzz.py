@@ -77,16 +77,26 @@ def _close(got: list[Any], want: list[Any]) -> None:
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(v, np.float64), rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("starts", [False, True], ids=["reads", "uploads"])
 @pytest.mark.parametrize("dev", DEVICES)
-def test_random_read_loops(dev: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_random_read_loops(dev: str, starts: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``starts``: reads are also started at the weights' upload (``MIN_ELEMENTS`` lowered to these sizes)."""
     ahead: list[int] = []
-    reading = speculate.reading
+    started: list[int] = []
+    reading, uploaded = speculate.reading, speculate.uploaded
 
     def counted(order: Any, key: Any, live: Any) -> Any:
         extra = reading(order, key, live)
         ahead.append(len(extra))
         return extra
+
+    def counted_starts(node: Any) -> Any:
+        nodes = uploaded(node)
+        started.append(len(nodes))
+        return nodes
     monkeypatch.setattr(speculate, "reading", counted)
+    monkeypatch.setattr(speculate, "uploaded", counted_starts)
+    monkeypatch.setattr(speculate, "MIN_ELEMENTS", 0 if starts else speculate.MIN_ELEMENTS)
     errors = speculate.errors
     rng = np.random.default_rng(11)
     n, d, c = 600, 6, 3
@@ -112,6 +122,7 @@ def test_random_read_loops(dev: str, monkeypatch: pytest.MonkeyPatch) -> None:
                 finally:
                     speculate.ENABLED = True
             assert counts[True] <= counts[False], (seed, counts)
-    print("reads computed ahead", sum(ahead), "of", len(ahead), "reads")
+    print("reads computed ahead", sum(ahead), "of", len(ahead), "reads;", sum(map(bool, started)), "started at uploads")
     assert sum(ahead) >= 10, "few programs computed a read ahead"
+    assert bool(sum(started)) == (starts and dev != "cpu"), "reads started at uploads where none should be, or none"
     assert speculate.errors == errors, "an error while computing reads ahead"
