@@ -222,20 +222,14 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         if node is None or (op == "const" and node.data is not None):
             node = Node(op, inputs, dtype, shape, attrs, device)
             node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
-            _insert(key, ref, node)
+            if ref is None:
+                global _inserts
+                _inserts += 1
+                if _inserts >= _sweep_at:
+                    _sweep()
+                    _inserts = len(_table)
+            _table[key] = weakref.ref(node)
     return node
-
-
-def _insert(key: tuple, ref: Any, node: Node) -> None:
-    """Enter ``node`` under ``key`` (``ref``: the entry's dead reference, or None for a new key), sweeping
-    the table when it has grown enough (``_lock`` held)."""
-    if ref is None:
-        global _inserts
-        _inserts += 1
-        if _inserts >= _sweep_at:
-            _sweep()
-            _inserts = len(_table)
-    _table[key] = weakref.ref(node)
 
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
@@ -341,13 +335,14 @@ def reshaped_leaf(node: Node, shape: Shape) -> Node:
         if out.data is None:
             out.realize(data)
         return out
-    key: tuple = ("reshaped", id(data), shape)   # (the leaf holds the data: its id is not reused while it lives)
+    key = (id(data), shape)         # (the leaf holds the data: its id is not reused while it lives)
     with _lock:
-        ref = _table.get(key)
-        out = ref() if ref is not None else None
+        out = _reshaped.get(key)
         if out is not None and out.data is data:
             return out
-        out = Node("leaf", (), node.dtype, shape, (), node.device)
+        out = _reshaped[key] = Node("leaf", (), node.dtype, shape, (), node.device)
         out.realize(data)
-        _insert(key, ref, out)
     return out
+
+
+_reshaped: weakref.WeakValueDictionary[tuple[int, Shape], Node] = weakref.WeakValueDictionary()

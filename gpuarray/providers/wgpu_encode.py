@@ -200,7 +200,7 @@ class SmallReader:
         self.info.userdata1 = self.flag
 
     def read(self, nbytes: int) -> bytes:
-        """The buffer's first ``nbytes`` (a multiple of 4)."""
+        """The buffer's first ``nbytes`` (a multiple of 4): ``begin``, then ``finish``."""
         self.begin(nbytes)
         return self.finish(nbytes)
 

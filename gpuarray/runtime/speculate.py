@@ -243,7 +243,8 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
     if key[0] is LOOSE:
         key = key[1]                # a window moved along data: the structure without the views' offsets
     st = state
-    _count_misses(st, key)
+    if st.watched or st.ahead is not None:
+        _count_misses(st, key)
     uploads, st.uploads = st.uploads, []
     serials = _marks(order)
     if serials[4 * MAX_NODES:]:             # too long a walk to learn over or from
@@ -264,7 +265,12 @@ def reading(order: Sequence[Node], key: tuple, live: Sequence[Node]) -> list[Nod
                 del _followers[kp]
         if uploads:
             _learn_uploads(kp, order, live, key, uploads)
-    extra, kept, watched, recent = _chain([order], [(key, serials), *recent[:1]], key, live)
+    recent = [(key, serials), *recent[:1]]
+    t = _followers.get(key)
+    if t is None or t is _BLOCKED:      # (the common case without a call)
+        st.recent, st.kept, st.extra, st.watched = recent, [], [], []
+        return []
+    extra, kept, watched, recent = _chain([order], recent, key, live)
     st.recent = recent[:2]
     st.kept, st.extra, st.watched = kept, extra, watched
     return extra
