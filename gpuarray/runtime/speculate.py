@@ -232,7 +232,8 @@ def _count_misses(st: _State, key: tuple | None) -> None:
         t, datas = st.ahead
         if any(id(d) in READ_WITH for d in datas):
             t.misses += 1
-        READ_WITH.clear()
+            for d in datas:             # (this thread's: another thread's started read stays)
+                READ_WITH.pop(id(d), None)
         st.ahead = None
 
 
@@ -394,7 +395,8 @@ def failed_ahead() -> None:
     st = state
     if st.ahead is not None:
         st.ahead[0].misses = MISSES
-    READ_WITH.clear()
+        for d in st.ahead[1]:
+            READ_WITH.pop(id(d), None)
     st.kept, st.watched, st.ahead = [], [], None
 
 
