@@ -227,3 +227,19 @@ def test_two_threads_each_get_their_values(wgpu_device: xp.Device) -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_a_reshape_made_before_evaluation_costs_no_kernel(wgpu_device: xp.Device) -> None:
+    """A reshape recorded before its input was evaluated is the reshape taken after (one node), realized on the
+    input's data: evaluating it runs no kernel."""
+    with xp.config(offload="always"):
+        x = xp.asarray(np.arange(12.0, dtype=np.float32), device=wgpu_device) + 1
+        r = xp.reshape(x, (3, 4))
+        xp.evaluate(x)
+        xp.reset_metrics()
+        r2 = xp.reshape(x, (3, 4))
+        assert r2._node is r._node
+        xp.evaluate(r2)
+        assert xp.metrics()["dispatches"] == 0
+        np.testing.assert_array_equal(np.asarray(r2), np.arange(1.0, 13.0, dtype=np.float32).reshape(3, 4))
+        np.testing.assert_array_equal(np.asarray(r + 0), np.arange(1.0, 13.0, dtype=np.float32).reshape(3, 4))
