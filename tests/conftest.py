@@ -63,6 +63,26 @@ def wgpu_device() -> xp.Device:
     return _start("wgpu:0")
 
 
+def run_in_threads(work: Any, count: int) -> None:
+    """``work(i)`` for ``i`` in ``range(count)``, each in a thread of its own, at once; the first error any raised
+    is raised here (an assertion in a thread would otherwise only print)."""
+    import threading
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            work(i)
+        except BaseException as exc:  # noqa: BLE001 - raised by the calling thread
+            errors.append(exc)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 def component_mismatch(g: np.ndarray, w: np.ndarray, signed_zero: bool = True) -> np.ndarray:
     """Where ``g`` and ``w`` differ in NaN positions, infinities or (``signed_zero``) the sign of a
     zero, per component of complex values."""

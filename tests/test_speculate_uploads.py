@@ -17,6 +17,8 @@ from gpuarray.graph import views
 from gpuarray.graph.node import leaf
 from gpuarray.runtime import planner, residency, speculate
 
+from .conftest import run_in_threads
+
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -207,26 +209,15 @@ def test_start_read_gives_the_arrays(wgpu_device: xp.Device) -> None:
 def test_two_threads_each_get_their_values(wgpu_device: xp.Device) -> None:
     """Two threads running the loop at once on their own data (reads started at uploads in each; the learned
     templates are shared, the reads in flight are each thread's): every value NumPy's."""
-    import threading
-    errors: list[BaseException] = []
-
     def loop(seed: int) -> None:
-        try:
-            hX, hy = _data(1200 + 100 * seed, 4)
-            rng = np.random.default_rng(20 + seed)
-            with xp.config(offload="always"):
-                X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
-                for _ in range(8):
-                    _iteration(X, y, hX, hy, rng.uniform(-0.5, 0.5, 4).astype(np.float32),
-                               rng.uniform(-0.5, 0.5, 1).astype(np.float32), wgpu_device)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=loop, args=(s,)) for s in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+        hX, hy = _data(1200 + 100 * seed, 4)
+        rng = np.random.default_rng(20 + seed)
+        with xp.config(offload="always"):
+            X, y = xp.asarray(hX, device=wgpu_device), xp.asarray(hy, device=wgpu_device)
+            for _ in range(8):
+                _iteration(X, y, hX, hy, rng.uniform(-0.5, 0.5, 4).astype(np.float32),
+                           rng.uniform(-0.5, 0.5, 1).astype(np.float32), wgpu_device)
+    run_in_threads(loop, 2)
 
 
 def test_a_reshape_made_before_evaluation_costs_no_kernel(wgpu_device: xp.Device) -> None:

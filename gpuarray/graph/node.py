@@ -211,7 +211,8 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         dname = device.name
     except AttributeError:
         dname = device
-    # devices by name (equal devices have equal names; hashing a Device calls Python code)
+    # devices by name (equal devices have equal names; hashing a Device calls Python code); reshaped_leaf looks
+    # up a reshape's entry by this key
     key = (op, serials, dtype, shape, attr_key(attrs) if attrs else (), dname)
     with _lock:
         ref = _table.get(key)
@@ -328,7 +329,7 @@ def reshaped_leaf(node: Node, shape: Shape) -> Node:
     True
     """
     data = node.data
-    made = ("reshape", (node.serial,), node.dtype, shape, (), getattr(node.device, "name", node.device))
+    made = ("reshape", (node.serial,), node.dtype, shape, (), getattr(node.device, "name", node.device))   # make's key
     ref = _table.get(made)          # a reshape recorded before the node was evaluated: that node, evaluated
     out = ref() if ref is not None else None        # now as a leaf on the same data (no kernel copies it)
     if out is not None:

@@ -192,12 +192,11 @@ class WgpuMemory:
         """Several small arrays ``(handle, dtype, shape)`` by one copy each into the small read buffer and
         one mapping (one wait where ``download`` waits once an array: a host fallback's inputs); None
         where they do not fit ``SMALL_READ`` together or one is not a small one-buffer array."""
-        if not RAW or sum((h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items) > SMALL_READ or \
-                any(type(h) is not GpuHandle or h.nbytes == 0 for h, _dt, _sh in items):
+        pieces = _small_pieces(items)
+        if pieces is None:
             return None
-        data, starts = self._locked_read([(h.buffer, 0, h.nbytes) for h, _dt, _sh in items])
-        return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
-                for (h, dt, sh), at in zip(items, starts, strict=True)]
+        data, starts = self._locked_read(pieces)
+        return _arrays(data, items, starts)
 
     def start_read(self, items: list[tuple[Any, np.dtype, tuple[int, ...]]]) -> Any:
         """``download_many`` in two halves: submit the open pass with one copy of each small array ``(handle,
@@ -205,8 +204,8 @@ class WgpuMemory:
         the returned token waits for it and gives the arrays (a read started at an upload: the device
         computes and copies while the program records, and the read costs no submit). None where they do not
         fit ``SMALL_READ`` together or one is not a small one-buffer array (nothing submitted then)."""
-        if not RAW or not items or sum((h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items) > SMALL_READ or \
-                any(type(h) is not GpuHandle or h.nbytes == 0 for h, _dt, _sh in items):
+        pieces = _small_pieces(items)
+        if pieces is None:
             return None
         with self.lock, self._guard():
             if self._recorder is not None:
@@ -214,21 +213,10 @@ class WgpuMemory:
             if self._ahead_read is not None:            # the one before was not read: let it go
                 self._finish_pieces(self._ahead_read)
             if self._ahead is None:
-                bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
-                self._ahead = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)
-            reader, sizes = self._ahead, [(h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items]
-            starts = [sum(sizes[:i]) for i in range(len(items))]
-
-            def copies(enc: Any) -> None:
-                for (h, _dt, _sh), at, n4 in zip(items, starts, sizes, strict=True):
-                    enc.copy_buffer_to_buffer(h.buffer, 0, reader.buffer, at, n4)
-
-            if self._pass is not None and self.lost is None:
-                self._submit(copies)
-            else:
-                self.flush(copies)
-            reader.begin(sum(sizes))
-            token = self._ahead_read = (items, starts, sum(sizes))
+                self._ahead = self._new_reader()
+            starts, total = self._copy_submit(self._ahead, pieces)
+            self._ahead.begin(total)
+            token = self._ahead_read = (items, starts, total)
         return token
 
     def finish_read(self, token: Any) -> list[np.ndarray] | None:
@@ -238,9 +226,7 @@ class WgpuMemory:
             if token is not self._ahead_read:
                 return None
             data = self._finish_pieces(token)
-        items, starts, _n = token
-        return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
-                for (h, dt, sh), at in zip(items, starts, strict=True)]
+        return _arrays(data, token[0], token[1])
 
     def _finish_pieces(self, token: Any) -> bytes:
         """The mapped bytes of the pending ``token`` (lock held); the reader is free again."""
@@ -248,28 +234,39 @@ class WgpuMemory:
         assert self._ahead is not None
         return self._ahead.finish(token[2])
 
+    def _new_reader(self) -> SmallReader:
+        """A kept MAP_READ buffer of ``SMALL_READ`` bytes (polled without blocking first, except on lavapipe)."""
+        bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
+        return SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)
+
     def _reader(self) -> SmallReader:
         if self._small is None:
-            bu, cpu = self.wgpu.BufferUsage, str(self.adapter.info.get("adapter_type")) == "CPU"
-            self._small = SmallReader(self.device, bu.MAP_READ | bu.COPY_DST, SMALL_READ, spin=not cpu)  # lavapipe: no
+            self._small = self._new_reader()
         return self._small
 
-    def _read_pieces(self, pieces: list[tuple[Any, int, int]]) -> tuple[bytes, list[int]]:
-        """``(buffer, offset, nbytes)`` pieces (at most ``SMALL_READ`` together, each padded to 4 bytes) copied
-        into the kept MAP_READ buffer with the open pass's submit, then mapped through the C entry points
-        (``wgpu_encode.SmallReader``): the bytes and each piece's start in them. Lock and guard held."""
-        small, sizes = self._reader(), [(n + 3) // 4 * 4 for _b, _o, n in pieces]
+    def _copy_submit(self, reader: SmallReader, pieces: list[tuple[Any, int, int]]) -> tuple[list[int], int]:
+        """Copy ``(buffer, offset, nbytes)`` pieces (each padded to 4 bytes) into ``reader``'s buffer with the open
+        pass's submit (lock and guard held): each piece's start there, and the bytes in all."""
+        sizes = [(n + 3) // 4 * 4 for _b, _o, n in pieces]
         starts = [sum(sizes[:i]) for i in range(len(pieces))]
 
         def copies(enc: Any) -> None:
             for (buf, off, _n), at, n4 in zip(pieces, starts, sizes, strict=True):
-                enc.copy_buffer_to_buffer(buf, off, small.buffer, at, n4)
+                enc.copy_buffer_to_buffer(buf, off, reader.buffer, at, n4)
 
         if self._pass is not None and self.lost is None:        # flush, the lock and guard held
             self._submit(copies)
         else:
             self.flush(copies)
-        return small.read(sum(sizes)), starts
+        return starts, sum(sizes)
+
+    def _read_pieces(self, pieces: list[tuple[Any, int, int]]) -> tuple[bytes, list[int]]:
+        """``(buffer, offset, nbytes)`` pieces (at most ``SMALL_READ`` together) copied into the kept MAP_READ buffer
+        with the open pass's submit, then mapped through the C entry points (``wgpu_encode.SmallReader``): the
+        bytes and each piece's start in them. Lock and guard held."""
+        small = self._reader()
+        starts, total = self._copy_submit(small, pieces)
+        return small.read(total), starts
 
     def _locked_read(self, pieces: list[tuple[Any, int, int]]) -> tuple[bytes, list[int]]:
         """``_read_pieces`` with the lock and guard taken here (a read ends any recording; timings harvested)."""
@@ -353,3 +350,18 @@ class WgpuMemory:
             self.flush()
             self._drain()
             return self.pool.clear() + self.staging.clear() + self.staging_w.clear()
+
+
+def _small_pieces(items: list[tuple[Any, np.dtype, tuple[int, ...]]]) -> list[tuple[Any, int, int]] | None:
+    """The ``(buffer, 0, nbytes)`` pieces of small one-buffer arrays ``(handle, dtype, shape)`` that fit
+    ``SMALL_READ`` together, or None (``download_many``, ``start_read``)."""
+    if not RAW or not items or sum((h.nbytes + 3) // 4 * 4 for h, _dt, _sh in items) > SMALL_READ or \
+            any(type(h) is not GpuHandle or h.nbytes == 0 for h, _dt, _sh in items):
+        return None
+    return [(h.buffer, 0, h.nbytes) for h, _dt, _sh in items]
+
+
+def _arrays(data: bytes, items: list[tuple[Any, np.dtype, tuple[int, ...]]], starts: list[int]) -> list[np.ndarray]:
+    """The arrays ``(handle, dtype, shape)`` read into ``data`` at ``starts``, of their dtypes and shapes."""
+    return [np.frombuffer(data, STORAGE_NP[dt], h.nbytes // STORAGE_NP[dt].itemsize, at).astype(dt).reshape(sh)
+            for (h, dt, sh), at in zip(items, starts, strict=True)]

@@ -36,7 +36,7 @@ import math
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.plan_cache import LOOSE
@@ -93,18 +93,15 @@ class Template:
         return out
 
 
-def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Sequence[Sequence[int]]) -> Template | None:
-    """The template of the read walked into ``order`` (targets ``live``, key ``key``) over the walks before it
-    (``before``, most recent first: each node's serial, negated where that walk's evaluation did not compute
-    the node: evaluated before it, or a constant); None where it is not worth speculating: it reads nothing
-    that the reads before it computed (a later call's read of the same inputs: computing it ahead would only
-    repeat the last one)."""
+def _walk_steps(order: Sequence[Node], live: Sequence[Node],
+                leaf: Callable[[Node], tuple | None]) -> tuple[list[tuple], tuple[int, ...]] | None:
+    """The steps of the walk ``order`` (targets ``live``) and the targets' positions: each node computed here by
+    its op, attributes and its inputs' positions, each other by ``leaf(node)`` (None: it cannot be named); None
+    where the walk is too long, draws random numbers, names a node it cannot, or has large results."""
     if len(order) > MAX_NODES:
         return None
-    maps = [{abs(s): (p, s > 0) for p, s in enumerate(serials)} for serials in before]
     pos: dict[int, int] = {}
     steps: list[tuple] = []
-    anchored = False
     for p, n in enumerate(order):
         pos[n.serial] = p
         if n.op in _IMPURE:
@@ -112,24 +109,44 @@ def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Seque
         if n.data is None and n.inputs:
             steps.append((1, n.op, tuple([pos[i.serial] for i in n.inputs]), n.dtype, n.shape, n.attrs, n.device))
             continue
+        step = leaf(n)
+        if step is None:
+            return None
+        steps.append(step)
+    if any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live):
+        return None
+    return steps, tuple([pos[t.serial] for t in live])
+
+
+def _remade(n: Node) -> tuple | None:
+    """The step of a node the walk does not compute and no walk before names: evaluated data as that object, a
+    constant made again; None for a node made outside ``graph.node.make`` (not made again by it)."""
+    if n.data is not None:
+        return (2, weakref.ref(n))
+    return None if n.skey is None else (1, n.op, (), n.dtype, n.shape, n.attrs, n.device)
+
+
+def learn(order: Sequence[Node], live: Sequence[Node], key: tuple, before: Sequence[Sequence[int]]) -> Template | None:
+    """The template of the read walked into ``order`` (targets ``live``, key ``key``) over the walks before it
+    (``before``, most recent first: each node's serial, negated where that walk's evaluation did not compute
+    the node: evaluated before it, or a constant); None where it is not worth speculating: it reads nothing
+    that the reads before it computed (a later call's read of the same inputs: computing it ahead would only
+    repeat the last one)."""
+    maps = [{abs(s): (p, s > 0) for p, s in enumerate(serials)} for serials in before]
+    anchored = False
+
+    def leaf(n: Node) -> tuple | None:
+        nonlocal anchored
         step = None
         for back, m in enumerate(maps):
             found = m.get(n.serial)
             if found is not None:
                 step = step or (0, back, found[0])          # at its place in the most recent walk, computed
                 anchored = anchored or found[1]             # by any of them
-        if step is not None:
-            steps.append(step)
-        else:
-            if n.data is not None:
-                steps.append((2, weakref.ref(n)))
-            elif n.skey is None:
-                return None             # (made outside graph.node.make: not made again by it)
-            else:
-                steps.append((1, n.op, (), n.dtype, n.shape, n.attrs, n.device))
-    if not anchored or any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live):
-        return None
-    return Template(key, steps, tuple([pos[t.serial] for t in live]))
+        return step if step is not None else _remade(n)
+
+    got = _walk_steps(order, live, leaf)
+    return None if got is None or not anchored else Template(key, *got)
 
 
 class UploadTemplate(Template):
@@ -139,11 +156,12 @@ class UploadTemplate(Template):
 
     __slots__ = ("needs", "sig", "form", "confirmed", "tries")
 
-    def __init__(self, key: tuple, steps: list[tuple], targets: tuple[int, ...], sig: tuple[tuple, ...],
-                 form: tuple) -> None:
+    def __init__(self, key: tuple, steps: list[tuple], targets: tuple[int, ...], sig: tuple[tuple, ...]) -> None:
         super().__init__(key, steps, targets)
-        self.sig, self.form = sig, form
+        self.sig = sig
         self.needs = len(sig)
+        self.form = tuple([(st[1], st[2], st[3], st[4], attr_key(st[5])) if st[0] == 1 else
+                           (2, id(st[1]())) if st[0] == 2 else st for st in steps])
         self.confirmed = False
         self.tries = 1
 
@@ -155,39 +173,24 @@ def learn_uploads(order: Sequence[Node], live: Sequence[Node], key: tuple,
     step naming that object, constants and computations made again; None where the read reads none of the
     uploads (nothing new to start early), is too long, draws random numbers, has large results or touches
     no array of ``MIN_ELEMENTS`` (too little work to run beside the host's)."""
-    if len(order) > MAX_NODES:
-        return None
     where = {id(u): i for i, u in enumerate(uploads)}
     shared = {id(u.data): i for i, u in enumerate(uploads)}     # (their reshapes share their data)
-    pos: dict[int, int] = {}
-    steps: list[tuple] = []
-    form: list[tuple] = []
     used = -1
-    for p, n in enumerate(order):
-        pos[n.serial] = p
-        if n.op in _IMPURE:
-            return None
-        if n.data is None and (n.inputs or n.skey is not None):
-            ins = tuple([pos[i.serial] for i in n.inputs])
-            steps.append((1, n.op, ins, n.dtype, n.shape, n.attrs, n.device))
-            form.append((n.op, ins, n.dtype, n.shape, attr_key(n.attrs)))
-            continue
+
+    def leaf(n: Node) -> tuple | None:
+        nonlocal used
         i = where.get(id(n))
         if i is None and n.data is not None and n.op == "leaf":
             i = shared.get(id(n.data))
-        if i is not None:
-            steps.append((3, i, None if n is uploads[i] else n.shape))
-            used = max(used, i)
-        elif n.data is not None:
-            steps.append((2, weakref.ref(n)))
-        else:
-            return None             # (made outside graph.node.make: not made again by it)
-        form.append((steps[-1][0], id(n) if i is None else steps[-1][1:]))
-    if used < 0 or any(math.prod(t.shape) * t.dtype.itemsize > MAX_BYTES for t in live) or \
-            max(math.prod(n.shape) for n in order) < MIN_ELEMENTS:
+        if i is None:
+            return _remade(n)
+        used = max(used, i)
+        return (3, i, None if n is uploads[i] else n.shape)
+
+    got = _walk_steps(order, live, leaf)
+    if got is None or used < 0 or max(math.prod(n.shape) for n in order) < MIN_ELEMENTS:
         return None
-    sig = tuple([(u.dtype, u.shape, u.device) for u in uploads[:used + 1]])
-    return UploadTemplate(key, steps, tuple([pos[t.serial] for t in live]), sig, tuple(form))
+    return UploadTemplate(key, *got, tuple([(u.dtype, u.shape, u.device) for u in uploads[:used + 1]]))
 
 
 def _marks(walk: Sequence[Node]) -> list[int]:
