@@ -108,3 +108,66 @@ def test_redepth_keeps_chained_writes_at_the_depth_below() -> None:
         node = a._node                                          # type: ignore[attr-defined]
         before = node.depth
         assert redepth(node) == before
+
+
+def _fresh_count(node: Any) -> tuple[int, int, dict[int, int]]:
+    """``_fused_size`` of ``node`` with every kept write cone under it set aside (the walk it replaces)."""
+    kept, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.cone is not None:
+            kept.append((n, n.cone))
+            n.cone = None
+        stack.extend(n.inputs)
+    paths: dict[int, int] = {}
+    try:
+        pairs, distinct = _indexing._fused_size(node, _indexing.FUSE_LIMIT, paths)
+    finally:
+        for n, c in kept:
+            n.cone = c
+    return pairs, distinct, paths
+
+
+def _counted(node: Any) -> tuple[int, int, dict[int, int]]:
+    paths: dict[int, int] = {}
+    pairs, distinct = _indexing._fused_size(node, _indexing.FUSE_LIMIT, paths)
+    return pairs, distinct, paths
+
+
+def test_kept_write_cones_count_what_the_walk_counts(device: xp.Device) -> None:
+    # a stencil's write keeps its cone's count (bounds._kept), which the next step's count adds under each of
+    # its shifted reads instead of walking it again: pairs, distinct nodes and the paths per node (what
+    # _reread decides by) are the walk's, before and after the step before is evaluated
+    with xp.config(offload="always"):
+        for u0, step in ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
+                         (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi)):
+            u = xp.asarray(u0, device=device)
+            for _ in range(4):
+                step(xp, u, 1)
+                node = u._node                                              # type: ignore[attr-defined]
+                assert node.cone is not None and node.data is None
+                v = u[1:-1] * 2 + u[:-2]                                    # type: ignore[index, operator]
+                for n in (node, v._node):                                   # type: ignore[attr-defined]
+                    assert _counted(n) == _fresh_count(n)
+            assert_same(u, step(np, u0.copy(), 4), rtol=1e-5, atol=1e-6)
+
+
+def test_kept_write_cone_goes_stale_when_its_cone_is_evaluated(device: xp.Device) -> None:
+    # a kept count holds the pending nodes it walked: once one of them is evaluated (here the written value's
+    # inner sum, read on its own) the count is walked again, not added
+    h = np.linspace(-3, 3, 64).astype(np.float32)
+    with xp.config(offload="always"):
+        u = xp.asarray(h, device=device)
+        xp.evaluate(u)
+        inner = u[2:] - 2 * u[1:-1]                                         # type: ignore[index, operator]
+        u[1:-1] = u[1:-1] + 0.1 * (inner + u[:-2])                          # type: ignore[index, operator]
+        node = u._node                                                      # type: ignore[attr-defined]
+        assert node.cone is not None
+        v = u[1:-1] + u[2:]                                                 # type: ignore[index, operator]
+        before = _counted(v._node)                                          # type: ignore[attr-defined]
+        xp.evaluate(inner)
+        after = _counted(v._node)                                           # type: ignore[attr-defined]
+        assert after == _fresh_count(v._node) and after[0] < before[0]      # type: ignore[attr-defined]
+        assert node.cone is None                                            # dropped where it was found stale
+    w = _heat(np, h.copy(), 1)
+    assert_same(v, w[1:-1] + w[2:], rtol=1e-6, atol=1e-6)

@@ -10,6 +10,7 @@ write into a region may inline before what it reads at several indices is evalua
 from __future__ import annotations
 
 from ..compiler.kernel import FUSABLE_OPS
+from ..compiler.regions import WRITES
 from ..compiler.schedule import compiles
 from ..graph.node import Node, make, redepth
 from ..runtime.planner import evaluate_nodes
@@ -38,11 +39,18 @@ _REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstr
 _MOVES = frozenset({"view", "reshape", "astype", "const", "concat", "gather"})
 
 
-def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> tuple[int, int]:
+def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None,
+                pending: list[Node] | None = None) -> tuple[int, int]:
     """(distinct (node, index path) pairs, distinct nodes) of ``node``'s fusable cone, counting
     stops past ``limit`` pairs: what a kernel fusing it computes per element, against what
     evaluating each node once would. ``paths``, when given, receives the index paths counted per
-    node serial."""
+    node serial; ``pending``, the pending nodes whose inputs were walked (``node`` aside).
+
+    A pending write met below ``node`` whose cone was counted before (``_remember``) and whose walked
+    nodes are all still pending adds that count instead of being walked again: a write is an index
+    instruction, so every pair under it has it in its path and the pairs it adds under each path
+    that reaches it are new (a stencil's step reads the step before at several shifts: its cone was
+    walked once per shift, each step)."""
 
     seen: set[tuple[int, tuple]] = set()
     counts: dict[int, int] = {} if paths is None else paths      # index paths per node serial
@@ -62,10 +70,49 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None) -> 
             break
         if n.data is not None or (n is not node and n.op not in fusable):     # realized, or a breaker
             continue
+        if n is not node:
+            cone = n.cone
+            if cone is not None:
+                for m in cone[2]:
+                    if m.data is not None:
+                        n.cone = cone = None
+                        break
+                if cone is not None:
+                    pairs += cone[0]
+                    for s, k in cone[1].items():
+                        counts[s] = get(s, 0) + k
+                    if pending is not None:
+                        pending += cone[2]
+                        pending.append(n)
+                    if pairs > limit:
+                        break
+                    continue
+            if pending is not None:
+                pending.append(n)
         sub = path + (serial,) if n.op in reindex else path
         for i in n.inputs:
             push((i, sub))
     return pairs, len(counts)
+
+
+def _kept(node: Node, pairs: int, paths: dict[int, int], pending: list[Node] | None) -> Node:
+    """``node``, a pending write into a region (``regions.WRITES``) with its fused cone's count kept when
+    it is within ``FUSE_LIMIT`` (``Node.cone``: the pairs and index paths per node below it, and the
+    pending nodes walked, whose evaluation makes the count stale), for ``_fused_size`` to add where a
+    later cone reads it; ``_fused_size``'s (pairs, paths, pending) of ``node``, counted just now."""
+    if pending is not None and node.data is None and pairs <= FUSE_LIMIT:
+        paths.pop(node.serial, None)
+        node.cone = (pairs - 1, paths, tuple(pending))
+    return node
+
+
+def _remember(node: Node) -> Node:
+    """``_kept`` of a node whose cone changed since it was counted (evaluations under it)."""
+    if node.op in WRITES and node.data is None:
+        paths: dict[int, int] = {}
+        pending: list[Node] = []
+        return _kept(node, _fused_size(node, FUSE_LIMIT, paths, pending)[0], paths, pending)
+    return node
 
 
 def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
@@ -94,30 +141,31 @@ def bounded(node: Node) -> Node:
     host = None
     for _ in range(4):
         paths: dict[int, int] = {}
-        pairs, distinct = _fused_size(node, FUSE_LIMIT, paths)
+        pending: list[Node] | None = [] if node.op in WRITES else None    # (a write's cone is kept: _kept)
+        pairs, distinct = _fused_size(node, FUSE_LIMIT, paths, pending)
         over = pairs > FUSE_LIMIT
         if not over:
             if pairs <= distinct:
-                return node
+                return _kept(node, pairs, paths, pending)
             if host is None:
                 host = not compiles(node.device)
             if not (pairs > distinct if host else pairs > DUP_RATIO * distinct + DUP_SLACK):
-                return node
+                return _kept(node, pairs, paths, pending)
         again = _reread(node, paths)
         if not again:
             if not over and host:
-                return node             # only addressing read twice: nothing computed twice
+                return _kept(node, pairs, paths, pending)   # only addressing read twice: nothing computed twice
             break
         evaluate_nodes(again)
         redepth(node)
         if not over:
-            return node
+            return _remember(node)
     else:
         if _fused_size(node, FUSE_LIMIT)[0] <= FUSE_LIMIT:
-            return node
+            return _remember(node)
     evaluate_nodes([i for i in node.inputs if not i.realized])
     redepth(node)
-    return node
+    return _remember(node)
 
 
 def concat_nodes(nodes: list[Node], ax: int) -> Node:

@@ -56,7 +56,7 @@ class Node:
     """One operation in the expression graph (or a leaf holding data)."""
 
     __slots__ = ("op", "inputs", "dtype", "shape", "attrs", "device", "serial",
-                 "data", "depth", "skey", "chain", "__weakref__")
+                 "data", "depth", "skey", "chain", "cone", "__weakref__")
 
     op: str
     inputs: tuple[Node, ...]
@@ -69,6 +69,7 @@ class Node:
     depth: int
     skey: tuple | None   # structure without the inputs (and a constant's value): compiler/plan_cache.py
     chain: int           # a pending clean write into a region: its chain's length so far (compiler/regions.py)
+    cone: tuple | None   # a pending write's fused cone as counted (array_object/bounds.py ``_fused_size``)
 
     def __init__(self, op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
                  attrs: tuple, device: Any) -> None:
@@ -82,6 +83,7 @@ class Node:
         self.data = None
         self.skey = None
         self.chain = 0
+        self.cone = None
         depth = 0
         for i in inputs:
             if i.depth > depth:
@@ -104,6 +106,7 @@ class Node:
         self.data = data
         self.inputs = ()
         self.depth = 0
+        self.cone = None
 
     def __repr__(self) -> str:
         state = "realized" if self.realized else f"{len(self.inputs)} inputs"

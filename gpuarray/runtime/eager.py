@@ -179,6 +179,7 @@ def leaf_array(name: str, r: Any, shape: tuple[int, ...], device: Any) -> Any:
     d.host = r
     d.handle = d.provider = d.recipe = d.owner = None
     node.depth = node.chain = 0
+    node.cone = None
     _log_append((name, device, shape))      # planner.decisions() shows it as planner.eager_entry()
     _COUNTERS["eager_host_ops"] += 1
     out = _new(_cls)

@@ -174,7 +174,7 @@ class EvalPlan:
                 d = DeviceData(node.dtype, node.shape, None, outs[i], prov)
                 datas += (d,)
                 undo += ((node, node.inputs, node.depth),)
-                node.data, node.inputs, node.depth = d, (), 0       # node.realize(d), without the call
+                node.data, node.inputs, node.depth, node.cone = d, (), 0, None   # node.realize(d), without the call
                 i += 1
             recipe = Recipe.again(st.kind, st.fields_for(order) if new else st.fields, st.specs, nodes, datas)
             for d in datas:
