@@ -133,11 +133,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         if host.min() < info.min or host.max() > info.max:
             raise OverflowError(f"Python integer out of bounds for {dt}")
     data = np.array(host, dtype=dt, copy=True)
-    if data.ndim == 0:
-        # one value (SciPy's ``xp.asarray(n > 1, device=d)``, ``xp.asarray(eps)``): a constant, as ``full`` makes,
-        # which reaches kernels as a uniform (a replayed plan patches a new value in) instead of a buffer
-        # uploaded, bound and read for each call
-        return GpuArray(const(data[()], dt, dev))
     node = leaf(data, dev)
     after_upload(node)              # a read learned to follow this upload starts now (runtime/speculate.py)
     return GpuArray(node)
