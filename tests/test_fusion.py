@@ -128,7 +128,9 @@ def test_vec4_lanes_read_broadcast_and_view_operands(wgpu_device: xp.Device, mon
     k = rng.integers(-50, 50, (12, 10)).astype(np.int32)
     idx = rng.integers(0, 12, 12)
     x, xw, r, c, ki = (xp.asarray(a, device=wgpu_device) for a in (h, hw, row, col, k))
-    s0 = xp.asarray(np.float32(2.5), device=wgpu_device)
+    with xp.config(offload="always"):           # a 0-d array computed on the device (one held on the host only,
+        s0 = xp.max(xp.asarray(np.float32([2.5, -1.0]), device=wgpu_device))    # as asarray(2.5), is a uniform)
+        xp.evaluate(s0)
     ix = xp.asarray(idx, device=wgpu_device)
     lazy = xp.config(offload="always", eager_host=False)      # recorded, not computed at once on the host
     lazy.__enter__()

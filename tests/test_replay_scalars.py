@@ -153,3 +153,31 @@ def test_float64_constants_new_and_met_again(wgpu_device: xp.Device, monkeypatch
     for s in (0.625, -1.125):
         assert ("wide", "<f8", np.array([s, 0.5]).tobytes()) in wide
     assert ("wide", "<f8", np.array([2.0 + 5 / 64, 0.5]).tobytes()) not in wide
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.bool_])
+def test_one_host_value_arrays_are_uniforms(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch, dt: Any) -> None:
+    """A 0-d array held on the host only (``asarray`` of a scalar: SciPy's ``xp.asarray(n > 1, device=d) & mask``)
+    goes into an operation with device data as a constant: nothing uploaded for it, and the plan replays with each
+    new value (special values included) as with a Python scalar; NumPy's values and dtypes."""
+    count = _Counter(_devices.provider_for(wgpu_device), monkeypatch)
+    h = _f32((3000,)) if dt != np.bool_ else _f32((3000,)) > 0
+    h = h.astype(dt) if dt != np.bool_ else h
+    x = xp.asarray(h, device=wgpu_device)
+    xp.evaluate(x)
+    vals = {np.float32: (1.5, -0.0, np.nan, np.inf, 2.5), np.int32: (3, -2**31, 2**31 - 1, 0, 7),
+            np.bool_: (True, False, True, False, True)}[dt]
+    with xp.config(offload="always"):
+        for i, v in enumerate(vals):
+            s = xp.asarray(dt(v), device=wgpu_device)
+            before, up = count.n, xp.metrics()["bytes_uploaded"]
+            y = (x & s) if dt == np.bool_ else xp.where(x > s, x - s, s * x)
+            xp.evaluate(y)
+            assert i == 0 or xp.metrics()["bytes_uploaded"] == up, f"value {v} was uploaded"    # (0: x's upload)
+            if i >= 2:
+                assert count.n == before, f"evaluation {i} (value {v}) was not replayed"
+            with np.errstate(all="ignore"):
+                want = (h & dt(v)) if dt == np.bool_ else np.where(h > dt(v), h - dt(v), dt(v) * h)
+            got = np.asarray(y)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)

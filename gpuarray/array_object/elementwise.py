@@ -63,6 +63,18 @@ def astype_node(node: Node, dtype: np.dtype) -> Node:
     return make("astype", (node,), dtype, node.shape)
 
 
+def operand(node: Node, dtype: np.dtype) -> Node:
+    """``node`` as an operand of ``dtype`` of a recorded operation: one value held on the host only (``asarray`` of
+    a scalar, a result computed at once) goes in as a constant, which kernels read as a uniform and a replayed
+    plan patches, where as data it would be uploaded, bound and keyed by its place for each new array (SciPy's
+    ``xp.asarray(n > 1, device=d) & mask`` in every ``stats`` call: a reads-ahead template could not remake it)."""
+    if not node.shape and node.op == "leaf":
+        d = node.data
+        if d.handle is None and d.host is not None:
+            node = const(d.host.reshape(())[()], node.dtype, node.device)
+    return astype_node(node, dtype)
+
+
 def _is_array(x: Any) -> bool:
     return isinstance(x, _cls)
 
@@ -344,9 +356,9 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                     finally:
                         _reset_errors(token)
                     return _wrap(name, r, out_dtype, shape, device, trusted, (ha, hb))
-        y = na if na.dtype is dt else astype_node(na, dt)
+        y = operand(na, dt)
         if nb is not None:
-            z = nb if nb.dtype is dt else astype_node(nb, dt)
+            z = operand(nb, dt)
         else:
             z = const(other, dt, device)
         return finish(make(name, (z, y) if reflected else (y, z), out_dtype, shape, device=device))
@@ -476,7 +488,7 @@ def _apply(opdef: OpDef, args: tuple, key: tuple | None) -> Any:
             _eager.allowed(tuple(a._node for a in arrays), device, shape):
         xs = tuple(_host_of(a._node, dt) if isinstance(a, cls) else _eager.scalar_value(a, dt, device) for a in args)
         return _eager.run(opdef.name, out_dtype, shape, device, *xs)
-    nodes = tuple(astype_node(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
+    nodes = tuple(operand(a._node, dt) if isinstance(a, cls) else const(a, dt, device) for a in args)
     return finish(make(opdef.name, nodes, out_dtype, shape, device=device))
 
 
@@ -592,5 +604,5 @@ def _where(cond: Any, x1: Any, x2: Any, device: Device) -> Any:
         dt = (device.default_complex if "c" in kinds else device.default_float if "f" in kinds
               else device.default_int if "i" in kinds else _dtypes.bool_)
     shape = broadcast_shapes(cond.shape, *(v.shape for v in vals))
-    nodes = tuple(astype_node(v._node, dt) if _is_array(v) else const(v, dt, device) for v in (x1, x2))
-    return finish(make("where", (cond._node,) + nodes, dt, shape, device=device))
+    nodes = tuple(operand(v._node, dt) if _is_array(v) else const(v, dt, device) for v in (x1, x2))
+    return finish(make("where", (operand(cond._node, cond.dtype),) + nodes, dt, shape, device=device))
