@@ -28,6 +28,7 @@ from ..runtime import eager as _eager
 from ..runtime.devices import Device, default_device
 from ..runtime.planner import evaluate_nodes
 from .hooks import UP
+from .operands import astype_node, operand
 
 _cls: Any = None      # GpuArray, bound by ``array`` when it is imported (it imports this module)
 
@@ -49,30 +50,6 @@ def finish(node: Node) -> Any:
 
 
 _new = object.__new__
-
-
-def astype_node(node: Node, dtype: np.dtype) -> Node:
-    if node.dtype == dtype:
-        return node
-    if node.op == "const" and not node.realized:
-        v = np.asarray(node.attrs[0])
-        if v.dtype.kind == "c" and dtype.kind != "c":     # complex -> real keeps the real part (bool: nonzero)
-            v = v != 0 if dtype == _dtypes.bool_ else v.real
-        with np.errstate(all="ignore"):
-            return const(v.astype(dtype)[()], dtype, node.device)
-    return make("astype", (node,), dtype, node.shape)
-
-
-def operand(node: Node, dtype: np.dtype) -> Node:
-    """``node`` as an operand of ``dtype`` of a recorded operation: one value held on the host only (``asarray`` of
-    a scalar, a result computed at once) goes in as a constant, which kernels read as a uniform and a replayed
-    plan patches, where as data it would be uploaded, bound and keyed by its place for each new array (SciPy's
-    ``xp.asarray(n > 1, device=d) & mask`` in every ``stats`` call: a reads-ahead template could not remake it)."""
-    if not node.shape and node.op == "leaf":
-        d = node.data
-        if d.handle is None and d.host is not None:
-            node = const(d.host.reshape(())[()], node.dtype, node.device)
-    return astype_node(node, dtype)
 
 
 def _is_array(x: Any) -> bool:
