@@ -433,3 +433,28 @@ def test_small_transforms_at_once(dt: str, device: xp.Device, auto: None) -> Non
         x = xp.asarray(h, device=device)
         lazy = np.asarray(xp.fft.fft(x, n=700))
     np.testing.assert_allclose(lazy, np.fft.fft(h.astype(ctype), n=700), rtol=tol, atol=tol * 40)
+
+
+@pytest.mark.parametrize("dt", ["bool", "int32", "float32", "float64", "complex64"])
+def test_any_and_all_of_small_host_data_at_once(dt: str, device: xp.Device, auto: None) -> None:
+    """``any`` / ``all`` of small data held on the host only are reduced at once there (SciPy's
+    ``xp.any(order == 0)`` of a 0-d host value, read by ``bool``): NumPy's results (NaN counts as true,
+    empty axes give all's True and any's False) for every axis and keepdims, no evaluation."""
+    if not device.supports(np.dtype(dt)):
+        pytest.skip(f"{dt} on {device.name}")
+    v = values(np.dtype(dt))
+    cases = [v, v[:1].reshape(()), np.zeros((3, 0), dt), np.resize(v, (4, 6)), np.zeros((2, 3), dt)]
+    for h in cases:
+        g = xp.asarray(h, device=device)
+        axes = [None, *range(-h.ndim, h.ndim)] + ([(0, 1)] if h.ndim == 2 else [])
+        for ax in axes:
+            for keep in (False, True):
+                for name in ("any", "all"):
+                    xp.reset_metrics()
+                    got = getattr(xp, name)(g, axis=ax, keepdims=keep)
+                    assert xp.metrics()["evaluations"] == 0 and xp.metrics()["eager_host_ops"] == 1
+                    same_bits(got, getattr(np, name)(h, axis=ax, keepdims=keep))
+    with xp.config(offload="always"):           # recorded as before elsewhere
+        xp.reset_metrics()
+        assert bool(xp.any(xp.asarray(v, device=device))) == bool(np.any(v))
+        assert xp.metrics()["eager_host_ops"] == 0

@@ -35,6 +35,7 @@ from ..core.ops import OPS
 from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import view_strides
+from ..runtime import eager as _eager
 from .reduce_blocks import alone, blocks_of, combine, past_binding
 
 Axis = int | tuple[int, ...] | None
@@ -257,14 +258,27 @@ def std(x: GpuArray, /, *, axis: Axis = None, correction: int | float = 0.0,
 
 def all(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
     """True where every element over ``axis`` is non-zero (NaN counts as true)."""
-    x = _check(x, "all")
-    return _reduce(x, "all", _axes(x, axis, "all"), _dtypes.bool_, keepdims)
+    return _truth(x, "all", axis, keepdims)
 
 
 def any(x: GpuArray, /, *, axis: Axis = None, keepdims: bool = False) -> GpuArray:  # noqa: A001
     """True where some element over ``axis`` is non-zero."""
-    x = _check(x, "any")
-    return _reduce(x, "any", _axes(x, axis, "any"), _dtypes.bool_, keepdims)
+    return _truth(x, "any", axis, keepdims)
+
+
+def _truth(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
+    """``all`` / ``any``; small data held on the host only is reduced at once there, as small elementwise work is
+    (runtime/eager.py: SciPy's ``xp.any(order == 0)`` of a 0-d host value in every moment, read by ``bool``)."""
+    x = _check(x, rop)
+    axes = _axes(x, axis, rop)
+    n = x._node
+    d = n.data
+    if d is not None and d.handle is None and d.host is not None and d.host.size < _eager.limit_now(n.device):
+        r = (np.all if rop == "all" else np.any)(d.host.reshape(n.shape), axis=axes, keepdims=keepdims)
+        shape = tuple([1 if i in axes else s for i, s in enumerate(n.shape)]) if keepdims else \
+            tuple([s for i, s in enumerate(n.shape) if i not in axes])
+        return _eager.wrap(rop, np.asarray(r), _dtypes.bool_, shape, n.device, False, ())
+    return _reduce(x, rop, axes, _dtypes.bool_, keepdims)
 
 
 def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_initial: bool,
