@@ -135,9 +135,9 @@ def _counted(node: Any) -> tuple[int, int, dict[int, int]]:
 
 
 def test_kept_write_cones_count_what_the_walk_counts(device: xp.Device) -> None:
-    # a stencil's write keeps its cone's count (bounds._kept), which the next step's count adds under each of
-    # its shifted reads instead of walking it again: pairs, distinct nodes and the paths per node (what
-    # _reread decides by) are the walk's, before and after the step before is evaluated
+    # a stencil's write (a roll's concat too) keeps its cone's count (bounds._kept), which the next step's
+    # count adds under each of its shifted reads instead of walking it again: pairs, distinct nodes and the
+    # paths per node (what _reread decides by) are the walk's, before and after the step before is evaluated
     with xp.config(offload="always"):
         for u0, step in ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
                          (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi)):
@@ -150,6 +150,21 @@ def test_kept_write_cones_count_what_the_walk_counts(device: xp.Device) -> None:
                 for n in (node, v._node):                                   # type: ignore[attr-defined]
                     assert _counted(n) == _fresh_count(n)
             assert_same(u, step(np, u0.copy(), 4), rtol=1e-5, atol=1e-6)
+        # a Game of Life step's rolls are concats, which keep their cones too (bounds._KEPT)
+        g0 = np.random.default_rng(3).random((24, 20)) < 0.35
+        g = xp.asarray(g0, device=device)
+        for _ in range(3):
+            g = _life(xp, g, 1)
+            kept, stack = 0, [g._node]                                      # type: ignore[attr-defined]
+            while stack:
+                n = stack.pop()
+                kept += n.op == "concat" and n.cone is not None
+                stack.extend(n.inputs)
+            assert kept >= 8
+            assert _counted(g._node) == _fresh_count(g._node)               # type: ignore[attr-defined]
+            rolled = xp.roll(g.astype(xp.int8), 1, axis=0) + xp.roll(g.astype(xp.int8), -1, axis=1)
+            assert _counted(rolled._node) == _fresh_count(rolled._node)     # type: ignore[attr-defined]
+        assert_same(g, _life(np, g0.copy(), 3))
 
 
 def test_kept_write_cone_goes_stale_when_its_cone_is_evaluated(device: xp.Device) -> None:

@@ -37,6 +37,8 @@ _REINDEX = frozenset({"view", "reshape", "concat", "gather", "setslice", "setstr
 # what moves values without computing them: read at several indices, each read only addresses (the
 # values under it may be worth a kernel of their own: ``_reread`` looks below these)
 _MOVES = frozenset({"view", "reshape", "astype", "const", "concat", "gather"})
+# index instructions recorded through ``bounded`` whose fused cones it keeps (``_kept``)
+_KEPT = WRITES | {"concat", "gather"}
 
 
 def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None,
@@ -96,7 +98,8 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None,
 
 
 def _kept(node: Node, pairs: int, paths: dict[int, int], pending: list[Node] | None) -> Node:
-    """``node``, a pending write into a region (``regions.WRITES``) with its fused cone's count kept when
+    """``node``, a pending index instruction (``_KEPT``: a write into a region, a concat, a gather) with its
+    fused cone's count kept when
     it is within ``FUSE_LIMIT`` (``Node.cone``: the pairs and index paths per node below it, and the
     pending nodes walked, whose evaluation makes the count stale), for ``_fused_size`` to add where a
     later cone reads it; ``_fused_size``'s (pairs, paths, pending) of ``node``, counted just now."""
@@ -108,7 +111,7 @@ def _kept(node: Node, pairs: int, paths: dict[int, int], pending: list[Node] | N
 
 def _remember(node: Node) -> Node:
     """``_kept`` of a node whose cone changed since it was counted (evaluations under it)."""
-    if node.op in WRITES and node.data is None:
+    if node.op in _KEPT and node.data is None:
         paths: dict[int, int] = {}
         pending: list[Node] = []
         return _kept(node, _fused_size(node, FUSE_LIMIT, paths, pending)[0], paths, pending)
@@ -141,7 +144,7 @@ def bounded(node: Node) -> Node:
     host = None
     for _ in range(4):
         paths: dict[int, int] = {}
-        pending: list[Node] | None = [] if node.op in WRITES else None    # (a write's cone is kept: _kept)
+        pending: list[Node] | None = [] if node.op in _KEPT else None    # (its cone is kept: _kept)
         pairs, distinct = _fused_size(node, FUSE_LIMIT, paths, pending)
         over = pairs > FUSE_LIMIT
         if not over:

@@ -333,9 +333,10 @@ def _binary(opdef: OpDef, reflected: bool) -> Callable[[Any, Any], Any]:
                     finally:
                         _reset_errors(token)
                     return _wrap(name, r, out_dtype, shape, device, trusted, (ha, hb))
-        y = operand(na, dt)
+        # (operand's test written out for the common case: an array operand, or a 0-d one that is not host data)
+        y = na if na.dtype is dt and (na.shape or na.op != "leaf") else operand(na, dt)
         if nb is not None:
-            z = operand(nb, dt)
+            z = nb if nb.dtype is dt and (nb.shape or nb.op != "leaf") else operand(nb, dt)
         else:
             z = const(other, dt, device)
         return finish(make(name, (z, y) if reflected else (y, z), out_dtype, shape, device=device))
