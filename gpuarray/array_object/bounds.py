@@ -48,9 +48,9 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None,
     evaluating each node once would. ``paths``, when given, receives the index paths counted per
     node serial; ``pending``, the pending nodes whose inputs were walked (``node`` aside).
 
-    A pending write met below ``node`` whose cone was counted before (``_remember``) and whose walked
-    nodes are all still pending adds that count instead of being walked again: a write is an index
-    instruction, so every pair under it has it in its path and the pairs it adds under each path
+    A pending index instruction met below ``node`` whose cone was counted before (``_kept``: a write into
+    a region, a concat, a gather) and whose walked nodes are all still pending adds that count instead
+    of being walked again: every pair under it has it in its path, so the pairs it adds under each path
     that reaches it are new (a stencil's step reads the step before at several shifts: its cone was
     walked once per shift, each step)."""
 
@@ -98,11 +98,12 @@ def _fused_size(node: Node, limit: int, paths: dict[int, int] | None = None,
 
 
 def _kept(node: Node, pairs: int, paths: dict[int, int], pending: list[Node] | None) -> Node:
-    """``node``, a pending index instruction (``_KEPT``: a write into a region, a concat, a gather) with its
-    fused cone's count kept when
-    it is within ``FUSE_LIMIT`` (``Node.cone``: the pairs and index paths per node below it, and the
-    pending nodes walked, whose evaluation makes the count stale), for ``_fused_size`` to add where a
-    later cone reads it; ``_fused_size``'s (pairs, paths, pending) of ``node``, counted just now."""
+    """``node``, a pending index instruction (``_KEPT``: a write into a region, a concat, a gather), with its
+    fused cone's count kept where it is within ``FUSE_LIMIT`` (``Node.cone``: the pairs and index paths per
+    node below it, and the pending nodes walked, whose evaluation makes the count stale) for ``_fused_size``
+    to add where a later cone reads it; ``_fused_size``'s (pairs, paths, pending) of ``node``, counted just
+    now (``pending`` None: not kept). A device loss that puts evaluated nodes back (``planner``) leaves such
+    a count low: more is fused, the values are the same."""
     if pending is not None and node.data is None and pairs <= FUSE_LIMIT:
         paths.pop(node.serial, None)
         node.cone = (pairs - 1, paths, tuple(pending))
