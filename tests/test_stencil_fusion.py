@@ -186,3 +186,33 @@ def test_kept_write_cone_goes_stale_when_its_cone_is_evaluated(device: xp.Device
         assert node.cone is None                                            # dropped where it was found stale
     w = _heat(np, h.copy(), 1)
     assert_same(v, w[1:-1] + w[2:], rtol=1e-6, atol=1e-6)
+
+
+def test_depths_counted_from_the_walk_are_redepths(device: xp.Device) -> None:
+    # after bounded evaluates the step before, it counts the write's pending depths from its own walk
+    # (bounds._remember(depth=True)) instead of graph.node.redepth: the same depths, every step
+    def depths(node: Any) -> dict[int, int]:
+        out, stack = {}, [node]
+        while stack:
+            n = stack.pop()
+            if n.data is None and n.serial not in out:
+                out[n.serial] = n.depth
+                stack.extend(n.inputs)
+        return out
+
+    with xp.config(offload="always"):
+        for u0, step in ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
+                         (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi)):
+            u = xp.asarray(u0, device=device)
+            for _ in range(5):
+                step(xp, u, 1)
+                node = u._node                                              # type: ignore[attr-defined]
+                got = depths(node)
+                redepth(node)
+                assert got == depths(node)
+        g = xp.asarray(np.random.default_rng(3).random((24, 20)) < 0.35, device=device)
+        for _ in range(3):
+            g = _life(xp, g, 1)
+            got = depths(g._node)                                           # type: ignore[attr-defined]
+            redepth(g._node)                                                # type: ignore[attr-defined]
+            assert got == depths(g._node)                                   # type: ignore[attr-defined]

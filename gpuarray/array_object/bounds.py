@@ -110,13 +110,38 @@ def _kept(node: Node, pairs: int, paths: dict[int, int], pending: list[Node] | N
     return node
 
 
-def _remember(node: Node) -> Node:
-    """``_kept`` of a node whose cone changed since it was counted (evaluations under it)."""
-    if node.op in _KEPT and node.data is None:
-        paths: dict[int, int] = {}
-        pending: list[Node] = []
-        return _kept(node, _fused_size(node, FUSE_LIMIT, paths, pending)[0], paths, pending)
-    return node
+def _remember(node: Node, depth: bool = False) -> Node:
+    """``_kept`` of a node whose cone changed since it was counted (evaluations under it); ``depth``: and the
+    depths of its pending nodes counted again (``graph.node.redepth``), from the same walk where it met every
+    pending node under ``node`` (no breaker left unwalked): an input's serial is below its node's, so serial
+    order is an order of inputs first."""
+    if node.op not in _KEPT or node.data is not None:
+        if depth:
+            redepth(node)
+        return node
+    paths: dict[int, int] = {}
+    pending: list[Node] = []
+    pairs = _fused_size(node, FUSE_LIMIT, paths, pending)[0]
+    if depth:
+        nodes = {n.serial: n for n in pending}
+        nodes[node.serial] = node
+        order = sorted(nodes)
+        for s in order:
+            for i in nodes[s].inputs:
+                if i.data is None and (i.serial not in nodes or i.serial > s):
+                    redepth(node)       # a pending node the walk did not go through (a breaker's cone)
+                    return _kept(node, pairs, paths, pending)
+        for s in order:
+            n = nodes[s]
+            if n.chain > 1:
+                n.depth = n.inputs[0].depth
+            else:
+                d = 0
+                for i in n.inputs:
+                    if i.depth > d:
+                        d = i.depth
+                n.depth = d + 1
+    return _kept(node, pairs, paths, pending)
 
 
 def _reread(node: Node, paths: dict[int, int]) -> list[Node]:
@@ -161,9 +186,9 @@ def bounded(node: Node) -> Node:
                 return _kept(node, pairs, paths, pending)   # only addressing read twice: nothing computed twice
             break
         evaluate_nodes(again)
-        redepth(node)
         if not over:
-            return _remember(node)
+            return _remember(node, depth=True)
+        redepth(node)
     else:
         if _fused_size(node, FUSE_LIMIT)[0] <= FUSE_LIMIT:
             return _remember(node)
