@@ -6,6 +6,7 @@ evaluations and dispatches per step hold the loop to one kernel a step on a GPU.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,21 @@ def test_redepth_keeps_chained_writes_at_the_depth_below() -> None:
         assert redepth(node) == before
 
 
+# (start, step) of the heat and Jacobi loops the kept-cone tests run
+_STARTS = ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
+           (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi))
+
+
+def _stepped(device: xp.Device, count: int) -> Iterator[tuple[Any, np.ndarray, Any, int]]:
+    """Each start of ``_STARTS`` on ``device`` stepped ``count`` times: (the array, its start, its step, the steps
+    so far) after each step."""
+    for u0, step in _STARTS:
+        u = xp.asarray(u0, device=device)
+        for k in range(1, count + 1):
+            step(xp, u, 1)
+            yield u, u0, step, k
+
+
 def _fresh_count(node: Any) -> tuple[int, int, dict[int, int]]:
     """``_fused_size`` of ``node`` with every kept write cone under it set aside (the walk it replaces)."""
     kept, stack = [], [node]
@@ -139,17 +155,14 @@ def test_kept_write_cones_count_what_the_walk_counts(device: xp.Device) -> None:
     # count adds under each of its shifted reads instead of walking it again: pairs, distinct nodes and the
     # paths per node (what _reread decides by) are the walk's, before and after the step before is evaluated
     with xp.config(offload="always"):
-        for u0, step in ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
-                         (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi)):
-            u = xp.asarray(u0, device=device)
-            for _ in range(4):
-                step(xp, u, 1)
-                node = u._node                                              # type: ignore[attr-defined]
-                assert node.cone is not None and node.data is None
-                v = u[1:-1] * 2 + u[:-2]                                    # type: ignore[index, operator]
-                for n in (node, v._node):                                   # type: ignore[attr-defined]
-                    assert _counted(n) == _fresh_count(n)
-            assert_same(u, step(np, u0.copy(), 4), rtol=1e-5, atol=1e-6)
+        for u, u0, step, k in _stepped(device, 4):
+            node = u._node                                                  # type: ignore[attr-defined]
+            assert node.cone is not None and node.data is None
+            v = u[1:-1] * 2 + u[:-2]                                        # type: ignore[index, operator]
+            for n in (node, v._node):                                       # type: ignore[attr-defined]
+                assert _counted(n) == _fresh_count(n)
+            if k == 4:
+                assert_same(u, step(np, u0.copy(), 4), rtol=1e-5, atol=1e-6)
         # a Game of Life step's rolls are concats, which keep their cones too (bounds._KEPT)
         g0 = np.random.default_rng(3).random((24, 20)) < 0.35
         g = xp.asarray(g0, device=device)
@@ -201,15 +214,11 @@ def test_depths_counted_from_the_walk_are_redepths(device: xp.Device) -> None:
         return out
 
     with xp.config(offload="always"):
-        for u0, step in ((np.sin(np.linspace(0, 3, 301)).astype(np.float32), _heat),
-                         (np.linspace(-3, 3, 40 * 30).reshape(40, 30), _jacobi)):
-            u = xp.asarray(u0, device=device)
-            for _ in range(5):
-                step(xp, u, 1)
-                node = u._node                                              # type: ignore[attr-defined]
-                got = depths(node)
-                redepth(node)
-                assert got == depths(node)
+        for u, _u0, _step, _k in _stepped(device, 5):
+            node = u._node                                                  # type: ignore[attr-defined]
+            got = depths(node)
+            redepth(node)
+            assert got == depths(node)
         g = xp.asarray(np.random.default_rng(3).random((24, 20)) < 0.35, device=device)
         for _ in range(3):
             g = _life(xp, g, 1)

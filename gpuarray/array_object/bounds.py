@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..compiler.kernel import FUSABLE_OPS
 from ..compiler.regions import WRITES
 from ..compiler.schedule import compiles
-from ..graph.node import Node, make, redepth
+from ..graph.node import Node, depths_again, make, redepth
 from ..runtime.planner import evaluate_nodes
 
 # Largest fused cone, in distinct (node, index path) pairs, that an index instruction inlines, and
@@ -131,16 +131,7 @@ def _remember(node: Node, depth: bool = False) -> Node:
                 if i.data is None and (i.serial not in nodes or i.serial > s):
                     redepth(node)       # a pending node the walk did not go through (a breaker's cone)
                     return _kept(node, pairs, paths, pending)
-        for s in order:
-            n = nodes[s]
-            if n.chain > 1:
-                n.depth = n.inputs[0].depth
-            else:
-                d = 0
-                for i in n.inputs:
-                    if i.depth > d:
-                        d = i.depth
-                n.depth = d + 1
+        depths_again([nodes[s] for s in order])
     return _kept(node, pairs, paths, pending)
 
 

@@ -69,7 +69,7 @@ class Node:
     depth: int
     skey: tuple | None   # structure without the inputs (and a constant's value): compiler/plan_cache.py
     chain: int           # a pending clean write into a region: its chain's length so far (compiler/regions.py)
-    cone: tuple | None   # a pending write's fused cone as counted (array_object/bounds.py ``_fused_size``)
+    cone: tuple | None   # a pending index instruction's fused cone as counted (array_object/bounds.py ``_kept``)
 
     def __init__(self, op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
                  attrs: tuple, device: Any) -> None:
@@ -141,7 +141,14 @@ def redepth(node: Node) -> int:
     instruction's bound, a read) leave it too deep, so that ``MAX_DEPTH`` would evaluate it for history
     that is evaluated already. A chained write into a region keeps the depth of the write under it
     (array_object/indexing.py ``chained``)."""
-    for n in post_order([node], _pending):
+    depths_again(post_order([node], _pending))
+    return node.depth
+
+
+def depths_again(nodes: Iterable[Node]) -> None:
+    """The depth of each pending node of ``nodes`` (in an order of inputs first) counted again from its inputs'
+    (``redepth``'s step; ``array_object/bounds.py`` gives it the nodes its own walk met)."""
+    for n in nodes:
         if n.data is not None:
             continue
         if n.chain > 1:
@@ -152,7 +159,6 @@ def redepth(node: Node) -> int:
                 if i.depth > d:
                     d = i.depth
             n.depth = d + 1
-    return node.depth
 
 
 def _pending(n: Node) -> bool:

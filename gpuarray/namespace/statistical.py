@@ -274,10 +274,8 @@ def _truth(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
     n = x._node
     d = n.data
     if d is not None and d.handle is None and d.host is not None and d.host.size < _eager.limit_now(n.device):
-        r = (np.all if rop == "all" else np.any)(d.host.reshape(n.shape), axis=axes, keepdims=keepdims)
-        shape = tuple([1 if i in axes else s for i, s in enumerate(n.shape)]) if keepdims else \
-            tuple([s for i, s in enumerate(n.shape) if i not in axes])
-        return _eager.wrap(rop, np.asarray(r), _dtypes.bool_, shape, n.device, False, ())
+        r = np.asarray((np.all if rop == "all" else np.any)(d.host.reshape(n.shape), axis=axes, keepdims=keepdims))
+        return _eager.wrap(rop, r, _dtypes.bool_, r.shape, n.device, False, ())
     return _reduce(x, rop, axes, _dtypes.bool_, keepdims)
 
 
