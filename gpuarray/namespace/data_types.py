@@ -47,6 +47,19 @@ def can_cast(from_: Any, to: Any, /) -> bool:
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype an operation on these would return (Python scalars weak)."""
+    first, weak = None, False
+    for a in arrays_and_dtypes:     # the common case, one dtype and maybe Python floats, without the calls below
+        c = a.__class__
+        if c is float:
+            weak = True
+            continue
+        d = a._node.dtype if c is GpuArray else a if isinstance(a, np.dtype) else None
+        if d is None or first is not None and d is not first and d != first:
+            break
+        first = d
+    else:
+        if first is not None and first in _dtypes.ALL_DTYPES and (not weak or first.kind in "fc"):
+            return first
     args = [a.dtype if isinstance(a, GpuArray) else a for a in arrays_and_dtypes]
     args = [a if _dtypes.scalar_kind(a) is not None and not isinstance(a, np.dtype)
             else _dtypes.as_dtype(a) for a in args]

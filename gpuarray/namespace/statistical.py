@@ -36,6 +36,7 @@ from ..graph import views
 from ..graph.node import Node, const, make
 from ..graph.shapes import view_strides
 from ..runtime import eager as _eager
+from ..runtime.residency import element, element_known
 from .reduce_blocks import alone, blocks_of, combine, past_binding
 
 Axis = int | tuple[int, ...] | None
@@ -274,9 +275,28 @@ def _truth(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
     n = x._node
     d = n.data
     if d is not None and d.handle is None and d.host is not None and d.host.size < _eager.limit_now(n.device):
-        r = np.asarray((np.all if rop == "all" else np.any)(d.host.reshape(n.shape), axis=axes, keepdims=keepdims))
-        return _eager.wrap(rop, r, _dtypes.bool_, r.shape, n.device, False, ())
-    return _reduce(x, rop, axes, _dtypes.bool_, keepdims)
+        host = d.host.reshape(n.shape)
+    else:
+        host = _known_element(n)
+        if host is None:
+            return _reduce(x, rop, axes, _dtypes.bool_, keepdims)
+    r = np.asarray((np.all if rop == "all" else np.any)(host, axis=axes, keepdims=keepdims))
+    return _eager.wrap(rop, r, _dtypes.bool_, r.shape, n.device, False, ())
+
+
+def _known_element(n: Node) -> np.ndarray | None:
+    """The value of ``n`` on the host where it is a one-element view of evaluated data whose element is known
+    there (a host copy, or read before: ``residency.element_known``) and small work runs at once (``eager``);
+    else None. SciPy's ``is_lazy_array(x)``, ``bool(any(reshape(x, -1)[0]))``, asks this of each input several
+    times a call: a reduction recorded, scheduled and walked on the host each time before."""
+    if n.op != "view" or n.data is not None or math.prod(n.shape) != 1:
+        return None
+    base = n.inputs[0]
+    d = base.data
+    at = n.attrs[1]
+    if d is None or n.dtype != base.dtype or not element_known(d, at) or not _eager.limit_now(n.device):
+        return None
+    return np.asarray(element(d, at), dtype=n.dtype).reshape(n.shape)
 
 
 def _cumulative(x: GpuArray, op: str, axis: int | None, dtype: Any, include_initial: bool,

@@ -85,7 +85,7 @@ def _element(e: Node, at: int, seen: dict[tuple[int, int], Node]) -> Node | None
 
 def candidate(target: Node) -> bool:
     """Whether ``target``, or a pending node at most two inputs below it, is a one-element view of pending
-    work (a quick test on every read: most reads have none)."""
+    work that ``_element`` passes through (a quick test on every read: most reads have none)."""
     if not ENABLED:
         return False
     level = [target]
@@ -93,12 +93,28 @@ def candidate(target: Node) -> bool:
         below = []
         for n in level:
             if n.op == "view" and n.inputs and n.inputs[0].data is None and math.prod(n.shape) == 1:
-                return True
+                return _through(n.inputs[0])
             below += [i for i in n.inputs if i.data is None]
         if not below:
             return False
         level = below
     return False
+
+
+def _through(base: Node) -> bool:
+    """Whether every pending node under ``base`` (itself too) is one ``_element`` passes through (an ``_OVER``
+    op, a view of its input's dtype): where one is not (``x - mean`` of a pending ``mean``), the rewrite fails,
+    found here without making nodes."""
+    stack, seen = [base], {base.serial}
+    while stack:
+        n = stack.pop()
+        if n.op not in _OVER or n.op == "view" and n.dtype != n.inputs[0].dtype:
+            return False
+        for i in n.inputs:
+            if i.data is None and i.inputs and i.serial not in seen:
+                seen.add(i.serial)
+                stack.append(i)
+    return True
 
 
 def sunk(target: Node) -> Node | None:
