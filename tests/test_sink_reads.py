@@ -61,6 +61,49 @@ def test_scipy_is_lazy_check_after_the_mean_reads_nothing(wgpu_device: xp.Device
         assert float(xp.mean(d * d)) == pytest.approx(float(np.mean((h - h.mean()) ** 2)), rel=1e-4)
 
 
+@pytest.mark.parametrize("dt", ["float32", "int32", "bool"])
+def test_any_all_of_a_known_element_run_at_once(wgpu_device: xp.Device, dt: str) -> None:
+    """``any`` / ``all`` of a one-element view of evaluated device data whose element is known on the host (read
+    once before) are computed at once on the host (evaluated results, no evaluation); NumPy's values for NaN,
+    -0.0, inf, integer extremes and False; an unknown element, or ``offload="always"``, stays a reduction."""
+    vals = {"float32": [np.nan, -0.0, np.inf, 0.0, 1.5], "int32": [np.iinfo(np.int32).min, 0, 7, -1, 0],
+            "bool": [False, True, False, True, False]}[dt]
+    h = np.array(vals * 60, dtype=dt).reshape(30, 10)
+    x = _device_only(h, wgpu_device)
+    with xp.config(offload="auto"):
+        for i in range(5):
+            flat = xp.reshape(x, (-1,))
+            bool(flat[i])                           # the element read once (residency.element keeps it)
+            bool(x[2, 4])
+            xp.reset_metrics()
+            for f, nf in ((xp.any, np.any), (xp.all, np.all)):
+                r = f(flat[i])
+                assert r._node.data is not None and r._node.data.host is not None
+                assert bool(r) == bool(nf(h.reshape(-1)[i])) and r.dtype == xp.bool and r.shape == ()
+            r2 = xp.any(x[1:3, 4:5][1:2, :], axis=1)       # a (1, 1)-shaped view: the reduced shape kept
+            assert r2.shape == (1,) and bool(r2[0]) == bool(h[2, 4])
+            m = xp.metrics()
+            assert m["evaluations"] == 0 and m["submits"] == 0, m
+        unknown = xp.any(xp.reshape(x, (-1,))[57])
+        assert unknown._node.data is None and bool(unknown) == bool(h.reshape(-1)[57])
+    with xp.config(offload="always"):
+        assert xp.any(xp.reshape(x, (-1,))[0])._node.data is None
+
+
+def test_quick_test_refuses_reads_through_a_reduction(wgpu_device: xp.Device) -> None:
+    """A one-element view of ``x - mean`` with ``mean`` pending is no candidate (the rewrite would stop at the
+    reduction): the read computes it as recorded, and right."""
+    h = np.random.default_rng(1).uniform(-30, 30, (257, 3)).astype(np.float32)
+    x = _device_only(h, wgpu_device)
+    with xp.config(offload="auto"):
+        float(x[0, 0])
+        d = x - xp.mean(x, axis=0, keepdims=True)
+        assert not sink.candidate(xp.reshape(d, (-1,))[1]._node)
+        assert float(d[0, 1]) == pytest.approx(float(h[0, 1] - h[:, 1].astype(np.float64).mean()), abs=1e-4)
+        e = x * 2 + 1
+        assert sink.candidate(xp.any(xp.reshape(e, (-1,))[0])._node)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_rewritten_reads_match_numpy(wgpu_device: xp.Device, seed: int) -> None:
     """Random elementwise expressions over broadcast operands, transposes, flips, strided slices, reshapes and

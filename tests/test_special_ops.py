@@ -191,7 +191,8 @@ def test_cbrt_matches_scipy(dt: np.dtype, device: xp.Device) -> None:
     u = f"u{dt.itemsize}"
     np.testing.assert_array_equal(got[zero_inf].view(u), want[zero_inf].view(u), err_msg="+-0, +-inf")
     err = _ulps(got, want)
-    assert err <= (1 if device.kind == "wgpu" or dt == F64 else 2), f"cbrt({dt}) is {err} ULP from SciPy"
+    # (the in-process provider's NumPy float64 cbrt is up to 2.3 ULP off on some CPUs: NumPy 2.4.6, AMD EPYC, AVX2)
+    assert err <= (1 if device.kind == "wgpu" else 2 if dt == F32 else 3), f"cbrt({dt}) is {err} ULP from SciPy"
     if device.kind == "wgpu":
         np.testing.assert_array_equal(got[-61:], np.arange(-30, 31).astype(dt))
 
@@ -211,8 +212,9 @@ def test_cbrt_dtypes_are_scipys(device: xp.Device) -> None:
         assert m["dispatches" if device.kind == "wgpu" else "host_kernels"] == 1
         assert got.dtype == device.default_float, dt
         if device.supports(xp.float64):     # SciPy's loop order varies by version ('f->f' first: bool
-            assert_same(got, special.cbrt(a).astype(np.float64))   # gives float32): compare values
-    assert xp.special.cbrt(np.array([8, -27], np.int16)).tolist() == [2.0, -3.0]
+            assert_same(got, special.cbrt(a).astype(np.float64), rtol=5e-16)   # gives float32): compare values
+    # (within 2 ULP: NumPy's own float64 cbrt, the cpu device's, gives 3.0000000000000004 for 27 on some CPUs)
+    assert xp.special.cbrt(np.array([8, -27], np.int16)).tolist() == pytest.approx([2.0, -3.0], rel=5e-16, abs=0)
     with pytest.raises(TypeError, match="cbrt"):
         special.cbrt(xp.asarray([1 + 1j], device=device))
 

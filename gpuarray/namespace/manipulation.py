@@ -24,7 +24,7 @@ from ..core import dtypes as _dtypes
 from ..core.dtypes import STORAGE_NP
 from ..graph import views
 from ..graph.node import Node, leaf, make
-from ..graph.shapes import broadcast_shapes, normalize_axis
+from ..graph.shapes import broadcast_shapes, normalize_axis, size_of
 from ..runtime.planner import evaluate_nodes
 from .indexing import gather, index_dtype
 
@@ -38,6 +38,21 @@ def reshape(x: GpuArray, /, shape: Sequence[int], *, copy: bool | None = None) -
     x = _arr(x, "reshape")
     if isinstance(shape, int):
         shape = (shape,)
+    size = size_of(x._node.shape)
+    if copy is None and shape.__class__ is tuple:       # the common case, without the general checks' calls
+        known, free = 1, -1
+        for i, s in enumerate(shape):
+            if s.__class__ is not int or s < -1 or s == -1 and free >= 0:
+                break
+            if s == -1:
+                free = i
+            else:
+                known *= s
+        else:
+            if free < 0 and known == size:
+                return derive_reshape(x, shape)
+            if free >= 0 and known and not size % known:
+                return derive_reshape(x, (*shape[:free], size // known, *shape[free + 1:]))
     shp = [operator.index(s) for s in shape]
     if shp.count(-1) > 1:
         raise ValueError("reshape: can only specify one unknown dimension")

@@ -280,8 +280,10 @@ def _truth(x: GpuArray, rop: str, axis: Axis, keepdims: bool) -> GpuArray:
         host = _known_element(n)
         if host is None:
             return _reduce(x, rop, axes, _dtypes.bool_, keepdims)
-    r = np.asarray((np.all if rop == "all" else np.any)(host, axis=axes, keepdims=keepdims))
-    return _eager.wrap(rop, r, _dtypes.bool_, r.shape, n.device, False, ())
+    r = np.asarray(host.all(axis=axes, keepdims=keepdims) if rop == "all" else host.any(axis=axes, keepdims=keepdims))
+    if not r.flags.c_contiguous:
+        r = np.ascontiguousarray(r)
+    return _eager.leaf_array(rop, r, r.shape, n.device)        # (a new bool array: wrap's checks hold)
 
 
 def _known_element(n: Node) -> np.ndarray | None:
