@@ -102,6 +102,14 @@ def test_quick_test_refuses_reads_through_a_reduction(wgpu_device: xp.Device) ->
         assert float(d[0, 1]) == pytest.approx(float(h[0, 1] - h[:, 1].astype(np.float64).mean()), abs=1e-4)
         e = x * 2 + 1
         assert sink.candidate(xp.any(xp.reshape(e, (-1,))[0])._node)
+        y = _device_only(h, wgpu_device)            # none of its elements read: no candidate either
+        m = xp.mean(y, axis=0, keepdims=True)
+        xp.evaluate(m)
+        dy = y - m
+        assert not sink.candidate(xp.any(xp.reshape(dy, (-1,))[0])._node)
+        assert bool(xp.any(xp.reshape(dy, (-1,))[0])) == bool(float(h[0, 0]) != float(np.asarray(m)[0, 0]))
+        float(y[0, 0])
+        assert sink.candidate(xp.any(xp.reshape(dy, (-1,))[0])._node)
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -26,6 +26,8 @@ from ..core.ops import OPS
 from .shapes import Shape
 
 _serial = itertools.count(1)
+_next_serial = _serial.__next__
+_new_node = object.__new__
 # key -> weak reference to the live node: a WeakValueDictionary without its Python-level get,
 # set and KeyedRef (a third of the cost of recording an operation). A dead node's callback
 # removes its entry, unless a newer node took the key meanwhile.
@@ -199,8 +201,13 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
     """Return the node for this operation, reusing an identical live one."""
     if device is None:
         device = inputs[0].device
-    if op not in OPS and op not in HALF_NATIVE and _has_half(dtype, inputs):
-        return _in_float32(op, inputs, dtype, shape, attrs, device)
+    if op not in OPS and op not in HALF_NATIVE:
+        half = dtype.char == "e"            # _has_half, inlined: this runs for every reduction, view ...
+        for i in inputs:
+            if i.dtype.char == "e":
+                half = True
+        if half:
+            return _in_float32(op, inputs, dtype, shape, attrs, device)
     if op in _SCALAR_FORMS and inputs[1].op == "const" and dtype.kind == "f" and inputs[0].dtype == dtype \
             and inputs[0].shape == shape:
         unary = _SCALAR_FORMS[op].get(inputs[1].attrs[0].item())
@@ -230,7 +237,21 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         # kernel would read it as an input instead of a uniform (another kernel, no vec form), so the
         # constants handed out are fresh ones
         if node is None or (op == "const" and node.data is not None):
-            node = Node(op, inputs, dtype, shape, attrs, device)
+            node = _new_node(Node)          # Node.__init__ inlined: this runs for every new node
+            node.op = op
+            node.inputs = inputs
+            node.dtype = dtype
+            node.shape = shape
+            node.attrs = attrs
+            node.device = device
+            node.serial = _next_serial()
+            node.data = node.cone = None
+            node.chain = 0
+            depth = 0
+            for i in inputs:
+                if i.depth > depth:
+                    depth = i.depth
+            node.depth = depth + 1
             node.skey = key[:1] + key[2:] if op != "const" else (op, dtype, key[5])
             if ref is None:
                 global _inserts
@@ -243,16 +264,6 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
 
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
-
-
-def _has_half(dtype: np.dtype, inputs: tuple[Node, ...]) -> bool:
-    """Whether the result or an operand is float16 (a loop on ``char``: half the cost of ``any(== _HALF)``)."""
-    if dtype.char == "e":
-        return True
-    for i in inputs:
-        if i.dtype.char == "e":
-            return True
-    return False
 
 
 # ops that take float16 as it is held (float32 words of float16 values, core/dtypes.py): the elementwise

@@ -95,6 +95,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     dtype('float32')
     """
     if isinstance(obj, GpuArray):
+        node = obj._node
+        if not copy and (device is None or device is node.device) and (dtype is None or dtype is node.dtype):
+            return obj              # the common case (SciPy's xp.asarray(x, device=xp_device(x))), without calls
         dev = obj.device if device is None else as_device(device)
         out = obj
         if dtype is not None and _dtypes.as_dtype(dtype) != obj.dtype:

@@ -304,6 +304,11 @@ def element_known(data: Data, index: int) -> bool:
     return seen is not None and index in seen
 
 
+def some_element_known(data: Data) -> bool:
+    """Whether any element of ``data`` is known on the host (a host copy, or an element read before)."""
+    return data.host is not None or bool(_ELEMENTS.get(data))
+
+
 # Elements of device-only data read once (``element``), kept while the data lives: data never changes, and
 # SciPy's ``is_lazy_array(x)`` reads ``x[0]`` several times a ``scipy.stats`` call (a round trip each before).
 _ELEMENTS: weakref.WeakKeyDictionary[Data, dict[int, Any]] = weakref.WeakKeyDictionary()
@@ -359,7 +364,7 @@ def read_together(targets: Sequence[Data | None], realized: Sequence[Data | None
     for d in realized:
         if len(extra) - n >= COMPANIONS:
             break
-        if id(d) in ids or not device_only(d, prov) or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS:
+        if d is None or not 0 < math.prod(d.shape) <= COMPANION_ELEMENTS or id(d) in ids or not device_only(d, prov):
             continue
         ids.add(id(d))
         extra.append(d)

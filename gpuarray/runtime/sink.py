@@ -27,7 +27,7 @@ from ..core.ops import OPS
 from ..graph.node import Node, make, post_order
 from ..graph.shapes import contiguous_strides
 from ..graph.views import strided_view
-from .residency import element_known
+from .residency import element_known, some_element_known
 
 SMALL = 16                  # elements of a pending node of a rewritten read, at most
 ENABLED = os.environ.get("GPUARRAY_SINK_READS", "1") != "0"
@@ -103,7 +103,8 @@ def candidate(target: Node) -> bool:
 
 def _through(base: Node) -> bool:
     """Whether every pending node under ``base`` (itself too) is one ``_element`` passes through (an ``_OVER``
-    op, a view of its input's dtype): where one is not (``x - mean`` of a pending ``mean``), the rewrite fails,
+    op, a view of its input's dtype) and every device-only input has some element known on the host: where not
+    (``x - mean`` of a pending ``mean``, or of an ``x`` none of whose elements was read), the rewrite fails,
     found here without making nodes."""
     stack, seen = [base], {base.serial}
     while stack:
@@ -111,7 +112,11 @@ def _through(base: Node) -> bool:
         if n.op not in _OVER or n.op == "view" and n.dtype != n.inputs[0].dtype:
             return False
         for i in n.inputs:
-            if i.data is None and i.inputs and i.serial not in seen:
+            d = i.data
+            if d is not None:
+                if d.host is None and i.op != "const" and not some_element_known(d):
+                    return False
+            elif i.inputs and i.serial not in seen:
                 seen.add(i.serial)
                 stack.append(i)
     return True
