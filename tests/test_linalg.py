@@ -417,6 +417,32 @@ def test_decomposition_of_integers_and_prologue(device):
     assert_same(xp.linalg.solve(g, xp.asarray(np.array([1, 2]), device=device)), np.linalg.solve(a, [1, 2]))
 
 
+@pytest.mark.parametrize("dt", ["float32", "complex64"])
+def test_eigh_and_slogdet_parts_are_arrays_of_their_own(device, dt):
+    """The host path's results (eigh of one matrix, slogdet) are arrays of their own, as NumPy's are, not views of
+    one packed result: an update of the vectors in place (scikit-learn's ``svd_flip``) leaves the values as they
+    were, and writes no region of a shared array."""
+    if dt == "complex64" and not device.supports(np.dtype(dt)):
+        pytest.skip(f"{dt} is not supported on {device}")
+    a = _rand((6, 6), "float32", 3) + 6 * np.eye(6, dtype=np.float32)
+    a = (a + a.T).astype(dt)
+    w, v = xp.linalg.eigh(xp.asarray(a, device=device))
+    want_w, want_v = np.linalg.eigh(a)
+    assert w._view is None and v._view is None
+    v *= 2
+    v[0] = 0
+    assert_same(w, want_w, rtol=2e-5, atol=2e-5)
+    got = np.asarray(v)
+    assert np.all(got[0] == 0)
+    np.testing.assert_allclose(np.abs(got[1:]), 2 * np.abs(want_v[1:]), rtol=2e-4, atol=2e-4)
+    stack = np.stack([a, -a, 2 * a])
+    sign, logabs = xp.linalg.slogdet(xp.asarray(stack, device=device))
+    want = np.linalg.slogdet(stack)
+    assert sign._view is None and logabs._view is None and sign.shape == logabs.shape == (3,)
+    assert_same(sign, want[0], rtol=1e-5, atol=1e-6)
+    assert_same(logabs, want[1], rtol=1e-5)
+
+
 def test_decompositions_run_on_host_and_stay_on_device(wgpu_device):
     a = _rand((3, 3), "float32", 1) + 3 * np.eye(3, dtype=np.float32)
     g = xp.asarray(a, device=wgpu_device)

@@ -324,8 +324,8 @@ def slogdet(x: GpuArray, /) -> SlogdetResult:
     node = _float_node(x)
     if _linalg_lu.applies(x, node.dtype):
         return SlogdetResult(*_linalg_lu.slogdet(node))
-    packed = GpuArray(_host("slogdet", (node,), node.dtype, x.shape[:-2] + (2,)))
-    return SlogdetResult(packed[..., 0], _real_part(packed[..., 1]))
+    packed = _host("slogdet", (node,), node.dtype, x.shape[:-2] + (2,))
+    return SlogdetResult(_part(packed, 0, ()), _real_part(_part(packed, 1, ())))
 
 
 def inv(x: GpuArray, /) -> GpuArray:
@@ -403,8 +403,10 @@ def eigh(x: GpuArray, /) -> EighResult:
         vecs = _linalg_syevd.eigh(node)
         if vecs is not None:
             return EighResult(*vecs)
-    packed = GpuArray(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)))
-    return EighResult(_real_part(packed[..., 0, :]), packed[..., 1:, :])
+    # the values and the vectors as arrays of their own (NumPy's are), not views of one packed array: an update
+    # of the vectors in place (scikit-learn's svd_flip, ``v *= signs``) is then no write into a region
+    packed = views.reshape(_host("eigh", (node,), node.dtype, x.shape[:-2] + (n + 1, n)), x.shape[:-2] + ((n + 1) * n,))
+    return EighResult(_real_part(_part(packed, 0, (n,))), _part(packed, n, (n, n)))
 
 
 def eigvalsh(x: GpuArray, /) -> GpuArray:
