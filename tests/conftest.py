@@ -220,6 +220,18 @@ def _drop_method_residue() -> None:
             del own[name]
 
 
+def cbrt_near_exact(x: Any) -> np.ndarray:
+    """NumPy's cbrt, its float64 results from the extended-precision cube root where the platform has one:
+    NumPy's own float64 cbrt is up to 2.3 ULP off the exact value on some CPUs (NumPy 2.4.6 on an AMD EPYC
+    without AVX-512: 1.8951080333042598 for 6.806156292241287, whose cube root rounds to ...594), while
+    gpuarray's is within 1 ULP of it (render/wgsl_bits.py)."""
+    r = np.cbrt(x)
+    if r.dtype == np.float64 and np.finfo(np.longdouble).nmant > 52:
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.cbrt(np.asarray(x, dtype=np.longdouble)).astype(np.float64))
+    return np.asarray(r)
+
+
 def zero_tie_first(fn: Any) -> Any:
     """NumPy's ``fmax`` / ``fmin`` with a tie of zeros giving the first operand, as gpuarray does:
     NumPy's own loops give either zero there (its SIMD loops the second, its scalar loop sometimes the first)."""

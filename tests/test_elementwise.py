@@ -44,6 +44,7 @@ from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
 from .conftest import (
     assert_same,
+    cbrt_near_exact,
     device_numerics,
     flush_subnormals,
     incomplete_f64_scale,
@@ -71,7 +72,7 @@ ULPS: dict[str, int] = {
     )
 }
 # cbrt (render/wgsl_bits.py): within 1 ULP of the exact value, NumPy's float32 cbrt up to 1.9 ULP from it; its
-# float64 oracle is near exact (_cbrt_near_exact), which NumPy's float64 cbrt (the cpu device's) is within 2.3 ULP of
+# float64 oracle is near exact (conftest.cbrt_near_exact): NumPy's float64 cbrt (the cpu device's) is within 2.3 ULP
 ULPS["cbrt"] = 3
 
 # logaddexp(a, b) = m + log1p(exp(-|a - b|)), m = max(a, b), cancels when the result
@@ -152,18 +153,7 @@ def _clip_keep_x(x: Any, lo: Any, hi: Any) -> Any:
 ORACLE["clip_ties"] = _clip_keep_x
 
 
-def _cbrt_near_exact(x: Any) -> np.ndarray:
-    """NumPy's cbrt, its float64 results from the extended-precision cube root where the platform has one:
-    NumPy's own float64 cbrt is up to 2.3 ULP off the exact value on some CPUs (NumPy 2.4.6 on an AMD EPYC
-    without AVX-512: 1.8951080333042598 for 6.806156292241287, whose cube root rounds to ...594), while
-    gpuarray's is within 1 ULP of it (render/wgsl_bits.py)."""
-    r = np.cbrt(x)
-    if r.dtype == np.float64 and np.finfo(np.longdouble).nmant > 52:
-        return np.asarray(np.cbrt(np.asarray(x, dtype=np.longdouble)).astype(np.float64))
-    return np.asarray(r)
-
-
-ORACLE["cbrt"] = _cbrt_near_exact
+ORACLE["cbrt"] = cbrt_near_exact
 ORACLE["exp2"] = lambda x: np.exp2(x if np.asarray(x).dtype.kind == "f" else np.asarray(x, np.float64))
 
 

@@ -18,7 +18,7 @@ import pytest
 import gpuarray as xp
 from gpuarray.namespace.elementwise import OP_FUNCTIONS
 
-from .conftest import assert_same, device_numerics, flush_subnormals
+from .conftest import assert_same, cbrt_near_exact, device_numerics, flush_subnormals
 
 FLOATS = [np.dtype(np.float32), np.dtype(np.float64)]
 INTS = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")]
@@ -160,11 +160,8 @@ def test_cbrt(dt: np.dtype, device: xp.Device) -> None:
                         np.arange(-30, 31).astype(dt) ** 3])
     with on_device(device):
         got = np.asarray(np.cbrt(up(x, device)))
-    want = np.cbrt(x)
-    if dt == np.float64 and device.kind == "wgpu" and np.finfo(np.longdouble).nmant > 52:
-        # NumPy's own float64 cbrt is up to 2.3 ULP off the exact value on some CPUs (NumPy 2.4.6, AMD EPYC, AVX2):
-        # the WGSL's is measured against the extended-precision cube root rounded to float64
-        want = np.cbrt(x.astype(np.longdouble)).astype(np.float64)
+    # (the WGSL's float64 against the extended-precision cube root: NumPy's own is 2.3 ULP off on some CPUs)
+    want = cbrt_near_exact(x) if device.kind == "wgpu" else np.cbrt(x)
     assert got.dtype == dt
     cbrt_close(got, want)                                    # nan, +-inf, +-0 as NumPy's; 2 / 1 ULP
     if device.kind == "wgpu":                  # the WGSL (the in-process provider's is NumPy's: 1.9 ULP in float32)

@@ -206,6 +206,7 @@ def make(op: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: Shape,
         for i in inputs:
             if i.dtype.char == "e":
                 half = True
+                break
         if half:
             return _in_float32(op, inputs, dtype, shape, attrs, device)
     if op in _SCALAR_FORMS and inputs[1].op == "const" and dtype.kind == "f" and inputs[0].dtype == dtype \
