@@ -2,8 +2,9 @@
 matrix: ``gpuarray/linalg/jacobi.py``, ``providers/wgpu_eigh.py``) against NumPy on both providers:
 orders 1 to 64, stacks (one beyond 65535 matrices), float32 and float64, repeated and clustered
 eigenvalues, zero and diagonal matrices, only the lower triangle read (as LAPACK), eigenvalues
-within n * eps * ||A|| of LAPACK's, residuals and orthogonality scaled by n * eps; NaN and infinity
-taken by LAPACK (one counted host fallback, NumPy's result)."""
+within n * eps * ||A|| of LAPACK's, residuals and orthogonality scaled by n * eps; a single matrix
+(the one-sided kernel, ``render/wgsl_jacobi1.py``); each vector's largest component positive; NaN
+and infinity taken by LAPACK (one counted host fallback, NumPy's result)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,8 @@ def _sym(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return ((b + np.swapaxes(b, -1, -2)) / 2).astype(dtype)
 
 
-def _eigh(device: xp.Device, a: np.ndarray, fallbacks: int | None = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``eigh`` and ``eigvalsh``; ``fallbacks`` expected (-1: none for a stack, one for a single
-    matrix, whose vectors stay LAPACK's)."""
-    if fallbacks == -1:
-        fallbacks = 0 if a.ndim > 2 and np.prod(a.shape[:-2]) > 1 else 1
+def _eigh(device: xp.Device, a: np.ndarray, fallbacks: int | None = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``eigh`` and ``eigvalsh``; ``fallbacks`` expected on a wgpu device (None: not checked)."""
     xp.reset_metrics()
     g = xp.asarray(a, device=device)
     w, v = xp.linalg.eigh(g)
@@ -71,16 +69,61 @@ def test_eigh_orders(device: xp.Device, dtype: Any, n: int) -> None:
     a = _sym((2, n, n), dtype)
     fits = device.kind != "wgpu" or n <= wgpu_eigh.max_order(_devices.provider_for(device),
                                                              "f32" if dtype == np.float32 else "f64")
-    _check(a, *_eigh(device, a, 0 if fits else 2))
-
-
-def test_eigh_single_matrix_keeps_lapacks_vectors(device: xp.Device) -> None:
-    """One matrix: its vectors (and their signs) are LAPACK's; its eigenvalues alone, the device's."""
-    a = _sym((12, 12), np.float32)
-    w, v, wv = _eigh(device, a, 1)
-    wn, vn = np.linalg.eigh(a)
-    np.testing.assert_array_equal(v, vn)
+    w, v, wv = _eigh(device, a, 0 if fits else 2)
     _check(a, w, v, wv)
+    if device.kind == "wgpu" and fits:
+        _largest_positive(v)
+
+
+def _largest_positive(v: np.ndarray) -> None:
+    """Each eigenvector's component of largest magnitude (the first of equal ones) is positive."""
+    n = v.shape[-1]
+    big = np.argmax(np.abs(v), axis=-2)
+    assert np.all(np.take_along_axis(v, big[..., None, :], axis=-2) > 0)
+    assert big.shape[-1] == n
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16, 31, 32, 33, 48, 53, 54, 62, 63, 64])
+def test_eigh_single_matrix(device: xp.Device, dtype: Any, n: int) -> None:
+    """One matrix on the device (the one-sided kernel where it fits the workgroup memory, else the
+    two-sided one, else LAPACK: lavapipe's 32 KiB hold float64 up to 62 rows): NumPy's eigenvalues,
+    the same vectors up to sign, each vector's largest component positive (LAPACK's signs are its
+    algorithm's, cuSOLVER's others)."""
+    _skip_f64(device, dtype)
+    fits = device.kind != "wgpu" or n <= wgpu_eigh.max_order(_devices.provider_for(device),
+                                                             "f32" if dtype == np.float32 else "f64")
+    for a in (_sym((n, n), dtype), (lambda b: (b.T @ b).astype(dtype))(RNG.normal(size=(2 * n, n)))):
+        w, v, wv = _eigh(device, a, 0 if fits else 2)
+        _check(a, w, v, wv)
+        if device.kind == "wgpu" and fits:
+            _largest_positive(v)
+        wn, vn = np.linalg.eigh(a.astype(np.float64))
+        gaps = np.diff(wn)
+        if n > 1 and gaps.min() > 1e-2 * np.abs(wn).max():      # separated: the same vectors, up to sign
+            np.testing.assert_allclose(np.abs(np.sum(v * vn, axis=0)), 1, atol=100 * n * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eigh_single_matrix_structure(device: xp.Device, dtype: Any) -> None:
+    """Diagonal matrices give their diagonal exactly (each eigenvalue is its vector's Rayleigh
+    quotient with the input, not a difference of the shifted copy's norms); zero, -I, eigenvalues +-1
+    repeated, a covariance whose spectrum spans eight decades, tiny and huge scales."""
+    _skip_f64(device, dtype)
+    d = np.array([1e3, 1e-3, -5.0, 2.0, 0.0, -0.0], dtype)
+    w, v, wv = _eigh(device, np.diag(d))
+    np.testing.assert_array_equal(w, np.sort(d))
+    np.testing.assert_array_equal(np.abs(v), np.abs(np.linalg.eigh(np.diag(d))[1]))
+    q, _ = np.linalg.qr(RNG.normal(size=(16, 16)))
+    x = RNG.normal(size=(400, 40)) * np.logspace(0, -4, 40)
+    pm = (q * np.r_[np.ones(8), -np.ones(8)]) @ q.T
+    for a in (np.zeros((5, 5), dtype), -np.eye(6, dtype=dtype), pm.astype(dtype), np.cov(x.T).astype(dtype),
+              _sym((9, 9), dtype) * 1e-20, _sym((9, 9), dtype) * 1e15):
+        a = (a + a.T) / 2
+        w, v, wv = _eigh(device, a)
+        _check(a, w, v, wv)
+        if device.kind == "wgpu":
+            _largest_positive(v)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

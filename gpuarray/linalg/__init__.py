@@ -395,7 +395,7 @@ def eigh(x: GpuArray, /) -> EighResult:
     x = _matrices(x, "eigh", square=True)
     node = _float_node(x)
     n = x.shape[-1]
-    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(n) and _linalg_jacobi.stacked(x.shape):
+    if _linalg_lu.applies(x, node.dtype) and _linalg_jacobi.applies(n) and 0 not in x.shape:
         got = _linalg_jacobi.eigh(node, True)
         if got is not None and got[1] is not None:
             return EighResult(got[0], got[1])
@@ -437,7 +437,7 @@ def svd(x: GpuArray, /, *, full_matrices: bool = True) -> SVDResult:
     node = _float_node(x)
     m, n = x.shape[-2:]
     if (_linalg_lu.applies(x, node.dtype) and _linalg_jacobi.svd_applies(m, n) and (m == n or not full_matrices)
-            and _linalg_jacobi.stacked(x.shape)):
+            and 0 not in x.shape):
         got = _linalg_jacobi.svd(node, True)
         if isinstance(got, tuple):
             return SVDResult(*got)
@@ -499,8 +499,8 @@ def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tupl
 
 def svd_any_signs(x: GpuArray, /) -> SVDResult:
     """The reduced ``svd`` for callers whose result does not depend on the signs of the singular vectors
-    (``numpy.linalg.lstsq``'s solution): one small real matrix on a wgpu device takes the device's
-    Jacobi svd as stacks do, where ``svd`` keeps LAPACK's vectors (their signs) for it.
+    (``numpy.linalg.lstsq``'s solution): since ``svd`` takes one small real matrix on a wgpu device
+    by Jacobi too (its signs are not LAPACK's), the same as ``svd(x, full_matrices=False)``.
 
     >>> import numpy as np, gpuarray as xp
     >>> u, s, vh = svd_any_signs(xp.asarray(np.diag([3.0, 2.0]), device="cpu"))

@@ -1,15 +1,17 @@
-"""``eigh`` and ``eigvalsh`` of stacks of small real symmetric matrices (float32 / float64, at most
-``wgpu_eigh.MAX_N`` rows) on a wgpu device: the cyclic Jacobi method, one workgroup a matrix, one
-dispatch for the stack (``providers/wgpu_eigh.py``); ``svd`` (reduced, or square) and ``svdvals`` of
-stacks of small matrices (at most ``MAX_N`` columns or rows, ``SVD_MAX_ROWS`` the other way) by the
-one-sided Jacobi method the same way (``linalg_gesvj``).
+"""``eigh`` and ``eigvalsh`` of small real symmetric matrices and stacks of them (float32 / float64, at
+most ``wgpu_eigh.MAX_N`` rows) on a wgpu device: the cyclic Jacobi method, one workgroup a matrix, one
+dispatch for the stack (``providers/wgpu_eigh.py``; a single matrix with vectors takes the one-sided
+method on a shifted copy, ``render/wgsl_jacobi1.py``); ``svd`` (reduced, or square) and ``svdvals``
+of small matrices and stacks (at most ``MAX_N`` columns or rows, ``SVD_MAX_ROWS`` the other way) by
+the one-sided Jacobi method the same way (``linalg_gesvj``).
 
 One node, ``linalg_syevj`` (attrs ``(vectors,)``), holds per matrix the eigenvalues ascending (then
 the eigenvectors, as LAPACK lays them out) and a flag after the last matrix: raised for input that
 is not finite or a matrix that did not converge, which LAPACK then decomposes on the host (its
-result, NaN included). Eigenvectors are unique up to sign (and within eigenspaces of repeated
-eigenvalues); Jacobi's signs are not LAPACK's, so a single matrix's vectors stay LAPACK's
-(``stacked``).
+result, NaN included). Eigenvectors and singular vectors are unique up to sign (and within
+eigenspaces of repeated eigenvalues); Jacobi's signs are not LAPACK's (nor are cuSOLVER's, which
+CuPy and PyTorch return): a single matrix's eigenvectors each have their largest component positive,
+the stacks' and the singular vectors' signs are the rotations' own.
 
 >>> import numpy as np, gpuarray as xp
 >>> a = xp.asarray(np.array([[[2.0, 1.0], [1.0, 2.0]]], np.float32), device="wgpu:0")
@@ -35,18 +37,6 @@ SVD_MAX_ROWS = 1024     # svd of matrices whose longer side is at most this (and
 def applies(n: int) -> bool:
     """Whether matrices of ``n`` rows take the Jacobi kernel (the adapter may still decline them)."""
     return 0 < n <= MAX_N
-
-
-def stacked(shape: tuple[int, ...]) -> bool:
-    """Whether ``eigh`` / ``svd`` with vectors take Jacobi for an array of ``shape``: stacks of two or
-    more matrices. A single matrix keeps LAPACK (as fast at these sizes, and its vectors carry
-    LAPACK's signs, which estimators such as ``LinearDiscriminantAnalysis`` pass on to users); the
-    values alone (``eigvalsh``, ``svdvals``, ``pinv``, ``matrix_rank``) do not depend on signs.
-
-    >>> stacked((4, 4)), stacked((3, 4, 4))
-    (False, True)
-    """
-    return len(shape) > 2 and math.prod(shape[:-2]) > 1 and 0 not in shape
 
 
 def svd_applies(m: int, n: int) -> bool:

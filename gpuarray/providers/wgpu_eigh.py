@@ -22,12 +22,14 @@ import numpy as np
 from ..compiler.kernel import Kernel
 from ..core.dtypes import STORAGE_NP
 from ..render.wgsl_jacobi import jacobi_smem, jacobi_source, threads_for
+from ..render.wgsl_jacobi1 import jacobi1_smem, jacobi1_source
 from ..render.wgsl_linalg_blocked import prep_source
 from ..render.wgsl_svdj import svdj_smem, svdj_source
 
 _WGSL = {"float32": "f32", "float64": "f64"}
 MAX_N = 64              # larger matrices go to LAPACK (a sweep is n - 1 steps of two barriers)
 THREAD_CAP = int(os.environ.get("GPUARRAY_JACOBI_THREADS", "1024"))    # threads a workgroup at most
+ONE_THREADS = int(os.environ.get("GPUARRAY_JACOBI1_THREADS", "512"))   # one-matrix kernel (H200: 512 fastest)
 
 
 def _smem(provider: Any) -> int:
@@ -47,6 +49,17 @@ def max_order(provider: Any, t: str) -> int:
 def v_shared(provider: Any, t: str, n: int) -> bool:
     """Whether ``V`` fits in workgroup memory beside ``A`` for ``n x n`` matrices of WGSL type ``t``."""
     return jacobi_smem(n, 4 if t == "f32" else 8, True) <= _smem(provider)
+
+
+def one_matrix_threads(provider: Any, t: str, n: int) -> int | None:
+    """Threads of ``wgsl_jacobi1``'s workgroup for one ``n x n`` matrix with vectors on ``provider``
+    (at most ``ONE_THREADS`` and the adapter's limit, fewer where workgroup memory is short), or None
+    where it does not fit (the two-sided kernel then takes the matrix)."""
+    th = min(ONE_THREADS, int(provider.limits.get("max-compute-invocations-per-workgroup", 256)))
+    item = 4 if t == "f32" else 8
+    while th >= 64 and jacobi1_smem(n, item, th) > _smem(provider):
+        th //= 2
+    return th if th >= 64 else None
 
 
 def syevj_cannot_run(provider: Any, kernel: Kernel) -> str | None:
@@ -89,8 +102,13 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     n = kernel.instrs[kernel.operands[0]].shape[-1]
     (vectors,) = kernel.attrs
     t = _WGSL[kernel.out_nodes[0].dtype.name]
-    limit = min(int(provider.limits.get("max-compute-invocations-per-workgroup", 256)), THREAD_CAP)
-    source = jacobi_source(t, n, bool(vectors), v_shared(provider, t, n), threads_for(n, limit))
+    a = kernel.instrs[kernel.operands[0]].shape
+    one = one_matrix_threads(provider, t, n) if vectors and math.prod(a[:-2]) == 1 else None
+    if one is not None:             # a single matrix: the one-sided kernel (half the work a step)
+        source = jacobi1_source(t, n, one)
+    else:
+        limit = min(int(provider.limits.get("max-compute-invocations-per-workgroup", 256)), THREAD_CAP)
+        source = jacobi_source(t, n, bool(vectors), v_shared(provider, t, n), threads_for(n, limit))
     return _stack(provider, kernel, load, source, (n + 1) * n if vectors else n)
 
 

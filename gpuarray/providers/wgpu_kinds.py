@@ -106,14 +106,14 @@ C128_HOST_OPS = frozenset(n for n in TRANSCENDENTAL_OPS - C128_DEVICE_OPS     # 
                           if complex128 in CATEGORIES[OPS[n].category])
 
 
-_LAPACK = ("is LAPACK's on the host for complex input, one small matrix (LAPACK's signs of the vectors), "
+_LAPACK = ("is LAPACK's on the host for complex input, "
            "matrices the device declined (values that are not finite) and min(m, n) of 65 to 511 where the "
            "matrix is not tall and skinny: LAPACK is faster there (the device takes stacks of small matrices "
            "by Jacobi, tall ones through QR, min(m, n) >= 512 through [[0, A], [A^T, 0]]: linalg/gesdd.py)")
 # why a linear-algebra node that the namespace gave to LAPACK runs on the host (gpuarray/linalg)
 HOST_LINALG_REASONS = {
-    "linalg_eigh": ("eigh is LAPACK's on the host for complex input, one small matrix (LAPACK's signs of the "
-                    "vectors), matrices the device declined (values that are not finite) and 65 to 1023 rows (511 "
+    "linalg_eigh": ("eigh is LAPACK's on the host for complex input, "
+                    "matrices the device declined (values that are not finite) and 65 to 1023 rows (511 "
                     "in stacks of 4 or more), where LAPACK is faster than the device's reduction and divide and "
                     "conquer (linalg/syevd.py; stacks of at most 64 rows take Jacobi)"),
     "linalg_eigvalsh": ("eigvalsh is LAPACK's on the host for complex input, for matrices the device declined "

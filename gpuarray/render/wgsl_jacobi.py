@@ -11,7 +11,8 @@ take ``J``: two barriers a step. A rotation is skipped where ``|A[p, q]|`` is be
 to ``sqrt(|A[p, p] A[q, q]|)`` or to ``||A|| / 64``; a sweep without a rotation ends the iteration
 (at most ``MAX_SWEEPS``). The eigenvalues (the diagonal) are sorted ascending with their vectors
 (rank by comparisons: ``n`` is small) and written as LAPACK's layout: the ``n`` eigenvalues, then
-(``vectors``) ``V`` row by row; the flag is raised for input that is not finite or a matrix that did
+(``vectors``) ``V`` row by row, each vector signed so that its largest component (the first of equal
+magnitude) is positive, as ``wgsl_jacobi1.py``'s; the flag is raised for input that is not finite or a matrix that did
 not converge (the caller then asks LAPACK).
 
 >>> "workgroupBarrier" in jacobi_source("f32", 32, True)
@@ -47,7 +48,7 @@ def jacobi_smem(n: int, item: int, v_shared: bool = True) -> int:
     with ``v_shared``)."""
     npad = n + (n & 1)
     mats = 2 if v_shared else 1
-    return (mats * npad * (npad + 1) + 2 * (npad // 2) + n + 2) * item + 4 * (2 * (npad // 2) + n + 2)
+    return (mats * npad * (npad + 1) + 2 * (npad // 2) + 2 * n + 2) * item + 4 * (2 * (npad // 2) + n + 2)
 
 
 def rotation(theta: str, pad: str) -> str:
@@ -95,6 +96,7 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
               f"var<workgroup> pp: array<u32, {half}>;\n"
               f"var<workgroup> pq: array<u32, {half}>;\n"
               f"var<workgroup> red: array<T, {n}>;\n"
+              f"var<workgroup> sgn: array<T, {n}>;\n"
               f"var<workgroup> rank: array<u32, {n}>;\n"
               "var<workgroup> rot: u32;\n"
               "var<workgroup> anorm: T;\n"
@@ -109,12 +111,12 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
   for (var e = lid; e < {n * n}u; e += {th}u) {{
     let i = e / {n}u;
     let j = e % {n}u;
-    O[vb + i * {n}u + rank[j]] = A[j * {ld}u + i];
+    O[vb + i * {n}u + rank[j]] = A[j * {ld}u + i] * sgn[j];
   }}
 """ if vgl else f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
     let i = e / {n}u;
     let j = e % {n}u;
-    O[vb + i * {n}u + rank[j]] = V[i * {ld}u + j];
+    O[vb + i * {n}u + rank[j]] = V[i * {ld}u + j] * sgn[j];
   }}
 """
     vinit = f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
@@ -236,6 +238,15 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
     }}
     rank[lid] = r;
     O[ob + r] = d;
+    if ({"true" if vectors else "false"}) {{          // each vector signed: its largest component positive
+      var big = T(-1);
+      var neg = false;
+      for (var i = 0u; i < {n}u; i++) {{
+        let x = {vat('i', 'lid') if vectors else 'T(0)'};
+        if (abs(x) > big) {{ big = abs(x); neg = x < T(0); }}
+      }}
+      sgn[lid] = select(T(1), T(-1), neg);
+    }}
   }}
 {sbar}  workgroupBarrier();
 {store_v}  if (lid == 0u && bad != 0u) {{ O[prm[2]] = T(1); }}

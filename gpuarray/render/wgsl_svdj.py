@@ -166,6 +166,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
           }}
         }}
       }}
+      workgroupBarrier();         // the next step's pairs read columns this step's other pairs wrote
     }}
     sweep = sweep + 1u;
     let more = workgroupUniformLoad(&rot);

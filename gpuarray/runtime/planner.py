@@ -182,7 +182,7 @@ def _inputs_on_host(kernel: Kernel) -> list[Any]:
 
 # A fallback's result (rule 2: computed on the host for an array of a GPU) of at most this many bytes is
 # uploaded at once, with no wait: the small work that follows it (scikit-learn's sign flips and slices of
-# the eigenvectors of one small matrix) then stays on the device by rule 4, fused with the rest and in a
+# a small decomposition's vectors) then stays on the device by rule 4, fused with the rest and in a
 # replayable evaluation, instead of running kernel by kernel on the host.
 FALLBACK_UPLOAD = 1 << 20
 
