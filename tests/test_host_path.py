@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
+import gpuarray.linalg.jacobi as _jacobi
 from gpuarray.providers import webgpu, wgpu_memory, wgpu_pool
 
 from .conftest import assert_same, record_creations, run_in_threads
@@ -312,7 +313,9 @@ def test_host_fallback_downloads_its_small_inputs_together(wgpu_device: xp.Devic
     """A host fallback whose inputs are several small device arrays (PCA's ``eigh`` of one 64 x 64 matrix
     reads the gram matrix and the mean, ``C = (X.T @ X - n * m m^T) / (n - 1)`` fused into it) copies them
     into the small read buffer in one submit and waits once (``download_many``), with every storage width
-    converted back (int8, bool, complex128 stored as i32, u32, vec2<f64>), equal to NumPy's."""
+    converted back (int8, bool, complex128 stored as i32, u32, vec2<f64>), equal to NumPy's. (The device's
+    Jacobi ``eigh`` is turned off: LAPACK takes the matrix, as it does complex ones.)"""
+    monkeypatch.setattr(_jacobi, "applies", lambda n: False)     # LAPACK's eigh: a host fallback
     calls: list[int] = []
     single: list[int] = []
     many = wgpu_memory.WgpuMemory.download_many

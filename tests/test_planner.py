@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarray as xp
+import gpuarray.linalg.jacobi as _jacobi
 from gpuarray.runtime import calibration as _calibration
 from gpuarray.runtime import planner
 from gpuarray.runtime.thresholds import CPU_ELEMENTWISE
@@ -83,8 +84,10 @@ def test_resident_input_keeps_small_host_data_on_the_device(wgpu_device, auto):
     assert_same(r, np.arange(4, dtype=np.float32) + 1)
 
 
-def _eigh_then_flip(device):
-    """``eigh`` of one 8 x 8 matrix (LAPACK on the host: a fallback), then small work on its vectors."""
+def _eigh_then_flip(device, monkeypatch):
+    """``eigh`` of one 8 x 8 matrix by LAPACK on the host (the device's Jacobi turned off: a fallback, as
+    for a complex matrix), then small work on its vectors."""
+    monkeypatch.setattr(_jacobi, "applies", lambda n: False)     # LAPACK's eigh: a host fallback
     a = np.random.default_rng(3).uniform(-3, 3, (8, 8)).astype(np.float32)
     a = a + a.T
     w, v = xp.linalg.eigh(xp.asarray(a, device=device))
@@ -95,10 +98,10 @@ def _eigh_then_flip(device):
     return v
 
 
-def test_small_fallback_result_is_uploaded_and_work_after_it_stays_on_the_device(wgpu_device, auto):
+def test_small_fallback_result_is_uploaded_and_work_after_it_stays_on_the_device(wgpu_device, auto, monkeypatch):
     """A fallback's result of at most FALLBACK_UPLOAD bytes is uploaded at once (no wait), so the
     small work after it runs on the device (rule 4) instead of on the host."""
-    v = _eigh_then_flip(wgpu_device)
+    v = _eigh_then_flip(wgpu_device, monkeypatch)
     assert v._node.data.on_device(wgpu_device.provider)
     assert planner.decisions()[-1]["placed"] == "device"
     assert "already on wgpu:0" in planner.decisions()[-1]["why"]
@@ -106,7 +109,7 @@ def test_small_fallback_result_is_uploaded_and_work_after_it_stays_on_the_device
 
 def test_larger_fallback_result_stays_on_the_host(wgpu_device, auto, monkeypatch):
     monkeypatch.setattr(planner, "FALLBACK_UPLOAD", 0)
-    v = _eigh_then_flip(wgpu_device)
+    v = _eigh_then_flip(wgpu_device, monkeypatch)
     assert not v._node.data.on_device(wgpu_device.provider)
     assert planner.decisions()[-1]["placed"] == "host"
 
