@@ -9,8 +9,9 @@ singular vectors are ``A``'s eigenvectors, distinct where ``A``'s eigenvalues ar
 vanishes. A sweep takes every pair of columns once in ``N - 1`` steps of disjoint pairs (round robin,
 as ``wgsl_jacobi.py``); per step the ``G`` threads of a pair sum ``|b_p|^2``, ``|b_q|^2`` and
 ``b_p . b_q`` over the rows they hold, each of them reads the pair's ``G`` partial sums and computes
-the rotation itself (skipped where ``|b_p . b_q| <= 4 sqrt(N) eps |b_p| |b_q|``: the vectors come out orthogonal
-to about that, 16 eps at 64 rows), and rotates its rows of
+the rotation itself (skipped where ``|b_p . b_q| <= 4 sqrt(N) eps |b_p| |b_q|``, tested on squares: the vectors
+come out orthogonal to about that, 16 eps at 64 rows; the angle's tangent in float32, its cosine and sine
+from it in the matrix's type, so that the rotation is orthogonal to that type's precision), and rotates its rows of
 the two columns: two barriers a step, no ``V`` (``B``'s rotated columns are ``V``'s, scaled by the
 singular values). A sweep without a rotation ends it (at most ``MAX_SWEEPS``).
 
@@ -28,9 +29,8 @@ True
 from __future__ import annotations
 
 import functools
-import math
 
-from .wgsl_jacobi import MAX_SWEEPS, rotation
+from .wgsl_jacobi import MAX_SWEEPS
 from .wgsl_linalg import _shader
 
 
@@ -130,7 +130,7 @@ def jacobi1_source(t: str, n: int, threads: int) -> str:
   }}
   let kp = lid / {g}u;
   let sub = lid % {g}u;
-  let tol = T({eps}) * T({4 * math.sqrt(npad)!r});
+  let tol2 = T({eps}) * T({eps}) * T({16 * npad});       // (4 sqrt(N) eps)^2
   var sweep = 0u;
   loop {{
     workgroupBarrier();
@@ -162,10 +162,18 @@ def jacobi1_source(t: str, n: int, threads: int) -> str:
           tb = tb + red[{th}u + k];
           tg = tg + red[{2 * th}u + k];
         }}
-        if (abs(tg) > tol * sqrt(ta) * sqrt(tb)) {{
-          var c = T(1);
-          var s = T(0);
-{rotation("(tb - ta) / (T(2) * tg)", "          ")}{stores}        }}
+        if (tg * tg > tol2 * ta * tb) {{
+          // the angle's tangent in f32 (Golub and Van Loan's t = sign(th) / (|th| + sqrt(th^2 + 1)),
+          // 1 / (2 |th|) past 1e15); c and s from that one t in T, so the rotation stays orthogonal to T's
+          // precision and zeroes the pair's product to f32's (the next sweeps take the rest)
+          let th = f32(clamp((tb - ta) / (T(2) * tg), T(-1e30), T(1e30)));
+          var tf = 1.0 / (abs(th) + sqrt(th * th + 1.0));
+          if (abs(th) > 1e15) {{ tf = 0.5 / abs(th); }}
+          let tt = T(select(-tf, tf, th >= 0.0));
+          let c = T(1) / sqrt(tt * tt + T(1));
+          let s = tt * c;
+          rot = 1u;
+{stores}        }}
       }}
       workgroupBarrier();
     }}
