@@ -145,9 +145,9 @@ def test_numpy_lstsq(device: xp.Device, shape: tuple[int, int]) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_numpy_lstsq_of_one_small_matrix_on_the_device(wgpu_device: xp.Device, shape: tuple[int, int],
                                                         dtype: Any) -> None:
-    """One small matrix's ``np.linalg.lstsq`` takes the device's Jacobi svd (``linalg.svd_any_signs``: the
-    solution does not depend on the vectors' signs, which keep ``svd`` on LAPACK for one matrix): no host
-    fallback, NumPy's solution, residuals, rank and singular values."""
+    """One small matrix's ``np.linalg.lstsq`` takes the device's svd (Jacobi, or QR for the tall one; the
+    solution does not depend on the vectors' signs): no host fallback, NumPy's solution, residuals, rank
+    and singular values."""
     rng = np.random.default_rng(6)
     a, b = rng.normal(size=shape).astype(dtype), rng.normal(size=(shape[0], 2)).astype(dtype)
     xp.reset_metrics()

@@ -497,23 +497,6 @@ def _small_svd(x: GpuArray, node: Node, rtol: Any, vectors: bool = True) -> tupl
     return (*got, r) if isinstance(got, tuple) else (got, r)
 
 
-def svd_any_signs(x: GpuArray, /) -> SVDResult:
-    """The reduced ``svd`` for callers whose result does not depend on the signs of the singular vectors
-    (``numpy.linalg.lstsq``'s solution): since ``svd`` takes one small real matrix on a wgpu device
-    by Jacobi too (its signs are not LAPACK's), the same as ``svd(x, full_matrices=False)``.
-
-    >>> import numpy as np, gpuarray as xp
-    >>> u, s, vh = svd_any_signs(xp.asarray(np.diag([3.0, 2.0]), device="cpu"))
-    >>> s.tolist()
-    [3.0, 2.0]
-    """
-    x = _matrices(x, "svd")
-    small = _small_svd(x, _float_node(x), None) if _linalg_jacobi.svd_applies(*x.shape[-2:]) else None
-    if small is not None:
-        return SVDResult(*small[:3])
-    return svd(x, full_matrices=False)
-
-
 def pinv(x: GpuArray, /, *, rtol: float | GpuArray | None = None) -> GpuArray:
     """Moore-Penrose pseudo-inverse; singular values at most ``rtol`` times the largest are dropped
     (default ``rtol``: ``max(M, N) * eps``). Real matrices on a wgpu device that Jacobi or

@@ -277,7 +277,7 @@ _linalg(np.linalg.matrix_rank, "matrix_rank", arg="A", extra=lambda p: None if p
 @register(np.linalg.lstsq)
 def _lstsq(p: dict) -> Any:
     """``(x, residuals, rank, s)`` as NumPy's (an SVD solution, LAPACK's ``gelsd``) from
-    ``linalg.svd_any_signs`` (on the device for tall and skinny ``a`` and small ones): real 2-D ``a``, 1-D
+    the reduced ``linalg.svd`` (on the device for tall and skinny ``a`` and small ones): real 2-D ``a``, 1-D
     or 2-D ``b``.
 
     >>> import gpuarray as xp
@@ -298,7 +298,7 @@ def _lstsq(p: dict) -> Any:
     rcond = p["rcond"]
     eps = float(np.finfo(dt).eps)
     rcond = eps * max(m, n) if rcond is None else eps if rcond < 0 else float(rcond)
-    u, s, vh = linalg.svd_any_signs(a)          # the solution does not depend on the vectors' signs
+    u, s, vh = linalg.svd(a, full_matrices=False)      # the solution does not depend on the vectors' signs
     big = s > s[0] * rcond
     rank = int(xsum(big.astype(dev.default_int)))
     b2 = b[:, None] if b.ndim == 1 else b
