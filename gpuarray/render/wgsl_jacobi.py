@@ -65,6 +65,41 @@ def rotation(theta: str, pad: str) -> str:
         "rot = 1u;"))
 
 
+def sweep_end(npad: int) -> str:
+    """WGSL that ends a sweep of the one-sided kernels (``wgsl_svdj``, ``wgsl_jacobi1``): out of the
+    sweep loop where the sweep made no rotation, or (the flag raised) after ``MAX_SWEEPS``."""
+    return f"""    sweep = sweep + 1u;
+    let more = workgroupUniformLoad(&rot);
+    if (more == 0u || sweep >= {MAX_SWEEPS}u || {npad}u < 2u) {{
+      if (more != 0u && lid == 0u) {{ bad = 1u; }}
+      break;
+    }}
+"""
+
+
+def round_robin(npad: int, who: str) -> str:
+    """WGSL (in a step ``st`` of a sweep) setting ``p < q`` to the pair of columns that pair ``who`` of
+    the step takes: player 0 stays, the others rotate (``npad`` players, the last a padding column
+    where ``n`` is odd)."""
+    m = max(npad - 1, 1)
+    return f"""        var a = 0u;
+        if ({who} > 0u) {{ a = ({who} - 1u + st) % {m}u + 1u; }}
+        let b = ({npad - 1}u - {who} - 1u + st) % {m}u + 1u;
+        p = min(a, b);
+        q = max(a, b);
+"""
+
+
+def column_norms(rows: int, cols: int, ld: int) -> str:
+    """WGSL setting ``sv[j]`` to the norm of column ``j`` of the workgroup matrix ``B`` (row stride ``ld``)."""
+    return f"""  if (lid < {cols}u) {{
+    var s = T(0);
+    for (var i = 0u; i < {rows}u; i++) {{ let x = B[i * {ld}u + lid]; s = s + x * x; }}
+    sv[lid] = sqrt(s);
+  }}
+"""
+
+
 @functools.cache
 def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads: int = THREADS) -> str:
     """``prm``: [batch, P, FLAG]: each ``n x n`` matrix of ``A`` (contiguous) to ``O[b * P ..]``:

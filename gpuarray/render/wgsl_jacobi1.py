@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 
-from .wgsl_jacobi import MAX_SWEEPS
+from .wgsl_jacobi import column_norms, round_robin, sweep_end
 from .wgsl_linalg import _shader
 
 
@@ -139,12 +139,7 @@ def jacobi1_source(t: str, n: int, threads: int) -> str:
       var q = 1u;
       var live = false;
       if (kp < {half}u) {{
-        var a = 0u;
-        if (kp > 0u) {{ a = (kp - 1u + st) % {max(npad - 1, 1)}u + 1u; }}
-        let b = ({npad - 1}u - kp - 1u + st) % {max(npad - 1, 1)}u + 1u;
-        p = min(a, b);
-        q = max(a, b);
-        live = q < {n}u;
+{round_robin(npad, "kp")}        live = q < {n}u;
       }}
       var sa = T(0);
       var sb = T(0);
@@ -177,22 +172,11 @@ def jacobi1_source(t: str, n: int, threads: int) -> str:
       }}
       workgroupBarrier();
     }}
-    sweep = sweep + 1u;
-    let more = workgroupUniformLoad(&rot);
-    if (more == 0u || sweep >= {MAX_SWEEPS}u || {npad}u < 2u) {{
-      if (more != 0u && lid == 0u) {{ bad = 1u; }}
-      break;
-    }}
-    workgroupBarrier();
+{sweep_end(npad)}    workgroupBarrier();
     if (lid == 0u) {{ rot = 0u; }}
   }}
   workgroupBarrier();
-  if (lid < {n}u) {{
-    var s = T(0);
-    for (var i = 0u; i < {n}u; i++) {{ let x = B[i * {ld}u + lid]; s = s + x * x; }}
-    sv[lid] = sqrt(s);
-  }}
-  workgroupBarrier();
+{column_norms(n, n, ld)}  workgroupBarrier();
   for (var e = lid; e < {n * n}u; e += {th}u) {{      // the vectors: a lone component becomes exactly 1
     let j = e % {n}u;
     B[(e / {n}u) * {ld}u + j] = B[(e / {n}u) * {ld}u + j] / sv[j];

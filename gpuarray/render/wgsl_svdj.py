@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 
-from .wgsl_jacobi import MAX_SWEEPS, THREADS, rotation
+from .wgsl_jacobi import THREADS, column_norms, rotation, round_robin, sweep_end
 from .wgsl_linalg import _shader
 
 
@@ -103,12 +103,7 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
       var p = 0u;
       var q = 1u;
       if (kp < {half}u) {{
-        var a = 0u;
-        if (kp > 0u) {{ a = (kp - 1u + st) % {max(npad - 1, 1)}u + 1u; }}
-        let b = ({npad - 1}u - kp - 1u + st) % {max(npad - 1, 1)}u + 1u;
-        p = min(a, b);
-        q = max(a, b);
-        var sa = T(0);
+{round_robin(npad, "kp")}        var sa = T(0);
         var sb = T(0);
         var sg = T(0);
         if (q < {nn}u) {{
@@ -168,20 +163,9 @@ def svdj_source(t: str, mm: int, nn: int, vectors: bool) -> str:
       }}
       workgroupBarrier();         // the next step's pairs read columns this step's other pairs wrote
     }}
-    sweep = sweep + 1u;
-    let more = workgroupUniformLoad(&rot);
-    if (more == 0u || sweep >= {MAX_SWEEPS}u || {npad}u < 2u) {{
-      if (more != 0u && lid == 0u) {{ bad = 1u; }}
-      break;
-    }}
-  }}
+{sweep_end(npad)}  }}
   workgroupBarrier();
-  if (lid < {nn}u) {{
-    var s = T(0);
-    for (var i = 0u; i < {mm}u; i++) {{ let x = B[i * {ld}u + lid]; s = s + x * x; }}
-    sv[lid] = sqrt(s);
-  }}
-  workgroupBarrier();
+{column_norms(mm, nn, ld)}  workgroupBarrier();
   if (lid < {nn}u) {{
     let d = sv[lid];
     var r = 0u;
