@@ -48,7 +48,7 @@ def jacobi_smem(n: int, item: int, v_shared: bool = True) -> int:
     with ``v_shared``)."""
     npad = n + (n & 1)
     mats = 2 if v_shared else 1
-    return (mats * npad * (npad + 1) + 2 * (npad // 2) + 2 * n + 2) * item + 4 * (2 * (npad // 2) + n + 2)
+    return (mats * npad * (npad + 1) + 2 * (npad // 2) + n + 2) * item + 4 * (2 * (npad // 2) + n + 2)
 
 
 def rotation(theta: str, pad: str) -> str:
@@ -131,7 +131,6 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
               f"var<workgroup> pp: array<u32, {half}>;\n"
               f"var<workgroup> pq: array<u32, {half}>;\n"
               f"var<workgroup> red: array<T, {n}>;\n"
-              f"var<workgroup> sgn: array<T, {n}>;\n"
               f"var<workgroup> rank: array<u32, {n}>;\n"
               "var<workgroup> rot: u32;\n"
               "var<workgroup> anorm: T;\n"
@@ -146,12 +145,12 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
   for (var e = lid; e < {n * n}u; e += {th}u) {{
     let i = e / {n}u;
     let j = e % {n}u;
-    O[vb + i * {n}u + rank[j]] = A[j * {ld}u + i] * sgn[j];
+    O[vb + i * {n}u + rank[j]] = A[j * {ld}u + i] * red[j];
   }}
 """ if vgl else f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
     let i = e / {n}u;
     let j = e % {n}u;
-    O[vb + i * {n}u + rank[j]] = V[i * {ld}u + j] * sgn[j];
+    O[vb + i * {n}u + rank[j]] = V[i * {ld}u + j] * red[j];
   }}
 """
     vinit = f"""  for (var e = lid; e < {n * n}u; e += {th}u) {{
@@ -280,7 +279,7 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
         let x = {vat('i', 'lid') if vectors else 'T(0)'};
         if (abs(x) > big) {{ big = abs(x); neg = x < T(0); }}
       }}
-      sgn[lid] = select(T(1), T(-1), neg);
+      red[lid] = select(T(1), T(-1), neg);         // red is free by now: the vectors' signs
     }}
   }}
 {sbar}  workgroupBarrier();
