@@ -121,9 +121,12 @@ def test_estimator_float64(name: str, device: xp.Device) -> None:
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_estimator_float32_without_float64(name: str, no_f64: xp.Device) -> None:
-    """On an adapter without float64, sklearn's float32 path: float32 in, float32 out, no float64 anywhere."""
+    """On an adapter without float64, sklearn's float32 path: float32 in, float32 out, no float64 anywhere.
+    LogisticRegression's L-BFGS in float32 carries its products' rounding through 32 iterations: on the H200
+    its coefficients end 2.7e-4 from NumPy float32's (1.3e-5 on lavapipe; both stop at the same iteration, and
+    their float64 fits agree to 1e-6), its decision values up to 1.5e-3 apart."""
     assert "float64" not in xp.__array_namespace_info__().dtypes(device=no_f64)
-    _check(name, no_f64, np.float32, rtol=2e-3, atol=2e-4)
+    _check(name, no_f64, np.float32, rtol=2e-3, atol=2e-3 if name == "LogisticRegression" else 2e-4)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
