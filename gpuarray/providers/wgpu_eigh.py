@@ -1,7 +1,8 @@
-"""``linalg_syevj`` and ``linalg_gesvj`` on the wgpu provider: ``eigh`` / ``eigvalsh`` of stacks of
-small symmetric matrices by the cyclic Jacobi method and ``svd`` / ``svdvals`` of stacks of small
-matrices by the one-sided Jacobi method, one workgroup a matrix, one dispatch for the stack
-(``render/wgsl_jacobi.py``, ``render/wgsl_svdj.py``).
+"""``linalg_syevj`` and ``linalg_gesvj`` on the wgpu provider: ``eigh`` / ``eigvalsh`` of small
+symmetric matrices and stacks of them by the cyclic Jacobi method (one matrix with vectors by the
+one-sided method on a shifted copy) and ``svd`` / ``svdvals`` of small matrices and stacks by the
+one-sided Jacobi method, one workgroup a matrix, one dispatch for the stack (``render/wgsl_jacobi.py``,
+``render/wgsl_jacobi1.py``, ``render/wgsl_svdj.py``).
 
 The result per matrix is LAPACK's layout (the ``n`` eigenvalues ascending, then with vectors the
 ``n x n`` eigenvector matrix), the flag after the last matrix.
