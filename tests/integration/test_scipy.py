@@ -89,6 +89,23 @@ CASES: dict[str, Case] = {
 }
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_issue21_functions_without_host_fallback(dtype: Any, wgpu_device: xp.Device) -> None:
+    """Issue 21's SciPy functions run whole on a wgpu device, every kernel there under
+    ``offload="always"``: special functions, the ``stats`` moments and tests, ``fftconvolve``."""
+    if dtype == np.float64 and not wgpu_device.supports(np.dtype(np.float64)):
+        pytest.skip("no float64 on this adapter")
+    names = ("special.erf", "special.gammaln", "stats.zscore", "stats.skew", "stats.kurtosis", "stats.moment",
+             "stats.ttest_ind", "stats.pearsonr", "signal.fftconvolve", "signal.fftconvolve-same-2d")
+    with xp.config(offload="always"):
+        for name in names:
+            fn, args = CASES[name]
+            xp.reset_metrics()
+            got = fn(*(xp.asarray(a.astype(dtype), device=wgpu_device) for a in args))
+            xp.evaluate(got)
+            assert xp.metrics()["host_fallbacks"] == 0, name
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", list(CASES))
 def test_scipy_function(name: str, dtype: Any, device: xp.Device) -> None:
