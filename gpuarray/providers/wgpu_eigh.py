@@ -52,11 +52,15 @@ def v_shared(provider: Any, t: str, n: int) -> bool:
     return jacobi_smem(n, 4 if t == "f32" else 8, True) <= _smem(provider)
 
 
+def _invocations(provider: Any) -> int:
+    return int(provider.limits.get("max-compute-invocations-per-workgroup", 256))
+
+
 def one_matrix_threads(provider: Any, t: str, n: int) -> int | None:
     """Threads of ``wgsl_jacobi1``'s workgroup for one ``n x n`` matrix with vectors on ``provider``
     (at most ``ONE_THREADS`` and the adapter's limit, fewer where workgroup memory is short), or None
     where it does not fit (the two-sided kernel then takes the matrix)."""
-    th = min(ONE_THREADS, int(provider.limits.get("max-compute-invocations-per-workgroup", 256)))
+    th = min(ONE_THREADS, _invocations(provider))
     item = 4 if t == "f32" else 8
     while th >= 64 and jacobi1_smem(n, item, th) > _smem(provider):
         th //= 2
@@ -105,11 +109,11 @@ def enqueue_syevj(provider: Any, kernel: Kernel, in_handles: list[Any], load: An
     t = _WGSL[kernel.out_nodes[0].dtype.name]
     a = kernel.instrs[kernel.operands[0]].shape
     one = one_matrix_threads(provider, t, n) if vectors and math.prod(a[:-2]) == 1 else None
-    if one is not None:             # a single matrix: the one-sided kernel (half the work a step)
+    if one is not None:             # a single matrix: the one-sided kernel (half the work a step, no V)
         source = jacobi1_source(t, n, one)
     else:
-        limit = min(int(provider.limits.get("max-compute-invocations-per-workgroup", 256)), THREAD_CAP)
-        source = jacobi_source(t, n, bool(vectors), v_shared(provider, t, n), threads_for(n, limit))
+        source = jacobi_source(t, n, bool(vectors), v_shared(provider, t, n),
+                               threads_for(n, min(_invocations(provider), THREAD_CAP)))
     return _stack(provider, kernel, load, source, (n + 1) * n if vectors else n)
 
 

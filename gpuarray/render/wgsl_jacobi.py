@@ -90,6 +90,19 @@ def round_robin(npad: int, who: str) -> str:
 """
 
 
+def largest_is_negative(n: int, elem: str) -> str:
+    """WGSL setting ``neg`` to whether the component of largest magnitude (the first of equal ones) of
+    a vector of ``n`` elements ``elem`` (a WGSL expression of ``i``) is negative: the device's sign
+    convention for eigenvectors (each vector's largest component positive)."""
+    return f"""    var big = T(-1);
+    var neg = false;
+    for (var i = 0u; i < {n}u; i++) {{
+      let x = {elem};
+      if (abs(x) > big) {{ big = abs(x); neg = x < T(0); }}
+    }}
+"""
+
+
 def column_norms(rows: int, cols: int, ld: int) -> str:
     """WGSL setting ``sv[j]`` to the norm of column ``j`` of the workgroup matrix ``B`` (row stride ``ld``)."""
     return f"""  if (lid < {cols}u) {{
@@ -173,6 +186,7 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
       }}
 """
     sbar = "  storageBarrier();\n" if vgl else ""
+    sign_scan = largest_is_negative(n, vat("i", "lid") if vectors else "T(0)")
     body = f"""  if (id >= prm[0]) {{ return; }}
   let ab = id * {n * n}u;
   let ob = id * prm[1];
@@ -273,13 +287,7 @@ def jacobi_source(t: str, n: int, vectors: bool, v_shared: bool = True, threads:
     rank[lid] = r;
     O[ob + r] = d;
     if ({"true" if vectors else "false"}) {{          // each vector signed: its largest component positive
-      var big = T(-1);
-      var neg = false;
-      for (var i = 0u; i < {n}u; i++) {{
-        let x = {vat('i', 'lid') if vectors else 'T(0)'};
-        if (abs(x) > big) {{ big = abs(x); neg = x < T(0); }}
-      }}
-      red[lid] = select(T(1), T(-1), neg);         // red is free by now: the vectors' signs
+{sign_scan}      red[lid] = select(T(1), T(-1), neg);         // red is free by now: the vectors' signs
     }}
   }}
 {sbar}  workgroupBarrier();
