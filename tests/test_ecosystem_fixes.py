@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -327,3 +329,25 @@ def test_zero_d_host_results_are_arrays(device: xp.Device) -> None:
                        np.asarray(np.int8(100)) + np.asarray(np.int8(100)))]:
         assert got.shape == () and got.device == device
         assert_same(got, np.asarray(want))
+
+
+def test_laziness_probe_computes_nothing(device: xp.Device) -> None:
+    """array-api-compat's ``is_lazy_array`` (and SciPy's vendored copy) asks ``bool(any(x[0]))`` of an unknown
+    library and discards the value: a pending GpuArray answers "not lazy" without being evaluated; any other
+    ``bool()`` of it still computes its value (NumPy's), and the probe of an evaluated array is unchanged."""
+    h = np.random.default_rng(2).uniform(-3, 3, (50, 8))
+    x = xp.asarray(h, device=device)
+    probes = [pytest.importorskip("array_api_compat").is_lazy_array]
+    with contextlib.suppress(ImportError):
+        from scipy._lib.array_api_compat import is_lazy_array
+        probes.append(is_lazy_array)
+    for probe in probes:
+        pending = xp.mean(x * 2, axis=1)
+        xp.reset_metrics()
+        assert probe(pending) is False
+        assert xp.metrics()["evaluations"] == 0 and pending._node.data is None
+        assert bool(xp.any(pending[0] > 100)) is False and bool(pending[3] < 100) is True
+        assert xp.metrics()["evaluations"] > 0
+        np.testing.assert_allclose(np.asarray(pending), (h * 2).mean(axis=1), rtol=1e-12)
+        assert probe(pending) is False
+    assert bool(xp.asarray(np.zeros(()), device=device) * 0 + 1) is True

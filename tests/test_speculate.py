@@ -98,6 +98,34 @@ def test_a_later_calls_read_of_the_same_inputs_is_not_computed_ahead(wgpu_device
             assert xp.metrics()["evaluations"] == 2
 
 
+def test_a_repeated_read_of_the_same_inputs_is_computed_again(wgpu_device: xp.Device) -> None:
+    """``scipy.stats.skew``'s shape: the same precision check read twice a call over one pending mean, then the
+    result evaluated; calls on the same input. The second check and the next call's first are the read
+    itself again (the same nodes), so they are not kept: each call computes its mean and reads its checks
+    (three evaluations a call, as the first), never an earlier call's values."""
+    h = np.random.default_rng(6).uniform(-3, 3, (300, 64)).astype(np.float32)
+    x = xp.asarray(h, device=wgpu_device)
+
+    def check(mean: Any) -> bool:
+        d = x - mean
+        return bool(xp.any(xp.max(xp.abs(d), axis=1, keepdims=True) / xp.abs(mean) < 1e-6))
+
+    counts = []
+    with xp.config(offload="always"):
+        for _ in range(8):
+            xp.reset_metrics()
+            mean = xp.mean(x, axis=1, keepdims=True)
+            assert not check(mean)
+            m2 = xp.mean((x - mean) ** 2, axis=1)
+            assert not check(mean)
+            xp.evaluate(m2 / 2)
+            counts.append((xp.metrics()["evaluations"], xp.metrics()["dispatches"]))
+            np.testing.assert_allclose(np.asarray(m2), ((h - h.mean(axis=1, keepdims=True)) ** 2).mean(axis=1),
+                                       rtol=1e-4)
+    assert all(e == 3 and d >= 5 for e, d in counts), counts    # two reads and the result; the mean's
+    # reduction, each check's max and any, the result's kernel (some fused: 5 to 7 dispatches)
+
+
 def test_a_follower_that_changes_misses_then_stops(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
     """The gradient scaled by a new constant every iteration: the speculated one is never the one read (each
     iteration's values still NumPy's); after ``MISSES`` it is not speculated any more."""

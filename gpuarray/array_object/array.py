@@ -41,6 +41,26 @@ _OUTPUT_TARGETS: dict[tuple[str, str], str] = {
 }
 
 
+# Callers of __bool__ that only test whether it raises and discard the value: (module suffix, function).
+# array-api-compat's ``is_lazy_array(x)`` (vendored by SciPy and scikit-learn) asks an unknown array
+# library ``bool(any(reshape(x, -1)[0]))`` and answers "not lazy" when that returns at all; SciPy asks
+# it of pending results several times a ``scipy.stats`` call, each an evaluation and a wait for the GPU.
+# A GpuArray's bool() always succeeds (its answer would be False either way), so the probe gets its
+# answer without the array being computed.
+_VALUE_UNUSED: tuple[tuple[str, str], ...] = (
+    ("array_api_compat.common._helpers", "is_lazy_array"),
+)
+
+
+def _value_unused(caller: Any) -> bool:
+    """Whether ``caller`` (the frame that called ``__bool__``) discards the value (``_VALUE_UNUSED``)."""
+    name = caller.f_code.co_name
+    for suffix, function in _VALUE_UNUSED:
+        if name == function and caller.f_globals.get("__name__", "").endswith(suffix):
+            return True
+    return False
+
+
 # np.asarray of device-only data of at least this many bytes hands the caller the downloaded array itself
 # (not kept as the data's host copy; a later read downloads again); smaller ones keep the host copy.
 HANDOVER_BYTES = 1 << 20
@@ -230,6 +250,9 @@ class GpuArray(NumPyMethods):
         return node.data.get_host().flat[0]        # its data may have another shape of one element
 
     def __bool__(self) -> bool:
+        node = self._node
+        if node.data is None and node.shape == () and _value_unused(sys._getframe(1)):
+            return False            # array-api-compat's laziness probe: the value is not used (_VALUE_UNUSED)
         return bool(self._scalar("bool"))
 
     def __float__(self) -> float:

@@ -321,12 +321,15 @@ def _chain(walks: list[Sequence[Node]], recent: list[tuple[tuple, list[int]]], k
             break
         walks.insert(0, walk)
         recent.insert(0, (t.key, _marks(walk)))
-        kept += walk
+        new = False
         for p in t.targets:
             n = walk[p]
             if n.data is None and n not in extra and n not in live:
                 extra.append(n)
                 watched.append((t, n))
+                new = True
+        if new:             # a follower that is this read again (the same inputs: the same nodes) or results
+            kept += walk    # computed already is not kept: it would answer later reads without computing them
         t = _followers.get(t.key)
     return extra, kept, watched, recent
 
