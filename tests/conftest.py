@@ -4,6 +4,7 @@ The wgpu provider never skips: if it cannot start, its tests fail."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from typing import Any
@@ -196,9 +197,12 @@ def _fresh_signature_cache() -> object:
     ``cannot_run``), nor the evaluation plans (``replay.py``: they repeat what the provider's
     enqueue did under the tuning settings of their test, which tests monkeypatch:
     ``wgpu_reduce.USE_SUBGROUPS``, matmul tiles, ...; a program does not look at them again)."""
-    from gpuarray.runtime import replay
+    from gpuarray.runtime import guards, replay
     replay.clear()
     yield
+    with contextlib.suppress(Exception):     # a test's deferred checks (runtime/guards.py) run within it,
+        guards.resolve()                     # not at the next test's first read (its metrics, its errors)
+    guards.PENDING.clear()
     from gpuarray.array_object import elementwise as _elementwise
     from gpuarray.compiler import plan_cache
     _elementwise._SIG.clear()

@@ -178,3 +178,55 @@ def test_eigh_empty(device: xp.Device) -> None:
     for shape in [(0, 0), (3, 0, 0)]:
         w, v = xp.linalg.eigh(xp.asarray(np.zeros(shape, np.float32), device=device))
         assert w.shape == shape[:-1] and v.shape == shape
+
+
+def test_eigh_flag_read_before_the_next_evaluation(wgpu_device: xp.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``eigh`` submits the Jacobi kernel and leaves its flag to be read before the next evaluation or read
+    (``runtime/guards.py``): nothing is read at the call. Where the flag is raised (an infinity), LAPACK's
+    result replaces the kernel's in place before anything reads it: the views handed out, their elements, and
+    a product computed on the device from them are all NumPy's, with one counted host fallback. Where LAPACK
+    raises (a NaN: "Eigenvalues did not converge"), the LinAlgError comes at the next read, once, naming
+    ``linalg.eigh``, and the results read as NaN. Read at the call (``DEFER`` off): the same values, and
+    NumPy's error at the call."""
+    from gpuarray.linalg import jacobi
+    from gpuarray.runtime import guards
+    rng = np.random.default_rng(22)
+    b = rng.uniform(-3, 3, (12, 12))
+    a = ((b + b.T) / 2).astype(np.float32)
+    for defer in (True, False):
+        monkeypatch.setattr(jacobi, "DEFER", defer)
+        x = xp.asarray(a, device=wgpu_device)
+        xp.evaluate(x)
+        xp.reset_metrics()
+        w, v = xp.linalg.eigh(x)
+        assert (xp.metrics()["bytes_downloaded"] == 0) == defer and bool(guards.PENDING) == defer
+        wn = np.linalg.eigh(a)[0]
+        np.testing.assert_allclose(np.asarray(w), wn, rtol=0, atol=1e-5 * np.abs(wn).max())
+        assert not guards.PENDING
+        bad = a.copy()
+        bad[7, 7] = np.inf
+        with np.errstate(invalid="ignore"):
+            wb, vb = np.linalg.eigh(bad)
+        xp.reset_metrics()
+        w, v = xp.linalg.eigh(xp.asarray(bad, device=wgpu_device))
+        prod = v @ v.T                                  # recorded before the check ran
+        xp.evaluate(prod)                               # the check runs first: the product reads LAPACK's vectors
+        assert xp.metrics()["host_fallbacks"] == 1
+        np.testing.assert_array_equal(np.asarray(w), wb)
+        np.testing.assert_array_equal(float(v[0, 0]), vb[0, 0])
+        np.testing.assert_array_equal(np.asarray(v), vb)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(np.asarray(prod), vb @ vb.T, rtol=1e-6, atol=1e-6)
+        nan = a.copy()
+        nan[7, 3] = np.nan
+        with pytest.raises(np.linalg.LinAlgError, match="did not converge"):
+            np.linalg.eigh(nan)
+        if not defer:
+            with pytest.raises(np.linalg.LinAlgError, match="did not converge"):
+                xp.linalg.eigh(xp.asarray(nan, device=wgpu_device))
+            continue
+        w, v = xp.linalg.eigh(xp.asarray(nan, device=wgpu_device))
+        with pytest.raises(np.linalg.LinAlgError, match="did not converge.*linalg.eigh"):
+            float(xp.sum(x))
+        assert float(xp.sum(x)) == pytest.approx(float(a.sum()), rel=1e-4, abs=1e-4)    # raised once
+        assert np.isnan(np.asarray(w)).all() and np.isnan(np.asarray(v)).all()

@@ -62,6 +62,7 @@ from ..core.errors import DeviceLostError
 from ..graph.node import Node
 from ..graph.shapes import view_strides
 from ..providers.inprocess import run_kernel, run_walk, walk_instrs
+from . import guards as _guards
 from . import profile as _profile
 from . import replay
 from . import speculate as _speculate
@@ -325,6 +326,8 @@ def evaluate_nodes(nodes: Sequence[Node], reading: bool = False) -> None:
     the results back at once (``float(x)``, ``np.asarray(x)``), so the pass is left
     open for the read's copy to join it (one submit instead of two).
     """
+    if _guards.PENDING:
+        _guards.resolve()           # checks of results evaluated earlier (guards.py), before anything reads them
     for n in nodes:
         if n.data is None:
             break

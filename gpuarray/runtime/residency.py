@@ -25,6 +25,7 @@ from ..core import metrics as _metrics
 from ..core.dtypes import STORAGE_NP
 from ..core.errors import DeviceLostError
 from ..graph import node as _graph
+from . import guards as _guards
 
 # ids of data computed ahead of its read (runtime/speculate.py) and not read since: ``get_host`` removes them
 WATCHED: set[int] = set()
@@ -91,6 +92,8 @@ class Data:
         """A new, writable host array of the data, downloaded now and not kept: the caller owns it
         (``np.asarray`` of a large device array: one copy instead of a download and a copy of it).
         The device copy, and its recipe for a lost device, stay; a host copy already kept is copied."""
+        if _guards.PENDING:
+            _guards.resolve()
         if self.host is not None or self.handle is None or getattr(self.provider, "lost", None) is not None \
                 or READ_WITH and id(self) in READ_WITH:
             return np.array(self.get_host())
@@ -110,6 +113,8 @@ class Data:
 
     def get_host(self) -> np.ndarray:
         """The data as a read-only C-contiguous host array (downloads once if needed)."""
+        if _guards.PENDING:
+            _guards.resolve()       # (a deferred check may replace this data's contents)
         if WATCHED:
             WATCHED.discard(id(self))       # read (runtime/speculate.py: a result computed ahead was used)
         if READ_WITH and self.host is None:
@@ -175,6 +180,17 @@ class Data:
             f"({p.lost}), and it had no host copy: it cannot be recovered, because "
             f"{why or 'it was not computed by a kernel that can run again'}. Keep a host copy "
             "(np.asarray) of device arrays whose inputs you do not keep", device=name, reason=str(p.lost))
+
+    def replace(self, host: np.ndarray) -> None:
+        """Make ``host`` these contents, in place (every node and view holding this data sees them): the device
+        buffer is freed (uploaded again where a kernel reads it), the recipe and elements read are forgotten.
+        A deferred check whose kernel flagged its result puts the host's result in its place (``guards``)."""
+        host = np.ascontiguousarray(host, dtype=self.dtype).reshape(self.shape)
+        host.flags.writeable = False
+        self.release()
+        self.host = host
+        self.recipe = None
+        _ELEMENTS.pop(self, None)
 
     def release(self) -> None:
         if self.owner is not None:      # a shared buffer: freed by its owner when the last user goes
@@ -278,6 +294,8 @@ def element(data: Data, index: int) -> Any:
     >>> float(element(Data.from_host(np.arange(6.0)), 4))
     4.0
     """
+    if _guards.PENDING:
+        _guards.resolve()
     if data.host is not None:
         return data.host.reshape(-1)[index]
     if data.handle is None or data.lost:
