@@ -103,7 +103,9 @@ def test_svd_rank_deficient_and_special_values(device: xp.Device, dtype: Any) ->
 
 
 def test_svd_stack_of_random_matrices_stays_on_the_device(device: xp.Device) -> None:
-    """Many random matrices (some badly conditioned) converge: no matrix sends the stack to LAPACK."""
-    a = RNG.uniform(-3, 3, (3000, 12, 12)).astype(np.float32)
+    """Many random matrices (some badly conditioned) converge: no matrix sends the stack to LAPACK (3000; 1000
+    on a CPU adapter, where 3000 took 44 s)."""
+    cpu = device.kind == "wgpu" and str(device.provider.adapter.info.get("adapter_type")) == "CPU"
+    a = RNG.uniform(-3, 3, (1000 if cpu else 3000, 12, 12)).astype(np.float32)
     u, s, vh, sv = _svd(device, a, 0)
     assert np.abs(np.einsum("bij,bj,bjk->bik", u.astype(np.float64), s, vh) - a).max() < 1e-3
