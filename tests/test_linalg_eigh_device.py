@@ -230,3 +230,32 @@ def test_eigh_flag_read_before_the_next_evaluation(wgpu_device: xp.Device, monke
             float(xp.sum(x))
         assert float(xp.sum(x)) == pytest.approx(float(a.sum()), rel=1e-4, abs=1e-4)    # raised once
         assert np.isnan(np.asarray(w)).all() and np.isnan(np.asarray(v)).all()
+
+
+def test_deferred_checks_run_once_and_other_threads_wait() -> None:
+    """``runtime/guards.py``: a check runs once, its own reads do not run it again, and a thread that reads while
+    another runs the check waits for it (the check stays pending until it has finished)."""
+    import threading
+    import time
+
+    from gpuarray.runtime import guards
+    runs, seen = [], []
+    started = threading.Event()
+
+    def check() -> None:
+        runs.append(1)
+        guards.resolve()                    # the check's own read: not run again
+        started.set()
+        time.sleep(0.2)
+        runs.append(2)
+
+    guards.defer(check)
+    first = threading.Thread(target=guards.resolve)
+    first.start()
+    started.wait(5)
+    assert guards.PENDING                   # still pending while it runs
+    if guards.PENDING:
+        guards.resolve()                    # waits for the other thread's check
+    seen.append(list(runs))
+    first.join()
+    assert seen == [[1, 2]] and runs == [1, 2] and not guards.PENDING

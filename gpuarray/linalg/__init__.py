@@ -63,7 +63,7 @@ from ..array_object.elementwise import apply, astype_node, finish
 from ..core import dtypes as _dtypes
 from ..core.ops import OPS
 from ..graph import views
-from ..graph.node import Node, const, make
+from ..graph.node import Node, const
 from ..graph.shapes import broadcast_shapes, contiguous_strides
 from ..namespace.creation import eye
 from ..namespace.diag import diagonal_node
@@ -73,7 +73,6 @@ from ..namespace.statistical import _axes
 from ..namespace.statistical import max as _max
 from ..namespace.statistical import min as _min
 from ..namespace.statistical import sum as _sum
-from ..runtime.planner import evaluate_nodes
 from . import gesdd as _linalg_gesdd
 from . import householder as _linalg_householder
 from . import jacobi as _linalg_jacobi
@@ -81,6 +80,7 @@ from . import lu as _linalg_lu
 from . import syevd as _linalg_syevd
 from . import tall as _linalg_tall
 from . import tridiag as _linalg_tridiag
+from .lu import _host
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -125,14 +125,6 @@ def _matrices(x: Any, name: str, square: bool = False) -> GpuArray:
     if square and x.shape[-1] != x.shape[-2]:
         raise LinAlgError(f"linalg.{name}: the last 2 dimensions of the array must be square; got {x.shape}")
     return x
-
-
-def _host(kind: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...],
-          attrs: tuple = ()) -> Node:
-    """A ``linalg_<kind>`` node, evaluated now (errors surface at the call, like NumPy)."""
-    node = make(f"linalg_{kind}", inputs, dtype, tuple(shape), attrs, inputs[0].device)
-    evaluate_nodes([node])
-    return node
 
 
 def _part(packed: Node, offset: int, shape: tuple[int, ...]) -> GpuArray:

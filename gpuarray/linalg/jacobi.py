@@ -40,12 +40,11 @@ import numpy as np
 from ..array_object.array import GpuArray
 from ..core import dtypes as _dtypes
 from ..graph import views
-from ..graph.node import Node, make
+from ..graph.node import Node
 from ..graph.shapes import contiguous_strides
 from ..providers.wgpu_eigh import MAX_N
 from ..runtime import guards
-from ..runtime.planner import evaluate_nodes
-from .lu import _packed, flagged
+from .lu import _host, _packed, flagged
 
 DEFER = os.environ.get("GPUARRAY_LINALG_DEFER", "1") != "0"     # the flag read before the next evaluation or read
 
@@ -67,8 +66,7 @@ def eigh(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray | None] | None:
     n = a.shape[-1]
     batch = a.shape[:-2]
     per = (n + 1) * n if vectors else n
-    packed = _checked("syevj", a, math.prod(batch) * per + 1, (bool(vectors),),
-                      ("eigh", batch + (n + 1, n), ()) if vectors else ("eigvalsh", batch + (n,), ()))
+    packed = _checked_syevj(a, vectors, math.prod(batch) * per + 1)
     if packed is None:
         return None
     bst = tuple(s * per for s in contiguous_strides(batch))
@@ -96,26 +94,27 @@ def svd(a: Node, vectors: bool) -> tuple[GpuArray, GpuArray, GpuArray] | GpuArra
             GpuArray(views.strided_view(packed, batch + (k, n), bst + (n, 1), m * k + k)))
 
 
-def _checked(kind: str, a: Node, size: int, attrs: tuple, host: tuple[str, tuple[int, ...], tuple]) -> Node | None:
-    """The ``linalg_<kind>`` node of ``a`` (``syevj``), evaluated and submitted now. Its flag is read before
-    the next evaluation or read (``guards.defer``); where raised, the host's ``linalg_<host[0]>`` of ``a``
-    (LAPACK, shape ``host[1]``, attrs ``host[2]``: the same layout without the flag) replaces its contents.
-    Without ``DEFER`` the flag is read now, and None returned where it is raised (the caller asks LAPACK).
-    (``svd`` reads its flag at the call: LAPACK raises ``LinAlgError`` for what it flags.)"""
+def _checked_syevj(a: Node, vectors: bool, size: int) -> Node | None:
+    """The ``linalg_syevj`` node of ``a``, evaluated and submitted now. Its flag is read before the next
+    evaluation or read (``guards.defer``); where raised, LAPACK's ``linalg_eigh`` / ``linalg_eigvalsh`` of
+    ``a`` (the same layout without the flag) replaces its contents. Without ``DEFER`` the flag is read now,
+    and None returned where it is raised (the caller asks LAPACK). (``svd`` reads its flag at the call:
+    LAPACK raises ``LinAlgError`` for what it flags.)"""
+    attrs = (bool(vectors),)
     if not DEFER:
-        packed = _packed(kind, (a,), size, attrs)
+        packed = _packed("syevj", (a,), size, attrs)
         return None if flagged(packed) else packed
-    packed = _packed(kind, (a,), size, attrs, flag=False)
+    packed = _packed("syevj", (a,), size, attrs, flag=False)
     a.device.provider.flush()       # the device starts now, while the program records what follows
 
     def check() -> None:
         if not flagged(packed):
             return
-        name, shape, hattrs = host
-        dt = a.dtype if name == "eigh" else _dtypes.real_dtype(a.dtype)
-        lapack = make(f"linalg_{name}", (a,), dt, shape, hattrs, a.device)
+        n = a.shape[-1]
+        name = "eigh" if vectors else "eigvalsh"
         try:
-            evaluate_nodes([lapack])
+            lapack = _host(name, (a,), a.dtype if vectors else _dtypes.real_dtype(a.dtype),
+                           a.shape[:-2] + ((n + 1, n) if vectors else (n,)))
         except np.linalg.LinAlgError as exc:       # raised once, here; the results read as NaN from now on
             packed.data.replace(np.full(packed.shape, np.nan, packed.dtype))
             raise np.linalg.LinAlgError(

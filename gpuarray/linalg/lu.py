@@ -50,6 +50,14 @@ def _packed(kind: str, inputs: tuple[Node, ...], size: int, attrs: tuple = (), f
     return node
 
 
+def _host(kind: str, inputs: tuple[Node, ...], dtype: np.dtype, shape: tuple[int, ...],
+          attrs: tuple = ()) -> Node:
+    """A ``linalg_<kind>`` node, evaluated now (errors surface at the call, like NumPy)."""
+    node = make(f"linalg_{kind}", inputs, dtype, tuple(shape), attrs, inputs[0].device)
+    evaluate_nodes([node])
+    return node
+
+
 def _matrices(packed: Node, shape: tuple[int, ...]) -> GpuArray:
     """The leading ``prod(shape)`` elements of ``packed`` as an array of ``shape`` (evaluated, it
     shares ``packed``'s buffer: ``runtime.planner``'s prefix views, no copy)."""

@@ -21,8 +21,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-PENDING: list[Callable[[], None]] = []      # checks not run yet, oldest first
-_lock = threading.Lock()
+PENDING: list[Callable[[], None]] = []      # checks not run yet (or running), oldest first
+_lock = threading.RLock()
+_state = threading.local()                  # ``busy``: this thread runs a check (its own reads skip resolve)
 
 
 def defer(check: Callable[[], None]) -> None:
@@ -33,10 +34,20 @@ def defer(check: Callable[[], None]) -> None:
 
 def resolve() -> None:
     """Run the pending checks, oldest first, each once: a check's error propagates to the evaluation or
-    read that ran it (the check leaves its results in a state later reads may see)."""
-    while PENDING:
-        with _lock:
-            if not PENDING:
-                return
-            check = PENDING.pop(0)
-        check()
+    read that ran it (the check leaves its results in a state later reads may see). A check stays in
+    ``PENDING`` while it runs, so another thread's evaluation or read waits for it; the check's own reads
+    (its flag, LAPACK's result) do not run it again."""
+    if getattr(_state, "busy", False):
+        return
+    with _lock:
+        _state.busy = True
+        try:
+            while PENDING:
+                check = PENDING[0]
+                try:
+                    check()
+                finally:
+                    if PENDING and PENDING[0] is check:
+                        PENDING.pop(0)
+        finally:
+            _state.busy = False
